@@ -1,0 +1,4 @@
+// Package apps holds the workload kinds of the "apps/v1" group: ReplicaSet,
+// Deployment, DaemonSet and StatefulSet, with their defaulting and
+// validation, shaped like Kubernetes' k8s.io/api/apps/v1.
+package apps

@@ -1,0 +1,63 @@
+package batch
+
+import (
+	"strings"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/core"
+	v "github.com/kobune/kobune/api/validation"
+)
+
+// ValidateJob checks a Job.
+func ValidateJob(j *Job) v.ErrorList {
+	errs := v.ValidateObjectMeta(&j.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	return append(errs, validateJobSpec(&j.Spec, v.NewPath("spec"))...)
+}
+
+func validateJobSpec(s *JobSpec, sp *v.Path) v.ErrorList {
+	var errs v.ErrorList
+	for name, val := range map[string]*int32{"parallelism": s.Parallelism, "completions": s.Completions, "backoffLimit": s.BackoffLimit, "ttlSecondsAfterFinished": s.TTLSecondsAfterFinished} {
+		if val != nil {
+			errs = append(errs, v.ValidateNonnegative(int64(*val), sp.Child(name))...)
+		}
+	}
+	if s.ActiveDeadlineSeconds != nil && *s.ActiveDeadlineSeconds <= 0 {
+		errs = append(errs, v.NewInvalid(sp.Child("activeDeadlineSeconds"), *s.ActiveDeadlineSeconds, "must be greater than 0"))
+	}
+	if s.Selector != nil {
+		errs = append(errs, apps.ValidateWorkloadTemplate(s.Selector, &s.Template, sp, core.RestartPolicyOnFailure, core.RestartPolicyNever)...)
+	} else {
+		tp := sp.Child("template")
+		errs = append(errs, core.ValidatePodSpec(&s.Template.Spec, tp.Child("spec"))...)
+		if rp := s.Template.Spec.RestartPolicy; rp != core.RestartPolicyOnFailure && rp != core.RestartPolicyNever {
+			errs = append(errs, v.NewNotSupported(tp.Child("spec", "restartPolicy"), string(rp), []string{"OnFailure", "Never"}))
+		}
+	}
+	return errs
+}
+
+// ValidateCronJob checks a CronJob's schedule shape and its job template.
+func ValidateCronJob(c *CronJob) v.ErrorList {
+	errs := v.ValidateObjectMeta(&c.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	if len(c.Name) > 52 {
+		errs = append(errs, v.NewInvalid(v.NewPath("metadata", "name"), c.Name, "must be no more than 52 characters"))
+	}
+	sp := v.NewPath("spec")
+	if c.Spec.Schedule == "" {
+		errs = append(errs, v.NewRequired(sp.Child("schedule"), ""))
+	} else if f := strings.Fields(c.Spec.Schedule); len(f) != 5 && !strings.HasPrefix(c.Spec.Schedule, "@") {
+		errs = append(errs, v.NewInvalid(sp.Child("schedule"), c.Spec.Schedule, "must have five fields: minute hour day-of-month month day-of-week"))
+	}
+	policies := []string{"Allow", "Forbid", "Replace"}
+	ok := false
+	for _, p := range policies {
+		ok = ok || p == c.Spec.ConcurrencyPolicy
+	}
+	if !ok {
+		errs = append(errs, v.NewNotSupported(sp.Child("concurrencyPolicy"), c.Spec.ConcurrencyPolicy, policies))
+	}
+	if c.Spec.StartingDeadlineSeconds != nil {
+		errs = append(errs, v.ValidateNonnegative(*c.Spec.StartingDeadlineSeconds, sp.Child("startingDeadlineSeconds"))...)
+	}
+	return append(errs, validateJobSpec(&c.Spec.JobTemplate.Spec, sp.Child("jobTemplate", "spec"))...)
+}

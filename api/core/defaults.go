@@ -1,0 +1,156 @@
+package core
+
+import (
+	"strings"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+)
+
+// DefaultSchedulerName is the scheduler a pod gets when it names none.
+const DefaultSchedulerName = "default-scheduler"
+
+// DefaultTerminationGracePeriodSeconds is the grace period a pod gets when it names none.
+const DefaultTerminationGracePeriodSeconds = 30
+
+// SetDefaultsPodSpec fills the fields Kubernetes defaults in a pod spec.
+func SetDefaultsPodSpec(s *PodSpec) {
+	if s.RestartPolicy == "" {
+		s.RestartPolicy = RestartPolicyAlways
+	}
+	if s.TerminationGracePeriodSeconds == nil {
+		g := int64(DefaultTerminationGracePeriodSeconds)
+		s.TerminationGracePeriodSeconds = &g
+	}
+	if s.DNSPolicy == "" {
+		s.DNSPolicy = "ClusterFirst"
+	}
+	if s.SchedulerName == "" {
+		s.SchedulerName = DefaultSchedulerName
+	}
+	for i := range s.InitContainers {
+		setDefaultsContainer(&s.InitContainers[i])
+	}
+	for i := range s.Containers {
+		setDefaultsContainer(&s.Containers[i])
+	}
+}
+
+func setDefaultsContainer(c *Container) {
+	if c.ImagePullPolicy == "" {
+		c.ImagePullPolicy = PullIfNotPresent
+		if imageTag(c.Image) == "latest" {
+			c.ImagePullPolicy = PullAlways
+		}
+	}
+	if c.TerminationMessagePath == "" {
+		c.TerminationMessagePath = "/dev/termination-log"
+	}
+	if c.TerminationMessagePolicy == "" {
+		c.TerminationMessagePolicy = "File"
+	}
+	for i := range c.Ports {
+		if c.Ports[i].Protocol == "" {
+			c.Ports[i].Protocol = ProtocolTCP
+		}
+	}
+	// Requests default to limits, as in Kubernetes.
+	for name, limit := range c.Resources.Limits {
+		if _, ok := c.Resources.Requests[name]; !ok {
+			if c.Resources.Requests == nil {
+				c.Resources.Requests = resource.List{}
+			}
+			c.Resources.Requests[name] = limit.Copy()
+		}
+	}
+	for _, p := range []*Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		setDefaultsProbe(p)
+	}
+}
+
+func setDefaultsProbe(p *Probe) {
+	if p == nil {
+		return
+	}
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
+	}
+	if h := p.HTTPGet; h != nil {
+		if h.Path == "" {
+			h.Path = "/"
+		}
+		if h.Scheme == "" {
+			h.Scheme = "HTTP"
+		}
+	}
+}
+
+// imageTag returns the tag of an image reference, "latest" when it has none
+// (and no digest).
+func imageTag(image string) string {
+	if strings.Contains(image, "@") {
+		return ""
+	}
+	last := image[strings.LastIndex(image, "/")+1:]
+	if _, tag, ok := strings.Cut(last, ":"); ok {
+		return tag
+	}
+	return "latest"
+}
+
+// SetDefaultsPod fills pod defaults.
+func SetDefaultsPod(p *Pod) { SetDefaultsPodSpec(&p.Spec) }
+
+// SetDefaultsService fills service defaults: type ClusterIP, protocol TCP,
+// targetPort equal to port.
+func SetDefaultsService(s *Service) {
+	if s.Spec.Type == "" {
+		s.Spec.Type = ServiceTypeClusterIP
+	}
+	if s.Spec.SessionAffinity == "" {
+		s.Spec.SessionAffinity = "None"
+	}
+	for i := range s.Spec.Ports {
+		p := &s.Spec.Ports[i]
+		if p.Protocol == "" {
+			p.Protocol = ProtocolTCP
+		}
+		if !p.TargetPort.IsString && p.TargetPort.IntVal == 0 {
+			p.TargetPort = meta.FromInt(p.Port)
+		}
+	}
+}
+
+// SetDefaultsSecret gives a secret the Opaque type and folds stringData
+// into data, as the Kubernetes API server does.
+func SetDefaultsSecret(s *Secret) {
+	if s.Type == "" {
+		s.Type = "Opaque"
+	}
+	for k, v := range s.StringData {
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}
+
+// SetDefaultsNamespace sets the phase and the "kubernetes" finalizer.
+func SetDefaultsNamespace(n *Namespace) {
+	if n.Status.Phase == "" {
+		n.Status.Phase = NamespaceActive
+	}
+	if len(n.Spec.Finalizers) == 0 {
+		n.Spec.Finalizers = []string{"kubernetes"}
+	}
+}

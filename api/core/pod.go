@@ -1,0 +1,289 @@
+package core
+
+import (
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+)
+
+// Pod is a group of containers that share a network namespace and run on one node.
+type Pod struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            PodSpec   `json:"spec"`
+	Status          PodStatus `json:"status,omitzero"`
+}
+
+// PodTemplateSpec is the pod part of ReplicaSets, Deployments and the like.
+type PodTemplateSpec struct {
+	meta.ObjectMeta `json:"metadata,omitzero"`
+	Spec            PodSpec `json:"spec"`
+}
+
+// RestartPolicy is Always, OnFailure or Never.
+type RestartPolicy string
+
+// Restart policies.
+const (
+	RestartPolicyAlways    RestartPolicy = "Always"
+	RestartPolicyOnFailure RestartPolicy = "OnFailure"
+	RestartPolicyNever     RestartPolicy = "Never"
+)
+
+// PodSpec is the desired state of a pod.
+type PodSpec struct {
+	InitContainers                []Container                `json:"initContainers,omitempty"`
+	Containers                    []Container                `json:"containers"`
+	RestartPolicy                 RestartPolicy              `json:"restartPolicy,omitempty"`
+	TerminationGracePeriodSeconds *int64                     `json:"terminationGracePeriodSeconds,omitempty"`
+	ActiveDeadlineSeconds         *int64                     `json:"activeDeadlineSeconds,omitempty"`
+	DNSPolicy                     string                     `json:"dnsPolicy,omitempty"`
+	NodeSelector                  map[string]string          `json:"nodeSelector,omitempty"`
+	ServiceAccountName            string                     `json:"serviceAccountName,omitempty"`
+	NodeName                      string                     `json:"nodeName,omitempty"`
+	HostNetwork                   bool                       `json:"hostNetwork,omitempty"`
+	Hostname                      string                     `json:"hostname,omitempty"`
+	Subdomain                     string                     `json:"subdomain,omitempty"`
+	Affinity                      *Affinity                  `json:"affinity,omitempty"`
+	SchedulerName                 string                     `json:"schedulerName,omitempty"`
+	Tolerations                   []Toleration               `json:"tolerations,omitempty"`
+	PriorityClassName             string                     `json:"priorityClassName,omitempty"`
+	Priority                      *int32                     `json:"priority,omitempty"`
+	PreemptionPolicy              *string                    `json:"preemptionPolicy,omitempty"`
+	TopologySpreadConstraints     []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+}
+
+// Container is one container of a pod.
+type Container struct {
+	Name                     string               `json:"name"`
+	Image                    string               `json:"image,omitempty"`
+	Command                  []string             `json:"command,omitempty"`
+	Args                     []string             `json:"args,omitempty"`
+	WorkingDir               string               `json:"workingDir,omitempty"`
+	Ports                    []ContainerPort      `json:"ports,omitempty"`
+	Env                      []EnvVar             `json:"env,omitempty"`
+	Resources                ResourceRequirements `json:"resources,omitzero"`
+	LivenessProbe            *Probe               `json:"livenessProbe,omitempty"`
+	ReadinessProbe           *Probe               `json:"readinessProbe,omitempty"`
+	StartupProbe             *Probe               `json:"startupProbe,omitempty"`
+	TerminationMessagePath   string               `json:"terminationMessagePath,omitempty"`
+	TerminationMessagePolicy string               `json:"terminationMessagePolicy,omitempty"`
+	ImagePullPolicy          PullPolicy           `json:"imagePullPolicy,omitempty"`
+	Stdin                    bool                 `json:"stdin,omitempty"`
+	TTY                      bool                 `json:"tty,omitempty"`
+}
+
+// PullPolicy is Always, IfNotPresent or Never.
+type PullPolicy string
+
+// Image pull policies.
+const (
+	PullAlways       PullPolicy = "Always"
+	PullIfNotPresent PullPolicy = "IfNotPresent"
+	PullNever        PullPolicy = "Never"
+)
+
+// Protocol is TCP, UDP or SCTP.
+type Protocol string
+
+// Protocols.
+const (
+	ProtocolTCP  Protocol = "TCP"
+	ProtocolUDP  Protocol = "UDP"
+	ProtocolSCTP Protocol = "SCTP"
+)
+
+// ContainerPort is a port a container listens on.
+type ContainerPort struct {
+	Name          string   `json:"name,omitempty"`
+	HostPort      int32    `json:"hostPort,omitempty"`
+	ContainerPort int32    `json:"containerPort"`
+	Protocol      Protocol `json:"protocol,omitempty"`
+	HostIP        string   `json:"hostIP,omitempty"`
+}
+
+// EnvVar is an environment variable: a value or a reference.
+type EnvVar struct {
+	Name      string        `json:"name"`
+	Value     string        `json:"value,omitempty"`
+	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
+}
+
+// EnvVarSource points an environment variable at a field of the pod.
+type EnvVarSource struct {
+	FieldRef *ObjectFieldSelector `json:"fieldRef,omitempty"`
+}
+
+// ObjectFieldSelector names a field of the pod (metadata.name, status.podIP, spec.nodeName, ...).
+type ObjectFieldSelector struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	FieldPath  string `json:"fieldPath"`
+}
+
+// ResourceRequirements are a container's requests and limits.
+type ResourceRequirements struct {
+	Limits   resource.List `json:"limits,omitempty"`
+	Requests resource.List `json:"requests,omitempty"`
+}
+
+// IsZero reports whether neither requests nor limits are set.
+func (r ResourceRequirements) IsZero() bool { return len(r.Limits) == 0 && len(r.Requests) == 0 }
+
+// Probe is a liveness, readiness or startup check.
+type Probe struct {
+	ProbeHandler                  `json:",inline"`
+	InitialDelaySeconds           int32  `json:"initialDelaySeconds,omitempty"`
+	TimeoutSeconds                int32  `json:"timeoutSeconds,omitempty"`
+	PeriodSeconds                 int32  `json:"periodSeconds,omitempty"`
+	SuccessThreshold              int32  `json:"successThreshold,omitempty"`
+	FailureThreshold              int32  `json:"failureThreshold,omitempty"`
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+}
+
+// ProbeHandler is exactly one of exec, httpGet and tcpSocket.
+type ProbeHandler struct {
+	Exec      *ExecAction      `json:"exec,omitempty"`
+	HTTPGet   *HTTPGetAction   `json:"httpGet,omitempty"`
+	TCPSocket *TCPSocketAction `json:"tcpSocket,omitempty"`
+}
+
+// ExecAction runs a command in the container; exit 0 is success.
+type ExecAction struct {
+	Command []string `json:"command,omitempty"`
+}
+
+// HTTPGetAction requests a path; 200–399 is success.
+type HTTPGetAction struct {
+	Path        string           `json:"path,omitempty"`
+	Port        meta.IntOrString `json:"port"`
+	Host        string           `json:"host,omitempty"`
+	Scheme      string           `json:"scheme,omitempty"`
+	HTTPHeaders []HTTPHeader     `json:"httpHeaders,omitempty"`
+}
+
+// HTTPHeader is a header sent by an HTTP probe.
+type HTTPHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// TCPSocketAction opens a connection; success if it connects.
+type TCPSocketAction struct {
+	Port meta.IntOrString `json:"port"`
+	Host string           `json:"host,omitempty"`
+}
+
+// PodPhase is Pending, Running, Succeeded, Failed or Unknown.
+type PodPhase string
+
+// Pod phases.
+const (
+	PodPending   PodPhase = "Pending"
+	PodRunning   PodPhase = "Running"
+	PodSucceeded PodPhase = "Succeeded"
+	PodFailed    PodPhase = "Failed"
+	PodUnknown   PodPhase = "Unknown"
+)
+
+// PodConditionType names a pod condition.
+type PodConditionType string
+
+// Pod conditions.
+const (
+	PodScheduled    PodConditionType = "PodScheduled"
+	PodInitialized  PodConditionType = "Initialized"
+	ContainersReady PodConditionType = "ContainersReady"
+	PodReady        PodConditionType = "Ready"
+)
+
+// PodStatus is the observed state of a pod, written by the scheduler and the agent.
+type PodStatus struct {
+	Phase                 PodPhase          `json:"phase,omitempty"`
+	Conditions            []PodCondition    `json:"conditions,omitempty"`
+	Message               string            `json:"message,omitempty"`
+	Reason                string            `json:"reason,omitempty"`
+	NominatedNodeName     string            `json:"nominatedNodeName,omitempty"`
+	HostIP                string            `json:"hostIP,omitempty"`
+	PodIP                 string            `json:"podIP,omitempty"`
+	PodIPs                []PodIP           `json:"podIPs,omitempty"`
+	StartTime             *meta.Time        `json:"startTime,omitempty"`
+	InitContainerStatuses []ContainerStatus `json:"initContainerStatuses,omitempty"`
+	ContainerStatuses     []ContainerStatus `json:"containerStatuses,omitempty"`
+	QOSClass              QOSClass          `json:"qosClass,omitempty"`
+}
+
+// IsZero reports whether nothing has been observed yet.
+func (s PodStatus) IsZero() bool {
+	return s.Phase == "" && len(s.Conditions) == 0 && s.PodIP == "" && len(s.ContainerStatuses) == 0 && s.QOSClass == "" && s.NominatedNodeName == ""
+}
+
+// PodIP is one address of a pod.
+type PodIP struct {
+	IP string `json:"ip"`
+}
+
+// PodCondition is one condition of a pod.
+type PodCondition struct {
+	Type               PodConditionType     `json:"type"`
+	Status             meta.ConditionStatus `json:"status"`
+	LastProbeTime      meta.Time            `json:"lastProbeTime,omitzero"`
+	LastTransitionTime meta.Time            `json:"lastTransitionTime,omitzero"`
+	Reason             string               `json:"reason,omitempty"`
+	Message            string               `json:"message,omitempty"`
+}
+
+// QOSClass is Guaranteed, Burstable or BestEffort.
+type QOSClass string
+
+// QoS classes.
+const (
+	QOSGuaranteed QOSClass = "Guaranteed"
+	QOSBurstable  QOSClass = "Burstable"
+	QOSBestEffort QOSClass = "BestEffort"
+)
+
+// ContainerStatus is the observed state of one container.
+type ContainerStatus struct {
+	Name         string         `json:"name"`
+	State        ContainerState `json:"state,omitzero"`
+	LastState    ContainerState `json:"lastTerminationState,omitzero"`
+	Ready        bool           `json:"ready"`
+	RestartCount int32          `json:"restartCount"`
+	Image        string         `json:"image"`
+	ImageID      string         `json:"imageID"`
+	ContainerID  string         `json:"containerID,omitempty"`
+	Started      *bool          `json:"started,omitempty"`
+}
+
+// ContainerState is exactly one of waiting, running and terminated.
+type ContainerState struct {
+	Waiting    *ContainerStateWaiting    `json:"waiting,omitempty"`
+	Running    *ContainerStateRunning    `json:"running,omitempty"`
+	Terminated *ContainerStateTerminated `json:"terminated,omitempty"`
+}
+
+// IsZero reports whether no state is set.
+func (s ContainerState) IsZero() bool {
+	return s.Waiting == nil && s.Running == nil && s.Terminated == nil
+}
+
+// ContainerStateWaiting says why a container is not running yet.
+type ContainerStateWaiting struct {
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// ContainerStateRunning says since when a container runs.
+type ContainerStateRunning struct {
+	StartedAt meta.Time `json:"startedAt,omitzero"`
+}
+
+// ContainerStateTerminated says how a container ended.
+type ContainerStateTerminated struct {
+	ExitCode    int32     `json:"exitCode"`
+	Signal      int32     `json:"signal,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	Message     string    `json:"message,omitempty"`
+	StartedAt   meta.Time `json:"startedAt,omitzero"`
+	FinishedAt  meta.Time `json:"finishedAt,omitzero"`
+	ContainerID string    `json:"containerID,omitempty"`
+}

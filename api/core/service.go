@@ -1,0 +1,132 @@
+package core
+
+import "github.com/kobune/kobune/api/meta"
+
+// Service is a stable virtual IP and name in front of a set of pods.
+type Service struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            ServiceSpec   `json:"spec"`
+	Status          ServiceStatus `json:"status,omitzero"`
+}
+
+// ServiceSpec is the desired state of a service.
+type ServiceSpec struct {
+	Type                     string            `json:"type,omitempty"`
+	Selector                 map[string]string `json:"selector,omitempty"`
+	Ports                    []ServicePort     `json:"ports,omitempty"`
+	ClusterIP                string            `json:"clusterIP,omitempty"`
+	ClusterIPs               []string          `json:"clusterIPs,omitempty"`
+	SessionAffinity          string            `json:"sessionAffinity,omitempty"`
+	ExternalTrafficPolicy    string            `json:"externalTrafficPolicy,omitempty"`
+	InternalTrafficPolicy    *string           `json:"internalTrafficPolicy,omitempty"`
+	PublishNotReadyAddresses bool              `json:"publishNotReadyAddresses,omitempty"`
+}
+
+// Service types.
+const (
+	ServiceTypeClusterIP = "ClusterIP"
+	ServiceTypeNodePort  = "NodePort"
+	ClusterIPNone        = "None"
+)
+
+// ServicePort maps a service port to a target port on the pods.
+type ServicePort struct {
+	Name       string           `json:"name,omitempty"`
+	Protocol   Protocol         `json:"protocol,omitempty"`
+	Port       int32            `json:"port"`
+	TargetPort meta.IntOrString `json:"targetPort,omitzero"`
+	NodePort   int32            `json:"nodePort,omitempty"`
+}
+
+// ServiceStatus is reserved (load balancers are not supported).
+type ServiceStatus struct{}
+
+// Endpoints lists the ready and not-ready addresses behind a service.
+type Endpoints struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Subsets         []EndpointSubset `json:"subsets,omitempty"`
+}
+
+// EndpointSubset is a set of addresses sharing a set of ports.
+type EndpointSubset struct {
+	Addresses         []EndpointAddress `json:"addresses,omitempty"`
+	NotReadyAddresses []EndpointAddress `json:"notReadyAddresses,omitempty"`
+	Ports             []EndpointPort    `json:"ports,omitempty"`
+}
+
+// EndpointAddress is one pod address.
+type EndpointAddress struct {
+	IP        string           `json:"ip"`
+	Hostname  string           `json:"hostname,omitempty"`
+	NodeName  *string          `json:"nodeName,omitempty"`
+	TargetRef *ObjectReference `json:"targetRef,omitempty"`
+}
+
+// EndpointPort is one port of an endpoint subset.
+type EndpointPort struct {
+	Name     string   `json:"name,omitempty"`
+	Port     int32    `json:"port"`
+	Protocol Protocol `json:"protocol,omitempty"`
+}
+
+// ObjectReference points at another object (events, endpoints).
+type ObjectReference struct {
+	Kind            string `json:"kind,omitempty"`
+	Namespace       string `json:"namespace,omitempty"`
+	Name            string `json:"name,omitempty"`
+	UID             string `json:"uid,omitempty"`
+	APIVersion      string `json:"apiVersion,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	FieldPath       string `json:"fieldPath,omitempty"`
+}
+
+// ConfigMap holds configuration as string (and binary) data.
+type ConfigMap struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Immutable       *bool             `json:"immutable,omitempty"`
+	Data            map[string]string `json:"data,omitempty"`
+	BinaryData      map[string][]byte `json:"binaryData,omitempty"`
+}
+
+// Secret holds sensitive data, base64-encoded in JSON as in Kubernetes.
+type Secret struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Immutable       *bool             `json:"immutable,omitempty"`
+	Type            string            `json:"type,omitempty"`
+	Data            map[string][]byte `json:"data,omitempty"`
+	StringData      map[string]string `json:"stringData,omitempty"`
+}
+
+// Event records something that happened to an object.
+type Event struct {
+	meta.TypeMeta       `json:",inline"`
+	meta.ObjectMeta     `json:"metadata"`
+	InvolvedObject      ObjectReference `json:"involvedObject"`
+	Reason              string          `json:"reason,omitempty"`
+	Message             string          `json:"message,omitempty"`
+	Source              EventSource     `json:"source,omitzero"`
+	FirstTimestamp      meta.Time       `json:"firstTimestamp,omitzero"`
+	LastTimestamp       meta.Time       `json:"lastTimestamp,omitzero"`
+	Count               int32           `json:"count,omitempty"`
+	Type                string          `json:"type,omitempty"`
+	EventTime           meta.MicroTime  `json:"eventTime,omitzero"`
+	ReportingController string          `json:"reportingComponent,omitempty"`
+	ReportingInstance   string          `json:"reportingInstance,omitempty"`
+	Action              string          `json:"action,omitempty"`
+}
+
+// EventSource names the component that reported an event.
+type EventSource struct {
+	Component string `json:"component,omitempty"`
+	Host      string `json:"host,omitempty"`
+}
+
+// Event types.
+const (
+	EventTypeNormal  = "Normal"
+	EventTypeWarning = "Warning"
+)

@@ -1,0 +1,423 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"reflect"
+
+	"github.com/kobune/kobune/api/resource"
+	v "github.com/kobune/kobune/api/validation"
+)
+
+var (
+	restartPolicies   = []string{string(RestartPolicyAlways), string(RestartPolicyOnFailure), string(RestartPolicyNever)}
+	pullPolicies      = []string{string(PullAlways), string(PullIfNotPresent), string(PullNever)}
+	protocols         = []string{string(ProtocolTCP), string(ProtocolUDP), string(ProtocolSCTP)}
+	dnsPolicies       = []string{"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}
+	taintEffects      = []string{string(TaintNoSchedule), string(TaintPreferNoSchedule), string(TaintNoExecute)}
+	nodeSelectorOps   = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
+	supportedFieldRef = map[string]bool{
+		"metadata.name": true, "metadata.namespace": true, "metadata.uid": true,
+		"spec.nodeName": true, "spec.serviceAccountName": true,
+		"status.hostIP": true, "status.podIP": true, "status.podIPs": true,
+	}
+	supportedResources = map[resource.Name]bool{resource.CPU: true, resource.Memory: true, resource.EphemeralStorage: true}
+)
+
+// ValidatePod checks a pod.
+func ValidatePod(p *Pod) v.ErrorList {
+	errs := v.ValidateObjectMeta(&p.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	return append(errs, ValidatePodSpec(&p.Spec, v.NewPath("spec"))...)
+}
+
+// ValidatePodSpec checks a pod spec (also the template of workload kinds).
+func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	if len(s.Containers) == 0 {
+		errs = append(errs, v.NewRequired(p.Child("containers"), "a pod needs at least one container"))
+	}
+	names := map[string]bool{}
+	errs = append(errs, validateContainers(s.InitContainers, p.Child("initContainers"), names, true)...)
+	errs = append(errs, validateContainers(s.Containers, p.Child("containers"), names, false)...)
+	errs = append(errs, validateHostPorts(s, p)...)
+	if !in(string(s.RestartPolicy), restartPolicies) {
+		errs = append(errs, v.NewNotSupported(p.Child("restartPolicy"), string(s.RestartPolicy), restartPolicies))
+	}
+	if s.DNSPolicy != "" && !in(s.DNSPolicy, dnsPolicies) {
+		errs = append(errs, v.NewNotSupported(p.Child("dnsPolicy"), s.DNSPolicy, dnsPolicies))
+	}
+	if s.TerminationGracePeriodSeconds != nil {
+		errs = append(errs, v.ValidateNonnegative(*s.TerminationGracePeriodSeconds, p.Child("terminationGracePeriodSeconds"))...)
+	}
+	if s.ActiveDeadlineSeconds != nil && *s.ActiveDeadlineSeconds <= 0 {
+		errs = append(errs, v.NewInvalid(p.Child("activeDeadlineSeconds"), *s.ActiveDeadlineSeconds, "must be greater than 0"))
+	}
+	errs = append(errs, v.ValidateLabels(s.NodeSelector, p.Child("nodeSelector"))...)
+	if s.NodeName != "" {
+		if msg := v.IsDNS1123Subdomain(s.NodeName); msg != "" {
+			errs = append(errs, v.NewInvalid(p.Child("nodeName"), s.NodeName, msg))
+		}
+	}
+	if s.PriorityClassName != "" {
+		if msg := v.IsDNS1123Subdomain(s.PriorityClassName); msg != "" {
+			errs = append(errs, v.NewInvalid(p.Child("priorityClassName"), s.PriorityClassName, msg))
+		}
+	}
+	for i := range s.Tolerations {
+		errs = append(errs, validateToleration(&s.Tolerations[i], p.Child("tolerations").Index(i))...)
+	}
+	errs = append(errs, validateAffinity(s.Affinity, p.Child("affinity"))...)
+	for i, c := range s.TopologySpreadConstraints {
+		cp := p.Child("topologySpreadConstraints").Index(i)
+		if c.MaxSkew <= 0 {
+			errs = append(errs, v.NewInvalid(cp.Child("maxSkew"), c.MaxSkew, "must be greater than 0"))
+		}
+		if c.TopologyKey == "" {
+			errs = append(errs, v.NewRequired(cp.Child("topologyKey"), ""))
+		}
+		if c.WhenUnsatisfiable != "DoNotSchedule" && c.WhenUnsatisfiable != "ScheduleAnyway" {
+			errs = append(errs, v.NewNotSupported(cp.Child("whenUnsatisfiable"), c.WhenUnsatisfiable, []string{"DoNotSchedule", "ScheduleAnyway"}))
+		}
+		errs = append(errs, v.ValidateLabelSelector(c.LabelSelector, cp.Child("labelSelector"))...)
+	}
+	return errs
+}
+
+// Path is the field path type, re-exported for the kinds that embed pod specs.
+type Path = v.Path
+
+func validateContainers(cs []Container, p *Path, names map[string]bool, init bool) v.ErrorList {
+	var errs v.ErrorList
+	for i := range cs {
+		c := &cs[i]
+		cp := p.Index(i)
+		if c.Name == "" {
+			errs = append(errs, v.NewRequired(cp.Child("name"), ""))
+		} else if msg := v.IsDNS1123Label(c.Name); msg != "" {
+			errs = append(errs, v.NewInvalid(cp.Child("name"), c.Name, msg))
+		} else if names[c.Name] {
+			errs = append(errs, v.NewDuplicate(cp.Child("name"), c.Name))
+		}
+		names[c.Name] = true
+		if c.Image == "" {
+			errs = append(errs, v.NewRequired(cp.Child("image"), ""))
+		}
+		if c.ImagePullPolicy != "" && !in(string(c.ImagePullPolicy), pullPolicies) {
+			errs = append(errs, v.NewNotSupported(cp.Child("imagePullPolicy"), string(c.ImagePullPolicy), pullPolicies))
+		}
+		errs = append(errs, validatePorts(c.Ports, cp.Child("ports"))...)
+		errs = append(errs, validateEnv(c.Env, cp.Child("env"))...)
+		errs = append(errs, validateResources(&c.Resources, cp.Child("resources"))...)
+		errs = append(errs, validateProbe(c.LivenessProbe, cp.Child("livenessProbe"), true)...)
+		errs = append(errs, validateProbe(c.ReadinessProbe, cp.Child("readinessProbe"), false)...)
+		errs = append(errs, validateProbe(c.StartupProbe, cp.Child("startupProbe"), true)...)
+		if init && (c.LivenessProbe != nil || c.ReadinessProbe != nil || c.StartupProbe != nil) {
+			errs = append(errs, v.NewForbidden(cp, "init containers may not have probes"))
+		}
+	}
+	return errs
+}
+
+func validatePorts(ports []ContainerPort, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	names := map[string]bool{}
+	for i, port := range ports {
+		pp := p.Index(i)
+		if port.ContainerPort < 1 || port.ContainerPort > 65535 {
+			errs = append(errs, v.NewInvalid(pp.Child("containerPort"), port.ContainerPort, "must be between 1 and 65535, inclusive"))
+		}
+		if port.HostPort < 0 || port.HostPort > 65535 {
+			errs = append(errs, v.NewInvalid(pp.Child("hostPort"), port.HostPort, "must be between 1 and 65535, inclusive"))
+		}
+		if port.Name != "" {
+			if msg := v.IsPortName(port.Name); msg != "" {
+				errs = append(errs, v.NewInvalid(pp.Child("name"), port.Name, msg))
+			} else if names[port.Name] {
+				errs = append(errs, v.NewDuplicate(pp.Child("name"), port.Name))
+			}
+			names[port.Name] = true
+		}
+		if port.Protocol != "" && !in(string(port.Protocol), protocols) {
+			errs = append(errs, v.NewNotSupported(pp.Child("protocol"), string(port.Protocol), protocols))
+		}
+		if port.HostIP != "" && net.ParseIP(port.HostIP) == nil {
+			errs = append(errs, v.NewInvalid(pp.Child("hostIP"), port.HostIP, "must be an IP address"))
+		}
+	}
+	return errs
+}
+
+func validateHostPorts(s *PodSpec, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	seen := map[string]bool{}
+	for i, c := range s.Containers {
+		for j, port := range c.Ports {
+			if port.HostPort == 0 {
+				continue
+			}
+			key := fmt.Sprintf("%s/%d", port.Protocol, port.HostPort)
+			if seen[key] {
+				errs = append(errs, v.NewDuplicate(p.Child("containers").Index(i).Child("ports").Index(j).Child("hostPort"), key))
+			}
+			seen[key] = true
+		}
+	}
+	return errs
+}
+
+func validateEnv(env []EnvVar, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	for i, e := range env {
+		ep := p.Index(i)
+		if e.Name == "" {
+			errs = append(errs, v.NewRequired(ep.Child("name"), ""))
+		} else if msg := v.IsEnvVarName(e.Name); msg != "" {
+			errs = append(errs, v.NewInvalid(ep.Child("name"), e.Name, msg))
+		}
+		if e.ValueFrom == nil {
+			continue
+		}
+		if e.Value != "" {
+			errs = append(errs, v.NewInvalid(ep.Child("valueFrom"), "", "may not be specified when `value` is not empty"))
+		}
+		if e.ValueFrom.FieldRef == nil {
+			errs = append(errs, v.NewRequired(ep.Child("valueFrom", "fieldRef"), "kobune supports fieldRef references"))
+			continue
+		}
+		fp := e.ValueFrom.FieldRef.FieldPath
+		if !supportedFieldRef[fp] && !isLabelOrAnnotationRef(fp) {
+			errs = append(errs, v.NewNotSupported(ep.Child("valueFrom", "fieldRef", "fieldPath"), fp,
+				[]string{"metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels['<KEY>']", "metadata.annotations['<KEY>']", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.podIP", "status.podIPs"}))
+		}
+	}
+	return errs
+}
+
+func isLabelOrAnnotationRef(fp string) bool {
+	for _, prefix := range []string{"metadata.labels['", "metadata.annotations['"} {
+		if len(fp) > len(prefix)+2 && fp[:len(prefix)] == prefix && fp[len(fp)-2:] == "']" {
+			return true
+		}
+	}
+	return false
+}
+
+func validateResources(r *ResourceRequirements, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	for _, kind := range []struct {
+		name string
+		list resource.List
+	}{{"limits", r.Limits}, {"requests", r.Requests}} {
+		for _, name := range kind.list.Names() {
+			q := kind.list[name]
+			rp := p.Child(kind.name).Key(string(name))
+			if !supportedResources[name] {
+				errs = append(errs, v.NewNotSupported(rp, string(name), []string{"cpu", "memory", "ephemeral-storage"}))
+			}
+			if q.Sign() < 0 {
+				errs = append(errs, v.NewInvalid(rp, q.String(), "must be greater than or equal to 0"))
+			}
+		}
+	}
+	for _, name := range r.Requests.Names() {
+		req := r.Requests[name]
+		if limit, ok := r.Limits[name]; ok && req.Cmp(limit) > 0 {
+			errs = append(errs, v.NewInvalid(p.Child("requests").Key(string(name)), req.String(),
+				fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		}
+	}
+	return errs
+}
+
+func validateProbe(pr *Probe, p *Path, mustSucceedOnce bool) v.ErrorList {
+	if pr == nil {
+		return nil
+	}
+	var errs v.ErrorList
+	handlers := 0
+	if pr.Exec != nil {
+		handlers++
+		if len(pr.Exec.Command) == 0 {
+			errs = append(errs, v.NewRequired(p.Child("exec", "command"), ""))
+		}
+	}
+	if pr.HTTPGet != nil {
+		handlers++
+		errs = append(errs, validateProbePort(pr.HTTPGet.Port.IsString, pr.HTTPGet.Port.IntVal, pr.HTTPGet.Port.StrVal, p.Child("httpGet", "port"))...)
+		if s := pr.HTTPGet.Scheme; s != "" && s != "HTTP" && s != "HTTPS" {
+			errs = append(errs, v.NewNotSupported(p.Child("httpGet", "scheme"), s, []string{"HTTP", "HTTPS"}))
+		}
+	}
+	if pr.TCPSocket != nil {
+		handlers++
+		errs = append(errs, validateProbePort(pr.TCPSocket.Port.IsString, pr.TCPSocket.Port.IntVal, pr.TCPSocket.Port.StrVal, p.Child("tcpSocket", "port"))...)
+	}
+	if handlers != 1 {
+		errs = append(errs, v.NewInvalid(p, handlers, "must specify exactly one of exec, httpGet and tcpSocket"))
+	}
+	for name, val := range map[string]int32{"initialDelaySeconds": pr.InitialDelaySeconds, "timeoutSeconds": pr.TimeoutSeconds,
+		"periodSeconds": pr.PeriodSeconds, "successThreshold": pr.SuccessThreshold, "failureThreshold": pr.FailureThreshold} {
+		errs = append(errs, v.ValidateNonnegative(int64(val), p.Child(name))...)
+	}
+	if mustSucceedOnce && pr.SuccessThreshold > 1 {
+		errs = append(errs, v.NewInvalid(p.Child("successThreshold"), pr.SuccessThreshold, "must be 1"))
+	}
+	return errs
+}
+
+func validateProbePort(isString bool, n int32, name string, p *Path) v.ErrorList {
+	if isString {
+		if msg := v.IsPortName(name); msg != "" {
+			return v.ErrorList{v.NewInvalid(p, name, msg)}
+		}
+		return nil
+	}
+	if n < 1 || n > 65535 {
+		return v.ErrorList{v.NewInvalid(p, n, "must be between 1 and 65535, inclusive")}
+	}
+	return nil
+}
+
+func validateToleration(t *Toleration, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	switch t.Operator {
+	case TolerationOpExists:
+		if t.Value != "" {
+			errs = append(errs, v.NewInvalid(p.Child("value"), t.Value, "value must be empty when `operator` is 'Exists'"))
+		}
+	case "", TolerationOpEqual:
+		if t.Key == "" {
+			errs = append(errs, v.NewInvalid(p.Child("operator"), string(t.Operator), "operator must be Exists when `key` is empty"))
+		}
+	default:
+		errs = append(errs, v.NewNotSupported(p.Child("operator"), string(t.Operator), []string{"Equal", "Exists"}))
+	}
+	if t.Effect != "" && !in(string(t.Effect), taintEffects) {
+		errs = append(errs, v.NewNotSupported(p.Child("effect"), string(t.Effect), taintEffects))
+	}
+	if t.TolerationSeconds != nil && t.Effect != TaintNoExecute {
+		errs = append(errs, v.NewInvalid(p.Child("effect"), string(t.Effect), "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+	}
+	return errs
+}
+
+func validateAffinity(a *Affinity, p *Path) v.ErrorList {
+	if a == nil {
+		return nil
+	}
+	var errs v.ErrorList
+	if na := a.NodeAffinity; na != nil {
+		if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+			rp := p.Child("nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+			if len(req.NodeSelectorTerms) == 0 {
+				errs = append(errs, v.NewRequired(rp.Child("nodeSelectorTerms"), "must have at least one node selector term"))
+			}
+			for i := range req.NodeSelectorTerms {
+				errs = append(errs, validateNodeSelectorTerm(&req.NodeSelectorTerms[i], rp.Child("nodeSelectorTerms").Index(i))...)
+			}
+		}
+		for i, pref := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+			pp := p.Child("nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution").Index(i)
+			if pref.Weight < 1 || pref.Weight > 100 {
+				errs = append(errs, v.NewInvalid(pp.Child("weight"), pref.Weight, "must be in the range 1-100"))
+			}
+			errs = append(errs, validateNodeSelectorTerm(&pref.Preference, pp.Child("preference"))...)
+		}
+	}
+	if pa := a.PodAffinity; pa != nil {
+		errs = append(errs, validatePodAffinityTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution, p.Child("podAffinity"))...)
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		errs = append(errs, validatePodAffinityTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution, p.Child("podAntiAffinity"))...)
+	}
+	return errs
+}
+
+func validateNodeSelectorTerm(t *NodeSelectorTerm, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	for i, r := range t.MatchExpressions {
+		rp := p.Child("matchExpressions").Index(i)
+		if !in(r.Operator, nodeSelectorOps) {
+			errs = append(errs, v.NewNotSupported(rp.Child("operator"), r.Operator, nodeSelectorOps))
+			continue
+		}
+		switch r.Operator {
+		case "In", "NotIn":
+			if len(r.Values) == 0 {
+				errs = append(errs, v.NewRequired(rp.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+			}
+		case "Exists", "DoesNotExist":
+			if len(r.Values) > 0 {
+				errs = append(errs, v.NewForbidden(rp.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+			}
+		case "Gt", "Lt":
+			if len(r.Values) != 1 {
+				errs = append(errs, v.NewRequired(rp.Child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+			}
+		}
+	}
+	return errs
+}
+
+func validatePodAffinityTerms(req []PodAffinityTerm, pref []WeightedPodAffinityTerm, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	check := func(t PodAffinityTerm, tp *Path) {
+		if t.TopologyKey == "" {
+			errs = append(errs, v.NewRequired(tp.Child("topologyKey"), "can not be empty"))
+		}
+		errs = append(errs, v.ValidateLabelSelector(t.LabelSelector, tp.Child("labelSelector"))...)
+	}
+	for i, t := range req {
+		check(t, p.Child("requiredDuringSchedulingIgnoredDuringExecution").Index(i))
+	}
+	for i, w := range pref {
+		wp := p.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i)
+		if w.Weight < 1 || w.Weight > 100 {
+			errs = append(errs, v.NewInvalid(wp.Child("weight"), w.Weight, "must be in the range 1-100"))
+		}
+		check(w.PodAffinityTerm, wp.Child("podAffinityTerm"))
+	}
+	return errs
+}
+
+// ValidatePodUpdate allows only the changes Kubernetes allows on a running
+// pod: container images, activeDeadlineSeconds and added tolerations.
+// nodeName is set once, by binding.
+func ValidatePodUpdate(newPod, oldPod *Pod) v.ErrorList {
+	errs := ValidatePod(newPod)
+	a, b := mutableStripped(newPod.Spec), mutableStripped(oldPod.Spec)
+	if !jsonEqual(a, b) {
+		errs = append(errs, v.NewForbidden(v.NewPath("spec"), "pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)"))
+	}
+	return errs
+}
+
+func mutableStripped(s PodSpec) PodSpec {
+	s.Containers = append([]Container(nil), s.Containers...)
+	s.InitContainers = append([]Container(nil), s.InitContainers...)
+	for i := range s.Containers {
+		s.Containers[i].Image = ""
+	}
+	for i := range s.InitContainers {
+		s.InitContainers[i].Image = ""
+	}
+	s.ActiveDeadlineSeconds = nil
+	s.Tolerations = nil
+	return s
+}
+
+func jsonEqual(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return reflect.DeepEqual(ja, jb)
+}
+
+func in(s string, list []string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,73 @@
+package meta
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// IntOrString holds either an integer or a string, such as a port number or
+// name, or a count or percentage ("25%"). JSON shape: a bare number or string.
+type IntOrString struct {
+	IsString bool
+	IntVal   int32
+	StrVal   string
+}
+
+// FromInt returns an IntOrString holding i.
+func FromInt(i int32) IntOrString { return IntOrString{IntVal: i} }
+
+// FromString returns an IntOrString holding s.
+func FromString(s string) IntOrString { return IntOrString{IsString: true, StrVal: s} }
+
+// String prints the value as it appears in a manifest.
+func (v IntOrString) String() string {
+	if v.IsString {
+		return v.StrVal
+	}
+	return strconv.Itoa(int(v.IntVal))
+}
+
+// MarshalJSON writes a number or a string.
+func (v IntOrString) MarshalJSON() ([]byte, error) {
+	if v.IsString {
+		return json.Marshal(v.StrVal)
+	}
+	return json.Marshal(v.IntVal)
+}
+
+// UnmarshalJSON reads a number or a string.
+func (v *IntOrString) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		v.IsString = true
+		v.IntVal = 0
+		return json.Unmarshal(b, &v.StrVal)
+	}
+	v.IsString = false
+	v.StrVal = ""
+	return json.Unmarshal(b, &v.IntVal)
+}
+
+// ScaledValue resolves v against total: an integer is returned as is, a
+// percentage "N%" becomes N% of total, rounded up or down as asked. This is
+// how maxSurge (rounded up) and maxUnavailable (rounded down) are computed.
+func (v IntOrString) ScaledValue(total int, roundUp bool) (int, error) {
+	if !v.IsString {
+		return int(v.IntVal), nil
+	}
+	s, ok := strings.CutSuffix(v.StrVal, "%")
+	if !ok {
+		return 0, fmt.Errorf("invalid value %q: must be an integer or a percentage", v.StrVal)
+	}
+	p, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid percentage %q", v.StrVal)
+	}
+	f := float64(p) * float64(total) / 100
+	if roundUp {
+		return int(math.Ceil(f)), nil
+	}
+	return int(math.Floor(f)), nil
+}

@@ -1,0 +1,210 @@
+package scheme
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/api/meta"
+)
+
+// Document is one object decoded from a manifest.
+type Document struct {
+	Kind   *Kind
+	Object meta.Object
+	// Line is where the document starts in its source (1-based).
+	Line int
+	// Unsupported lists the fields Kobune does not support, by path, as
+	// "spec.template.spec.runtimeClassName: not supported by kobune".
+	Unsupported []string
+}
+
+// Decode reads every object of a manifest: YAML documents separated by
+// "---", a JSON object or array, or a kind: List. Errors name the line.
+func Decode(data []byte) ([]Document, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		return decodeJSONStream(data)
+	}
+	var docs []Document
+	for _, chunk := range splitYAML(data) {
+		if len(bytes.TrimSpace(stripComments(chunk.text))) == 0 {
+			continue
+		}
+		js, err := yaml.YAMLToJSON(chunk.text)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: invalid YAML: %s", chunk.line+yamlErrorLine(err)-1, strings.TrimPrefix(stripLine(err.Error()), "yaml: "))
+		}
+		d, err := decodeValue(js, chunk.line)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d...)
+	}
+	return docs, nil
+}
+
+type yamlChunk struct {
+	text []byte
+	line int
+}
+
+// splitYAML cuts at lines that are exactly "---" (optionally followed by a comment).
+func splitYAML(data []byte) []yamlChunk {
+	var chunks []yamlChunk
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	start, cur := 1, []byte{}
+	for i, l := range lines {
+		t := bytes.TrimRight(l, " \t\r\n")
+		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- #")) {
+			chunks = append(chunks, yamlChunk{cur, start})
+			cur, start = []byte{}, i+2
+			continue
+		}
+		cur = append(cur, l...)
+	}
+	return append(chunks, yamlChunk{cur, start})
+}
+
+func stripComments(b []byte) []byte {
+	var out [][]byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
+			out = append(out, l)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
+var lineRe = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrorLine(err error) int {
+	if m := lineRe.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 1
+}
+
+func stripLine(msg string) string {
+	return strings.TrimSpace(strings.Replace(lineRe.ReplaceAllString(msg, ""), " :", "", 1))
+}
+
+func decodeJSONStream(data []byte) ([]Document, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var docs []Document
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return docs, nil
+			}
+			return nil, fmt.Errorf("line %d: invalid JSON: %v", lineAt(data, int(dec.InputOffset())), err)
+		}
+		start := lineAt(data, int(dec.InputOffset())-len(raw))
+		if len(raw) > 0 && raw[0] == '[' {
+			var items []json.RawMessage
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return nil, fmt.Errorf("line %d: invalid JSON: %v", start, err)
+			}
+			for _, it := range items {
+				d, err := decodeValue(it, start)
+				if err != nil {
+					return nil, err
+				}
+				docs = append(docs, d...)
+			}
+			continue
+		}
+		d, err := decodeValue(raw, start)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d...)
+	}
+}
+
+func lineAt(data []byte, offset int) int {
+	if offset > len(data) {
+		offset = len(data)
+	}
+	return bytes.Count(data[:offset], []byte("\n")) + 1
+}
+
+// decodeValue decodes one JSON object (or a List of them) found at line.
+func decodeValue(js []byte, line int) ([]Document, error) {
+	var generic map[string]any
+	if err := json.Unmarshal(js, &generic); err != nil {
+		return nil, fmt.Errorf("line %d: a manifest document must be an object with apiVersion and kind: %v", line, err)
+	}
+	kindName, _ := generic["kind"].(string)
+	apiVersion, _ := generic["apiVersion"].(string)
+	if kindName == "" {
+		return nil, fmt.Errorf("line %d: kind is required (the document has no `kind` field)", line)
+	}
+	if apiVersion == "" {
+		return nil, fmt.Errorf("line %d: apiVersion is required for kind %s", line, kindName)
+	}
+	if kindName == "List" || strings.HasSuffix(kindName, "List") && apiVersion == "v1" {
+		items, _ := generic["items"].([]any)
+		var docs []Document
+		for _, it := range items {
+			b, _ := json.Marshal(it)
+			d, err := decodeValue(b, line)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, d...)
+		}
+		return docs, nil
+	}
+	k, err := ByKind(apiVersion, kindName)
+	if err != nil {
+		return nil, fmt.Errorf("line %d: %w", line, err)
+	}
+	obj, err := k.Decode(js)
+	if err != nil {
+		return nil, fmt.Errorf("line %d: %s %w", line, kindName, err)
+	}
+	return []Document{{Kind: k, Object: obj, Line: line, Unsupported: UnsupportedFields(k, generic)}}, nil
+}
+
+// describeJSONError rewrites encoding/json errors to name the field path.
+func describeJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "<root>"
+		}
+		return fmt.Errorf("%s: expected %s, got %s", field, friendlyType(te.Type.String()), te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, err)
+	}
+	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func friendlyType(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["):
+		return "a map"
+	}
+	return "an object"
+}

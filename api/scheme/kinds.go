@@ -1,0 +1,106 @@
+package scheme
+
+import (
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/coordination"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheduling"
+	v "github.com/kobune/kobune/api/validation"
+)
+
+// buildKinds is the whole API: one entry per kind, in the order
+// `kobectl api-resources` documents them.
+func buildKinds() []*Kind {
+	return []*Kind{
+		kind("Namespace", "v1", "namespaces", []string{"ns"}, false, true, core.SetDefaultsNamespace, core.ValidateNamespace, nil,
+			func(n *core.Namespace) map[string]string { return map[string]string{"status.phase": n.Status.Phase} }),
+		kind("Node", "v1", "nodes", []string{"no"}, false, true, nil, core.ValidateNode, nil,
+			func(n *core.Node) map[string]string {
+				return map[string]string{"spec.unschedulable": boolString(n.Spec.Unschedulable)}
+			}),
+		kind("Pod", "v1", "pods", []string{"po"}, true, true, core.SetDefaultsPod, core.ValidatePod, core.ValidatePodUpdate, podFields),
+		kind("Service", "v1", "services", []string{"svc"}, true, true, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
+		kind("Endpoints", "v1", "endpoints", []string{"ep"}, true, false, nil, core.ValidateEndpoints, nil, nil),
+		kind("ConfigMap", "v1", "configmaps", []string{"cm"}, true, false, nil, core.ValidateConfigMap,
+			func(n, o *core.ConfigMap) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) }, nil),
+		kind("Secret", "v1", "secrets", nil, true, false, core.SetDefaultsSecret, core.ValidateSecret,
+			func(n, o *core.Secret) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) },
+			func(s *core.Secret) map[string]string { return map[string]string{"type": s.Type} }),
+		kind("Event", "v1", "events", []string{"ev"}, true, false, nil, core.ValidateEvent, nil, eventFields),
+		kind("ReplicaSet", "apps/v1", "replicasets", []string{"rs"}, true, true, apps.SetDefaultsReplicaSet, apps.ValidateReplicaSet,
+			func(n, o *apps.ReplicaSet) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+		kind("Deployment", "apps/v1", "deployments", []string{"deploy"}, true, true, apps.SetDefaultsDeployment, apps.ValidateDeployment,
+			func(n, o *apps.Deployment) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+		kind("DaemonSet", "apps/v1", "daemonsets", []string{"ds"}, true, true, apps.SetDefaultsDaemonSet, apps.ValidateDaemonSet,
+			func(n, o *apps.DaemonSet) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+		kind("StatefulSet", "apps/v1", "statefulsets", []string{"sts"}, true, true, apps.SetDefaultsStatefulSet, apps.ValidateStatefulSet,
+			func(n, o *apps.StatefulSet) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+		kind("Job", "batch/v1", "jobs", nil, true, true, batch.SetDefaultsJob, batch.ValidateJob, nil, nil),
+		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, true, true, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
+		kind("Lease", "coordination.k8s.io/v1", "leases", nil, true, false, nil, coordination.ValidateLease, nil, nil),
+		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, false, false, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
+			func(n, o *scheduling.PriorityClass) v.ErrorList {
+				if n.Value != o.Value {
+					return v.ErrorList{v.NewForbidden(v.NewPath("value"), "may not be changed in an update")}
+				}
+				return nil
+			}, nil),
+	}
+}
+
+// kind turns typed functions into a Kind entry; T is a pointer kind type.
+func kind[T interface {
+	meta.Object
+	*E
+}, E any](
+	name, apiVersion, resource string, short []string, namespaced, hasStatus bool,
+	def func(T), validate func(T) v.ErrorList, validateUpdate func(T, T) v.ErrorList, fields func(T) map[string]string,
+) *Kind {
+	k := &Kind{
+		Kind: name, APIVersion: apiVersion, Resource: resource, ShortNames: short,
+		Namespaced: namespaced, HasStatus: hasStatus,
+		New:      func() meta.Object { return T(new(E)) },
+		Validate: func(o meta.Object) v.ErrorList { return validate(o.(T)) },
+	}
+	if def != nil {
+		k.Default = func(o meta.Object) { def(o.(T)) }
+	}
+	if validateUpdate != nil {
+		k.ValidateUpdate = func(n, o meta.Object) v.ErrorList { return validateUpdate(n.(T), o.(T)) }
+	}
+	if fields != nil {
+		k.Fields = func(o meta.Object) map[string]string { return fields(o.(T)) }
+	}
+	return k
+}
+
+func podFields(p *core.Pod) map[string]string {
+	return map[string]string{
+		"spec.nodeName":            p.Spec.NodeName,
+		"spec.schedulerName":       p.Spec.SchedulerName,
+		"spec.restartPolicy":       string(p.Spec.RestartPolicy),
+		"status.phase":             string(p.Status.Phase),
+		"status.podIP":             p.Status.PodIP,
+		"status.nominatedNodeName": p.Status.NominatedNodeName,
+	}
+}
+
+func eventFields(e *core.Event) map[string]string {
+	return map[string]string{
+		"involvedObject.kind":      e.InvolvedObject.Kind,
+		"involvedObject.namespace": e.InvolvedObject.Namespace,
+		"involvedObject.name":      e.InvolvedObject.Name,
+		"involvedObject.uid":       e.InvolvedObject.UID,
+		"reason":                   e.Reason,
+		"type":                     e.Type,
+	}
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

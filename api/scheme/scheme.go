@@ -1,0 +1,160 @@
+package scheme
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/validation"
+)
+
+// Kind describes one API kind.
+type Kind struct {
+	Kind       string // "Deployment"
+	APIVersion string // "apps/v1"
+	Resource   string // "deployments": the name in API calls and etcd keys
+	ShortNames []string
+	Namespaced bool
+	// HasStatus is true when status is a subresource: ordinary updates keep
+	// the stored status and UpdateStatus keeps the stored spec.
+	HasStatus bool
+	New       func() meta.Object
+	// Default fills defaulted fields; nil when the kind has none.
+	Default func(meta.Object)
+	// Validate checks a new object; ValidateUpdate (optional) adds the rules
+	// that compare with the stored object, such as immutable fields.
+	Validate       func(meta.Object) validation.ErrorList
+	ValidateUpdate func(newObj, oldObj meta.Object) validation.ErrorList
+	// Fields returns the kind's selectable fields beyond metadata.name and
+	// metadata.namespace, for field selectors.
+	Fields func(meta.Object) map[string]string
+}
+
+// Group returns the API group ("" for the core group).
+func (k *Kind) Group() string {
+	if g, _, ok := strings.Cut(k.APIVersion, "/"); ok {
+		return g
+	}
+	return ""
+}
+
+// QualifiedResource returns "deployments.apps" (or "pods" in the core group),
+// as kubectl prints resource names.
+func (k *Kind) QualifiedResource() string {
+	if g := k.Group(); g != "" {
+		return k.Resource + "." + g
+	}
+	return k.Resource
+}
+
+// NewObject returns an empty object with apiVersion and kind set.
+func (k *Kind) NewObject() meta.Object {
+	o := k.New()
+	*o.GetTypeMeta() = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
+	return o
+}
+
+// Decode unmarshals JSON into a new object of this kind.
+func (k *Kind) Decode(data []byte) (meta.Object, error) {
+	o := k.New()
+	if err := json.Unmarshal(data, o); err != nil {
+		return nil, describeJSONError(err)
+	}
+	*o.GetTypeMeta() = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
+	return o, nil
+}
+
+// SelectableFields returns every field a field selector may use for o.
+func (k *Kind) SelectableFields(o meta.Object) map[string]string {
+	m := o.GetObjectMeta()
+	f := map[string]string{"metadata.name": m.Name}
+	if k.Namespaced {
+		f["metadata.namespace"] = m.Namespace
+	}
+	if k.Fields != nil {
+		for key, val := range k.Fields(o) {
+			f[key] = val
+		}
+	}
+	return f
+}
+
+// SupportsField reports whether key is a selectable field of the kind.
+func (k *Kind) SupportsField(key string) bool {
+	_, ok := k.SelectableFields(k.New())[key]
+	return ok
+}
+
+// Lookup finds a kind by resource name, singular, short name or kind name,
+// case-insensitively ("pods", "pod", "po", "Pod", "deploy", "deployments.apps").
+func Lookup(name string) (*Kind, error) {
+	n := strings.ToLower(name)
+	if res, group, ok := strings.Cut(n, "."); ok {
+		if k, err := Lookup(res); err == nil && k.Group() == group {
+			return k, nil
+		}
+	}
+	for _, k := range kinds {
+		if n == k.Resource || n == strings.ToLower(k.Kind) {
+			return k, nil
+		}
+		for _, s := range k.ShortNames {
+			if n == s {
+				return k, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("the server doesn't have a resource type %q (run `kobectl api-resources` to list them)", name)
+}
+
+// ByResource finds a kind by its exact resource name.
+func ByResource(resource string) (*Kind, bool) {
+	k, ok := byResource[resource]
+	return k, ok
+}
+
+// ByKind finds a kind by apiVersion and kind; the error says what is served.
+func ByKind(apiVersion, kind string) (*Kind, error) {
+	for _, k := range kinds {
+		if k.Kind != kind {
+			continue
+		}
+		if k.APIVersion != apiVersion {
+			return nil, fmt.Errorf("apiVersion %q is not served for kind %s: use %q", apiVersion, kind, k.APIVersion)
+		}
+		return k, nil
+	}
+	return nil, fmt.Errorf("unknown kind %q (apiVersion %q): run `kobectl api-resources` to list the supported kinds", kind, apiVersion)
+}
+
+// KindOf returns the registered kind of an object from its Go type.
+func KindOf(o meta.Object) (*Kind, error) {
+	t := fmt.Sprintf("%T", o)
+	if k, ok := byGoType[t]; ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("type %s is not a registered kind", t)
+}
+
+// All returns every kind sorted by resource name.
+func All() []*Kind {
+	out := append([]*Kind(nil), kinds...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Resource < out[j].Resource })
+	return out
+}
+
+var (
+	kinds      = buildKinds()
+	byResource = index(func(k *Kind) string { return k.Resource })
+	byGoType   = index(func(k *Kind) string { return fmt.Sprintf("%T", k.New()) })
+)
+
+func index(key func(*Kind) string) map[string]*Kind {
+	m := map[string]*Kind{}
+	for _, k := range kinds {
+		m[key(k)] = k
+	}
+	return m
+}

@@ -1,0 +1,156 @@
+package validation
+
+import (
+	"regexp"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/selector"
+)
+
+var (
+	dns1123LabelRe     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dns1123SubdomainRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	cIdentifierRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envVarNameRe       = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
+	ianaSvcNameRe      = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+)
+
+// DNS1123LabelMaxLength and DNS1123SubdomainMaxLength are the name limits.
+const (
+	DNS1123LabelMaxLength     = 63
+	DNS1123SubdomainMaxLength = 253
+)
+
+// IsDNS1123Label returns why s is not a DNS-1123 label (lowercase
+// alphanumerics and '-', at most 63), or "" when it is one.
+func IsDNS1123Label(s string) string {
+	if len(s) > DNS1123LabelMaxLength {
+		return "must be no more than 63 characters"
+	}
+	if !dns1123LabelRe.MatchString(s) {
+		return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+	}
+	return ""
+}
+
+// IsDNS1123Subdomain returns why s is not a DNS-1123 subdomain, or "".
+func IsDNS1123Subdomain(s string) string {
+	if len(s) > DNS1123SubdomainMaxLength {
+		return "must be no more than 253 characters"
+	}
+	if !dns1123SubdomainRe.MatchString(s) {
+		return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+	}
+	return ""
+}
+
+// IsEnvVarName returns why s is not a valid environment variable name, or "".
+func IsEnvVarName(s string) string {
+	if !envVarNameRe.MatchString(s) {
+		return "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"
+	}
+	return ""
+}
+
+// IsCIdentifier reports whether s is a C identifier.
+func IsCIdentifier(s string) bool { return cIdentifierRe.MatchString(s) }
+
+// IsPortName returns why s is not an IANA service name (port name), or "".
+func IsPortName(s string) string {
+	if len(s) > 15 || !ianaSvcNameRe.MatchString(s) {
+		return "must be at most 15 lowercase alphanumerics or '-', starting and ending alphanumeric"
+	}
+	return ""
+}
+
+// NameFunc validates an object's name; kinds use subdomain or label rules.
+type NameFunc func(string) string
+
+// ValidateObjectMeta checks name, namespace, labels, annotations and owner
+// references. Namespaced kinds must have a namespace; cluster-scoped ones
+// must not.
+func ValidateObjectMeta(m *meta.ObjectMeta, namespaced bool, nameFn NameFunc, p *Path) ErrorList {
+	var errs ErrorList
+	switch {
+	case m.Name == "":
+		errs = append(errs, NewRequired(p.Child("name"), "name or generateName is required"))
+	default:
+		if msg := nameFn(m.Name); msg != "" {
+			errs = append(errs, NewInvalid(p.Child("name"), m.Name, msg))
+		}
+	}
+	if namespaced {
+		if m.Namespace == "" {
+			errs = append(errs, NewRequired(p.Child("namespace"), ""))
+		} else if msg := IsDNS1123Label(m.Namespace); msg != "" {
+			errs = append(errs, NewInvalid(p.Child("namespace"), m.Namespace, msg))
+		}
+	} else if m.Namespace != "" {
+		errs = append(errs, NewForbidden(p.Child("namespace"), "not allowed on this type"))
+	}
+	errs = append(errs, ValidateLabels(m.Labels, p.Child("labels"))...)
+	errs = append(errs, validateAnnotations(m.Annotations, p.Child("annotations"))...)
+	for i, r := range m.OwnerReferences {
+		rp := p.Child("ownerReferences").Index(i)
+		if r.APIVersion == "" || r.Kind == "" || r.Name == "" || r.UID == "" {
+			errs = append(errs, NewInvalid(rp, r.Name, "apiVersion, kind, name and uid are required"))
+		}
+	}
+	return errs
+}
+
+// ValidateLabels checks each label key and value.
+func ValidateLabels(labels map[string]string, p *Path) ErrorList {
+	var errs ErrorList
+	for k, v := range labels {
+		if err := selector.ValidLabelKey(k); err != nil {
+			errs = append(errs, NewInvalid(p, k, err.Error()))
+		}
+		if err := selector.ValidLabelValue(v); err != nil {
+			errs = append(errs, NewInvalid(p.Key(k), v, err.Error()))
+		}
+	}
+	return errs
+}
+
+const totalAnnotationSizeLimit = 256 * 1024
+
+func validateAnnotations(ann map[string]string, p *Path) ErrorList {
+	var errs ErrorList
+	size := 0
+	for k, v := range ann {
+		if err := selector.ValidLabelKey(k); err != nil {
+			errs = append(errs, NewInvalid(p, k, err.Error()))
+		}
+		size += len(k) + len(v)
+	}
+	if size > totalAnnotationSizeLimit {
+		errs = append(errs, NewTooLong(p, "", totalAnnotationSizeLimit))
+	}
+	return errs
+}
+
+// ValidateLabelSelector checks a structured selector.
+func ValidateLabelSelector(ls *meta.LabelSelector, p *Path) ErrorList {
+	if ls == nil {
+		return nil
+	}
+	errs := ValidateLabels(ls.MatchLabels, p.Child("matchLabels"))
+	if _, err := selector.FromLabelSelector(ls); err != nil {
+		errs = append(errs, NewInvalid(p, "", err.Error()))
+	}
+	for i, e := range ls.MatchExpressions {
+		if err := selector.ValidLabelKey(e.Key); err != nil {
+			errs = append(errs, NewInvalid(p.Child("matchExpressions").Index(i).Child("key"), e.Key, err.Error()))
+		}
+	}
+	return errs
+}
+
+// ValidateNonnegative checks that an integer field is ≥ 0.
+func ValidateNonnegative(v int64, p *Path) ErrorList {
+	if v < 0 {
+		return ErrorList{NewInvalid(p, v, "must be greater than or equal to 0")}
+	}
+	return nil
+}
