@@ -381,11 +381,11 @@ func validatePodAffinityTerms(req []PodAffinityTerm, pref []WeightedPodAffinityT
 	return errs
 }
 
-// ValidatePodUpdate allows only the changes Kubernetes allows on a running
+// ValidatePodUpdate (run after ValidatePod) allows only the changes Kubernetes allows on a running
 // pod: container images, activeDeadlineSeconds and added tolerations.
 // nodeName is set once, by binding.
 func ValidatePodUpdate(newPod, oldPod *Pod) v.ErrorList {
-	errs := ValidatePod(newPod)
+	var errs v.ErrorList
 	a, b := mutableStripped(newPod.Spec), mutableStripped(oldPod.Spec)
 	if !jsonEqual(a, b) {
 		errs = append(errs, v.NewForbidden(v.NewPath("spec"), "pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)"))

@@ -85,7 +85,7 @@ func ValidateService(s *Service) v.ErrorList {
 
 // ValidateServiceUpdate forbids changing the cluster IP once assigned.
 func ValidateServiceUpdate(newSvc, oldSvc *Service) v.ErrorList {
-	errs := ValidateService(newSvc)
+	var errs v.ErrorList
 	if oldSvc.Spec.ClusterIP != "" && newSvc.Spec.ClusterIP != oldSvc.Spec.ClusterIP {
 		errs = append(errs, v.NewInvalid(v.NewPath("spec", "clusterIP"), newSvc.Spec.ClusterIP, "field is immutable"))
 	}

@@ -1,0 +1,142 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+)
+
+// Operation is the kind of write being admitted.
+type Operation string
+
+// Operations.
+const (
+	Create Operation = "CREATE"
+	Update Operation = "UPDATE"
+)
+
+// Attributes describe one write.
+type Attributes struct {
+	Operation Operation
+	Kind      *scheme.Kind
+	Object    meta.Object
+	OldObject meta.Object // nil on create
+}
+
+// Mutator may change the object.
+type Mutator interface {
+	Name() string
+	Admit(ctx context.Context, a *Attributes) error
+}
+
+// Validator may refuse the object, never change it.
+type Validator interface {
+	Name() string
+	Validate(ctx context.Context, a *Attributes) error
+}
+
+// Chain runs mutators then validators, stopping at the first refusal.
+type Chain struct {
+	Mutators   []Mutator
+	Validators []Validator
+}
+
+// NamespaceGetter tells whether a namespace exists and whether it is being
+// deleted; the API server answers it from a cache kept by a watch.
+type NamespaceGetter interface {
+	NamespacePhase(ctx context.Context, name string) (phase string, found bool, err error)
+}
+
+// NewChain builds the default chain.
+//
+//	mutating:   Defaulting          — fill what Kubernetes defaults (restartPolicy, replicas, ...),
+//	                                  first, so that validation sees the complete object
+//	validating: NamespaceLifecycle  — the namespace must exist and not be terminating
+//	            Validation          — the kind's rules, with field paths
+func NewChain(namespaces NamespaceGetter) *Chain {
+	return &Chain{
+		Mutators:   []Mutator{Defaulting{}},
+		Validators: []Validator{NamespaceLifecycle{Namespaces: namespaces}, Validation{}},
+	}
+}
+
+// Admit runs the chain.
+func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
+	for _, m := range c.Mutators {
+		if err := m.Admit(ctx, a); err != nil {
+			return err
+		}
+	}
+	for _, v := range c.Validators {
+		if err := v.Validate(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Defaulting applies the kind's defaults.
+type Defaulting struct{}
+
+// Name implements Mutator.
+func (Defaulting) Name() string { return "Defaulting" }
+
+// Admit implements Mutator.
+func (Defaulting) Admit(_ context.Context, a *Attributes) error {
+	if a.Kind.Default != nil {
+		a.Kind.Default(a.Object)
+	}
+	return nil
+}
+
+// NamespaceLifecycle refuses objects in namespaces that do not exist or are
+// being deleted.
+type NamespaceLifecycle struct {
+	Namespaces NamespaceGetter
+}
+
+// Name implements Validator.
+func (NamespaceLifecycle) Name() string { return "NamespaceLifecycle" }
+
+// Validate implements Validator.
+func (n NamespaceLifecycle) Validate(ctx context.Context, a *Attributes) error {
+	if !a.Kind.Namespaced || a.Operation != Create {
+		return nil
+	}
+	ns := a.Object.GetObjectMeta().Namespace
+	phase, found, err := n.Namespaces.NamespacePhase(ctx, ns)
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "look up namespace %q: %v", ns, err)
+	}
+	if !found {
+		return status.Errorf(codes.NotFound, "namespaces %q not found (create it first: kobectl create namespace %s)", ns, ns)
+	}
+	if phase == "Terminating" {
+		return status.Errorf(codes.FailedPrecondition, "unable to create new content in namespace %s because it is being terminated", ns)
+	}
+	return nil
+}
+
+// Validation runs the kind's validation rules.
+type Validation struct{}
+
+// Name implements Validator.
+func (Validation) Name() string { return "Validation" }
+
+// Validate implements Validator.
+func (Validation) Validate(_ context.Context, a *Attributes) error {
+	errs := a.Kind.Validate(a.Object)
+	if a.Operation == Update && a.Kind.ValidateUpdate != nil {
+		errs = append(errs, a.Kind.ValidateUpdate(a.Object, a.OldObject)...)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	m := a.Object.GetObjectMeta()
+	return status.Error(codes.InvalidArgument, fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()))
+}

@@ -1,0 +1,81 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Bind implements the pods/binding subresource: it sets spec.nodeName once
+// and marks the pod PodScheduled, retrying internally on write conflicts
+// (the pod's status may change while the scheduler decides).
+func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.ObjectResponse, error) {
+	k, _ := scheme.ByResource("pods")
+	if req.NodeName == "" {
+		return nil, invalid("target.name: Required value: the node to bind to")
+	}
+	ns := req.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	key := storage.Key("pods", ns, req.Name)
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if err != nil {
+			return nil, storageError(err, k, req.Name)
+		}
+		o, err := decodeStored(k, kv.Value, kv.Revision)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "decode pod: %v", err)
+		}
+		pod := o.(*core.Pod)
+		if req.Uid != "" && pod.UID != req.Uid {
+			return nil, status.Errorf(codes.FailedPrecondition, "Precondition failed: UID in precondition: %s, UID in object meta: %s", req.Uid, pod.UID)
+		}
+		if pod.DeletionTimestamp != nil {
+			return nil, status.Errorf(codes.Aborted, "pod %s/%s is being deleted, cannot be assigned to a host", ns, req.Name)
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, status.Errorf(codes.Aborted, "pod %s/%s is already assigned to node %q", ns, req.Name, pod.Spec.NodeName)
+		}
+		pod.Spec.NodeName = req.NodeName
+		setPodScheduled(pod)
+		b, err := encodeForStorage(pod)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "encode pod: %v", err)
+		}
+		rev, err := s.store.Update(ctx, key, b, kv.Revision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, storageError(err, k, req.Name)
+		}
+		out, err := encodeWithRevision(pod, rev)
+		if err != nil {
+			return nil, err
+		}
+		return &apipb.ObjectResponse{Object: out}, nil
+	}
+}
+
+func setPodScheduled(p *core.Pod) {
+	now := meta.Now()
+	for i, c := range p.Status.Conditions {
+		if c.Type == core.PodScheduled {
+			p.Status.Conditions[i].Status = meta.ConditionTrue
+			p.Status.Conditions[i].LastTransitionTime = now
+			p.Status.Conditions[i].Reason, p.Status.Conditions[i].Message = "", ""
+			return
+		}
+	}
+	p.Status.Conditions = append(p.Status.Conditions, core.PodCondition{Type: core.PodScheduled, Status: meta.ConditionTrue, LastTransitionTime: now})
+}

@@ -1,0 +1,176 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Create implements the Create RPC.
+func (s *Server) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+	k, o, warnings, err := s.decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
+	if err != nil {
+		return nil, err
+	}
+	if req.DryRun {
+		return s.dryRunCreate(ctx, k, o, warnings)
+	}
+	b, err := s.create(ctx, k, o)
+	if err != nil {
+		return nil, err
+	}
+	return &apipb.ObjectResponse{Object: b, Warnings: warnings}, nil
+}
+
+// decodeRequest checks size and kind, collects warnings for unsupported
+// fields (errors with field validation "Strict") and fills the namespace.
+func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
+	k, ok := scheme.ByResource(resource)
+	if !ok {
+		return nil, nil, nil, invalid("unknown resource %q (see kobectl api-resources)", resource)
+	}
+	if len(raw) > MaxObjectBytes {
+		return nil, nil, nil, tooLarge(len(raw))
+	}
+	var generic map[string]any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return nil, nil, nil, invalid("request body is not a JSON object: %v", err)
+	}
+	if kind, _ := generic["kind"].(string); kind != "" && kind != k.Kind {
+		return nil, nil, nil, invalid("kind %q does not match resource %q (expected kind %s)", kind, resource, k.Kind)
+	}
+	if av, _ := generic["apiVersion"].(string); av != "" && av != k.APIVersion {
+		return nil, nil, nil, invalid("apiVersion %q is not served for kind %s: use %q", av, k.Kind, k.APIVersion)
+	}
+	var warnings []string
+	switch fieldValidation {
+	case "", "Warn", "Strict":
+		warnings = scheme.UnsupportedFields(k, generic)
+		if fieldValidation == "Strict" && len(warnings) > 0 {
+			return nil, nil, nil, invalid("%s: %s (strict field validation)", k.Kind, strings.Join(warnings, "; "))
+		}
+	case "Ignore":
+	default:
+		return nil, nil, nil, invalid("fieldValidation %q: must be Warn, Strict or Ignore", fieldValidation)
+	}
+	o, err := k.Decode(raw)
+	if err != nil {
+		return nil, nil, nil, invalid("%s: %v", k.Kind, err)
+	}
+	m := o.GetObjectMeta()
+	switch {
+	case !k.Namespaced && m.Namespace != "":
+		return nil, nil, nil, invalid("metadata.namespace: Forbidden: %s is cluster-scoped and takes no namespace", k.Kind)
+	case k.Namespaced && m.Namespace == "":
+		m.Namespace = namespace
+		if m.Namespace == "" {
+			m.Namespace = "default"
+		}
+	case k.Namespaced && namespace != "" && m.Namespace != namespace:
+		return nil, nil, nil, invalid("metadata.namespace: Invalid value: %q: does not match the namespace of the request (%q)", m.Namespace, namespace)
+	}
+	return k, o, warnings, nil
+}
+
+func tooLarge(n int) error {
+	return status.Errorf(codes.ResourceExhausted, "object is %.2f MiB, over the limit of %.1f MiB per object: keep large data out of the API (in an image or a volume)",
+		float64(n)/(1<<20), float64(MaxObjectBytes)/(1<<20))
+}
+
+// prepareForCreate sets the fields the server owns on a new object.
+func prepareForCreate(k *scheme.Kind, o meta.Object) error {
+	m := o.GetObjectMeta()
+	if m.Name == "" && m.GenerateName != "" {
+		m.Name = m.GenerateName + randomSuffix()
+	}
+	m.UID = uuid.NewString()
+	m.CreationTimestamp = meta.Now()
+	m.ResourceVersion = ""
+	m.Generation = 1
+	m.DeletionTimestamp = nil
+	m.DeletionGracePeriodSeconds = nil
+	*o.GetTypeMeta() = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
+	// A Node keeps the status it was created with: that is how an agent
+	// registers (and how tests create nodes without agents).
+	if k.Kind != "Node" {
+		resetStatus(o)
+	}
+	return nil
+}
+
+// finishCreate fills status that follows from the spec after defaulting.
+func finishCreate(o meta.Object) {
+	if p, ok := o.(*core.Pod); ok {
+		p.Status.Phase = core.PodPending
+		p.Status.QOSClass = core.PodQOSClass(&p.Spec)
+	}
+}
+
+const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+func randomSuffix() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = suffixAlphabet[int(b[i])%len(suffixAlphabet)]
+	}
+	return string(b)
+}
+
+// admitCreate runs everything before the write: server fields, admission,
+// size check. It returns the bytes to store.
+func (s *Server) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
+	if err := prepareForCreate(k, o); err != nil {
+		return nil, err
+	}
+	if err := s.admission.Admit(ctx, &admission.Attributes{Operation: admission.Create, Kind: k, Object: o}); err != nil {
+		return nil, err
+	}
+	finishCreate(o)
+	b, err := encodeForStorage(o)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encode %s: %v", k.Kind, err)
+	}
+	if len(b) > MaxObjectBytes {
+		return nil, tooLarge(len(b))
+	}
+	return b, nil
+}
+
+// create admits and stores a new object; it returns the object as stored.
+func (s *Server) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
+	b, err := s.admitCreate(ctx, k, o)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := s.store.Create(ctx, objectKey(k, o), b)
+	if err != nil {
+		return nil, storageError(err, k, o.GetObjectMeta().Name)
+	}
+	return encodeWithRevision(o, rev)
+}
+
+func (s *Server) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object, warnings []string) (*apipb.ObjectResponse, error) {
+	if _, err := s.admitCreate(ctx, k, o); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return &apipb.ObjectResponse{Object: b, Warnings: warnings}, nil
+}
+
+func isAlreadyExists(err error) bool { return status.Code(err) == codes.AlreadyExists }

@@ -1,0 +1,164 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Finalizers the API server adds for the propagation policies; the garbage
+// collector (kobune-controller) removes them once it has handled the
+// dependents, as in Kubernetes.
+const (
+	FinalizerOrphan     = "orphan"
+	FinalizerForeground = "foregroundDeletion"
+)
+
+type deleteOptions struct {
+	uid, resourceVersion string
+	grace                *int64
+	propagation          string
+}
+
+// Delete implements the Delete RPC.
+func (s *Server) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb.ObjectResponse, error) {
+	k, ok := scheme.ByResource(req.Resource)
+	if !ok {
+		return nil, invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
+	}
+	opts := deleteOptions{propagation: req.PropagationPolicy, grace: req.GracePeriodSeconds}
+	if p := req.Preconditions; p != nil {
+		opts.uid, opts.resourceVersion = p.Uid, p.ResourceVersion
+	}
+	switch opts.propagation {
+	case "":
+		opts.propagation = "Background"
+	case "Background", "Foreground", "Orphan":
+	default:
+		return nil, invalid("propagationPolicy: Unsupported value: %q: supported values: Background, Foreground, Orphan", opts.propagation)
+	}
+	if opts.grace != nil && *opts.grace < 0 {
+		return nil, invalid("gracePeriodSeconds: Invalid value: %d: must be greater than or equal to 0", *opts.grace)
+	}
+	ns := req.Namespace
+	if !k.Namespaced {
+		ns = ""
+	} else if ns == "" {
+		ns = "default"
+	}
+	b, err := s.delete(ctx, k, ns, req.Name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &apipb.ObjectResponse{Object: b}, nil
+}
+
+// delete removes an object, or marks it for deletion when something must
+// happen first: finalizers, or a pod's graceful termination on its node.
+func (s *Server) delete(ctx context.Context, k *scheme.Kind, ns, name string, opts deleteOptions) ([]byte, error) {
+	key := storage.Key(k.Resource, ns, name)
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if err != nil {
+			return nil, storageError(err, k, name)
+		}
+		o, err := decodeStored(k, kv.Value, kv.Revision)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
+		}
+		m := o.GetObjectMeta()
+		if opts.uid != "" && opts.uid != m.UID {
+			return nil, status.Errorf(codes.FailedPrecondition, "Precondition failed: UID in precondition: %s, UID in object meta: %s", opts.uid, m.UID)
+		}
+		if opts.resourceVersion != "" && opts.resourceVersion != m.ResourceVersion {
+			return nil, storageError(storage.ErrConflict, k, name)
+		}
+		var out meta.Object
+		var rev int64
+		if k.Kind == "Namespace" {
+			out, rev, err = s.markNamespaceTerminating(ctx, k, o, kv.Revision)
+		} else {
+			out, rev, err = s.deleteOnce(ctx, k, o, kv, opts)
+		}
+		if errors.Is(err, storage.ErrConflict) && opts.resourceVersion == "" {
+			continue
+		}
+		if err != nil {
+			return nil, storageError(err, k, name)
+		}
+		return encodeWithRevision(out, rev)
+	}
+}
+
+func (s *Server) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object, kv storage.KV, opts deleteOptions) (meta.Object, int64, error) {
+	m := o.GetObjectMeta()
+	grace := gracePeriod(o, opts.grace)
+	changed := false
+	switch opts.propagation {
+	case "Orphan":
+		changed = addFinalizer(m, FinalizerOrphan) || changed
+	case "Foreground":
+		changed = addFinalizer(m, FinalizerForeground) || changed
+	}
+	if m.DeletionTimestamp == nil || (grace < deref(m.DeletionGracePeriodSeconds)) {
+		// First deletion request, or a shorter grace period than before.
+		at := meta.NewTime(time.Now().Add(time.Duration(grace) * time.Second))
+		m.DeletionTimestamp = &at
+		m.DeletionGracePeriodSeconds = &grace
+		changed = true
+	}
+	if len(m.Finalizers) == 0 && !awaitingTermination(o) {
+		rev, err := s.store.Delete(ctx, kv.Key, kv.Revision)
+		return o, rev, err
+	}
+	if !changed {
+		return o, kv.Revision, nil
+	}
+	b, err := encodeForStorage(o)
+	if err != nil {
+		return nil, 0, err
+	}
+	rev, err := s.store.Update(ctx, kv.Key, b, kv.Revision)
+	return o, rev, err
+}
+
+// gracePeriod is how long a pod's containers get to stop: the request's
+// value, else the pod's terminationGracePeriodSeconds. Objects other than
+// bound, running pods are deleted at once (grace 0), as in Kubernetes.
+func gracePeriod(o meta.Object, requested *int64) int64 {
+	p, ok := o.(*core.Pod)
+	if !ok || p.Spec.NodeName == "" || p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed {
+		return 0
+	}
+	if requested != nil {
+		return *requested
+	}
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+		return *g
+	}
+	return core.DefaultTerminationGracePeriodSeconds
+}
+
+func addFinalizer(m *meta.ObjectMeta, f string) bool {
+	if m.HasFinalizer(f) {
+		return false
+	}
+	m.Finalizers = append(m.Finalizers, f)
+	return true
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 1<<62 - 1
+	}
+	return *p
+}

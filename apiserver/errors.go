@@ -1,0 +1,41 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/storage"
+)
+
+// storageError maps storage errors to the API's gRPC codes with Kubernetes'
+// wording, naming the object.
+func storageError(err error, k *scheme.Kind, name string) error {
+	what := fmt.Sprintf("%s %q", k.QualifiedResource(), name)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return status.Errorf(codes.NotFound, "%s not found", what)
+	case errors.Is(err, storage.ErrExists):
+		return status.Errorf(codes.AlreadyExists, "%s already exists", what)
+	case errors.Is(err, storage.ErrConflict):
+		return status.Errorf(codes.Aborted, "Operation cannot be fulfilled on %s: the object has been modified; please apply your changes to the latest version and try again", what)
+	case errors.Is(err, storage.ErrExpired):
+		return status.Errorf(codes.OutOfRange, "%v: list again to get a current resourceVersion", err)
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return status.Errorf(codes.Unavailable, "storage: %v", err)
+}
+
+func invalid(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}

@@ -1,0 +1,101 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+)
+
+// metrics are the API server's Prometheus series, named after
+// kube-apiserver's apiserver_request_total and
+// apiserver_request_duration_seconds.
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	watchers *prometheus.GaugeVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kobune_apiserver_requests_total",
+			Help: "API requests by verb, resource and gRPC code.",
+		}, []string{"verb", "resource", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kobune_apiserver_request_duration_seconds",
+			Help:    "API request latency by verb and resource (watches: until the stream ends).",
+			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60},
+		}, []string{"verb", "resource"}),
+		watchers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kobune_apiserver_registered_watchers",
+			Help: "Open watches by resource.",
+		}, []string{"resource"}),
+	}
+	m.registry.MustRegister(m.requests, m.latency, m.watchers,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+type resourceRequest interface{ GetResource() string }
+
+func verbOf(fullMethod string) string {
+	return strings.ToLower(fullMethod[strings.LastIndex(fullMethod, "/")+1:])
+}
+
+func (m *metrics) observe(verb, resource string, start time.Time, err error) {
+	m.requests.WithLabelValues(verb, resource, status.Code(err).String()).Inc()
+	m.latency.WithLabelValues(verb, resource).Observe(time.Since(start).Seconds())
+}
+
+func (m *metrics) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := handler(ctx, req)
+	resource := "pods" // Bind is the pods/binding subresource
+	if r, ok := req.(resourceRequest); ok {
+		resource = r.GetResource()
+	} else if verbOf(info.FullMethod) == "version" {
+		resource = ""
+	}
+	m.observe(verbOf(info.FullMethod), resource, start, err)
+	return resp, err
+}
+
+// wrappedStream captures the first request message to learn the resource.
+type wrappedStream struct {
+	grpc.ServerStream
+	resource string
+	m        *metrics
+}
+
+func (w *wrappedStream) RecvMsg(msg any) error {
+	err := w.ServerStream.RecvMsg(msg)
+	if r, ok := msg.(resourceRequest); ok && err == nil {
+		w.resource = r.GetResource()
+		w.m.watchers.WithLabelValues(w.resource).Inc()
+	}
+	return err
+}
+
+func (m *metrics) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	w := &wrappedStream{ServerStream: ss, m: m}
+	err := handler(srv, w)
+	if w.resource != "" {
+		m.watchers.WithLabelValues(w.resource).Dec()
+	}
+	m.observe(verbOf(info.FullMethod), w.resource, start, err)
+	return err
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,196 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"path"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/storage"
+)
+
+// namespaceCache answers "does namespace X exist, and is it terminating?"
+// from memory, kept current by a watch; a miss falls back to etcd, so a
+// namespace created a moment ago is never refused.
+type namespaceCache struct {
+	store  *storage.Store
+	mu     sync.RWMutex
+	phases map[string]string
+	synced bool
+}
+
+func newNamespaceCache(st *storage.Store) *namespaceCache {
+	return &namespaceCache{store: st, phases: map[string]string{}}
+}
+
+// NamespacePhase implements admission.NamespaceGetter.
+func (c *namespaceCache) NamespacePhase(ctx context.Context, name string) (string, bool, error) {
+	c.mu.RLock()
+	phase, ok := c.phases[name]
+	c.mu.RUnlock()
+	if ok {
+		return phase, true, nil
+	}
+	kv, err := c.store.Get(ctx, storage.Key("namespaces", "", name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	ns, err := decodeNamespace(kv.Value)
+	if err != nil {
+		return "", false, err
+	}
+	return ns.Status.Phase, true, nil
+}
+
+func decodeNamespace(b []byte) (*core.Namespace, error) {
+	k, _ := scheme.ByResource("namespaces")
+	o, err := k.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return o.(*core.Namespace), nil
+}
+
+// run lists and watches namespaces until ctx ends, relisting after errors.
+func (c *namespaceCache) run(ctx context.Context) {
+	prefix := storage.ListPrefix("namespaces", "")
+	for ctx.Err() == nil {
+		kvs, rev, err := c.store.List(ctx, prefix)
+		if err != nil {
+			sleep(ctx, time.Second)
+			continue
+		}
+		fresh := map[string]string{}
+		for _, kv := range kvs {
+			if ns, err := decodeNamespace(kv.Value); err == nil {
+				fresh[ns.Name] = ns.Status.Phase
+			}
+		}
+		c.mu.Lock()
+		c.phases, c.synced = fresh, true
+		c.mu.Unlock()
+		w := c.store.Watch(ctx, prefix, rev)
+		for ev := range w.Events {
+			name := path.Base(ev.Key)
+			c.mu.Lock()
+			switch ev.Type {
+			case storage.Put:
+				if ns, err := decodeNamespace(ev.Value); err == nil {
+					c.phases[name] = ns.Status.Phase
+				}
+			case storage.Deleted:
+				delete(c.phases, name)
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// runNamespaceCleanup empties terminating namespaces and then removes them.
+// Kubernetes runs this in kube-controller-manager's namespace controller;
+// Kobune runs it inside the API server so that deleting a namespace works
+// with nothing else running (see docs/differences.md).
+func (s *Server) runNamespaceCleanup(ctx context.Context) {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		s.cleanupNamespaces(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.nsCleanup:
+		}
+	}
+}
+
+func (s *Server) wakeNamespaceCleanup() {
+	select {
+	case s.nsCleanup <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Server) cleanupNamespaces(ctx context.Context) {
+	kvs, _, err := s.store.List(ctx, storage.ListPrefix("namespaces", ""))
+	if err != nil {
+		return
+	}
+	for _, kv := range kvs {
+		ns, err := decodeNamespace(kv.Value)
+		if err != nil || ns.DeletionTimestamp == nil {
+			continue
+		}
+		remaining := 0
+		for _, k := range scheme.All() {
+			if !k.Namespaced {
+				continue
+			}
+			items, _, err := s.store.List(ctx, storage.ListPrefix(k.Resource, ns.Name))
+			if err != nil {
+				remaining++
+				continue
+			}
+			remaining += len(items)
+			for _, it := range items {
+				o, err := decodeStored(k, it.Value, it.Revision)
+				if err != nil || o.GetObjectMeta().DeletionTimestamp != nil {
+					continue
+				}
+				if _, err := s.delete(ctx, k, o.GetObjectMeta().Namespace, o.GetObjectMeta().Name, deleteOptions{propagation: "Background"}); err != nil && status.Code(err) != codes.NotFound {
+					s.cfg.Logf("namespace %s cleanup: delete %s %s: %v", ns.Name, k.Resource, o.GetObjectMeta().Name, err)
+				}
+			}
+		}
+		if remaining == 0 {
+			if _, err := s.store.Delete(ctx, kv.Key, kv.Revision); err == nil {
+				s.cfg.Logf("namespace %s deleted", ns.Name)
+			}
+		}
+	}
+}
+
+// markNamespaceTerminating is the namespace's part of Delete: it gets a
+// deletionTimestamp and phase Terminating, and the cleanup loop does the rest.
+func (s *Server) markNamespaceTerminating(ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
+	ns := o.(*core.Namespace)
+	for _, sys := range systemNamespaces {
+		if ns.Name == sys {
+			return nil, 0, status.Errorf(codes.FailedPrecondition, "namespace %s may not be deleted", ns.Name)
+		}
+	}
+	if ns.DeletionTimestamp == nil {
+		now := meta.Now()
+		ns.DeletionTimestamp = &now
+		ns.Status.Phase = core.NamespaceTerminating
+		b, err := encodeForStorage(ns)
+		if err != nil {
+			return nil, 0, err
+		}
+		rev, err = s.store.Update(ctx, objectKey(k, ns), b, rev)
+		if err != nil {
+			return nil, 0, storageError(err, k, ns.Name)
+		}
+	}
+	s.wakeNamespaceCleanup()
+	return ns, rev, nil
+}

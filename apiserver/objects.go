@@ -1,0 +1,81 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/storage"
+)
+
+// decodeStored turns stored bytes into an object whose resourceVersion is
+// the key's modification revision. The revision is never stored inside the
+// value: etcd assigns it at write time.
+func decodeStored(k *scheme.Kind, value []byte, rev int64) (meta.Object, error) {
+	o, err := k.Decode(value)
+	if err != nil {
+		return nil, err
+	}
+	o.GetObjectMeta().ResourceVersion = strconv.FormatInt(rev, 10)
+	return o, nil
+}
+
+// encodeForStorage marshals o without its resourceVersion.
+func encodeForStorage(o meta.Object) ([]byte, error) {
+	m := o.GetObjectMeta()
+	rv := m.ResourceVersion
+	m.ResourceVersion = ""
+	b, err := json.Marshal(o)
+	m.ResourceVersion = rv
+	return b, err
+}
+
+// encodeWithRevision marshals o for a client with resourceVersion set to rev.
+func encodeWithRevision(o meta.Object, rev int64) ([]byte, error) {
+	o.GetObjectMeta().ResourceVersion = strconv.FormatInt(rev, 10)
+	return json.Marshal(o)
+}
+
+func objectKey(k *scheme.Kind, o meta.Object) string {
+	m := o.GetObjectMeta()
+	return storage.Key(k.Resource, m.Namespace, m.Name)
+}
+
+// statusField returns the Status field of a kind's struct, if it has one.
+func statusField(o meta.Object) (reflect.Value, bool) {
+	f := reflect.ValueOf(o).Elem().FieldByName("Status")
+	return f, f.IsValid()
+}
+
+// resetStatus clears status on create, as Kubernetes' strategies do for
+// every kind with a status subresource except Node.
+func resetStatus(o meta.Object) {
+	if f, ok := statusField(o); ok {
+		f.Set(reflect.Zero(f.Type()))
+	}
+}
+
+// copyStatus sets dst's status to src's.
+func copyStatus(dst, src meta.Object) {
+	d, ok1 := statusField(dst)
+	s, ok2 := statusField(src)
+	if ok1 && ok2 {
+		d.Set(s)
+	}
+}
+
+// specOf returns the JSON of everything but metadata and status: a change
+// here is a spec change, which bumps generation.
+func specOf(o meta.Object) []byte {
+	b, _ := json.Marshal(o)
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
+	delete(m, "metadata")
+	delete(m, "status")
+	delete(m, "apiVersion")
+	delete(m, "kind")
+	out, _ := json.Marshal(m)
+	return out
+}

@@ -1,0 +1,280 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Version is the Kobune version the server reports.
+const Version = "v0.1.0-dev"
+
+// MaxObjectBytes is the largest object the API stores (etcd's own default
+// request limit, which Kubernetes also inherits).
+const MaxObjectBytes = 1536 * 1024
+
+// Config configures an API server.
+type Config struct {
+	// Listen is one or more comma-separated gRPC addresses (the lab adds the
+	// bridge address so that nodes in network namespaces can reach it).
+	Listen string
+	// MetricsListen serves /healthz, /readyz and /metrics over HTTP; empty disables it.
+	MetricsListen string
+	// DataDir holds the embedded etcd's data; ignored with EtcdServers.
+	DataDir string
+	// EtcdServers, when set, are the URLs of an external etcd cluster.
+	EtcdServers string
+	// CompactionInterval is how often history older than one interval is
+	// compacted (Kubernetes: 5 minutes).
+	CompactionInterval time.Duration
+	// BookmarkInterval is how often watches that allow bookmarks get one.
+	BookmarkInterval time.Duration
+	// EtcdLogLevel is the embedded etcd's log level.
+	EtcdLogLevel string
+	// Logf logs server events; nil uses the standard logger.
+	Logf func(format string, args ...any)
+}
+
+func (c *Config) setDefaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:6443"
+	}
+	if c.CompactionInterval == 0 {
+		c.CompactionInterval = 5 * time.Minute
+	}
+	if c.BookmarkInterval == 0 {
+		c.BookmarkInterval = 10 * time.Second
+	}
+	if c.EtcdLogLevel == "" {
+		c.EtcdLogLevel = "fatal"
+	}
+	if c.Logf == nil {
+		c.Logf = log.Printf
+	}
+}
+
+// Server is a running API server.
+type Server struct {
+	apipb.UnimplementedResourceAPIServer
+	cfg        Config
+	etcd       *etcdBackend
+	store      *storage.Store
+	admission  *admission.Chain
+	namespaces *namespaceCache
+	metrics    *metrics
+	grpc       *grpc.Server
+	listeners  []net.Listener
+	httpLis    net.Listener
+	http       *http.Server
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	closeOnce  sync.Once
+	// nsCleanup wakes the namespace cleanup loop.
+	nsCleanup chan struct{}
+}
+
+// New connects to etcd (starting the embedded one if needed), makes sure the
+// default namespaces exist and opens the listeners. Serve starts serving.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	var (
+		backend *etcdBackend
+		err     error
+	)
+	if cfg.EtcdServers != "" {
+		backend, err = connectEtcd(ctx, cfg.EtcdServers)
+	} else {
+		if cfg.DataDir == "" {
+			return nil, errors.New("either a data directory (--data-dir) or external etcd servers (--etcd-servers) is required")
+		}
+		backend, err = startEmbeddedEtcd(cfg.DataDir, cfg.EtcdLogLevel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1)}
+	s.namespaces = newNamespaceCache(s.store)
+	s.admission = admission.NewChain(s.namespaces)
+	if err := s.ensureSystemNamespaces(ctx); err != nil {
+		backend.close()
+		return nil, err
+	}
+	for _, addr := range strings.Split(cfg.Listen, ",") {
+		lis, err := net.Listen("tcp", strings.TrimSpace(addr))
+		if err != nil {
+			s.closeListeners()
+			backend.close()
+			return nil, fmt.Errorf("listen on %s: %w (is another apiserver running? choose another --listen)", addr, err)
+		}
+		s.listeners = append(s.listeners, lis)
+	}
+	if cfg.MetricsListen != "" {
+		s.httpLis, err = net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			s.closeListeners()
+			backend.close()
+			return nil, fmt.Errorf("listen on %s for metrics: %w", cfg.MetricsListen, err)
+		}
+	}
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(8<<20),
+		grpc.MaxSendMsgSize(256<<20),
+		grpc.ChainUnaryInterceptor(s.metrics.unary),
+		grpc.ChainStreamInterceptor(s.metrics.stream),
+	)
+	apipb.RegisterResourceAPIServer(s.grpc, s)
+	return s, nil
+}
+
+// Addr returns the first gRPC address the server listens on.
+func (s *Server) Addr() string { return s.listeners[0].Addr().String() }
+
+// MetricsAddr returns the HTTP address of /healthz and /metrics, or "".
+func (s *Server) MetricsAddr() string {
+	if s.httpLis == nil {
+		return ""
+	}
+	return s.httpLis.Addr().String()
+}
+
+// Store exposes the storage layer to tests and benchmarks in this module.
+func (s *Server) Store() *storage.Store { return s.store }
+
+// Serve serves until ctx ends or Close is called.
+func (s *Server) Serve(ctx context.Context) error {
+	ctx, s.cancel = context.WithCancel(ctx)
+	errs := make(chan error, len(s.listeners)+1)
+	for _, lis := range s.listeners {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				errs <- fmt.Errorf("serve gRPC on %s: %w", lis.Addr(), err)
+			}
+		}()
+	}
+	if s.httpLis != nil {
+		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.http.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("serve metrics: %w", err)
+			}
+		}()
+	}
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); s.namespaces.run(ctx) }()
+	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
+	go func() { defer s.wg.Done(); s.runNamespaceCleanup(ctx) }()
+	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.version)
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errs:
+		return err
+	}
+}
+
+// Close stops serving and closes etcd. Safe to call more than once.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		if s.cancel != nil {
+			s.cancel()
+		}
+		stopped := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(5 * time.Second):
+			s.grpc.Stop()
+		}
+		if s.http != nil {
+			s.http.Close()
+		}
+		s.closeListeners()
+		s.wg.Wait()
+		s.etcd.close()
+	})
+}
+
+func (s *Server) closeListeners() {
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	if s.httpLis != nil {
+		s.httpLis.Close()
+	}
+}
+
+// ensureSystemNamespaces creates default, kube-system and kube-public.
+func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
+	k, _ := scheme.ByResource("namespaces")
+	for _, name := range systemNamespaces {
+		ns := &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}}
+		ns.TypeMeta = meta.TypeMeta{APIVersion: "v1", Kind: "Namespace"}
+		if _, err := s.create(ctx, k, ns); err != nil && !isAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+var systemNamespaces = []string{"default", "kube-system", "kube-public"}
+
+// runCompaction compacts, every interval, to the revision seen one interval
+// earlier, so watches can resume within the last interval (as the
+// Kubernetes API server does).
+func (s *Server) runCompaction(ctx context.Context) {
+	t := time.NewTicker(s.cfg.CompactionInterval)
+	defer t.Stop()
+	var last int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if last > 0 {
+			if err := s.store.Compact(ctx, last); err != nil {
+				s.cfg.Logf("compaction at revision %d: %v", last, err)
+			}
+		}
+		rev, err := s.store.Revision(ctx)
+		if err == nil {
+			last = rev
+		}
+	}
+}
+
+func (s *Server) httpHandler() http.Handler {
+	mux := http.NewServeMux()
+	health := func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := s.store.Revision(ctx); err != nil {
+			http.Error(w, "etcd: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	}
+	mux.HandleFunc("/healthz", health)
+	mux.HandleFunc("/readyz", health)
+	mux.Handle("/metrics", s.metrics.handler())
+	return mux
+}

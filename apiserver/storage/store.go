@@ -1,0 +1,236 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Errors the store returns; callers test them with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	ErrConflict = errors.New("conflict: the object has been modified")
+	ErrExpired  = errors.New("expired: the requested revision has been compacted")
+)
+
+// KV is one stored object: its key, its bytes and its modification revision.
+type KV struct {
+	Key      string
+	Value    []byte
+	Revision int64
+}
+
+// Store reads and writes objects in etcd.
+type Store struct {
+	cli *clientv3.Client
+}
+
+// New returns a store on an etcd client.
+func New(cli *clientv3.Client) *Store { return &Store{cli: cli} }
+
+// Client returns the etcd client (for health checks and compaction).
+func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// Create stores value at key if the key does not exist, and returns the new revision.
+func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(value))).
+		Commit()
+	if err != nil {
+		return 0, fmt.Errorf("etcd create %s: %w", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, ErrExists
+	}
+	return resp.Header.Revision, nil
+}
+
+// Get reads one key.
+func (s *Store) Get(ctx context.Context, key string) (KV, error) {
+	resp, err := s.cli.Get(ctx, key)
+	if err != nil {
+		return KV{}, fmt.Errorf("etcd get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return KV{}, ErrNotFound
+	}
+	kv := resp.Kvs[0]
+	return KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision}, nil
+}
+
+// List reads every key under prefix and returns the revision of the read.
+func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
+	resp, err := s.cli.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, 0, fmt.Errorf("etcd list %s: %w", prefix, err)
+	}
+	out := make([]KV, len(resp.Kvs))
+	for i, kv := range resp.Kvs {
+		out[i] = KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision}
+	}
+	return out, resp.Header.Revision, nil
+}
+
+// Update replaces value at key if its revision is still expected.
+func (s *Store) Update(ctx context.Context, key string, value []byte, expected int64) (int64, error) {
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
+		Then(clientv3.OpPut(key, string(value))).
+		Commit()
+	if err != nil {
+		return 0, fmt.Errorf("etcd update %s: %w", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, s.missingOrConflict(ctx, key)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Delete removes key if its revision is still expected, and returns the
+// revision of the deletion.
+func (s *Store) Delete(ctx context.Context, key string, expected int64) (int64, error) {
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
+		Then(clientv3.OpDelete(key)).
+		Commit()
+	if err != nil {
+		return 0, fmt.Errorf("etcd delete %s: %w", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, s.missingOrConflict(ctx, key)
+	}
+	return resp.Header.Revision, nil
+}
+
+func (s *Store) missingOrConflict(ctx context.Context, key string) error {
+	if _, err := s.Get(ctx, key); errors.Is(err, ErrNotFound) {
+		return ErrNotFound
+	}
+	return ErrConflict
+}
+
+// Revision returns the store's current revision.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	resp, err := s.cli.Get(ctx, "/kobune/revision-probe")
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
+}
+
+// Compact drops history before rev; watches from older revisions expire.
+func (s *Store) Compact(ctx context.Context, rev int64) error {
+	_, err := s.cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
+	if err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return fmt.Errorf("etcd compact %d: %w", rev, err)
+	}
+	return nil
+}
+
+// EventType says what happened to a key.
+type EventType int
+
+// Event types.
+const (
+	Put EventType = iota
+	Deleted
+	Progress // no change: the store has reached Revision (a bookmark)
+)
+
+// Event is one change seen by a watch.
+type Event struct {
+	Type     EventType
+	Key      string
+	Value    []byte // the new value (Put) or nil
+	Prev     []byte // the value before (nil on create)
+	Created  bool
+	Revision int64
+}
+
+// Watcher streams events under a prefix.
+type Watcher struct {
+	Events <-chan Event
+	// Err is valid after Events closes: ErrExpired, the context's error, or
+	// an etcd error.
+	Err func() error
+	// RequestProgress asks etcd for a Progress event with the current
+	// revision; it arrives only after every earlier event.
+	RequestProgress func(context.Context) error
+}
+
+// Watch streams changes under prefix after revision from (0: from now).
+func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
+	w := clientv3.NewWatcher(s.cli)
+	events := make(chan Event, 100)
+	var werr error
+	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithPrevKV()}
+	if from > 0 {
+		opts = append(opts, clientv3.WithRev(from+1))
+	}
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	wch := w.Watch(ctx, prefix, opts...)
+	go func() {
+		defer close(events)
+		defer w.Close()
+		defer cancel()
+		for resp := range wch {
+			if resp.CompactRevision != 0 || errors.Is(resp.Err(), rpctypes.ErrCompacted) {
+				werr = fmt.Errorf("%w (revision %d; oldest available %d)", ErrExpired, from, resp.CompactRevision)
+				return
+			}
+			if err := resp.Err(); err != nil {
+				werr = err
+				return
+			}
+			if resp.IsProgressNotify() {
+				if !send(ctx, events, Event{Type: Progress, Revision: resp.Header.Revision}) {
+					break
+				}
+				continue
+			}
+			for _, ev := range resp.Events {
+				if !send(ctx, events, convert(ev)) {
+					break
+				}
+			}
+		}
+		if werr == nil {
+			werr = ctx.Err()
+		}
+	}()
+	return &Watcher{
+		Events:          events,
+		Err:             func() error { return werr },
+		RequestProgress: w.RequestProgress,
+	}
+}
+
+func send(ctx context.Context, ch chan<- Event, ev Event) bool {
+	select {
+	case ch <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func convert(ev *clientv3.Event) Event {
+	out := Event{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}
+	if ev.PrevKv != nil {
+		out.Prev = ev.PrevKv.Value
+	}
+	if ev.Type == mvccpb.DELETE {
+		out.Type = Deleted
+		return out
+	}
+	out.Type = Put
+	out.Value = ev.Kv.Value
+	out.Created = ev.IsCreate()
+	return out
+}

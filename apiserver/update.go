@@ -1,0 +1,176 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Update implements the Update RPC: spec and metadata change, status stays.
+func (s *Server) Update(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
+	return s.updateRequest(ctx, req, false)
+}
+
+// UpdateStatus implements the UpdateStatus RPC: status changes, the rest stays.
+func (s *Server) UpdateStatus(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
+	return s.updateRequest(ctx, req, true)
+}
+
+func (s *Server) updateRequest(ctx context.Context, req *apipb.UpdateRequest, statusOnly bool) (*apipb.ObjectResponse, error) {
+	k, o, warnings, err := s.decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
+	if err != nil {
+		return nil, err
+	}
+	if statusOnly {
+		warnings = nil // status fields are the writer's business
+		if !k.HasStatus {
+			return nil, status.Errorf(codes.InvalidArgument, "%s has no status subresource", k.Kind)
+		}
+	}
+	b, err := s.update(ctx, k, o, statusOnly, req.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	return &apipb.ObjectResponse{Object: b, Warnings: warnings}, nil
+}
+
+// update applies a client's object to the stored one. With an expected
+// resourceVersion it is a compare-and-swap; without one it retries on
+// conflict (an unconditional update, as Kubernetes allows).
+func (s *Server) update(ctx context.Context, k *scheme.Kind, in meta.Object, statusOnly, dryRun bool) ([]byte, error) {
+	m := in.GetObjectMeta()
+	var expected int64
+	if m.ResourceVersion != "" {
+		rv, err := strconv.ParseInt(m.ResourceVersion, 10, 64)
+		if err != nil || rv <= 0 {
+			return nil, invalid("metadata.resourceVersion: Invalid value: %q: must be a positive integer", m.ResourceVersion)
+		}
+		expected = rv
+	}
+	key := objectKey(k, in)
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if err != nil {
+			return nil, storageError(err, k, m.Name)
+		}
+		if expected != 0 && kv.Revision != expected {
+			return nil, storageError(storage.ErrConflict, k, m.Name)
+		}
+		old, err := decodeStored(k, kv.Value, kv.Revision)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
+		}
+		out, err := s.updateOnce(ctx, k, in, old, kv, statusOnly, dryRun)
+		if errors.Is(err, storage.ErrConflict) && expected == 0 {
+			in = copyObject(k, in)
+			continue // someone else wrote in between; try on the new state
+		}
+		if err != nil {
+			return nil, storageError(err, k, m.Name)
+		}
+		return out, nil
+	}
+}
+
+func copyObject(k *scheme.Kind, o meta.Object) meta.Object {
+	b, _ := encodeForStorage(o)
+	c, _ := k.Decode(b)
+	c.GetObjectMeta().ResourceVersion = ""
+	return c
+}
+
+func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool) ([]byte, error) {
+	newObj, err := mergeUpdate(k, in, old, statusOnly)
+	if err != nil {
+		return nil, err
+	}
+	if !statusOnly {
+		if err := s.admission.Admit(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old}); err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(specOf(newObj), specOf(old)) {
+			newObj.GetObjectMeta().Generation = old.GetObjectMeta().Generation + 1
+		}
+	}
+	b, err := encodeForStorage(newObj)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encode %s: %v", k.Kind, err)
+	}
+	if len(b) > MaxObjectBytes {
+		return nil, tooLarge(len(b))
+	}
+	if dryRun || bytes.Equal(b, kv.Value) {
+		// Nothing changed: no write, no new revision (as in Kubernetes).
+		return encodeWithRevision(newObj, kv.Revision)
+	}
+	nm := newObj.GetObjectMeta()
+	if nm.DeletionTimestamp != nil && len(nm.Finalizers) == 0 && !awaitingTermination(newObj) {
+		// The last finalizer is gone: the deletion that was waiting completes.
+		rev, err := s.store.Delete(ctx, kv.Key, kv.Revision)
+		if err != nil {
+			return nil, err
+		}
+		return encodeWithRevision(newObj, rev)
+	}
+	rev, err := s.store.Update(ctx, kv.Key, b, kv.Revision)
+	if err != nil {
+		return nil, err
+	}
+	return encodeWithRevision(newObj, rev)
+}
+
+// mergeUpdate builds the object to store from the client's object and the
+// stored one: the server keeps what it owns (uid, creationTimestamp,
+// generation, deletion fields), and status or spec stays as stored
+// depending on which subresource is written.
+func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Object, error) {
+	im, om := in.GetObjectMeta(), old.GetObjectMeta()
+	if im.UID != "" && im.UID != om.UID {
+		return nil, status.Errorf(codes.FailedPrecondition, "Precondition failed: UID in precondition: %s, UID in object meta: %s", im.UID, om.UID)
+	}
+	if statusOnly {
+		out := copyObject(k, old)
+		copyStatus(out, in)
+		out.GetObjectMeta().ResourceVersion = om.ResourceVersion
+		return out, nil
+	}
+	out := in
+	m := out.GetObjectMeta()
+	m.UID = om.UID
+	m.CreationTimestamp = om.CreationTimestamp
+	m.Generation = om.Generation
+	m.DeletionTimestamp = om.DeletionTimestamp
+	m.DeletionGracePeriodSeconds = om.DeletionGracePeriodSeconds
+	if m.DeletionTimestamp != nil {
+		for _, f := range m.Finalizers {
+			if !om.HasFinalizer(f) {
+				return nil, status.Errorf(codes.InvalidArgument, "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizer %q", f)
+			}
+		}
+	}
+	if k.HasStatus {
+		copyStatus(out, old)
+	}
+	if m.GenerateName == "" {
+		m.GenerateName = om.GenerateName
+	}
+	return out, nil
+}
+
+// awaitingTermination reports whether a pod still waits for its agent to
+// confirm that its containers are gone.
+func awaitingTermination(o meta.Object) bool {
+	p, ok := o.(*core.Pod)
+	return ok && p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds > 0 && p.Spec.NodeName != ""
+}

@@ -1,0 +1,142 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Watch event types, as in Kubernetes.
+const (
+	Added    = "ADDED"
+	Modified = "MODIFIED"
+	Deleted  = "DELETED"
+	Bookmark = "BOOKMARK"
+)
+
+// Watch implements the Watch RPC. From resourceVersion 0 it first sends an
+// ADDED event for every existing object (Kubernetes' "most recent" start).
+// Changes are filtered with the selectors: an object that stops matching is
+// sent as DELETED, one that starts matching as ADDED.
+func (s *Server) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchServer) error {
+	ctx := stream.Context()
+	k, ok := scheme.ByResource(req.Resource)
+	if !ok {
+		return invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
+	}
+	f, err := newFilter(k, req.LabelSelector, req.FieldSelector)
+	if err != nil {
+		return err
+	}
+	ns := req.Namespace
+	if !k.Namespaced {
+		ns = ""
+	}
+	prefix := storage.ListPrefix(k.Resource, ns)
+	from := req.ResourceVersion
+	if from < 0 {
+		return invalid("resourceVersion: must be 0 or a revision from a List or an event")
+	}
+	if from == 0 {
+		if from, err = s.sendInitial(ctx, k, f, prefix, stream); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := s.store.Watch(ctx, prefix, from)
+	var tick <-chan time.Time
+	if req.AllowBookmarks {
+		t := time.NewTicker(s.cfg.BookmarkInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case ev, ok := <-w.Events:
+			if !ok {
+				if err := w.Err(); err != nil && ctx.Err() == nil {
+					return storageError(err, k, "")
+				}
+				return nil
+			}
+			if err := s.sendEvent(k, f, ev, req.AllowBookmarks, stream); err != nil {
+				return err
+			}
+		case <-tick:
+			if err := w.RequestProgress(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logf("watch %s: request progress: %v", k.Resource, err)
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (s *Server) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, prefix string, stream apipb.ResourceAPI_WatchServer) (int64, error) {
+	kvs, rev, err := s.store.List(ctx, prefix)
+	if err != nil {
+		return 0, storageError(err, k, "")
+	}
+	for _, kv := range kvs {
+		o, err := decodeStored(k, kv.Value, kv.Revision)
+		if err != nil || !f.matches(o) {
+			continue
+		}
+		b, _ := json.Marshal(o)
+		if err := stream.Send(&apipb.WatchEvent{Type: Added, Object: b, ResourceVersion: kv.Revision}); err != nil {
+			return 0, err
+		}
+	}
+	return rev, nil
+}
+
+func (s *Server) sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream apipb.ResourceAPI_WatchServer) error {
+	if ev.Type == storage.Progress {
+		if !bookmarks {
+			return nil
+		}
+		return stream.Send(&apipb.WatchEvent{Type: Bookmark, Object: bookmark(k, ev.Revision), ResourceVersion: ev.Revision})
+	}
+	var cur, prev meta.Object
+	var err error
+	if ev.Value != nil {
+		if cur, err = decodeStored(k, ev.Value, ev.Revision); err != nil {
+			return status.Errorf(codes.Internal, "decode %s: %v", ev.Key, err)
+		}
+	}
+	if ev.Prev != nil {
+		if prev, err = decodeStored(k, ev.Prev, ev.Revision); err != nil {
+			return status.Errorf(codes.Internal, "decode %s: %v", ev.Key, err)
+		}
+	}
+	curMatch := cur != nil && f.matches(cur)
+	prevMatch := prev != nil && (f.everything() || f.matches(prev))
+	var typ string
+	var obj meta.Object
+	switch {
+	case ev.Type == storage.Deleted && prevMatch:
+		typ, obj = Deleted, prev
+	case ev.Type == storage.Put && curMatch && prevMatch:
+		typ, obj = Modified, cur
+	case ev.Type == storage.Put && curMatch:
+		typ, obj = Added, cur
+	case ev.Type == storage.Put && prevMatch:
+		typ, obj = Deleted, cur // it no longer matches the selector
+	default:
+		return nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return status.Errorf(codes.Internal, "encode: %v", err)
+	}
+	return stream.Send(&apipb.WatchEvent{Type: typ, Object: b, ResourceVersion: ev.Revision})
+}

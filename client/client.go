@@ -1,0 +1,71 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Client is a connection to a Kobune API server.
+type Client struct {
+	conn *grpc.ClientConn
+	// API is the raw generated gRPC client: objects as JSON bytes. Most code
+	// uses the typed client (For) instead.
+	API apipb.ResourceAPIClient
+	// Addr is the server address this client dials.
+	Addr string
+}
+
+// New connects to the API server at addr ("127.0.0.1:6443"). The connection
+// is lazy: an unreachable server shows up as Unavailable on the first call.
+func New(addr string) (*Client, error) {
+	conn, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(8<<20)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	return &Client{conn: conn, API: apipb.NewResourceAPIClient(conn), Addr: addr}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Version asks the server for its version; it is also a cheap "are you there".
+func (c *Client) Version(ctx context.Context) (*apipb.VersionResponse, error) {
+	return c.API.Version(ctx, &apipb.VersionRequest{})
+}
+
+// IsNotFound reports whether err says the object does not exist.
+func IsNotFound(err error) bool { return status.Code(err) == codes.NotFound }
+
+// IsAlreadyExists reports whether err says the name is taken.
+func IsAlreadyExists(err error) bool { return status.Code(err) == codes.AlreadyExists }
+
+// IsConflict reports whether err is an optimistic-concurrency conflict: the
+// object changed since it was read; read it again and retry.
+func IsConflict(err error) bool { return status.Code(err) == codes.Aborted }
+
+// IsExpired reports whether a watch's starting revision was compacted: list again.
+func IsExpired(err error) bool { return status.Code(err) == codes.OutOfRange }
+
+// IsInvalid reports whether the server refused the object as invalid.
+func IsInvalid(err error) bool { return status.Code(err) == codes.InvalidArgument }
+
+// Message returns the server's message without the gRPC decoration.
+func Message(err error) string {
+	if s, ok := status.FromError(err); ok {
+		if s.Code() == codes.Unavailable {
+			return "the API server is unavailable: " + s.Message()
+		}
+		return s.Message()
+	}
+	return err.Error()
+}

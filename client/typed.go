@@ -1,0 +1,200 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"google.golang.org/grpc"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Typed is the client for one kind, such as For[*core.Pod](c).
+type Typed[T meta.Object] struct {
+	c    *Client
+	Kind *scheme.Kind
+}
+
+// For returns the typed client for T, a pointer to a registered kind.
+func For[T meta.Object](c *Client) *Typed[T] {
+	var zero T
+	o := reflect.New(reflect.TypeOf(zero).Elem()).Interface().(meta.Object)
+	k, err := scheme.KindOf(o)
+	if err != nil {
+		panic(err) // a programming error: T is not an API kind
+	}
+	return &Typed[T]{c: c, Kind: k}
+}
+
+// ListOptions narrow a List or Watch.
+type ListOptions struct {
+	LabelSelector string // "app=web,tier!=db"
+	FieldSelector string // "spec.nodeName=node-1"
+}
+
+// DeleteOptions are Kubernetes' delete options.
+type DeleteOptions struct {
+	GracePeriodSeconds *int64
+	PropagationPolicy  string // Background (default), Foreground, Orphan
+	UID                string // precondition
+	ResourceVersion    string // precondition
+}
+
+func (t *Typed[T]) decode(b []byte) (T, error) {
+	var zero T
+	o, err := t.Kind.Decode(b)
+	if err != nil {
+		return zero, fmt.Errorf("decode %s: %w", t.Kind.Kind, err)
+	}
+	return o.(T), nil
+}
+
+func (t *Typed[T]) encode(o T) ([]byte, error) {
+	*o.GetTypeMeta() = meta.TypeMeta{APIVersion: t.Kind.APIVersion, Kind: t.Kind.Kind}
+	return json.Marshal(o)
+}
+
+// Create stores a new object and returns it as stored.
+func (t *Typed[T]) Create(ctx context.Context, o T) (T, error) {
+	var zero T
+	b, err := t.encode(o)
+	if err != nil {
+		return zero, err
+	}
+	resp, err := t.c.API.Create(ctx, &apipb.CreateRequest{Resource: t.Kind.Resource, Namespace: o.GetObjectMeta().Namespace, Object: b})
+	if err != nil {
+		return zero, err
+	}
+	return t.decode(resp.Object)
+}
+
+// Get reads one object (namespace "" for cluster-scoped kinds).
+func (t *Typed[T]) Get(ctx context.Context, namespace, name string) (T, error) {
+	var zero T
+	resp, err := t.c.API.Get(ctx, &apipb.GetRequest{Resource: t.Kind.Resource, Namespace: namespace, Name: name})
+	if err != nil {
+		return zero, err
+	}
+	return t.decode(resp.Object)
+}
+
+// List reads the matching objects (namespace "" for all) and the revision
+// to watch from.
+func (t *Typed[T]) List(ctx context.Context, namespace string, opts ListOptions) ([]T, int64, error) {
+	resp, err := t.c.API.List(ctx, &apipb.ListRequest{Resource: t.Kind.Resource, Namespace: namespace, LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]T, 0, len(resp.Items))
+	for _, b := range resp.Items {
+		o, err := t.decode(b)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, o)
+	}
+	return out, resp.ResourceVersion, nil
+}
+
+// Update writes spec and metadata; the object's resourceVersion is the
+// revision expected (a conflict error if it moved; IsConflict tells).
+func (t *Typed[T]) Update(ctx context.Context, o T) (T, error) {
+	return t.update(ctx, o, t.c.API.Update)
+}
+
+// UpdateStatus writes the status subresource.
+func (t *Typed[T]) UpdateStatus(ctx context.Context, o T) (T, error) {
+	return t.update(ctx, o, t.c.API.UpdateStatus)
+}
+
+func (t *Typed[T]) update(ctx context.Context, o T, call func(context.Context, *apipb.UpdateRequest, ...grpc.CallOption) (*apipb.ObjectResponse, error)) (T, error) {
+	var zero T
+	b, err := t.encode(o)
+	if err != nil {
+		return zero, err
+	}
+	resp, err := call(ctx, &apipb.UpdateRequest{Resource: t.Kind.Resource, Namespace: o.GetObjectMeta().Namespace, Object: b})
+	if err != nil {
+		return zero, err
+	}
+	return t.decode(resp.Object)
+}
+
+// Delete deletes (or starts the graceful deletion of) an object.
+func (t *Typed[T]) Delete(ctx context.Context, namespace, name string, opts DeleteOptions) error {
+	req := &apipb.DeleteRequest{Resource: t.Kind.Resource, Namespace: namespace, Name: name,
+		GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}
+	if opts.UID != "" || opts.ResourceVersion != "" {
+		req.Preconditions = &apipb.Preconditions{Uid: opts.UID, ResourceVersion: opts.ResourceVersion}
+	}
+	_, err := t.c.API.Delete(ctx, req)
+	return err
+}
+
+// Event is one watch event.
+type Event[T meta.Object] struct {
+	Type            string // ADDED, MODIFIED, DELETED, BOOKMARK
+	Object          T      // for BOOKMARK only its resourceVersion is set
+	ResourceVersion int64
+}
+
+// Watcher streams events until its context ends or the stream fails.
+type Watcher[T meta.Object] struct {
+	Events <-chan Event[T]
+	err    error
+}
+
+// Err is valid once Events is closed: nil after the context ended, an
+// IsExpired error when the revision was compacted, or the stream's error.
+func (w *Watcher[T]) Err() error { return w.err }
+
+// Watch streams changes after revision rv (0: the current objects as ADDED, then changes).
+func (t *Typed[T]) Watch(ctx context.Context, namespace string, opts ListOptions, rv int64) (*Watcher[T], error) {
+	stream, err := t.c.API.Watch(ctx, &apipb.WatchRequest{Resource: t.Kind.Resource, Namespace: namespace,
+		LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector, ResourceVersion: rv, AllowBookmarks: true})
+	if err != nil {
+		return nil, err
+	}
+	events := make(chan Event[T], 64)
+	w := &Watcher[T]{Events: events}
+	go func() {
+		defer close(events)
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				if ctx.Err() == nil {
+					w.err = err
+				}
+				return
+			}
+			o, err := t.decode(ev.Object)
+			if err != nil {
+				w.err = err
+				return
+			}
+			select {
+			case events <- Event[T]{Type: ev.Type, Object: o, ResourceVersion: ev.ResourceVersion}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return w, nil
+}
+
+// ResourceVersion parses an object's resourceVersion (0 if unset).
+func ResourceVersion(o meta.Object) int64 {
+	rv, _ := strconv.ParseInt(o.GetObjectMeta().ResourceVersion, 10, 64)
+	return rv
+}
+
+// Bind assigns a pod to a node (the scheduler's write).
+func (c *Client) Bind(ctx context.Context, namespace, name, uid, node string) error {
+	_, err := c.API.Bind(ctx, &apipb.BindRequest{Namespace: namespace, Name: name, Uid: uid, NodeName: node})
+	return err
+}

@@ -1,0 +1,43 @@
+// Command kobune-apiserver serves the Kobune resource API over gRPC, backed by
+// embedded etcd (default) or an external etcd cluster (kube-apiserver).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kobune/kobune/apiserver"
+)
+
+func main() {
+	var cfg apiserver.Config
+	flag.StringVar(&cfg.Listen, "listen", "127.0.0.1:6443", "gRPC address(es) to serve the API on, comma-separated")
+	flag.StringVar(&cfg.MetricsListen, "metrics-listen", "127.0.0.1:6444", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
+	flag.StringVar(&cfg.DataDir, "data-dir", "/var/lib/kobune/etcd", "data directory of the embedded etcd")
+	flag.StringVar(&cfg.EtcdServers, "etcd-servers", "", "URLs of an external etcd cluster, comma-separated (instead of the embedded one)")
+	flag.DurationVar(&cfg.CompactionInterval, "compaction-interval", 5*time.Minute, "how often etcd history older than one interval is compacted")
+	flag.StringVar(&cfg.EtcdLogLevel, "etcd-log-level", "fatal", "log level of the embedded etcd (debug, info, warn, error, fatal)")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "Usage: kobune-apiserver [flags]\n\nServes the Kobune API (the kube-apiserver of Kobune). Flags:\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := apiserver.New(ctx, cfg)
+	if err != nil {
+		log.Fatalf("kobune-apiserver: %v", err)
+	}
+	err = srv.Serve(ctx)
+	srv.Close()
+	if err != nil {
+		log.Fatalf("kobune-apiserver: %v", err)
+	}
+}
