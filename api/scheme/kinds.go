@@ -30,13 +30,21 @@ func buildKinds() []*Kind {
 			func(s *core.Secret) map[string]string { return map[string]string{"type": s.Type} }),
 		kind("Event", "v1", "events", []string{"ev"}, true, false, nil, core.ValidateEvent, nil, eventFields),
 		kind("ReplicaSet", "apps/v1", "replicasets", []string{"rs"}, true, true, apps.SetDefaultsReplicaSet, apps.ValidateReplicaSet,
-			func(n, o *apps.ReplicaSet) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+			func(n, o *apps.ReplicaSet) v.ErrorList {
+				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
+			}, nil),
 		kind("Deployment", "apps/v1", "deployments", []string{"deploy"}, true, true, apps.SetDefaultsDeployment, apps.ValidateDeployment,
-			func(n, o *apps.Deployment) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+			func(n, o *apps.Deployment) v.ErrorList {
+				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
+			}, nil),
 		kind("DaemonSet", "apps/v1", "daemonsets", []string{"ds"}, true, true, apps.SetDefaultsDaemonSet, apps.ValidateDaemonSet,
-			func(n, o *apps.DaemonSet) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+			func(n, o *apps.DaemonSet) v.ErrorList {
+				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
+			}, nil),
 		kind("StatefulSet", "apps/v1", "statefulsets", []string{"sts"}, true, true, apps.SetDefaultsStatefulSet, apps.ValidateStatefulSet,
-			func(n, o *apps.StatefulSet) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+			func(n, o *apps.StatefulSet) v.ErrorList {
+				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
+			}, nil),
 		kind("Job", "batch/v1", "jobs", nil, true, true, batch.SetDefaultsJob, batch.ValidateJob, nil, nil),
 		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, true, true, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
 		kind("Lease", "coordination.k8s.io/v1", "leases", nil, true, false, nil, coordination.ValidateLease, nil, nil),
