@@ -1,0 +1,302 @@
+package ctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// LastAppliedAnnotation holds the manifest an object was last applied from,
+// as kubectl's client-side apply keeps it; apply uses it to tell fields the
+// user removed from fields someone else set.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+type writeFlags struct {
+	files  []string
+	strict bool
+	dryRun bool
+}
+
+func (f *writeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "file, directory or - (stdin) with manifests")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat fields kobune does not support as errors instead of warnings")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "validate on the server without storing anything")
+}
+
+func (f *writeFlags) fieldValidation() string {
+	if f.strict {
+		return "Strict"
+	}
+	return "Ignore" // kobectl has already printed its own warnings
+}
+
+func newApplyCommand(o *Options) *cobra.Command {
+	var f writeFlags
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Create or update objects from manifests (kubectl apply)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
+				return applyOne(ctx, c, m, &f)
+			})
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newCreateCommand(o *Options) *cobra.Command {
+	var f writeFlags
+	cmd := &cobra.Command{
+		Use:   "create -f FILE",
+		Short: "Create objects from manifests; an existing name is an error (kubectl create)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
+				_, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: m.Kind.Resource, Namespace: m.Object.GetObjectMeta().Namespace,
+					Object: m.Raw, FieldValidation: f.fieldValidation(), DryRun: f.dryRun})
+				return "created", err
+			})
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newReplaceCommand(o *Options) *cobra.Command {
+	var f writeFlags
+	cmd := &cobra.Command{
+		Use:   "replace -f FILE",
+		Short: "Replace objects with manifests; a stale resourceVersion in the file is a conflict (kubectl replace)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
+				_, err := c.API.Update(ctx, &apipb.UpdateRequest{Resource: m.Kind.Resource, Namespace: m.Object.GetObjectMeta().Namespace,
+					Object: m.Raw, FieldValidation: f.fieldValidation(), DryRun: f.dryRun})
+				return "replaced", err
+			})
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// forEachManifest reads every manifest first (so bad input changes nothing),
+// prints warnings for unsupported fields (errors with --strict), then sends
+// each object, continuing past failures as kubectl does.
+func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(context.Context, *client.Client, manifest) (string, error)) error {
+	ms, err := readManifests(f.files, o.In)
+	if err != nil {
+		return err
+	}
+	var strictErrs []string
+	for i := range ms {
+		m := &ms[i]
+		if err := o.setNamespace(m); err != nil {
+			return err
+		}
+		for _, u := range m.Unsupported {
+			if f.strict {
+				strictErrs = append(strictErrs, fmt.Sprintf("%s line %d (%s): %s", m.Source, m.Line, ref(m.Kind, m.Object.GetObjectMeta().Name), u))
+			} else {
+				fmt.Fprintf(o.ErrOut, "Warning: %s: %s\n", ref(m.Kind, m.Object.GetObjectMeta().Name), u)
+			}
+		}
+		if m.Raw, err = json.Marshal(m.Object); err != nil {
+			return err
+		}
+	}
+	if len(strictErrs) > 0 {
+		return fmt.Errorf("unsupported fields (--strict), nothing was applied:\n  %s", joinLines(strictErrs))
+	}
+	c, err := o.Client()
+	if err != nil {
+		return err
+	}
+	var failed []error
+	for _, m := range ms {
+		ctx, cancel := ctxFor(cmd)
+		verb, err := do(ctx, c, m)
+		cancel()
+		name := ref(m.Kind, m.Object.GetObjectMeta().Name)
+		if err != nil {
+			failed = append(failed, fmt.Errorf("%s (%s line %d): %w", name, m.Source, m.Line, err))
+			continue
+		}
+		suffix := ""
+		if f.dryRun {
+			suffix = " (server dry run)"
+		}
+		fmt.Fprintf(o.Out, "%s %s%s\n", name, verb, suffix)
+	}
+	if len(failed) == 1 {
+		return failed[0]
+	}
+	if len(failed) > 1 {
+		for _, e := range failed[:len(failed)-1] {
+			fmt.Fprintln(o.ErrOut, formatError(e, o.Server))
+		}
+		return failed[len(failed)-1]
+	}
+	return nil
+}
+
+func joinLines(l []string) string {
+	out := ""
+	for i, s := range l {
+		if i > 0 {
+			out += "\n  "
+		}
+		out += s
+	}
+	return out
+}
+
+// setNamespace fills the namespace from -n, refusing a conflict as kubectl does.
+func (o *Options) setNamespace(m *manifest) error {
+	meta := m.Object.GetObjectMeta()
+	if !m.Kind.Namespaced {
+		return nil
+	}
+	switch {
+	case meta.Namespace == "" && o.Namespace != "":
+		meta.Namespace = o.Namespace
+	case meta.Namespace == "":
+		meta.Namespace = "default"
+	case o.Namespace != "" && meta.Namespace != o.Namespace:
+		return fmt.Errorf("%s line %d: the namespace from the provided object %q does not match the namespace %q; remove -n or the object's namespace", m.Source, m.Line, meta.Namespace, o.Namespace)
+	}
+	return nil
+}
+
+// applyOne creates the object or merges the manifest into the live object.
+func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) (string, error) {
+	applied, err := withLastApplied(m.Raw)
+	if err != nil {
+		return "", err
+	}
+	meta := m.Object.GetObjectMeta()
+	for attempt := 0; ; attempt++ {
+		live, err := c.API.Get(ctx, &apipb.GetRequest{Resource: m.Kind.Resource, Namespace: meta.Namespace, Name: meta.Name})
+		if client.IsNotFound(err) {
+			_, err = c.API.Create(ctx, &apipb.CreateRequest{Resource: m.Kind.Resource, Namespace: meta.Namespace, Object: applied,
+				FieldValidation: f.fieldValidation(), DryRun: f.dryRun})
+			return "created", err
+		}
+		if err != nil {
+			return "", err
+		}
+		merged, changed, err := threeWayMerge(live.Object, m.Raw, applied)
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return "unchanged", nil
+		}
+		resp, err := c.API.Update(ctx, &apipb.UpdateRequest{Resource: m.Kind.Resource, Namespace: meta.Namespace, Object: merged,
+			FieldValidation: f.fieldValidation(), DryRun: f.dryRun})
+		if client.IsConflict(err) && attempt < 5 {
+			continue // someone wrote in between: merge again onto the new state
+		}
+		if err != nil {
+			return "", err
+		}
+		if sameRevision(live.Object, resp.Object) {
+			return "unchanged", nil // after defaulting, the server found nothing to write
+		}
+		return "configured", nil
+	}
+}
+
+// withLastApplied returns the manifest with the last-applied annotation set to itself.
+func withLastApplied(raw []byte) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		return nil, errors.New("object has no metadata")
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann[LastAppliedAnnotation] = string(raw)
+	md["annotations"] = ann
+	return json.Marshal(obj)
+}
+
+// threeWayMerge applies the manifest onto the live object: fields in the
+// manifest win; fields that were in the last applied manifest but are gone
+// now are removed; other fields (set by controllers or other users) stay.
+// Lists are replaced whole (Kubernetes' strategic merge would merge
+// containers by name; see docs/differences.md). Status is never touched.
+func threeWayMerge(liveJSON, manifestJSON, appliedJSON []byte) ([]byte, bool, error) {
+	var live, manifest, applied map[string]any
+	if err := json.Unmarshal(liveJSON, &live); err != nil {
+		return nil, false, err
+	}
+	if err := json.Unmarshal(manifestJSON, &manifest); err != nil {
+		return nil, false, err
+	}
+	if err := json.Unmarshal(appliedJSON, &applied); err != nil {
+		return nil, false, err
+	}
+	var last map[string]any
+	if md, ok := live["metadata"].(map[string]any); ok {
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			if s, ok := ann[LastAppliedAnnotation].(string); ok {
+				_ = json.Unmarshal([]byte(s), &last)
+			}
+		}
+	}
+	before, _ := json.Marshal(live)
+	delete(applied, "status")
+	delete(last, "status")
+	merged := mergeMaps(live, last, applied)
+	after, err := json.Marshal(merged)
+	if err != nil {
+		return nil, false, err
+	}
+	return after, !reflect.DeepEqual(before, after), nil
+}
+
+func mergeMaps(live, last, desired map[string]any) map[string]any {
+	if live == nil {
+		live = map[string]any{}
+	}
+	for k, v := range desired {
+		dm, dIsMap := v.(map[string]any)
+		lm, lIsMap := live[k].(map[string]any)
+		if dIsMap && lIsMap {
+			lastSub, _ := last[k].(map[string]any)
+			live[k] = mergeMaps(lm, lastSub, dm)
+			continue
+		}
+		live[k] = v
+	}
+	for k := range last {
+		if _, still := desired[k]; !still {
+			delete(live, k)
+		}
+	}
+	return live
+}
+
+func sameRevision(a, b []byte) bool {
+	var x, y struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && x.Metadata.ResourceVersion == y.Metadata.ResourceVersion
+}

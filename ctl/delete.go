@@ -1,0 +1,145 @@
+package ctl
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+type deleteFlags struct {
+	files       []string
+	selector    string
+	cascade     string
+	gracePeriod int64
+	now         bool
+	ignoreNF    bool
+}
+
+func newDeleteCommand(o *Options) *cobra.Command {
+	var f deleteFlags
+	cmd := &cobra.Command{
+		Use:   "delete (TYPE NAME... | TYPE/NAME | TYPE -l SELECTOR | -f FILE)",
+		Short: "Delete objects by name, by label selector or from manifests (kubectl delete)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.delete(cmd, &f, args)
+		},
+	}
+	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "delete the objects in these manifests")
+	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "delete every object matching this label selector")
+	cmd.Flags().StringVar(&f.cascade, "cascade", "background", "what happens to dependents: background, foreground or orphan")
+	cmd.Flags().Int64Var(&f.gracePeriod, "grace-period", -1, "seconds a pod gets to stop (-1: its own terminationGracePeriodSeconds; 0 with --force semantics)")
+	cmd.Flags().BoolVar(&f.now, "now", false, "same as --grace-period=1")
+	cmd.Flags().BoolVar(&f.ignoreNF, "ignore-not-found", false, "treat a missing object as deleted")
+	return cmd
+}
+
+type target struct {
+	kind      *scheme.Kind
+	namespace string
+	name      string
+}
+
+func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) error {
+	policy := map[string]string{"background": "Background", "foreground": "Foreground", "orphan": "Orphan"}[strings.ToLower(f.cascade)]
+	if policy == "" {
+		return fmt.Errorf("invalid --cascade %q: use background, foreground or orphan", f.cascade)
+	}
+	var grace *int64
+	if f.now {
+		one := int64(1)
+		grace = &one
+	} else if f.gracePeriod >= 0 {
+		grace = &f.gracePeriod
+	}
+	c, err := o.Client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := ctxFor(cmd)
+	defer cancel()
+	targets, err := o.deleteTargets(ctx, c, f, args)
+	if err != nil {
+		return err
+	}
+	var lastErr error
+	for _, t := range targets {
+		_, err := c.API.Delete(ctx, &apipb.DeleteRequest{Resource: t.kind.Resource, Namespace: t.namespace, Name: t.name,
+			GracePeriodSeconds: grace, PropagationPolicy: policy})
+		if client.IsNotFound(err) && f.ignoreNF {
+			continue
+		}
+		if err != nil {
+			if lastErr != nil {
+				fmt.Fprintln(o.ErrOut, formatError(lastErr, o.Server))
+			}
+			lastErr = err
+			continue
+		}
+		fmt.Fprintf(o.Out, "%s deleted\n", quotedRef(t.kind, t.name))
+	}
+	return lastErr
+}
+
+func (o *Options) deleteTargets(ctx context.Context, c *client.Client, f *deleteFlags, args []string) ([]target, error) {
+	if len(f.files) > 0 {
+		if len(args) > 0 || f.selector != "" {
+			return nil, fmt.Errorf("use either -f or TYPE NAME / -l, not both")
+		}
+		ms, err := readManifests(f.files, o.In)
+		if err != nil {
+			return nil, err
+		}
+		var ts []target
+		for i := range ms {
+			if err := o.setNamespace(&ms[i]); err != nil {
+				return nil, err
+			}
+			m := ms[i].Object.GetObjectMeta()
+			ts = append(ts, target{kind: ms[i].Kind, namespace: m.Namespace, name: m.Name})
+		}
+		return ts, nil
+	}
+	if len(args) == 0 {
+		return nil, fmt.Errorf("you must provide one or more resources by argument or filename: kobectl delete TYPE NAME, TYPE/NAME, TYPE -l SELECTOR or -f FILE")
+	}
+	k, names, err := parseTarget(args)
+	if err != nil {
+		return nil, err
+	}
+	ns := o.namespaceFor(k, false)
+	if len(names) > 0 {
+		if f.selector != "" {
+			return nil, fmt.Errorf("name cannot be provided when a selector is specified")
+		}
+		ts := make([]target, len(names))
+		for i, n := range names {
+			ts[i] = target{kind: k, namespace: ns, name: n}
+		}
+		return ts, nil
+	}
+	if f.selector == "" {
+		return nil, fmt.Errorf("resource(s) were provided, but no name or label selector was specified (use -l app=web, or name the objects)")
+	}
+	resp, err := c.API.List(ctx, &apipb.ListRequest{Resource: k.Resource, Namespace: ns, LabelSelector: f.selector})
+	if err != nil {
+		return nil, err
+	}
+	var ts []target
+	for _, b := range resp.Items {
+		obj, err := k.Decode(b)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, target{kind: k, namespace: obj.GetObjectMeta().Namespace, name: obj.GetObjectMeta().Name})
+	}
+	if len(ts) == 0 {
+		fmt.Fprintln(o.ErrOut, "No resources found")
+	}
+	return ts, nil
+}

@@ -1,0 +1,157 @@
+package ctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+func newDescribeCommand(o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe TYPE NAME | TYPE/NAME",
+		Short: "Show an object in detail, with its events (kubectl describe)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, names, err := parseTarget(args)
+			if err != nil {
+				return err
+			}
+			if len(names) == 0 {
+				return fmt.Errorf("describe needs a name: kobectl describe %s NAME", k.Resource)
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			ns := o.namespaceFor(k, false)
+			for i, name := range names {
+				resp, err := c.API.Get(ctx, &apipb.GetRequest{Resource: k.Resource, Namespace: ns, Name: name})
+				if err != nil {
+					return err
+				}
+				obj, err := k.Decode(resp.Object)
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					fmt.Fprintln(o.Out)
+				}
+				describeObject(o.Out, obj)
+				sel := fmt.Sprintf("involvedObject.name=%s,involvedObject.kind=%s", name, k.Kind)
+				evResp, err := c.API.List(ctx, &apipb.ListRequest{Resource: "events", Namespace: obj.GetObjectMeta().Namespace, FieldSelector: sel})
+				if err != nil {
+					return err
+				}
+				describeEvents(o.Out, evResp.Items, obj.GetObjectMeta().UID)
+			}
+			return nil
+		},
+	}
+}
+
+// describeObject prints metadata the kubectl way, a pod summary for pods,
+// then spec and status as YAML (Kobune shows every field it has).
+func describeObject(w io.Writer, obj meta.Object) {
+	m := obj.GetObjectMeta()
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	fmt.Fprintf(tw, "Name:\t%s\n", m.Name)
+	if m.Namespace != "" {
+		fmt.Fprintf(tw, "Namespace:\t%s\n", m.Namespace)
+	}
+	fmt.Fprintf(tw, "Kind:\t%s (%s)\n", obj.GetTypeMeta().Kind, obj.GetTypeMeta().APIVersion)
+	fmt.Fprintf(tw, "Labels:\t%s\n", mapLines(m.Labels))
+	ann := map[string]string{}
+	for k, v := range m.Annotations {
+		if k != LastAppliedAnnotation {
+			ann[k] = v
+		}
+	}
+	fmt.Fprintf(tw, "Annotations:\t%s\n", mapLines(ann))
+	fmt.Fprintf(tw, "UID:\t%s\n", m.UID)
+	fmt.Fprintf(tw, "CreationTimestamp:\t%s\n", m.CreationTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+	if m.DeletionTimestamp != nil {
+		fmt.Fprintf(tw, "DeletionTimestamp:\t%s\n", m.DeletionTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+	}
+	if len(m.Finalizers) > 0 {
+		fmt.Fprintf(tw, "Finalizers:\t%s\n", strings.Join(m.Finalizers, ", "))
+	}
+	for _, r := range m.OwnerReferences {
+		fmt.Fprintf(tw, "Controlled By:\t%s/%s\n", r.Kind, r.Name)
+	}
+	if p, ok := obj.(*core.Pod); ok {
+		fmt.Fprintf(tw, "Node:\t%s\n", none(p.Spec.NodeName))
+		fmt.Fprintf(tw, "Status:\t%s\n", podStatus(p))
+		fmt.Fprintf(tw, "IP:\t%s\n", none(p.Status.PodIP))
+		fmt.Fprintf(tw, "QoS Class:\t%s\n", p.Status.QOSClass)
+	}
+	tw.Flush()
+	b, _ := json.Marshal(obj)
+	var rest map[string]any
+	_ = json.Unmarshal(b, &rest)
+	for _, k := range []string{"apiVersion", "kind", "metadata"} {
+		delete(rest, k)
+	}
+	keys := make([]string, 0, len(rest))
+	for k := range rest {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		y, _ := yaml.Marshal(rest[k])
+		fmt.Fprintf(w, "%s%s:\n", strings.ToUpper(k[:1]), k[1:])
+		for _, line := range strings.Split(strings.TrimRight(string(y), "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+func mapLines(m map[string]string) string {
+	if len(m) == 0 {
+		return "<none>"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	lines := make([]string, len(keys))
+	for i, k := range keys {
+		lines[i] = k + "=" + m[k]
+	}
+	return strings.Join(lines, "\n\t")
+}
+
+func describeEvents(w io.Writer, items [][]byte, uid string) {
+	var evs []core.Event
+	for _, b := range items {
+		var e core.Event
+		if json.Unmarshal(b, &e) == nil && (e.InvolvedObject.UID == "" || e.InvolvedObject.UID == uid) {
+			evs = append(evs, e)
+		}
+	}
+	if len(evs) == 0 {
+		fmt.Fprintln(w, "Events:  <none>")
+		return
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].LastTimestamp.Before(evs[j].LastTimestamp.Time) })
+	fmt.Fprintln(w, "Events:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  Type\tReason\tAge\tFrom\tMessage")
+	fmt.Fprintln(tw, "  ----\t------\t----\t----\t-------")
+	for _, e := range evs {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Type, e.Reason, sinceOrUnknown(e.LastTimestamp.Time), e.Source.Component, e.Message)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,217 @@
+package ctl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+type getFlags struct {
+	output        string
+	selector      string
+	fieldSelector string
+	allNamespaces bool
+	watch         bool
+}
+
+func newGetCommand(o *Options) *cobra.Command {
+	var f getFlags
+	cmd := &cobra.Command{
+		Use:   "get TYPE [NAME...] | TYPE/NAME",
+		Short: "Show objects in a table, or as yaml, json or names (kubectl get)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.get(cmd, &f, args)
+		},
+	}
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: yaml, json, wide or name")
+	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
+	cmd.Flags().StringVar(&f.fieldSelector, "field-selector", "", "field selector, e.g. spec.nodeName=node-1")
+	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
+	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, watch for changes")
+	return cmd
+}
+
+// parseTarget reads "pods", "pods web-1 web-2" or "pod/web-1".
+func parseTarget(args []string) (*scheme.Kind, []string, error) {
+	typ, names := args[0], args[1:]
+	if t, n, ok := strings.Cut(typ, "/"); ok {
+		if len(names) > 0 {
+			return nil, nil, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
+		}
+		typ, names = t, []string{n}
+	}
+	k, err := scheme.Lookup(typ)
+	return k, names, err
+}
+
+func (o *Options) namespaceFor(k *scheme.Kind, all bool) string {
+	switch {
+	case !k.Namespaced || all:
+		return ""
+	case o.Namespace != "":
+		return o.Namespace
+	}
+	return "default"
+}
+
+func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
+	switch f.output {
+	case "", "wide", "yaml", "json", "name":
+	default:
+		return fmt.Errorf("unknown output format %q: use yaml, json, wide or name", f.output)
+	}
+	k, names, err := parseTarget(args)
+	if err != nil {
+		return err
+	}
+	c, err := o.Client()
+	if err != nil {
+		return err
+	}
+	ns := o.namespaceFor(k, f.allNamespaces)
+	ctx, cancel := ctxFor(cmd)
+	defer cancel()
+	var objs []meta.Object
+	var rev int64
+	if len(names) > 0 {
+		for _, n := range names {
+			resp, err := c.API.Get(ctx, &apipb.GetRequest{Resource: k.Resource, Namespace: ns, Name: n})
+			if err != nil {
+				return err
+			}
+			obj, err := k.Decode(resp.Object)
+			if err != nil {
+				return err
+			}
+			objs = append(objs, obj)
+		}
+	} else {
+		resp, err := c.API.List(ctx, &apipb.ListRequest{Resource: k.Resource, Namespace: ns, LabelSelector: f.selector, FieldSelector: f.fieldSelector})
+		if err != nil {
+			return err
+		}
+		rev = resp.ResourceVersion
+		for _, b := range resp.Items {
+			obj, err := k.Decode(b)
+			if err != nil {
+				return err
+			}
+			objs = append(objs, obj)
+		}
+	}
+	p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced}
+	if len(objs) == 0 && len(names) == 0 && (f.output == "" || f.output == "wide") && !f.watch {
+		if ns == "" {
+			fmt.Fprintln(o.ErrOut, "No resources found")
+		} else {
+			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", ns)
+		}
+		return nil
+	}
+	if err := p.print(objs, len(names) == 1 && !f.watch); err != nil {
+		return err
+	}
+	if !f.watch {
+		return nil
+	}
+	return o.watch(cmd.Context(), c, k, ns, f, rev, p)
+}
+
+// watch prints a row (or object) for every change after rev, until interrupted.
+func (o *Options) watch(ctx context.Context, c *client.Client, k *scheme.Kind, ns string, f *getFlags, rev int64, p *printer) error {
+	stream, err := c.API.Watch(ctx, &apipb.WatchRequest{Resource: k.Resource, Namespace: ns, LabelSelector: f.selector, FieldSelector: f.fieldSelector, ResourceVersion: rev})
+	if err != nil {
+		return err
+	}
+	p.noHeader = true
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if ev.Type == "BOOKMARK" {
+			continue
+		}
+		obj, err := k.Decode(ev.Object)
+		if err != nil {
+			return err
+		}
+		if err := p.print([]meta.Object{obj}, true); err != nil {
+			return err
+		}
+	}
+}
+
+// printer writes objects in one output format.
+type printer struct {
+	out           interface{ Write([]byte) (int, error) }
+	kind          *scheme.Kind
+	format        string
+	withNamespace bool
+	noHeader      bool
+}
+
+func (p *printer) print(objs []meta.Object, single bool) error {
+	switch p.format {
+	case "name":
+		for _, o := range objs {
+			fmt.Fprintln(p.out, ref(p.kind, o.GetObjectMeta().Name))
+		}
+		return nil
+	case "json", "yaml":
+		var v any = objs
+		if single && len(objs) == 1 {
+			v = objs[0]
+		} else {
+			items := make([]any, len(objs))
+			for i, o := range objs {
+				items[i] = o
+			}
+			v = meta.List{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: items}
+		}
+		b, err := json.MarshalIndent(v, "", "    ")
+		if err != nil {
+			return err
+		}
+		if p.format == "yaml" {
+			if b, err = yaml.JSONToYAML(b); err != nil {
+				return err
+			}
+			_, err = p.out.Write(b)
+			return err
+		}
+		_, err = fmt.Fprintln(p.out, string(b))
+		return err
+	}
+	tw := tabwriter.NewWriter(p.out, 3, 0, 3, ' ', 0)
+	t := tableFor(p.kind, p.format == "wide")
+	if !p.noHeader {
+		h := t.headers
+		if p.withNamespace {
+			h = append([]string{"NAMESPACE"}, h...)
+		}
+		fmt.Fprintln(tw, strings.Join(h, "\t"))
+	}
+	for _, o := range objs {
+		row := t.row(o)
+		if p.withNamespace {
+			row = append([]string{o.GetObjectMeta().Namespace}, row...)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}

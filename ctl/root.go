@@ -1,0 +1,160 @@
+package ctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/client"
+)
+
+// DefaultServer is the address used when no flag, variable or config file names one.
+const DefaultServer = "127.0.0.1:6443"
+
+// Options are the global flags and streams of one kobectl run.
+type Options struct {
+	Server    string
+	Namespace string
+	In        io.Reader
+	Out       io.Writer
+	ErrOut    io.Writer
+	// Home is where ~/.kobune/config is looked up ("" means $HOME).
+	Home string
+
+	client *client.Client
+}
+
+// Config is the content of ~/.kobune/config.
+type Config struct {
+	Server string `json:"server"`
+}
+
+// NewCommand returns the kobectl command tree.
+func NewCommand(o *Options) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "kobectl",
+		Short:         "kobectl controls a Kobune cluster (the kubectl of Kobune)",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(o.In)
+	root.SetOut(o.Out)
+	root.SetErr(o.ErrOut)
+	root.PersistentFlags().StringVar(&o.Server, "server", "", "API server address (default: $KOBUNE_SERVER, then ~/.kobune/config, then "+DefaultServer+")")
+	root.PersistentFlags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the object's own, then \"default\")")
+	root.AddCommand(
+		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
+		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
+		newAPIResourcesCommand(o), newVersionCommand(o),
+	)
+	return root
+}
+
+// RunContext executes kobectl with args and returns the process exit status;
+// ctx ends watches (kobectl get -w) on Ctrl-C.
+func RunContext(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
+	o := &Options{In: in, Out: out, ErrOut: errOut}
+	cmd := NewCommand(o)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if o.client != nil {
+		o.client.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(errOut, formatError(err, o.Server))
+		return 1
+	}
+	return 0
+}
+
+// serverAddress resolves the server: --server, KOBUNE_SERVER, ~/.kobune/config.
+func (o *Options) serverAddress() (string, error) {
+	if o.Server != "" {
+		return o.Server, nil
+	}
+	if s := os.Getenv("KOBUNE_SERVER"); s != "" {
+		o.Server = s
+		return s, nil
+	}
+	home := o.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	path := filepath.Join(home, ".kobune", "config")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		o.Server = DefaultServer
+		return DefaultServer, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	var cfg Config
+	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
+		return "", fmt.Errorf("%s: %w (expected a line such as `server: 127.0.0.1:6443`)", path, err)
+	}
+	if cfg.Server == "" {
+		return "", fmt.Errorf("%s: no `server:` set", path)
+	}
+	o.Server = cfg.Server
+	return cfg.Server, nil
+}
+
+// Client connects to the resolved server once per run.
+func (o *Options) Client() (*client.Client, error) {
+	if o.client != nil {
+		return o.client, nil
+	}
+	addr, err := o.serverAddress()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(addr)
+	if err != nil {
+		return nil, err
+	}
+	o.client = c
+	return c, nil
+}
+
+func ctxFor(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(cmd.Context(), 60*time.Second)
+}
+
+type grpcStatusError interface {
+	error
+	GRPCStatus() *status.Status
+}
+
+// formatError prints errors the way kubectl does: "Error from server
+// (Reason): message", keeping any context kobectl added in front.
+func formatError(err error, server string) string {
+	var se grpcStatusError
+	if !errors.As(err, &se) {
+		return "error: " + err.Error()
+	}
+	s := se.GRPCStatus()
+	prefix := strings.TrimSuffix(err.Error(), se.Error())
+	reason := map[codes.Code]string{
+		codes.InvalidArgument: "Invalid", codes.NotFound: "NotFound", codes.AlreadyExists: "AlreadyExists",
+		codes.Aborted: "Conflict", codes.ResourceExhausted: "RequestEntityTooLarge", codes.FailedPrecondition: "Forbidden",
+		codes.OutOfRange: "Expired", codes.Internal: "InternalError", codes.DeadlineExceeded: "Timeout",
+	}[s.Code()]
+	if s.Code() == codes.Unavailable {
+		return fmt.Sprintf("error: %sthe connection to the server %s was refused or lost: %s (is kobune-apiserver running? set --server, KOBUNE_SERVER or ~/.kobune/config)", prefix, server, s.Message())
+	}
+	if reason == "" {
+		reason = s.Code().String()
+	}
+	return fmt.Sprintf("Error from server (%s): %s%s", reason, prefix, s.Message())
+}
