@@ -11,8 +11,8 @@ import (
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/scheduling"
+	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
 )
 

@@ -1,0 +1,201 @@
+package ctl_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/ctl"
+)
+
+type run struct {
+	code          int
+	stdout, stderr string
+}
+
+func kobectl(t *testing.T, s *testserver.Server, stdin string, args ...string) run {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := ctl.RunContext(ctx, append([]string{"--server", s.Addr()}, args...), strings.NewReader(stdin), &out, &errOut)
+	return run{code, out.String(), errOut.String()}
+}
+
+func revision(t *testing.T, s *testserver.Server) int64 {
+	t.Helper()
+	rev, err := s.Store().Revision(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
+const podTmpl = `apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  containers:
+%s`
+
+func deployment(name, replicas, selector string, resources string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+spec:
+  replicas: %s
+  selector:
+    matchLabels: {app: %s}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: kobune.local/labapp:1.0
+%s`, name, replicas, selector, resources)
+}
+
+// TestBadInputsChangeNothing: every bad input gets a clear error naming the
+// field or the line, a non-zero exit status, and leaves etcd's revision
+// exactly where it was.
+func TestBadInputsChangeNothing(t *testing.T) {
+	s := testserver.New(t)
+	// Setup for the stale-resourceVersion case: a ConfigMap updated once.
+	if r := kobectl(t, s, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: '1'}\n", "apply", "-f", "-"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	var live struct {
+		Metadata struct{ ResourceVersion string } `json:"metadata"`
+	}
+	got := kobectl(t, s, "", "get", "configmap", "cfg", "-o", "json")
+	if err := json.Unmarshal([]byte(got.stdout), &live); err != nil {
+		t.Fatal(err)
+	}
+	if r := kobectl(t, s, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: '2'}\n", "apply", "-f", "-"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	stale := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, resourceVersion: %q}\ndata: {a: '3'}\n", live.Metadata.ResourceVersion)
+	big := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  blob: " + strings.Repeat("x", 2<<20) + "\n"
+
+	tests := []struct {
+		name, verb, in, want string
+	}{
+		{"malformed yaml", "apply", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n", "line 5"},
+		{"malformed yaml in a later document stores nothing from earlier ones", "apply",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n---\napiVersion: v1\nkind: [\n", "line 6"},
+		{"missing kind", "apply", "apiVersion: v1\nmetadata: {name: x}\n", "line 1: kind is required"},
+		{"unknown kind", "apply", "apiVersion: v1\nkind: Frobnicator\nmetadata: {name: x}\n", `unknown kind "Frobnicator"`},
+		{"uppercase name", "apply", fmt.Sprintf(podTmpl, "Web", "  - {name: app, image: i}\n"), `metadata.name: Invalid value: "Web"`},
+		{"300-character name", "apply", fmt.Sprintf(podTmpl, strings.Repeat("a", 300), "  - {name: app, image: i}\n"), "metadata.name: Invalid value"},
+		{"negative replicas", "apply", deployment("web", "-1", "web", ""), "spec.replicas: Invalid value: -1: must be greater than or equal to 0"},
+		{"request above limit", "apply", fmt.Sprintf(podTmpl, "p", "  - name: app\n    image: i\n    resources:\n      requests: {cpu: '2'}\n      limits: {cpu: '1'}\n"),
+			"spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be less than or equal to cpu limit of 1"},
+		{"duplicate container names", "apply", fmt.Sprintf(podTmpl, "p", "  - {name: app, image: i}\n  - {name: app, image: j}\n"), `spec.containers[1].name: Duplicate value: "app"`},
+		{"port 0", "apply", fmt.Sprintf(podTmpl, "p", "  - name: app\n    image: i\n    ports: [{containerPort: 0}]\n"), "spec.containers[0].ports[0].containerPort: Invalid value: 0: must be between 1 and 65535"},
+		{"object over the size limit", "create", big, "over the limit of 1.5 MiB"},
+		{"stale resourceVersion", "replace", stale, "Conflict"},
+		{"namespace that does not exist", "apply", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nope}\n", `namespaces "nope" not found`},
+		{"selector that does not match the template", "apply", deployment("web", "1", "api", ""), "spec.template.metadata.labels: Invalid value: \"app=web\": `selector` (app=api) does not match template `labels`"},
+		{"strict rejects unsupported fields", "apply --strict", fmt.Sprintf(podTmpl, "p", "  - {name: app, image: i}\n  runtimeClassName: gvisor\n"), "spec.runtimeClassName: not supported by kobune"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := revision(t, s)
+			args := append(strings.Fields(tt.verb), "-f", "-")
+			r := kobectl(t, s, tt.in, args...)
+			if r.code == 0 {
+				t.Fatalf("exit status 0, want an error; stdout: %s", r.stdout)
+			}
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr does not contain %q:\n%s", tt.want, r.stderr)
+			}
+			if after := revision(t, s); after != before {
+				t.Errorf("store revision moved from %d to %d: bad input changed stored state", before, after)
+			}
+		})
+	}
+}
+
+func TestApplyGetDelete(t *testing.T) {
+	s := testserver.New(t)
+	manifest := deployment("web", "2", "web", "        securityContext: {runAsUser: 1000}\n")
+	r := kobectl(t, s, manifest, "apply", "-f", "-")
+	if r.code != 0 || r.stdout != "deployment.apps/web created\n" {
+		t.Fatalf("first apply: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "Warning: deployment.apps/web: spec.template.spec.containers[0].securityContext: not supported by kobune") {
+		t.Errorf("no warning for the unsupported field: %q", r.stderr)
+	}
+	if r := kobectl(t, s, manifest, "apply", "-f", "-"); r.stdout != "deployment.apps/web unchanged\n" {
+		t.Errorf("second apply: %q %q", r.stdout, r.stderr)
+	}
+	if r := kobectl(t, s, strings.Replace(manifest, "replicas: 2", "replicas: 4", 1), "apply", "-f", "-"); r.stdout != "deployment.apps/web configured\n" {
+		t.Errorf("changed apply: %q %q", r.stdout, r.stderr)
+	}
+	r = kobectl(t, s, "", "get", "deployments")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME   READY   UP-TO-DATE   AVAILABLE   AGE") || !strings.HasPrefix(lines[1], "web    0/4") {
+		t.Errorf("get deployments:\n%s", r.stdout)
+	}
+	if r := kobectl(t, s, "", "create", "-f", "-"); r.code == 0 {
+		t.Error("create without manifests should fail")
+	}
+	if r := kobectl(t, s, manifest, "create", "-f", "-"); r.code == 0 || !strings.Contains(r.stderr, "AlreadyExists") {
+		t.Errorf("create of an existing object: %d %q", r.code, r.stderr)
+	}
+	for _, name := range []string{"a", "b"} {
+		kobectl(t, s, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, labels: {tier: %s}}\n", name, name), "apply", "-f", "-")
+	}
+	r = kobectl(t, s, "", "get", "cm", "-l", "tier in (a)", "-o", "json")
+	var list struct {
+		Kind  string
+		Items []struct{ Metadata struct{ Name string } }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || list.Kind != "List" || len(list.Items) != 1 || list.Items[0].Metadata.Name != "a" {
+		t.Errorf("get -l -o json: %v %s", err, r.stdout)
+	}
+	if r := kobectl(t, s, "", "get", "cm", "-o", "name", "-A"); r.stdout != "configmap/a\nconfigmap/b\n" {
+		t.Errorf("get -o name: %q", r.stdout)
+	}
+	if r := kobectl(t, s, "", "delete", "cm", "-l", "tier=b"); r.stdout != "configmap \"b\" deleted\n" {
+		t.Errorf("delete -l: %q %q", r.stdout, r.stderr)
+	}
+	if r := kobectl(t, s, "", "get", "cm", "b"); r.code == 0 || !strings.Contains(r.stderr, `configmaps "b" not found`) {
+		t.Errorf("get deleted: %d %q", r.code, r.stderr)
+	}
+	if r := kobectl(t, s, "", "describe", "deploy/web"); r.code != 0 || !strings.Contains(r.stdout, "Name:") || !strings.Contains(r.stdout, "Events:") {
+		t.Errorf("describe: %q %q", r.stdout, r.stderr)
+	}
+}
+
+func TestServerFromConfigFile(t *testing.T) {
+	s := testserver.New(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".kobune"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".kobune", "config"), []byte("server: "+s.Addr()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KOBUNE_SERVER", "")
+	t.Setenv("HOME", home)
+	var out, errOut bytes.Buffer
+	if code := ctl.RunContext(context.Background(), []string{"version"}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), s.Addr()) {
+		t.Errorf("version via ~/.kobune/config: %d %q %q", code, out.String(), errOut.String())
+	}
+	t.Setenv("KOBUNE_SERVER", "127.0.0.1:1")
+	out.Reset()
+	errOut.Reset()
+	if code := ctl.RunContext(context.Background(), []string{"get", "pods"}, nil, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "127.0.0.1:1") {
+		t.Errorf("KOBUNE_SERVER should win over the config file: %d %q", code, errOut.String())
+	}
+}
