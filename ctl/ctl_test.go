@@ -16,7 +16,7 @@ import (
 )
 
 type run struct {
-	code          int
+	code           int
 	stdout, stderr string
 }
 
