@@ -44,30 +44,34 @@ func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldVali
 	if len(raw) > MaxObjectBytes {
 		return nil, nil, nil, tooLarge(len(raw))
 	}
-	var generic map[string]any
-	if err := json.Unmarshal(raw, &generic); err != nil {
-		return nil, nil, nil, invalid("request body is not a JSON object: %v", err)
+	if fieldValidation != "" && fieldValidation != "Warn" && fieldValidation != "Strict" && fieldValidation != "Ignore" {
+		return nil, nil, nil, invalid("fieldValidation %q: must be Warn, Strict or Ignore", fieldValidation)
 	}
-	if kind, _ := generic["kind"].(string); kind != "" && kind != k.Kind {
-		return nil, nil, nil, invalid("kind %q does not match resource %q (expected kind %s)", kind, resource, k.Kind)
+	// Fast path: a strict decode succeeds when every field is known, which
+	// is what typed clients always send. Only otherwise is the body walked
+	// again to name every unsupported field.
+	o, unknown, err := k.DecodeStrict(raw)
+	if err != nil {
+		return nil, nil, nil, invalid("%s: %v", k.Kind, err)
 	}
-	if av, _ := generic["apiVersion"].(string); av != "" && av != k.APIVersion {
-		return nil, nil, nil, invalid("apiVersion %q is not served for kind %s: use %q", av, k.Kind, k.APIVersion)
+	tm := o.GetTypeMeta()
+	if tm.Kind != "" && tm.Kind != k.Kind {
+		return nil, nil, nil, invalid("kind %q does not match resource %q (expected kind %s)", tm.Kind, resource, k.Kind)
 	}
+	if tm.APIVersion != "" && tm.APIVersion != k.APIVersion {
+		return nil, nil, nil, invalid("apiVersion %q is not served for kind %s: use %q", tm.APIVersion, k.Kind, k.APIVersion)
+	}
+	*tm = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
 	var warnings []string
-	switch fieldValidation {
-	case "", "Warn", "Strict":
+	if unknown && fieldValidation != "Ignore" {
+		var generic map[string]any
+		if err := json.Unmarshal(raw, &generic); err != nil {
+			return nil, nil, nil, invalid("request body is not a JSON object: %v", err)
+		}
 		warnings = scheme.UnsupportedFields(k, generic)
 		if fieldValidation == "Strict" && len(warnings) > 0 {
 			return nil, nil, nil, invalid("%s: %s (strict field validation)", k.Kind, strings.Join(warnings, "; "))
 		}
-	case "Ignore":
-	default:
-		return nil, nil, nil, invalid("fieldValidation %q: must be Warn, Strict or Ignore", fieldValidation)
-	}
-	o, err := k.Decode(raw)
-	if err != nil {
-		return nil, nil, nil, invalid("%s: %v", k.Kind, err)
 	}
 	m := o.GetObjectMeta()
 	switch {
@@ -159,7 +163,7 @@ func (s *Server) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]b
 	if err != nil {
 		return nil, storageError(err, k, o.GetObjectMeta().Name)
 	}
-	return encodeWithRevision(o, rev)
+	return withRevision(b, rev), nil
 }
 
 func (s *Server) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object, warnings []string) (*apipb.ObjectResponse, error) {

@@ -10,13 +10,19 @@ import (
 	etcdversion "go.etcd.io/etcd/api/v3/version"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 )
 
 // etcdBackend is a connected etcd: embedded in this process or external.
 type etcdBackend struct {
-	client  *clientv3.Client
-	embed   *embed.Etcd
-	version string
+	// client serves reads and writes. For the embedded etcd it calls the
+	// server in-process, without a network hop.
+	client *clientv3.Client
+	// watchClient serves watches; it is a real gRPC connection, because each
+	// API watch gets its own etcd watch stream.
+	watchClient *clientv3.Client
+	embed       *embed.Etcd
+	version     string
 }
 
 // startEmbeddedEtcd runs etcd inside the apiserver with its data in dir. It
@@ -44,14 +50,12 @@ func startEmbeddedEtcd(dir, logLevel string) (*etcdBackend, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd in %s did not become ready within 60s", dir)
 	}
-	// A real network client over loopback (not the in-process adapter):
-	// separate watch streams per API watch need a gRPC connection.
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + e.Clients[0].Addr().String()}, DialTimeout: 10 * time.Second})
+	watchCli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + e.Clients[0].Addr().String()}, DialTimeout: 10 * time.Second})
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("connect to embedded etcd: %w", err)
 	}
-	return &etcdBackend{client: cli, embed: e, version: "embedded " + etcdversion.Version}, nil
+	return &etcdBackend{client: v3client.New(e.Server), watchClient: watchCli, embed: e, version: "embedded " + etcdversion.Version}, nil
 }
 
 // connectEtcd connects to an external etcd cluster ("http://a:2379,http://b:2379").
@@ -67,10 +71,13 @@ func connectEtcd(ctx context.Context, servers string) (*etcdBackend, error) {
 		cli.Close()
 		return nil, fmt.Errorf("etcd %s is not answering: %w (is it running? check --etcd-servers)", servers, err)
 	}
-	return &etcdBackend{client: cli, version: st.Version}, nil
+	return &etcdBackend{client: cli, watchClient: cli, version: st.Version}, nil
 }
 
 func (b *etcdBackend) close() {
+	if b.watchClient != b.client {
+		b.watchClient.Close()
+	}
 	b.client.Close()
 	if b.embed != nil {
 		b.embed.Close()

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"google.golang.org/grpc/codes"
@@ -31,15 +30,7 @@ func (s *Server) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.ObjectR
 	if err != nil {
 		return nil, storageError(err, k, req.Name)
 	}
-	o, err := decodeStored(k, kv.Value, kv.Revision)
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
-	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encode: %v", err)
-	}
-	return &apipb.ObjectResponse{Object: b}, nil
+	return &apipb.ObjectResponse{Object: withRevision(kv.Value, kv.Revision)}, nil
 }
 
 // filter is a parsed label and field selector for one kind.
@@ -75,6 +66,18 @@ func (f *filter) matches(o meta.Object) bool {
 	return f.fields.Empty() || f.fields.Matches(f.kind.SelectableFields(o))
 }
 
+// matchesStored decodes stored bytes only when a selector needs them.
+func (f *filter) matchesStored(value []byte) (bool, error) {
+	if f.everything() {
+		return true, nil
+	}
+	o, err := f.kind.Decode(value)
+	if err != nil {
+		return false, err
+	}
+	return f.matches(o), nil
+}
+
 // List implements the List RPC.
 func (s *Server) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListResponse, error) {
 	k, ok := scheme.ByResource(req.Resource)
@@ -95,18 +98,13 @@ func (s *Server) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListR
 	}
 	resp := &apipb.ListResponse{ResourceVersion: rev, Items: make([][]byte, 0, len(kvs))}
 	for _, kv := range kvs {
-		o, err := decodeStored(k, kv.Value, kv.Revision)
+		ok, err := f.matchesStored(kv.Value)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", kv.Key, err)
 		}
-		if !f.matches(o) {
-			continue
+		if ok {
+			resp.Items = append(resp.Items, withRevision(kv.Value, kv.Revision))
 		}
-		b, err := json.Marshal(o)
-		if err != nil {
-			return nil, status.Errorf(codes.Internal, "encode: %v", err)
-		}
-		resp.Items = append(resp.Items, b)
 	}
 	return resp, nil
 }

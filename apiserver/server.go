@@ -107,7 +107,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1)}
 	s.namespaces = newNamespaceCache(s.store)
 	s.admission = admission.NewChain(s.namespaces)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
@@ -151,6 +151,10 @@ func (s *Server) MetricsAddr() string {
 	}
 	return s.httpLis.Addr().String()
 }
+
+// EtcdEndpoints returns the client URLs of the etcd in use (the embedded
+// one's loopback URL, or --etcd-servers), for benchmarks and diagnostics.
+func (s *Server) EtcdEndpoints() []string { return s.etcd.watchClient.Endpoints() }
 
 // Store exposes the storage layer to tests and benchmarks in this module.
 func (s *Server) Store() *storage.Store { return s.store }

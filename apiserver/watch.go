@@ -2,13 +2,11 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
@@ -87,12 +85,10 @@ func (s *Server) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, pre
 		return 0, storageError(err, k, "")
 	}
 	for _, kv := range kvs {
-		o, err := decodeStored(k, kv.Value, kv.Revision)
-		if err != nil || !f.matches(o) {
+		if ok, err := f.matchesStored(kv.Value); err != nil || !ok {
 			continue
 		}
-		b, _ := json.Marshal(o)
-		if err := stream.Send(&apipb.WatchEvent{Type: Added, Object: b, ResourceVersion: kv.Revision}); err != nil {
+		if err := stream.Send(&apipb.WatchEvent{Type: Added, Object: withRevision(kv.Value, kv.Revision), ResourceVersion: kv.Revision}); err != nil {
 			return 0, err
 		}
 	}
@@ -106,37 +102,32 @@ func (s *Server) sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmark
 		}
 		return stream.Send(&apipb.WatchEvent{Type: Bookmark, Object: bookmark(k, ev.Revision), ResourceVersion: ev.Revision})
 	}
-	var cur, prev meta.Object
-	var err error
-	if ev.Value != nil {
-		if cur, err = decodeStored(k, ev.Value, ev.Revision); err != nil {
+	curMatch, err := ev.Value != nil, error(nil)
+	if curMatch {
+		if curMatch, err = f.matchesStored(ev.Value); err != nil {
 			return status.Errorf(codes.Internal, "decode %s: %v", ev.Key, err)
 		}
 	}
-	if ev.Prev != nil {
-		if prev, err = decodeStored(k, ev.Prev, ev.Revision); err != nil {
+	prevMatch := ev.Prev != nil
+	if prevMatch {
+		if prevMatch, err = f.matchesStored(ev.Prev); err != nil {
 			return status.Errorf(codes.Internal, "decode %s: %v", ev.Key, err)
 		}
 	}
-	curMatch := cur != nil && f.matches(cur)
-	prevMatch := prev != nil && (f.everything() || f.matches(prev))
 	var typ string
-	var obj meta.Object
+	var obj []byte
 	switch {
 	case ev.Type == storage.Deleted && prevMatch:
-		typ, obj = Deleted, prev
+		typ, obj = Deleted, ev.Prev // the last state, at the deletion's revision
 	case ev.Type == storage.Put && curMatch && prevMatch:
-		typ, obj = Modified, cur
+		typ, obj = Modified, ev.Value
 	case ev.Type == storage.Put && curMatch:
-		typ, obj = Added, cur
+		typ, obj = Added, ev.Value
 	case ev.Type == storage.Put && prevMatch:
-		typ, obj = Deleted, cur // it no longer matches the selector
+		typ, obj = Deleted, ev.Value // it no longer matches the selector
 	default:
 		return nil
 	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return status.Errorf(codes.Internal, "encode: %v", err)
-	}
+	b := withRevision(obj, ev.Revision)
 	return stream.Send(&apipb.WatchEvent{Type: typ, Object: b, ResourceVersion: ev.Revision})
 }

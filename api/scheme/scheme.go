@@ -1,6 +1,7 @@
 package scheme
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -64,6 +65,23 @@ func (k *Kind) Decode(data []byte) (meta.Object, error) {
 	}
 	*o.GetTypeMeta() = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
 	return o, nil
+}
+
+// DecodeStrict unmarshals JSON like Decode but keeps apiVersion and kind as
+// written, and reports whether the JSON has fields the type does not know
+// (then UnsupportedFields names them).
+func (k *Kind) DecodeStrict(data []byte) (obj meta.Object, unknown bool, err error) {
+	o := k.New()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(o); err == nil {
+		return o, false, nil
+	}
+	o = k.New()
+	if err := json.Unmarshal(data, o); err != nil {
+		return nil, false, describeJSONError(err)
+	}
+	return o, true, nil
 }
 
 // SelectableFields returns every field a field selector may use for o.

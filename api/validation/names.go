@@ -8,11 +8,8 @@ import (
 )
 
 var (
-	dns1123LabelRe     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	dns1123SubdomainRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	cIdentifierRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	envVarNameRe       = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
-	ianaSvcNameRe      = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	cIdentifierRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envVarNameRe  = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
 )
 
 // DNS1123LabelMaxLength and DNS1123SubdomainMaxLength are the name limits.
@@ -27,7 +24,7 @@ func IsDNS1123Label(s string) string {
 	if len(s) > DNS1123LabelMaxLength {
 		return "must be no more than 63 characters"
 	}
-	if !dns1123LabelRe.MatchString(s) {
+	if !selector.IsDNS1123Label(s) {
 		return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
 	}
 	return ""
@@ -38,7 +35,7 @@ func IsDNS1123Subdomain(s string) string {
 	if len(s) > DNS1123SubdomainMaxLength {
 		return "must be no more than 253 characters"
 	}
-	if !dns1123SubdomainRe.MatchString(s) {
+	if !selector.IsDNS1123Subdomain(s) {
 		return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
 	}
 	return ""
@@ -57,7 +54,7 @@ func IsCIdentifier(s string) bool { return cIdentifierRe.MatchString(s) }
 
 // IsPortName returns why s is not an IANA service name (port name), or "".
 func IsPortName(s string) string {
-	if len(s) > 15 || !ianaSvcNameRe.MatchString(s) {
+	if len(s) > 15 || !selector.IsDNS1123Label(s) {
 		return "must be at most 15 lowercase alphanumerics or '-', starting and ending alphanumeric"
 	}
 	return ""

@@ -27,11 +27,14 @@ type KV struct {
 
 // Store reads and writes objects in etcd.
 type Store struct {
-	cli *clientv3.Client
+	cli      *clientv3.Client
+	watchCli *clientv3.Client
 }
 
-// New returns a store on an etcd client.
-func New(cli *clientv3.Client) *Store { return &Store{cli: cli} }
+// New returns a store that reads and writes through cli and watches through
+// watchCli (which may be the same client; it must be a network client,
+// since every Watch opens its own watch stream).
+func New(cli, watchCli *clientv3.Client) *Store { return &Store{cli: cli, watchCli: watchCli} }
 
 // Client returns the etcd client (for health checks and compaction).
 func (s *Store) Client() *clientv3.Client { return s.cli }
@@ -166,7 +169,7 @@ type Watcher struct {
 
 // Watch streams changes under prefix after revision from (0: from now).
 func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
-	w := clientv3.NewWatcher(s.cli)
+	w := clientv3.NewWatcher(s.watchCli)
 	events := make(chan Event, 100)
 	var werr error
 	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithPrevKV()}
