@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,4 +199,49 @@ func TestServerFromConfigFile(t *testing.T) {
 	if code := ctl.RunContext(context.Background(), []string{"get", "pods"}, nil, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "127.0.0.1:1") {
 		t.Errorf("KOBUNE_SERVER should win over the config file: %d %q", code, errOut.String())
 	}
+}
+
+func TestGetWatchPrintsChanges(t *testing.T) {
+	s := testserver.New(t)
+	kobectl(t, s, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n", "apply", "-f", "-")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- ctl.RunContext(ctx, []string{"--server", s.Addr(), "get", "configmaps", "-w"}, nil, &out, &errOut)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "first") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	kobectl(t, s, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: second}\n", "apply", "-f", "-")
+	for !strings.Contains(out.String(), "second") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("get -w exit status %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(lines[1], "first") || !strings.HasPrefix(lines[2], "second") {
+		t.Errorf("get -w output:\n%s", out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
