@@ -11,13 +11,18 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 RACE_PKGS     := ./apiserver/... ./client/... ./ctl/...
 FUZZTIME      ?= 3m
 
-.PHONY: all build test unit race lint vet fmt-check proto bench fuzz lab lab-down clean
+.PHONY: all build images test unit race lint vet fmt-check proto bench fuzz lab lab-down clean
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
 	@for b in $(BINARIES); do echo "go build -o $(BIN)/$$b ./cmd/$$b"; $(GO) build -o $(BIN)/$$b ./cmd/$$b || exit 1; done
+
+# Test images as OCI tarballs in bin/images (no Docker, no registry).
+images:
+	@test -x /bin/busybox || { echo "busybox-static is missing: apt-get install -y busybox-static"; exit 1; }
+	$(GO) run ./deploy/images/build -out $(BIN)/images
 
 # The README's test command: formatting, vet, every test, and the race detector.
 test: lint unit race

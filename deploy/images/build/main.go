@@ -1,0 +1,120 @@
+// Command build makes Kobune's test images as OCI tarballs, with no Docker
+// and no registry (`make images`):
+//
+//	kobune.local/labapp:1.0, kobune.local/labapp:2.0   deploy/images/labapp, version baked in
+//	kobune.local/busybox:1.35                          the host's busybox-static with its applet links
+//
+// Each lands in OUT/<name>-<tag>.tar, ready for `ctr images import` or an
+// agent's image load.
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/kobune/kobune/deploy/images/oci"
+)
+
+func main() {
+	out := flag.String("out", "bin/images", "directory for the image tarballs")
+	busybox := flag.String("busybox", "/bin/busybox", "a statically linked busybox (Debian: apt-get install busybox-static)")
+	flag.Parse()
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	for _, v := range []string{"1.0", "2.0"} {
+		img, err := labapp(v)
+		if err != nil {
+			log.Fatalf("labapp %s: %v", v, err)
+		}
+		write(*out, img)
+	}
+	img, err := busyboxImage(*busybox)
+	if err != nil {
+		log.Fatalf("busybox: %v", err)
+	}
+	write(*out, img)
+}
+
+func write(dir string, img oci.Image) {
+	name := strings.NewReplacer("kobune.local/", "", ":", "-").Replace(img.Name) + ".tar"
+	path := filepath.Join(dir, name)
+	var buf bytes.Buffer
+	if err := oci.Write(&buf, img); err != nil {
+		log.Fatalf("%s: %v", img.Name, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s -> %s (%d KiB)\n", img.Name, path, buf.Len()/1024)
+}
+
+// labapp compiles the lab app statically with its version baked in.
+func labapp(version string) (oci.Image, error) {
+	tmp, err := os.MkdirTemp("", "labapp")
+	if err != nil {
+		return oci.Image{}, err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "labapp")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+version, "-o", bin, "./deploy/images/labapp")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return oci.Image{}, fmt.Errorf("go build (run from the repository root): %w", err)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return oci.Image{}, err
+	}
+	return oci.Image{
+		Name:  "kobune.local/labapp:" + version,
+		Arch:  runtime.GOARCH,
+		Files: []oci.File{{Path: "/labapp", Mode: 0o755, Data: data}, {Path: "/tmp", Dir: true, Mode: 0o1777}},
+		Config: oci.Config{Entrypoint: []string{"/labapp"}, ExposedPorts: []string{"8080/tcp"},
+			Env: []string{"PATH=/"}, Labels: map[string]string{"org.opencontainers.image.version": version}},
+	}, nil
+}
+
+// busyboxImage packs a static busybox and a link per applet.
+func busyboxImage(path string) (oci.Image, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return oci.Image{}, fmt.Errorf("%s: %w (install it: apt-get install -y busybox-static)", path, err)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			f.Close()
+			return oci.Image{}, fmt.Errorf("%s is dynamically linked; install the static one: apt-get install -y busybox-static", path)
+		}
+	}
+	f.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return oci.Image{}, err
+	}
+	list, err := exec.Command(path, "--list").Output()
+	if err != nil {
+		return oci.Image{}, fmt.Errorf("%s --list: %w", path, err)
+	}
+	files := []oci.File{{Path: "/bin/busybox", Mode: 0o755, Data: data}, {Path: "/tmp", Dir: true, Mode: 0o1777}}
+	for _, applet := range strings.Fields(string(list)) {
+		if applet != "busybox" {
+			files = append(files, oci.File{Path: "/bin/" + applet, Linkname: "busybox"})
+		}
+	}
+	return oci.Image{
+		Name:   "kobune.local/busybox:1.35",
+		Arch:   runtime.GOARCH,
+		Files:  files,
+		Config: oci.Config{Cmd: []string{"/bin/sh"}, Env: []string{"PATH=/bin"}},
+	}, nil
+}
