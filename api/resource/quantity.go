@@ -44,6 +44,9 @@ func ParseQuantity(s string) (Quantity, error) {
 	if num == "" || num == "+" || num == "-" || num == "." {
 		return Quantity{}, fmt.Errorf("quantity %q: must be a number with an optional suffix such as m, Mi, Gi or e3", s)
 	}
+	if q, ok := parseSmall(num, suffix); ok {
+		return q, nil
+	}
 	mant, scale, err := parseDecimal(num)
 	if err != nil {
 		return Quantity{}, fmt.Errorf("quantity %q: %w", s, err)
@@ -234,7 +237,15 @@ func (q Quantity) String() string {
 	if v.Sign() == 0 {
 		return "0"
 	}
-	if q.Format == BinarySI {
+	if v.IsInt64() {
+		return smallString(v.Int64(), q.Format)
+	}
+	return bigString(v, q.Format)
+}
+
+// bigString is String for any value, with big.Int arithmetic.
+func bigString(v *big.Int, f Format) string {
+	if f == BinarySI {
 		if s, ok := binaryString(v); ok {
 			return s
 		}
@@ -252,7 +263,7 @@ func (q Quantity) String() string {
 		m = qt
 		exp += 3
 	}
-	if q.Format == DecimalExponent {
+	if f == DecimalExponent {
 		if exp == 0 {
 			return m.String()
 		}
@@ -304,4 +315,87 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 	}
 	*q = p
 	return nil
+}
+
+// parseSmall is the allocation-light path for the common case: a plain
+// decimal with at most 18 significant digits and a decimal or binary suffix,
+// whose value in nano-units fits in an int64. It reports false for anything
+// else, which then takes the exact big.Int path.
+func parseSmall(num, suffix string) (Quantity, bool) {
+	neg := false
+	if num != "" && (num[0] == '+' || num[0] == '-') {
+		neg, num = num[0] == '-', num[1:]
+	}
+	intPart, frac, _ := strings.Cut(num, ".")
+	if len(intPart)+len(frac) > 18 || strings.Contains(frac, ".") || intPart+frac == "" {
+		return Quantity{}, false
+	}
+	var mant int64
+	for _, c := range intPart + frac {
+		if c < '0' || c > '9' {
+			return Quantity{}, false
+		}
+		mant = mant*10 + int64(c-'0')
+	}
+	format := DecimalSI
+	exp10 := 9 - len(frac) // value × 10^9 = mant × 10^(9−len(frac)) × suffix
+	mult := int64(1)
+	if p, ok := binSuffix[suffix]; ok {
+		format = BinarySI
+		mult = 1 << (10 * p)
+	} else if e, ok := decSuffix[suffix]; ok {
+		exp10 += e
+	} else {
+		return Quantity{}, false
+	}
+	v, ok := mulCheck(mant, mult)
+	for ; ok && exp10 > 0; exp10-- {
+		v, ok = mulCheck(v, 10)
+	}
+	if !ok || exp10 < 0 {
+		return Quantity{}, false // overflow, or finer than a nano-unit: exact path
+	}
+	if neg {
+		v = -v
+	}
+	return Quantity{nano: big.NewInt(v), Format: format}, true
+}
+
+func mulCheck(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	c := a * b
+	if c/b != a || c < 0 {
+		return 0, false
+	}
+	return c, true
+}
+
+var decExps = []int{-9, -6, -3, 0, 3, 6, 9, 12, 15, 18}
+
+// smallString is String for values whose nano count fits in an int64.
+func smallString(nano int64, f Format) string {
+	if f == BinarySI && nano%1_000_000_000 == 0 {
+		whole, power := nano/1_000_000_000, 0
+		for power < 6 && whole%1024 == 0 && whole/1024 != 0 {
+			whole /= 1024
+			power++
+		}
+		if power > 0 {
+			return strconv.FormatInt(whole, 10) + binByPower[power]
+		}
+	}
+	m, exp := nano, -9
+	for exp < 18 && m%1000 == 0 {
+		m /= 1000
+		exp += 3
+	}
+	if f == DecimalExponent {
+		if exp == 0 {
+			return strconv.FormatInt(m, 10)
+		}
+		return strconv.FormatInt(m, 10) + "e" + strconv.Itoa(exp)
+	}
+	return strconv.FormatInt(m, 10) + decByExp[exp]
 }

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"encoding/json"
+	"math/big"
 	"testing"
 )
 
@@ -85,5 +86,38 @@ func TestJSON(t *testing.T) {
 	}
 	if got, want := string(b), `{"cpu":"1","memory":"1Gi","pods":"110"}`; got != want {
 		t.Errorf("round trip = %s, want %s", got, want)
+	}
+}
+
+// TestFastPathsAgreeWithExactPath checks the int64 fast paths of parsing and
+// printing against the big.Int path on many generated quantities.
+func TestFastPathsAgreeWithExactPath(t *testing.T) {
+	suffixes := []string{"", "m", "k", "M", "G", "n", "u", "Ki", "Mi", "Gi", "Ti"}
+	nums := []string{"0", "1", "7", "10", "100", "512", "1000", "1024", "1536", "0.5", "0.25", "2.125", "999999", "123456789", "-3", "-0.5"}
+	for _, n := range nums {
+		for _, s := range suffixes {
+			in := n + s
+			fast, ok := parseSmall(n, s)
+			if !ok {
+				continue
+			}
+			mant, scale, err := parseDecimal(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact := new(big.Int).Mul(mant, bigNano)
+			if p := binSuffix[s]; p > 0 {
+				exact.Mul(exact, new(big.Int).Exp(big1024, big.NewInt(int64(p)), nil))
+			} else {
+				scale -= decSuffix[s]
+			}
+			exact = shift(exact, -scale)
+			if fast.nano.Cmp(exact) != 0 {
+				t.Errorf("%s: fast %s, exact %s", in, fast.nano, exact)
+			}
+			if got, want := smallString(exact.Int64(), fast.Format), bigString(exact, fast.Format); got != want {
+				t.Errorf("%s: int64 printer %q, big.Int printer %q", in, got, want)
+			}
+		}
 	}
 }
