@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -38,8 +39,8 @@ import (
 
 func main() {
 	out := flag.String("out", "docs/benchmarks.md", "where to write the report")
-	creates := flag.Int("creates", 6000, "objects per throughput run with 16 clients (a third with one)")
-	rounds := flag.Int("rounds", 3, "alternating raw-etcd and API runs per concurrency")
+	creates := flag.Int("creates", 15000, "objects per throughput run with 16 clients (a third with one)")
+	rounds := flag.Int("rounds", 5, "alternating raw-etcd and API runs per concurrency")
 	watchers := flag.Int("watchers", 100, "watchers in the latency run")
 	events := flag.Int("events", 300, "objects created in the latency run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the API create runs to this file")
@@ -51,11 +52,10 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	srv, err := testserver.Start(dir, "")
+	srv, err := testserver.Start(filepath.Join(dir, "throughput"), "")
 	if err != nil {
 		log.Fatalf("start apiserver: %v", err)
 	}
-	defer srv.Stop()
 	ctx := context.Background()
 
 	podJSON := podBytes("template")
@@ -104,8 +104,17 @@ func main() {
 		rows = append(rows, throughputRow{conc, n, median(etcdRates), median(apiRates), etcdRates, apiRates})
 	}
 
+	srv.Stop()
+
+	// Watch latency gets its own fresh server, so that etcd snapshots and
+	// compactions of the throughput runs' data do not land in it.
+	wsrv, err := testserver.Start(filepath.Join(dir, "watch"), "")
+	if err != nil {
+		log.Fatalf("start apiserver: %v", err)
+	}
+	defer wsrv.Stop()
 	log.Printf("watch latency: %d watchers, %d creates", *watchers, *events)
-	p50, p99, max, delivered := watchLatency(ctx, srv, *watchers, *events)
+	p50, p99, max, delivered := watchLatency(ctx, wsrv, *watchers, *events)
 	log.Printf("  p50 %v p99 %v max %v (%d deliveries)", p50, p99, max, delivered)
 
 	report := render(rows, len(podJSON), *watchers, *events, p50, p99, max, delivered)
