@@ -226,7 +226,8 @@ func (s *Server) closeListeners() {
 	}
 }
 
-// ensureSystemNamespaces creates default, kube-system and kube-public.
+// ensureSystemNamespaces creates default, kube-system, kube-public and
+// kube-node-lease (where agents keep their heartbeat Leases).
 func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
 	k, _ := scheme.ByResource("namespaces")
 	for _, name := range systemNamespaces {
@@ -239,7 +240,7 @@ func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
 	return nil
 }
 
-var systemNamespaces = []string{"default", "kube-system", "kube-public"}
+var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
 // runCompaction compacts, every interval, to the revision seen one interval
 // earlier, so watches can resume within the last interval (as the

@@ -1,0 +1,208 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/kobune/kobune/agent/node"
+	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+)
+
+// Version is what the agent reports as the node's kubelet version.
+const Version = "kobune-agent v0.1.0-dev"
+
+// Config configures an agent.
+type Config struct {
+	Node node.Config
+	// LeaseInterval is how often the node's Lease is renewed (10 s).
+	LeaseInterval time.Duration
+	// StatusInterval is how often the node's status is rewritten (1 min).
+	StatusInterval time.Duration
+	// ResyncInterval is how often every pod is looked at again (30 s).
+	ResyncInterval time.Duration
+	// Workers is the number of pods reconciled in parallel.
+	Workers int
+	Logf    func(format string, args ...any)
+}
+
+func (c *Config) setDefaults() {
+	if c.LeaseInterval == 0 {
+		c.LeaseInterval = 10 * time.Second
+	}
+	if c.Node.LeaseDuration == 0 {
+		c.Node.LeaseDuration = 40 * time.Second
+	}
+	if c.StatusInterval == 0 {
+		c.StatusInterval = time.Minute
+	}
+	if c.ResyncInterval == 0 {
+		c.ResyncInterval = 30 * time.Second
+	}
+	if c.Workers == 0 {
+		c.Workers = 4
+	}
+	if c.Logf == nil {
+		c.Logf = log.Printf
+	}
+}
+
+// Agent runs the pods of one node.
+type Agent struct {
+	cfg     Config
+	client  *client.Client
+	runtime runtime.Runtime
+	pods    *client.Informer[*core.Pod]
+	queue   *client.Queue
+	nodeIP  string
+
+	mu      sync.Mutex
+	running map[string]string // pod key → uid of what the runtime runs for it
+}
+
+// New returns an agent for the node in cfg, on runtime rt.
+func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
+	cfg.setDefaults()
+	a := &Agent{cfg: cfg, client: c, runtime: rt, queue: client.NewQueue(nil), running: map[string]string{}}
+	for _, addr := range cfg.Node.Addresses {
+		if addr.Type == "InternalIP" {
+			a.nodeIP = addr.Address
+		}
+	}
+	a.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.Node.Name})
+	a.pods.ResyncPeriod = cfg.ResyncInterval
+	enqueue := func(p *core.Pod) { a.queue.Add(meta.Key(p)) }
+	a.pods.AddHandler(client.Handler[*core.Pod]{
+		OnAdd:    enqueue,
+		OnUpdate: func(_, p *core.Pod) { enqueue(p) },
+		OnDelete: enqueue,
+	})
+	return a
+}
+
+// Run registers the node and runs its pods until ctx ends.
+func (a *Agent) Run(ctx context.Context) error {
+	ver, err := a.runtime.Version(ctx)
+	if err != nil {
+		return fmt.Errorf("container runtime: %w", err)
+	}
+	a.cfg.Node.RuntimeVersion, a.cfg.Node.AgentVersion = ver, Version
+	n, err := a.register(ctx)
+	if err != nil {
+		return err
+	}
+	a.cfg.Logf("node %s registered (%s, pod CIDR %s)", n.Name, ver, n.Spec.PodCIDR)
+	if err := a.adopt(ctx); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(ctx) }()
+	}
+	run(a.pods.Run)
+	run(a.leaseLoop)
+	run(a.statusLoop)
+	if !client.WaitForSync(ctx, a.pods.HasSynced) {
+		wg.Wait()
+		return ctx.Err()
+	}
+	for range a.cfg.Workers {
+		run(a.worker)
+	}
+	<-ctx.Done()
+	a.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// register retries until the API server answers: an agent may start first.
+func (a *Agent) register(ctx context.Context) (*core.Node, error) {
+	delay := 500 * time.Millisecond
+	for {
+		n, err := node.Register(ctx, a.client, a.cfg.Node)
+		if err == nil {
+			return n, nil
+		}
+		a.cfg.Logf("register node %s: %s (retrying in %v)", a.cfg.Node.Name, client.Message(err), delay)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 10*time.Second)
+	}
+}
+
+// adopt takes over the pods the runtime already runs (after an agent
+// restart) without restarting them: their keys are remembered so that the
+// first reconcile finds them running.
+func (a *Agent) adopt(ctx context.Context) error {
+	pods, err := a.runtime.Pods(ctx)
+	if err != nil {
+		return fmt.Errorf("list runtime pods: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range pods {
+		a.running[p.Namespace+"/"+p.Name] = p.UID
+	}
+	if len(pods) > 0 {
+		a.cfg.Logf("adopted %d running pods", len(pods))
+	}
+	return nil
+}
+
+func (a *Agent) leaseLoop(ctx context.Context) {
+	for {
+		if err := node.RenewLease(ctx, a.client, a.cfg.Node.Name, a.cfg.Node.LeaseDuration); err != nil && ctx.Err() == nil {
+			a.cfg.Logf("renew lease: %s", client.Message(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(a.cfg.LeaseInterval):
+		}
+	}
+}
+
+func (a *Agent) statusLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(a.cfg.StatusInterval):
+		}
+		n, err := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name)
+		if err == nil {
+			_, err = node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status)
+		}
+		if err != nil && ctx.Err() == nil {
+			a.cfg.Logf("update node status: %s", client.Message(err))
+		}
+	}
+}
+
+// worker is the standard loop: take a key, reconcile, retry on error.
+func (a *Agent) worker(ctx context.Context) {
+	for {
+		key, quit := a.queue.Get()
+		if quit {
+			return
+		}
+		if err := a.syncPod(ctx, key); err != nil {
+			if ctx.Err() == nil {
+				a.cfg.Logf("pod %s: %s (will retry)", key, client.Message(err))
+			}
+			a.queue.AddRateLimited(key)
+		} else {
+			a.queue.Forget(key)
+		}
+		a.queue.Done(key)
+	}
+}

@@ -1,0 +1,186 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/agent"
+	"github.com/kobune/kobune/agent/node"
+	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/api/coordination"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+)
+
+func startAgent(t *testing.T, ctx context.Context, s *testserver.Server, rt runtime.Runtime) (stop func()) {
+	t.Helper()
+	cfg := agent.Config{LeaseInterval: 200 * time.Millisecond, Logf: t.Logf}
+	cfg.Node = node.Config{
+		Name:           "node-1",
+		Capacity:       mustResources(t, "cpu=4,memory=8Gi,pods=110"),
+		SystemReserved: mustResources(t, "cpu=500m,memory=1Gi"),
+		Labels:         map[string]string{"zone": "a"},
+		Taints:         []core.Taint{{Key: "dedicated", Value: "lab", Effect: core.TaintNoSchedule}},
+		Addresses:      []core.NodeAddress{{Type: "InternalIP", Address: "192.0.2.10"}},
+		PodCIDR:        "10.244.1.0/24",
+	}
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- agent.New(cfg, s.Client, rt).Run(actx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("agent: %v", err)
+		}
+	}
+}
+
+func mustResources(t *testing.T, s string) resource.List {
+	t.Helper()
+	l, err := node.ParseResources(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// waitPod waits until a pod satisfies cond, reading it through a watch.
+func waitPod(t *testing.T, ctx context.Context, s *testserver.Server, name string, cond func(*core.Pod, bool) bool) *core.Pod {
+	t.Helper()
+	pods := client.For[*core.Pod](s.Client)
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	w, err := pods.Watch(wctx, "default", client.ListOptions{FieldSelector: "metadata.name=" + name}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *core.Pod
+	for ev := range w.Events {
+		if ev.Type == "BOOKMARK" {
+			continue
+		}
+		last = ev.Object
+		if cond(ev.Object, ev.Type == "DELETED") {
+			return ev.Object
+		}
+	}
+	t.Fatalf("pod %s never reached the expected state; last seen: %+v", name, last)
+	return nil
+}
+
+func TestFakeAgentRegistersRunsAndDeletesPods(t *testing.T) {
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rt, err := runtime.NewFake("10.244.1.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := startAgent(t, ctx, s, rt)
+
+	// The node registers with capacity, allocatable, labels, taints and Ready.
+	var n *core.Node
+	nodes := client.For[*core.Node](s.Client)
+	w, err := nodes.Watch(ctx, "", client.ListOptions{FieldSelector: "metadata.name=node-1"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = (<-w.Events).Object
+	if got := n.Status.Allocatable.Cpu(); got.String() != "3500m" {
+		t.Errorf("allocatable cpu = %s, want 3500m (4 - 500m)", got.String())
+	}
+	if got := n.Status.Allocatable.Memory(); got.String() != "7Gi" {
+		t.Errorf("allocatable memory = %s, want 7Gi", got.String())
+	}
+	if n.Labels["kubernetes.io/hostname"] != "node-1" || n.Labels["zone"] != "a" || n.Labels["kubernetes.io/os"] != "linux" {
+		t.Errorf("labels: %v", n.Labels)
+	}
+	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != "dedicated" || n.Status.NodeInfo.ContainerRuntimeVersion != "fake://0.1" {
+		t.Errorf("taints %v, runtime %q", n.Spec.Taints, n.Status.NodeInfo.ContainerRuntimeVersion)
+	}
+	ready := false
+	for _, c := range n.Status.Conditions {
+		ready = ready || (c.Type == core.NodeReady && c.Status == meta.ConditionTrue)
+	}
+	if !ready {
+		t.Errorf("node not Ready: %+v", n.Status.Conditions)
+	}
+
+	// The Lease is renewed.
+	leases := client.For[*coordination.Lease](s.Client)
+	first, err := waitLease(ctx, leases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw, err := leases.Watch(ctx, node.LeaseNamespace, client.ListOptions{}, client.ResourceVersion(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewed := (<-lw.Events).Object
+	if !renewed.Spec.RenewTime.After(first.Spec.RenewTime.Time) {
+		t.Errorf("lease not renewed: %v then %v", first.Spec.RenewTime, renewed.Spec.RenewTime)
+	}
+
+	// A pod bound to the node runs, with an IP from the pod CIDR.
+	pods := client.For[*core.Pod](s.Client)
+	pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: core.PodSpec{NodeName: "node-1", InitContainers: []core.Container{{Name: "setup", Image: "kobune.local/busybox:1.35"}},
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0"}}}}
+	if _, err := pods.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	running := waitPod(t, ctx, s, "web", func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	if running.Status.PodIP != "10.244.1.2" || running.Status.HostIP != "192.0.2.10" || running.Status.StartTime == nil {
+		t.Errorf("status: podIP %q hostIP %q", running.Status.PodIP, running.Status.HostIP)
+	}
+	if len(running.Status.ContainerStatuses) != 1 || running.Status.ContainerStatuses[0].State.Running == nil || !running.Status.ContainerStatuses[0].Ready {
+		t.Errorf("container statuses: %+v", running.Status.ContainerStatuses)
+	}
+	if len(running.Status.InitContainerStatuses) != 1 || running.Status.InitContainerStatuses[0].State.Terminated == nil {
+		t.Errorf("init container statuses: %+v", running.Status.InitContainerStatuses)
+	}
+	conds := map[core.PodConditionType]meta.ConditionStatus{}
+	for _, c := range running.Status.Conditions {
+		conds[c.Type] = c.Status
+	}
+	for _, c := range []core.PodConditionType{core.PodInitialized, core.ContainersReady, core.PodReady} {
+		if conds[c] != meta.ConditionTrue {
+			t.Errorf("condition %s = %q, want True", c, conds[c])
+		}
+	}
+
+	// A restarted agent adopts the pod: same IP, no status change.
+	stop()
+	stop = startAgent(t, ctx, s, rt)
+	defer func() { stop() }()
+	time.Sleep(500 * time.Millisecond) // give the new agent a resync's worth of time to (wrongly) rewrite status
+	again, err := pods.Get(ctx, "default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ResourceVersion != running.ResourceVersion {
+		t.Errorf("restarted agent rewrote a steady pod's status (rv %s -> %s)", running.ResourceVersion, again.ResourceVersion)
+	}
+
+	// Deleting the pod: the agent stops it and confirms; the pod disappears.
+	if err := pods.Delete(ctx, "default", "web", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ctx, s, "web", func(_ *core.Pod, deleted bool) bool { return deleted })
+	if left, _ := rt.Pods(ctx); len(left) != 0 {
+		t.Errorf("runtime still runs %d pods after deletion", len(left))
+	}
+}
+
+func waitLease(ctx context.Context, leases *client.Typed[*coordination.Lease]) (*coordination.Lease, error) {
+	w, err := leases.Watch(ctx, node.LeaseNamespace, client.ListOptions{FieldSelector: "metadata.name=node-1"}, 0)
+	if err != nil {
+		return nil, err
+	}
+	ev := <-w.Events
+	return ev.Object, w.Err()
+}

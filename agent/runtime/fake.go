@@ -1,0 +1,122 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+)
+
+// Fake is a simulated runtime: RunPod records the pod as running at once,
+// with an IP from the node's pod CIDR; init containers complete at once.
+// Nothing is executed. It is named fake everywhere it appears (node status
+// says "fake://"), because it only simulates nodes.
+type Fake struct {
+	mu   sync.Mutex
+	pods map[string]*PodState
+	cidr *net.IPNet
+	next uint32
+	used map[string]bool
+}
+
+// NewFake returns a fake runtime that hands out IPs from cidr ("10.244.1.0/24").
+func NewFake(cidr string) (*Fake, error) {
+	_, n, err := net.ParseCIDR(cidr)
+	if err != nil || n.IP.To4() == nil {
+		return nil, fmt.Errorf("pod CIDR %q: must be an IPv4 CIDR such as 10.244.1.0/24", cidr)
+	}
+	return &Fake{pods: map[string]*PodState{}, cidr: n, next: 2, used: map[string]bool{}}, nil
+}
+
+// Version implements Runtime.
+func (f *Fake) Version(context.Context) (string, error) { return "fake://0.1", nil }
+
+// RunPod implements Runtime.
+func (f *Fake) RunPod(_ context.Context, pod *core.Pod) (PodState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.pods[pod.UID]; ok {
+		return clone(p), nil
+	}
+	ip := pod.Status.PodIP // adopt the address the pod already had (agent restart)
+	if ip == "" || f.used[ip] {
+		var err error
+		if ip, err = f.allocate(); err != nil {
+			return PodState{}, err
+		}
+	}
+	f.used[ip] = true
+	now := time.Now()
+	if pod.Status.StartTime != nil {
+		now = pod.Status.StartTime.Time
+	}
+	p := &PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: now}
+	for _, c := range pod.Spec.InitContainers {
+		p.Containers = append(p.Containers, ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: c.Image,
+			ImageID: "fake://" + c.Image, Init: true, Reason: "Completed", StartedAt: now, FinishedAt: now})
+	}
+	for _, c := range pod.Spec.Containers {
+		p.Containers = append(p.Containers, ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: c.Image,
+			ImageID: "fake://" + c.Image, Running: true, StartedAt: now})
+	}
+	f.pods[pod.UID] = p
+	return clone(p), nil
+}
+
+func (f *Fake) allocate() (string, error) {
+	ones, bits := f.cidr.Mask.Size()
+	size := uint32(1) << (bits - ones)
+	base := ipToUint(f.cidr.IP)
+	for tries := uint32(0); tries < size; tries++ {
+		n := f.next
+		f.next++
+		if f.next >= size-1 {
+			f.next = 2
+		}
+		ip := uintToIP(base + n).String()
+		if !f.used[ip] {
+			return ip, nil
+		}
+	}
+	return "", fmt.Errorf("pod CIDR %s is full", f.cidr)
+}
+
+// StopPod implements Runtime.
+func (f *Fake) StopPod(_ context.Context, uid string, _ time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.pods[uid]; ok {
+		delete(f.used, p.IP)
+		delete(f.pods, uid)
+	}
+	return nil
+}
+
+// Pods implements Runtime.
+func (f *Fake) Pods(context.Context) ([]PodState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]PodState, 0, len(f.pods))
+	for _, p := range f.pods {
+		out = append(out, clone(p))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out, nil
+}
+
+func clone(p *PodState) PodState {
+	c := *p
+	c.Containers = append([]ContainerState(nil), p.Containers...)
+	return c
+}
+
+func ipToUint(ip net.IP) uint32 {
+	v4 := ip.To4()
+	return uint32(v4[0])<<24 | uint32(v4[1])<<16 | uint32(v4[2])<<8 | uint32(v4[3])
+}
+
+func uintToIP(v uint32) net.IP { return net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)) }

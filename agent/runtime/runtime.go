@@ -1,0 +1,49 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+)
+
+// Runtime runs pods on a node.
+type Runtime interface {
+	// Name and version as the node reports them ("fake://0.1", "containerd://1.6.20").
+	Version(ctx context.Context) (string, error)
+	// RunPod makes sure the pod's sandbox exists and its containers run,
+	// starting what is missing; calling it again for a running pod changes
+	// nothing. It returns what runs.
+	RunPod(ctx context.Context, pod *core.Pod) (PodState, error)
+	// StopPod stops the pod's containers (SIGTERM, then SIGKILL after grace)
+	// and removes its sandbox. Stopping a pod that is not there succeeds.
+	StopPod(ctx context.Context, uid string, grace time.Duration) error
+	// Pods lists the pods the runtime has, for adoption after an agent restart.
+	Pods(ctx context.Context) ([]PodState, error)
+}
+
+// PodState is what the runtime knows of one pod.
+type PodState struct {
+	UID        string
+	Namespace  string
+	Name       string
+	IP         string
+	StartedAt  time.Time
+	Containers []ContainerState
+}
+
+// ContainerState is one container of a running pod.
+type ContainerState struct {
+	Name      string
+	ID        string
+	Image     string
+	ImageID   string
+	Init      bool
+	Running   bool
+	ExitCode  int32
+	Reason    string
+	StartedAt time.Time
+	// FinishedAt is set for containers that have exited.
+	FinishedAt time.Time
+	Restarts   int32
+}

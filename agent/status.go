@@ -1,0 +1,100 @@
+package agent
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+)
+
+// podStatus computes a pod's status from what the runtime runs, keeping
+// the transition times of conditions that did not change so that a
+// steady pod's status is written once, not on every look.
+func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string) core.PodStatus {
+	s := core.PodStatus{
+		HostIP: nodeIP, PodIP: st.IP, QOSClass: pod.Status.QOSClass,
+		NominatedNodeName: pod.Status.NominatedNodeName,
+	}
+	if st.IP != "" {
+		s.PodIPs = []core.PodIP{{IP: st.IP}}
+	}
+	start := meta.NewTime(st.StartedAt)
+	if pod.Status.StartTime != nil {
+		start = *pod.Status.StartTime
+	}
+	s.StartTime = &start
+	initialized, allReady, anyRunning := true, true, false
+	for _, c := range st.Containers {
+		cs := containerStatus(c)
+		if c.Init {
+			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
+			initialized = initialized && !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
+			continue
+		}
+		s.ContainerStatuses = append(s.ContainerStatuses, cs)
+		allReady = allReady && cs.Ready
+		anyRunning = anyRunning || c.Running
+	}
+	s.Phase = core.PodPending
+	if initialized && anyRunning {
+		s.Phase = core.PodRunning
+	}
+	s.Conditions = conditions(pod.Status.Conditions, map[core.PodConditionType]bool{
+		core.PodInitialized:  initialized,
+		core.ContainersReady: initialized && allReady && len(s.ContainerStatuses) > 0,
+		core.PodReady:        initialized && allReady && len(s.ContainerStatuses) > 0,
+	})
+	return s
+}
+
+// containerStatus reports one container. A running container is ready here
+// because readiness probes arrive with the probe manager; until then the
+// simulated runtime's containers count as ready once running.
+func containerStatus(c runtime.ContainerState) core.ContainerStatus {
+	started := c.Running
+	cs := core.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.ImageID, ContainerID: c.ID,
+		RestartCount: c.Restarts, Ready: c.Running, Started: &started}
+	switch {
+	case c.Running:
+		cs.State.Running = &core.ContainerStateRunning{StartedAt: meta.NewTime(c.StartedAt)}
+	case !c.FinishedAt.IsZero():
+		cs.State.Terminated = &core.ContainerStateTerminated{ExitCode: c.ExitCode, Reason: c.Reason,
+			StartedAt: meta.NewTime(c.StartedAt), FinishedAt: meta.NewTime(c.FinishedAt), ContainerID: c.ID}
+	default:
+		cs.State.Waiting = &core.ContainerStateWaiting{Reason: "ContainerCreating"}
+	}
+	return cs
+}
+
+// conditions keeps PodScheduled (the scheduler's) and sets the agent's.
+func conditions(old []core.PodCondition, want map[core.PodConditionType]bool) []core.PodCondition {
+	var out []core.PodCondition
+	for _, c := range old {
+		if c.Type == core.PodScheduled {
+			out = append(out, c)
+		}
+	}
+	now := meta.Now()
+	for _, t := range []core.PodConditionType{core.PodInitialized, core.ContainersReady, core.PodReady} {
+		status := meta.ConditionFalse
+		if want[t] {
+			status = meta.ConditionTrue
+		}
+		c := core.PodCondition{Type: t, Status: status, LastTransitionTime: now}
+		for _, o := range old {
+			if o.Type == t && o.Status == status {
+				c.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func statusEqual(a, b core.PodStatus) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return reflect.DeepEqual(ja, jb)
+}
