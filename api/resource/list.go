@@ -1,6 +1,6 @@
 package resource
 
-import "sort"
+import "slices"
 
 // Name is a resource name such as "cpu", "memory" or "pods".
 type Name string
@@ -28,7 +28,7 @@ func (l List) Names() []Name {
 	for n := range l {
 		names = append(names, n)
 	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	slices.Sort(names)
 	return names
 }
 
