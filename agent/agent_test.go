@@ -48,13 +48,14 @@ func mustResources(t *testing.T, s string) resource.List {
 	return l
 }
 
-// waitPod waits until a pod satisfies cond, reading it through a watch.
-func waitPod(t *testing.T, ctx context.Context, s *testserver.Server, name string, cond func(*core.Pod, bool) bool) *core.Pod {
+// waitPod waits until a pod satisfies cond, reading it through a watch
+// from revision from (0: starting with the pod's current state).
+func waitPod(t *testing.T, ctx context.Context, s *testserver.Server, name string, from int64, cond func(*core.Pod, bool) bool) *core.Pod {
 	t.Helper()
 	pods := client.For[*core.Pod](s.Client)
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	w, err := pods.Watch(wctx, "default", client.ListOptions{FieldSelector: "metadata.name=" + name}, 0)
+	w, err := pods.Watch(wctx, "default", client.ListOptions{FieldSelector: "metadata.name=" + name}, from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestFakeAgentRegistersRunsAndDeletesPods(t *testing.T) {
 	if _, err := pods.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	running := waitPod(t, ctx, s, "web", func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	running := waitPod(t, ctx, s, "web", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
 	if running.Status.PodIP != "10.244.1.2" || running.Status.HostIP != "192.0.2.10" || running.Status.StartTime == nil {
 		t.Errorf("status: podIP %q hostIP %q", running.Status.PodIP, running.Status.HostIP)
 	}
@@ -170,7 +171,8 @@ func TestFakeAgentRegistersRunsAndDeletesPods(t *testing.T) {
 	if err := pods.Delete(ctx, "default", "web", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitPod(t, ctx, s, "web", func(_ *core.Pod, deleted bool) bool { return deleted })
+	// Watch from before the delete, so the DELETED event cannot be missed.
+	waitPod(t, ctx, s, "web", client.ResourceVersion(again), func(_ *core.Pod, deleted bool) bool { return deleted })
 	if left, _ := rt.Pods(ctx); len(left) != 0 {
 		t.Errorf("runtime still runs %d pods after deletion", len(left))
 	}
