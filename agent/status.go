@@ -41,12 +41,37 @@ func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string) core.PodStatus
 	if initialized && anyRunning {
 		s.Phase = core.PodRunning
 	}
+	if initialized && !anyRunning && len(s.ContainerStatuses) > 0 {
+		s.Phase = terminalPhase(pod.Spec.RestartPolicy, s.ContainerStatuses, s.Phase)
+	}
 	s.Conditions = conditions(pod.Status.Conditions, map[core.PodConditionType]bool{
 		core.PodInitialized:  initialized,
 		core.ContainersReady: initialized && allReady && len(s.ContainerStatuses) > 0,
 		core.PodReady:        initialized && allReady && len(s.ContainerStatuses) > 0,
 	})
 	return s
+}
+
+// terminalPhase decides whether a pod whose containers have all exited is
+// finished: Succeeded when every one exited 0, Failed when one failed and
+// the policy is Never. (Restarting containers under Always and OnFailure is
+// the next step of the agent; until then such a pod stays in its phase.)
+func terminalPhase(policy core.RestartPolicy, statuses []core.ContainerStatus, phase core.PodPhase) core.PodPhase {
+	failed := false
+	for _, cs := range statuses {
+		t := cs.State.Terminated
+		if t == nil {
+			return phase
+		}
+		failed = failed || t.ExitCode != 0
+	}
+	switch {
+	case !failed && policy != core.RestartPolicyAlways:
+		return core.PodSucceeded
+	case failed && policy == core.RestartPolicyNever:
+		return core.PodFailed
+	}
+	return phase
 }
 
 // containerStatus reports one container. A running container is ready here

@@ -10,14 +10,18 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/kobune/kobune/agent"
+	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/client"
 )
 
@@ -28,7 +32,12 @@ func main() {
 		nodeName    = flag.String("node-name", hostname, "name of this node")
 		nodeIP      = flag.String("node-ip", "", "the node's InternalIP address")
 		rtName      = flag.String("runtime", "containerd", "container runtime: containerd, or fake (simulated pods, for scale and controller tests)")
-		capacity    = flag.String("capacity", "cpu=4,memory=8Gi,pods=110", "capacity of a simulated node (--runtime fake)")
+		capacity    = flag.String("capacity", "", "node capacity, e.g. cpu=4,memory=8Gi,pods=110 (default: the host's cpu and memory, pods=110; simulated nodes: cpu=4,memory=8Gi,pods=110)")
+		socket      = flag.String("containerd", "/run/containerd/containerd.sock", "containerd socket")
+		ctrdNS      = flag.String("containerd-namespace", "kobune", "containerd namespace for this agent's pods")
+		stateDir    = flag.String("state-dir", "", "agent state: container logs, CNI allocations (default /var/lib/kobune/agent/NODE)")
+		cniDirs     = flag.String("cni-bin-dir", "/usr/lib/cni:/opt/cni/bin", "where the CNI plugins are, colon-separated")
+		loadImages  = flag.String("load-images", "", "import every OCI tarball (*.tar) in this directory at start (no registry needed)")
 		reserved    = flag.String("system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
 		labels      = flag.String("node-labels", "", "extra node labels, k=v,k2=v2")
 		taints      = flag.String("register-with-taints", "", "taints to register with, key=value:Effect,...")
@@ -43,6 +52,9 @@ func main() {
 	var err error
 	if cfg.Node.Capacity, err = node.ParseResources(*capacity); err != nil {
 		log.Fatalf("kobune-agent: --capacity: %v", err)
+	}
+	if *capacity == "" {
+		cfg.Node.Capacity = hostCapacity(*rtName == "fake")
 	}
 	if cfg.Node.SystemReserved, err = node.ParseResources(*reserved); err != nil {
 		log.Fatalf("kobune-agent: --system-reserved: %v", err)
@@ -73,7 +85,27 @@ func main() {
 		}
 		log.Printf("kobune-agent: SIMULATED node %s (--runtime fake): pods are reported Running but nothing is executed", *nodeName)
 	case "containerd":
-		log.Fatalf("kobune-agent: the containerd runtime is not implemented yet (issue #3); today only --runtime fake (simulated pods) works")
+		if *stateDir == "" {
+			*stateDir = filepath.Join("/var/lib/kobune/agent", *nodeName)
+		}
+		net, err := network.NewCNI(network.Config{PluginDirs: strings.Split(*cniDirs, ":"), PodCIDR: cfg.Node.PodCIDR,
+			Bridge: "kobune0", StateDir: filepath.Join(*stateDir, "cni")})
+		if err != nil {
+			log.Fatalf("kobune-agent: %v", err)
+		}
+		ctrd, err := runtime.NewContainerd(*socket, *ctrdNS, filepath.Join(*stateDir, "logs"), net)
+		if err != nil {
+			log.Fatalf("kobune-agent: %v", err)
+		}
+		defer ctrd.Close()
+		if *loadImages != "" {
+			names, err := ctrd.LoadImages(context.Background(), *loadImages)
+			if err != nil {
+				log.Fatalf("kobune-agent: --load-images: %v", err)
+			}
+			log.Printf("kobune-agent: loaded images %s", strings.Join(names, ", "))
+		}
+		rt = ctrd
 	default:
 		log.Fatalf("kobune-agent: --runtime %q: use containerd or fake", *rtName)
 	}
@@ -88,6 +120,22 @@ func main() {
 	if err := agent.New(cfg, c, rt).Run(ctx); err != nil && ctx.Err() == nil {
 		log.Fatalf("kobune-agent: %v", err)
 	}
+}
+
+// hostCapacity is the host's cpu count and memory, and 110 pods (the
+// kubelet's default), or a fixed size for simulated nodes.
+func hostCapacity(simulated bool) resource.List {
+	if simulated {
+		l, _ := node.ParseResources("cpu=4,memory=8Gi,pods=110")
+		return l
+	}
+	l := resource.List{resource.CPU: resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI), resource.Pods: resource.NewQuantity(110, resource.DecimalSI)}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		fmt.Sscanf(strings.SplitN(string(b), "\n", 2)[0], "MemTotal: %d kB", &kb)
+		l[resource.Memory] = resource.NewQuantity(kb*1024, resource.BinarySI)
+	}
+	return l
 }
 
 // hostInfo reads the kernel version and the OS's pretty name.

@@ -1,0 +1,118 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/containernetworking/cni/libcni"
+	current "github.com/containernetworking/cni/pkg/types/100"
+)
+
+// Network sets up and tears down a pod's network.
+type Network interface {
+	// Setup creates the pod's network namespace and attaches it; it returns
+	// the namespace's path and the pod's IP.
+	Setup(ctx context.Context, sandboxID string) (netnsPath, ip string, err error)
+	// Teardown detaches and removes the namespace; missing pieces are not errors.
+	Teardown(ctx context.Context, sandboxID string) error
+}
+
+// CNI is a Network on the CNI bridge, host-local and loopback plugins.
+type CNI struct {
+	cni      *libcni.CNIConfig
+	pods     *libcni.NetworkConfigList
+	loopback *libcni.NetworkConfigList
+}
+
+// Config says where the plugins are and which addresses pods get.
+type Config struct {
+	PluginDirs []string // e.g. /usr/lib/cni
+	PodCIDR    string   // this node's range, e.g. 10.244.1.0/24
+	Bridge     string   // bridge device, e.g. kobune0
+	// StateDir keeps host-local's allocations; one per node, so that
+	// several nodes on one host (the lab) never hand out the same address.
+	StateDir string
+}
+
+// NewCNI checks the plugins exist and prepares the network configuration.
+// IP masquerading is off: pods in a Kobune lab have no outside to reach.
+func NewCNI(cfg Config) (*CNI, error) {
+	for _, p := range []string{"bridge", "host-local", "loopback"} {
+		found := false
+		for _, d := range cfg.PluginDirs {
+			if _, err := os.Stat(filepath.Join(d, p)); err == nil {
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("CNI plugin %q not found in %s (install it: apt-get install -y containernetworking-plugins)", p, strings.Join(cfg.PluginDirs, ":"))
+		}
+	}
+	pods, err := libcni.ConfListFromBytes([]byte(fmt.Sprintf(`{"cniVersion":"1.0.0","name":"kobune","plugins":[
+		{"type":"bridge","bridge":%q,"isGateway":true,"ipMasq":false,"hairpinMode":true,
+		 "ipam":{"type":"host-local","ranges":[[{"subnet":%q}]],"routes":[{"dst":"0.0.0.0/0"}],"dataDir":%q}}]}`,
+		cfg.Bridge, cfg.PodCIDR, filepath.Join(cfg.StateDir, "ipam"))))
+	if err != nil {
+		return nil, fmt.Errorf("CNI configuration: %w", err)
+	}
+	lo, err := libcni.ConfListFromBytes([]byte(`{"cniVersion":"1.0.0","name":"loopback","plugins":[{"type":"loopback"}]}`))
+	if err != nil {
+		return nil, err
+	}
+	return &CNI{cni: libcni.NewCNIConfig(cfg.PluginDirs, nil), pods: pods, loopback: lo}, nil
+}
+
+// NetnsName is the name of a sandbox's network namespace under /run/netns.
+func NetnsName(sandboxID string) string { return "kobune-" + sandboxID }
+
+// NetnsPath is where the namespace is mounted.
+func NetnsPath(sandboxID string) string { return "/run/netns/" + NetnsName(sandboxID) }
+
+// Setup implements Network.
+func (c *CNI) Setup(ctx context.Context, sandboxID string) (string, string, error) {
+	path := NetnsPath(sandboxID)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if out, err := exec.CommandContext(ctx, "ip", "netns", "add", NetnsName(sandboxID)).CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("ip netns add %s: %v: %s", NetnsName(sandboxID), err, strings.TrimSpace(string(out)))
+		}
+	}
+	rt := &libcni.RuntimeConf{ContainerID: sandboxID, NetNS: path, IfName: "lo"}
+	if _, err := c.cni.AddNetworkList(ctx, c.loopback, rt); err != nil {
+		return "", "", fmt.Errorf("CNI loopback ADD: %w", err)
+	}
+	rt.IfName = "eth0"
+	res, err := c.cni.AddNetworkList(ctx, c.pods, rt)
+	if err != nil {
+		return "", "", fmt.Errorf("CNI bridge ADD: %w", err)
+	}
+	r, err := current.NewResultFromResult(res)
+	if err != nil || len(r.IPs) == 0 {
+		return "", "", fmt.Errorf("CNI bridge ADD returned no IP (%v)", err)
+	}
+	return path, r.IPs[0].Address.IP.String(), nil
+}
+
+// Teardown implements Network. CNI DEL runs before the namespace goes, or
+// the bridge plugin would leak its state.
+func (c *CNI) Teardown(ctx context.Context, sandboxID string) error {
+	path := NetnsPath(sandboxID)
+	rt := &libcni.RuntimeConf{ContainerID: sandboxID, NetNS: path, IfName: "eth0"}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		rt.NetNS = "" // plugins still release the IP without a namespace
+	}
+	if err := c.cni.DelNetworkList(ctx, c.pods, rt); err != nil {
+		return fmt.Errorf("CNI bridge DEL: %w", err)
+	}
+	if rt.NetNS == "" {
+		return nil
+	}
+	if out, err := exec.CommandContext(ctx, "ip", "netns", "delete", NetnsName(sandboxID)).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip netns delete %s: %v: %s", NetnsName(sandboxID), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

@@ -1,0 +1,384 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	"github.com/containerd/errdefs"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/kobune/kobune/agent/network"
+	"github.com/kobune/kobune/api/core"
+)
+
+// Labels Kobune puts on its containerd containers, so that a restarted
+// agent finds its pods again (adoption) from containerd alone.
+const (
+	LabelPodUID       = "kobune.io/pod-uid"
+	LabelPodName      = "kobune.io/pod-name"
+	LabelPodNamespace = "kobune.io/pod-namespace"
+	LabelContainer    = "kobune.io/container"
+	LabelInit         = "kobune.io/init"
+	LabelPodIP        = "kobune.io/pod-ip"
+	LabelStarted      = "kobune.io/pod-started"
+)
+
+// ErrImageNeverPull is returned for an image that is missing while its
+// pull policy is Never (the reason Kubernetes shows too).
+var ErrImageNeverPull = errors.New("ErrImageNeverPull")
+
+// Containerd runs pods on a containerd daemon: one containerd container
+// per pod container, all joining the pod's network namespace.
+type Containerd struct {
+	client      *client.Client
+	namespace   string
+	network     network.Network
+	logDir      string
+	snapshotter string
+}
+
+// NewContainerd connects to the containerd socket. Pods live in the
+// containerd namespace ns; container logs go under logDir.
+func NewContainerd(socket, ns, logDir string, net network.Network) (*Containerd, error) {
+	c, err := client.New(socket, client.WithDefaultNamespace(ns))
+	if err != nil {
+		return nil, fmt.Errorf("connect to containerd at %s: %w (is containerd running? start it or set --containerd)", socket, err)
+	}
+	return &Containerd{client: c, namespace: ns, network: net, logDir: logDir, snapshotter: "overlayfs"}, nil
+}
+
+// Close closes the connection.
+func (r *Containerd) Close() error { return r.client.Close() }
+
+func (r *Containerd) ctx(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, r.namespace)
+}
+
+// Version implements Runtime.
+func (r *Containerd) Version(ctx context.Context) (string, error) {
+	v, err := r.client.Version(r.ctx(ctx))
+	if err != nil {
+		return "", fmt.Errorf("containerd version: %w", err)
+	}
+	return "containerd://" + v.Version, nil
+}
+
+// LoadImages imports every OCI tarball (*.tar) in dir and unpacks it.
+func (r *Containerd) LoadImages(ctx context.Context, dir string) ([]string, error) {
+	ctx = r.ctx(ctx)
+	files, err := filepath.Glob(filepath.Join(dir, "*.tar"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return names, err
+		}
+		imgs, err := r.client.Import(ctx, fh)
+		fh.Close()
+		if err != nil {
+			return names, fmt.Errorf("import %s: %w", f, err)
+		}
+		for _, img := range imgs {
+			if err := client.NewImage(r.client, img).Unpack(ctx, r.snapshotter); err != nil {
+				return names, fmt.Errorf("unpack %s: %w", img.Name, err)
+			}
+			names = append(names, img.Name)
+		}
+	}
+	return names, nil
+}
+
+// ensureImage returns the image, following the pull policy. Pulls go
+// through containerd; Kobune's labs and tests never pull (images are
+// loaded from tarballs), so a pull is only tried when a user asks for one.
+func (r *Containerd) ensureImage(ctx context.Context, c *core.Container) (client.Image, error) {
+	img, err := r.client.GetImage(ctx, c.Image)
+	switch {
+	case err == nil && c.ImagePullPolicy != core.PullAlways:
+	case err != nil && !errdefs.IsNotFound(err):
+		return nil, fmt.Errorf("image %s: %w", c.Image, err)
+	case c.ImagePullPolicy == core.PullNever:
+		return nil, fmt.Errorf("%w: container image %q is not present with pull policy of Never", ErrImageNeverPull, c.Image)
+	default:
+		if img, err = r.client.Pull(ctx, c.Image, client.WithPullUnpack); err != nil {
+			return nil, fmt.Errorf("ErrImagePull: pull %s: %w", c.Image, err)
+		}
+	}
+	if ok, err := img.IsUnpacked(ctx, r.snapshotter); err == nil && !ok {
+		if err := img.Unpack(ctx, r.snapshotter); err != nil {
+			return nil, fmt.Errorf("unpack %s: %w", c.Image, err)
+		}
+	}
+	return img, nil
+}
+
+// RunPod implements Runtime: sandbox (network namespace, CNI), then init
+// containers one after another to completion, then the containers.
+func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod) (PodState, error) {
+	ctx = r.ctx(ctx)
+	st, err := r.podState(ctx, pod.UID)
+	if err != nil {
+		return PodState{}, err
+	}
+	if st.IP == "" {
+		// A new sandbox. If nothing of the pod starts, it is torn down
+		// again, so that the next attempt begins clean.
+		_, ip, err := r.network.Setup(ctx, sandboxID(pod.UID))
+		if err != nil {
+			_ = r.network.Teardown(ctx, sandboxID(pod.UID))
+			return PodState{}, err
+		}
+		st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: time.Now().UTC().Truncate(time.Second)}
+		defer func() {
+			if left, _ := r.podState(ctx, pod.UID); len(left.Containers) == 0 {
+				_ = r.network.Teardown(ctx, sandboxID(pod.UID))
+			}
+		}()
+	}
+	have := map[string]ContainerState{}
+	for _, c := range st.Containers {
+		have[c.Name] = c
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cs, ok := have[c.Name]
+		if ok && !cs.Running && !cs.FinishedAt.IsZero() && cs.ExitCode == 0 {
+			continue // done
+		}
+		if ok {
+			return r.podState(ctx, pod.UID) // still running, or failed: report it
+		}
+		if _, err := r.start(ctx, pod, c, st, true); err != nil {
+			return PodState{}, err
+		}
+		return r.podState(ctx, pod.UID) // the next look continues once it has exited
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if _, ok := have[c.Name]; ok {
+			continue
+		}
+		if _, err := r.start(ctx, pod, c, st, false); err != nil {
+			return PodState{}, err
+		}
+	}
+	return r.podState(ctx, pod.UID)
+}
+
+func sandboxID(uid string) string {
+	if len(uid) > 12 {
+		return uid[:12]
+	}
+	return uid
+}
+
+func containerID(uid, name string) string { return uid + "-" + name }
+
+// start creates and starts one container in the pod's network namespace.
+func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, init bool) (client.Container, error) {
+	img, err := r.ensureImage(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	id := containerID(pod.UID, c.Name)
+	opts := []oci.SpecOpts{oci.WithImageConfig(img), oci.WithHostname(pod.Name),
+		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: network.NetnsPath(sandboxID(pod.UID))})}
+	switch {
+	case len(c.Command) > 0:
+		opts = append(opts, oci.WithProcessArgs(append(append([]string{}, c.Command...), c.Args...)...))
+	case len(c.Args) > 0:
+		opts = append(opts, oci.WithImageConfigArgs(img, c.Args))
+	}
+	if env := envList(pod, c, st.IP); len(env) > 0 {
+		opts = append(opts, oci.WithEnv(env))
+	}
+	if c.WorkingDir != "" {
+		opts = append(opts, oci.WithProcessCwd(c.WorkingDir))
+	}
+	labels := map[string]string{LabelPodUID: pod.UID, LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace,
+		LabelContainer: c.Name, LabelPodIP: st.IP, LabelStarted: st.StartedAt.Format(time.RFC3339)}
+	if init {
+		labels[LabelInit] = "true"
+	}
+	ctr, err := r.client.NewContainer(ctx, id, client.WithImage(img), client.WithNewSnapshot(id, img),
+		client.WithNewSpec(opts...), client.WithContainerLabels(labels))
+	if err != nil {
+		return nil, fmt.Errorf("create container %s: %w", c.Name, err)
+	}
+	logPath := filepath.Join(r.logDir, pod.Namespace+"_"+pod.Name+"_"+pod.UID, c.Name, "0.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	task, err := ctr.NewTask(ctx, cio.LogFile(logPath))
+	if err != nil {
+		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
+		return nil, fmt.Errorf("create task %s: %w", c.Name, err)
+	}
+	if err := task.Start(ctx); err != nil {
+		_, _ = task.Delete(ctx)
+		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
+		return nil, fmt.Errorf("start container %s: %w", c.Name, err)
+	}
+	return ctr, nil
+}
+
+// envList resolves env values, including references to the pod's own fields.
+func envList(pod *core.Pod, c *core.Container, podIP string) []string {
+	var out []string
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			switch e.ValueFrom.FieldRef.FieldPath {
+			case "metadata.name":
+				v = pod.Name
+			case "metadata.namespace":
+				v = pod.Namespace
+			case "metadata.uid":
+				v = pod.UID
+			case "spec.nodeName":
+				v = pod.Spec.NodeName
+			case "spec.serviceAccountName":
+				v = pod.Spec.ServiceAccountName
+			case "status.podIP", "status.podIPs":
+				v = podIP
+			case "status.hostIP":
+				v = pod.Status.HostIP
+			}
+		}
+		out = append(out, e.Name+"="+v)
+	}
+	return out
+}
+
+// podState reads what containerd runs for a pod uid.
+func (r *Containerd) podState(ctx context.Context, uid string) (PodState, error) {
+	all, err := r.list(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
+	if err != nil || len(all) == 0 {
+		return PodState{UID: uid}, err
+	}
+	return all[0], nil
+}
+
+// Pods implements Runtime.
+func (r *Containerd) Pods(ctx context.Context) ([]PodState, error) {
+	return r.list(r.ctx(ctx), fmt.Sprintf("labels.%q", LabelPodUID))
+}
+
+func (r *Containerd) list(ctx context.Context, filter string) ([]PodState, error) {
+	ctrs, err := r.client.Containers(ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	pods := map[string]*PodState{}
+	for _, ctr := range ctrs {
+		l, err := ctr.Labels(ctx)
+		if err != nil {
+			return nil, err
+		}
+		uid := l[LabelPodUID]
+		p := pods[uid]
+		if p == nil {
+			started, _ := time.Parse(time.RFC3339, l[LabelStarted])
+			p = &PodState{UID: uid, Name: l[LabelPodName], Namespace: l[LabelPodNamespace], IP: l[LabelPodIP], StartedAt: started}
+			pods[uid] = p
+		}
+		p.Containers = append(p.Containers, r.containerState(ctx, ctr, l))
+	}
+	out := make([]PodState, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out, nil
+}
+
+func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l map[string]string) ContainerState {
+	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true"}
+	if info, err := ctr.Info(ctx); err == nil {
+		cs.Image, cs.StartedAt = info.Image, info.CreatedAt
+	}
+	task, err := ctr.Task(ctx, nil)
+	if err != nil {
+		cs.Reason = "ContainerCreating"
+		return cs
+	}
+	st, err := task.Status(ctx)
+	if err != nil {
+		return cs
+	}
+	switch st.Status {
+	case client.Running, client.Created, client.Paused:
+		cs.Running = true
+	case client.Stopped:
+		cs.ExitCode = int32(st.ExitStatus)
+		cs.FinishedAt = st.ExitTime
+		cs.Reason = "Completed"
+		if st.ExitStatus != 0 {
+			cs.Reason = "Error"
+		}
+	}
+	return cs
+}
+
+// StopPod implements Runtime: SIGTERM, up to grace, SIGKILL; then the
+// tasks and containers are deleted, CNI DEL runs, the namespace goes.
+func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duration) error {
+	ctx = r.ctx(ctx)
+	ctrs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
+	if err != nil {
+		return fmt.Errorf("list containers of pod %s: %w", uid, err)
+	}
+	for _, ctr := range ctrs {
+		if err := stopContainer(ctx, ctr, grace); err != nil {
+			return err
+		}
+	}
+	return r.network.Teardown(ctx, sandboxID(uid))
+}
+
+func stopContainer(ctx context.Context, ctr client.Container, grace time.Duration) error {
+	task, err := ctr.Task(ctx, nil)
+	if err == nil {
+		exited, werr := task.Wait(ctx)
+		if werr == nil {
+			if st, _ := task.Status(ctx); st.Status != client.Stopped {
+				_ = task.Kill(ctx, syscall.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(grace):
+					_ = task.Kill(ctx, syscall.SIGKILL)
+					<-exited
+				}
+			}
+		}
+		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("delete task %s: %w", ctr.ID(), err)
+		}
+	} else if !errdefs.IsNotFound(err) {
+		return fmt.Errorf("task of %s: %w", ctr.ID(), err)
+	}
+	if err := ctr.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("delete container %s: %w", ctr.ID(), err)
+	}
+	return nil
+}
+
+// Logs returns the path of a container's log file (for kobectl logs, next).
+func (r *Containerd) Logs(pod *core.Pod, container string) string {
+	return filepath.Join(r.logDir, pod.Namespace+"_"+pod.Name+"_"+pod.UID, container, "0.log")
+}
+
+var _ Runtime = (*Containerd)(nil)

@@ -1,0 +1,240 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/apiserver"
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+)
+
+// node is one lab node for a test: a network namespace joined to the host
+// by a veth pair, with its own containerd, and kobune-agent running inside.
+type node struct {
+	name, netns, hostIP, nodeIP string
+	dir                         string
+	containerd                  *exec.Cmd
+	agent                       *exec.Cmd
+}
+
+// requireRoot skips the test, saying why, unless it can run for real.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("end-to-end test needs root (network namespaces, containerd, CNI); run make test as root")
+	}
+	for _, bin := range []string{"containerd", "ctr", "runc", "ip", "nsenter", "/usr/lib/cni/bridge", "/bin/busybox"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("end-to-end test needs %s (apt-get install -y containerd runc containernetworking-plugins iproute2 busybox-static; .ci/run does this)", bin)
+		}
+	}
+}
+
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestMain removes the binaries and images built for the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built holds the agent binary and the test images, built once per run.
+var built struct {
+	dir           string
+	agent, images string
+	err           error
+	done          bool
+}
+
+func buildArtifacts(t *testing.T) (agentBin, imagesDir string) {
+	t.Helper()
+	if !built.done {
+		built.done = true
+		dir, err := os.MkdirTemp("", "kobune-e2e-build")
+		built.dir = dir
+		if err != nil {
+			built.err = err
+		} else {
+			built.agent, built.images = filepath.Join(dir, "kobune-agent"), filepath.Join(dir, "images")
+			root := repoRoot()
+			for _, c := range [][]string{
+				{"go", "build", "-o", built.agent, "./cmd/kobune-agent"},
+				{"go", "run", "./deploy/images/build", "-out", built.images},
+			} {
+				cmd := exec.Command(c[0], c[1:]...)
+				cmd.Dir = root
+				if out, err := cmd.CombinedOutput(); err != nil {
+					built.err = fmt.Errorf("%s: %v\n%s", strings.Join(c, " "), err, out)
+					break
+				}
+			}
+		}
+	}
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.agent, built.images
+}
+
+func repoRoot() string {
+	wd, _ := os.Getwd()
+	return filepath.Join(wd, "..", "..")
+}
+
+// startCluster runs the API server on the host end of the node's veth pair
+// and returns it with the node (not yet running its agent).
+func startCluster(t *testing.T, index int) (*testserver.Server, *node) {
+	t.Helper()
+	n := &node{
+		name:   "node-1",
+		netns:  fmt.Sprintf("kobune-e2e-%d-%d", os.Getpid(), index),
+		hostIP: fmt.Sprintf("172.31.250.%d", 4*index+1),
+		nodeIP: fmt.Sprintf("172.31.250.%d", 4*index+2),
+		dir:    t.TempDir(),
+	}
+	hostVeth := fmt.Sprintf("ke2e%dh%d", os.Getpid()%100000, index)
+	run(t, "ip", "netns", "add", n.netns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", n.netns).Run() })
+	run(t, "ip", "link", "add", hostVeth, "type", "veth", "peer", "name", "eth0", "netns", n.netns)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "delete", hostVeth).Run() })
+	run(t, "ip", "addr", "add", n.hostIP+"/30", "dev", hostVeth)
+	run(t, "ip", "link", "set", hostVeth, "up")
+	run(t, "ip", "-n", n.netns, "addr", "add", n.nodeIP+"/30", "dev", "eth0")
+	run(t, "ip", "-n", n.netns, "link", "set", "eth0", "up")
+	run(t, "ip", "-n", n.netns, "link", "set", "lo", "up")
+
+	srv, err := testserver.Start(filepath.Join(n.dir, "etcd"), n.hostIP+":0", func(c *apiserver.Config) { c.Logf = t.Logf })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	n.startContainerd(t)
+	t.Cleanup(func() { n.removeLeftovers(t, srv) })
+	return srv, n
+}
+
+// removeLeftovers kills and removes whatever a failed test left running in
+// its containerd (shims outlive containerd) and the pods' namespaces. It
+// runs after the agent has stopped and before containerd stops.
+func (n *node) removeLeftovers(t *testing.T, srv *testserver.Server) {
+	ctr := func(args ...string) string {
+		out, _ := exec.Command("ctr", append([]string{"-a", n.socket(), "-n", "kobune-e2e"}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	for _, id := range strings.Fields(ctr("containers", "ls", "-q")) {
+		ctr("tasks", "kill", "-s", "SIGKILL", id)
+		ctr("tasks", "rm", "-f", id)
+		ctr("containers", "rm", id)
+		t.Logf("removed leftover container %s", id)
+	}
+	pods, _, _ := client.For[*core.Pod](srv.Client).List(context.Background(), "", client.ListOptions{})
+	for _, p := range pods {
+		if len(p.UID) >= 12 {
+			_ = exec.Command("ip", "netns", "delete", "kobune-"+p.UID[:12]).Run()
+		}
+	}
+}
+
+func (n *node) socket() string { return filepath.Join(n.dir, "containerd.sock") }
+
+func (n *node) startContainerd(t *testing.T) {
+	t.Helper()
+	root := filepath.Join(n.dir, "containerd")
+	n.containerd = exec.Command("containerd", "--root", filepath.Join(root, "root"), "--state", filepath.Join(root, "state"),
+		"--address", n.socket(), "--log-level", "warn")
+	logf, _ := os.Create(filepath.Join(n.dir, "containerd.log"))
+	n.containerd.Stdout, n.containerd.Stderr = logf, logf
+	if err := n.containerd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = n.containerd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = n.containerd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = n.containerd.Process.Kill()
+			<-done
+		}
+		unmountUnder(root)
+		logf.Close()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(n.socket()); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("containerd did not create its socket within 20s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startAgent runs kobune-agent inside the node's network namespace. It
+// enters only the network namespace (nsenter --net), not a private mount
+// namespace as `ip netns exec` would: the pod namespaces it creates under
+// /run/netns must be visible to containerd and runc on the host.
+func (n *node) startAgent(t *testing.T, server string, podCIDR string) {
+	t.Helper()
+	agentBin, images := buildArtifacts(t)
+	n.agent = exec.Command("nsenter", "--net=/run/netns/"+n.netns, agentBin,
+		"--server", server, "--node-name", n.name, "--node-ip", n.nodeIP, "--runtime", "containerd",
+		"--containerd", n.socket(), "--containerd-namespace", "kobune-e2e", "--state-dir", filepath.Join(n.dir, "agent"),
+		"--pod-cidr", podCIDR, "--load-images", images, "--lease-interval", "1s")
+	logf, _ := os.Create(filepath.Join(n.dir, "agent.log"))
+	n.agent.Stdout, n.agent.Stderr = logf, logf
+	if err := n.agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = n.agent.Process.Signal(syscall.SIGTERM)
+		_ = n.agent.Wait()
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(n.dir, "agent.log"))
+			t.Logf("agent log:\n%s", b)
+		}
+	})
+}
+
+// exec runs a command inside the node's network namespace (never on the host).
+func (n *node) exec(ctx context.Context, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.netns}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// unmountUnder unmounts whatever containerd left mounted below dir.
+func unmountUnder(dir string) {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return
+	}
+	lines := strings.Split(string(b), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		f := strings.Fields(lines[i])
+		if len(f) > 1 && strings.HasPrefix(f[1], dir) {
+			_ = syscall.Unmount(f[1], syscall.MNT_DETACH)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+)
+
+// TestPodRunsOnContainerd: a pod bound to the node runs on containerd with
+// an IP from the node's pod CIDR, answers HTTP with its own name as
+// hostname, and is stopped and removed when deleted.
+func TestPodRunsOnContainerd(t *testing.T) {
+	requireRoot(t)
+	srv, n := startCluster(t, 0)
+	n.startAgent(t, srv.Addr(), "10.244.77.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+
+	pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default"}, Spec: core.PodSpec{
+		NodeName:       "node-1",
+		InitContainers: []core.Container{{Name: "setup", Image: "kobune.local/busybox:1.35", Command: []string{"sh", "-c", "echo init done"}}},
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+			Env: []core.EnvVar{{Name: "MY_POD", ValueFrom: &core.EnvVarSource{FieldRef: &core.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}},
+	}}
+	created, err := pods.Create(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := waitForPod(t, ctx, pods, "web", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	ip := running.Status.PodIP
+	if !strings.HasPrefix(ip, "10.244.77.") {
+		t.Fatalf("pod IP %q is not from the node's pod CIDR 10.244.77.0/24", ip)
+	}
+	if len(running.Status.InitContainerStatuses) != 1 || running.Status.InitContainerStatuses[0].State.Terminated == nil {
+		t.Errorf("init container status: %+v", running.Status.InitContainerStatuses)
+	}
+
+	// From inside the node's namespace (never from the host), ask the pod.
+	var body string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		hctx, hcancel := context.WithTimeout(ctx, 3*time.Second)
+		body, err = n.exec(hctx, "timeout", "2", "busybox", "wget", "-q", "-O", "-", "http://"+ip+":8080/")
+		hcancel()
+		if err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(body, "labapp 1.0 on web") {
+		t.Fatalf("GET http://%s:8080/ from the node = %q (%v); want the pod's name as hostname", ip, body, err)
+	}
+
+	if err := pods.Delete(ctx, "default", "web", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForPod(t, ctx, pods, "web", client.ResourceVersion(created), func(_ *core.Pod, deleted bool) bool { return deleted })
+	if _, err := os.Stat("/run/netns/kobune-" + created.UID[:12]); !os.IsNotExist(err) {
+		t.Errorf("the pod's network namespace is still there after deletion (%v)", err)
+	}
+}
+
+func waitForPod(t *testing.T, ctx context.Context, pods *client.Typed[*core.Pod], name string, from int64, cond func(*core.Pod, bool) bool) *core.Pod {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	w, err := pods.Watch(wctx, "default", client.ListOptions{FieldSelector: "metadata.name=" + name}, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *core.Pod
+	for ev := range w.Events {
+		if ev.Type == "BOOKMARK" {
+			continue
+		}
+		last = ev.Object
+		if cond(ev.Object, ev.Type == "DELETED") {
+			return ev.Object
+		}
+	}
+	t.Fatalf("pod %s never reached the expected state; last seen: %+v", name, last)
+	return nil
+}
