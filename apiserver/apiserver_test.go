@@ -166,7 +166,7 @@ func TestRestartKeepsObjectsUIDsAndRevisions(t *testing.T) {
 // later event exactly once, in order.
 func TestWatchResumesAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
-	s, err := testserver.Start(dir, "")
+	s, err := testserver.Start(dir, testserver.StableAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestWatchResumesAcrossRestart(t *testing.T) {
 // reporting what changed meanwhile.
 func TestWatchExpiredAndInformerRelists(t *testing.T) {
 	dir := t.TempDir()
-	s, err := testserver.Start(dir, "")
+	s, err := testserver.Start(dir, testserver.StableAddr())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,9 @@ package testserver
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
 	"testing"
 	"time"
 
@@ -72,4 +75,19 @@ func New(t testing.TB, mutate ...func(*apiserver.Config)) *Server {
 	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// StableAddr returns a loopback address for a server that a test restarts
+// on the same address. Its port is below Linux's ephemeral range
+// (32768-60999), so that no other process's outgoing connection can take
+// it while the server is down.
+func StableAddr() string {
+	for {
+		port := 20000 + rand.IntN(10000)
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr
+		}
+	}
 }
