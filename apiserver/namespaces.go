@@ -61,6 +61,17 @@ func decodeNamespace(b []byte) (*core.Namespace, error) {
 	return o.(*core.Namespace), nil
 }
 
+// markTerminating records at once a namespace this server has just marked
+// for deletion, without waiting for the watch: a create right after the
+// delete must already be refused (Kubernetes' NamespaceLifecycle keeps a
+// similar "recently deleted" lookup for the same reason). Anything that
+// still slips in meanwhile is deleted by the cleanup loop.
+func (c *namespaceCache) markTerminating(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.phases[name] = core.NamespaceTerminating
+}
+
 // run lists and watches namespaces until ctx ends, relisting after errors.
 func (c *namespaceCache) run(ctx context.Context) {
 	prefix := storage.ListPrefix("namespaces", "")
@@ -190,6 +201,7 @@ func (s *Server) markNamespaceTerminating(ctx context.Context, k *scheme.Kind, o
 		if err != nil {
 			return nil, 0, storageError(err, k, ns.Name)
 		}
+		s.namespaces.markTerminating(ns.Name)
 	}
 	s.wakeNamespaceCleanup()
 	return ns, rev, nil
