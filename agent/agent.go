@@ -28,7 +28,11 @@ type Config struct {
 	ResyncInterval time.Duration
 	// Workers is the number of pods reconciled in parallel.
 	Workers int
-	Logf    func(format string, args ...any)
+	// Routes, when set, is called with every node whenever nodes change, to
+	// route other nodes' pod CIDRs (network.SyncRoutes on real nodes; nil
+	// for simulated ones).
+	Routes func(ctx context.Context, self string, nodes []*core.Node) error
+	Logf   func(format string, args ...any)
 }
 
 func (c *Config) setDefaults() {
@@ -58,6 +62,7 @@ type Agent struct {
 	client  *client.Client
 	runtime runtime.Runtime
 	pods    *client.Informer[*core.Pod]
+	nodes   *client.Informer[*core.Node]
 	queue   *client.Queue
 	nodeIP  string
 
@@ -82,8 +87,17 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 		OnUpdate: func(_, p *core.Pod) { enqueue(p) },
 		OnDelete: enqueue,
 	})
+	if cfg.Routes != nil {
+		a.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
+		routes := func(*core.Node) { a.queue.Add(routesKey) }
+		a.nodes.AddHandler(client.Handler[*core.Node]{OnAdd: routes, OnUpdate: func(_, n *core.Node) { routes(n) }, OnDelete: routes})
+	}
 	return a
 }
+
+// routesKey is the queue key for "program the routes to other nodes";
+// pod keys always contain a slash, so it cannot collide with one.
+const routesKey = "routes"
 
 // Run registers the node and runs its pods until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
@@ -106,6 +120,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() { defer wg.Done(); f(ctx) }()
 	}
 	run(a.pods.Run)
+	if a.nodes != nil {
+		run(a.nodes.Run)
+	}
 	run(a.leaseLoop)
 	run(a.statusLoop)
 	if !client.WaitForSync(ctx, a.pods.HasSynced) {
@@ -195,7 +212,13 @@ func (a *Agent) worker(ctx context.Context) {
 		if quit {
 			return
 		}
-		if err := a.syncPod(ctx, key); err != nil {
+		sync := a.syncPod
+		if key == routesKey {
+			sync = func(ctx context.Context, _ string) error {
+				return a.cfg.Routes(ctx, a.cfg.Node.Name, a.nodes.List())
+			}
+		}
+		if err := sync(ctx, key); err != nil {
 			if ctx.Err() == nil {
 				a.cfg.Logf("pod %s: %s (will retry)", key, client.Message(err))
 			}

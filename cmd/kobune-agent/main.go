@@ -106,6 +106,7 @@ func main() {
 			log.Printf("kobune-agent: loaded images %s", strings.Join(names, ", "))
 		}
 		rt = ctrd
+		cfg.Routes = network.SyncRoutes
 	default:
 		log.Fatalf("kobune-agent: --runtime %q: use containerd or fake", *rtName)
 	}

@@ -20,7 +20,7 @@ import (
 // node is one lab node for a test: a network namespace joined to the host
 // by a veth pair, with its own containerd, and kobune-agent running inside.
 type node struct {
-	name, netns, hostIP, nodeIP string
+	name, netns, nodeIP string
 	dir                         string
 	containerd                  *exec.Cmd
 	agent                       *exec.Cmd
@@ -100,36 +100,53 @@ func repoRoot() string {
 	return filepath.Join(wd, "..", "..")
 }
 
-// startCluster runs the API server on the host end of the node's veth pair
-// and returns it with the node (not yet running its agent).
-func startCluster(t *testing.T, index int) (*testserver.Server, *node) {
+// startCluster makes a lab on this host: a bridge with the API server on
+// its host address, and nodes, each a network namespace attached to the
+// bridge by a veth pair, with its own containerd. No namespace has a
+// default route; the agents are started by startAgent.
+func startCluster(t *testing.T, nodes int) (*testserver.Server, []*node) {
 	t.Helper()
-	n := &node{
-		name:   "node-1",
-		netns:  fmt.Sprintf("kobune-e2e-%d-%d", os.Getpid(), index),
-		hostIP: fmt.Sprintf("172.31.250.%d", 4*index+1),
-		nodeIP: fmt.Sprintf("172.31.250.%d", 4*index+2),
-		dir:    t.TempDir(),
+	id := os.Getpid() % 100000
+	bridge := fmt.Sprintf("ke2e%d", id)
+	hostIP := "172.31.250.1"
+	run(t, "ip", "link", "add", bridge, "type", "bridge")
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "delete", bridge).Run() })
+	run(t, "ip", "addr", "add", hostIP+"/24", "dev", bridge)
+	run(t, "ip", "link", "set", bridge, "up")
+	// Hosts with FORWARD policy DROP would drop node-to-node traffic on the bridge.
+	accept := []string{"FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"}
+	if exec.Command("iptables", append([]string{"-I"}, accept...)...).Run() == nil {
+		t.Cleanup(func() { _ = exec.Command("iptables", append([]string{"-D"}, accept...)...).Run() })
 	}
-	hostVeth := fmt.Sprintf("ke2e%dh%d", os.Getpid()%100000, index)
-	run(t, "ip", "netns", "add", n.netns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", n.netns).Run() })
-	run(t, "ip", "link", "add", hostVeth, "type", "veth", "peer", "name", "eth0", "netns", n.netns)
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "delete", hostVeth).Run() })
-	run(t, "ip", "addr", "add", n.hostIP+"/30", "dev", hostVeth)
-	run(t, "ip", "link", "set", hostVeth, "up")
-	run(t, "ip", "-n", n.netns, "addr", "add", n.nodeIP+"/30", "dev", "eth0")
-	run(t, "ip", "-n", n.netns, "link", "set", "eth0", "up")
-	run(t, "ip", "-n", n.netns, "link", "set", "lo", "up")
-
-	srv, err := testserver.Start(filepath.Join(n.dir, "etcd"), n.hostIP+":0", func(c *apiserver.Config) { c.Logf = t.Logf })
+	var ns []*node
+	for i := range nodes {
+		n := &node{
+			name:   fmt.Sprintf("node-%d", i+1),
+			netns:  fmt.Sprintf("kobune-e2e-%d-%d", id, i+1),
+			nodeIP: fmt.Sprintf("172.31.250.%d", 11+i),
+			dir:    t.TempDir(),
+		}
+		veth := fmt.Sprintf("ke2e%dn%d", id, i+1)
+		run(t, "ip", "netns", "add", n.netns)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", n.netns).Run() })
+		run(t, "ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", n.netns)
+		t.Cleanup(func() { _ = exec.Command("ip", "link", "delete", veth).Run() })
+		run(t, "ip", "link", "set", veth, "master", bridge, "up")
+		run(t, "ip", "-n", n.netns, "addr", "add", n.nodeIP+"/24", "dev", "eth0")
+		run(t, "ip", "-n", n.netns, "link", "set", "eth0", "up")
+		run(t, "ip", "-n", n.netns, "link", "set", "lo", "up")
+		ns = append(ns, n)
+	}
+	srv, err := testserver.Start(filepath.Join(ns[0].dir, "etcd"), hostIP+":0", func(c *apiserver.Config) { c.Logf = t.Logf })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	n.startContainerd(t)
-	t.Cleanup(func() { n.removeLeftovers(t, srv) })
-	return srv, n
+	for _, n := range ns {
+		n.startContainerd(t)
+		t.Cleanup(func() { n.removeLeftovers(t, srv) })
+	}
+	return srv, ns
 }
 
 // removeLeftovers kills and removes whatever a failed test left running in

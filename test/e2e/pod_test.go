@@ -17,7 +17,8 @@ import (
 // hostname, and is stopped and removed when deleted.
 func TestPodRunsOnContainerd(t *testing.T) {
 	requireRoot(t)
-	srv, n := startCluster(t, 0)
+	srv, nodes := startCluster(t, 1)
+	n := nodes[0]
 	n.startAgent(t, srv.Addr(), "10.244.77.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -87,4 +88,42 @@ func waitForPod(t *testing.T, ctx context.Context, pods *client.Typed[*core.Pod]
 	}
 	t.Fatalf("pod %s never reached the expected state; last seen: %+v", name, last)
 	return nil
+}
+
+// TestPodsReachEachOtherAcrossNodes: each agent routes the other node's pod
+// CIDR to that node (host-gateway); a pod on node-2 answers a request sent
+// from inside node-1's namespace.
+func TestPodsReachEachOtherAcrossNodes(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 2)
+	nodes[0].startAgent(t, srv.Addr(), "10.244.81.0/24")
+	nodes[1].startAgent(t, srv.Addr(), "10.244.82.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "far", Namespace: "default"}, Spec: core.PodSpec{
+		NodeName:   "node-2",
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:2.0", ImagePullPolicy: core.PullNever}},
+	}}
+	if _, err := pods.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	running := waitForPod(t, ctx, pods, "far", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	url := "http://" + running.Status.PodIP + ":8080/"
+	var body string
+	var err error
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		hctx, hcancel := context.WithTimeout(ctx, 3*time.Second)
+		body, err = nodes[0].exec(hctx, "timeout", "2", "busybox", "wget", "-q", "-O", "-", url)
+		hcancel()
+		if err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(body, "labapp 2.0 on far") {
+		routes, _ := nodes[0].exec(ctx, "ip", "route")
+		t.Fatalf("GET %s from node-1 = %q (%v); node-1 routes:\n%s", url, body, err, routes)
+	}
 }
