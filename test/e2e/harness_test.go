@@ -21,9 +21,9 @@ import (
 // by a veth pair, with its own containerd, and kobune-agent running inside.
 type node struct {
 	name, netns, nodeIP string
-	dir                         string
-	containerd                  *exec.Cmd
-	agent                       *exec.Cmd
+	dir                 string
+	containerd          *exec.Cmd
+	agent               *exec.Cmd
 }
 
 // requireRoot skips the test, saying why, unless it can run for real.
