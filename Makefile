@@ -61,13 +61,12 @@ fuzz:
 	$(GO) test ./api/scheme -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 	$(GO) test ./api/selector -run '^$$' -fuzz FuzzParseLabels -fuzztime $(FUZZTIME)
 
+# A 2-node cluster on this host (as root); deploy/lab/lab.sh has the rest.
 lab:
-	@echo "make lab arrives with the node agent (issue #3): today there is no agent to run pods."
-	@echo "Meanwhile: make build && bin/kobune-apiserver --data-dir /tmp/kobune-etcd, then bin/kobectl apply -f deploy/examples/"
-	@exit 1
+	deploy/lab/lab.sh up
 
 lab-down:
-	@echo "make lab-down arrives with make lab (issue #3)."
+	deploy/lab/lab.sh down
 
 clean:
 	rm -rf $(BIN) $(TOOLS)

@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# Kobune lab: a multi-node cluster on one Linux host, as root.
+#
+#   lab.sh up [--nodes N]        install what is missing, build, start N nodes (default 2), deploy an example
+#   lab.sh down                  remove everything the lab made
+#   lab.sh status                what runs
+#   lab.sh stop-control-plane    stop the API server (pods keep running)
+#   lab.sh start-control-plane
+#   lab.sh kill-agent NODE       kill -9 a node's agent
+#   lab.sh start-agent NODE
+#   lab.sh partition NODE        cut a node off the lab network
+#   lab.sh heal NODE
+#
+# Layout: a bridge kobune-lab0 (172.31.0.1/24) on the host; node-i is the
+# network namespace kobune-lab-node-i at 172.31.0.(10+i), joined to the
+# bridge by a veth pair, with its own containerd and kobune-agent, pod CIDR
+# 10.244.i.0/24. No namespace has a default route, and the host has
+# blackhole routes for the pod (10.244.0.0/16) and service (10.96.0.0/16)
+# ranges: no lab packet leaves this machine. The API server listens on
+# 127.0.0.1:6443 and 172.31.0.1:6443.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+STATE=${KOBUNE_LAB_STATE:-/var/lib/kobune-lab}
+BRIDGE=kobune-lab0
+HOST_IP=172.31.0.1
+CHAIN=KOBUNE-LAB
+BIN=$REPO/bin
+export PATH="/usr/local/go/bin:$PATH"
+
+step() { printf '\n==> %s\n' "$*"; }
+say() { printf '    %s\n' "$*"; }
+die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (the lab makes network namespaces, bridges and routes)"
+
+node_ns() { echo "kobune-lab-$1"; }
+node_index() { echo "${1#node-}"; }
+node_ip() { echo "172.31.0.$((10 + $(node_index "$1")))"; }
+pidfile() { echo "$STATE/pids/$1.pid"; }
+running() { local f; f=$(pidfile "$1"); [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
+nodes() { ls "$STATE/nodes" 2>/dev/null || true; }
+
+# start NAME CMD...: run CMD in the background, logging, remembering its PID.
+start() {
+  local name=$1; shift
+  if running "$name"; then say "$name already running (pid $(cat "$(pidfile "$name")"))"; return; fi
+  "$@" >>"$STATE/logs/$name.log" 2>&1 &
+  echo $! >"$(pidfile "$name")"
+  say "$name started (pid $!, log $STATE/logs/$name.log)"
+}
+
+# stop NAME [SIGNAL]: stop a process the lab started, by its PID only.
+stop() {
+  local name=$1 sig=${2:-TERM} f pid
+  f=$(pidfile "$name")
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "-$sig" "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    say "$name stopped (pid $pid)"
+  fi
+  rm -f "$f"
+}
+
+install_packages() {
+  step "Checking prerequisites"
+  local need=()
+  local pair cmd pkg
+  for pair in containerd:containerd ctr:containerd runc:runc ip:iproute2 iptables:iptables nsenter:util-linux \
+              /usr/lib/cni/bridge:containernetworking-plugins /bin/busybox:busybox-static make:make git:git; do
+    cmd=${pair%%:*} pkg=${pair#*:}
+    command -v "$cmd" >/dev/null 2>&1 || [ -x "$cmd" ] || need+=("$pkg")
+  done
+  command -v go >/dev/null 2>&1 || die "Go is missing: install Go 1.26 (expected at /usr/local/go)"
+  if [ ${#need[@]} -gt 0 ]; then
+    say "installing: $(printf '%s\n' "${need[@]}" | sort -u | tr '\n' ' ')"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(printf '%s\n' "${need[@]}" | sort -u) >/dev/null
+  else
+    say "all present"
+  fi
+}
+
+build() {
+  step "Building binaries and test images"
+  make -C "$REPO" --no-print-directory build images | sed 's/^/    /'
+}
+
+network_up() {
+  step "Lab network: bridge $BRIDGE ($HOST_IP/24), blackhole routes for 10.244.0.0/16 and 10.96.0.0/16"
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link add "$BRIDGE" type bridge
+    ip addr add "$HOST_IP/24" dev "$BRIDGE"
+  fi
+  ip link set "$BRIDGE" up
+  ip route replace blackhole 10.244.0.0/16
+  ip route replace blackhole 10.96.0.0/16
+  # Hosts with FORWARD policy DROP would drop node-to-node traffic on the bridge.
+  iptables -N "$CHAIN" 2>/dev/null || true
+  iptables -F "$CHAIN"
+  iptables -A "$CHAIN" -i "$BRIDGE" -o "$BRIDGE" -j ACCEPT
+  iptables -C FORWARD -j "$CHAIN" 2>/dev/null || iptables -I FORWARD -j "$CHAIN"
+}
+
+node_up() {
+  local node=$1 ns ip veth dir
+  ns=$(node_ns "$node"); ip=$(node_ip "$node"); veth="kl-$node"; dir="$STATE/nodes/$node"
+  mkdir -p "$dir"
+  if ! ip netns list | grep -qw "$ns"; then
+    ip netns add "$ns"
+    ip link add "$veth" type veth peer name eth0 netns "$ns"
+    ip link set "$veth" master "$BRIDGE" up
+    ip -n "$ns" addr add "$ip/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+  fi
+  start "containerd-$node" containerd --root "$dir/containerd/root" --state "$dir/containerd/state" \
+    --address "$dir/containerd.sock" --log-level warn
+  for _ in $(seq 100); do [ -S "$dir/containerd.sock" ] && break; sleep 0.1; done
+  [ -S "$dir/containerd.sock" ] || die "containerd of $node did not start; see $STATE/logs/containerd-$node.log"
+}
+
+agent_up() {
+  local node=$1 dir
+  dir="$STATE/nodes/$node"
+  start "agent-$node" nsenter --net=/run/netns/"$(node_ns "$node")" "$BIN/kobune-agent" \
+    --server "$HOST_IP:6443" --node-name "$node" --node-ip "$(node_ip "$node")" \
+    --runtime containerd --containerd "$dir/containerd.sock" --containerd-namespace kobune \
+    --state-dir "$dir/agent" --pod-cidr "10.244.$(node_index "$node").0/24" \
+    --load-images "$BIN/images" --lease-interval 2s
+}
+
+control_plane_up() {
+  start apiserver "$BIN/kobune-apiserver" --data-dir "$STATE/etcd" --listen "127.0.0.1:6443,$HOST_IP:6443" \
+    --metrics-listen 127.0.0.1:6444
+  for _ in $(seq 100); do "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 && return; sleep 0.2; done
+  die "the API server did not answer; see $STATE/logs/apiserver.log"
+}
+
+wait_nodes_ready() {
+  local want=$1
+  for _ in $(seq 150); do
+    [ "$("$BIN/kobectl" get nodes 2>/dev/null | grep -c ' Ready ')" -ge "$want" ] && return
+    sleep 0.2
+  done
+  die "nodes did not become Ready; see $STATE/logs/agent-*.log"
+}
+
+write_config() {
+  local home=${SUDO_USER:+$(getent passwd "$SUDO_USER" | cut -d: -f6)}
+  home=${home:-$HOME}
+  mkdir -p "$home/.kobune"
+  echo "server: 127.0.0.1:6443" >"$home/.kobune/config"
+  say "wrote $home/.kobune/config (bin/kobectl now needs no --server)"
+}
+
+up() {
+  local n=2
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --nodes) n=$2; shift 2 ;;
+      *) die "unknown option $1 (use --nodes N)" ;;
+    esac
+  done
+  [ "$n" -ge 1 ] && [ "$n" -le 50 ] || die "--nodes must be between 1 and 50"
+  install_packages
+  build
+  mkdir -p "$STATE/pids" "$STATE/logs" "$STATE/nodes"
+  network_up
+  step "Control plane"
+  control_plane_up
+  write_config
+  for i in $(seq "$n"); do
+    step "Node node-$i ($(node_ip node-$i), pod CIDR 10.244.$i.0/24)"
+    node_up "node-$i"
+    agent_up "node-$i"
+  done
+  step "Waiting for $n nodes to be Ready"
+  wait_nodes_ready "$n"
+  "$BIN/kobectl" get nodes -o wide | sed 's/^/    /'
+  step "Deploying the example (deploy/examples/lab-pods.yaml)"
+  "$BIN/kobectl" apply -f "$REPO/deploy/examples/lab-pods.yaml" | sed 's/^/    /'
+  for _ in $(seq 150); do
+    [ "$("$BIN/kobectl" get pods -n lab 2>/dev/null | grep -c Running)" -ge 2 ] && break
+    sleep 0.2
+  done
+  "$BIN/kobectl" get pods -n lab -o wide | sed 's/^/    /'
+  step "Asking each pod from inside node-1's namespace"
+  local ip
+  for ip in $("$BIN/kobectl" get pods -n lab -o json | sed -n 's/.*"podIP": "\([0-9.]*\)".*/\1/p'); do
+    say "GET http://$ip:8080/ -> $(ip netns exec "$(node_ns node-1)" timeout 3 busybox wget -q -O - "http://$ip:8080/" 2>&1 || echo unreachable)"
+  done
+  cat <<TXT
+
+The lab is up. Try:
+    bin/kobectl get nodes
+    bin/kobectl get pods -A -o wide
+    bin/kobectl describe pod hello-1 -n lab
+    sudo ip netns exec $(node_ns node-1) busybox wget -q -O - http://POD_IP:8080/
+    deploy/lab/lab.sh status | kill-agent node-2 | partition node-2 | heal node-2 | stop-control-plane
+    make lab-down        # removes everything the lab made
+Not there yet: the scheduler and controllers (issues #4, #5), so pods are placed with spec.nodeName.
+TXT
+}
+
+down() {
+  step "Stopping lab processes"
+  local node
+  for node in $(nodes); do stop "agent-$node"; done
+  stop apiserver
+  for node in $(nodes); do
+    # Containers outlive containerd (their shims stay): remove them first.
+    local sock="$STATE/nodes/$node/containerd.sock"
+    if [ -S "$sock" ] && running "containerd-$node"; then
+      for id in $(ctr -a "$sock" -n kobune containers ls -q 2>/dev/null); do
+        ctr -a "$sock" -n kobune tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
+        ctr -a "$sock" -n kobune tasks rm -f "$id" >/dev/null 2>&1 || true
+        ctr -a "$sock" -n kobune containers rm "$id" >/dev/null 2>&1 || true
+      done
+    fi
+    stop "containerd-$node"
+  done
+  step "Removing namespaces, links, routes, iptables chain, mounts and state"
+  local ns
+  for ns in $(ip netns list | awk '{print $1}'); do
+    case $ns in
+      kobune-lab-*) ip netns delete "$ns" ;;
+      kobune-*)
+        # Pod sandboxes made by lab agents (their state lives under $STATE).
+        if grep -rqs "${ns#kobune-}" "$STATE/nodes" 2>/dev/null; then ip netns delete "$ns"; fi ;;
+    esac
+  done
+  for node in $(nodes); do ip link delete "kl-$node" 2>/dev/null || true; done
+  ip link delete "$BRIDGE" 2>/dev/null || true
+  ip route delete blackhole 10.244.0.0/16 2>/dev/null || true
+  ip route delete blackhole 10.96.0.0/16 2>/dev/null || true
+  iptables -D FORWARD -j "$CHAIN" 2>/dev/null || true
+  iptables -F "$CHAIN" 2>/dev/null || true
+  iptables -X "$CHAIN" 2>/dev/null || true
+  if [ -d "$STATE" ]; then
+    awk -v s="$STATE" '$2 ~ "^"s {print $2}' /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    rm -rf "$STATE"
+  fi
+  say "done"
+}
+
+status() {
+  step "Processes"
+  local name
+  for f in "$STATE"/pids/*.pid; do
+    [ -e "$f" ] || { say "none (the lab is down)"; return; }
+    name=$(basename "$f" .pid)
+    if running "$name"; then say "$name: running (pid $(cat "$f"))"; else say "$name: stopped"; fi
+  done
+  step "Nodes and pods"
+  "$BIN/kobectl" get nodes -o wide 2>&1 | sed 's/^/    /' || true
+  "$BIN/kobectl" get pods -A -o wide 2>&1 | sed 's/^/    /' || true
+}
+
+need_node() { [ -n "${1:-}" ] && [ -d "$STATE/nodes/$1" ] || die "name a lab node: $(nodes | tr '\n' ' ')"; }
+
+cmd=${1:-}
+shift || true
+case $cmd in
+  up) up "$@" ;;
+  down) down ;;
+  status) status ;;
+  stop-control-plane) stop apiserver ;;
+  start-control-plane) mkdir -p "$STATE/pids" "$STATE/logs"; control_plane_up ;;
+  kill-agent) need_node "${1:-}"; stop "agent-$1" KILL ;;
+  start-agent) need_node "${1:-}"; agent_up "$1" ;;
+  partition) need_node "${1:-}"; ip link set "kl-$1" down; say "$1 is cut off the lab network" ;;
+  heal) need_node "${1:-}"; ip link set "kl-$1" up; say "$1 is back on the lab network" ;;
+  *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
