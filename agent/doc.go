@@ -6,10 +6,11 @@
 //
 // Files by role: agent.go (wiring, loops, the pod work queue), pod.go (one
 // pod's reconcile: run, report, stop), status.go (pod status from runtime
-// state). Subpackages: runtime/ (the runtime interface and the simulated
-// runtime; containerd comes next), node/ (Node registration and Lease).
+// state). Subpackages: runtime/ (the runtime interface, containerd, and
+// the simulated runtime), network/ (pod namespaces through CNI, routes to
+// other nodes), node/ (Node registration and Lease).
 //
-// Today only the simulated runtime exists (`--runtime fake`): pods go
-// Running at once with a fake IP and nothing is executed. Real containers
-// on containerd and CNI are the rest of issue #3.
+// Still to come (issue #3): restarts with CrashLoopBackOff, probes, cgroup
+// limits and QoS parents, logs and exec through the API server, service
+// rules and DNS.
 package agent

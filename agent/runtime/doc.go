@@ -4,7 +4,9 @@
 // (Container Runtime Interface) between the kubelet and containerd, kept to
 // the few methods Kobune uses.
 //
-// Fake is the simulated runtime for scale and controller tests
-// (`kobune-agent --runtime fake`): pods "run" at once with a made-up IP and
-// nothing is started. The containerd runtime arrives with the rest of issue #3.
+// Containerd runs pods on a containerd daemon (one containerd container per
+// pod container, all in the pod's network namespace), labelling them so a
+// restarted agent adopts them. Fake is the simulated runtime for scale and
+// controller tests (`kobune-agent --runtime fake`): pods "run" at once with a
+// made-up IP and nothing is started.
 package runtime
