@@ -28,6 +28,9 @@ type Config struct {
 	ResyncInterval time.Duration
 	// Workers is the number of pods reconciled in parallel.
 	Workers int
+	// BackoffBase and BackoffMax bound CrashLoopBackOff (10 s and 5 min in
+	// Kubernetes; labs shorten them to watch it happen).
+	BackoffBase, BackoffMax time.Duration
 	// Routes, when set, is called with every node whenever nodes change, to
 	// route other nodes' pod CIDRs (network.SyncRoutes on real nodes; nil
 	// for simulated ones).
@@ -50,6 +53,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Workers == 0 {
 		c.Workers = 4
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = 10 * time.Second
+	}
+	if c.BackoffMax == 0 {
+		c.BackoffMax = 5 * time.Minute
 	}
 	if c.Logf == nil {
 		c.Logf = log.Printf
@@ -124,6 +133,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		run(a.nodes.Run)
 	}
 	run(a.leaseLoop)
+	run(a.exitLoop)
 	run(a.statusLoop)
 	if !client.WaitForSync(ctx, a.pods.HasSynced) {
 		wg.Wait()
@@ -173,6 +183,28 @@ func (a *Agent) adopt(ctx context.Context) error {
 		a.cfg.Logf("adopted %d running pods", len(pods))
 	}
 	return nil
+}
+
+// exitLoop looks at a pod as soon as one of its containers exits.
+func (a *Agent) exitLoop(ctx context.Context) {
+	exits := a.runtime.Exits()
+	if exits == nil {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case uid := <-exits:
+			a.mu.Lock()
+			for key, u := range a.running {
+				if u == uid {
+					a.queue.Add(key)
+				}
+			}
+			a.mu.Unlock()
+		}
+	}
 }
 
 func (a *Agent) leaseLoop(ctx context.Context) {

@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
 )
@@ -32,14 +34,23 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if pod.Status.Phase == core.PodSucceeded || pod.Status.Phase == core.PodFailed {
 		return nil
 	}
-	state, err := a.runtime.RunPod(ctx, pod)
+	state, err := a.runtime.RunPod(ctx, pod, nil)
 	if err != nil {
 		return err
 	}
 	a.mu.Lock()
 	a.running[key] = pod.UID
 	a.mu.Unlock()
-	status := podStatus(pod, state, a.nodeIP)
+	restartNow, waiting, retryIn := a.restarts(pod, state, time.Now())
+	if len(restartNow) > 0 {
+		if state, err = a.runtime.RunPod(ctx, pod, restartNow); err != nil {
+			return err
+		}
+	}
+	if retryIn > 0 {
+		a.queue.AddAfter(key, retryIn) // look again when the back-off ends
+	}
+	status := podStatus(pod, state, a.nodeIP, waiting)
 	if statusEqual(status, pod.Status) {
 		return nil
 	}
@@ -81,4 +92,50 @@ func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) 
 	}
 	a.mu.Unlock()
 	return nil
+}
+
+// restarts applies the restart policy to exited containers: which to
+// restart now, which wait in CrashLoopBackOff (with the message to show),
+// and when to look again. The back-off doubles from BackoffBase up to
+// BackoffMax with each restart; the first restart is immediate, and a
+// container that ran for 10 minutes starts over without delay, as the
+// kubelet does.
+func (a *Agent) restarts(pod *core.Pod, st runtime.PodState, now time.Time) (restartNow []string, waiting map[string]string, retryIn time.Duration) {
+	waiting = map[string]string{}
+	for _, c := range st.Containers {
+		if c.Running || c.FinishedAt.IsZero() || !shouldRestart(pod.Spec.RestartPolicy, c) {
+			continue
+		}
+		delay := a.backoff(c)
+		if wait := c.FinishedAt.Add(delay).Sub(now); wait > 0 {
+			waiting[c.Name] = fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, c.Name, pod.Name, pod.Namespace, pod.UID)
+			if retryIn == 0 || wait < retryIn {
+				retryIn = wait
+			}
+			continue
+		}
+		restartNow = append(restartNow, c.Name)
+	}
+	return restartNow, waiting, retryIn
+}
+
+func shouldRestart(policy core.RestartPolicy, c runtime.ContainerState) bool {
+	switch policy {
+	case core.RestartPolicyNever:
+		return false
+	case core.RestartPolicyOnFailure:
+		return c.ExitCode != 0
+	}
+	return !c.Init || c.ExitCode != 0 // a finished init container is done
+}
+
+func (a *Agent) backoff(c runtime.ContainerState) time.Duration {
+	if c.Restarts == 0 || c.FinishedAt.Sub(c.StartedAt) >= 10*time.Minute {
+		return 0
+	}
+	d := a.cfg.BackoffBase
+	for i := int32(1); i < c.Restarts && d < a.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, a.cfg.BackoffMax)
 }

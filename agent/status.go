@@ -12,7 +12,8 @@ import (
 // podStatus computes a pod's status from what the runtime runs, keeping
 // the transition times of conditions that did not change so that a
 // steady pod's status is written once, not on every look.
-func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string) core.PodStatus {
+// waiting maps containers held in CrashLoopBackOff to the message to show.
+func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[string]string) core.PodStatus {
 	s := core.PodStatus{
 		HostIP: nodeIP, PodIP: st.IP, QOSClass: pod.Status.QOSClass,
 		NominatedNodeName: pod.Status.NominatedNodeName,
@@ -27,7 +28,7 @@ func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string) core.PodStatus
 	s.StartTime = &start
 	initialized, allReady, anyRunning := true, true, false
 	for _, c := range st.Containers {
-		cs := containerStatus(c)
+		cs := containerStatus(c, waiting[c.Name])
 		if c.Init {
 			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
 			initialized = initialized && !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
@@ -37,8 +38,10 @@ func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string) core.PodStatus
 		allReady = allReady && cs.Ready
 		anyRunning = anyRunning || c.Running
 	}
+	// Running once initialized and the containers exist, also while one is
+	// in CrashLoopBackOff (as in Kubernetes).
 	s.Phase = core.PodPending
-	if initialized && anyRunning {
+	if initialized && (anyRunning || len(s.ContainerStatuses) == len(pod.Spec.Containers) && len(waiting) > 0) {
 		s.Phase = core.PodRunning
 	}
 	if initialized && !anyRunning && len(s.ContainerStatuses) > 0 {
@@ -77,11 +80,20 @@ func terminalPhase(policy core.RestartPolicy, statuses []core.ContainerStatus, p
 // containerStatus reports one container. A running container is ready here
 // because readiness probes arrive with the probe manager; until then the
 // simulated runtime's containers count as ready once running.
-func containerStatus(c runtime.ContainerState) core.ContainerStatus {
+func containerStatus(c runtime.ContainerState, backoff string) core.ContainerStatus {
 	started := c.Running
 	cs := core.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.ImageID, ContainerID: c.ID,
 		RestartCount: c.Restarts, Ready: c.Running, Started: &started}
+	if l := c.Last; l != nil {
+		cs.LastState.Terminated = &core.ContainerStateTerminated{ExitCode: l.ExitCode, Reason: l.Reason,
+			StartedAt: meta.NewTime(l.StartedAt), FinishedAt: meta.NewTime(l.FinishedAt)}
+	}
 	switch {
+	case backoff != "":
+		// The attempt that just ended becomes lastState while we wait.
+		cs.LastState.Terminated = &core.ContainerStateTerminated{ExitCode: c.ExitCode, Reason: c.Reason,
+			StartedAt: meta.NewTime(c.StartedAt), FinishedAt: meta.NewTime(c.FinishedAt), ContainerID: c.ID}
+		cs.State.Waiting = &core.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: backoff}
 	case c.Running:
 		cs.State.Running = &core.ContainerStateRunning{StartedAt: meta.NewTime(c.StartedAt)}
 	case !c.FinishedAt.IsZero():

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,6 +33,13 @@ const (
 	LabelInit         = "kobune.io/init"
 	LabelPodIP        = "kobune.io/pod-ip"
 	LabelStarted      = "kobune.io/pod-started"
+	// The attempt number of a restarted container, and how the attempt
+	// before it ended (lastState in the pod status).
+	LabelRestarts     = "kobune.io/restarts"
+	LabelLastExitCode = "kobune.io/last-exit-code"
+	LabelLastReason   = "kobune.io/last-reason"
+	LabelLastStarted  = "kobune.io/last-started"
+	LabelLastFinished = "kobune.io/last-finished"
 )
 
 // ErrImageNeverPull is returned for an image that is missing while its
@@ -45,6 +54,10 @@ type Containerd struct {
 	network     network.Network
 	logDir      string
 	snapshotter string
+	exits       chan string
+
+	mu      sync.Mutex
+	watched map[string]bool // container IDs whose task exit is awaited
 }
 
 // NewContainerd connects to the containerd socket. Pods live in the
@@ -54,7 +67,33 @@ func NewContainerd(socket, ns, logDir string, net network.Network) (*Containerd,
 	if err != nil {
 		return nil, fmt.Errorf("connect to containerd at %s: %w (is containerd running? start it or set --containerd)", socket, err)
 	}
-	return &Containerd{client: c, namespace: ns, network: net, logDir: logDir, snapshotter: "overlayfs"}, nil
+	return &Containerd{client: c, namespace: ns, network: net, logDir: logDir, snapshotter: "overlayfs",
+		exits: make(chan string, 256), watched: map[string]bool{}}, nil
+}
+
+// Exits implements Runtime.
+func (r *Containerd) Exits() <-chan string { return r.exits }
+
+// watch reports the pod when the task exits. The wait channel must be
+// obtained before the task starts (or the exit could be missed).
+func (r *Containerd) watch(id, uid string, exited <-chan client.ExitStatus) {
+	r.mu.Lock()
+	if r.watched[id] {
+		r.mu.Unlock()
+		return
+	}
+	r.watched[id] = true
+	r.mu.Unlock()
+	go func() {
+		<-exited
+		r.mu.Lock()
+		delete(r.watched, id)
+		r.mu.Unlock()
+		select {
+		case r.exits <- uid:
+		default: // the agent's periodic look catches it
+		}
+	}()
 }
 
 // Close closes the connection.
@@ -127,7 +166,7 @@ func (r *Containerd) ensureImage(ctx context.Context, c *core.Container) (client
 
 // RunPod implements Runtime: sandbox (network namespace, CNI), then init
 // containers one after another to completion, then the containers.
-func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod) (PodState, error) {
+func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string) (PodState, error) {
 	ctx = r.ctx(ctx)
 	st, err := r.podState(ctx, pod.UID)
 	if err != nil {
@@ -152,26 +191,40 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod) (PodState, error
 	for _, c := range st.Containers {
 		have[c.Name] = c
 	}
+	again := map[string]bool{}
+	for _, name := range restart {
+		again[name] = true
+	}
+	// ensure starts c unless it runs; an exited attempt is replaced when the
+	// agent asked for a restart. It reports whether c is running or done.
+	ensure := func(c *core.Container, init bool) (bool, error) {
+		cs, ok := have[c.Name]
+		switch {
+		case ok && (cs.Running || !again[c.Name]):
+			return true, nil
+		case ok:
+			if err := r.removeContainer(ctx, containerID(pod.UID, c.Name)); err != nil {
+				return false, err
+			}
+			last := cs
+			last.Last = nil
+			return false, r.start(ctx, pod, c, st, init, cs.Restarts+1, &last)
+		}
+		return false, r.start(ctx, pod, c, st, init, 0, nil)
+	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cs, ok := have[c.Name]
 		if ok && !cs.Running && !cs.FinishedAt.IsZero() && cs.ExitCode == 0 {
 			continue // done
 		}
-		if ok {
-			return r.podState(ctx, pod.UID) // still running, or failed: report it
-		}
-		if _, err := r.start(ctx, pod, c, st, true); err != nil {
+		if _, err := ensure(c, true); err != nil {
 			return PodState{}, err
 		}
 		return r.podState(ctx, pod.UID) // the next look continues once it has exited
 	}
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		if _, ok := have[c.Name]; ok {
-			continue
-		}
-		if _, err := r.start(ctx, pod, c, st, false); err != nil {
+		if _, err := ensure(&pod.Spec.Containers[i], false); err != nil {
 			return PodState{}, err
 		}
 	}
@@ -188,10 +241,10 @@ func sandboxID(uid string) string {
 func containerID(uid, name string) string { return uid + "-" + name }
 
 // start creates and starts one container in the pod's network namespace.
-func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, init bool) (client.Container, error) {
+func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, init bool, attempt int32, last *ContainerState) error {
 	img, err := r.ensureImage(ctx, c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	id := containerID(pod.UID, c.Name)
 	opts := []oci.SpecOpts{oci.WithImageConfig(img), oci.WithHostname(pod.Name),
@@ -213,26 +266,50 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	if init {
 		labels[LabelInit] = "true"
 	}
+	labels[LabelRestarts] = strconv.Itoa(int(attempt))
+	if last != nil {
+		labels[LabelLastExitCode] = strconv.Itoa(int(last.ExitCode))
+		labels[LabelLastReason] = last.Reason
+		labels[LabelLastStarted] = last.StartedAt.UTC().Format(time.RFC3339)
+		labels[LabelLastFinished] = last.FinishedAt.UTC().Format(time.RFC3339)
+	}
 	ctr, err := r.client.NewContainer(ctx, id, client.WithImage(img), client.WithNewSnapshot(id, img),
 		client.WithNewSpec(opts...), client.WithContainerLabels(labels))
 	if err != nil {
-		return nil, fmt.Errorf("create container %s: %w", c.Name, err)
+		return fmt.Errorf("create container %s: %w", c.Name, err)
 	}
-	logPath := filepath.Join(r.logDir, pod.Namespace+"_"+pod.Name+"_"+pod.UID, c.Name, "0.log")
+	logPath := r.LogPath(pod, c.Name, attempt)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	task, err := ctr.NewTask(ctx, cio.LogFile(logPath))
 	if err != nil {
 		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
-		return nil, fmt.Errorf("create task %s: %w", c.Name, err)
+		return fmt.Errorf("create task %s: %w", c.Name, err)
 	}
-	if err := task.Start(ctx); err != nil {
-		_, _ = task.Delete(ctx)
+	exited, err := task.Wait(context.WithoutCancel(ctx))
+	if err == nil {
+		err = task.Start(ctx)
+	}
+	if err != nil {
+		_, _ = task.Delete(ctx, client.WithProcessKill)
 		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
-		return nil, fmt.Errorf("start container %s: %w", c.Name, err)
+		return fmt.Errorf("start container %s: %w", c.Name, err)
 	}
-	return ctr, nil
+	r.watch(id, pod.UID, exited)
+	return nil
+}
+
+// removeContainer deletes an exited container and its task.
+func (r *Containerd) removeContainer(ctx context.Context, id string) error {
+	ctr, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return stopContainer(ctx, ctr, 0)
 }
 
 // envList resolves env values, including references to the pod's own fields.
@@ -307,6 +384,14 @@ func (r *Containerd) list(ctx context.Context, filter string) ([]PodState, error
 
 func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l map[string]string) ContainerState {
 	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true"}
+	if n, err := strconv.Atoi(l[LabelRestarts]); err == nil {
+		cs.Restarts = int32(n)
+	}
+	if code, err := strconv.Atoi(l[LabelLastExitCode]); err == nil {
+		started, _ := time.Parse(time.RFC3339, l[LabelLastStarted])
+		finished, _ := time.Parse(time.RFC3339, l[LabelLastFinished])
+		cs.Last = &ContainerState{Name: cs.Name, ExitCode: int32(code), Reason: l[LabelLastReason], StartedAt: started, FinishedAt: finished}
+	}
 	if info, err := ctr.Info(ctx); err == nil {
 		cs.Image, cs.StartedAt = info.Image, info.CreatedAt
 	}
@@ -322,6 +407,14 @@ func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l
 	switch st.Status {
 	case client.Running, client.Created, client.Paused:
 		cs.Running = true
+		r.mu.Lock()
+		known := r.watched[ctr.ID()]
+		r.mu.Unlock()
+		if !known { // adopted after an agent restart
+			if exited, err := task.Wait(context.WithoutCancel(ctx)); err == nil {
+				r.watch(ctr.ID(), l[LabelPodUID], exited)
+			}
+		}
 	case client.Stopped:
 		cs.ExitCode = int32(st.ExitStatus)
 		cs.FinishedAt = st.ExitTime
@@ -376,9 +469,10 @@ func stopContainer(ctx context.Context, ctr client.Container, grace time.Duratio
 	return nil
 }
 
-// Logs returns the path of a container's log file (for kobectl logs, next).
-func (r *Containerd) Logs(pod *core.Pod, container string) string {
-	return filepath.Join(r.logDir, pod.Namespace+"_"+pod.Name+"_"+pod.UID, container, "0.log")
+// LogPath is the log file of one attempt of a container: every attempt has
+// its own, so the previous attempt's output survives a restart.
+func (r *Containerd) LogPath(pod *core.Pod, container string, attempt int32) string {
+	return filepath.Join(r.logDir, pod.Namespace+"_"+pod.Name+"_"+pod.UID, container, strconv.Itoa(int(attempt))+".log")
 }
 
 var _ Runtime = (*Containerd)(nil)

@@ -36,7 +36,8 @@ func NewFake(cidr string) (*Fake, error) {
 func (f *Fake) Version(context.Context) (string, error) { return "fake://0.1", nil }
 
 // RunPod implements Runtime.
-func (f *Fake) RunPod(_ context.Context, pod *core.Pod) (PodState, error) {
+// Simulated containers never exit, so restart is never needed.
+func (f *Fake) RunPod(_ context.Context, pod *core.Pod, _ []string) (PodState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if p, ok := f.pods[pod.UID]; ok {
@@ -84,6 +85,9 @@ func (f *Fake) allocate() (string, error) {
 	}
 	return "", fmt.Errorf("pod CIDR %s is full", f.cidr)
 }
+
+// Exits implements Runtime: simulated containers never exit.
+func (f *Fake) Exits() <-chan string { return nil }
 
 // StopPod implements Runtime.
 func (f *Fake) StopPod(_ context.Context, uid string, _ time.Duration) error {

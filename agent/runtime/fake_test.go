@@ -18,9 +18,9 @@ func TestFakeRunsPodsWithDistinctIPs(t *testing.T) {
 		return &core.Pod{ObjectMeta: meta.ObjectMeta{UID: uid, Name: uid},
 			Spec: core.PodSpec{InitContainers: []core.Container{{Name: "init", Image: "i"}}, Containers: []core.Container{{Name: "app", Image: "a"}}}}
 	}
-	a, _ := f.RunPod(ctx, pod("a"))
-	b, _ := f.RunPod(ctx, pod("b"))
-	again, _ := f.RunPod(ctx, pod("a"))
+	a, _ := f.RunPod(ctx, pod("a"), nil)
+	b, _ := f.RunPod(ctx, pod("b"), nil)
+	again, _ := f.RunPod(ctx, pod("a"), nil)
 	if a.IP == b.IP || a.IP != again.IP || a.IP != "10.244.3.2" {
 		t.Errorf("IPs: a=%s b=%s a again=%s", a.IP, b.IP, again.IP)
 	}
@@ -40,7 +40,7 @@ func TestFakeRunsPodsWithDistinctIPs(t *testing.T) {
 	// A pod that already had an address (agent restart) keeps it.
 	p := pod("c")
 	p.Status.PodIP = "10.244.3.77"
-	c, _ := f.RunPod(ctx, p)
+	c, _ := f.RunPod(ctx, p, nil)
 	if c.IP != "10.244.3.77" {
 		t.Errorf("adopted pod IP = %s", c.IP)
 	}

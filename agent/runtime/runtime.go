@@ -13,13 +13,18 @@ type Runtime interface {
 	Version(ctx context.Context) (string, error)
 	// RunPod makes sure the pod's sandbox exists and its containers run,
 	// starting what is missing; calling it again for a running pod changes
-	// nothing. It returns what runs.
-	RunPod(ctx context.Context, pod *core.Pod) (PodState, error)
+	// nothing. The exited containers named in restart are replaced by a new
+	// attempt (the agent decides when, by restart policy and back-off). It
+	// returns what runs.
+	RunPod(ctx context.Context, pod *core.Pod, restart []string) (PodState, error)
 	// StopPod stops the pod's containers (SIGTERM, then SIGKILL after grace)
 	// and removes its sandbox. Stopping a pod that is not there succeeds.
 	StopPod(ctx context.Context, uid string, grace time.Duration) error
 	// Pods lists the pods the runtime has, for adoption after an agent restart.
 	Pods(ctx context.Context) ([]PodState, error)
+	// Exits delivers the uid of a pod when one of its containers exits, so
+	// the agent looks at it at once; nil if containers never exit.
+	Exits() <-chan string
 }
 
 // PodState is what the runtime knows of one pod.
@@ -45,5 +50,7 @@ type ContainerState struct {
 	StartedAt time.Time
 	// FinishedAt is set for containers that have exited.
 	FinishedAt time.Time
-	Restarts   int32
+	// Restarts counts earlier attempts; Last is how the previous one ended.
+	Restarts int32
+	Last     *ContainerState
 }

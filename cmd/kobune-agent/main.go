@@ -44,10 +44,12 @@ func main() {
 		podCIDR     = flag.String("pod-cidr", "", "this node's pod CIDR (default: a /24 of 10.250.0.0/16 derived from the node name)")
 		leaseEvery  = flag.Duration("lease-interval", 10*time.Second, "how often the node's Lease is renewed")
 		statusEvery = flag.Duration("status-interval", time.Minute, "how often the node's status is rewritten")
+		backoffBase = flag.Duration("crashloop-backoff-base", 10*time.Second, "first CrashLoopBackOff delay; it doubles with each restart")
+		backoffMax  = flag.Duration("crashloop-backoff-max", 5*time.Minute, "longest CrashLoopBackOff delay")
 	)
 	flag.Parse()
 
-	cfg := agent.Config{LeaseInterval: *leaseEvery, StatusInterval: *statusEvery}
+	cfg := agent.Config{LeaseInterval: *leaseEvery, StatusInterval: *statusEvery, BackoffBase: *backoffBase, BackoffMax: *backoffMax}
 	cfg.Node.Name = *nodeName
 	var err error
 	if cfg.Node.Capacity, err = node.ParseResources(*capacity); err != nil {

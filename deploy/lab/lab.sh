@@ -130,7 +130,7 @@ agent_up() {
     --server "$HOST_IP:6443" --node-name "$node" --node-ip "$(node_ip "$node")" \
     --runtime containerd --containerd "$dir/containerd.sock" --containerd-namespace kobune \
     --state-dir "$dir/agent" --pod-cidr "10.244.$(node_index "$node").0/24" \
-    --load-images "$BIN/images" --lease-interval 2s
+    --load-images "$BIN/images" --lease-interval 2s --crashloop-backoff-base 2s --crashloop-backoff-max 30s
 }
 
 control_plane_up() {

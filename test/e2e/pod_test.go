@@ -127,3 +127,48 @@ func TestPodsReachEachOtherAcrossNodes(t *testing.T) {
 		t.Fatalf("GET %s from node-1 = %q (%v); node-1 routes:\n%s", url, body, err, routes)
 	}
 }
+
+// TestRestartPolicies: a crashing container under Always is restarted with
+// a growing back-off (CrashLoopBackOff) and keeps its last exit; under
+// Never the pod ends Succeeded or Failed by its exit code.
+func TestRestartPolicies(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	nodes[0].startAgent(t, srv.Addr(), "10.244.83.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	mk := func(name string, policy core.RestartPolicy, code string) {
+		p := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default"}, Spec: core.PodSpec{
+			NodeName: "node-1", RestartPolicy: policy,
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+				Args: []string{"--exit-code", code, "--exit-after", "300ms"}}},
+		}}
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("crasher", core.RestartPolicyAlways, "3")
+	mk("done", core.RestartPolicyNever, "0")
+	mk("broken", core.RestartPolicyNever, "4")
+
+	crashing := waitForPod(t, ctx, pods, "crasher", 0, func(p *core.Pod, _ bool) bool {
+		if len(p.Status.ContainerStatuses) == 0 {
+			return false
+		}
+		cs := p.Status.ContainerStatuses[0]
+		return cs.RestartCount >= 2 && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+	})
+	last := crashing.Status.ContainerStatuses[0].LastState.Terminated
+	if last == nil || last.ExitCode != 3 || last.Reason != "Error" {
+		t.Errorf("lastState of the crashing container: %+v, want exit code 3, reason Error", last)
+	}
+	if crashing.Status.Phase != core.PodRunning {
+		t.Errorf("phase during CrashLoopBackOff = %s, want Running", crashing.Status.Phase)
+	}
+	waitForPod(t, ctx, pods, "done", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodSucceeded })
+	failed := waitForPod(t, ctx, pods, "broken", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodFailed })
+	if term := failed.Status.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 4 || failed.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Errorf("failed pod's container: %+v", failed.Status.ContainerStatuses[0])
+	}
+}
