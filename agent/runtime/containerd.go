@@ -40,6 +40,7 @@ const (
 	LabelLastReason   = "kobune.io/last-reason"
 	LabelLastStarted  = "kobune.io/last-started"
 	LabelLastFinished = "kobune.io/last-finished"
+	LabelCgroup       = "kobune.io/cgroup"
 )
 
 // ErrImageNeverPull is returned for an image that is missing while its
@@ -261,8 +262,11 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	if c.WorkingDir != "" {
 		opts = append(opts, oci.WithProcessCwd(c.WorkingDir))
 	}
+	cgroup := podCgroup(pod) + "/" + id
+	opts = append(opts, oci.WithCgroup(cgroup))
+	opts = append(opts, resourceOpts(c)...)
 	labels := map[string]string{LabelPodUID: pod.UID, LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace,
-		LabelContainer: c.Name, LabelPodIP: st.IP, LabelStarted: st.StartedAt.Format(time.RFC3339)}
+		LabelContainer: c.Name, LabelPodIP: st.IP, LabelStarted: st.StartedAt.Format(time.RFC3339), LabelCgroup: cgroup}
 	if init {
 		labels[LabelInit] = "true"
 	}
@@ -422,6 +426,9 @@ func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l
 		if st.ExitStatus != 0 {
 			cs.Reason = "Error"
 		}
+		if st.ExitStatus == 137 && oomKilled(l[LabelCgroup]) {
+			cs.Reason = "OOMKilled"
+		}
 	}
 	return cs
 }
@@ -434,10 +441,17 @@ func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duratio
 	if err != nil {
 		return fmt.Errorf("list containers of pod %s: %w", uid, err)
 	}
+	parents := map[string]bool{}
 	for _, ctr := range ctrs {
+		if l, err := ctr.Labels(ctx); err == nil && l[LabelCgroup] != "" {
+			parents[filepath.Dir(l[LabelCgroup])] = true
+		}
 		if err := stopContainer(ctx, ctr, grace); err != nil {
 			return err
 		}
+	}
+	for p := range parents {
+		removePodCgroup(p)
 	}
 	return r.network.Teardown(ctx, sandboxID(uid))
 }

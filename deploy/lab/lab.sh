@@ -240,6 +240,8 @@ down() {
   iptables -D FORWARD -j "$CHAIN" 2>/dev/null || true
   iptables -F "$CHAIN" 2>/dev/null || true
   iptables -X "$CHAIN" 2>/dev/null || true
+  # Empty pod and QoS cgroups the agents made (the kernel refuses non-empty ones).
+  find /sys/fs/cgroup -depth -type d -path '*/kobune*' -exec rmdir {} \; 2>/dev/null || true
   if [ -d "$STATE" ]; then
     awk -v s="$STATE" '$2 ~ "^"s {print $2}' /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
     rm -rf "$STATE"

@@ -54,6 +54,13 @@ func TestMain(m *testing.M) {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
+	// The QoS parents the agents made; rmdir leaves any still in use.
+	for _, pattern := range []string{"/sys/fs/cgroup/*/kobune/*", "/sys/fs/cgroup/kobune/*", "/sys/fs/cgroup/*/kobune", "/sys/fs/cgroup/kobune"} {
+		dirs, _ := filepath.Glob(pattern)
+		for _, d := range dirs {
+			_ = os.Remove(d)
+		}
+	}
 	os.Exit(code)
 }
 
@@ -167,6 +174,12 @@ func (n *node) removeLeftovers(t *testing.T, srv *testserver.Server) {
 	for _, p := range pods {
 		if len(p.UID) >= 12 {
 			_ = exec.Command("ip", "netns", "delete", "kobune-"+p.UID[:12]).Run()
+		}
+		// The pods' cgroups (runc removed the containers' own).
+		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/kobune/*/pod" + p.UID)
+		more, _ := filepath.Glob("/sys/fs/cgroup/kobune/*/pod" + p.UID)
+		for _, d := range append(dirs, more...) {
+			_ = os.Remove(d)
 		}
 	}
 }

@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/client"
 )
 
@@ -170,5 +172,81 @@ func TestRestartPolicies(t *testing.T) {
 	failed := waitForPod(t, ctx, pods, "broken", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodFailed })
 	if term := failed.Status.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 4 || failed.Status.ContainerStatuses[0].RestartCount != 0 {
 		t.Errorf("failed pod's container: %+v", failed.Status.ContainerStatuses[0])
+	}
+}
+
+// TestResourcesBecomeCgroups: requests and limits become cgroup settings
+// under a parent per QoS class; a container over its memory limit is
+// OOMKilled; the pod's cgroup goes with the pod.
+func TestResourcesBecomeCgroups(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	nodes[0].startAgent(t, srv.Addr(), "10.244.84.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	limits := resource.List{resource.CPU: resource.MustParse("500m"), resource.Memory: resource.MustParse("64Mi")}
+	p := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "sized", Namespace: "default"}, Spec: core.PodSpec{
+		NodeName:   "node-1",
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever, Resources: core.ResourceRequirements{Limits: limits}}},
+	}}
+	created, err := pods.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := waitForPod(t, ctx, pods, "sized", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	if running.Status.QOSClass != core.QOSGuaranteed {
+		t.Errorf("qosClass = %s, want Guaranteed", running.Status.QOSClass)
+	}
+	podDir := "/kobune/guaranteed/pod" + created.UID
+	ctrDir := podDir + "/" + created.UID + "-app"
+	read := func(parts ...string) string {
+		b, err := os.ReadFile(filepath.Join(append([]string{"/sys/fs/cgroup"}, parts...)...))
+		if err != nil {
+			t.Errorf("read cgroup file: %v", err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil { // cgroup v2
+		if got := read(ctrDir, "memory.max"); got != "67108864" {
+			t.Errorf("memory.max = %s, want 67108864", got)
+		}
+		if got := read(ctrDir, "cpu.max"); got != "50000 100000" {
+			t.Errorf("cpu.max = %s, want 50000 100000", got)
+		}
+	} else {
+		if got := read("memory", ctrDir, "memory.limit_in_bytes"); got != "67108864" {
+			t.Errorf("memory.limit_in_bytes = %s, want 67108864", got)
+		}
+		if got := read("cpu", ctrDir, "cpu.cfs_quota_us"); got != "50000" {
+			t.Errorf("cpu.cfs_quota_us = %s, want 50000", got)
+		}
+		if got := read("cpu", ctrDir, "cpu.shares"); got != "512" {
+			t.Errorf("cpu.shares = %s, want 512 (requests default to limits)", got)
+		}
+	}
+
+	hog := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "hog", Namespace: "default"}, Spec: core.PodSpec{
+		NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+			Args:      []string{"--alloc-mb", "256"},
+			Resources: core.ResourceRequirements{Limits: resource.List{resource.Memory: resource.MustParse("32Mi")}}}},
+	}}
+	if _, err := pods.Create(ctx, hog); err != nil {
+		t.Fatal(err)
+	}
+	dead := waitForPod(t, ctx, pods, "hog", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodFailed })
+	if term := dead.Status.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != "OOMKilled" || term.ExitCode != 137 {
+		t.Errorf("memory hog ended %+v, want OOMKilled with exit code 137", term)
+	}
+
+	if err := pods.Delete(ctx, "default", "sized", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForPod(t, ctx, pods, "sized", client.ResourceVersion(running), func(_ *core.Pod, deleted bool) bool { return deleted })
+	for _, hierarchy := range []string{"memory", "cpu", ""} {
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", hierarchy, podDir)); err == nil {
+			t.Errorf("pod cgroup %s left behind in %q", podDir, hierarchy)
+		}
 	}
 }
