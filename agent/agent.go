@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/agent/node"
+	"github.com/kobune/kobune/agent/probe"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -28,6 +29,9 @@ type Config struct {
 	ResyncInterval time.Duration
 	// Workers is the number of pods reconciled in parallel.
 	Workers int
+	// DisableProbes treats every probe as passing: for simulated nodes,
+	// whose pods have no real address to probe.
+	DisableProbes bool
 	// BackoffBase and BackoffMax bound CrashLoopBackOff (10 s and 5 min in
 	// Kubernetes; labs shorten them to watch it happen).
 	BackoffBase, BackoffMax time.Duration
@@ -73,6 +77,7 @@ type Agent struct {
 	pods    *client.Informer[*core.Pod]
 	nodes   *client.Informer[*core.Node]
 	queue   *client.Queue
+	probes  *probe.Manager
 	nodeIP  string
 
 	mu      sync.Mutex
@@ -87,6 +92,10 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 		if addr.Type == "InternalIP" {
 			a.nodeIP = addr.Address
 		}
+	}
+	if !cfg.DisableProbes {
+		execer, _ := rt.(probe.Execer)
+		a.probes = probe.NewManager(execer, a.queue.Add)
 	}
 	a.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.Node.Name})
 	a.pods.ResyncPeriod = cfg.ResyncInterval

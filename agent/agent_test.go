@@ -18,7 +18,7 @@ import (
 
 func startAgent(t *testing.T, ctx context.Context, s *testserver.Server, rt runtime.Runtime) (stop func()) {
 	t.Helper()
-	cfg := agent.Config{LeaseInterval: 200 * time.Millisecond, Logf: t.Logf}
+	cfg := agent.Config{LeaseInterval: 200 * time.Millisecond, DisableProbes: true, Logf: t.Logf}
 	cfg.Node = node.Config{
 		Name:           "node-1",
 		Capacity:       mustResources(t, "cpu=4,memory=8Gi,pods=110"),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kobune/kobune/agent/probe"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
@@ -50,7 +51,10 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if retryIn > 0 {
 		a.queue.AddAfter(key, retryIn) // look again when the back-off ends
 	}
-	status := podStatus(pod, state, a.nodeIP, waiting)
+	if err := a.syncProbes(ctx, key, pod, state); err != nil {
+		return err
+	}
+	status := podStatus(pod, state, a.nodeIP, waiting, a.probeResult)
 	if statusEqual(status, pod.Status) {
 		return nil
 	}
@@ -82,7 +86,57 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *core.Pod) error 
 	return err
 }
 
+// syncProbes keeps a probe worker for each probe of each running container
+// and kills the containers whose liveness or startup probe has failed; the
+// restart policy then decides what happens next.
+func (a *Agent) syncProbes(ctx context.Context, key string, pod *core.Pod, st runtime.PodState) error {
+	if a.probes == nil {
+		return nil
+	}
+	specs := map[string]*core.Container{}
+	for i := range pod.Spec.Containers {
+		specs[pod.Spec.Containers[i].Name] = &pod.Spec.Containers[i]
+	}
+	var targets []probe.Target
+	for _, c := range st.Containers {
+		if spec := specs[c.Name]; c.Running && !c.Init && spec != nil {
+			targets = append(targets, probe.Target{PodUID: pod.UID, PodKey: key, PodIP: st.IP, Container: spec, ContainerID: c.ID})
+		}
+	}
+	a.probes.Sync(ctx, pod.UID, targets)
+	for _, t := range targets {
+		live, _ := a.probes.Get(t.ContainerID, probe.Liveness)
+		start, _ := a.probes.Get(t.ContainerID, probe.Startup)
+		if live != probe.Failure && start != probe.Failure {
+			continue
+		}
+		a.cfg.Logf("pod %s: container %s failed its %s probe, killing it", key, t.Container.Name, map[bool]string{true: "liveness", false: "startup"}[live == probe.Failure])
+		if err := a.runtime.KillContainer(ctx, pod.UID, t.Container.Name, gracePeriod(pod)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probeResult tells status.go what the probes say (nothing when disabled).
+func (a *Agent) probeResult(containerID string, kind probe.Kind) (probe.Result, bool) {
+	if a.probes == nil {
+		return probe.Unknown, false
+	}
+	return a.probes.Get(containerID, kind)
+}
+
+func gracePeriod(pod *core.Pod) time.Duration {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		return time.Duration(*g) * time.Second
+	}
+	return core.DefaultTerminationGracePeriodSeconds * time.Second
+}
+
 func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) error {
+	if a.probes != nil {
+		a.probes.Forget(uid)
+	}
 	if err := a.runtime.StopPod(ctx, uid, grace); err != nil {
 		return err
 	}

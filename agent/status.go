@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/kobune/kobune/agent/probe"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -12,8 +13,9 @@ import (
 // podStatus computes a pod's status from what the runtime runs, keeping
 // the transition times of conditions that did not change so that a
 // steady pod's status is written once, not on every look.
-// waiting maps containers held in CrashLoopBackOff to the message to show.
-func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[string]string) core.PodStatus {
+// waiting maps containers held in CrashLoopBackOff to the message to show;
+// probes says what a container's probes report.
+func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[string]string, probes probeResults) core.PodStatus {
 	s := core.PodStatus{
 		HostIP: nodeIP, PodIP: st.IP, QOSClass: pod.Status.QOSClass,
 		NominatedNodeName: pod.Status.NominatedNodeName,
@@ -28,7 +30,7 @@ func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[st
 	s.StartTime = &start
 	initialized, allReady, anyRunning := true, true, false
 	for _, c := range st.Containers {
-		cs := containerStatus(c, waiting[c.Name])
+		cs := containerStatus(c, waiting[c.Name], probes)
 		if c.Init {
 			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
 			initialized = initialized && !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
@@ -77,13 +79,20 @@ func terminalPhase(policy core.RestartPolicy, statuses []core.ContainerStatus, p
 	return phase
 }
 
-// containerStatus reports one container. A running container is ready here
-// because readiness probes arrive with the probe manager; until then the
-// simulated runtime's containers count as ready once running.
-func containerStatus(c runtime.ContainerState, backoff string) core.ContainerStatus {
-	started := c.Running
+// probeResults reports a container attempt's probe result and whether it has that probe.
+type probeResults func(containerID string, kind probe.Kind) (probe.Result, bool)
+
+// containerStatus reports one container: started once its startup probe (if
+// any) has passed, ready once started and its readiness probe (if any) passes.
+func containerStatus(c runtime.ContainerState, backoff string, probes probeResults) core.ContainerStatus {
+	passes := func(kind probe.Kind) bool {
+		r, exists := probes(c.ID, kind)
+		return !exists || r == probe.Success
+	}
+	started := c.Running && passes(probe.Startup)
+	ready := started && passes(probe.Readiness)
 	cs := core.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.ImageID, ContainerID: c.ID,
-		RestartCount: c.Restarts, Ready: c.Running, Started: &started}
+		RestartCount: c.Restarts, Ready: ready, Started: &started}
 	if l := c.Last; l != nil {
 		cs.LastState.Terminated = &core.ContainerStateTerminated{ExitCode: l.ExitCode, Reason: l.Reason,
 			StartedAt: meta.NewTime(l.StartedAt), FinishedAt: meta.NewTime(l.FinishedAt)}

@@ -490,3 +490,68 @@ func (r *Containerd) LogPath(pod *core.Pod, container string, attempt int32) str
 }
 
 var _ Runtime = (*Containerd)(nil)
+
+// Exec runs cmd in a running container (as exec probes and, later, kobectl
+// exec do) and returns its exit code. It gives up when ctx ends.
+func (r *Containerd) Exec(ctx context.Context, podUID, container string, cmd []string) (int, error) {
+	ctx = r.ctx(ctx)
+	ctr, err := r.client.LoadContainer(ctx, containerID(podUID, container))
+	if err != nil {
+		return -1, fmt.Errorf("container %s: %w", container, err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if err != nil {
+		return -1, fmt.Errorf("container %s is not running: %w", container, err)
+	}
+	spec, err := ctr.Spec(ctx)
+	if err != nil {
+		return -1, err
+	}
+	pspec := *spec.Process
+	pspec.Args, pspec.Terminal = cmd, false
+	execID := fmt.Sprintf("exec-%d", time.Now().UnixNano())
+	proc, err := task.Exec(ctx, execID, &pspec, cio.NullIO)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", container, err)
+	}
+	defer func() { _, _ = proc.Delete(context.WithoutCancel(ctx), client.WithProcessKill) }()
+	exited, err := proc.Wait(context.WithoutCancel(ctx))
+	if err != nil {
+		return -1, err
+	}
+	if err := proc.Start(ctx); err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", container, err)
+	}
+	select {
+	case st := <-exited:
+		return int(st.ExitCode()), nil
+	case <-ctx.Done():
+		_ = proc.Kill(context.WithoutCancel(ctx), syscall.SIGKILL)
+		return -1, fmt.Errorf("exec in %s: %w", container, ctx.Err())
+	}
+}
+
+// KillContainer implements Runtime: SIGTERM, then SIGKILL after grace. The
+// container's exit then goes through the restart policy like any other.
+func (r *Containerd) KillContainer(ctx context.Context, podUID, container string, grace time.Duration) error {
+	ctx = r.ctx(ctx)
+	ctr, err := r.client.LoadContainer(ctx, containerID(podUID, container))
+	if err != nil {
+		return err
+	}
+	task, err := ctr.Task(ctx, nil)
+	if err != nil {
+		return err
+	}
+	exited, err := task.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	_ = task.Kill(ctx, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		_ = task.Kill(ctx, syscall.SIGKILL)
+	}
+	return nil
+}

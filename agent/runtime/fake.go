@@ -89,6 +89,9 @@ func (f *Fake) allocate() (string, error) {
 // Exits implements Runtime: simulated containers never exit.
 func (f *Fake) Exits() <-chan string { return nil }
 
+// KillContainer implements Runtime: simulated containers have nothing to kill.
+func (f *Fake) KillContainer(context.Context, string, string, time.Duration) error { return nil }
+
 // StopPod implements Runtime.
 func (f *Fake) StopPod(_ context.Context, uid string, _ time.Duration) error {
 	f.mu.Lock()

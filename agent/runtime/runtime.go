@@ -25,6 +25,9 @@ type Runtime interface {
 	// Exits delivers the uid of a pod when one of its containers exits, so
 	// the agent looks at it at once; nil if containers never exit.
 	Exits() <-chan string
+	// KillContainer stops one container (SIGTERM, SIGKILL after grace) and
+	// leaves it to the restart policy: what a failed liveness probe does.
+	KillContainer(ctx context.Context, podUID, container string, grace time.Duration) error
 }
 
 // PodState is what the runtime knows of one pod.

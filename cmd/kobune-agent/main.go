@@ -85,7 +85,8 @@ func main() {
 		if rt, err = runtime.NewFake(cfg.Node.PodCIDR); err != nil {
 			log.Fatalf("kobune-agent: %v", err)
 		}
-		log.Printf("kobune-agent: SIMULATED node %s (--runtime fake): pods are reported Running but nothing is executed", *nodeName)
+		cfg.DisableProbes = true
+		log.Printf("kobune-agent: SIMULATED node %s (--runtime fake): pods are reported Running and Ready but nothing is executed", *nodeName)
 	case "containerd":
 		if *stateDir == "" {
 			*stateDir = filepath.Join("/var/lib/kobune/agent", *nodeName)

@@ -250,3 +250,65 @@ func TestResourcesBecomeCgroups(t *testing.T) {
 		}
 	}
 }
+
+// TestProbes: readiness drives Ready (switched off and on through labapp),
+// exec probes run in the container, and a failing liveness probe restarts
+// the container.
+func TestProbes(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	n := nodes[0]
+	n.startAgent(t, srv.Addr(), "10.244.85.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	httpProbe := func(path string) *core.Probe {
+		return &core.Probe{ProbeHandler: core.ProbeHandler{HTTPGet: &core.HTTPGetAction{Path: path, Port: meta.FromString("http")}}, PeriodSeconds: 1, FailureThreshold: 1}
+	}
+	for _, p := range []*core.Pod{
+		{ObjectMeta: meta.ObjectMeta{Name: "probed", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+				Ports:          []core.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				StartupProbe:   httpProbe("/healthz"),
+				ReadinessProbe: httpProbe("/readyz"),
+				LivenessProbe:  &core.Probe{ProbeHandler: core.ProbeHandler{TCPSocket: &core.TCPSocketAction{Port: meta.FromInt(8080)}}, PeriodSeconds: 1}}}}},
+		{ObjectMeta: meta.ObjectMeta{Name: "shell", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
+				Command:        []string{"sh", "-c", "touch /tmp/ok; exec sleep 3600"},
+				ReadinessProbe: &core.Probe{ProbeHandler: core.ProbeHandler{Exec: &core.ExecAction{Command: []string{"cat", "/tmp/ok"}}}, PeriodSeconds: 1}}}}},
+		{ObjectMeta: meta.ObjectMeta{Name: "unhealthy", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+				LivenessProbe: &core.Probe{ProbeHandler: core.ProbeHandler{TCPSocket: &core.TCPSocketAction{Port: meta.FromInt(9999)}}, PeriodSeconds: 1, FailureThreshold: 2}}}}},
+	} {
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ready := func(want bool) func(*core.Pod, bool) bool {
+		return func(p *core.Pod, _ bool) bool {
+			for _, c := range p.Status.Conditions {
+				if c.Type == core.PodReady {
+					return (c.Status == meta.ConditionTrue) == want
+				}
+			}
+			return false
+		}
+	}
+	probed := waitForPod(t, ctx, pods, "probed", 0, ready(true))
+	waitForPod(t, ctx, pods, "shell", 0, ready(true))
+	post := func(path string) {
+		if out, err := n.exec(ctx, "timeout", "3", "busybox", "wget", "-q", "-O", "-", "--post-data", "", "http://"+probed.Status.PodIP+":8080"+path); err != nil {
+			t.Fatalf("POST %s: %v %s", path, err, out)
+		}
+	}
+	post("/readyz/off")
+	notReady := waitForPod(t, ctx, pods, "probed", client.ResourceVersion(probed), ready(false))
+	if cs := notReady.Status.ContainerStatuses[0]; cs.Ready || cs.State.Running == nil || cs.RestartCount != 0 {
+		t.Errorf("after /readyz/off the container should be running, not ready, not restarted: %+v", cs)
+	}
+	post("/readyz/on")
+	waitForPod(t, ctx, pods, "probed", client.ResourceVersion(notReady), ready(true))
+	waitForPod(t, ctx, pods, "unhealthy", 0, func(p *core.Pod, _ bool) bool {
+		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+}
