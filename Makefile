@@ -50,6 +50,8 @@ proto:
 	GOBIN=$(TOOLS) $(GO) install $(PROTOC_GEN_GO_GRPC)
 	PATH=$(TOOLS):$$PATH protoc -I proto --go_out=proto/apipb --go_opt=paths=source_relative \
 		--go-grpc_out=proto/apipb --go-grpc_opt=paths=source_relative proto/api.proto
+	PATH=$(TOOLS):$$PATH protoc -I proto --go_out=proto/nodepb --go_opt=paths=source_relative \
+		--go-grpc_out=proto/nodepb --go-grpc_opt=paths=source_relative proto/node.proto
 
 # Benchmarks against the real apiserver and etcd; writes docs/benchmarks.md.
 bench:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net"
 	"sync"
 	"time"
 
@@ -29,6 +30,9 @@ type Config struct {
 	ResyncInterval time.Duration
 	// Workers is the number of pods reconciled in parallel.
 	Workers int
+	// NodeAPIListen is where logs and exec are served ("" to not serve);
+	// its port is published in the Node's status.daemonEndpoints.
+	NodeAPIListen string
 	// DisableProbes treats every probe as passing: for simulated nodes,
 	// whose pods have no real address to probe.
 	DisableProbes bool
@@ -124,6 +128,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("container runtime: %w", err)
 	}
 	a.cfg.Node.RuntimeVersion, a.cfg.Node.AgentVersion = ver, Version
+	var lis net.Listener
+	if a.cfg.NodeAPIListen != "" {
+		if lis, err = listenNodeAPI(a.cfg.NodeAPIListen); err != nil {
+			return err
+		}
+		a.cfg.Node.AgentPort = int32(lis.Addr().(*net.TCPAddr).Port)
+	}
 	n, err := a.register(ctx)
 	if err != nil {
 		return err
@@ -138,6 +149,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() { defer wg.Done(); f(ctx) }()
 	}
 	run(a.pods.Run)
+	if lis != nil {
+		run(func(ctx context.Context) { a.serveNodeAPI(ctx, lis) })
+	}
 	if a.nodes != nil {
 		run(a.nodes.Run)
 	}

@@ -55,6 +55,7 @@ func NewCommand(o *Options) *cobra.Command {
 	root.AddCommand(
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
+		newLogsCommand(o), newExecCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
 	)
 	return root
@@ -69,6 +70,11 @@ func RunContext(ctx context.Context, args []string, in io.Reader, out, errOut io
 	err := cmd.ExecuteContext(ctx)
 	if o.client != nil {
 		o.client.Close()
+	}
+	var exit exitError
+	if errors.As(err, &exit) {
+		fmt.Fprintln(errOut, exit.Error())
+		return exit.code // as kubectl exec does
 	}
 	if err != nil {
 		fmt.Fprintln(errOut, formatError(err, o.Server))

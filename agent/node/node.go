@@ -31,6 +31,8 @@ type Config struct {
 	KernelVersion  string
 	OSImage        string
 	LeaseDuration  time.Duration // how long the Lease is valid (40 s by default)
+	// AgentPort is where the agent serves logs and exec (0: not served).
+	AgentPort int32
 }
 
 // Build returns the Node object for cfg, Ready.
@@ -55,6 +57,7 @@ func Build(cfg Config) *core.Node {
 		KernelVersion: cfg.KernelVersion, OSImage: cfg.OSImage, ContainerRuntimeVersion: cfg.RuntimeVersion,
 		KubeletVersion: cfg.AgentVersion, OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH,
 	}
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = cfg.AgentPort
 	n.Status.Conditions = Conditions(nil, time.Now())
 	return n
 }

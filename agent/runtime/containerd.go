@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -491,9 +493,16 @@ func (r *Containerd) LogPath(pod *core.Pod, container string, attempt int32) str
 
 var _ Runtime = (*Containerd)(nil)
 
-// Exec runs cmd in a running container (as exec probes and, later, kobectl
-// exec do) and returns its exit code. It gives up when ctx ends.
+// Exec runs cmd in a running container, as exec probes do, and returns
+// its exit code. It gives up when ctx ends.
 func (r *Containerd) Exec(ctx context.Context, podUID, container string, cmd []string) (int, error) {
+	return r.ExecStream(ctx, podUID, container, cmd, false, nil, nil, nil)
+}
+
+// ExecStream runs cmd in a running container with the given streams (nil
+// ones are discarded), optionally on a terminal, and returns its exit code
+// (kobectl exec).
+func (r *Containerd) ExecStream(ctx context.Context, podUID, container string, cmd []string, tty bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	ctx = r.ctx(ctx)
 	ctr, err := r.client.LoadContainer(ctx, containerID(podUID, container))
 	if err != nil {
@@ -508,9 +517,21 @@ func (r *Containerd) Exec(ctx context.Context, podUID, container string, cmd []s
 		return -1, err
 	}
 	pspec := *spec.Process
-	pspec.Args, pspec.Terminal = cmd, false
+	pspec.Args, pspec.Terminal = cmd, tty
+	creator := cio.NullIO
+	stdinDone := make(chan struct{})
+	if stdin != nil {
+		stdin = &eofNotifier{r: stdin, done: stdinDone}
+	}
+	if stdin != nil || stdout != nil || stderr != nil {
+		opts := []cio.Opt{cio.WithStreams(stdin, orDiscard(stdout), orDiscard(stderr))}
+		if tty {
+			opts = append(opts, cio.WithTerminal)
+		}
+		creator = cio.NewCreator(opts...)
+	}
 	execID := fmt.Sprintf("exec-%d", time.Now().UnixNano())
-	proc, err := task.Exec(ctx, execID, &pspec, cio.NullIO)
+	proc, err := task.Exec(ctx, execID, &pspec, creator)
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s: %w", container, err)
 	}
@@ -520,15 +541,50 @@ func (r *Containerd) Exec(ctx context.Context, podUID, container string, cmd []s
 		return -1, err
 	}
 	if err := proc.Start(ctx); err != nil {
-		return -1, fmt.Errorf("exec in %s: %w", container, err)
+		return -1, fmt.Errorf("exec %q in %s: %w", strings.Join(cmd, " "), container, err)
 	}
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		// When the caller's input ends, the process must see end of file.
+		select {
+		case <-stdinDone:
+			_ = proc.CloseIO(context.WithoutCancel(ctx), client.WithStdinCloser)
+		case <-finished:
+		}
+	}()
 	select {
 	case st := <-exited:
+		if pio := proc.IO(); pio != nil {
+			pio.Wait() // the last output is copied before we report the exit
+		}
 		return int(st.ExitCode()), nil
 	case <-ctx.Done():
 		_ = proc.Kill(context.WithoutCancel(ctx), syscall.SIGKILL)
 		return -1, fmt.Errorf("exec in %s: %w", container, ctx.Err())
 	}
+}
+
+// eofNotifier closes done when its reader reaches the end.
+type eofNotifier struct {
+	r    io.Reader
+	done chan struct{}
+	once sync.Once
+}
+
+func (e *eofNotifier) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.done) })
+	}
+	return n, err
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 // KillContainer implements Runtime: SIGTERM, then SIGKILL after grace. The

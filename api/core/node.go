@@ -47,6 +47,18 @@ type NodeStatus struct {
 	Addresses   []NodeAddress    `json:"addresses,omitempty"`
 	NodeInfo    NodeSystemInfo   `json:"nodeInfo,omitzero"`
 	Images      []ContainerImage `json:"images,omitempty"`
+	// DaemonEndpoints says where the node's agent serves logs and exec.
+	DaemonEndpoints NodeDaemonEndpoints `json:"daemonEndpoints,omitzero"`
+}
+
+// NodeDaemonEndpoints lists the ports of the node's daemons.
+type NodeDaemonEndpoints struct {
+	KubeletEndpoint DaemonEndpoint `json:"kubeletEndpoint,omitzero"`
+}
+
+// DaemonEndpoint is a port.
+type DaemonEndpoint struct {
+	Port int32 `json:"Port"`
 }
 
 // NodeConditionType names a node condition.

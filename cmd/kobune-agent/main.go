@@ -38,6 +38,7 @@ func main() {
 		stateDir    = flag.String("state-dir", "", "agent state: container logs, CNI allocations (default /var/lib/kobune/agent/NODE)")
 		cniDirs     = flag.String("cni-bin-dir", "/usr/lib/cni:/opt/cni/bin", "where the CNI plugins are, colon-separated")
 		loadImages  = flag.String("load-images", "", "import every OCI tarball (*.tar) in this directory at start (no registry needed)")
+		nodeAPI     = flag.String("node-api-listen", ":10250", "where the agent serves logs and exec to the API server (the kubelet's port)")
 		reserved    = flag.String("system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
 		labels      = flag.String("node-labels", "", "extra node labels, k=v,k2=v2")
 		taints      = flag.String("register-with-taints", "", "taints to register with, key=value:Effect,...")
@@ -110,6 +111,7 @@ func main() {
 		}
 		rt = ctrd
 		cfg.Routes = network.SyncRoutes
+		cfg.NodeAPIListen = *nodeAPI
 	default:
 		log.Fatalf("kobune-agent: --runtime %q: use containerd or fake", *rtName)
 	}

@@ -33,6 +33,8 @@ const (
 	ResourceAPI_Watch_FullMethodName        = "/kobune.api.v1.ResourceAPI/Watch"
 	ResourceAPI_Bind_FullMethodName         = "/kobune.api.v1.ResourceAPI/Bind"
 	ResourceAPI_Version_FullMethodName      = "/kobune.api.v1.ResourceAPI/Version"
+	ResourceAPI_PodLogs_FullMethodName      = "/kobune.api.v1.ResourceAPI/PodLogs"
+	ResourceAPI_PodExec_FullMethodName      = "/kobune.api.v1.ResourceAPI/PodExec"
 )
 
 // ResourceAPIClient is the client API for ResourceAPI service.
@@ -60,6 +62,11 @@ type ResourceAPIClient interface {
 	Bind(ctx context.Context, in *BindRequest, opts ...grpc.CallOption) (*ObjectResponse, error)
 	// Version reports the server's version.
 	Version(ctx context.Context, in *VersionRequest, opts ...grpc.CallOption) (*VersionResponse, error)
+	// PodLogs streams a container's log from its node (pods/log).
+	PodLogs(ctx context.Context, in *PodLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogChunk], error)
+	// PodExec runs a command in a container on its node (pods/exec): the
+	// first message names the command, later ones carry stdin.
+	PodExec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PodExecInput, PodExecOutput], error)
 }
 
 type resourceAPIClient struct {
@@ -169,6 +176,38 @@ func (c *resourceAPIClient) Version(ctx context.Context, in *VersionRequest, opt
 	return out, nil
 }
 
+func (c *resourceAPIClient) PodLogs(ctx context.Context, in *PodLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ResourceAPI_ServiceDesc.Streams[1], ResourceAPI_PodLogs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PodLogsRequest, LogChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResourceAPI_PodLogsClient = grpc.ServerStreamingClient[LogChunk]
+
+func (c *resourceAPIClient) PodExec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PodExecInput, PodExecOutput], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ResourceAPI_ServiceDesc.Streams[2], ResourceAPI_PodExec_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PodExecInput, PodExecOutput]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResourceAPI_PodExecClient = grpc.BidiStreamingClient[PodExecInput, PodExecOutput]
+
 // ResourceAPIServer is the server API for ResourceAPI service.
 // All implementations must embed UnimplementedResourceAPIServer
 // for forward compatibility.
@@ -194,6 +233,11 @@ type ResourceAPIServer interface {
 	Bind(context.Context, *BindRequest) (*ObjectResponse, error)
 	// Version reports the server's version.
 	Version(context.Context, *VersionRequest) (*VersionResponse, error)
+	// PodLogs streams a container's log from its node (pods/log).
+	PodLogs(*PodLogsRequest, grpc.ServerStreamingServer[LogChunk]) error
+	// PodExec runs a command in a container on its node (pods/exec): the
+	// first message names the command, later ones carry stdin.
+	PodExec(grpc.BidiStreamingServer[PodExecInput, PodExecOutput]) error
 	mustEmbedUnimplementedResourceAPIServer()
 }
 
@@ -230,6 +274,12 @@ func (UnimplementedResourceAPIServer) Bind(context.Context, *BindRequest) (*Obje
 }
 func (UnimplementedResourceAPIServer) Version(context.Context, *VersionRequest) (*VersionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Version not implemented")
+}
+func (UnimplementedResourceAPIServer) PodLogs(*PodLogsRequest, grpc.ServerStreamingServer[LogChunk]) error {
+	return status.Error(codes.Unimplemented, "method PodLogs not implemented")
+}
+func (UnimplementedResourceAPIServer) PodExec(grpc.BidiStreamingServer[PodExecInput, PodExecOutput]) error {
+	return status.Error(codes.Unimplemented, "method PodExec not implemented")
 }
 func (UnimplementedResourceAPIServer) mustEmbedUnimplementedResourceAPIServer() {}
 func (UnimplementedResourceAPIServer) testEmbeddedByValue()                     {}
@@ -407,6 +457,24 @@ func _ResourceAPI_Version_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResourceAPI_PodLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(PodLogsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ResourceAPIServer).PodLogs(m, &grpc.GenericServerStream[PodLogsRequest, LogChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResourceAPI_PodLogsServer = grpc.ServerStreamingServer[LogChunk]
+
+func _ResourceAPI_PodExec_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ResourceAPIServer).PodExec(&grpc.GenericServerStream[PodExecInput, PodExecOutput]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResourceAPI_PodExecServer = grpc.BidiStreamingServer[PodExecInput, PodExecOutput]
+
 // ResourceAPI_ServiceDesc is the grpc.ServiceDesc for ResourceAPI service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -452,6 +520,17 @@ var ResourceAPI_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Watch",
 			Handler:       _ResourceAPI_Watch_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "PodLogs",
+			Handler:       _ResourceAPI_PodLogs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "PodExec",
+			Handler:       _ResourceAPI_PodExec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "api.proto",

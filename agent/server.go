@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/proto/nodepb"
+)
+
+// Streamer is what a runtime offers for logs and exec (containerd does;
+// simulated nodes do not).
+type Streamer interface {
+	LogPath(pod *core.Pod, container string, attempt int32) string
+	ExecStream(ctx context.Context, podUID, container string, cmd []string, tty bool, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+}
+
+// nodeServer is the agent's node API (the kubelet's /containerLogs and
+// /exec), reached only through the API server.
+type nodeServer struct {
+	nodepb.UnimplementedNodeAPIServer
+	a *Agent
+}
+
+// serveNodeAPI serves the node API on lis until ctx ends.
+func (a *Agent) serveNodeAPI(ctx context.Context, lis net.Listener) {
+	srv := grpc.NewServer()
+	nodepb.RegisterNodeAPIServer(srv, &nodeServer{a: a})
+	go func() { <-ctx.Done(); srv.Stop() }()
+	if err := srv.Serve(lis); err != nil && ctx.Err() == nil {
+		a.cfg.Logf("node API: %v", err)
+	}
+}
+
+func (s *nodeServer) streamer() (Streamer, error) {
+	st, ok := s.a.runtime.(Streamer)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "this node's runtime (simulated) has no logs and no exec")
+	}
+	return st, nil
+}
+
+// target finds the pod and the container (the only one when none is named).
+func (s *nodeServer) target(namespace, name, uid, container string) (*core.Pod, string, error) {
+	pod, ok := s.a.pods.Get(namespace, name)
+	if !ok || (uid != "" && pod.UID != uid) {
+		return nil, "", status.Errorf(codes.NotFound, "pod %s/%s is not on node %s", namespace, name, s.a.cfg.Node.Name)
+	}
+	if container == "" {
+		if len(pod.Spec.Containers) != 1 {
+			var names []string
+			for _, c := range pod.Spec.Containers {
+				names = append(names, c.Name)
+			}
+			return nil, "", status.Errorf(codes.InvalidArgument, "a container name must be specified for pod %s, choose one of: [%s]", name, strings.Join(names, " "))
+		}
+		container = pod.Spec.Containers[0].Name
+	}
+	return pod, container, nil
+}
+
+// attempt returns the container's current attempt and whether it runs.
+func (s *nodeServer) attempt(ctx context.Context, uid, container string) (int32, bool, error) {
+	pods, err := s.a.runtime.Pods(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, p := range pods {
+		if p.UID != uid {
+			continue
+		}
+		for _, c := range p.Containers {
+			if c.Name == container {
+				return c.Restarts, c.Running, nil
+			}
+		}
+	}
+	return 0, false, status.Errorf(codes.NotFound, "container %q has not started yet", container)
+}
+
+// Logs implements nodepb.NodeAPIServer.
+func (s *nodeServer) Logs(req *nodepb.LogsRequest, stream nodepb.NodeAPI_LogsServer) error {
+	ctx := stream.Context()
+	st, err := s.streamer()
+	if err != nil {
+		return err
+	}
+	pod, container, err := s.target(req.Namespace, req.Name, req.PodUid, req.Container)
+	if err != nil {
+		return err
+	}
+	attempt, running, err := s.attempt(ctx, pod.UID, container)
+	if err != nil {
+		return err
+	}
+	if req.Previous {
+		if attempt == 0 {
+			return status.Errorf(codes.NotFound, "previous terminated container %q in pod %q not found", container, pod.Name)
+		}
+		attempt, running = attempt-1, false
+	}
+	f, err := os.Open(st.LogPath(pod, container, attempt))
+	if err != nil {
+		return status.Errorf(codes.NotFound, "log of container %q: %v", container, err)
+	}
+	defer f.Close()
+	if req.TailLines > 0 {
+		if err := sendTail(f, req.TailLines, stream); err != nil {
+			return err
+		}
+	} else if err := copyChunks(f, stream); err != nil {
+		return err
+	}
+	for req.Follow && running {
+		// Follow the file until the attempt ends (as kubectl logs -f does).
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(250 * time.Millisecond):
+		}
+		if err := copyChunks(f, stream); err != nil {
+			return err
+		}
+		now, still, err := s.attempt(ctx, pod.UID, container)
+		running = err == nil && still && now == attempt
+	}
+	return copyChunks(f, stream)
+}
+
+func copyChunks(r io.Reader, stream nodepb.NodeAPI_LogsServer) error {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if serr := stream.Send(&nodepb.Chunk{Data: append([]byte(nil), buf[:n]...)}); serr != nil {
+				return serr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// sendTail sends the last n lines of r and leaves r at its end.
+func sendTail(r io.Reader, n int64, stream nodepb.NodeAPI_LogsServer) error {
+	var lines [][]byte
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, append(append([]byte(nil), sc.Bytes()...), '\n'))
+		if int64(len(lines)) > n {
+			lines = lines[1:]
+		}
+	}
+	return stream.Send(&nodepb.Chunk{Data: bytes.Join(lines, nil)})
+}
+
+// Exec implements nodepb.NodeAPIServer.
+func (s *nodeServer) Exec(stream nodepb.NodeAPI_ExecServer) error {
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.Start
+	if start == nil || len(start.Command) == 0 {
+		return status.Error(codes.InvalidArgument, "exec: the first message must name a command")
+	}
+	st, err := s.streamer()
+	if err != nil {
+		return err
+	}
+	pod, container, err := s.target(start.Namespace, start.Name, start.PodUid, start.Container)
+	if err != nil {
+		return err
+	}
+	out := &execWriter{stream: stream}
+	var stdin io.Reader
+	if start.Stdin {
+		pr, pw := io.Pipe()
+		stdin = pr
+		go func() {
+			for {
+				in, err := stream.Recv()
+				if err != nil || in.StdinClosed {
+					pw.Close()
+					return
+				}
+				if _, err := pw.Write(in.Stdin); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	code, err := st.ExecStream(ctx, pod.UID, container, start.Command, start.Tty, stdin, out.to(false), out.to(true))
+	if err != nil {
+		return status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
+	return out.send(&nodepb.ExecOutput{Exited: true, ExitCode: int32(code)})
+}
+
+// execWriter sends stdout and stderr as messages; Send is not safe for
+// concurrent use, hence the lock.
+type execWriter struct {
+	mu     sync.Mutex
+	stream nodepb.NodeAPI_ExecServer
+}
+
+func (w *execWriter) send(m *nodepb.ExecOutput) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stream.Send(m)
+}
+
+func (w *execWriter) to(stderr bool) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		m := &nodepb.ExecOutput{}
+		if stderr {
+			m.Stderr = append([]byte(nil), p...)
+		} else {
+			m.Stdout = append([]byte(nil), p...)
+		}
+		if err := w.send(m); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+var _ Streamer = (*runtime.Containerd)(nil)
+
+// listenNodeAPI opens the node API's listener.
+func listenNodeAPI(addr string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("node API on %s: %w", addr, err)
+	}
+	return lis, nil
+}

@@ -1,0 +1,160 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+	"github.com/kobune/kobune/proto/nodepb"
+)
+
+// podNode finds a pod and the address of its node's agent, for the
+// pods/log and pods/exec subresources, which the API server proxies to the
+// node (as kube-apiserver proxies to the kubelet).
+func (s *Server) podNode(ctx context.Context, namespace, name string) (*core.Pod, string, error) {
+	if namespace == "" {
+		namespace = "default"
+	}
+	pk, _ := scheme.ByResource("pods")
+	kv, err := s.store.Get(ctx, storage.Key("pods", namespace, name))
+	if err != nil {
+		return nil, "", storageError(err, pk, name)
+	}
+	o, err := decodeStored(pk, kv.Value, kv.Revision)
+	if err != nil {
+		return nil, "", status.Errorf(codes.Internal, "decode pod: %v", err)
+	}
+	pod := o.(*core.Pod)
+	if pod.Spec.NodeName == "" {
+		return nil, "", status.Errorf(codes.FailedPrecondition, "pod %s is not scheduled to a node yet", name)
+	}
+	nk, _ := scheme.ByResource("nodes")
+	nkv, err := s.store.Get(ctx, storage.Key("nodes", "", pod.Spec.NodeName))
+	if err != nil {
+		return nil, "", storageError(err, nk, pod.Spec.NodeName)
+	}
+	no, err := decodeStored(nk, nkv.Value, nkv.Revision)
+	if err != nil {
+		return nil, "", status.Errorf(codes.Internal, "decode node: %v", err)
+	}
+	node := no.(*core.Node)
+	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
+	ip := ""
+	for _, a := range node.Status.Addresses {
+		if a.Type == "InternalIP" {
+			ip = a.Address
+		}
+	}
+	if port == 0 || ip == "" {
+		return nil, "", status.Errorf(codes.FailedPrecondition, "node %s publishes no agent address (a simulated node has no logs or exec)", node.Name)
+	}
+	return pod, net.JoinHostPort(ip, strconv.Itoa(int(port))), nil
+}
+
+// nodeClient dials a node's agent.
+func (s *Server) nodeClient(addr string) (nodepb.NodeAPIClient, func(), error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, nil, status.Errorf(codes.Unavailable, "node agent at %s: %v", addr, err)
+	}
+	return nodepb.NewNodeAPIClient(conn), func() { conn.Close() }, nil
+}
+
+// PodLogs implements the pods/log subresource.
+func (s *Server) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_PodLogsServer) error {
+	ctx := stream.Context()
+	pod, addr, err := s.podNode(ctx, req.Namespace, req.Name)
+	if err != nil {
+		return err
+	}
+	nc, closeConn, err := s.nodeClient(addr)
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	logs, err := nc.Logs(ctx, &nodepb.LogsRequest{PodUid: pod.UID, Namespace: pod.Namespace, Name: pod.Name, Container: req.Container,
+		Follow: req.Follow, TailLines: req.TailLines, Previous: req.Previous})
+	if err != nil {
+		return err
+	}
+	for {
+		c, err := logs.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&apipb.LogChunk{Data: c.Data}); err != nil {
+			return err
+		}
+	}
+}
+
+// PodExec implements the pods/exec subresource.
+func (s *Server) PodExec(stream apipb.ResourceAPI_PodExecServer) error {
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	if len(first.Command) == 0 {
+		return invalid("exec: a command is required")
+	}
+	pod, addr, err := s.podNode(ctx, first.Namespace, first.Name)
+	if err != nil {
+		return err
+	}
+	nc, closeConn, err := s.nodeClient(addr)
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	ns, err := nc.Exec(ctx)
+	if err != nil {
+		return err
+	}
+	start := &nodepb.ExecStart{PodUid: pod.UID, Namespace: pod.Namespace, Name: pod.Name, Container: first.Container,
+		Command: first.Command, Stdin: first.Stdin, Tty: first.Tty}
+	if err := ns.Send(&nodepb.ExecInput{Start: start, Stdin: first.StdinData, StdinClosed: first.StdinClosed}); err != nil {
+		return err
+	}
+	go func() { // stdin: client → node
+		for {
+			in, err := stream.Recv()
+			if err != nil {
+				_ = ns.Send(&nodepb.ExecInput{StdinClosed: true})
+				return
+			}
+			if err := ns.Send(&nodepb.ExecInput{Stdin: in.StdinData, StdinClosed: in.StdinClosed}); err != nil || in.StdinClosed {
+				return
+			}
+		}
+	}()
+	for { // output: node → client
+		out, err := ns.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&apipb.PodExecOutput{Stdout: out.Stdout, Stderr: out.Stderr, Exited: out.Exited, ExitCode: out.ExitCode}); err != nil {
+			return err
+		}
+		if out.Exited {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package ctl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+func podName(arg string) (string, error) {
+	if t, n, ok := strings.Cut(arg, "/"); ok {
+		if t != "pod" && t != "pods" && t != "po" {
+			return "", fmt.Errorf("only pods have logs and exec, not %q", t)
+		}
+		return n, nil
+	}
+	return arg, nil
+}
+
+func newLogsCommand(o *Options) *cobra.Command {
+	var container string
+	var follow, previous bool
+	var tail int64
+	cmd := &cobra.Command{
+		Use:   "logs POD [-c CONTAINER] [-f] [--tail N] [--previous]",
+		Short: "Print a container's log (kubectl logs)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := podName(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			stream, err := c.API.PodLogs(cmd.Context(), &apipb.PodLogsRequest{Namespace: o.namespaceOrDefault(), Name: name,
+				Container: container, Follow: follow, TailLines: tail, Previous: previous})
+			if err != nil {
+				return err
+			}
+			for {
+				chunk, err := stream.Recv()
+				if errors.Is(err, io.EOF) || (err != nil && cmd.Context().Err() != nil) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if _, err := o.Out.Write(chunk.Data); err != nil {
+					return err
+				}
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the pod's only one)")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output until the container stops")
+	cmd.Flags().BoolVarP(&previous, "previous", "p", false, "the log of the previous attempt of a restarted container")
+	cmd.Flags().Int64Var(&tail, "tail", -1, "lines from the end (-1: all)")
+	return cmd
+}
+
+func (o *Options) namespaceOrDefault() string {
+	if o.Namespace != "" {
+		return o.Namespace
+	}
+	return "default"
+}
+
+func newExecCommand(o *Options) *cobra.Command {
+	var container string
+	var stdin, tty bool
+	cmd := &cobra.Command{
+		Use:   "exec POD [-c CONTAINER] [-i] [-t] -- COMMAND [ARG...]",
+		Short: "Run a command in a container (kubectl exec)",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 {
+				return fmt.Errorf("put the command after --, as in: kobectl exec %s -- sh", args[0])
+			}
+			name, err := podName(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			stream, err := c.API.PodExec(cmd.Context())
+			if err != nil {
+				return err
+			}
+			first := &apipb.PodExecInput{Namespace: o.namespaceOrDefault(), Name: name, Container: container, Command: args[1:], Stdin: stdin, Tty: tty}
+			if err := stream.Send(first); err != nil {
+				return err
+			}
+			if stdin {
+				go func() {
+					buf := make([]byte, 32*1024)
+					for {
+						n, err := o.In.Read(buf)
+						if n > 0 && stream.Send(&apipb.PodExecInput{StdinData: append([]byte(nil), buf[:n]...)}) != nil {
+							return
+						}
+						if err != nil {
+							_ = stream.Send(&apipb.PodExecInput{StdinClosed: true})
+							return
+						}
+					}
+				}()
+			} else {
+				_ = stream.CloseSend()
+			}
+			for {
+				out, err := stream.Recv()
+				if err != nil {
+					return err
+				}
+				o.Out.Write(out.Stdout)
+				o.ErrOut.Write(out.Stderr)
+				if out.Exited {
+					if out.ExitCode != 0 {
+						return exitError{code: int(out.ExitCode)}
+					}
+					return nil
+				}
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the pod's only one)")
+	cmd.Flags().BoolVarP(&stdin, "stdin", "i", false, "pass standard input to the command")
+	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "run the command on a terminal in the container")
+	return cmd
+}
+
+// exitError carries a remote command's exit status to kobectl's own.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("command terminated with exit code %d", e.code) }
+

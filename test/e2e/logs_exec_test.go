@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl"
+)
+
+// TestLogsAndExec: kobectl logs (all, --tail, --previous) and exec (output,
+// stderr, exit status, stdin) go through the API server to the node.
+func TestLogsAndExec(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	nodes[0].startAgent(t, srv.Addr(), "10.244.86.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	for _, p := range []*core.Pod{
+		{ObjectMeta: meta.ObjectMeta{Name: "shell", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
+				Command: []string{"sh", "-c", "echo first line; echo second line; exec sleep 3600"}}}}},
+		{ObjectMeta: meta.ObjectMeta{Name: "crasher", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+				Args: []string{"--exit-code", "3", "--exit-after", "300ms"}}}}},
+	} {
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitForPod(t, ctx, pods, "shell", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	kobectl := func(stdin string, args ...string) (string, string, int) {
+		var out, errOut bytes.Buffer
+		code := ctl.RunContext(ctx, append([]string{"--server", srv.Addr()}, args...), strings.NewReader(stdin), &out, &errOut)
+		return out.String(), errOut.String(), code
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var out, errOut string
+	var code int
+	for time.Now().Before(deadline) { // the shell writes its lines right after starting
+		if out, errOut, code = kobectl("", "logs", "shell"); strings.Contains(out, "second line") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out != "first line\nsecond line\n" || code != 0 {
+		t.Errorf("logs = %q (%s, %d)", out, errOut, code)
+	}
+	if out, _, _ := kobectl("", "logs", "shell", "--tail", "1"); out != "second line\n" {
+		t.Errorf("logs --tail 1 = %q", out)
+	}
+	out, errOut, code = kobectl("", "exec", "shell", "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 3")
+	if out != "to-stdout\n" || !strings.Contains(errOut, "to-stderr") || code != 3 {
+		t.Errorf("exec: stdout %q stderr %q exit %d; want to-stdout, to-stderr, 3", out, errOut, code)
+	}
+	if out, errOut, code := kobectl("hello from stdin\n", "exec", "-i", "shell", "--", "cat"); out != "hello from stdin\n" || code != 0 {
+		t.Errorf("exec -i cat = %q (%s, %d)", out, errOut, code)
+	}
+
+	waitForPod(t, ctx, pods, "crasher", 0, func(p *core.Pod, _ bool) bool {
+		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+	if out, errOut, _ := kobectl("", "logs", "crasher", "--previous"); !strings.Contains(out, "exiting with code 3") {
+		t.Errorf("logs --previous = %q (%s)", out, errOut)
+	}
+	if _, errOut, code := kobectl("", "logs", "shell", "--previous"); code == 0 || !strings.Contains(errOut, "previous terminated container") {
+		t.Errorf("logs --previous of a container that never restarted: %d %q", code, errOut)
+	}
+}
