@@ -141,4 +141,3 @@ func newExecCommand(o *Options) *cobra.Command {
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("command terminated with exit code %d", e.code) }
-
