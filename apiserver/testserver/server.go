@@ -2,9 +2,9 @@ package testserver
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -81,10 +81,13 @@ func New(t testing.TB, mutate ...func(*apiserver.Config)) *Server {
 // on the same address. Its port is below Linux's ephemeral range
 // (32768-60999), so that no other process's outgoing connection can take
 // it while the server is down.
-func StableAddr() string {
+func StableAddr() string { return StableAddrOn("127.0.0.1") }
+
+// StableAddrOn is StableAddr on another local address.
+func StableAddrOn(ip string) string {
 	for {
 		port := 20000 + rand.IntN(10000)
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		addr := net.JoinHostPort(ip, strconv.Itoa(port))
 		if l, err := net.Listen("tcp", addr); err == nil {
 			l.Close()
 			return addr

@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
-	"github.com/kobune/kobune/client"
 )
 
 // node is one lab node for a test: a network namespace joined to the host
@@ -24,6 +22,7 @@ type node struct {
 	dir                 string
 	containerd          *exec.Cmd
 	agent               *exec.Cmd
+	agentDone           chan struct{}
 }
 
 // requireRoot skips the test, saying why, unless it can run for real.
@@ -144,40 +143,41 @@ func startCluster(t *testing.T, nodes int) (*testserver.Server, []*node) {
 		run(t, "ip", "-n", n.netns, "link", "set", "lo", "up")
 		ns = append(ns, n)
 	}
-	srv, err := testserver.Start(filepath.Join(ns[0].dir, "etcd"), hostIP+":0", func(c *apiserver.Config) { c.Logf = t.Logf })
+	srv, err := testserver.Start(filepath.Join(ns[0].dir, "etcd"), testserver.StableAddrOn(hostIP), func(c *apiserver.Config) { c.Logf = t.Logf })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
 	for _, n := range ns {
 		n.startContainerd(t)
-		t.Cleanup(func() { n.removeLeftovers(t, srv) })
+		t.Cleanup(func() { n.removeLeftovers(t) })
 	}
 	return srv, ns
 }
 
-// removeLeftovers kills and removes whatever a failed test left running in
-// its containerd (shims outlive containerd) and the pods' namespaces. It
-// runs after the agent has stopped and before containerd stops.
-func (n *node) removeLeftovers(t *testing.T, srv *testserver.Server) {
+// removeLeftovers kills and removes whatever a failed (or unfinished) test
+// left running in its containerd (shims outlive containerd), then the
+// pods' network namespaces and cgroups. It runs after the agent has stopped
+// and before containerd stops, and needs no API server.
+func (n *node) removeLeftovers(t *testing.T) {
 	ctr := func(args ...string) string {
 		out, _ := exec.Command("ctr", append([]string{"-a", n.socket(), "-n", "kobune-e2e"}, args...)...).CombinedOutput()
 		return string(out)
 	}
+	uids := map[string]bool{}
 	for _, id := range strings.Fields(ctr("containers", "ls", "-q")) {
+		if len(id) > 36 {
+			uids[id[:36]] = true // container IDs are <pod uid>-<name>
+		}
 		ctr("tasks", "kill", "-s", "SIGKILL", id)
 		ctr("tasks", "rm", "-f", id)
 		ctr("containers", "rm", id)
 		t.Logf("removed leftover container %s", id)
 	}
-	pods, _, _ := client.For[*core.Pod](srv.Client).List(context.Background(), "", client.ListOptions{})
-	for _, p := range pods {
-		if len(p.UID) >= 12 {
-			_ = exec.Command("ip", "netns", "delete", "kobune-"+p.UID[:12]).Run()
-		}
-		// The pods' cgroups (runc removed the containers' own).
-		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/kobune/*/pod" + p.UID)
-		more, _ := filepath.Glob("/sys/fs/cgroup/kobune/*/pod" + p.UID)
+	for uid := range uids {
+		_ = exec.Command("ip", "netns", "delete", "kobune-"+uid[:12]).Run()
+		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/kobune/*/pod" + uid)
+		more, _ := filepath.Glob("/sys/fs/cgroup/kobune/*/pod" + uid)
 		for _, d := range append(dirs, more...) {
 			_ = os.Remove(d)
 		}
@@ -231,21 +231,31 @@ func (n *node) startAgent(t *testing.T, server string, podCIDR string) {
 	n.agent = exec.Command("nsenter", "--net=/run/netns/"+n.netns, agentBin,
 		"--server", server, "--node-name", n.name, "--node-ip", n.nodeIP, "--runtime", "containerd",
 		"--containerd", n.socket(), "--containerd-namespace", "kobune-e2e", "--state-dir", filepath.Join(n.dir, "agent"),
-		"--pod-cidr", podCIDR, "--load-images", images, "--lease-interval", "1s")
-	logf, _ := os.Create(filepath.Join(n.dir, "agent.log"))
+		"--pod-cidr", podCIDR, "--load-images", images, "--lease-interval", "1s",
+		"--crashloop-backoff-base", "1s", "--crashloop-backoff-max", "4s")
+	logf, _ := os.OpenFile(filepath.Join(n.dir, "agent.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	n.agent.Stdout, n.agent.Stderr = logf, logf
 	if err := n.agent.Start(); err != nil {
 		t.Fatal(err)
 	}
+	agent := n.agent
+	done := make(chan struct{})
+	go func() { _ = agent.Wait(); logf.Close(); close(done) }()
+	n.agentDone = done
 	t.Cleanup(func() {
-		_ = n.agent.Process.Signal(syscall.SIGTERM)
-		_ = n.agent.Wait()
-		logf.Close()
+		_ = agent.Process.Signal(syscall.SIGTERM)
+		<-done
 		if t.Failed() {
 			b, _ := os.ReadFile(filepath.Join(n.dir, "agent.log"))
 			t.Logf("agent log:\n%s", b)
 		}
 	})
+}
+
+// killAgent kills the agent with SIGKILL, as a crash would.
+func (n *node) killAgent() {
+	_ = n.agent.Process.Kill()
+	<-n.agentDone
 }
 
 // exec runs a command inside the node's network namespace (never on the host).

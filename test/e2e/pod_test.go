@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 )
 
@@ -310,5 +313,79 @@ func TestProbes(t *testing.T) {
 	waitForPod(t, ctx, pods, "probed", client.ResourceVersion(notReady), ready(true))
 	waitForPod(t, ctx, pods, "unhealthy", 0, func(p *core.Pod, _ bool) bool {
 		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+}
+
+// TestAgentRestartAndControlPlaneOutage: a killed and restarted agent adopts
+// its running containers without restarting them; with the API server down,
+// pods keep running and a crashing container is still restarted locally.
+func TestAgentRestartAndControlPlaneOutage(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	n := nodes[0]
+	n.startAgent(t, srv.Addr(), "10.244.87.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	for _, p := range []*core.Pod{
+		{ObjectMeta: meta.ObjectMeta{Name: "steady", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever}}}},
+		{ObjectMeta: meta.ObjectMeta{Name: "crasher", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+				Args: []string{"--exit-code", "1", "--exit-after", "200ms"}}}}},
+	} {
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady := waitForPod(t, ctx, pods, "steady", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	crasher := waitForPod(t, ctx, pods, "crasher", 0, func(p *core.Pod, _ bool) bool {
+		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+
+	// The agent dies and comes back: the steady container is not restarted.
+	n.killAgent()
+	n.startAgent(t, srv.Addr(), "10.244.87.0/24")
+	time.Sleep(2 * time.Second) // time for the new agent to look (and, wrongly, restart)
+	again, err := pods.Get(ctx, "default", "steady")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := steady.Status.ContainerStatuses[0], again.Status.ContainerStatuses[0]
+	if after.RestartCount != 0 || after.State.Running == nil || !after.State.Running.StartedAt.Equal(before.State.Running.StartedAt.Time) || again.Status.PodIP != steady.Status.PodIP {
+		t.Errorf("after the agent restart the steady pod changed: before %+v, after %+v", before, after)
+	}
+
+	// The whole control plane goes away: restarts go on, from containerd's own records.
+	restarts := func() int {
+		out, _ := exec.Command("ctr", "-a", n.socket(), "-n", "kobune-e2e", "containers", "info", crasher.UID+"-app").Output()
+		i := strings.Index(string(out), `"kobune.io/restarts": "`)
+		if i < 0 {
+			return -1
+		}
+		var r int
+		fmt.Sscanf(string(out)[i+len(`"kobune.io/restarts": "`):], "%d", &r)
+		return r
+	}
+	addr := srv.Addr()
+	srv.Stop()
+	start := restarts()
+	deadline := time.Now().Add(30 * time.Second)
+	for restarts() < start+2 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := restarts(); got < start+2 {
+		t.Errorf("with the API server down the crashing container went from %d to %d restarts; want local restarts to go on", start, got)
+	}
+	if out, err := n.exec(ctx, "timeout", "3", "busybox", "wget", "-q", "-O", "-", "http://"+steady.Status.PodIP+":8080/"); err != nil || !strings.Contains(out, "labapp 1.0 on steady") {
+		t.Errorf("the steady pod stopped serving while the API server was down: %q %v", out, err)
+	}
+	srv2, err := testserver.Start(filepath.Join(n.dir, "etcd"), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv2.Stop()
+	waitForPod(t, ctx, client.For[*core.Pod](srv2.Client), "crasher", 0, func(p *core.Pod, _ bool) bool {
+		return p.Status.ContainerStatuses[0].RestartCount >= int32(start+2)
 	})
 }
