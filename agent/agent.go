@@ -30,6 +30,8 @@ type Config struct {
 	ResyncInterval time.Duration
 	// Workers is the number of pods reconciled in parallel.
 	Workers int
+	// Metrics, when set, receives the agent's measurements.
+	Metrics *Metrics
 	// NodeAPIListen is where logs and exec are served ("" to not serve);
 	// its port is published in the Node's status.daemonEndpoints.
 	NodeAPIListen string
@@ -82,7 +84,9 @@ type Agent struct {
 	nodes   *client.Informer[*core.Node]
 	queue   *client.Queue
 	probes  *probe.Manager
-	nodeIP  string
+	// streamer serves logs and exec, when the runtime can (nil otherwise).
+	streamer Streamer
+	nodeIP   string
 
 	mu      sync.Mutex
 	running map[string]string // pod key → uid of what the runtime runs for it
@@ -91,14 +95,17 @@ type Agent struct {
 // New returns an agent for the node in cfg, on runtime rt.
 func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	cfg.setDefaults()
-	a := &Agent{cfg: cfg, client: c, runtime: rt, queue: client.NewQueue(nil), running: map[string]string{}}
+	a := &Agent{cfg: cfg, client: c, runtime: rt, queue: client.NewQueue(nil), running: map[string]string{}, streamer: asStreamer(rt)}
+	if cfg.Metrics != nil {
+		a.runtime = timedRuntime{Runtime: rt, calls: cfg.Metrics.RuntimeCalls}
+	}
 	for _, addr := range cfg.Node.Addresses {
 		if addr.Type == "InternalIP" {
 			a.nodeIP = addr.Address
 		}
 	}
 	if !cfg.DisableProbes {
-		execer, _ := rt.(probe.Execer)
+		execer, _ := rt.(probe.Execer) // the unwrapped runtime
 		a.probes = probe.NewManager(execer, a.queue.Add)
 	}
 	a.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.Node.Name})

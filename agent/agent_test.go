@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/kobune/kobune/agent"
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/runtime"
@@ -185,4 +188,35 @@ func waitLease(ctx context.Context, leases *client.Typed[*coordination.Lease]) (
 	}
 	ev := <-w.Events
 	return ev.Object, w.Err()
+}
+
+func TestAgentMetrics(t *testing.T) {
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rt, _ := runtime.NewFake("10.244.9.0/24")
+	m := agent.NewMetrics()
+	cfg := agent.Config{LeaseInterval: time.Second, DisableProbes: true, Metrics: m, Logf: t.Logf}
+	cfg.Node = node.Config{Name: "node-1", Capacity: mustResources(t, "cpu=1,memory=1Gi,pods=10"), PodCIDR: "10.244.9.0/24"}
+	actx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- agent.New(cfg, s.Client, rt).Run(actx) }()
+	defer func() { stop(); <-done }()
+	pods := client.For[*core.Pod](s.Client)
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default"},
+		Spec: core.PodSpec{NodeName: "node-1", Containers: []core.Container{{Name: "c", Image: "i"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ctx, s, "p", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	var gauge, calls dto.Metric
+	if err := m.RunningPods.Write(&gauge); err != nil || gauge.Gauge.GetValue() != 1 {
+		t.Errorf("running pods = %v (%v), want 1", gauge.Gauge.GetValue(), err)
+	}
+	if err := m.RuntimeCalls.WithLabelValues("run_pod").(prometheus.Histogram).Write(&calls); err != nil || calls.Histogram.GetSampleCount() == 0 {
+		t.Errorf("no run_pod latency observed (%v)", err)
+	}
+	var hist dto.Metric
+	if err := m.PodStart.Write(&hist); err != nil || hist.Histogram.GetSampleCount() != 1 {
+		t.Errorf("pod start observations = %d (%v), want 1", hist.Histogram.GetSampleCount(), err)
+	}
 }

@@ -55,6 +55,12 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		return err
 	}
 	status := podStatus(pod, state, a.nodeIP, waiting, a.probeResult)
+	if m := a.cfg.Metrics; m != nil {
+		a.mu.Lock()
+		m.observeRunning(pod, status)
+		m.RunningPods.Set(float64(len(a.running)))
+		a.mu.Unlock()
+	}
 	if statusEqual(status, pod.Status) {
 		return nil
 	}
@@ -143,6 +149,10 @@ func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) 
 	a.mu.Lock()
 	if a.running[key] == uid {
 		delete(a.running, key)
+	}
+	if m := a.cfg.Metrics; m != nil {
+		delete(m.startObserved, uid)
+		m.RunningPods.Set(float64(len(a.running)))
 	}
 	a.mu.Unlock()
 	return nil

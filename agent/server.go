@@ -47,11 +47,15 @@ func (a *Agent) serveNodeAPI(ctx context.Context, lis net.Listener) {
 }
 
 func (s *nodeServer) streamer() (Streamer, error) {
-	st, ok := s.a.runtime.(Streamer)
-	if !ok {
+	if s.a.streamer == nil {
 		return nil, status.Error(codes.Unimplemented, "this node's runtime (simulated) has no logs and no exec")
 	}
-	return st, nil
+	return s.a.streamer, nil
+}
+
+func asStreamer(rt runtime.Runtime) Streamer {
+	st, _ := rt.(Streamer)
+	return st
 }
 
 // target finds the pod and the container (the only one when none is named).

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/containernetworking/cni/libcni"
 	current "github.com/containernetworking/cni/pkg/types/100"
@@ -115,4 +116,27 @@ func (c *CNI) Teardown(ctx context.Context, sandboxID string) error {
 		return fmt.Errorf("ip netns delete %s: %v: %s", NetnsName(sandboxID), err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// Timed wraps a Network so that every call's duration is reported to
+// observe ("add" for Setup, "del" for Teardown).
+func Timed(n Network, observe func(op string, d time.Duration)) Network {
+	return timed{n, observe}
+}
+
+type timed struct {
+	Network
+	observe func(string, time.Duration)
+}
+
+func (t timed) Setup(ctx context.Context, id string) (string, string, error) {
+	start := time.Now()
+	defer func() { t.observe("add", time.Since(start)) }()
+	return t.Network.Setup(ctx, id)
+}
+
+func (t timed) Teardown(ctx context.Context, id string) error {
+	start := time.Now()
+	defer func() { t.observe("del", time.Since(start)) }()
+	return t.Network.Teardown(ctx, id)
 }

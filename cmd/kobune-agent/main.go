@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -39,6 +40,7 @@ func main() {
 		cniDirs     = flag.String("cni-bin-dir", "/usr/lib/cni:/opt/cni/bin", "where the CNI plugins are, colon-separated")
 		loadImages  = flag.String("load-images", "", "import every OCI tarball (*.tar) in this directory at start (no registry needed)")
 		nodeAPI     = flag.String("node-api-listen", ":10250", "where the agent serves logs and exec to the API server (the kubelet's port)")
+		metricsAddr = flag.String("metrics-listen", "127.0.0.1:10255", "HTTP address for /metrics and /healthz (empty: off)")
 		reserved    = flag.String("system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
 		labels      = flag.String("node-labels", "", "extra node labels, k=v,k2=v2")
 		taints      = flag.String("register-with-taints", "", "taints to register with, key=value:Effect,...")
@@ -80,6 +82,8 @@ func main() {
 		cfg.Node.PodCIDR = fmt.Sprintf("10.250.%d.0/24", h.Sum32()%256)
 	}
 
+	metrics := agent.NewMetrics()
+	cfg.Metrics = metrics
 	var rt runtime.Runtime
 	switch *rtName {
 	case "fake":
@@ -92,11 +96,12 @@ func main() {
 		if *stateDir == "" {
 			*stateDir = filepath.Join("/var/lib/kobune/agent", *nodeName)
 		}
-		net, err := network.NewCNI(network.Config{PluginDirs: strings.Split(*cniDirs, ":"), PodCIDR: cfg.Node.PodCIDR,
+		cni, err := network.NewCNI(network.Config{PluginDirs: strings.Split(*cniDirs, ":"), PodCIDR: cfg.Node.PodCIDR,
 			Bridge: "kobune0", StateDir: filepath.Join(*stateDir, "cni")})
 		if err != nil {
 			log.Fatalf("kobune-agent: %v", err)
 		}
+		net := network.Timed(cni, func(op string, d time.Duration) { metrics.NetworkCalls.WithLabelValues(op).Observe(d.Seconds()) })
 		ctrd, err := runtime.NewContainerd(*socket, *ctrdNS, filepath.Join(*stateDir, "logs"), net)
 		if err != nil {
 			log.Fatalf("kobune-agent: %v", err)
@@ -118,6 +123,18 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler())
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+		srv := &http.Server{Addr: *metricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+				log.Printf("kobune-agent: metrics on %s: %v", *metricsAddr, err)
+			}
+		}()
+		defer srv.Close()
+	}
 	c, err := client.New(*server)
 	if err != nil {
 		log.Fatalf("kobune-agent: %v", err)
