@@ -455,7 +455,15 @@ func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duratio
 	for p := range parents {
 		removePodCgroup(p)
 	}
-	return r.network.Teardown(ctx, sandboxID(uid))
+	if err := r.network.Teardown(ctx, sandboxID(uid)); err != nil {
+		return err
+	}
+	// The pod's log files go with it (namespace_name_uid).
+	dirs, _ := filepath.Glob(filepath.Join(r.logDir, "*_"+uid))
+	for _, d := range dirs {
+		_ = os.RemoveAll(d)
+	}
+	return nil
 }
 
 func stopContainer(ctx context.Context, ctr client.Container, grace time.Duration) error {
