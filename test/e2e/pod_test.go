@@ -276,7 +276,7 @@ func TestProbes(t *testing.T) {
 		{ObjectMeta: meta.ObjectMeta{Name: "probed", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
 			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
 				Ports:          []core.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				StartupProbe:   httpProbe("/healthz"),
+				StartupProbe:   &core.Probe{ProbeHandler: core.ProbeHandler{HTTPGet: &core.HTTPGetAction{Path: "/healthz", Port: meta.FromString("http")}}, PeriodSeconds: 1, FailureThreshold: 30},
 				ReadinessProbe: httpProbe("/readyz"),
 				LivenessProbe:  &core.Probe{ProbeHandler: core.ProbeHandler{TCPSocket: &core.TCPSocketAction{Port: meta.FromInt(8080)}}, PeriodSeconds: 1}}}}},
 		{ObjectMeta: meta.ObjectMeta{Name: "shell", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
