@@ -53,9 +53,13 @@ proto:
 	PATH=$(TOOLS):$$PATH protoc -I proto --go_out=proto/nodepb --go_opt=paths=source_relative \
 		--go-grpc_out=proto/nodepb --go-grpc_opt=paths=source_relative proto/node.proto
 
-# Benchmarks against the real apiserver and etcd; writes docs/benchmarks.md.
+# Benchmarks against the real apiserver and etcd, then (as root) pod start
+# on a real node; writes docs/benchmarks.md.
 bench:
 	$(GO) run ./test/bench -out docs/benchmarks.md
+	@if [ "$$(id -u)" = 0 ]; then \
+		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./test/e2e -run '^TestBenchPodStartup$$' -count=1 -v | grep -E '^(---|ok|FAIL)'; \
+	else echo "pod start benchmark skipped: it needs root (containerd, network namespaces)"; fi
 
 # Fuzz the manifest decoder and the selector parser; new corpus entries are
 # copied into testdata/fuzz so they are kept with the code.

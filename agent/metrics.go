@@ -17,12 +17,14 @@ import (
 // kubelet_pod_start_duration_seconds, kubelet_running_pods and
 // kubelet_runtime_operations_duration_seconds.
 type Metrics struct {
-	Registry      *prometheus.Registry
-	PodStart      prometheus.Histogram
-	RunningPods   prometheus.Gauge
-	RuntimeCalls  *prometheus.HistogramVec
-	NetworkCalls  *prometheus.HistogramVec
-	startObserved map[string]bool // pod uids whose start was measured
+	Registry     *prometheus.Registry
+	PodStart     prometheus.Histogram
+	RunningPods  prometheus.Gauge
+	RuntimeCalls *prometheus.HistogramVec
+	NetworkCalls *prometheus.HistogramVec
+	// ContainerPhases splits a container's start: create, start.
+	ContainerPhases *prometheus.HistogramVec
+	startObserved   map[string]bool // pod uids whose start was measured
 }
 
 // NewMetrics creates the agent's metrics in their own registry.
@@ -37,9 +39,11 @@ func NewMetrics() *Metrics {
 			Help: "Container runtime call latency by operation.", Buckets: buckets}, []string{"operation"}),
 		NetworkCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kobune_agent_cni_operations_duration_seconds",
 			Help: "CNI call latency by operation (add, del).", Buckets: buckets}, []string{"operation"}),
+		ContainerPhases: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kobune_agent_container_operations_duration_seconds",
+			Help: "Container start by phase: create (metadata, snapshot, spec), start (task create and start).", Buckets: buckets}, []string{"operation"}),
 		startObserved: map[string]bool{},
 	}
-	m.Registry.MustRegister(m.PodStart, m.RunningPods, m.RuntimeCalls, m.NetworkCalls,
+	m.Registry.MustRegister(m.PodStart, m.RunningPods, m.RuntimeCalls, m.NetworkCalls, m.ContainerPhases,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -39,6 +39,7 @@ func main() {
 		stateDir    = flag.String("state-dir", "", "agent state: container logs, CNI allocations (default /var/lib/kobune/agent/NODE)")
 		cniDirs     = flag.String("cni-bin-dir", "/usr/lib/cni:/opt/cni/bin", "where the CNI plugins are, colon-separated")
 		loadImages  = flag.String("load-images", "", "import every OCI tarball (*.tar) in this directory at start (no registry needed)")
+		workers     = flag.Int("workers", 10, "pods set up in parallel")
 		nodeAPI     = flag.String("node-api-listen", ":10250", "where the agent serves logs and exec to the API server (the kubelet's port)")
 		metricsAddr = flag.String("metrics-listen", "127.0.0.1:10255", "HTTP address for /metrics and /healthz (empty: off)")
 		reserved    = flag.String("system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
@@ -52,7 +53,7 @@ func main() {
 	)
 	flag.Parse()
 
-	cfg := agent.Config{LeaseInterval: *leaseEvery, StatusInterval: *statusEvery, BackoffBase: *backoffBase, BackoffMax: *backoffMax}
+	cfg := agent.Config{LeaseInterval: *leaseEvery, StatusInterval: *statusEvery, BackoffBase: *backoffBase, BackoffMax: *backoffMax, Workers: *workers}
 	cfg.Node.Name = *nodeName
 	var err error
 	if cfg.Node.Capacity, err = node.ParseResources(*capacity); err != nil {
@@ -107,6 +108,9 @@ func main() {
 			log.Fatalf("kobune-agent: %v", err)
 		}
 		defer ctrd.Close()
+		ctrd.Observe = func(phase string, d time.Duration) {
+			metrics.ContainerPhases.WithLabelValues(phase).Observe(d.Seconds())
+		}
 		if *loadImages != "" {
 			names, err := ctrd.LoadImages(context.Background(), *loadImages)
 			if err != nil {
