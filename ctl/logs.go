@@ -70,4 +70,3 @@ func (o *Options) namespaceOrDefault() string {
 	}
 	return "default"
 }
-
