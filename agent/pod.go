@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,6 +37,11 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		return nil
 	}
 	state, err := a.runtime.RunPod(ctx, pod, nil)
+	var imgErr *runtime.ImageError
+	if errors.As(err, &imgErr) {
+		// Say why the pod cannot start (kubectl shows ErrImageNeverPull), and retry later.
+		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, imgErr.Container, imgErr.Reason, imgErr.Error())))
+	}
 	if err != nil {
 		return err
 	}
@@ -61,12 +67,17 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		m.RunningPods.Set(float64(len(a.running)))
 		a.mu.Unlock()
 	}
+	return a.writeStatus(ctx, pod, status)
+}
+
+// writeStatus writes a pod's status if it changed.
+func (a *Agent) writeStatus(ctx context.Context, pod *core.Pod, status core.PodStatus) error {
 	if statusEqual(status, pod.Status) {
 		return nil
 	}
 	updated := *pod // the cached pod is shared: write a copy
 	updated.Status = status
-	_, err = client.For[*core.Pod](a.client).UpdateStatus(ctx, &updated)
+	_, err := client.For[*core.Pod](a.client).UpdateStatus(ctx, &updated)
 	if client.IsNotFound(err) {
 		return nil // deleted meanwhile; the delete event brings us back
 	}

@@ -144,3 +144,19 @@ func statusEqual(a, b core.PodStatus) bool {
 	jb, _ := json.Marshal(b)
 	return reflect.DeepEqual(ja, jb)
 }
+
+// waitingStatus is the status of a pod that cannot start yet: Pending, with
+// the blocked container waiting for reason and the others being created.
+func waitingStatus(pod *core.Pod, container, reason, message string) core.PodStatus {
+	s := core.PodStatus{Phase: core.PodPending, QOSClass: pod.Status.QOSClass, HostIP: pod.Status.HostIP,
+		NominatedNodeName: pod.Status.NominatedNodeName}
+	for _, c := range pod.Spec.Containers {
+		cs := core.ContainerStatus{Name: c.Name, Image: c.Image, State: core.ContainerState{Waiting: &core.ContainerStateWaiting{Reason: "ContainerCreating"}}}
+		if c.Name == container {
+			cs.State.Waiting = &core.ContainerStateWaiting{Reason: reason, Message: message}
+		}
+		s.ContainerStatuses = append(s.ContainerStatuses, cs)
+	}
+	s.Conditions = conditions(pod.Status.Conditions, nil)
+	return s
+}

@@ -16,14 +16,22 @@ import (
 
 // Network sets up and tears down a pod's network.
 type Network interface {
-	// Setup creates the pod's network namespace and attaches it; it returns
-	// the namespace's path and the pod's IP.
-	Setup(ctx context.Context, sandboxID string) (netnsPath, ip string, err error)
+	// Setup creates the pod's network namespace and attaches it, with the
+	// pod's host ports; it returns the namespace's path and the pod's IP.
+	Setup(ctx context.Context, sandboxID string, ports []PortMapping) (netnsPath, ip string, err error)
 	// Teardown detaches and removes the namespace; missing pieces are not errors.
 	Teardown(ctx context.Context, sandboxID string) error
 }
 
-// CNI is a Network on the CNI bridge, host-local and loopback plugins.
+// PortMapping is a container's hostPort, in the portmap plugin's terms.
+type PortMapping struct {
+	HostPort      int32  `json:"hostPort"`
+	ContainerPort int32  `json:"containerPort"`
+	Protocol      string `json:"protocol"`
+	HostIP        string `json:"hostIP,omitempty"`
+}
+
+// CNI is a Network on the CNI bridge, host-local, portmap and loopback plugins.
 type CNI struct {
 	cni      *libcni.CNIConfig
 	pods     *libcni.NetworkConfigList
@@ -43,7 +51,7 @@ type Config struct {
 // NewCNI checks the plugins exist and prepares the network configuration.
 // IP masquerading is off: pods in a Kobune lab have no outside to reach.
 func NewCNI(cfg Config) (*CNI, error) {
-	for _, p := range []string{"bridge", "host-local", "loopback"} {
+	for _, p := range []string{"bridge", "host-local", "portmap", "loopback"} {
 		found := false
 		for _, d := range cfg.PluginDirs {
 			if _, err := os.Stat(filepath.Join(d, p)); err == nil {
@@ -56,7 +64,8 @@ func NewCNI(cfg Config) (*CNI, error) {
 	}
 	pods, err := libcni.ConfListFromBytes([]byte(fmt.Sprintf(`{"cniVersion":"1.0.0","name":"kobune","plugins":[
 		{"type":"bridge","bridge":%q,"isGateway":true,"ipMasq":false,"hairpinMode":true,
-		 "ipam":{"type":"host-local","ranges":[[{"subnet":%q}]],"routes":[{"dst":"0.0.0.0/0"}],"dataDir":%q}}]}`,
+		 "ipam":{"type":"host-local","ranges":[[{"subnet":%q}]],"routes":[{"dst":"0.0.0.0/0"}],"dataDir":%q}},
+		{"type":"portmap","capabilities":{"portMappings":true}}]}`,
 		cfg.Bridge, cfg.PodCIDR, filepath.Join(cfg.StateDir, "ipam"))))
 	if err != nil {
 		return nil, fmt.Errorf("CNI configuration: %w", err)
@@ -75,7 +84,7 @@ func NetnsName(sandboxID string) string { return "kobune-" + sandboxID }
 func NetnsPath(sandboxID string) string { return "/run/netns/" + NetnsName(sandboxID) }
 
 // Setup implements Network.
-func (c *CNI) Setup(ctx context.Context, sandboxID string) (string, string, error) {
+func (c *CNI) Setup(ctx context.Context, sandboxID string, ports []PortMapping) (string, string, error) {
 	path := NetnsPath(sandboxID)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		if out, err := exec.CommandContext(ctx, "ip", "netns", "add", NetnsName(sandboxID)).CombinedOutput(); err != nil {
@@ -87,6 +96,9 @@ func (c *CNI) Setup(ctx context.Context, sandboxID string) (string, string, erro
 		return "", "", fmt.Errorf("CNI loopback ADD: %w", err)
 	}
 	rt.IfName = "eth0"
+	if len(ports) > 0 {
+		rt.CapabilityArgs = map[string]any{"portMappings": ports}
+	}
 	res, err := c.cni.AddNetworkList(ctx, c.pods, rt)
 	if err != nil {
 		return "", "", fmt.Errorf("CNI bridge ADD: %w", err)
@@ -129,10 +141,10 @@ type timed struct {
 	observe func(string, time.Duration)
 }
 
-func (t timed) Setup(ctx context.Context, id string) (string, string, error) {
+func (t timed) Setup(ctx context.Context, id string, ports []PortMapping) (string, string, error) {
 	start := time.Now()
 	defer func() { t.observe("add", time.Since(start)) }()
-	return t.Network.Setup(ctx, id)
+	return t.Network.Setup(ctx, id, ports)
 }
 
 func (t timed) Teardown(ctx context.Context, id string) error {

@@ -49,6 +49,17 @@ const (
 // pull policy is Never (the reason Kubernetes shows too).
 var ErrImageNeverPull = errors.New("ErrImageNeverPull")
 
+// ImageError says which container's image could not be had, with
+// Kubernetes' waiting reason (ErrImageNeverPull, ErrImagePull).
+type ImageError struct {
+	Container string
+	Reason    string
+	Err       error
+}
+
+func (e *ImageError) Error() string { return e.Err.Error() }
+func (e *ImageError) Unwrap() error { return e.Err }
+
 // Containerd runs pods on a containerd daemon: one containerd container
 // per pod container, all joining the pod's network namespace.
 type Containerd struct {
@@ -156,10 +167,11 @@ func (r *Containerd) ensureImage(ctx context.Context, c *core.Container) (client
 	case err != nil && !errdefs.IsNotFound(err):
 		return nil, fmt.Errorf("image %s: %w", c.Image, err)
 	case c.ImagePullPolicy == core.PullNever:
-		return nil, fmt.Errorf("%w: container image %q is not present with pull policy of Never", ErrImageNeverPull, c.Image)
+		return nil, &ImageError{Container: c.Name, Reason: "ErrImageNeverPull",
+			Err: fmt.Errorf("%w: container image %q is not present with pull policy of Never", ErrImageNeverPull, c.Image)}
 	default:
 		if img, err = r.client.Pull(ctx, c.Image, client.WithPullUnpack); err != nil {
-			return nil, fmt.Errorf("ErrImagePull: pull %s: %w", c.Image, err)
+			return nil, &ImageError{Container: c.Name, Reason: "ErrImagePull", Err: fmt.Errorf("pull %s: %w", c.Image, err)}
 		}
 	}
 	if ok, err := img.IsUnpacked(ctx, r.snapshotter); err == nil && !ok {
@@ -179,9 +191,17 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		return PodState{}, err
 	}
 	if st.IP == "" {
+		// Images first: a pod whose image cannot be had gets no sandbox.
+		for _, cs := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for i := range cs {
+				if _, err := r.ensureImage(ctx, &cs[i]); err != nil {
+					return PodState{}, err
+				}
+			}
+		}
 		// A new sandbox. If nothing of the pod starts, it is torn down
 		// again, so that the next attempt begins clean.
-		_, ip, err := r.network.Setup(ctx, sandboxID(pod.UID))
+		_, ip, err := r.network.Setup(ctx, sandboxID(pod.UID), hostPorts(pod))
 		if err != nil {
 			_ = r.network.Teardown(ctx, sandboxID(pod.UID))
 			return PodState{}, err
@@ -235,6 +255,20 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		}
 	}
 	return r.podState(ctx, pod.UID)
+}
+
+// hostPorts lists the pod's hostPort mappings for the portmap plugin.
+func hostPorts(pod *core.Pod) []network.PortMapping {
+	var out []network.PortMapping
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				out = append(out, network.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort,
+					Protocol: strings.ToLower(string(p.Protocol)), HostIP: p.HostIP})
+			}
+		}
+	}
+	return out
 }
 
 func sandboxID(uid string) string {

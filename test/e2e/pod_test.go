@@ -468,3 +468,45 @@ func TestContainersShareLocalhost(t *testing.T) {
 		t.Errorf("sidecar GET http://127.0.0.1:8080/ = %q (%s, exit %d)", out.String(), errOut.String(), code)
 	}
 }
+
+// TestImageNeverPullAndHostPort: a missing image with pull policy Never
+// shows ErrImageNeverPull; a hostPort is reachable on the node's address
+// from another node.
+func TestImageNeverPullAndHostPort(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 2)
+	nodes[0].startAgent(t, srv.Addr(), "10.244.91.0/24")
+	nodes[1].startAgent(t, srv.Addr(), "10.244.92.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	for _, p := range []*core.Pod{
+		{ObjectMeta: meta.ObjectMeta{Name: "missing", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/nothere:1.0", ImagePullPolicy: core.PullNever}}}},
+		{ObjectMeta: meta.ObjectMeta{Name: "exposed", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:2.0", ImagePullPolicy: core.PullNever,
+				Ports: []core.ContainerPort{{ContainerPort: 8080, HostPort: 18080}}}}}},
+	} {
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitForPod(t, ctx, pods, "missing", 0, func(p *core.Pod, _ bool) bool {
+		return p.Status.Phase == core.PodPending && len(p.Status.ContainerStatuses) == 1 &&
+			p.Status.ContainerStatuses[0].State.Waiting != nil && p.Status.ContainerStatuses[0].State.Waiting.Reason == "ErrImageNeverPull"
+	})
+	waitForPod(t, ctx, pods, "exposed", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	url := "http://" + nodes[0].nodeIP + ":18080/"
+	var out string
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if out, err = nodes[1].exec(ctx, "timeout", "2", "busybox", "wget", "-q", "-O", "-", url); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(out, "labapp 2.0 on exposed") {
+		t.Errorf("GET %s from node-2 = %q (%v)", url, out, err)
+	}
+}
