@@ -4,13 +4,10 @@
 // runtime, reports their status, and confirms their deletion once their
 // containers are gone.
 //
-// Files by role: agent.go (wiring, loops, the pod work queue), pod.go (one
-// pod's reconcile: run, report, stop), status.go (pod status from runtime
-// state). Subpackages: runtime/ (the runtime interface, containerd, and
-// the simulated runtime), network/ (pod namespaces through CNI, routes to
-// other nodes), node/ (Node registration and Lease).
-//
-// Still to come (issue #3): restarts with CrashLoopBackOff, probes, cgroup
-// limits and QoS parents, logs and exec through the API server, service
-// rules and DNS.
+// Files by role: agent.go (wiring, loops, the work queue), pod.go (one
+// pod's reconcile and the restart policy), status.go (status from runtime
+// state), server.go (the node API: logs and exec), metrics.go. Subpackages:
+// runtime/ (containerd, and the simulated runtime), network/ (CNI, routes),
+// probe/ (liveness, readiness, startup), node/ (Node and Lease).
+// docs/agent.md walks through a pod's start.
 package agent
