@@ -51,29 +51,16 @@ func mustResources(t *testing.T, s string) resource.List {
 	return l
 }
 
-// waitPod waits until a pod satisfies cond, reading it through a watch
-// from revision from (0: starting with the pod's current state).
+// waitPod waits until a pod satisfies cond (see client.WaitFor).
 func waitPod(t *testing.T, ctx context.Context, s *testserver.Server, name string, from int64, cond func(*core.Pod, bool) bool) *core.Pod {
 	t.Helper()
-	pods := client.For[*core.Pod](s.Client)
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	w, err := pods.Watch(wctx, "default", client.ListOptions{FieldSelector: "metadata.name=" + name}, from)
+	p, err := client.WaitFor(wctx, client.For[*core.Pod](s.Client), "default", name, from, cond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var last *core.Pod
-	for ev := range w.Events {
-		if ev.Type == "BOOKMARK" {
-			continue
-		}
-		last = ev.Object
-		if cond(ev.Object, ev.Type == "DELETED") {
-			return ev.Object
-		}
-	}
-	t.Fatalf("pod %s never reached the expected state; last seen: %+v", name, last)
-	return nil
+	return p
 }
 
 func TestFakeAgentRegistersRunsAndDeletesPods(t *testing.T) {

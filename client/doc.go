@@ -12,6 +12,7 @@
 //   - workqueue.go, clock.go: a deduplicating, rate-limited queue of keys
 //     with an injectable clock.
 //   - leaderelection.go: one active replica among several, on a Lease.
+//   - wait.go: WaitFor, watch one object until a condition holds.
 //
 // A tiny controller that labels every new ConfigMap, with the shape every
 // Kobune controller has — handlers enqueue keys, workers reconcile from

@@ -79,22 +79,11 @@ func waitForPod(t *testing.T, ctx context.Context, pods *client.Typed[*core.Pod]
 	t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	w, err := pods.Watch(wctx, "default", client.ListOptions{FieldSelector: "metadata.name=" + name}, from)
+	p, err := client.WaitFor(wctx, pods, "default", name, from, cond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var last *core.Pod
-	for ev := range w.Events {
-		if ev.Type == "BOOKMARK" {
-			continue
-		}
-		last = ev.Object
-		if cond(ev.Object, ev.Type == "DELETED") {
-			return ev.Object
-		}
-	}
-	t.Fatalf("pod %s never reached the expected state; last seen: %+v", name, last)
-	return nil
+	return p
 }
 
 // TestPodsReachEachOtherAcrossNodes: each agent routes the other node's pod
