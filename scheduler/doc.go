@@ -1,5 +1,14 @@
-// Package scheduler will hold kobune-scheduler, Kobune's counterpart of kube-scheduler: it will filter and score nodes and bind pending pods.
+// Package scheduler is kobune-scheduler (kube-scheduler): it watches pods
+// with no node, runs the filter plugins over every node, scores the nodes
+// that fit, assumes the pod onto the best one in its cache and binds it
+// through the API. A pod that fits nowhere gets a FailedScheduling event in
+// Kubernetes' words ("0/3 nodes are available: 2 Insufficient cpu, ...")
+// and is retried with back-off, and at once when a node changes.
 //
-// Not implemented yet (issue #4): the kobune-scheduler binary only connects to
-// the API server and says that it does nothing.
+// Files: scheduler.go (the loop), cache.go (nodes, pods, assumed pods).
+// Plugins live in plugins/, one file each; the contract in framework/.
+//
+// Not yet (issue #4): priorities and preemption, pod (anti-)affinity,
+// topology spread, the score plugins beyond LeastAllocated, a config file,
+// leader election, and the per-node decision record for describe.
 package scheduler

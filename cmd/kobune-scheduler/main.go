@@ -1,5 +1,4 @@
-// Command kobune-scheduler is a placeholder: it connects to the API server, says
-// plainly that it does nothing yet (issue #4), and waits to be stopped.
+// Command kobune-scheduler places pending pods on nodes (kube-scheduler).
 package main
 
 import (
@@ -11,11 +10,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/scheduler"
 )
 
 func main() {
 	server := flag.String("server", "127.0.0.1:6443", "address of kobune-apiserver")
+	name := flag.String("scheduler-name", core.DefaultSchedulerName, "serve pods whose spec.schedulerName is this")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -24,13 +26,12 @@ func main() {
 		log.Fatalf("kobune-scheduler: %v", err)
 	}
 	defer c.Close()
-	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	v, err := c.Version(vctx)
+	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err = c.Version(vctx)
 	cancel()
 	if err != nil {
-		log.Fatalf("kobune-scheduler: cannot reach the API server at %s: %s", *server, client.Message(err))
+		log.Printf("kobune-scheduler: the API server at %s does not answer yet (%s); waiting for it", *server, client.Message(err))
 	}
-	log.Printf("kobune-scheduler: connected to kobune-apiserver %s at %s", v.Version, *server)
-	log.Printf("kobune-scheduler: NOT IMPLEMENTED YET (issue #4): this process does nothing; stop it with Ctrl-C")
-	<-ctx.Done()
+	log.Printf("kobune-scheduler: scheduling pods with schedulerName %q (filters: NodeUnschedulable, NodeName, NodeReady, TaintToleration, NodeAffinity, NodeResourcesFit; score: LeastAllocated)", *name)
+	scheduler.New(scheduler.Config{SchedulerName: *name}, c).Run(ctx)
 }

@@ -4,7 +4,7 @@
 #   lab.sh up [--nodes N]        install what is missing, build, start N nodes (default 2), deploy an example
 #   lab.sh down                  remove everything the lab made
 #   lab.sh status                what runs
-#   lab.sh stop-control-plane    stop the API server (pods keep running)
+#   lab.sh stop-control-plane    stop the API server and scheduler (pods keep running)
 #   lab.sh start-control-plane
 #   lab.sh kill-agent NODE       kill -9 a node's agent
 #   lab.sh start-agent NODE
@@ -136,8 +136,9 @@ agent_up() {
 control_plane_up() {
   start apiserver "$BIN/kobune-apiserver" --data-dir "$STATE/etcd" --listen "127.0.0.1:6443,$HOST_IP:6443" \
     --metrics-listen 127.0.0.1:6444
-  for _ in $(seq 100); do "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 && return; sleep 0.2; done
-  die "the API server did not answer; see $STATE/logs/apiserver.log"
+  for _ in $(seq 100); do "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 && break; sleep 0.2; done
+  "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 || die "the API server did not answer; see $STATE/logs/apiserver.log"
+  start scheduler "$BIN/kobune-scheduler" --server 127.0.0.1:6443
 }
 
 wait_nodes_ready() {
@@ -202,7 +203,8 @@ The lab is up. Try:
     sudo ip netns exec $(node_ns node-1) busybox wget -q -O - http://POD_IP:8080/
     deploy/lab/lab.sh status | kill-agent node-2 | partition node-2 | heal node-2 | stop-control-plane
     make lab-down        # removes everything the lab made
-Not there yet: the scheduler and controllers (issues #4, #5), so pods are placed with spec.nodeName.
+    bin/kobectl apply -f deploy/examples/pod-scheduled.yaml   # a pod the scheduler places
+Not there yet: the controllers (issue #5): Deployments are stored but make no pods.
 TXT
 }
 
@@ -210,6 +212,7 @@ down() {
   step "Stopping lab processes"
   local node
   for node in $(nodes); do stop "agent-$node"; done
+  stop scheduler
   stop apiserver
   for node in $(nodes); do
     # Containers outlive containerd (their shims stay): remove them first.
@@ -270,7 +273,7 @@ case $cmd in
   up) up "$@" ;;
   down) down ;;
   status) status ;;
-  stop-control-plane) stop apiserver ;;
+  stop-control-plane) stop scheduler; stop apiserver ;;
   start-control-plane) mkdir -p "$STATE/pids" "$STATE/logs"; control_plane_up ;;
   kill-agent) need_node "${1:-}"; stop "agent-$1" KILL ;;
   start-agent) need_node "${1:-}"; agent_up "$1" ;;

@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/client"
 )
 
 // TestLabUpAndDown runs `lab.sh up` and `lab.sh down` as a user would and
@@ -45,14 +50,33 @@ func TestLabUpAndDown(t *testing.T) {
 			t.Errorf("lab.sh up output lacks %q:\n%s", want, out)
 		}
 	}
+	// The lab's scheduler places a pod that names no node, and it runs.
+	apply := exec.Command(filepath.Join(repoRoot(), "bin", "kobectl"), "--server", "127.0.0.1:6443", "apply", "-f", filepath.Join(repoRoot(), "deploy", "examples", "pod-scheduled.yaml"))
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("apply pod-scheduled.yaml: %v %s", err, out)
+	}
+	c, err := client.New("127.0.0.1:6443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	placed, err := client.WaitFor(ctx, client.For[*core.Pod](c), "lab", "placed", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	if err != nil {
+		t.Fatalf("the scheduled pod did not run: %v", err)
+	}
+	if placed.Spec.NodeName != "node-1" && placed.Spec.NodeName != "node-2" {
+		t.Errorf("placed on %q", placed.Spec.NodeName)
+	}
 	var pids []string
 	files, _ := filepath.Glob(filepath.Join(state, "pids", "*.pid"))
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		pids = append(pids, strings.TrimSpace(string(b)))
 	}
-	if len(pids) != 5 { // apiserver, 2 containerd, 2 agents
-		t.Errorf("lab runs %d processes, want 5", len(pids))
+	if len(pids) != 6 { // apiserver, scheduler, 2 containerd, 2 agents
+		t.Errorf("lab runs %d processes, want 6", len(pids))
 	}
 	run("down")
 

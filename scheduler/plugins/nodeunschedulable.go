@@ -1,0 +1,31 @@
+package plugins
+
+import (
+	"context"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/scheduler/framework"
+)
+
+// NodeUnschedulable rejects cordoned nodes (spec.unschedulable) unless the
+// pod tolerates the node.kubernetes.io/unschedulable taint.
+type NodeUnschedulable struct{}
+
+var _ framework.FilterPlugin = NodeUnschedulable{}
+
+// Name implements framework.Plugin.
+func (NodeUnschedulable) Name() string { return "NodeUnschedulable" }
+
+// Filter implements framework.FilterPlugin.
+func (NodeUnschedulable) Filter(_ context.Context, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
+	if !n.Node.Spec.Unschedulable {
+		return nil
+	}
+	taint := core.Taint{Key: "node.kubernetes.io/unschedulable", Effect: core.TaintNoSchedule}
+	for i := range pod.Spec.Tolerations {
+		if pod.Spec.Tolerations[i].ToleratesTaint(&taint) {
+			return nil
+		}
+	}
+	return framework.NewStatus(framework.Unschedulable, "node(s) were unschedulable")
+}

@@ -1,0 +1,13 @@
+package plugins
+
+import "github.com/kobune/kobune/scheduler/framework"
+
+// DefaultFilters are the filters in the order they run: cheap ones first.
+func DefaultFilters() []framework.FilterPlugin {
+	return []framework.FilterPlugin{NodeUnschedulable{}, NodeName{}, NodeReady{}, TaintToleration{}, NodeAffinity{}, NodeResourcesFit{}}
+}
+
+// DefaultScores are the score plugins with their weights.
+func DefaultScores() map[framework.ScorePlugin]int64 {
+	return map[framework.ScorePlugin]int64{LeastAllocated{}: 1}
+}

@@ -1,0 +1,36 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/scheduler/framework"
+)
+
+// TaintToleration rejects nodes with a NoSchedule or NoExecute taint the
+// pod does not tolerate.
+type TaintToleration struct{}
+
+var _ framework.FilterPlugin = TaintToleration{}
+
+// Name implements framework.Plugin.
+func (TaintToleration) Name() string { return "TaintToleration" }
+
+// Filter implements framework.FilterPlugin.
+func (TaintToleration) Filter(_ context.Context, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
+	for i := range n.Node.Spec.Taints {
+		taint := &n.Node.Spec.Taints[i]
+		if taint.Effect == core.TaintPreferNoSchedule {
+			continue
+		}
+		tolerated := false
+		for j := range pod.Spec.Tolerations {
+			tolerated = tolerated || pod.Spec.Tolerations[j].ToleratesTaint(taint)
+		}
+		if !tolerated {
+			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/scheduler/framework"
+	"github.com/kobune/kobune/scheduler/plugins"
+)
+
+// Config configures a scheduler.
+type Config struct {
+	// SchedulerName is the spec.schedulerName this scheduler serves.
+	SchedulerName string
+	// BackoffBase and BackoffMax bound the retry of unschedulable pods (1 s to 10 s).
+	BackoffBase, BackoffMax time.Duration
+	Logf                    func(format string, args ...any)
+}
+
+// Scheduler places pending pods on nodes.
+type Scheduler struct {
+	cfg      Config
+	client   *client.Client
+	pods     *client.Informer[*core.Pod]
+	nodes    *client.Informer[*core.Node]
+	queue    *client.Queue
+	filters  []framework.FilterPlugin
+	scores   map[framework.ScorePlugin]int64
+	recorder *client.Recorder
+
+	mu       sync.Mutex
+	assumed  map[string]*core.Pod // pod key → pod with its chosen node, until the informer shows the bind
+	attempts map[string]int
+}
+
+// New returns a scheduler with the default plugins.
+func New(cfg Config, c *client.Client) *Scheduler {
+	if cfg.SchedulerName == "" {
+		cfg.SchedulerName = core.DefaultSchedulerName
+	}
+	if cfg.BackoffBase == 0 {
+		cfg.BackoffBase = time.Second
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = 10 * time.Second
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = log.Printf
+	}
+	s := &Scheduler{cfg: cfg, client: c, queue: client.NewQueue(nil),
+		filters: plugins.DefaultFilters(), scores: plugins.DefaultScores(),
+		recorder: &client.Recorder{Client: c, Component: cfg.SchedulerName},
+		assumed:  map[string]*core.Pod{}, attempts: map[string]int{}}
+	s.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{})
+	s.pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
+	s.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
+	s.pods.AddHandler(client.Handler[*core.Pod]{
+		OnAdd:    s.podChanged,
+		OnUpdate: func(_, p *core.Pod) { s.podChanged(p) },
+		OnDelete: func(p *core.Pod) { s.forget(meta.Key(p)); s.requeuePending() },
+	})
+	nodeChanged := func(*core.Node) { s.requeuePending() }
+	s.nodes.AddHandler(client.Handler[*core.Node]{OnAdd: nodeChanged, OnUpdate: func(_, n *core.Node) { nodeChanged(n) }, OnDelete: nodeChanged})
+	return s
+}
+
+func (s *Scheduler) mine(p *core.Pod) bool {
+	return p.Spec.NodeName == "" && p.DeletionTimestamp == nil && p.Spec.SchedulerName == s.cfg.SchedulerName
+}
+
+func (s *Scheduler) podChanged(p *core.Pod) {
+	if p.Spec.NodeName != "" {
+		s.forget(meta.Key(p)) // the bind is visible: the cache has it for real now
+		return
+	}
+	if s.mine(p) {
+		s.queue.Add(meta.Key(p))
+	}
+}
+
+// requeuePending looks again at every pending pod: something changed that may help.
+func (s *Scheduler) requeuePending() {
+	for _, p := range s.pods.ByIndex(client.IndexByNodeName, "") {
+		if s.mine(p) {
+			s.queue.Add(meta.Key(p))
+		}
+	}
+}
+
+func (s *Scheduler) forget(key string) {
+	s.mu.Lock()
+	delete(s.assumed, key)
+	delete(s.attempts, key)
+	s.mu.Unlock()
+}
+
+// Run schedules until ctx ends. One worker: each decision sees the last.
+func (s *Scheduler) Run(ctx context.Context) {
+	go s.pods.Run(ctx)
+	go s.nodes.Run(ctx)
+	if !client.WaitForSync(ctx, s.pods.HasSynced, s.nodes.HasSynced) {
+		return
+	}
+	go func() { <-ctx.Done(); s.queue.ShutDown() }()
+	for {
+		key, quit := s.queue.Get()
+		if quit {
+			return
+		}
+		if err := s.scheduleOne(ctx, key); err != nil && ctx.Err() == nil {
+			s.cfg.Logf("schedule %s: %s", key, client.Message(err))
+			s.queue.AddAfter(key, s.backoff(key))
+		}
+		s.queue.Done(key)
+	}
+}
+
+func (s *Scheduler) backoff(key string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.attempts[key]
+	s.attempts[key] = n + 1
+	d := s.cfg.BackoffBase
+	for i := 0; i < n && d < s.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, s.cfg.BackoffMax)
+}
+
+// scheduleOne decides for one pod and binds it.
+func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
+	pod, ok := s.pods.GetByKey(key)
+	if !ok || !s.mine(pod) {
+		return nil
+	}
+	s.mu.Lock()
+	_, isAssumed := s.assumed[key]
+	s.mu.Unlock()
+	if isAssumed {
+		return nil
+	}
+	nodes := s.snapshot()
+	node, reasons := s.pick(ctx, pod, nodes)
+	if node == "" {
+		msg := failureMessage(len(nodes), reasons)
+		_ = s.recorder.Event(ctx, pod, core.EventTypeWarning, "FailedScheduling", msg)
+		return fmt.Errorf("%s", msg)
+	}
+	assumed := *pod
+	assumed.Spec.NodeName = node
+	s.mu.Lock()
+	s.assumed[key] = &assumed
+	s.mu.Unlock()
+	if err := s.client.Bind(ctx, pod.Namespace, pod.Name, pod.UID, node); err != nil {
+		s.forget(key) // undo the assumption
+		if client.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("bind to %s: %w", node, err)
+	}
+	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "Scheduled", fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
+	return nil
+}
+
+// snapshot builds a NodeInfo per node from the cache and the assumed pods.
+func (s *Scheduler) snapshot() []*framework.NodeInfo {
+	nodes := s.nodes.List()
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	s.mu.Lock()
+	byNode := map[string][]*core.Pod{}
+	for _, p := range s.assumed {
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+	}
+	s.mu.Unlock()
+	out := make([]*framework.NodeInfo, 0, len(nodes))
+	for _, n := range nodes {
+		var pods []*core.Pod
+		for _, p := range s.pods.ByIndex(client.IndexByNodeName, n.Name) {
+			if p.Status.Phase != core.PodSucceeded && p.Status.Phase != core.PodFailed {
+				pods = append(pods, p)
+			}
+		}
+		out = append(out, framework.NewNodeInfo(n, append(pods, byNode[n.Name]...)...))
+	}
+	return out
+}
+
+// pick filters and scores the nodes; it returns the best node, or the
+// reasons every node was rejected.
+func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.NodeInfo) (string, map[string]int) {
+	reasons := map[string]int{}
+	best, bestScore := "", int64(-1)
+	for _, n := range nodes {
+		rejected := false
+		for _, f := range s.filters {
+			if st := f.Filter(ctx, pod, n); !st.IsSuccess() {
+				for _, r := range st.Reasons {
+					reasons[r]++
+				}
+				rejected = true
+				break
+			}
+		}
+		if rejected {
+			continue
+		}
+		var total int64
+		for p, weight := range s.scores {
+			score, st := p.Score(ctx, pod, n)
+			if st.IsSuccess() {
+				total += weight * score
+			}
+		}
+		if total > bestScore {
+			best, bestScore = n.Node.Name, total
+		}
+	}
+	return best, reasons
+}
+
+// failureMessage is Kubernetes' "0/3 nodes are available: ..." message.
+func failureMessage(nodes int, reasons map[string]int) string {
+	parts := make([]string, 0, len(reasons))
+	for r, n := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(parts)
+	msg := fmt.Sprintf("0/%d nodes are available", nodes)
+	if len(parts) > 0 {
+		msg += ": " + strings.Join(parts, ", ")
+	}
+	return msg + "."
+}
