@@ -1,0 +1,386 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	"github.com/containerd/errdefs"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/kobune/kobune/agent/network"
+	"github.com/kobune/kobune/api/core"
+)
+
+// RunPod implements Runtime: sandbox (network namespace, CNI), then init
+// containers one after another to completion, then the containers.
+func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string) (PodState, error) {
+	ctx = r.ctx(ctx)
+	st, err := r.podState(ctx, pod.UID)
+	if err != nil {
+		return PodState{}, err
+	}
+	if st.IP == "" {
+		// Images first: a pod whose image cannot be had gets no sandbox.
+		for _, cs := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for i := range cs {
+				if _, err := r.ensureImage(ctx, &cs[i]); err != nil {
+					return PodState{}, err
+				}
+			}
+		}
+		// A new sandbox. If nothing of the pod starts, it is torn down
+		// again, so that the next attempt begins clean.
+		_, ip, err := r.network.Setup(ctx, sandboxID(pod.UID), hostPorts(pod))
+		if err != nil {
+			_ = r.network.Teardown(ctx, sandboxID(pod.UID))
+			return PodState{}, err
+		}
+		st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: time.Now().UTC().Truncate(time.Second)}
+		defer func() {
+			if left, _ := r.podState(ctx, pod.UID); len(left.Containers) == 0 {
+				_ = r.network.Teardown(ctx, sandboxID(pod.UID))
+			}
+		}()
+	}
+	have := map[string]ContainerState{}
+	for _, c := range st.Containers {
+		have[c.Name] = c
+	}
+	again := map[string]bool{}
+	for _, name := range restart {
+		again[name] = true
+	}
+	// ensure starts c unless it runs; an exited attempt is replaced when the
+	// agent asked for a restart. It reports whether c is running or done.
+	ensure := func(c *core.Container, init bool) (bool, error) {
+		cs, ok := have[c.Name]
+		switch {
+		case ok && (cs.Running || !again[c.Name]):
+			return true, nil
+		case ok:
+			if err := r.removeContainer(ctx, containerID(pod.UID, c.Name)); err != nil {
+				return false, err
+			}
+			last := cs
+			last.Last = nil
+			return false, r.start(ctx, pod, c, st, init, cs.Restarts+1, &last)
+		}
+		return false, r.start(ctx, pod, c, st, init, 0, nil)
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cs, ok := have[c.Name]
+		if ok && !cs.Running && !cs.FinishedAt.IsZero() && cs.ExitCode == 0 {
+			continue // done
+		}
+		if _, err := ensure(c, true); err != nil {
+			return PodState{}, err
+		}
+		return r.podState(ctx, pod.UID) // the next look continues once it has exited
+	}
+	for i := range pod.Spec.Containers {
+		if _, err := ensure(&pod.Spec.Containers[i], false); err != nil {
+			return PodState{}, err
+		}
+	}
+	return r.podState(ctx, pod.UID)
+}
+
+// hostPorts lists the pod's hostPort mappings for the portmap plugin.
+func hostPorts(pod *core.Pod) []network.PortMapping {
+	var out []network.PortMapping
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				out = append(out, network.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort,
+					Protocol: strings.ToLower(string(p.Protocol)), HostIP: p.HostIP})
+			}
+		}
+	}
+	return out
+}
+
+func sandboxID(uid string) string {
+	if len(uid) > 12 {
+		return uid[:12]
+	}
+	return uid
+}
+
+func containerID(uid, name string) string { return uid + "-" + name }
+
+// start creates and starts one container in the pod's network namespace.
+func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, init bool, attempt int32, last *ContainerState) error {
+	img, err := r.ensureImage(ctx, c)
+	if err != nil {
+		return err
+	}
+	id := containerID(pod.UID, c.Name)
+	opts := []oci.SpecOpts{oci.WithImageConfig(img), oci.WithHostname(pod.Name),
+		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: network.NetnsPath(sandboxID(pod.UID))})}
+	switch {
+	case len(c.Command) > 0:
+		opts = append(opts, oci.WithProcessArgs(append(append([]string{}, c.Command...), c.Args...)...))
+	case len(c.Args) > 0:
+		opts = append(opts, oci.WithImageConfigArgs(img, c.Args))
+	}
+	if env := envList(pod, c, st.IP); len(env) > 0 {
+		opts = append(opts, oci.WithEnv(env))
+	}
+	if c.WorkingDir != "" {
+		opts = append(opts, oci.WithProcessCwd(c.WorkingDir))
+	}
+	cgroup := podCgroup(pod) + "/" + id
+	opts = append(opts, oci.WithCgroup(cgroup))
+	opts = append(opts, resourceOpts(c)...)
+	labels := map[string]string{LabelPodUID: pod.UID, LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace,
+		LabelContainer: c.Name, LabelPodIP: st.IP, LabelStarted: st.StartedAt.Format(time.RFC3339), LabelCgroup: cgroup}
+	if init {
+		labels[LabelInit] = "true"
+	}
+	labels[LabelRestarts] = strconv.Itoa(int(attempt))
+	if last != nil {
+		labels[LabelLastExitCode] = strconv.Itoa(int(last.ExitCode))
+		labels[LabelLastReason] = last.Reason
+		labels[LabelLastStarted] = last.StartedAt.UTC().Format(time.RFC3339)
+		labels[LabelLastFinished] = last.FinishedAt.UTC().Format(time.RFC3339)
+	}
+	created := time.Now()
+	ctr, err := r.client.NewContainer(ctx, id, client.WithImage(img), client.WithNewSnapshot(id, img),
+		client.WithNewSpec(opts...), client.WithContainerLabels(labels))
+	if err != nil {
+		return fmt.Errorf("create container %s: %w", c.Name, err)
+	}
+	r.observe("create", created)
+	started := time.Now()
+	logPath := r.LogPath(pod, c.Name, attempt)
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	task, err := ctr.NewTask(ctx, cio.LogFile(logPath))
+	if err != nil {
+		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
+		return fmt.Errorf("create task %s: %w", c.Name, err)
+	}
+	exited, err := task.Wait(context.WithoutCancel(ctx))
+	if err == nil {
+		err = task.Start(ctx)
+	}
+	if err != nil {
+		_, _ = task.Delete(ctx, client.WithProcessKill)
+		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
+		return fmt.Errorf("start container %s: %w", c.Name, err)
+	}
+	r.observe("start", started)
+	r.watch(id, pod.UID, exited)
+	return nil
+}
+
+func (r *Containerd) observe(phase string, since time.Time) {
+	if r.Observe != nil {
+		r.Observe(phase, time.Since(since))
+	}
+}
+
+// removeContainer deletes an exited container and its task.
+func (r *Containerd) removeContainer(ctx context.Context, id string) error {
+	ctr, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return stopContainer(ctx, ctr, 0)
+}
+
+// envList resolves env values, including references to the pod's own fields.
+func envList(pod *core.Pod, c *core.Container, podIP string) []string {
+	var out []string
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			switch e.ValueFrom.FieldRef.FieldPath {
+			case "metadata.name":
+				v = pod.Name
+			case "metadata.namespace":
+				v = pod.Namespace
+			case "metadata.uid":
+				v = pod.UID
+			case "spec.nodeName":
+				v = pod.Spec.NodeName
+			case "spec.serviceAccountName":
+				v = pod.Spec.ServiceAccountName
+			case "status.podIP", "status.podIPs":
+				v = podIP
+			case "status.hostIP":
+				v = pod.Status.HostIP
+			}
+		}
+		out = append(out, e.Name+"="+v)
+	}
+	return out
+}
+
+// podState reads what containerd runs for a pod uid.
+func (r *Containerd) podState(ctx context.Context, uid string) (PodState, error) {
+	all, err := r.list(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
+	if err != nil || len(all) == 0 {
+		return PodState{UID: uid}, err
+	}
+	return all[0], nil
+}
+
+// Pods implements Runtime.
+func (r *Containerd) Pods(ctx context.Context) ([]PodState, error) {
+	return r.list(r.ctx(ctx), fmt.Sprintf("labels.%q", LabelPodUID))
+}
+
+func (r *Containerd) list(ctx context.Context, filter string) ([]PodState, error) {
+	ctrs, err := r.client.Containers(ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	pods := map[string]*PodState{}
+	for _, ctr := range ctrs {
+		l, err := ctr.Labels(ctx)
+		if err != nil {
+			return nil, err
+		}
+		uid := l[LabelPodUID]
+		p := pods[uid]
+		if p == nil {
+			started, _ := time.Parse(time.RFC3339, l[LabelStarted])
+			p = &PodState{UID: uid, Name: l[LabelPodName], Namespace: l[LabelPodNamespace], IP: l[LabelPodIP], StartedAt: started}
+			pods[uid] = p
+		}
+		p.Containers = append(p.Containers, r.containerState(ctx, ctr, l))
+	}
+	out := make([]PodState, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out, nil
+}
+
+func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l map[string]string) ContainerState {
+	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true"}
+	if n, err := strconv.Atoi(l[LabelRestarts]); err == nil {
+		cs.Restarts = int32(n)
+	}
+	if code, err := strconv.Atoi(l[LabelLastExitCode]); err == nil {
+		started, _ := time.Parse(time.RFC3339, l[LabelLastStarted])
+		finished, _ := time.Parse(time.RFC3339, l[LabelLastFinished])
+		cs.Last = &ContainerState{Name: cs.Name, ExitCode: int32(code), Reason: l[LabelLastReason], StartedAt: started, FinishedAt: finished}
+	}
+	if info, err := ctr.Info(ctx); err == nil {
+		cs.Image, cs.StartedAt = info.Image, info.CreatedAt
+	}
+	task, err := ctr.Task(ctx, nil)
+	if err != nil {
+		cs.Reason = "ContainerCreating"
+		return cs
+	}
+	st, err := task.Status(ctx)
+	if err != nil {
+		return cs
+	}
+	switch st.Status {
+	case client.Running, client.Created, client.Paused:
+		cs.Running = true
+		r.mu.Lock()
+		known := r.watched[ctr.ID()]
+		r.mu.Unlock()
+		if !known { // adopted after an agent restart
+			if exited, err := task.Wait(context.WithoutCancel(ctx)); err == nil {
+				r.watch(ctr.ID(), l[LabelPodUID], exited)
+			}
+		}
+	case client.Stopped:
+		cs.ExitCode = int32(st.ExitStatus)
+		cs.FinishedAt = st.ExitTime
+		cs.Reason = "Completed"
+		if st.ExitStatus != 0 {
+			cs.Reason = "Error"
+		}
+		if st.ExitStatus == 137 && oomKilled(l[LabelCgroup]) {
+			cs.Reason = "OOMKilled"
+		}
+	}
+	return cs
+}
+
+// StopPod implements Runtime: SIGTERM, up to grace, SIGKILL; then the
+// tasks and containers are deleted, CNI DEL runs, the namespace goes.
+func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duration) error {
+	ctx = r.ctx(ctx)
+	ctrs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
+	if err != nil {
+		return fmt.Errorf("list containers of pod %s: %w", uid, err)
+	}
+	parents := map[string]bool{}
+	for _, ctr := range ctrs {
+		if l, err := ctr.Labels(ctx); err == nil && l[LabelCgroup] != "" {
+			parents[filepath.Dir(l[LabelCgroup])] = true
+		}
+		if err := stopContainer(ctx, ctr, grace); err != nil {
+			return err
+		}
+	}
+	for p := range parents {
+		removePodCgroup(p)
+	}
+	if err := r.network.Teardown(ctx, sandboxID(uid)); err != nil {
+		return err
+	}
+	// The pod's log files go with it (namespace_name_uid).
+	dirs, _ := filepath.Glob(filepath.Join(r.logDir, "*_"+uid))
+	for _, d := range dirs {
+		_ = os.RemoveAll(d)
+	}
+	return nil
+}
+
+func stopContainer(ctx context.Context, ctr client.Container, grace time.Duration) error {
+	task, err := ctr.Task(ctx, nil)
+	if err == nil {
+		exited, werr := task.Wait(ctx)
+		if werr == nil {
+			if st, _ := task.Status(ctx); st.Status != client.Stopped {
+				_ = task.Kill(ctx, syscall.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(grace):
+					_ = task.Kill(ctx, syscall.SIGKILL)
+					<-exited
+				}
+			}
+		}
+		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("delete task %s: %w", ctr.ID(), err)
+		}
+	} else if !errdefs.IsNotFound(err) {
+		return fmt.Errorf("task of %s: %w", ctr.ID(), err)
+	}
+	if err := ctr.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("delete container %s: %w", ctr.ID(), err)
+	}
+	return nil
+}
+
+// LogPath is the log file of one attempt of a container: every attempt has
+// its own, so the previous attempt's output survives a restart.
+func (r *Containerd) LogPath(pod *core.Pod, container string, attempt int32) string {
+	return filepath.Join(r.logDir, pod.Namespace+"_"+pod.Name+"_"+pod.UID, container, strconv.Itoa(int(attempt))+".log")
+}
