@@ -10,5 +10,6 @@
 //
 // Not yet (issue #4): priorities and preemption, pod (anti-)affinity,
 // topology spread, the score plugins beyond LeastAllocated, a config file,
-// leader election, and the per-node decision record for describe.
+// and the per-node decision record for describe. (Leader election is done
+// by the binary, with client.LeaderElection on a Lease.)
 package scheduler

@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"os/signal"
@@ -18,6 +19,7 @@ import (
 func main() {
 	server := flag.String("server", "127.0.0.1:6443", "address of kobune-apiserver")
 	name := flag.String("scheduler-name", core.DefaultSchedulerName, "serve pods whose spec.schedulerName is this")
+	leaderElect := flag.Bool("leader-elect", true, "run only while holding the Lease kube-system/<scheduler-name>, so that several replicas can run and one acts")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -32,6 +34,19 @@ func main() {
 	if err != nil {
 		log.Printf("kobune-scheduler: the API server at %s does not answer yet (%s); waiting for it", *server, client.Message(err))
 	}
-	log.Printf("kobune-scheduler: scheduling pods with schedulerName %q (filters: NodeUnschedulable, NodeName, NodeReady, TaintToleration, NodeAffinity, NodeResourcesFit; score: LeastAllocated)", *name)
-	scheduler.New(scheduler.Config{SchedulerName: *name}, c).Run(ctx)
+	run := func(ctx context.Context) {
+		log.Printf("kobune-scheduler: scheduling pods with schedulerName %q (filters: NodeUnschedulable, NodeName, NodeReady, TaintToleration, NodeAffinity, NodeResourcesFit; score: LeastAllocated)", *name)
+		scheduler.New(scheduler.Config{SchedulerName: *name}, c).Run(ctx)
+	}
+	if !*leaderElect {
+		run(ctx)
+		return
+	}
+	host, _ := os.Hostname()
+	le := &client.LeaderElection{Client: c, Namespace: "kube-system", Name: *name,
+		Identity: fmt.Sprintf("%s_%d", host, os.Getpid()), OnStartedLeading: run}
+	log.Printf("kobune-scheduler: waiting to lead (Lease kube-system/%s, identity %s)", *name, le.Identity)
+	if err := le.Run(ctx); err != nil && ctx.Err() == nil {
+		log.Fatalf("kobune-scheduler: %v (exiting so a restart starts clean)", err)
+	}
 }
