@@ -10,6 +10,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
@@ -193,5 +194,41 @@ func TestExternalEtcd(t *testing.T) {
 	}
 	if _, err := client.For[*core.ConfigMap](embedded.Client).Get(ctx, "default", "shared"); err != nil {
 		t.Fatalf("object written through the external-etcd server is not visible through the embedded one: %v", err)
+	}
+}
+
+func TestPriorityAdmission(t *testing.T) {
+	s := testserver.New(t)
+	ctx := ctxT(t)
+	if _, err := client.For[*scheduling.PriorityClass](s.Client).Create(ctx, &scheduling.PriorityClass{ObjectMeta: meta.ObjectMeta{Name: "high"}, Value: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*scheduling.PriorityClass](s.Client).Get(ctx, "", "system-node-critical"); err != nil {
+		t.Errorf("built-in class system-node-critical: %v", err)
+	}
+	pods := client.For[*core.Pod](s.Client)
+	p := newPod("important", "")
+	p.Spec.PriorityClassName = "high"
+	got, err := pods.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Priority == nil || *got.Spec.Priority != 1000 || got.Spec.PreemptionPolicy == nil || *got.Spec.PreemptionPolicy != "PreemptLowerPriority" {
+		t.Errorf("priority %v, preemptionPolicy %v", got.Spec.Priority, got.Spec.PreemptionPolicy)
+	}
+	plain, err := pods.Create(ctx, newPod("plain", ""))
+	if err != nil || plain.Spec.Priority == nil || *plain.Spec.Priority != 0 {
+		t.Errorf("a pod without a class: priority %v (%v), want 0", plain.Spec.Priority, err)
+	}
+	missing := newPod("missing", "")
+	missing.Spec.PriorityClassName = "nope"
+	if _, err := pods.Create(ctx, missing); err == nil || !strings.Contains(err.Error(), "no PriorityClass with name nope was found") {
+		t.Errorf("unknown class: %v", err)
+	}
+	forged := newPod("forged", "")
+	five := int32(5)
+	forged.Spec.Priority = &five
+	if _, err := pods.Create(ctx, forged); err == nil || !strings.Contains(err.Error(), "must not be provided in pod spec") {
+		t.Errorf("priority set by hand: %v", err)
 	}
 }

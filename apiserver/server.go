@@ -15,6 +15,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/storage"
@@ -109,7 +110,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1)}
 	s.namespaces = newNamespaceCache(s.store)
-	s.admission = admission.NewChain(s.namespaces)
+	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store})
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
 		backend.close()
 		return nil, err
@@ -227,7 +228,8 @@ func (s *Server) closeListeners() {
 }
 
 // ensureSystemNamespaces creates default, kube-system, kube-public and
-// kube-node-lease (where agents keep their heartbeat Leases).
+// kube-node-lease (where agents keep their heartbeat Leases), and the two
+// system PriorityClasses Kubernetes has built in.
 func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
 	k, _ := scheme.ByResource("namespaces")
 	for _, name := range systemNamespaces {
@@ -237,7 +239,34 @@ func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
 			return fmt.Errorf("create namespace %s: %w", name, err)
 		}
 	}
+	pk, _ := scheme.ByResource("priorityclasses")
+	for name, value := range map[string]int32{"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000} {
+		pc := &scheduling.PriorityClass{ObjectMeta: meta.ObjectMeta{Name: name}, Value: value,
+			Description: "Used for system critical pods that must not be moved from their current node."}
+		if _, err := s.create(ctx, pk, pc); err != nil && !isAlreadyExists(err) {
+			return fmt.Errorf("create priority class %s: %w", name, err)
+		}
+	}
 	return nil
+}
+
+// priorityClasses reads PriorityClasses for the Priority admission step.
+type priorityClasses struct{ store *storage.Store }
+
+func (p priorityClasses) PriorityClass(ctx context.Context, name string) (*scheduling.PriorityClass, bool, error) {
+	kv, err := p.store.Get(ctx, storage.Key("priorityclasses", "", name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	k, _ := scheme.ByResource("priorityclasses")
+	o, err := k.Decode(kv.Value)
+	if err != nil {
+		return nil, false, err
+	}
+	return o.(*scheduling.PriorityClass), true, nil
 }
 
 var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}

@@ -56,11 +56,12 @@ type NamespaceGetter interface {
 //
 //	mutating:   Defaulting          — fill what Kubernetes defaults (restartPolicy, replicas, ...),
 //	                                  first, so that validation sees the complete object
+//	            Priority            — a pod's priorityClassName becomes spec.priority
 //	validating: NamespaceLifecycle  — the namespace must exist and not be terminating
 //	            Validation          — the kind's rules, with field paths
-func NewChain(namespaces NamespaceGetter) *Chain {
+func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter) *Chain {
 	return &Chain{
-		Mutators:   []Mutator{Defaulting{}},
+		Mutators:   []Mutator{Defaulting{}, Priority{Classes: classes}},
 		Validators: []Validator{NamespaceLifecycle{Namespaces: namespaces}, Validation{}},
 	}
 }
