@@ -148,10 +148,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 		return nil
 	}
 	nodes := s.snapshot()
-	node, reasons := s.pick(ctx, pod, nodes)
+	d := s.pick(ctx, pod, nodes)
+	node := d.winner
 	if node == "" {
-		msg := failureMessage(len(nodes), reasons)
+		msg := failureMessage(len(nodes), d.reasons)
 		_ = s.recorder.Event(ctx, pod, core.EventTypeWarning, "FailedScheduling", msg)
+		_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
 		return fmt.Errorf("%s", msg)
 	}
 	assumed := *pod
@@ -167,6 +169,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 		return fmt.Errorf("bind to %s: %w", node, err)
 	}
 	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "Scheduled", fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
+	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
 	return nil
 }
 
@@ -193,37 +196,95 @@ func (s *Scheduler) snapshot() []*framework.NodeInfo {
 	return out
 }
 
-// pick filters and scores the nodes; it returns the best node, or the
-// reasons every node was rejected.
-func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.NodeInfo) (string, map[string]int) {
-	reasons := map[string]int{}
-	best, bestScore := "", int64(-1)
+// decision is the record of one scheduling attempt: for each node, the
+// filter that rejected it and why, or its score per plugin; and the winner.
+// Kubernetes keeps scores to itself; Kobune shows them (kobectl describe pod
+// lists the SchedulingDecision event).
+type decision struct {
+	winner  string
+	reasons map[string]int // rejection reason → number of nodes
+	nodes   []nodeVerdict
+}
+
+type nodeVerdict struct {
+	node       string
+	rejectedBy string
+	reasons    []string
+	scores     map[string]int64
+	total      int64
+}
+
+// maxRecordedNodes bounds the record's length on large clusters.
+const maxRecordedNodes = 20
+
+func (d *decision) String() string {
+	var b strings.Builder
+	sort.SliceStable(d.nodes, func(i, j int) bool {
+		a, c := d.nodes[i], d.nodes[j]
+		if (a.rejectedBy == "") != (c.rejectedBy == "") {
+			return a.rejectedBy == ""
+		}
+		return a.total > c.total
+	})
+	for i, v := range d.nodes {
+		if i == maxRecordedNodes {
+			fmt.Fprintf(&b, "; and %d more nodes", len(d.nodes)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if v.rejectedBy != "" {
+			fmt.Fprintf(&b, "%s: rejected by %s (%s)", v.node, v.rejectedBy, strings.Join(v.reasons, ", "))
+			continue
+		}
+		names := make([]string, 0, len(v.scores))
+		for n := range v.scores {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		parts := make([]string, len(names))
+		for j, n := range names {
+			parts[j] = fmt.Sprintf("%s %d", n, v.scores[n])
+		}
+		fmt.Fprintf(&b, "%s: score %d (%s)", v.node, v.total, strings.Join(parts, ", "))
+		if v.node == d.winner {
+			b.WriteString(" <- chosen")
+		}
+	}
+	return b.String()
+}
+
+// pick filters and scores the nodes and returns the decision.
+func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.NodeInfo) *decision {
+	d := &decision{reasons: map[string]int{}}
+	bestScore := int64(-1)
 	for _, n := range nodes {
-		rejected := false
+		v := nodeVerdict{node: n.Node.Name}
 		for _, f := range s.filters {
 			if st := f.Filter(ctx, pod, n); !st.IsSuccess() {
 				for _, r := range st.Reasons {
-					reasons[r]++
+					d.reasons[r]++
 				}
-				rejected = true
+				v.rejectedBy, v.reasons = f.Name(), st.Reasons
 				break
 			}
 		}
-		if rejected {
-			continue
-		}
-		var total int64
-		for p, weight := range s.scores {
-			score, st := p.Score(ctx, pod, n)
-			if st.IsSuccess() {
-				total += weight * score
+		if v.rejectedBy == "" {
+			v.scores = map[string]int64{}
+			for p, weight := range s.scores {
+				if score, st := p.Score(ctx, pod, n); st.IsSuccess() {
+					v.scores[p.Name()] = score
+					v.total += weight * score
+				}
+			}
+			if v.total > bestScore {
+				d.winner, bestScore = n.Node.Name, v.total
 			}
 		}
-		if total > bestScore {
-			best, bestScore = n.Node.Name, total
-		}
+		d.nodes = append(d.nodes, v)
 	}
-	return best, reasons
+	return d
 }
 
 // failureMessage is Kubernetes' "0/3 nodes are available: ..." message.

@@ -66,6 +66,17 @@ func TestSchedulesByResourcesTaintsAndSelectors(t *testing.T) {
 	if got := boundTo(t, ctx, c, "wide"); got != "big" {
 		t.Errorf("a 3-cpu pod went to %s, want big (small is too small, gpu is tainted)", got)
 	}
+	// The decision record names every node's verdict.
+	dw, err := client.For[*core.Event](c).Watch(ctx, "default", client.ListOptions{FieldSelector: "involvedObject.name=wide,reason=SchedulingDecision"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := (<-dw.Events).Object.Message
+	for _, want := range []string{"big: score", "<- chosen", "small: rejected by NodeResourcesFit (Insufficient cpu)", "gpu: rejected by TaintToleration (node(s) had untolerated taint {dedicated: gpu})"} {
+		if !strings.Contains(record, want) {
+			t.Errorf("decision record %q lacks %q", record, want)
+		}
+	}
 	mkPod(t, ctx, c, "in-a", "100m", func(p *core.Pod) { p.Spec.NodeSelector = map[string]string{"zone": "a"} })
 	if got := boundTo(t, ctx, c, "in-a"); got != "small" {
 		t.Errorf("nodeSelector zone=a went to %s", got)

@@ -1,6 +1,7 @@
 // Package plugins holds the scheduler's filter and score plugins, one file
 // each, mirroring kube-scheduler's in-tree plugins of the same names:
 // NodeUnschedulable, NodeName, NodeReady, NodeResourcesFit, NodeAffinity
-// (nodeSelector and required node affinity) and TaintToleration filter;
+// (nodeSelector and required node affinity), NodePorts and TaintToleration
+// filter;
 // LeastAllocated scores. Registry lists them in a plain map.
 package plugins

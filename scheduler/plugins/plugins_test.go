@@ -75,6 +75,8 @@ func TestFilters(t *testing.T) {
 			p.Spec.Affinity = &core.Affinity{NodeAffinity: &core.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &core.NodeSelector{
 				NodeSelectorTerms: []core.NodeSelectorTerm{{MatchExpressions: []core.NodeSelectorRequirement{{Key: "zone", Operator: "NotIn", Values: []string{"a"}}}}}}}}
 		}), framework.NewNodeInfo(node("n")), "node(s) didn't match Pod's node affinity/selector"},
+		{"host port taken", NodePorts{}, pod("", "", withHostPort(8080)), framework.NewNodeInfo(node("n"), pod("", "", withHostPort(8080))), "node(s) didn't have free ports for the requested pod ports"},
+		{"other host port", NodePorts{}, pod("", "", withHostPort(8081)), framework.NewNodeInfo(node("n"), pod("", "", withHostPort(8080))), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,5 +99,11 @@ func TestLeastAllocated(t *testing.T) {
 	sb, _ := LeastAllocated{}.Score(context.Background(), p, busy)
 	if se != 75 || sb != 25 {
 		t.Errorf("scores: empty %d (want 75), busy %d (want 25)", se, sb)
+	}
+}
+
+func withHostPort(port int32) func(*core.Pod) {
+	return func(p *core.Pod) {
+		p.Spec.Containers[0].Ports = []core.ContainerPort{{ContainerPort: 80, HostPort: port, Protocol: core.ProtocolTCP}}
 	}
 }

@@ -4,7 +4,7 @@ import "github.com/kobune/kobune/scheduler/framework"
 
 // DefaultFilters are the filters in the order they run: cheap ones first.
 func DefaultFilters() []framework.FilterPlugin {
-	return []framework.FilterPlugin{NodeUnschedulable{}, NodeName{}, NodeReady{}, TaintToleration{}, NodeAffinity{}, NodeResourcesFit{}}
+	return []framework.FilterPlugin{NodeUnschedulable{}, NodeName{}, NodeReady{}, TaintToleration{}, NodeAffinity{}, NodePorts{}, NodeResourcesFit{}}
 }
 
 // DefaultScores are the score plugins with their weights.
