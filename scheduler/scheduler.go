@@ -35,6 +35,8 @@ type Scheduler struct {
 	filters  []framework.FilterPlugin
 	scores   map[framework.ScorePlugin]int64
 	recorder *client.Recorder
+	// Metrics are updated by every attempt; serve Metrics.Handler().
+	Metrics *Metrics
 
 	mu       sync.Mutex
 	assumed  map[string]*core.Pod // pod key → pod with its chosen node, until the informer shows the bind
@@ -59,6 +61,7 @@ func New(cfg Config, c *client.Client) *Scheduler {
 		filters: plugins.DefaultFilters(), scores: plugins.DefaultScores(),
 		recorder: &client.Recorder{Client: c, Component: cfg.SchedulerName},
 		assumed:  map[string]*core.Pod{}, attempts: map[string]int{}}
+	s.Metrics = newMetrics(func() float64 { return float64(s.queue.Len()) })
 	s.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{})
 	s.pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
 	s.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
@@ -151,6 +154,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 	d := s.pick(ctx, pod, nodes)
 	node := d.winner
 	if node == "" {
+		s.Metrics.Attempts.WithLabelValues("unschedulable").Inc()
 		msg := failureMessage(len(nodes), d.reasons)
 		_ = s.recorder.Event(ctx, pod, core.EventTypeWarning, "FailedScheduling", msg)
 		_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
@@ -163,11 +167,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 	s.mu.Unlock()
 	if err := s.client.Bind(ctx, pod.Namespace, pod.Name, pod.UID, node); err != nil {
 		s.forget(key) // undo the assumption
+		s.Metrics.Attempts.WithLabelValues("error").Inc()
 		if client.IsNotFound(err) {
 			return nil
 		}
 		return fmt.Errorf("bind to %s: %w", node, err)
 	}
+	s.Metrics.Attempts.WithLabelValues("scheduled").Inc()
+	s.Metrics.Latency.Observe(time.Since(pod.CreationTimestamp.Time).Seconds())
 	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "Scheduled", fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
 	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
 	return nil

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
@@ -60,7 +62,8 @@ func TestSchedulesByResourcesTaintsAndSelectors(t *testing.T) {
 	mkNode(t, ctx, c, "small", "1", map[string]string{"zone": "a"})
 	mkNode(t, ctx, c, "big", "4", map[string]string{"zone": "b"})
 	mkNode(t, ctx, c, "gpu", "8", map[string]string{"zone": "b"}, core.Taint{Key: "dedicated", Value: "gpu", Effect: core.TaintNoSchedule})
-	go scheduler.New(scheduler.Config{BackoffBase: 100 * time.Millisecond, BackoffMax: 500 * time.Millisecond, Logf: t.Logf}, c).Run(ctx)
+	sched := scheduler.New(scheduler.Config{BackoffBase: 100 * time.Millisecond, BackoffMax: 500 * time.Millisecond, Logf: t.Logf}, c)
+	go sched.Run(ctx)
 
 	mkPod(t, ctx, c, "wide", "3")
 	if got := boundTo(t, ctx, c, "wide"); got != "big" {
@@ -108,6 +111,17 @@ func TestSchedulesByResourcesTaintsAndSelectors(t *testing.T) {
 	}
 	if !strings.Contains(ev.Object.Source.Component, "default-scheduler") {
 		t.Errorf("event source %q", ev.Object.Source.Component)
+	}
+	var scheduled, unschedulable dto.Metric
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		// The counter moves right after the bind returns, the watch may be faster.
+		if _ = sched.Metrics.Attempts.WithLabelValues("scheduled").Write(&scheduled); scheduled.Counter.GetValue() == 4 {
+			break
+		}
+	}
+	_ = sched.Metrics.Attempts.WithLabelValues("unschedulable").Write(&unschedulable)
+	if scheduled.Counter.GetValue() != 4 || unschedulable.Counter.GetValue() < 1 {
+		t.Errorf("attempts: scheduled %v (want 4), unschedulable %v (want ≥ 1)", scheduled.Counter.GetValue(), unschedulable.Counter.GetValue())
 	}
 }
 
