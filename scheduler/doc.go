@@ -8,10 +8,11 @@
 // filter that rejected it and why, or its score per plugin, and the winner —
 // which `kobectl describe pod` lists.
 //
-// Files: scheduler.go (the loop), cache.go (nodes, pods, assumed pods).
+// Files: scheduler.go (the loop, the cache snapshot, the decision record),
+// queue.go (active by priority then age, back-off, unschedulable), metrics.go.
 // Plugins live in plugins/, one file each; the contract in framework/.
 //
-// Not yet (issue #4): priorities and preemption, pod (anti-)affinity,
+// Not yet (issue #4): preemption, pod (anti-)affinity,
 // topology spread, the score plugins beyond LeastAllocated, a config file.
 // (Leader election is done
 // by the binary, with client.LeaderElection on a Lease.)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"sort"
@@ -31,17 +32,19 @@ type Scheduler struct {
 	client   *client.Client
 	pods     *client.Informer[*core.Pod]
 	nodes    *client.Informer[*core.Node]
-	queue    *client.Queue
+	queue    *Queue
 	filters  []framework.FilterPlugin
 	scores   map[framework.ScorePlugin]int64
 	recorder *client.Recorder
 	// Metrics are updated by every attempt; serve Metrics.Handler().
 	Metrics *Metrics
 
-	mu       sync.Mutex
-	assumed  map[string]*core.Pod // pod key → pod with its chosen node, until the informer shows the bind
-	attempts map[string]int
+	mu      sync.Mutex
+	assumed map[string]*core.Pod // pod key → pod with its chosen node, until the informer shows the bind
 }
+
+// errUnschedulable marks an attempt where no node fit (as opposed to an error).
+var errUnschedulable = errors.New("unschedulable")
 
 // New returns a scheduler with the default plugins.
 func New(cfg Config, c *client.Client) *Scheduler {
@@ -57,20 +60,24 @@ func New(cfg Config, c *client.Client) *Scheduler {
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
 	}
-	s := &Scheduler{cfg: cfg, client: c, queue: client.NewQueue(nil),
+	s := &Scheduler{cfg: cfg, client: c,
 		filters: plugins.DefaultFilters(), scores: plugins.DefaultScores(),
 		recorder: &client.Recorder{Client: c, Component: cfg.SchedulerName},
-		assumed:  map[string]*core.Pod{}, attempts: map[string]int{}}
-	s.Metrics = newMetrics(func() float64 { return float64(s.queue.Len()) })
+		assumed:  map[string]*core.Pod{}}
+	s.queue = newQueue(s.queueInfo, cfg.BackoffBase, cfg.BackoffMax, time.Now)
+	s.Metrics = newMetrics(func() float64 {
+		a, b, u := s.queue.Lens()
+		return float64(a + b + u)
+	})
 	s.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{})
 	s.pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
 	s.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
 	s.pods.AddHandler(client.Handler[*core.Pod]{
 		OnAdd:    s.podChanged,
 		OnUpdate: func(_, p *core.Pod) { s.podChanged(p) },
-		OnDelete: func(p *core.Pod) { s.forget(meta.Key(p)); s.requeuePending() },
+		OnDelete: func(p *core.Pod) { s.forget(meta.Key(p)); s.queue.MoveAllToActive() },
 	})
-	nodeChanged := func(*core.Node) { s.requeuePending() }
+	nodeChanged := func(*core.Node) { s.queue.MoveAllToActive() }
 	s.nodes.AddHandler(client.Handler[*core.Node]{OnAdd: nodeChanged, OnUpdate: func(_, n *core.Node) { nodeChanged(n) }, OnDelete: nodeChanged})
 	return s
 }
@@ -89,20 +96,24 @@ func (s *Scheduler) podChanged(p *core.Pod) {
 	}
 }
 
-// requeuePending looks again at every pending pod: something changed that may help.
-func (s *Scheduler) requeuePending() {
-	for _, p := range s.pods.ByIndex(client.IndexByNodeName, "") {
-		if s.mine(p) {
-			s.queue.Add(meta.Key(p))
-		}
+// queueInfo gives the queue a pending pod's priority and age.
+func (s *Scheduler) queueInfo(key string) (int32, time.Time, bool) {
+	p, ok := s.pods.GetByKey(key)
+	if !ok {
+		return 0, time.Time{}, false
 	}
+	prio := int32(0)
+	if p.Spec.Priority != nil {
+		prio = *p.Spec.Priority
+	}
+	return prio, p.CreationTimestamp.Time, true
 }
 
 func (s *Scheduler) forget(key string) {
 	s.mu.Lock()
 	delete(s.assumed, key)
-	delete(s.attempts, key)
 	s.mu.Unlock()
+	s.queue.Forget(key)
 }
 
 // Run schedules until ctx ends. One worker: each decision sees the last.
@@ -112,30 +123,18 @@ func (s *Scheduler) Run(ctx context.Context) {
 	if !client.WaitForSync(ctx, s.pods.HasSynced, s.nodes.HasSynced) {
 		return
 	}
-	go func() { <-ctx.Done(); s.queue.ShutDown() }()
+	go s.queue.Run(ctx.Done(), 200*time.Millisecond)
 	for {
-		key, quit := s.queue.Get()
-		if quit {
+		key, ok := s.queue.Pop()
+		if !ok {
 			return
 		}
-		if err := s.scheduleOne(ctx, key); err != nil && ctx.Err() == nil {
+		err := s.scheduleOne(ctx, key)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, errUnschedulable) {
 			s.cfg.Logf("schedule %s: %s", key, client.Message(err))
-			s.queue.AddAfter(key, s.backoff(key))
 		}
-		s.queue.Done(key)
+		s.queue.Done(key, errors.Is(err, errUnschedulable), err != nil)
 	}
-}
-
-func (s *Scheduler) backoff(key string) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.attempts[key]
-	s.attempts[key] = n + 1
-	d := s.cfg.BackoffBase
-	for i := 0; i < n && d < s.cfg.BackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, s.cfg.BackoffMax)
 }
 
 // scheduleOne decides for one pod and binds it.
@@ -158,7 +157,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 		msg := failureMessage(len(nodes), d.reasons)
 		_ = s.recorder.Event(ctx, pod, core.EventTypeWarning, "FailedScheduling", msg)
 		_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
-		return fmt.Errorf("%s", msg)
+		return fmt.Errorf("%w: %s", errUnschedulable, msg)
 	}
 	assumed := *pod
 	assumed.Spec.NodeName = node

@@ -1,0 +1,211 @@
+package scheduler
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// queueInfo tells the queue a pending pod's priority and age.
+type queueInfo func(key string) (priority int32, created time.Time, ok bool)
+
+// Queue is the scheduling queue, in three parts as in kube-scheduler:
+//
+//   - active: pods to try now, highest priority first, then oldest;
+//   - backoff: pods that failed, waiting out their back-off (base doubling to max);
+//   - unschedulable: pods that fit nowhere; they move back (through back-off)
+//     when something changes that could help (MoveAllToActive), or after
+//     unschedulableTimeout at the latest.
+//
+// A key is in at most one part, and never handed out twice at once.
+type Queue struct {
+	info      queueInfo
+	base, max time.Duration
+	now       func() time.Time
+
+	mu            sync.Mutex
+	cond          *sync.Cond
+	active        activeHeap
+	inActive      map[string]bool
+	backoff       map[string]time.Time // key → when it may go back to active
+	unschedulable map[string]time.Time // key → when it was parked
+	attempts      map[string]int
+	processing    map[string]bool
+	dirty         map[string]bool // added while processing
+	closed        bool
+}
+
+// unschedulableTimeout bounds how long a pod waits for a helpful change.
+const unschedulableTimeout = 60 * time.Second
+
+func newQueue(info queueInfo, base, max time.Duration, now func() time.Time) *Queue {
+	q := &Queue{info: info, base: base, max: max, now: now, inActive: map[string]bool{},
+		backoff: map[string]time.Time{}, unschedulable: map[string]time.Time{}, attempts: map[string]int{},
+		processing: map[string]bool{}, dirty: map[string]bool{}}
+	q.cond = sync.NewCond(&q.mu)
+	q.active.info = info
+	return q
+}
+
+// Add makes a pod active (a new or changed pending pod).
+func (q *Queue) Add(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.processing[key] {
+		q.dirty[key] = true
+		return
+	}
+	delete(q.backoff, key)
+	delete(q.unschedulable, key)
+	q.pushActive(key)
+}
+
+func (q *Queue) pushActive(key string) {
+	if q.inActive[key] {
+		return
+	}
+	q.inActive[key] = true
+	heap.Push(&q.active, key)
+	q.cond.Signal()
+}
+
+// Pop blocks until a pod is active; ok is false once the queue is closed.
+func (q *Queue) Pop() (key string, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.active.Len() == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if q.closed {
+		return "", false
+	}
+	key = heap.Pop(&q.active).(string)
+	delete(q.inActive, key)
+	q.processing[key] = true
+	return key, true
+}
+
+// Done ends an attempt. failed: the pod goes to back-off (error) or is
+// parked as unschedulable; success forgets its attempts.
+func (q *Queue) Done(key string, unschedulable, failed bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.processing, key)
+	if q.dirty[key] {
+		delete(q.dirty, key)
+		q.pushActive(key)
+		return
+	}
+	if !failed {
+		delete(q.attempts, key)
+		return
+	}
+	q.attempts[key]++
+	if unschedulable {
+		q.unschedulable[key] = q.now()
+		return
+	}
+	q.backoff[key] = q.now().Add(q.delay(key))
+}
+
+// delay is the back-off after the key's attempts: base, doubling, to max.
+func (q *Queue) delay(key string) time.Duration {
+	d := q.base
+	for i := 1; i < q.attempts[key] && d < q.max; i++ {
+		d *= 2
+	}
+	return min(d, q.max)
+}
+
+// MoveAllToActive sends parked pods back, through their back-off: the
+// cluster changed in a way that may help them.
+func (q *Queue) MoveAllToActive() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for key, parked := range q.unschedulable {
+		delete(q.unschedulable, key)
+		q.backoff[key] = parked.Add(q.delay(key))
+	}
+	q.flushLocked()
+}
+
+// Forget drops a pod (deleted, or bound by someone else).
+func (q *Queue) Forget(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.backoff, key)
+	delete(q.unschedulable, key)
+	delete(q.attempts, key)
+}
+
+// flush moves pods whose back-off is over to active, and parked pods that
+// waited unschedulableTimeout to back-off.
+func (q *Queue) flush() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.flushLocked()
+}
+
+func (q *Queue) flushLocked() {
+	now := q.now()
+	for key, parked := range q.unschedulable {
+		if now.Sub(parked) >= unschedulableTimeout {
+			delete(q.unschedulable, key)
+			q.backoff[key] = now
+		}
+	}
+	for key, ready := range q.backoff {
+		if !ready.After(now) {
+			delete(q.backoff, key)
+			q.pushActive(key)
+		}
+	}
+}
+
+// Run flushes every interval until stop is closed, then closes the queue.
+func (q *Queue) Run(stop <-chan struct{}, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			q.mu.Lock()
+			q.closed = true
+			q.cond.Broadcast()
+			q.mu.Unlock()
+			return
+		case <-t.C:
+			q.flush()
+		}
+	}
+}
+
+// Lens returns the sizes of the three parts.
+func (q *Queue) Lens() (active, backoff, unschedulable int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.active.Len(), len(q.backoff), len(q.unschedulable)
+}
+
+// activeHeap orders keys by priority (high first), then creation (old first).
+type activeHeap struct {
+	keys []string
+	info queueInfo
+}
+
+func (h activeHeap) Len() int { return len(h.keys) }
+func (h activeHeap) Less(i, j int) bool {
+	pi, ci, _ := h.info(h.keys[i])
+	pj, cj, _ := h.info(h.keys[j])
+	if pi != pj {
+		return pi > pj
+	}
+	return ci.Before(cj)
+}
+func (h activeHeap) Swap(i, j int) { h.keys[i], h.keys[j] = h.keys[j], h.keys[i] }
+func (h *activeHeap) Push(x any)   { h.keys = append(h.keys, x.(string)) }
+func (h *activeHeap) Pop() any {
+	k := h.keys[len(h.keys)-1]
+	h.keys = h.keys[:len(h.keys)-1]
+	return k
+}
