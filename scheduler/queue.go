@@ -30,8 +30,9 @@ type Queue struct {
 	backoff       map[string]time.Time // key → when it may go back to active
 	unschedulable map[string]time.Time // key → when it was parked
 	attempts      map[string]int
-	processing    map[string]bool
-	dirty         map[string]bool // added while processing
+	processing    map[string]uint64 // key → the move cycle when it was popped
+	dirty         map[string]bool   // added while processing
+	moveCycle     uint64            // counts MoveAllToActive calls
 	closed        bool
 }
 
@@ -41,7 +42,7 @@ const unschedulableTimeout = 60 * time.Second
 func newQueue(info queueInfo, base, max time.Duration, now func() time.Time) *Queue {
 	q := &Queue{info: info, base: base, max: max, now: now, inActive: map[string]bool{},
 		backoff: map[string]time.Time{}, unschedulable: map[string]time.Time{}, attempts: map[string]int{},
-		processing: map[string]bool{}, dirty: map[string]bool{}}
+		processing: map[string]uint64{}, dirty: map[string]bool{}}
 	q.cond = sync.NewCond(&q.mu)
 	q.active.info = info
 	return q
@@ -51,7 +52,7 @@ func newQueue(info queueInfo, base, max time.Duration, now func() time.Time) *Qu
 func (q *Queue) Add(key string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.processing[key] {
+	if _, busy := q.processing[key]; busy {
 		q.dirty[key] = true
 		return
 	}
@@ -81,7 +82,7 @@ func (q *Queue) Pop() (key string, ok bool) {
 	}
 	key = heap.Pop(&q.active).(string)
 	delete(q.inActive, key)
-	q.processing[key] = true
+	q.processing[key] = q.moveCycle
 	return key, true
 }
 
@@ -90,6 +91,7 @@ func (q *Queue) Pop() (key string, ok bool) {
 func (q *Queue) Done(key string, unschedulable, failed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	popped := q.processing[key]
 	delete(q.processing, key)
 	if q.dirty[key] {
 		delete(q.dirty, key)
@@ -101,10 +103,12 @@ func (q *Queue) Done(key string, unschedulable, failed bool) {
 		return
 	}
 	q.attempts[key]++
-	if unschedulable {
+	if unschedulable && q.moveCycle == popped {
 		q.unschedulable[key] = q.now()
 		return
 	}
+	// An error, or the cluster changed while this attempt ran (its verdict
+	// may be stale): back off and try again.
 	q.backoff[key] = q.now().Add(q.delay(key))
 }
 
@@ -122,6 +126,7 @@ func (q *Queue) delay(key string) time.Duration {
 func (q *Queue) MoveAllToActive() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.moveCycle++
 	for key, parked := range q.unschedulable {
 		delete(q.unschedulable, key)
 		q.backoff[key] = parked.Add(q.delay(key))

@@ -83,3 +83,20 @@ func TestQueueBackoffAndUnschedulable(t *testing.T) {
 		t.Fatalf("after the unschedulable timeout popped %q, want b", got)
 	}
 }
+
+// TestQueueChangeDuringAttempt: a change that arrives while a pod is being
+// tried must not be lost: the pod backs off instead of being parked.
+func TestQueueChangeDuringAttempt(t *testing.T) {
+	now := time.Unix(1000, 0)
+	pods := fakePods{"p": {0, now}}
+	q := newQueue(pods.info, time.Second, 4*time.Second, func() time.Time { return now })
+	q.Add("p")
+	q.Pop()
+	q.MoveAllToActive() // a node appears during the attempt
+	q.Done("p", true, true)
+	now = now.Add(time.Second)
+	q.flush()
+	if a, _, u := q.Lens(); a != 1 || u != 0 {
+		t.Fatalf("active %d, unschedulable %d; want the pod back in active after its back-off", a, u)
+	}
+}
