@@ -261,10 +261,11 @@ func (d *decision) String() string {
 	return b.String()
 }
 
-// pick filters and scores the nodes and returns the decision.
+// pick filters the nodes, scores the feasible ones (normalizing the
+// plugins that ask for it) and returns the decision.
 func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.NodeInfo) *decision {
 	d := &decision{reasons: map[string]int{}}
-	bestScore := int64(-1)
+	var feasible []*framework.NodeInfo
 	for _, n := range nodes {
 		v := nodeVerdict{node: n.Node.Name}
 		for _, f := range s.filters {
@@ -278,17 +279,34 @@ func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.
 		}
 		if v.rejectedBy == "" {
 			v.scores = map[string]int64{}
-			for p, weight := range s.scores {
-				if score, st := p.Score(ctx, pod, n); st.IsSuccess() {
-					v.scores[p.Name()] = score
-					v.total += weight * score
-				}
-			}
-			if v.total > bestScore {
-				d.winner, bestScore = n.Node.Name, v.total
-			}
+			feasible = append(feasible, n)
 		}
 		d.nodes = append(d.nodes, v)
+	}
+	verdicts := map[string]*nodeVerdict{}
+	for i := range d.nodes {
+		verdicts[d.nodes[i].node] = &d.nodes[i]
+	}
+	for p, weight := range s.scores {
+		raw := map[string]int64{}
+		for _, n := range feasible {
+			if score, st := p.Score(ctx, pod, n); st.IsSuccess() {
+				raw[n.Node.Name] = score
+			}
+		}
+		if norm, ok := p.(framework.ScoreNormalizer); ok {
+			norm.Normalize(raw)
+		}
+		for name, score := range raw {
+			verdicts[name].scores[p.Name()] = score
+			verdicts[name].total += weight * score
+		}
+	}
+	best := int64(-1)
+	for _, n := range feasible { // nodes are sorted by name: ties go to the first
+		if v := verdicts[n.Node.Name]; v.total > best {
+			d.winner, best = v.node, v.total
+		}
 	}
 	return d
 }

@@ -58,6 +58,13 @@ type ScorePlugin interface {
 	Score(ctx context.Context, pod *core.Pod, node *NodeInfo) (int64, *Status)
 }
 
+// ScoreNormalizer is implemented by score plugins whose raw scores are
+// only meaningful relative to other nodes: it rescales them, in place, to
+// 0–MaxNodeScore across the feasible nodes.
+type ScoreNormalizer interface {
+	Normalize(scores map[string]int64)
+}
+
 // Resources are summed requests in the units the scheduler compares.
 type Resources struct {
 	MilliCPU int64

@@ -2,6 +2,6 @@
 // each, mirroring kube-scheduler's in-tree plugins of the same names:
 // NodeUnschedulable, NodeName, NodeReady, NodeResourcesFit, NodeAffinity
 // (nodeSelector and required node affinity), NodePorts and TaintToleration
-// filter;
-// LeastAllocated scores. Registry lists them in a plain map.
+// filter; LeastAllocated, BalancedAllocation, TaintToleration
+// (PreferNoSchedule) and NodeAffinity (preferred terms) score. Registry lists them in a plain map.
 package plugins

@@ -107,3 +107,43 @@ func withHostPort(port int32) func(*core.Pod) {
 		p.Spec.Containers[0].Ports = []core.ContainerPort{{ContainerPort: 80, HostPort: port, Protocol: core.ProtocolTCP}}
 	}
 }
+
+func TestScorePlugins(t *testing.T) {
+	ctx := context.Background()
+	even := framework.NewNodeInfo(node("even"))                      // 2 cpu, 4Gi
+	cpuHeavy := framework.NewNodeInfo(node("cpu"), pod("1500m", "")) // cpu mostly used
+	p := pod("500m", "1Gi")
+	be, _ := BalancedAllocation{}.Score(ctx, p, even)
+	bc, _ := BalancedAllocation{}.Score(ctx, p, cpuHeavy)
+	if be <= bc {
+		t.Errorf("BalancedAllocation: even node %d should beat the cpu-heavy node %d", be, bc)
+	}
+
+	tainted := framework.NewNodeInfo(node("t", func(n *core.Node) {
+		n.Spec.Taints = []core.Taint{{Key: "spot", Effect: core.TaintPreferNoSchedule}, {Key: "old", Effect: core.TaintPreferNoSchedule}}
+	}))
+	raw := map[string]int64{}
+	for _, n := range []*framework.NodeInfo{tainted, even} {
+		raw[n.Node.Name], _ = PreferNoSchedule{}.Score(ctx, pod("", ""), n)
+	}
+	PreferNoSchedule{}.Normalize(raw)
+	if raw["even"] != 100 || raw["t"] != 0 {
+		t.Errorf("PreferNoSchedule normalized %v, want even 100, t 0", raw)
+	}
+
+	pref := pod("", "", func(p *core.Pod) {
+		p.Spec.Affinity = &core.Affinity{NodeAffinity: &core.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []core.PreferredSchedulingTerm{
+			{Weight: 80, Preference: core.NodeSelectorTerm{MatchExpressions: []core.NodeSelectorRequirement{{Key: "zone", Operator: "In", Values: []string{"b"}}}}},
+			{Weight: 20, Preference: core.NodeSelectorTerm{MatchExpressions: []core.NodeSelectorRequirement{{Key: "gpus", Operator: "Exists"}}}},
+		}}}
+	})
+	zoneB := framework.NewNodeInfo(node("b", func(n *core.Node) { n.Labels["zone"] = "b" }))
+	raw = map[string]int64{}
+	for _, n := range []*framework.NodeInfo{zoneB, even} {
+		raw[n.Node.Name], _ = PreferredNodeAffinity{}.Score(ctx, pref, n)
+	}
+	PreferredNodeAffinity{}.Normalize(raw)
+	if raw["b"] != 100 || raw["even"] != 20 {
+		t.Errorf("preferred affinity normalized %v, want b 100 (80+20 of 100), even 20", raw)
+	}
+}

@@ -7,7 +7,8 @@ func DefaultFilters() []framework.FilterPlugin {
 	return []framework.FilterPlugin{NodeUnschedulable{}, NodeName{}, NodeReady{}, TaintToleration{}, NodeAffinity{}, NodePorts{}, NodeResourcesFit{}}
 }
 
-// DefaultScores are the score plugins with their weights.
+// DefaultScores are the score plugins with their weights (kube-scheduler's
+// defaults: TaintToleration 3, NodeAffinity 2, the others 1).
 func DefaultScores() map[framework.ScorePlugin]int64 {
-	return map[framework.ScorePlugin]int64{LeastAllocated{}: 1}
+	return map[framework.ScorePlugin]int64{LeastAllocated{}: 1, BalancedAllocation{}: 1, PreferNoSchedule{}: 3, PreferredNodeAffinity{}: 2}
 }
