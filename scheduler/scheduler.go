@@ -73,8 +73,14 @@ func New(cfg Config, c *client.Client) *Scheduler {
 	s.pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
 	s.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
 	s.pods.AddHandler(client.Handler[*core.Pod]{
-		OnAdd:    s.podChanged,
-		OnUpdate: func(_, p *core.Pod) { s.podChanged(p) },
+		OnAdd: s.podChanged,
+		OnUpdate: func(old, p *core.Pod) {
+			// Our own status writes (PodScheduled=False) must not requeue
+			// the pod: only a bind, a spec change or a deletion matter.
+			if p.Spec.NodeName != "" || p.Generation != old.Generation || p.DeletionTimestamp != nil {
+				s.podChanged(p)
+			}
+		},
 		OnDelete: func(p *core.Pod) { s.forget(meta.Key(p)); s.queue.MoveAllToActive() },
 	})
 	nodeChanged := func(*core.Node) { s.queue.MoveAllToActive() }
@@ -157,6 +163,9 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 		msg := failureMessage(len(nodes), d.reasons)
 		_ = s.recorder.Event(ctx, pod, core.EventTypeWarning, "FailedScheduling", msg)
 		_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
+		if err := s.markUnschedulable(ctx, pod, msg); err != nil {
+			return err
+		}
 		return fmt.Errorf("%w: %s", errUnschedulable, msg)
 	}
 	assumed := *pod
@@ -177,6 +186,31 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "Scheduled", fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
 	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
 	return nil
+}
+
+// markUnschedulable sets the pod's PodScheduled condition to False with
+// reason Unschedulable and the message, as kube-scheduler does (written
+// only when it changes).
+func (s *Scheduler) markUnschedulable(ctx context.Context, pod *core.Pod, msg string) error {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == core.PodScheduled && c.Status == meta.ConditionFalse && c.Reason == "Unschedulable" && c.Message == msg {
+			return nil
+		}
+	}
+	updated := *pod // the cached pod is shared: write a copy
+	updated.Status.Conditions = nil
+	for _, c := range pod.Status.Conditions {
+		if c.Type != core.PodScheduled {
+			updated.Status.Conditions = append(updated.Status.Conditions, c)
+		}
+	}
+	updated.Status.Conditions = append(updated.Status.Conditions, core.PodCondition{Type: core.PodScheduled, Status: meta.ConditionFalse,
+		Reason: "Unschedulable", Message: msg, LastTransitionTime: meta.Now()})
+	_, err := client.For[*core.Pod](s.client).UpdateStatus(ctx, &updated)
+	if client.IsNotFound(err) || client.IsConflict(err) {
+		return nil // gone, or changed: the next attempt sees the new state
+	}
+	return err
 }
 
 // snapshot builds a NodeInfo per node from the cache and the assumed pods.

@@ -105,6 +105,20 @@ func TestSchedulesByResourcesTaintsAndSelectors(t *testing.T) {
 	if ev.Object.Message != want || ev.Object.InvolvedObject.UID != huge.UID {
 		t.Errorf("FailedScheduling message %q, want %q", ev.Object.Message, want)
 	}
+	pending, err := client.WaitFor(wctx, client.For[*core.Pod](c), "default", "huge", 0, func(p *core.Pod, _ bool) bool {
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == core.PodScheduled && cond.Reason == "Unschedulable" {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatalf("no PodScheduled=False condition on the pending pod: %v", err)
+	}
+	if got := pending.Status.Conditions[len(pending.Status.Conditions)-1].Message; got != want {
+		t.Errorf("condition message %q", got)
+	}
 	mkNode(t, ctx, c, "huge-node", "32", nil)
 	if got := boundTo(t, ctx, c, "huge"); got != "huge-node" {
 		t.Errorf("huge went to %s after a big node appeared", got)
