@@ -190,14 +190,21 @@ func RenewLease(ctx context.Context, c *client.Client, name string, duration tim
 	return err
 }
 
+// listItems splits a comma-separated flag value, dropping empty items.
+func listItems(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
 // ParseTaints reads "key=value:Effect,key2:Effect" (the kubelet's --register-with-taints).
 func ParseTaints(s string) ([]core.Taint, error) {
 	var out []core.Taint
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range listItems(s) {
 		kv, effect, ok := strings.Cut(part, ":")
 		if !ok {
 			return nil, fmt.Errorf("taint %q: want key[=value]:Effect", part)
@@ -216,11 +223,7 @@ func ParseTaints(s string) ([]core.Taint, error) {
 // ParseResources reads "cpu=4,memory=8Gi,pods=110".
 func ParseResources(s string) (resource.List, error) {
 	out := resource.List{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range listItems(s) {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
 			return nil, fmt.Errorf("%q: want name=quantity, such as cpu=4", part)
@@ -237,11 +240,7 @@ func ParseResources(s string) (resource.List, error) {
 // ParseLabels reads "k=v,k2=v2".
 func ParseLabels(s string) (map[string]string, error) {
 	out := map[string]string{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range listItems(s) {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
 			return nil, fmt.Errorf("label %q: want key=value", part)

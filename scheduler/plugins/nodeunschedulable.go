@@ -21,11 +21,8 @@ func (NodeUnschedulable) Filter(_ context.Context, pod *core.Pod, n *framework.N
 	if !n.Node.Spec.Unschedulable {
 		return nil
 	}
-	taint := core.Taint{Key: "node.kubernetes.io/unschedulable", Effect: core.TaintNoSchedule}
-	for i := range pod.Spec.Tolerations {
-		if pod.Spec.Tolerations[i].ToleratesTaint(&taint) {
-			return nil
-		}
+	if tolerates(pod, &core.Taint{Key: "node.kubernetes.io/unschedulable", Effect: core.TaintNoSchedule}) {
+		return nil
 	}
 	return framework.NewStatus(framework.Unschedulable, "node(s) were unschedulable")
 }

@@ -24,13 +24,19 @@ func (TaintToleration) Filter(_ context.Context, pod *core.Pod, n *framework.Nod
 		if taint.Effect == core.TaintPreferNoSchedule {
 			continue
 		}
-		tolerated := false
-		for j := range pod.Spec.Tolerations {
-			tolerated = tolerated || pod.Spec.Tolerations[j].ToleratesTaint(taint)
-		}
-		if !tolerated {
+		if !tolerates(pod, taint) {
 			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value))
 		}
 	}
 	return nil
+}
+
+// tolerates reports whether any of the pod's tolerations matches the taint.
+func tolerates(pod *core.Pod, taint *core.Taint) bool {
+	for i := range pod.Spec.Tolerations {
+		if pod.Spec.Tolerations[i].ToleratesTaint(taint) {
+			return true
+		}
+	}
+	return false
 }
