@@ -10,12 +10,14 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/validation"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
-// Bind implements the pods/binding subresource: it sets spec.nodeName once
-// and marks the pod PodScheduled, retrying internally on write conflicts
+// Bind implements the pods/binding subresource: it sets spec.nodeName once,
+// copies the binding's annotations onto the pod (as kube-apiserver does) and
+// marks the pod PodScheduled, retrying internally on write conflicts
 // (the pod's status may change while the scheduler decides).
 func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.ObjectResponse, error) {
 	k, _ := scheme.ByResource("pods")
@@ -25,6 +27,10 @@ func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.Objec
 	ns := req.Namespace
 	if ns == "" {
 		ns = "default"
+	}
+	if errs := validation.ValidateObjectMeta(&meta.ObjectMeta{Name: req.Name, Namespace: ns, Annotations: req.Annotations}, true,
+		validation.IsDNS1123Subdomain, validation.NewPath("metadata")); len(errs) > 0 {
+		return nil, invalid("Binding %q is invalid: %v", req.Name, errs.ToError())
 	}
 	key := storage.Key("pods", ns, req.Name)
 	for {
@@ -47,6 +53,12 @@ func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.Objec
 			return nil, status.Errorf(codes.Aborted, "pod %s/%s is already assigned to node %q", ns, req.Name, pod.Spec.NodeName)
 		}
 		pod.Spec.NodeName = req.NodeName
+		for k, v := range req.Annotations {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[k] = v
+		}
 		setPodScheduled(pod)
 		b, err := encodeForStorage(pod)
 		if err != nil {

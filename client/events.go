@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -43,4 +45,57 @@ func (r *Recorder) Event(ctx context.Context, obj meta.Object, typ, reason, mess
 	}
 	_, err := For[*core.Event](r.Client).Create(ctx, ev)
 	return err
+}
+
+// AsyncRecorder writes events from a bounded queue in the background, so
+// that a busy controller or scheduler never waits on an event write. Like
+// client-go's event broadcaster it drops events when the queue is full
+// (events are best effort in Kubernetes too) and counts what it dropped.
+type AsyncRecorder struct {
+	Recorder *Recorder
+	queue    chan asyncEvent
+	dropped  atomic.Int64
+}
+
+type asyncEvent struct {
+	obj                  meta.Object
+	typ, reason, message string
+}
+
+// NewAsyncRecorder returns a recorder with a queue of size events; call Run.
+func NewAsyncRecorder(r *Recorder, size int) *AsyncRecorder {
+	return &AsyncRecorder{Recorder: r, queue: make(chan asyncEvent, size)}
+}
+
+// Event queues an event; obj must not be modified afterwards (informer
+// objects never are).
+func (a *AsyncRecorder) Event(obj meta.Object, typ, reason, message string) {
+	select {
+	case a.queue <- asyncEvent{obj, typ, reason, message}:
+	default:
+		a.dropped.Add(1)
+	}
+}
+
+// Dropped is how many events were dropped because the queue was full.
+func (a *AsyncRecorder) Dropped() int64 { return a.dropped.Load() }
+
+// Run writes queued events with workers goroutines until ctx ends.
+func (a *AsyncRecorder) Run(ctx context.Context, workers int) {
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case e := <-a.queue:
+					_ = a.Recorder.Event(ctx, e.obj, e.typ, e.reason, e.message)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -193,8 +193,19 @@ func ResourceVersion(o meta.Object) int64 {
 	return rv
 }
 
-// Bind assigns a pod to a node (the scheduler's write).
-func (c *Client) Bind(ctx context.Context, namespace, name, uid, node string) error {
-	_, err := c.API.Bind(ctx, &apipb.BindRequest{Namespace: namespace, Name: name, Uid: uid, NodeName: node})
+// Bind assigns a pod to a node (the scheduler's write), if the pod still
+// has uid (when not empty); annotations, if any, are set on the pod in the
+// same write.
+func (c *Client) Bind(ctx context.Context, namespace, name, uid, node string, annotations ...map[string]string) error {
+	req := &apipb.BindRequest{Namespace: namespace, Name: name, Uid: uid, NodeName: node}
+	for _, a := range annotations {
+		for k, v := range a {
+			if req.Annotations == nil {
+				req.Annotations = map[string]string{}
+			}
+			req.Annotations[k] = v
+		}
+	}
+	_, err := c.API.Bind(ctx, req)
 	return err
 }

@@ -33,6 +33,7 @@ type Queue struct {
 	processing    map[string]uint64 // key → the move cycle when it was popped
 	dirty         map[string]bool   // added while processing
 	moveCycle     uint64            // counts MoveAllToActive calls
+	seq           uint64            // orders pushes, for pods of equal priority and age
 	closed        bool
 }
 
@@ -44,7 +45,6 @@ func newQueue(info queueInfo, base, max time.Duration, now func() time.Time) *Qu
 		backoff: map[string]time.Time{}, unschedulable: map[string]time.Time{}, attempts: map[string]int{},
 		processing: map[string]uint64{}, dirty: map[string]bool{}}
 	q.cond = sync.NewCond(&q.mu)
-	q.active.info = info
 	return q
 }
 
@@ -66,7 +66,9 @@ func (q *Queue) pushActive(key string) {
 		return
 	}
 	q.inActive[key] = true
-	heap.Push(&q.active, key)
+	prio, created, _ := q.info(key)
+	q.seq++
+	heap.Push(&q.active, activeItem{key: key, priority: prio, created: created, seq: q.seq})
 	q.cond.Signal()
 }
 
@@ -80,7 +82,7 @@ func (q *Queue) Pop() (key string, ok bool) {
 	if q.closed {
 		return "", false
 	}
-	key = heap.Pop(&q.active).(string)
+	key = heap.Pop(&q.active).(activeItem).key
 	delete(q.inActive, key)
 	q.processing[key] = q.moveCycle
 	return key, true
@@ -192,25 +194,34 @@ func (q *Queue) Lens() (active, backoff, unschedulable int) {
 	return q.active.Len(), len(q.backoff), len(q.unschedulable)
 }
 
-// activeHeap orders keys by priority (high first), then creation (old first).
-type activeHeap struct {
-	keys []string
-	info queueInfo
+// activeItem is a key with its priority and creation time, read once when
+// it is pushed.
+type activeItem struct {
+	key      string
+	priority int32
+	created  time.Time
+	seq      uint64
 }
 
-func (h activeHeap) Len() int { return len(h.keys) }
+// activeHeap orders pods by priority (high first), then creation (old
+// first), then the order they were added.
+type activeHeap []activeItem
+
+func (h activeHeap) Len() int { return len(h) }
 func (h activeHeap) Less(i, j int) bool {
-	pi, ci, _ := h.info(h.keys[i])
-	pj, cj, _ := h.info(h.keys[j])
-	if pi != pj {
-		return pi > pj
+	if h[i].priority != h[j].priority {
+		return h[i].priority > h[j].priority
 	}
-	return ci.Before(cj)
+	if !h[i].created.Equal(h[j].created) {
+		return h[i].created.Before(h[j].created)
+	}
+	return h[i].seq < h[j].seq
 }
-func (h activeHeap) Swap(i, j int) { h.keys[i], h.keys[j] = h.keys[j], h.keys[i] }
-func (h *activeHeap) Push(x any)   { h.keys = append(h.keys, x.(string)) }
+func (h activeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *activeHeap) Push(x any)   { *h = append(*h, x.(activeItem)) }
 func (h *activeHeap) Pop() any {
-	k := h.keys[len(h.keys)-1]
-	h.keys = h.keys[:len(h.keys)-1]
-	return k
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
 }

@@ -5,17 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"sort"
-	"strings"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/scheduler/framework"
-	"github.com/kobune/kobune/scheduler/plugins"
 )
+
+// DecisionAnnotation is the pod annotation the bind sets to the decision
+// record (each node's verdict and the winner); `kobectl describe pod` shows it.
+const DecisionAnnotation = "scheduler.kobune.io/decision"
 
 // Config configures a scheduler.
 type Config struct {
@@ -23,30 +26,38 @@ type Config struct {
 	SchedulerName string
 	// BackoffBase and BackoffMax bound the retry of unschedulable pods (1 s to 10 s).
 	BackoffBase, BackoffMax time.Duration
-	Logf                    func(format string, args ...any)
+	// Profile is the plugins and weights (nil: DefaultProfile).
+	Profile *Profile
+	// Parallelism is how many goroutines filter nodes (0: GOMAXPROCS).
+	Parallelism int
+	// MaxInFlightBinds bounds the binds running at once (0: 256).
+	MaxInFlightBinds int
+	Logf             func(format string, args ...any)
 }
 
 // Scheduler places pending pods on nodes.
 type Scheduler struct {
 	cfg      Config
+	profile  *Profile
 	client   *client.Client
 	pods     *client.Informer[*core.Pod]
 	nodes    *client.Informer[*core.Node]
 	queue    *Queue
-	filters  []framework.FilterPlugin
-	scores   map[framework.ScorePlugin]int64
-	recorder *client.Recorder
+	cache    *cache
+	recorder *client.AsyncRecorder
+	binds    chan struct{} // semaphore of in-flight binds
+	inFlight sync.WaitGroup
+	// nextStart rotates where filtering starts, so that the nodes not
+	// examined when the search stops early differ from pod to pod.
+	nextStart int
 	// Metrics are updated by every attempt; serve Metrics.Handler().
 	Metrics *Metrics
-
-	mu      sync.Mutex
-	assumed map[string]*core.Pod // pod key → pod with its chosen node, until the informer shows the bind
 }
 
 // errUnschedulable marks an attempt where no node fit (as opposed to an error).
 var errUnschedulable = errors.New("unschedulable")
 
-// New returns a scheduler with the default plugins.
+// New returns a scheduler.
 func New(cfg Config, c *client.Client) *Scheduler {
 	if cfg.SchedulerName == "" {
 		cfg.SchedulerName = core.DefaultSchedulerName
@@ -60,32 +71,77 @@ func New(cfg Config, c *client.Client) *Scheduler {
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
 	}
-	s := &Scheduler{cfg: cfg, client: c,
-		filters: plugins.DefaultFilters(), scores: plugins.DefaultScores(),
-		recorder: &client.Recorder{Client: c, Component: cfg.SchedulerName},
-		assumed:  map[string]*core.Pod{}}
+	if cfg.Profile == nil {
+		cfg.Profile = DefaultProfile()
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	if cfg.MaxInFlightBinds <= 0 {
+		cfg.MaxInFlightBinds = 256
+	}
+	s := &Scheduler{cfg: cfg, profile: cfg.Profile, client: c, cache: newCache(),
+		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: cfg.SchedulerName}, 10000),
+		binds:    make(chan struct{}, cfg.MaxInFlightBinds)}
 	s.queue = newQueue(s.queueInfo, cfg.BackoffBase, cfg.BackoffMax, time.Now)
-	s.Metrics = newMetrics(func() float64 {
-		a, b, u := s.queue.Lens()
-		return float64(a + b + u)
-	})
+	s.Metrics = newMetrics(s.queue.Lens, func() float64 { return float64(s.recorder.Dropped()) })
 	s.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{})
-	s.pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
 	s.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
 	s.pods.AddHandler(client.Handler[*core.Pod]{
-		OnAdd: s.podChanged,
+		OnAdd: func(p *core.Pod) { s.cache.setPod(p); s.podChanged(p) },
 		OnUpdate: func(old, p *core.Pod) {
-			// Our own status writes (PodScheduled=False) must not requeue
-			// the pod: only a bind, a spec change or a deletion matter.
+			s.cache.setPod(p)
+			// Our own status writes (PodScheduled=False, the nominated
+			// node) must not requeue the pod: only a bind, a spec change
+			// or a deletion matter.
 			if p.Spec.NodeName != "" || p.Generation != old.Generation || p.DeletionTimestamp != nil {
 				s.podChanged(p)
 			}
+			// A pod that ends frees its room.
+			if p.Spec.NodeName != "" && p.Status.Phase != old.Status.Phase && (p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed) {
+				s.queue.MoveAllToActive()
+			}
 		},
-		OnDelete: func(p *core.Pod) { s.forget(meta.Key(p)); s.queue.MoveAllToActive() },
+		OnDelete: func(p *core.Pod) {
+			s.cache.removePod(p)
+			s.queue.Forget(meta.Key(p))
+			s.queue.MoveAllToActive()
+		},
 	})
-	nodeChanged := func(*core.Node) { s.queue.MoveAllToActive() }
-	s.nodes.AddHandler(client.Handler[*core.Node]{OnAdd: nodeChanged, OnUpdate: func(_, n *core.Node) { nodeChanged(n) }, OnDelete: nodeChanged})
+	s.nodes.AddHandler(client.Handler[*core.Node]{
+		OnAdd: func(n *core.Node) { s.cache.setNode(n); s.queue.MoveAllToActive() },
+		OnUpdate: func(old, n *core.Node) {
+			s.cache.setNode(n)
+			// A heartbeat changes nothing a filter looks at.
+			if old.Generation != n.Generation || !sameSchedulingStatus(old, n) {
+				s.queue.MoveAllToActive()
+			}
+		},
+		OnDelete: func(n *core.Node) { s.cache.removeNode(n.Name); s.queue.MoveAllToActive() },
+	})
 	return s
+}
+
+// sameSchedulingStatus reports whether a node's allocatable and Ready
+// condition are unchanged.
+func sameSchedulingStatus(a, b *core.Node) bool {
+	ready := func(n *core.Node) meta.ConditionStatus {
+		for _, c := range n.Status.Conditions {
+			if c.Type == core.NodeReady {
+				return c.Status
+			}
+		}
+		return ""
+	}
+	if ready(a) != ready(b) || len(a.Status.Allocatable) != len(b.Status.Allocatable) {
+		return false
+	}
+	for k, q := range a.Status.Allocatable {
+		if o, ok := b.Status.Allocatable[k]; !ok || o.Cmp(q) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Scheduler) mine(p *core.Pod) bool {
@@ -94,7 +150,7 @@ func (s *Scheduler) mine(p *core.Pod) bool {
 
 func (s *Scheduler) podChanged(p *core.Pod) {
 	if p.Spec.NodeName != "" {
-		s.forget(meta.Key(p)) // the bind is visible: the cache has it for real now
+		s.queue.Forget(meta.Key(p)) // bound: nothing left to do
 		return
 	}
 	if s.mine(p) {
@@ -108,253 +164,318 @@ func (s *Scheduler) queueInfo(key string) (int32, time.Time, bool) {
 	if !ok {
 		return 0, time.Time{}, false
 	}
-	prio := int32(0)
-	if p.Spec.Priority != nil {
-		prio = *p.Spec.Priority
-	}
-	return prio, p.CreationTimestamp.Time, true
+	return podPriority(p), p.CreationTimestamp.Time, true
 }
 
-func (s *Scheduler) forget(key string) {
-	s.mu.Lock()
-	delete(s.assumed, key)
-	s.mu.Unlock()
-	s.queue.Forget(key)
-}
-
-// Run schedules until ctx ends. One worker: each decision sees the last.
+// Run schedules until ctx ends. One goroutine decides, so each decision
+// sees the last one's assumption; binds run in the background.
 func (s *Scheduler) Run(ctx context.Context) {
 	go s.pods.Run(ctx)
 	go s.nodes.Run(ctx)
+	go s.recorder.Run(ctx, 2)
 	if !client.WaitForSync(ctx, s.pods.HasSynced, s.nodes.HasSynced) {
 		return
 	}
 	go s.queue.Run(ctx.Done(), 200*time.Millisecond)
+	defer s.inFlight.Wait()
 	for {
 		key, ok := s.queue.Pop()
 		if !ok {
 			return
 		}
-		err := s.scheduleOne(ctx, key)
-		if err != nil && ctx.Err() == nil && !errors.Is(err, errUnschedulable) {
-			s.cfg.Logf("schedule %s: %s", key, client.Message(err))
+		async, err := s.scheduleOne(ctx, key)
+		if async {
+			continue // the bind calls Done
 		}
-		s.queue.Done(key, errors.Is(err, errUnschedulable), err != nil)
+		s.done(ctx, key, err)
 	}
 }
 
-// scheduleOne decides for one pod and binds it.
-func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
+func (s *Scheduler) done(ctx context.Context, key string, err error) {
+	if err != nil && ctx.Err() == nil && !errors.Is(err, errUnschedulable) {
+		s.cfg.Logf("schedule %s: %s", key, client.Message(err))
+	}
+	s.queue.Done(key, errors.Is(err, errUnschedulable), err != nil)
+}
+
+// scheduleOne decides for one pod; when it found a node it starts the bind
+// and reports async.
+func (s *Scheduler) scheduleOne(ctx context.Context, key string) (async bool, err error) {
 	pod, ok := s.pods.GetByKey(key)
-	if !ok || !s.mine(pod) {
-		return nil
+	if !ok || !s.mine(pod) || s.cache.isPlaced(key) {
+		return false, nil
 	}
-	s.mu.Lock()
-	_, isAssumed := s.assumed[key]
-	s.mu.Unlock()
-	if isAssumed {
-		return nil
-	}
-	nodes := s.snapshot()
+	start := time.Now()
+	s.cache.mu.RLock()
+	nodes := s.cache.list()
 	d := s.pick(ctx, pod, nodes)
-	node := d.winner
-	if node == "" {
-		s.Metrics.Attempts.WithLabelValues("unschedulable").Inc()
-		msg := failureMessage(len(nodes), d.reasons)
-		_ = s.recorder.Event(ctx, pod, core.EventTypeWarning, "FailedScheduling", msg)
-		_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
-		if err := s.markUnschedulable(ctx, pod, msg); err != nil {
-			return err
-		}
-		return fmt.Errorf("%w: %s", errUnschedulable, msg)
+	var preemption *preemption
+	if d.winner == "" && len(nodes) > 0 {
+		preemption = s.findPreemption(ctx, pod, nodes, d)
 	}
-	assumed := *pod
-	assumed.Spec.NodeName = node
-	s.mu.Lock()
-	s.assumed[key] = &assumed
-	s.mu.Unlock()
-	if err := s.client.Bind(ctx, pod.Namespace, pod.Name, pod.UID, node); err != nil {
-		s.forget(key) // undo the assumption
+	s.cache.mu.RUnlock()
+	s.Metrics.Algorithm.Observe(time.Since(start).Seconds())
+
+	if d.winner == "" {
+		s.Metrics.Attempts.WithLabelValues("unschedulable").Inc()
+		msg := failureMessage(len(nodes), d.reasons, d.preFilterMessage)
+		if preemption != nil && preemption.failure != "" {
+			msg += " " + preemption.failure
+		}
+		s.recorder.Event(pod, core.EventTypeWarning, "FailedScheduling", msg)
+		s.recorder.Event(pod, core.EventTypeNormal, "SchedulingDecision", d.String())
+		if preemption != nil && preemption.failure == "" {
+			if err := s.preempt(ctx, pod, preemption, msg); err != nil {
+				return false, err
+			}
+		} else if err := s.markUnschedulable(ctx, pod, msg, pod.Status.NominatedNodeName); err != nil {
+			return false, err
+		}
+		return false, fmt.Errorf("%w: %s", errUnschedulable, msg)
+	}
+
+	s.cache.assume(pod, d.winner)
+	select {
+	case s.binds <- struct{}{}:
+	case <-ctx.Done():
+		s.cache.forget(pod)
+		return false, ctx.Err()
+	}
+	s.inFlight.Add(1)
+	go func() {
+		defer s.inFlight.Done()
+		defer func() { <-s.binds }()
+		s.done(ctx, key, s.bind(ctx, pod, d))
+	}()
+	return true, nil
+}
+
+// bind writes the decision; a failed bind undoes the assumption.
+func (s *Scheduler) bind(ctx context.Context, pod *core.Pod, d *decision) error {
+	node := d.winner
+	err := s.client.Bind(ctx, pod.Namespace, pod.Name, pod.UID, node, map[string]string{DecisionAnnotation: d.String()})
+	if err != nil {
+		s.cache.forget(pod)
 		s.Metrics.Attempts.WithLabelValues("error").Inc()
 		if client.IsNotFound(err) {
-			return nil
+			return nil // deleted meanwhile
 		}
 		return fmt.Errorf("bind to %s: %w", node, err)
 	}
 	s.Metrics.Attempts.WithLabelValues("scheduled").Inc()
 	s.Metrics.Latency.Observe(time.Since(pod.CreationTimestamp.Time).Seconds())
-	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "Scheduled", fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
-	_ = s.recorder.Event(ctx, pod, core.EventTypeNormal, "SchedulingDecision", d.String())
+	s.recorder.Event(pod, core.EventTypeNormal, "Scheduled", fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
 	return nil
 }
 
 // markUnschedulable sets the pod's PodScheduled condition to False with
-// reason Unschedulable and the message, as kube-scheduler does (written
-// only when it changes).
-func (s *Scheduler) markUnschedulable(ctx context.Context, pod *core.Pod, msg string) error {
+// reason Unschedulable and the message, and status.nominatedNodeName, as
+// kube-scheduler does (written only when something changes).
+func (s *Scheduler) markUnschedulable(ctx context.Context, pod *core.Pod, msg, nominated string) error {
 	for _, c := range pod.Status.Conditions {
-		if c.Type == core.PodScheduled && c.Status == meta.ConditionFalse && c.Reason == "Unschedulable" && c.Message == msg {
+		if c.Type == core.PodScheduled && c.Status == meta.ConditionFalse && c.Reason == "Unschedulable" && c.Message == msg && pod.Status.NominatedNodeName == nominated {
 			return nil
 		}
 	}
-	updated := *pod // the cached pod is shared: write a copy
-	updated.Status.Conditions = nil
-	for _, c := range pod.Status.Conditions {
-		if c.Type != core.PodScheduled {
-			updated.Status.Conditions = append(updated.Status.Conditions, c)
+	return s.updateStatus(ctx, pod, func(p *core.Pod) {
+		p.Status.NominatedNodeName = nominated
+		var conds []core.PodCondition
+		for _, c := range p.Status.Conditions {
+			if c.Type != core.PodScheduled {
+				conds = append(conds, c)
+			}
 		}
-	}
-	updated.Status.Conditions = append(updated.Status.Conditions, core.PodCondition{Type: core.PodScheduled, Status: meta.ConditionFalse,
-		Reason: "Unschedulable", Message: msg, LastTransitionTime: meta.Now()})
+		p.Status.Conditions = append(conds, core.PodCondition{Type: core.PodScheduled, Status: meta.ConditionFalse,
+			Reason: "Unschedulable", Message: msg, LastTransitionTime: meta.Now()})
+	})
+}
+
+// updateStatus writes a changed copy of a cached pod's status (the cached
+// pod is shared and never modified). A pod that is gone or changed meanwhile
+// is left alone: the next attempt sees its new state.
+func (s *Scheduler) updateStatus(ctx context.Context, pod *core.Pod, change func(*core.Pod)) error {
+	updated := *pod
+	updated.Status.Conditions = append([]core.PodCondition(nil), pod.Status.Conditions...)
+	change(&updated)
 	_, err := client.For[*core.Pod](s.client).UpdateStatus(ctx, &updated)
 	if client.IsNotFound(err) || client.IsConflict(err) {
-		return nil // gone, or changed: the next attempt sees the new state
+		return nil
 	}
 	return err
 }
 
-// snapshot builds a NodeInfo per node from the cache and the assumed pods.
-func (s *Scheduler) snapshot() []*framework.NodeInfo {
-	nodes := s.nodes.List()
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	s.mu.Lock()
-	byNode := map[string][]*core.Pod{}
-	for _, p := range s.assumed {
-		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+// pick runs the filters over the nodes (in parallel, stopping once
+// enough feasible nodes are found), scores the feasible ones and returns
+// the decision. Call with the cache's read lock held.
+func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.NodeInfo) *decision {
+	d := &decision{reasons: map[string]int{}, total: len(nodes)}
+	if len(nodes) == 0 {
+		return d
 	}
-	s.mu.Unlock()
-	out := make([]*framework.NodeInfo, 0, len(nodes))
-	for _, n := range nodes {
-		var pods []*core.Pod
-		for _, p := range s.pods.ByIndex(client.IndexByNodeName, n.Name) {
-			if p.Status.Phase != core.PodSucceeded && p.Status.Phase != core.PodFailed {
-				pods = append(pods, p)
+	state := framework.NewCycleState(pod, nodes)
+	for _, f := range s.profile.Filters {
+		if pf, ok := f.(framework.PreFilterPlugin); ok {
+			if st := pf.PreFilter(ctx, state, pod); !st.IsSuccess() {
+				d.preFilterMessage = st.Message()
+				d.preFilterPlugin = f.Name()
+				return d
 			}
 		}
-		out = append(out, framework.NewNodeInfo(n, append(pods, byNode[n.Name]...)...))
+	}
+	nominated := s.nominations(pod)
+	n := len(nodes)
+	toFind := s.profile.numFeasibleNodesToFind(n)
+	start := s.nextStart % n
+	results := make([]filterResult, n)
+	var found atomic.Int64
+	check := func(i int) {
+		if found.Load() >= int64(toFind) {
+			return // left unevaluated; see below
+		}
+		ni := nodes[(start+i)%n]
+		results[i] = s.filter(ctx, state, pod, ni, nominated[ni.Node.Name])
+		if results[i].plugin < 0 {
+			found.Add(1)
+		}
+	}
+	s.parallelize(n, check)
+
+	// Collect in order, so the outcome does not depend on which goroutine
+	// ran first: the first toFind feasible nodes from start win a place;
+	// nodes skipped by the early stop before that point are checked now.
+	feasible := make([]*framework.NodeInfo, 0, toFind)
+	last := n - 1
+	for i := 0; i < n; i++ {
+		ni := nodes[(start+i)%n]
+		if !results[i].evaluated {
+			results[i] = s.filter(ctx, state, pod, ni, nominated[ni.Node.Name])
+		}
+		d.evaluated++
+		if r := results[i]; r.plugin >= 0 {
+			for _, reason := range r.status.Reasons {
+				d.reasons[reason]++
+			}
+			d.reject(ni.Node.Name, s.profile.Filters[r.plugin].Name(), r.status.Reasons)
+			continue
+		}
+		feasible = append(feasible, ni)
+		if len(feasible) == toFind {
+			last = i
+			break
+		}
+	}
+	s.nextStart = (start + last + 1) % n
+	if len(feasible) == 0 {
+		d.results, d.start = results, start // every node was examined; preemption reads the verdicts
+		return d
+	}
+	s.score(ctx, state, pod, feasible, d)
+	return d
+}
+
+// filterResult is one node's verdict: plugin is the index of the filter
+// that rejected it, or -1.
+type filterResult struct {
+	evaluated bool
+	plugin    int
+	status    *framework.Status
+}
+
+// filter runs the filters on one node, with the pods nominated there (by
+// preemption, at a priority not below the pod's) counted as if placed.
+func (s *Scheduler) filter(ctx context.Context, state *framework.CycleState, pod *core.Pod, ni *framework.NodeInfo, nominated []*core.Pod) filterResult {
+	if len(nominated) > 0 {
+		ni = framework.NewNodeInfo(ni.Node, append(append([]*core.Pod(nil), ni.Pods...), nominated...)...)
+	}
+	for j, f := range s.profile.Filters {
+		if st := f.Filter(ctx, state, pod, ni); !st.IsSuccess() {
+			return filterResult{evaluated: true, plugin: j, status: st}
+		}
+	}
+	return filterResult{evaluated: true, plugin: -1}
+}
+
+// nominations maps node name → pending pods nominated there whose
+// priority is at least pod's (they get the room preemption made first).
+func (s *Scheduler) nominations(pod *core.Pod) map[string][]*core.Pod {
+	if len(s.cache.nominated) == 0 {
+		return nil
+	}
+	self, prio := meta.Key(pod), podPriority(pod)
+	out := map[string][]*core.Pod{}
+	for key, p := range s.cache.nominated {
+		if key != self && podPriority(p) >= prio {
+			out[p.Status.NominatedNodeName] = append(out[p.Status.NominatedNodeName], p)
+		}
 	}
 	return out
 }
 
-// decision is the record of one scheduling attempt: for each node, the
-// filter that rejected it and why, or its score per plugin; and the winner.
-// Kubernetes keeps scores to itself; Kobune shows them (kobectl describe pod
-// lists the SchedulingDecision event).
-type decision struct {
-	winner  string
-	reasons map[string]int // rejection reason → number of nodes
-	nodes   []nodeVerdict
-}
-
-type nodeVerdict struct {
-	node       string
-	rejectedBy string
-	reasons    []string
-	scores     map[string]int64
-	total      int64
-}
-
-// maxRecordedNodes bounds the record's length on large clusters.
-const maxRecordedNodes = 20
-
-func (d *decision) String() string {
-	var b strings.Builder
-	sort.SliceStable(d.nodes, func(i, j int) bool {
-		a, c := d.nodes[i], d.nodes[j]
-		if (a.rejectedBy == "") != (c.rejectedBy == "") {
-			return a.rejectedBy == ""
+// parallelize calls f(0..n-1) from cfg.Parallelism goroutines, in chunks.
+func (s *Scheduler) parallelize(n int, f func(i int)) {
+	const chunk = 16
+	workers := min(s.cfg.Parallelism, (n+chunk-1)/chunk)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
 		}
-		return a.total > c.total
-	})
-	for i, v := range d.nodes {
-		if i == maxRecordedNodes {
-			fmt.Fprintf(&b, "; and %d more nodes", len(d.nodes)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		if v.rejectedBy != "" {
-			fmt.Fprintf(&b, "%s: rejected by %s (%s)", v.node, v.rejectedBy, strings.Join(v.reasons, ", "))
-			continue
-		}
-		names := make([]string, 0, len(v.scores))
-		for n := range v.scores {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		parts := make([]string, len(names))
-		for j, n := range names {
-			parts[j] = fmt.Sprintf("%s %d", n, v.scores[n])
-		}
-		fmt.Fprintf(&b, "%s: score %d (%s)", v.node, v.total, strings.Join(parts, ", "))
-		if v.node == d.winner {
-			b.WriteString(" <- chosen")
-		}
+		return
 	}
-	return b.String()
-}
-
-// pick filters the nodes, scores the feasible ones (normalizing the
-// plugins that ask for it) and returns the decision.
-func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.NodeInfo) *decision {
-	d := &decision{reasons: map[string]int{}}
-	var feasible []*framework.NodeInfo
-	for _, n := range nodes {
-		v := nodeVerdict{node: n.Node.Name}
-		for _, f := range s.filters {
-			if st := f.Filter(ctx, pod, n); !st.IsSuccess() {
-				for _, r := range st.Reasons {
-					d.reasons[r]++
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= n {
+					return
 				}
-				v.rejectedBy, v.reasons = f.Name(), st.Reasons
-				break
+				for i := lo; i < min(lo+chunk, n); i++ {
+					f(i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// score runs the score plugins over the feasible nodes, normalizes and
+// weights them, and picks the winner: the highest total, ties to the
+// node whose name sorts first.
+func (s *Scheduler) score(ctx context.Context, state *framework.CycleState, pod *core.Pod, feasible []*framework.NodeInfo, d *decision) {
+	plugins := s.profile.Scores
+	d.scoreNames = make([]string, len(plugins))
+	d.feasible = make([]feasibleNode, len(feasible))
+	all := make([]int64, len(feasible)*len(plugins))
+	for i, ni := range feasible {
+		d.feasible[i] = feasibleNode{node: ni.Node.Name, scores: all[i*len(plugins) : (i+1)*len(plugins)]}
+	}
+	raw := make([]int64, len(feasible))
+	for j, ws := range plugins {
+		d.scoreNames[j] = ws.Plugin.Name()
+		if ps, ok := ws.Plugin.(framework.PreScorePlugin); ok {
+			if st := ps.PreScore(ctx, state, pod, feasible); !st.IsSuccess() {
+				continue // scores 0 everywhere
 			}
 		}
-		if v.rejectedBy == "" {
-			v.scores = map[string]int64{}
-			feasible = append(feasible, n)
+		for i, ni := range feasible {
+			raw[i], _ = ws.Plugin.Score(ctx, state, pod, ni)
 		}
-		d.nodes = append(d.nodes, v)
-	}
-	verdicts := map[string]*nodeVerdict{}
-	for i := range d.nodes {
-		verdicts[d.nodes[i].node] = &d.nodes[i]
-	}
-	for p, weight := range s.scores {
-		raw := map[string]int64{}
-		for _, n := range feasible {
-			if score, st := p.Score(ctx, pod, n); st.IsSuccess() {
-				raw[n.Node.Name] = score
-			}
-		}
-		if norm, ok := p.(framework.ScoreNormalizer); ok {
+		if norm, ok := ws.Plugin.(framework.ScoreNormalizer); ok {
 			norm.Normalize(raw)
 		}
-		for name, score := range raw {
-			verdicts[name].scores[p.Name()] = score
-			verdicts[name].total += weight * score
+		for i := range feasible {
+			d.feasible[i].scores[j] = raw[i]
+			d.feasible[i].total += ws.Weight * raw[i]
 		}
 	}
-	best := int64(-1)
-	for _, n := range feasible { // nodes are sorted by name: ties go to the first
-		if v := verdicts[n.Node.Name]; v.total > best {
-			d.winner, best = v.node, v.total
+	best := -1
+	for i, f := range d.feasible {
+		if best < 0 || f.total > d.feasible[best].total || (f.total == d.feasible[best].total && f.node < d.feasible[best].node) {
+			best = i
 		}
 	}
-	return d
-}
-
-// failureMessage is Kubernetes' "0/3 nodes are available: ..." message.
-func failureMessage(nodes int, reasons map[string]int) string {
-	parts := make([]string, 0, len(reasons))
-	for r, n := range reasons {
-		parts = append(parts, fmt.Sprintf("%d %s", n, r))
-	}
-	sort.Strings(parts)
-	msg := fmt.Sprintf("0/%d nodes are available", nodes)
-	if len(parts) > 0 {
-		msg += ": " + strings.Join(parts, ", ")
-	}
-	return msg + "."
+	d.winner = d.feasible[best].node
 }

@@ -69,12 +69,12 @@ func TestSchedulesByResourcesTaintsAndSelectors(t *testing.T) {
 	if got := boundTo(t, ctx, c, "wide"); got != "big" {
 		t.Errorf("a 3-cpu pod went to %s, want big (small is too small, gpu is tainted)", got)
 	}
-	// The decision record names every node's verdict.
-	dw, err := client.For[*core.Event](c).Watch(ctx, "default", client.ListOptions{FieldSelector: "involvedObject.name=wide,reason=SchedulingDecision"}, 0)
+	// The decision record, stored by the bind, names every node's verdict.
+	wide, err := client.For[*core.Pod](c).Get(ctx, "default", "wide")
 	if err != nil {
 		t.Fatal(err)
 	}
-	record := (<-dw.Events).Object.Message
+	record := wide.Annotations[scheduler.DecisionAnnotation]
 	for _, want := range []string{"big: score", "<- chosen", "small: rejected by NodeResourcesFit (Insufficient cpu)", "gpu: rejected by TaintToleration (node(s) had untolerated taint {dedicated: gpu})"} {
 		if !strings.Contains(record, want) {
 			t.Errorf("decision record %q lacks %q", record, want)
@@ -101,7 +101,8 @@ func TestSchedulesByResourcesTaintsAndSelectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := <-w.Events
-	want := "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu."
+	want := "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. " +
+		"preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
 	if ev.Object.Message != want || ev.Object.InvolvedObject.UID != huge.UID {
 		t.Errorf("FailedScheduling message %q, want %q", ev.Object.Message, want)
 	}

@@ -21,8 +21,20 @@ func main() {
 	server := flag.String("server", "127.0.0.1:6443", "address of kobune-apiserver")
 	name := flag.String("scheduler-name", core.DefaultSchedulerName, "serve pods whose spec.schedulerName is this")
 	metricsAddr := flag.String("metrics-listen", "127.0.0.1:10259", "HTTP address for /metrics (empty: off)")
+	configPath := flag.String("config", "", "a SchedulerConfiguration file: plugins to enable or disable, score weights, percentageOfNodesToScore (see scheduler.FileConfig)")
 	leaderElect := flag.Bool("leader-elect", true, "run only while holding the Lease kube-system/<scheduler-name>, so that several replicas can run and one acts")
 	flag.Parse()
+	profile := scheduler.DefaultProfile()
+	if *configPath != "" {
+		p, cfgName, err := scheduler.LoadConfig(*configPath)
+		if err != nil {
+			log.Fatalf("kobune-scheduler: --config %v", err)
+		}
+		profile = p
+		if cfgName != "" && !flagSet("scheduler-name") {
+			*name = cfgName
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := client.New(*server)
@@ -36,7 +48,7 @@ func main() {
 	if err != nil {
 		log.Printf("kobune-scheduler: the API server at %s does not answer yet (%s); waiting for it", *server, client.Message(err))
 	}
-	sched := scheduler.New(scheduler.Config{SchedulerName: *name}, c)
+	sched := scheduler.New(scheduler.Config{SchedulerName: *name, Profile: profile}, c)
 	if *metricsAddr != "" {
 		srv := &http.Server{Addr: *metricsAddr, Handler: sched.Metrics.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
@@ -47,7 +59,7 @@ func main() {
 		defer srv.Close()
 	}
 	run := func(ctx context.Context) {
-		log.Printf("kobune-scheduler: scheduling pods with schedulerName %q (filters: NodeUnschedulable, NodeName, NodeReady, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit; score: LeastAllocated)", *name)
+		log.Printf("kobune-scheduler: scheduling pods with schedulerName %q; %s", *name, profile)
 		sched.Run(ctx)
 	}
 	if !*leaderElect {
@@ -61,4 +73,11 @@ func main() {
 	if err := le.Run(ctx); err != nil && ctx.Err() == nil {
 		log.Fatalf("kobune-scheduler: %v (exiting so a restart starts clean)", err)
 	}
+}
+
+// flagSet reports whether a flag was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -998,7 +998,11 @@ type BindRequest struct {
 	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	NodeName  string                 `protobuf:"bytes,3,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
 	// Optional: bind only if the pod still has this uid.
-	Uid           string `protobuf:"bytes,4,opt,name=uid,proto3" json:"uid,omitempty"`
+	Uid string `protobuf:"bytes,4,opt,name=uid,proto3" json:"uid,omitempty"`
+	// Optional: annotations set on the pod with the bind (as a Kubernetes
+	// Binding's metadata.annotations are); the scheduler records its
+	// decision this way.
+	Annotations   map[string]string `protobuf:"bytes,5,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1059,6 +1063,13 @@ func (x *BindRequest) GetUid() string {
 		return x.Uid
 	}
 	return ""
+}
+
+func (x *BindRequest) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
 }
 
 type VersionRequest struct {
@@ -1229,12 +1240,16 @@ const file_api_proto_rawDesc = "" +
 	"WatchEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06object\x18\x02 \x01(\fR\x06object\x12)\n" +
-	"\x10resource_version\x18\x03 \x01(\x03R\x0fresourceVersion\"n\n" +
+	"\x10resource_version\x18\x03 \x01(\x03R\x0fresourceVersion\"\xfd\x01\n" +
 	"\vBindRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
 	"\tnode_name\x18\x03 \x01(\tR\bnodeName\x12\x10\n" +
-	"\x03uid\x18\x04 \x01(\tR\x03uid\"\x10\n" +
+	"\x03uid\x18\x04 \x01(\tR\x03uid\x12M\n" +
+	"\vannotations\x18\x05 \x03(\v2+.kobune.api.v1.BindRequest.AnnotationsEntryR\vannotations\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x10\n" +
 	"\x0eVersionRequest\"N\n" +
 	"\x0fVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12!\n" +
@@ -1264,7 +1279,7 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_api_proto_goTypes = []any{
 	(*PodLogsRequest)(nil),  // 0: kobune.api.v1.PodLogsRequest
 	(*LogChunk)(nil),        // 1: kobune.api.v1.LogChunk
@@ -1283,36 +1298,38 @@ var file_api_proto_goTypes = []any{
 	(*BindRequest)(nil),     // 14: kobune.api.v1.BindRequest
 	(*VersionRequest)(nil),  // 15: kobune.api.v1.VersionRequest
 	(*VersionResponse)(nil), // 16: kobune.api.v1.VersionResponse
+	nil,                     // 17: kobune.api.v1.BindRequest.AnnotationsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	10, // 0: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
-	4,  // 1: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
-	7,  // 2: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
-	8,  // 3: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
-	5,  // 4: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
-	5,  // 5: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
-	11, // 6: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
-	12, // 7: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
-	14, // 8: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
-	15, // 9: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
-	0,  // 10: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
-	2,  // 11: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
-	6,  // 12: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
-	6,  // 13: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
-	9,  // 14: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
-	6,  // 15: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
-	6,  // 16: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
-	6,  // 17: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
-	13, // 18: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
-	6,  // 19: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
-	16, // 20: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
-	1,  // 21: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
-	3,  // 22: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
-	12, // [12:23] is the sub-list for method output_type
-	1,  // [1:12] is the sub-list for method input_type
-	1,  // [1:1] is the sub-list for extension type_name
-	1,  // [1:1] is the sub-list for extension extendee
-	0,  // [0:1] is the sub-list for field type_name
+	17, // 1: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
+	4,  // 2: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
+	7,  // 3: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
+	8,  // 4: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
+	5,  // 5: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
+	5,  // 6: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
+	11, // 7: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
+	12, // 8: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
+	14, // 9: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
+	15, // 10: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
+	0,  // 11: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
+	2,  // 12: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
+	6,  // 13: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
+	6,  // 14: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
+	9,  // 15: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
+	6,  // 16: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
+	6,  // 17: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
+	6,  // 18: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
+	13, // 19: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
+	6,  // 20: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
+	16, // 21: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
+	1,  // 22: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
+	3,  // 23: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
+	13, // [13:24] is the sub-list for method output_type
+	2,  // [2:13] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -1327,7 +1344,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -17,8 +17,12 @@ type Code int
 // Codes: a nil *Status means Success.
 const (
 	Success Code = iota
-	// Unschedulable: the pod does not fit this node (reasons say why).
+	// Unschedulable: the pod does not fit this node (reasons say why);
+	// deleting pods of lower priority might make it fit.
 	Unschedulable
+	// UnschedulableAndUnresolvable: the pod does not fit and no
+	// preemption would change that (a taint, a node selector, a cordon).
+	UnschedulableAndUnresolvable
 	// Error: the plugin could not decide (an internal problem, not a verdict).
 	Error
 )
@@ -46,23 +50,72 @@ func (s *Status) Message() string {
 // Plugin is any scheduler plugin.
 type Plugin interface{ Name() string }
 
-// FilterPlugin decides whether a pod can run on a node.
-type FilterPlugin interface {
-	Plugin
-	Filter(ctx context.Context, pod *core.Pod, node *NodeInfo) *Status
+// CycleState carries what was computed once per scheduling attempt to the
+// per-node calls of the same attempt (kube-scheduler's CycleState). The
+// framework fills Requests before any plugin runs; PreFilter and PreScore
+// plugins may Write their own entries, which Filter and Score (called in
+// parallel across nodes) only Read.
+type CycleState struct {
+	// Requests are the pod's summed requests (PodRequests).
+	Requests Resources
+	// AllNodes is every node of the snapshot, for plugins that look at
+	// other nodes than the one they judge (spread, inter-pod affinity).
+	AllNodes []*NodeInfo
+	data     map[string]any
 }
 
-// ScorePlugin ranks a node that passed every filter, 0–MaxNodeScore.
+// NewCycleState returns the state for one attempt at scheduling pod.
+func NewCycleState(pod *core.Pod, nodes []*NodeInfo) *CycleState {
+	return &CycleState{Requests: PodRequests(pod), AllNodes: nodes}
+}
+
+// Write stores a plugin's entry (PreFilter and PreScore only).
+func (c *CycleState) Write(key string, v any) {
+	if c.data == nil {
+		c.data = map[string]any{}
+	}
+	c.data[key] = v
+}
+
+// Read returns a plugin's entry, or nil.
+func (c *CycleState) Read(key string) any { return c.data[key] }
+
+// PreFilterPlugin runs once per attempt before any Filter, to compute what
+// the filters need from the whole cluster (for example the pods that match a
+// spread constraint, per topology domain). An Unschedulable status ends the
+// attempt: no node can fit.
+type PreFilterPlugin interface {
+	Plugin
+	PreFilter(ctx context.Context, state *CycleState, pod *core.Pod) *Status
+}
+
+// FilterPlugin decides whether a pod can run on a node. Filter is called
+// for many nodes at once, from several goroutines.
+type FilterPlugin interface {
+	Plugin
+	Filter(ctx context.Context, state *CycleState, pod *core.Pod, node *NodeInfo) *Status
+}
+
+// PreScorePlugin runs once per attempt before any Score, with the nodes
+// that passed every filter.
+type PreScorePlugin interface {
+	Plugin
+	PreScore(ctx context.Context, state *CycleState, pod *core.Pod, feasible []*NodeInfo) *Status
+}
+
+// ScorePlugin ranks a node that passed every filter, 0–MaxNodeScore
+// (plugins with a ScoreNormalizer may return raw scores).
 type ScorePlugin interface {
 	Plugin
-	Score(ctx context.Context, pod *core.Pod, node *NodeInfo) (int64, *Status)
+	Score(ctx context.Context, state *CycleState, pod *core.Pod, node *NodeInfo) (int64, *Status)
 }
 
 // ScoreNormalizer is implemented by score plugins whose raw scores are
 // only meaningful relative to other nodes: it rescales them, in place, to
-// 0–MaxNodeScore across the feasible nodes.
+// 0–MaxNodeScore across the feasible nodes (scores[i] is the i-th feasible
+// node's).
 type ScoreNormalizer interface {
-	Normalize(scores map[string]int64)
+	Normalize(scores []int64)
 }
 
 // Resources are summed requests in the units the scheduler compares.
@@ -89,24 +142,37 @@ func PodRequests(p *core.Pod) Resources {
 	return r
 }
 
-// NodeInfo is a node and what is already placed on it.
+// NodeInfo is a node and what is already placed on it: bound pods and
+// pods the scheduler assumed there before their bind returned.
 type NodeInfo struct {
 	Node        *core.Node
 	Pods        []*core.Pod
 	Requested   Resources
 	Allocatable Resources
+	// PodsWithAffinity are the pods here that have pod affinity or
+	// anti-affinity terms, parsed once when they were added.
+	PodsWithAffinity []*PodAffinity
 }
 
 // NewNodeInfo builds a NodeInfo from a node and its pods.
 func NewNodeInfo(n *core.Node, pods ...*core.Pod) *NodeInfo {
-	a := n.Status.Allocatable
-	ni := &NodeInfo{Node: n, Allocatable: Resources{
-		MilliCPU: a.Cpu().MilliValue(), Memory: a.Memory().Value(), Pods: quantity(a, resource.Pods),
-	}}
+	ni := &NodeInfo{}
+	ni.SetNode(n)
 	for _, p := range pods {
 		ni.AddPod(p)
 	}
 	return ni
+}
+
+// SetNode replaces the node (a change seen by the informer), keeping the pods.
+func (n *NodeInfo) SetNode(node *core.Node) {
+	n.Node = node
+	if node == nil {
+		n.Allocatable = Resources{}
+		return
+	}
+	a := node.Status.Allocatable
+	n.Allocatable = Resources{MilliCPU: a.Cpu().MilliValue(), Memory: a.Memory().Value(), Pods: quantity(a, resource.Pods)}
 }
 
 func quantity(l resource.List, name resource.Name) int64 {
@@ -120,8 +186,40 @@ func quantity(l resource.List, name resource.Name) int64 {
 // AddPod places a pod on the node (also an assumed one).
 func (n *NodeInfo) AddPod(p *core.Pod) {
 	n.Pods = append(n.Pods, p)
+	n.account(p, 1)
+}
+
+// RemovePod takes the pod with p's namespace and name off the node; it
+// reports whether it was there.
+func (n *NodeInfo) RemovePod(p *core.Pod) bool {
+	for i, q := range n.Pods {
+		if q.Name == p.Name && q.Namespace == p.Namespace {
+			n.account(q, -1)
+			last := len(n.Pods) - 1
+			n.Pods[i] = n.Pods[last]
+			n.Pods[last] = nil
+			n.Pods = n.Pods[:last]
+			return true
+		}
+	}
+	return false
+}
+
+func (n *NodeInfo) account(p *core.Pod, sign int64) {
 	r := PodRequests(p)
-	n.Requested.MilliCPU += r.MilliCPU
-	n.Requested.Memory += r.Memory
-	n.Requested.Pods += r.Pods
+	n.Requested.MilliCPU += sign * r.MilliCPU
+	n.Requested.Memory += sign * r.Memory
+	n.Requested.Pods += sign * r.Pods
+	if sign > 0 {
+		if pa := ParsePodAffinity(p); pa != nil {
+			n.PodsWithAffinity = append(n.PodsWithAffinity, pa)
+		}
+		return
+	}
+	for i, pa := range n.PodsWithAffinity {
+		if pa.Pod.Name == p.Name && pa.Pod.Namespace == p.Namespace {
+			n.PodsWithAffinity = append(n.PodsWithAffinity[:i], n.PodsWithAffinity[i+1:]...)
+			break
+		}
+	}
 }

@@ -17,8 +17,8 @@ var _ framework.ScorePlugin = BalancedAllocation{}
 func (BalancedAllocation) Name() string { return "BalancedAllocation" }
 
 // Score implements framework.ScorePlugin: 100 × (1 − |cpu fraction − memory fraction|).
-func (BalancedAllocation) Score(_ context.Context, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
-	req := framework.PodRequests(pod)
+func (BalancedAllocation) Score(_ context.Context, state *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
+	req := requests(state, pod)
 	if n.Allocatable.MilliCPU <= 0 || n.Allocatable.Memory <= 0 {
 		return 0, nil
 	}

@@ -19,23 +19,32 @@ var _ framework.FilterPlugin = NodeAffinity{}
 func (NodeAffinity) Name() string { return "NodeAffinity" }
 
 // Filter implements framework.FilterPlugin.
-func (NodeAffinity) Filter(_ context.Context, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
-	labels := n.Node.Labels
+func (NodeAffinity) Filter(_ context.Context, _ *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
+	if !nodeMatchesPod(pod, n.Node) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) didn't match Pod's node affinity/selector")
+	}
+	return nil
+}
+
+// nodeMatchesPod reports whether the node satisfies the pod's nodeSelector
+// and required node affinity.
+func nodeMatchesPod(pod *core.Pod, node *core.Node) bool {
+	labels := node.Labels
 	for k, v := range pod.Spec.NodeSelector {
 		if labels[k] != v {
-			return framework.NewStatus(framework.Unschedulable, "node(s) didn't match Pod's node affinity/selector")
+			return false
 		}
 	}
 	a := pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return nil
+		return true
 	}
 	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		if termMatches(term, labels, n.Node.Name) {
-			return nil
+		if termMatches(term, labels, node.Name) {
+			return true
 		}
 	}
-	return framework.NewStatus(framework.Unschedulable, "node(s) didn't match Pod's node affinity/selector")
+	return false
 }
 
 // termMatches reports whether every expression of a term holds.

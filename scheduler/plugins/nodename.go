@@ -16,9 +16,9 @@ var _ framework.FilterPlugin = NodeName{}
 func (NodeName) Name() string { return "NodeName" }
 
 // Filter implements framework.FilterPlugin.
-func (NodeName) Filter(_ context.Context, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
+func (NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
 	if pod.Spec.NodeName == "" || pod.Spec.NodeName == n.Node.Name {
 		return nil
 	}
-	return framework.NewStatus(framework.Unschedulable, "node(s) didn't match the requested node name")
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) didn't match the requested node name")
 }

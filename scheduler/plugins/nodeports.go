@@ -17,7 +17,7 @@ var _ framework.FilterPlugin = NodePorts{}
 func (NodePorts) Name() string { return "NodePorts" }
 
 // Filter implements framework.FilterPlugin.
-func (NodePorts) Filter(_ context.Context, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
+func (NodePorts) Filter(_ context.Context, _ *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
 	want := hostPorts(pod)
 	if len(want) == 0 {
 		return nil

@@ -19,11 +19,11 @@ var _ framework.FilterPlugin = NodeReady{}
 func (NodeReady) Name() string { return "NodeReady" }
 
 // Filter implements framework.FilterPlugin.
-func (NodeReady) Filter(_ context.Context, _ *core.Pod, n *framework.NodeInfo) *framework.Status {
+func (NodeReady) Filter(_ context.Context, _ *framework.CycleState, _ *core.Pod, n *framework.NodeInfo) *framework.Status {
 	for _, c := range n.Node.Status.Conditions {
 		if c.Type == core.NodeReady && c.Status == meta.ConditionTrue {
 			return nil
 		}
 	}
-	return framework.NewStatus(framework.Unschedulable, "node(s) were not ready")
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were not ready")
 }

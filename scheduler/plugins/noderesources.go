@@ -17,8 +17,8 @@ var _ framework.FilterPlugin = NodeResourcesFit{}
 func (NodeResourcesFit) Name() string { return "NodeResourcesFit" }
 
 // Filter implements framework.FilterPlugin.
-func (NodeResourcesFit) Filter(_ context.Context, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
-	req := framework.PodRequests(pod)
+func (NodeResourcesFit) Filter(_ context.Context, state *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
+	req := requests(state, pod)
 	var reasons []string
 	if n.Requested.Pods+1 > n.Allocatable.Pods {
 		reasons = append(reasons, "Too many pods")
@@ -35,26 +35,11 @@ func (NodeResourcesFit) Filter(_ context.Context, pod *core.Pod, n *framework.No
 	return nil
 }
 
-// LeastAllocated prefers nodes with more free cpu and memory after the pod
-// is placed (kube-scheduler's default scoring strategy): the mean of the
-// free fractions, 0–100.
-type LeastAllocated struct{}
-
-var _ framework.ScorePlugin = LeastAllocated{}
-
-// Name implements framework.Plugin.
-func (LeastAllocated) Name() string { return "LeastAllocated" }
-
-// Score implements framework.ScorePlugin.
-func (LeastAllocated) Score(_ context.Context, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
-	req := framework.PodRequests(pod)
-	free := func(requested, allocatable int64) int64 {
-		if allocatable <= 0 || requested > allocatable {
-			return 0
-		}
-		return (allocatable - requested) * framework.MaxNodeScore / allocatable
+// requests are the pod's requests, computed once per attempt in the state
+// (or now, when a test calls a plugin without one).
+func requests(state *framework.CycleState, pod *core.Pod) framework.Resources {
+	if state != nil {
+		return state.Requests
 	}
-	cpu := free(n.Requested.MilliCPU+req.MilliCPU, n.Allocatable.MilliCPU)
-	mem := free(n.Requested.Memory+req.Memory, n.Allocatable.Memory)
-	return (cpu + mem) / 2, nil
+	return framework.PodRequests(pod)
 }

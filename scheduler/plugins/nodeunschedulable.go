@@ -17,12 +17,12 @@ var _ framework.FilterPlugin = NodeUnschedulable{}
 func (NodeUnschedulable) Name() string { return "NodeUnschedulable" }
 
 // Filter implements framework.FilterPlugin.
-func (NodeUnschedulable) Filter(_ context.Context, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
+func (NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
 	if !n.Node.Spec.Unschedulable {
 		return nil
 	}
 	if tolerates(pod, &core.Taint{Key: "node.kubernetes.io/unschedulable", Effect: core.TaintNoSchedule}) {
 		return nil
 	}
-	return framework.NewStatus(framework.Unschedulable, "node(s) were unschedulable")
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable")
 }

@@ -21,7 +21,7 @@ func (PreferNoSchedule) Name() string { return "TaintToleration" }
 
 // Score implements framework.ScorePlugin: the count of untolerated
 // PreferNoSchedule taints (fewer is better; Normalize inverts it).
-func (PreferNoSchedule) Score(_ context.Context, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
+func (PreferNoSchedule) Score(_ context.Context, _ *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
 	var count int64
 	for i := range n.Node.Spec.Taints {
 		taint := &n.Node.Spec.Taints[i]
@@ -37,4 +37,4 @@ func (PreferNoSchedule) Score(_ context.Context, pod *core.Pod, n *framework.Nod
 
 // Normalize implements framework.ScoreNormalizer: no untolerated taint is
 // 100, the most-tainted node 0.
-func (PreferNoSchedule) Normalize(scores map[string]int64) { normalize(scores, true) }
+func (PreferNoSchedule) Normalize(scores []int64) { normalize(scores, true) }

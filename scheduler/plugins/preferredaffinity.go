@@ -20,7 +20,7 @@ var (
 func (PreferredNodeAffinity) Name() string { return "NodeAffinity" }
 
 // Score implements framework.ScorePlugin.
-func (PreferredNodeAffinity) Score(_ context.Context, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
+func (PreferredNodeAffinity) Score(_ context.Context, _ *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
 	a := pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil {
 		return 0, nil
@@ -35,4 +35,4 @@ func (PreferredNodeAffinity) Score(_ context.Context, pod *core.Pod, n *framewor
 }
 
 // Normalize implements framework.ScoreNormalizer: the best node gets 100.
-func (PreferredNodeAffinity) Normalize(scores map[string]int64) { normalize(scores, false) }
+func (PreferredNodeAffinity) Normalize(scores []int64) { normalize(scores, false) }

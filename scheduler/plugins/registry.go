@@ -1,14 +1,86 @@
 package plugins
 
-import "github.com/kobune/kobune/scheduler/framework"
+import (
+	"fmt"
+	"sort"
 
-// DefaultFilters are the filters in the order they run: cheap ones first.
-func DefaultFilters() []framework.FilterPlugin {
-	return []framework.FilterPlugin{NodeUnschedulable{}, NodeName{}, NodeReady{}, TaintToleration{}, NodeAffinity{}, NodePorts{}, NodeResourcesFit{}}
+	"github.com/kobune/kobune/scheduler/framework"
+)
+
+// Filters are the filter plugins by name, in the order they run by
+// default: cheap checks first, those that look at other pods last.
+var filters = []framework.FilterPlugin{
+	NodeUnschedulable{}, NodeName{}, NodeReady{}, TaintToleration{}, NodeAffinity{}, NodePorts{}, NodeResourcesFit{},
+	InterPodAffinity{}, PodTopologySpread{},
 }
 
-// DefaultScores are the score plugins with their weights (kube-scheduler's
-// defaults: TaintToleration 3, NodeAffinity 2, the others 1).
-func DefaultScores() map[framework.ScorePlugin]int64 {
-	return map[framework.ScorePlugin]int64{LeastAllocated{}: 1, BalancedAllocation{}: 1, PreferNoSchedule{}: 3, PreferredNodeAffinity{}: 2}
+// WeightedScore is a score plugin and its weight.
+type WeightedScore struct {
+	Plugin framework.ScorePlugin
+	Weight int64
+}
+
+// scores are the score plugins with kube-scheduler's default weights
+// (TaintToleration 3; NodeAffinity, InterPodAffinity, PodTopologySpread 2;
+// the resource scores 1). MostAllocated is off by default: it is the other
+// resource strategy, enabled instead of LeastAllocated in a config file.
+var scores = []struct {
+	plugin  framework.ScorePlugin
+	weight  int64
+	enabled bool
+}{
+	{LeastAllocated{}, 1, true},
+	{MostAllocated{}, 1, false},
+	{BalancedAllocation{}, 1, true},
+	{PreferNoSchedule{}, 3, true},
+	{PreferredNodeAffinity{}, 2, true},
+	{PreferredPodAffinity{}, 2, true},
+	{TopologySpreadScore{}, 2, true},
+}
+
+// DefaultFilters are the filters in the order they run.
+func DefaultFilters() []framework.FilterPlugin { return append([]framework.FilterPlugin(nil), filters...) }
+
+// DefaultScores are the enabled score plugins with their weights.
+func DefaultScores() []WeightedScore {
+	var out []WeightedScore
+	for _, s := range scores {
+		if s.enabled {
+			out = append(out, WeightedScore{s.plugin, s.weight})
+		}
+	}
+	return out
+}
+
+// FilterByName returns a filter plugin by its name.
+func FilterByName(name string) (framework.FilterPlugin, error) {
+	for _, f := range filters {
+		if f.Name() == name {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown filter plugin %q (known: %s)", name, names(filters))
+}
+
+// ScoreByName returns a score plugin by the name a config file uses: the
+// plugin's name, or LeastAllocated / MostAllocated for the two resource
+// strategies.
+func ScoreByName(name string) (framework.ScorePlugin, int64, error) {
+	var known []string
+	for _, s := range scores {
+		if s.plugin.Name() == name {
+			return s.plugin, s.weight, nil
+		}
+		known = append(known, s.plugin.Name())
+	}
+	sort.Strings(known)
+	return nil, 0, fmt.Errorf("unknown score plugin %q (known: %v)", name, known)
+}
+
+func names[T framework.Plugin](ps []T) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name()
+	}
+	return out
 }

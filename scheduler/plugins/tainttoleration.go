@@ -18,14 +18,14 @@ var _ framework.FilterPlugin = TaintToleration{}
 func (TaintToleration) Name() string { return "TaintToleration" }
 
 // Filter implements framework.FilterPlugin.
-func (TaintToleration) Filter(_ context.Context, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
+func (TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
 	for i := range n.Node.Spec.Taints {
 		taint := &n.Node.Spec.Taints[i]
 		if taint.Effect == core.TaintPreferNoSchedule {
 			continue
 		}
 		if !tolerates(pod, taint) {
-			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value))
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value))
 		}
 	}
 	return nil

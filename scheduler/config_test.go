@@ -1,0 +1,71 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseConfig(t *testing.T) {
+	p, name, err := ParseConfig([]byte(`
+apiVersion: kobune.io/v1
+kind: SchedulerConfiguration
+schedulerName: packer
+percentageOfNodesToScore: 30
+plugins:
+  filter:
+    disabled: [{name: NodePorts}]
+  score:
+    disabled: [{name: LeastAllocated}]
+    enabled: [{name: MostAllocated}, {name: TaintToleration, weight: 7}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "packer" || p.PercentageOfNodesToScore != 30 {
+		t.Errorf("name %q, percentage %d", name, p.PercentageOfNodesToScore)
+	}
+	got := p.String()
+	for _, want := range []string{"MostAllocated×1", "TaintToleration×7", "BalancedAllocation×1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("profile %q lacks %q", got, want)
+		}
+	}
+	for _, absent := range []string{"LeastAllocated", "NodePorts", "TaintToleration×3"} {
+		if strings.Contains(got, absent) {
+			t.Errorf("profile %q still has %q", got, absent)
+		}
+	}
+
+	for _, bad := range []struct{ yaml, want string }{
+		{"apiVersion: kobune.io/v1\nkind: SchedulerConfiguration\nplugins: {score: {enabled: [{name: Nope}]}}", `plugins.score.enabled[0].name: unknown score plugin "Nope"`},
+		{"apiVersion: kobune.io/v1\nkind: SchedulerConfiguration\nplugins: {filter: {disabled: [{name: Nope}]}}", `plugins.filter.disabled[0].name: unknown filter plugin "Nope"`},
+		{"apiVersion: kobune.io/v1\nkind: SchedulerConfiguration\nplugins: {score: {enabled: [{name: MostAllocated, weight: 500}]}}", "plugins.score.enabled[0].weight: must be between 1 and 100"},
+		{"apiVersion: kobune.io/v1\nkind: SchedulerConfiguration\npercentageOfNodesToScore: 101", "percentageOfNodesToScore: must be between 0 and 100"},
+		{"apiVersion: kobune.io/v1\nkind: SchedulerConfiguration\nweights: {}", `unknown field "weights"`},
+		{"apiVersion: v1\nkind: Pod", "apiVersion/kind"},
+	} {
+		if _, _, err := ParseConfig([]byte(bad.yaml)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: error %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+}
+
+func TestNumFeasibleNodesToFind(t *testing.T) {
+	adaptive, all, ten := &Profile{}, &Profile{PercentageOfNodesToScore: 100}, &Profile{PercentageOfNodesToScore: 10}
+	for _, tt := range []struct {
+		p           *Profile
+		nodes, want int
+	}{
+		{adaptive, 50, 50},     // small clusters: every node
+		{adaptive, 1000, 420},  // 50 − 1000/125 = 42%
+		{adaptive, 5000, 500},  // 50 − 40 = 10%
+		{adaptive, 10000, 500}, // never below 5%
+		{adaptive, 150, 100},   // at least 100
+		{all, 5000, 5000},
+		{ten, 5000, 500},
+	} {
+		if got := tt.p.numFeasibleNodesToFind(tt.nodes); got != tt.want {
+			t.Errorf("%d%% of %d nodes: %d, want %d", tt.p.PercentageOfNodesToScore, tt.nodes, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,32 @@
+package plugins
+
+import (
+	"context"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/scheduler/framework"
+)
+
+// LeastAllocated prefers nodes with more free cpu and memory after the pod
+// is placed (kube-scheduler's default scoring strategy of NodeResourcesFit):
+// the mean of the free fractions, 0–100. It spreads pods out.
+type LeastAllocated struct{}
+
+var _ framework.ScorePlugin = LeastAllocated{}
+
+// Name implements framework.Plugin.
+func (LeastAllocated) Name() string { return "LeastAllocated" }
+
+// Score implements framework.ScorePlugin.
+func (LeastAllocated) Score(_ context.Context, state *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
+	req := requests(state, pod)
+	free := func(requested, allocatable int64) int64 {
+		if allocatable <= 0 || requested > allocatable {
+			return 0
+		}
+		return (allocatable - requested) * framework.MaxNodeScore / allocatable
+	}
+	cpu := free(n.Requested.MilliCPU+req.MilliCPU, n.Allocatable.MilliCPU)
+	mem := free(n.Requested.Memory+req.Memory, n.Allocatable.Memory)
+	return (cpu + mem) / 2, nil
+}

@@ -1,0 +1,19 @@
+package plugins
+
+import (
+	"testing"
+
+	"github.com/kobune/kobune/scheduler/framework"
+)
+
+func TestLeastAllocated(t *testing.T) {
+	// 2 cpu, 4Gi nodes.
+	runScores(t, LeastAllocated{}, []scoreCase{
+		{name: "emptier node scores higher", pod: pod("500m", "1Gi"),
+			nodes: []*framework.NodeInfo{ni(node("empty")), ni(node("busy"), pod("1", "2Gi"))}, want: []int64{75, 25}},
+		{name: "no requests: both free", pod: pod("", ""),
+			nodes: []*framework.NodeInfo{ni(node("empty")), ni(node("half"), pod("1", "2Gi"))}, want: []int64{100, 50}},
+		{name: "over-committed counts as full", pod: pod("2", "4Gi"),
+			nodes: []*framework.NodeInfo{ni(node("busy"), pod("1", "1Gi"))}, want: []int64{0}},
+	})
+}
