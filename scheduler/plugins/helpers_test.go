@@ -118,4 +118,6 @@ func runScores(t *testing.T, plugin framework.ScorePlugin, tests []scoreCase) {
 	}
 }
 
-func ni(n *core.Node, pods ...*core.Pod) *framework.NodeInfo { return framework.NewNodeInfo(n, pods...) }
+func ni(n *core.Node, pods ...*core.Pod) *framework.NodeInfo {
+	return framework.NewNodeInfo(n, pods...)
+}

@@ -54,10 +54,10 @@ func TestTopologySpreadScore(t *testing.T) {
 	runScores(t, TopologySpreadScore{}, []scoreCase{
 		{name: "emptier zone scores higher", pod: p,
 			nodes: []*framework.NodeInfo{ni(node("a", zone("a")), webPods(2)...), ni(node("b", zone("b")), webPods(1)...), ni(node("c", zone("c")))},
-			want: []int64{0, 50, 100}},
+			want:  []int64{0, 50, 100}},
 		{name: "node without the key scores 0", pod: p,
 			nodes: []*framework.NodeInfo{ni(node("a", zone("a"))), ni(node("x", func(n *core.Node) { delete(n.Labels, "zone") }))},
-			want: []int64{100, 0}},
+			want:  []int64{100, 0}},
 		{name: "no soft constraints: 0", pod: pod("", "", labeled("w", web)),
 			nodes: []*framework.NodeInfo{ni(node("a", zone("a")), webPods(2)...)}, want: []int64{0}},
 	})

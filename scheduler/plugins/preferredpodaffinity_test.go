@@ -35,7 +35,7 @@ func TestPreferredPodAffinity(t *testing.T) {
 			nodes: []*framework.NodeInfo{withCache("a1", "a"), ni(node("a2", zone("a")))}, want: []int64{0, 100}},
 		{name: "a placed pod's preference attracts", pod: pod("", "", labeled("w", web)),
 			nodes: []*framework.NodeInfo{ni(node("a1", zone("a"))), ni(node("b1", zone("b")), pod("", "", labeled("fan", cache), preferred(true, 10, "zone", web)))},
-			want: []int64{0, 100}},
+			want:  []int64{0, 100}},
 		{name: "no terms anywhere: all 0", pod: pod("", "", labeled("w", web)),
 			nodes: []*framework.NodeInfo{withCache("a1", "a"), ni(node("a2", zone("a")))}, want: []int64{0, 0}},
 	})

@@ -39,7 +39,9 @@ var scores = []struct {
 }
 
 // DefaultFilters are the filters in the order they run.
-func DefaultFilters() []framework.FilterPlugin { return append([]framework.FilterPlugin(nil), filters...) }
+func DefaultFilters() []framework.FilterPlugin {
+	return append([]framework.FilterPlugin(nil), filters...)
+}
 
 // DefaultScores are the enabled score plugins with their weights.
 func DefaultScores() []WeightedScore {
