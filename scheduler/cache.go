@@ -24,10 +24,13 @@ type cache struct {
 	podNode   map[string]string              // pod key → the node it is counted on
 	assumed   map[string]bool                // pod keys counted before their bind is visible
 	nominated map[string]*core.Pod           // pending pods with status.nominatedNodeName
+	index     *index                         // counts for spread and inter-pod affinity
 }
 
 func newCache() *cache {
-	return &cache{nodes: map[string]*framework.NodeInfo{}, podNode: map[string]string{}, assumed: map[string]bool{}, nominated: map[string]*core.Pod{}}
+	c := &cache{nodes: map[string]*framework.NodeInfo{}, podNode: map[string]string{}, assumed: map[string]bool{}, nominated: map[string]*core.Pod{}}
+	c.index = newIndex(c)
+	return c
 }
 
 func (c *cache) nodeInfo(name string) *framework.NodeInfo {
@@ -44,10 +47,30 @@ func (c *cache) setNode(n *core.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ni := c.nodeInfo(n.Name)
-	if ni.Node == nil {
-		c.sorted = nil
-	}
+	old := ni.Node
 	ni.SetNode(n)
+	switch {
+	case old == nil && len(ni.Pods) == 0:
+		c.sorted = nil
+		c.index.nodeAdded(n, 1)
+	case old == nil: // its pods were seen first, on a placeholder
+		c.sorted = nil
+		c.index.reset()
+	case !sameLabels(old.Labels, n.Labels):
+		c.index.reset()
+	}
+}
+
+func sameLabels(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 // removeNode forgets a node; its pods stay counted on a placeholder until
@@ -61,6 +84,7 @@ func (c *cache) removeNode(name string) {
 		if len(ni.Pods) == 0 {
 			delete(c.nodes, name)
 		}
+		c.index.reset()
 	}
 }
 
@@ -82,8 +106,7 @@ func (c *cache) setPod(p *core.Pod) {
 	}
 	c.removeLocked(key, p)
 	if placed {
-		c.nodeInfo(p.Spec.NodeName).AddPod(p)
-		c.podNode[key] = p.Spec.NodeName
+		c.place(key, p, p.Spec.NodeName)
 	}
 }
 
@@ -104,7 +127,9 @@ func (c *cache) removeLocked(key string, p *core.Pod) {
 	}
 	delete(c.podNode, key)
 	if ni, ok := c.nodes[node]; ok {
-		ni.RemovePod(p)
+		if old := ni.RemovePod(p); old != nil {
+			c.index.podChanged(old, ni.Node, -1)
+		}
 		if ni.Node == nil && len(ni.Pods) == 0 {
 			delete(c.nodes, node)
 		}
@@ -119,9 +144,15 @@ func (c *cache) assume(p *core.Pod, node string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.removeLocked(key, p)
-	c.nodeInfo(node).AddPod(&assumed)
-	c.podNode[key] = node
+	c.place(key, &assumed, node)
 	c.assumed[key] = true
+}
+
+func (c *cache) place(key string, p *core.Pod, node string) {
+	ni := c.nodeInfo(node)
+	ni.AddPod(p)
+	c.podNode[key] = node
+	c.index.podChanged(p, ni.Node, 1)
 }
 
 // forget undoes an assumption whose bind failed (a no-op once the

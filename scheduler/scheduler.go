@@ -313,6 +313,7 @@ func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.
 		return d
 	}
 	state := framework.NewCycleState(pod, nodes)
+	state.Index = s.cache.index
 	for _, f := range s.profile.Filters {
 		if pf, ok := f.(framework.PreFilterPlugin); ok {
 			if st := pf.PreFilter(ctx, state, pod); !st.IsSuccess() {

@@ -61,7 +61,10 @@ type CycleState struct {
 	// AllNodes is every node of the snapshot, for plugins that look at
 	// other nodes than the one they judge (spread, inter-pod affinity).
 	AllNodes []*NodeInfo
-	data     map[string]any
+	// Index, when set, answers cluster-wide counting questions faster
+	// than walking AllNodes (the scheduler sets it; tests may not).
+	Index ClusterIndex
+	data  map[string]any
 }
 
 // NewCycleState returns the state for one attempt at scheduling pod.
@@ -189,9 +192,9 @@ func (n *NodeInfo) AddPod(p *core.Pod) {
 	n.account(p, 1)
 }
 
-// RemovePod takes the pod with p's namespace and name off the node; it
-// reports whether it was there.
-func (n *NodeInfo) RemovePod(p *core.Pod) bool {
+// RemovePod takes the pod with p's namespace and name off the node and
+// returns the version that was there (nil if none).
+func (n *NodeInfo) RemovePod(p *core.Pod) *core.Pod {
 	for i, q := range n.Pods {
 		if q.Name == p.Name && q.Namespace == p.Namespace {
 			n.account(q, -1)
@@ -199,10 +202,10 @@ func (n *NodeInfo) RemovePod(p *core.Pod) bool {
 			n.Pods[i] = n.Pods[last]
 			n.Pods[last] = nil
 			n.Pods = n.Pods[:last]
-			return true
+			return q
 		}
 	}
-	return false
+	return nil
 }
 
 func (n *NodeInfo) account(p *core.Pod, sign int64) {

@@ -39,12 +39,13 @@ type topologyPair struct{ key, value string }
 
 type interPodState struct {
 	pod *framework.PodAffinity // the incoming pod's terms (nil: none)
-	// affinity counts pods matching all the incoming pod's affinity
-	// terms; anti those matching any of its anti-affinity terms;
-	// existingAnti the placed pods whose required anti-affinity selects
-	// the incoming pod.
-	affinity, anti, existingAnti map[topologyPair]int
-	existingAntiKeys             []string // the topology keys in existingAnti
+	// affinity[i] and anti[i] count, per value of the i-th term's
+	// topology key, the pods matching the incoming pod's i-th required
+	// affinity (all terms, for affinity) and anti-affinity term.
+	affinity, anti []map[string]int
+	// existing are the placed pods' anti-affinity terms that select the
+	// incoming pod, with their holders per topology value.
+	existing []*framework.IndexedTerm
 	// selfMatch: no pod matches the affinity terms but the incoming pod
 	// matches them itself (the first pod of a group that wants to be
 	// together may go anywhere).
@@ -57,57 +58,90 @@ const interPodKey = "InterPodAffinity"
 func (InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *core.Pod) *framework.Status {
 	st := &interPodState{pod: framework.ParsePodAffinity(pod)}
 	state.Write(interPodKey, st)
-	for _, n := range state.AllNodes {
-		if n.Node == nil {
-			continue
-		}
-		labels := n.Node.Labels
-		// Placed pods' anti-affinity against the incoming pod.
-		for _, other := range n.PodsWithAffinity {
-			for i := range other.RequiredAntiAffinity {
-				t := &other.RequiredAntiAffinity[i]
-				if v, ok := labels[t.TopologyKey]; ok && t.Matches(other.Pod, pod) {
-					st.existingAnti = inc(st.existingAnti, topologyPair{t.TopologyKey, v})
-					if !contains(st.existingAntiKeys, t.TopologyKey) {
-						st.existingAntiKeys = append(st.existingAntiKeys, t.TopologyKey)
-					}
-				}
+	if state.Index != nil {
+		for _, t := range state.Index.AntiAffinityTerms() {
+			if t.Selects(pod) {
+				st.existing = append(st.existing, t)
 			}
 		}
-		if st.pod == nil || (len(st.pod.RequiredAffinity) == 0 && len(st.pod.RequiredAntiAffinity) == 0) {
-			continue
-		}
-		for _, other := range n.Pods {
-			if other.DeletionTimestamp != nil {
-				continue
-			}
-			if len(st.pod.RequiredAffinity) > 0 && matchesAll(st.pod.RequiredAffinity, pod, other) {
-				for i := range st.pod.RequiredAffinity {
-					if v, ok := labels[st.pod.RequiredAffinity[i].TopologyKey]; ok {
-						st.affinity = inc(st.affinity, topologyPair{st.pod.RequiredAffinity[i].TopologyKey, v})
-					}
-				}
-			}
-			for i := range st.pod.RequiredAntiAffinity {
-				t := &st.pod.RequiredAntiAffinity[i]
-				if v, ok := labels[t.TopologyKey]; ok && t.Matches(pod, other) {
-					st.anti = inc(st.anti, topologyPair{t.TopologyKey, v})
-				}
-			}
-		}
+	} else {
+		st.existing = existingAntiAffinity(pod, state.AllNodes)
 	}
-	if st.pod != nil && len(st.pod.RequiredAffinity) > 0 && len(st.affinity) == 0 {
-		st.selfMatch = matchesAll(st.pod.RequiredAffinity, pod, pod)
+	if st.pod == nil {
+		return nil
+	}
+	for i := range st.pod.RequiredAntiAffinity {
+		st.anti = append(st.anti, countTerms(state, pod, st.pod.RequiredAntiAffinity[i:i+1], st.pod.RequiredAntiAffinity[i].TopologyKey))
+	}
+	if len(st.pod.RequiredAffinity) > 0 {
+		any := false
+		for i := range st.pod.RequiredAffinity {
+			counts := countTerms(state, pod, st.pod.RequiredAffinity, st.pod.RequiredAffinity[i].TopologyKey)
+			any = any || len(counts) > 0
+			st.affinity = append(st.affinity, counts)
+		}
+		st.selfMatch = !any && matchesAll(st.pod.RequiredAffinity, pod, pod)
 	}
 	return nil
 }
 
-func inc(m map[topologyPair]int, p topologyPair) map[topologyPair]int {
-	if m == nil {
-		m = map[topologyPair]int{}
+// countTerms counts the placed, non-terminating pods matching all the
+// terms, per value of key: from the index for a single term, else by
+// walking every node.
+func countTerms(state *framework.CycleState, owner *core.Pod, ts []framework.AffinityTerm, key string) map[string]int {
+	if state.Index != nil && len(ts) == 1 {
+		return state.Index.MatchingPods(framework.TermNamespaces(&ts[0], owner), ts[0].Selector, key)
 	}
-	m[p]++
-	return m
+	counts := map[string]int{}
+	for _, n := range state.AllNodes {
+		if n.Node == nil {
+			continue
+		}
+		v, ok := n.Node.Labels[key]
+		if !ok {
+			continue
+		}
+		for _, other := range n.Pods {
+			if other.DeletionTimestamp == nil && matchesAll(ts, owner, other) {
+				counts[v]++
+			}
+		}
+	}
+	return counts
+}
+
+// existingAntiAffinity walks every placed pod for required anti-affinity
+// terms that select pod (what the index keeps ready).
+func existingAntiAffinity(pod *core.Pod, nodes []*framework.NodeInfo) []*framework.IndexedTerm {
+	bySig := map[string]*framework.IndexedTerm{}
+	var out []*framework.IndexedTerm
+	for _, n := range nodes {
+		if n.Node == nil {
+			continue
+		}
+		for _, other := range n.PodsWithAffinity {
+			if other.Pod.DeletionTimestamp != nil {
+				continue
+			}
+			for i := range other.RequiredAntiAffinity {
+				t := &other.RequiredAntiAffinity[i]
+				v, ok := n.Node.Labels[t.TopologyKey]
+				if !ok || !t.Matches(other.Pod, pod) {
+					continue
+				}
+				ns := framework.TermNamespaces(t, other.Pod)
+				sig := framework.Signature(ns, t.Selector, t.TopologyKey)
+				it, ok := bySig[sig]
+				if !ok {
+					it = &framework.IndexedTerm{Namespaces: ns, Selector: t.Selector, TopologyKey: t.TopologyKey, Counts: map[string]int{}}
+					bySig[sig] = it
+					out = append(out, it)
+				}
+				it.Counts[v]++
+			}
+		}
+	}
+	return out
 }
 
 func matchesAll(ts []framework.AffinityTerm, owner, p *core.Pod) bool {
@@ -126,8 +160,8 @@ func (InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, p
 		return framework.NewStatus(framework.Error, "InterPodAffinity: PreFilter did not run")
 	}
 	labels := n.Node.Labels
-	for _, key := range st.existingAntiKeys {
-		if v, ok := labels[key]; ok && st.existingAnti[topologyPair{key, v}] > 0 {
+	for _, t := range st.existing {
+		if v, ok := labels[t.TopologyKey]; ok && t.Counts[v] > 0 {
 			return framework.NewStatus(framework.Unschedulable, reasonExistingAntiRule)
 		}
 	}
@@ -135,18 +169,13 @@ func (InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, p
 		return nil
 	}
 	for i := range st.pod.RequiredAntiAffinity {
-		key := st.pod.RequiredAntiAffinity[i].TopologyKey
-		if v, ok := labels[key]; ok && st.anti[topologyPair{key, v}] > 0 {
+		if v, ok := labels[st.pod.RequiredAntiAffinity[i].TopologyKey]; ok && st.anti[i][v] > 0 {
 			return framework.NewStatus(framework.Unschedulable, reasonAntiAffinity)
 		}
 	}
 	for i := range st.pod.RequiredAffinity {
-		key := st.pod.RequiredAffinity[i].TopologyKey
-		v, ok := labels[key]
-		if !ok {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonAffinity)
-		}
-		if st.affinity[topologyPair{key, v}] == 0 && !st.selfMatch {
+		v, ok := labels[st.pod.RequiredAffinity[i].TopologyKey]
+		if !ok || (st.affinity[i][v] == 0 && !st.selfMatch) {
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonAffinity)
 		}
 	}

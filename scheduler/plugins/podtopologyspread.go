@@ -36,13 +36,14 @@ const (
 // spreadConstraint is a constraint with its selector parsed, and the count
 // of matching pods per domain.
 type spreadConstraint struct {
-	maxSkew    int64
+	maxSkew    int
 	key        string
 	sel        selector.Selector
 	minDomains int
-	selfMatch  int64 // 1 when the incoming pod matches its own selector
-	counts     map[string]int64
-	minCount   int64
+	selfMatch  int // 1 when the incoming pod matches its own selector
+	counts     map[string]int // matching pods per domain (absent: none); may be the index's: read only
+	domains    int
+	minCount   int
 }
 
 // spreadConstraints parses the pod's constraints with the given
@@ -57,7 +58,7 @@ func spreadConstraints(pod *core.Pod, when string) []*spreadConstraint {
 		if err != nil {
 			sel = selector.Nothing()
 		}
-		sc := &spreadConstraint{maxSkew: int64(c.MaxSkew), key: c.TopologyKey, sel: sel, minDomains: 1, counts: map[string]int64{}}
+		sc := &spreadConstraint{maxSkew: int(c.MaxSkew), key: c.TopologyKey, sel: sel, minDomains: 1}
 		if c.MinDomains != nil {
 			sc.minDomains = int(*c.MinDomains)
 		}
@@ -71,15 +72,29 @@ func spreadConstraints(pod *core.Pod, when string) []*spreadConstraint {
 
 // countSpread counts, for each constraint, the pods matching it (in the
 // pod's namespace, not terminating) per domain, over the nodes that pass
-// the pod's node affinity and carry every constraint's key. It returns
-// those nodes' count.
-func countSpread(pod *core.Pod, cs []*spreadConstraint, nodes []*framework.NodeInfo) int {
-	eligible := 0
-	for _, n := range nodes {
+// the pod's node affinity and carry every constraint's key, and the least
+// count over those domains. A single constraint of a pod without node
+// affinity is answered by the index, when there is one.
+func countSpread(state *framework.CycleState, pod *core.Pod, cs []*spreadConstraint) {
+	if state.Index != nil && len(cs) == 1 && !hasNodeConstraints(pod) {
+		c := cs[0]
+		c.counts = state.Index.MatchingPods([]string{pod.Namespace}, c.sel, c.key)
+		domains := state.Index.Domains(c.key)
+		c.domains = len(domains)
+		c.minCount = math.MaxInt
+		for v := range domains {
+			c.minCount = min(c.minCount, c.counts[v])
+		}
+		c.finish()
+		return
+	}
+	for _, c := range cs {
+		c.counts = map[string]int{}
+	}
+	for _, n := range state.AllNodes {
 		if n.Node == nil || !hasKeys(n.Node.Labels, cs) || !nodeMatchesPod(pod, n.Node) {
 			continue
 		}
-		eligible++
 		for _, c := range cs {
 			v := n.Node.Labels[c.key]
 			count := c.counts[v]
@@ -92,15 +107,25 @@ func countSpread(pod *core.Pod, cs []*spreadConstraint, nodes []*framework.NodeI
 		}
 	}
 	for _, c := range cs {
-		c.minCount = math.MaxInt64
+		c.domains = len(c.counts)
+		c.minCount = math.MaxInt
 		for _, n := range c.counts {
 			c.minCount = min(c.minCount, n)
 		}
-		if len(c.counts) < c.minDomains || len(c.counts) == 0 {
-			c.minCount = 0
-		}
+		c.finish()
 	}
-	return eligible
+}
+
+// finish takes the least count as 0 with fewer domains than minDomains.
+func (c *spreadConstraint) finish() {
+	if c.domains < c.minDomains || c.domains == 0 {
+		c.minCount = 0
+	}
+}
+
+func hasNodeConstraints(pod *core.Pod) bool {
+	a := pod.Spec.Affinity
+	return len(pod.Spec.NodeSelector) > 0 || (a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil)
 }
 
 func hasKeys(labels map[string]string, cs []*spreadConstraint) bool {
@@ -116,7 +141,7 @@ func hasKeys(labels map[string]string, cs []*spreadConstraint) bool {
 func (PodTopologySpread) PreFilter(_ context.Context, state *framework.CycleState, pod *core.Pod) *framework.Status {
 	cs := spreadConstraints(pod, "DoNotSchedule")
 	if len(cs) > 0 {
-		countSpread(pod, cs, state.AllNodes)
+		countSpread(state, pod, cs)
 	}
 	state.Write(spreadKey, cs)
 	return nil

@@ -40,9 +40,9 @@ const ignoredNode = -1
 func (TopologySpreadScore) PreScore(_ context.Context, state *framework.CycleState, pod *core.Pod, _ []*framework.NodeInfo) *framework.Status {
 	st := &spreadScoreState{cs: spreadConstraints(pod, "ScheduleAnyway")}
 	if len(st.cs) > 0 {
-		countSpread(pod, st.cs, state.AllNodes)
+		countSpread(state, pod, st.cs)
 		for _, c := range st.cs {
-			st.weights = append(st.weights, math.Log(float64(len(c.counts)+2)))
+			st.weights = append(st.weights, math.Log(float64(c.domains+2)))
 		}
 	}
 	state.Write(spreadScoreKey, st)

@@ -44,6 +44,10 @@ func main() {
 	watchers := flag.Int("watchers", 100, "watchers in the latency run")
 	events := flag.Int("events", 300, "objects created in the latency run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the API create runs to this file")
+	parts := flag.String("only", "api,scheduler", "which benchmarks to run: api, scheduler, or both")
+	schedNodes := flag.String("scheduler-nodes", "1000,5000", "node counts for the scheduler benchmark")
+	schedPods := flag.Int("scheduler-pods", 10000, "measured pods per scheduler run")
+	schedWorkloads := flag.String("scheduler-workloads", "", "run only these scheduler workloads (comma-separated; empty: all)")
 	flag.Parse()
 	profileAPI = *cpuprofile
 
@@ -52,6 +56,31 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
+	report := fmt.Sprintf("# Benchmarks\n\nWritten by `make bench` (test/bench) on %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	report += fmt.Sprintf("Machine: %s. Embedded etcd 3.7 with its data on the local disk (fsync on every write).\n\n", machine())
+	if strings.Contains(*parts, "api") {
+		report += apiBench(dir, *creates, *rounds, *watchers, *events) + "\n"
+	}
+	if strings.Contains(*parts, "scheduler") {
+		var counts []int
+		for _, f := range strings.Split(*schedNodes, ",") {
+			var n int
+			if _, err := fmt.Sscan(f, &n); err != nil {
+				log.Fatalf("-scheduler-nodes: %q is not a number", f)
+			}
+			counts = append(counts, n)
+		}
+		report += renderScheduler(schedulerBench(dir, counts, *schedPods, *schedWorkloads))
+	}
+	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(report)
+}
+
+// apiBench measures create throughput against raw etcd and watch latency,
+// and returns the report's sections.
+func apiBench(dir string, creates, rounds, watchers, events int) string {
 	srv, err := testserver.Start(filepath.Join(dir, "throughput"), "")
 	if err != nil {
 		log.Fatalf("start apiserver: %v", err)
@@ -61,7 +90,7 @@ func main() {
 	podJSON := podBytes("template")
 	var rows []throughputRow
 	for _, conc := range []int{1, 16} {
-		n := *creates
+		n := creates
 		if conc == 1 {
 			n /= 3
 		}
@@ -83,7 +112,7 @@ func main() {
 		// Rounds alternate raw etcd and API runs so that both see the same
 		// machine conditions and database size; medians are reported.
 		var etcdRates, apiRates []float64
-		for round := range *rounds {
+		for round := range rounds {
 			etcdRate := measure(n, conc, func(w, i int) error {
 				_, err := raws[w].Put(ctx, fmt.Sprintf("/bench/raw/%d/%d/%d", conc, round, i), string(podJSON))
 				return err
@@ -113,15 +142,10 @@ func main() {
 		log.Fatalf("start apiserver: %v", err)
 	}
 	defer wsrv.Stop()
-	log.Printf("watch latency: %d watchers, %d creates", *watchers, *events)
-	p50, p99, max, delivered := watchLatency(ctx, wsrv, *watchers, *events)
+	log.Printf("watch latency: %d watchers, %d creates", watchers, events)
+	p50, p99, max, delivered := watchLatency(ctx, wsrv, watchers, events)
 	log.Printf("  p50 %v p99 %v max %v (%d deliveries)", p50, p99, max, delivered)
-
-	report := render(rows, len(podJSON), *watchers, *events, p50, p99, max, delivered)
-	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Print(report)
+	return render(rows, len(podJSON), watchers, events, p50, p99, max, delivered)
 }
 
 var profileAPI string
@@ -308,8 +332,6 @@ func machine() string {
 
 func render(rows []throughputRow, size, watchers, events int, p50, p99, max time.Duration, delivered int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `make bench` (test/bench) on %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "Machine: %s. Embedded etcd 3.7 with its data on the local disk (fsync on every write).\n\n", machine())
 	b.WriteString("## API create throughput\n\n")
 	fmt.Fprintf(&b, "Pod objects of %d bytes of JSON created through kobune-apiserver (gRPC, decoding, defaulting, admission, validation, an etcd create transaction), beside raw etcd puts of the same bytes at the same concurrency against the same etcd. Every concurrent client has its own gRPC connection, to the API server or to etcd. The API server reaches its embedded etcd in-process for reads and writes (watches use a loopback connection); the raw-etcd clients reach it over loopback gRPC, as any etcd client does. Runs alternate (etcd, API, etcd, API, ...) so both see the same machine and database size; the table shows medians, and every run.\n\n", size)
 	b.WriteString("| clients | objects per run | raw etcd puts/s (median) | API creates/s (median) | API / etcd | goal | runs: etcd; API |\n|---|---|---|---|---|---|---|\n")
