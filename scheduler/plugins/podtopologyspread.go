@@ -40,7 +40,7 @@ type spreadConstraint struct {
 	key        string
 	sel        selector.Selector
 	minDomains int
-	selfMatch  int // 1 when the incoming pod matches its own selector
+	selfMatch  int            // 1 when the incoming pod matches its own selector
 	counts     map[string]int // matching pods per domain (absent: none); may be the index's: read only
 	domains    int
 	minCount   int
