@@ -153,30 +153,31 @@ func matchesAll(ts []framework.AffinityTerm, owner, p *core.Pod) bool {
 	return true
 }
 
-// Filter implements framework.FilterPlugin.
+// Filter implements framework.FilterPlugin. The checks run in
+// kube-scheduler's order: the pod's affinity, its anti-affinity, then the
+// placed pods' anti-affinity.
 func (InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
 	st, _ := state.Read(interPodKey).(*interPodState)
 	if st == nil {
 		return framework.NewStatus(framework.Error, "InterPodAffinity: PreFilter did not run")
 	}
 	labels := n.Node.Labels
+	if st.pod != nil {
+		for i := range st.pod.RequiredAffinity {
+			v, ok := labels[st.pod.RequiredAffinity[i].TopologyKey]
+			if !ok || (st.affinity[i][v] == 0 && !st.selfMatch) {
+				return framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonAffinity)
+			}
+		}
+		for i := range st.pod.RequiredAntiAffinity {
+			if v, ok := labels[st.pod.RequiredAntiAffinity[i].TopologyKey]; ok && st.anti[i][v] > 0 {
+				return framework.NewStatus(framework.Unschedulable, reasonAntiAffinity)
+			}
+		}
+	}
 	for _, t := range st.existing {
 		if v, ok := labels[t.TopologyKey]; ok && t.Counts[v] > 0 {
 			return framework.NewStatus(framework.Unschedulable, reasonExistingAntiRule)
-		}
-	}
-	if st.pod == nil {
-		return nil
-	}
-	for i := range st.pod.RequiredAntiAffinity {
-		if v, ok := labels[st.pod.RequiredAntiAffinity[i].TopologyKey]; ok && st.anti[i][v] > 0 {
-			return framework.NewStatus(framework.Unschedulable, reasonAntiAffinity)
-		}
-	}
-	for i := range st.pod.RequiredAffinity {
-		v, ok := labels[st.pod.RequiredAffinity[i].TopologyKey]
-		if !ok || (st.affinity[i][v] == 0 && !st.selfMatch) {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, reasonAffinity)
 		}
 	}
 	return nil
