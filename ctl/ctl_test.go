@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -244,4 +245,25 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestDescribePodShowsSchedulingDecision: the decision the bind recorded is
+// shown one node per line, not buried in the annotations.
+func TestDescribePodShowsSchedulingDecision(t *testing.T) {
+	s := testserver.New(t)
+	if r := kobectl(t, s, fmt.Sprintf(podTmpl, "chosen", "  - {name: c, image: i}\n"), "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply: %s", r.stderr)
+	}
+	record := "big: score 300 (LeastAllocated 75) <- chosen; small: rejected by NodeResourcesFit (Insufficient cpu)"
+	if err := s.Client.Bind(context.Background(), "default", "chosen", "", "big", map[string]string{"scheduler.kobune.io/decision": record}); err != nil {
+		t.Fatal(err)
+	}
+	r := kobectl(t, s, "", "describe", "pod", "chosen")
+	want := "Scheduling Decision:\n  big: score 300 (LeastAllocated 75) <- chosen\n  small: rejected by NodeResourcesFit (Insufficient cpu)\n"
+	if r.code != 0 || !strings.Contains(r.stdout, want) || !regexp.MustCompile(`(?m)^Node:\s+big$`).MatchString(r.stdout) {
+		t.Errorf("describe:\n%s%s", r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "scheduler.kobune.io/decision=") {
+		t.Errorf("the record is also listed among the annotations:\n%s", r.stdout)
+	}
 }

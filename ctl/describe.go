@@ -74,7 +74,7 @@ func describeObject(w io.Writer, obj meta.Object) {
 	fmt.Fprintf(tw, "Labels:\t%s\n", mapLines(m.Labels))
 	ann := map[string]string{}
 	for k, v := range m.Annotations {
-		if k != LastAppliedAnnotation {
+		if k != LastAppliedAnnotation && k != core.SchedulingDecisionAnnotation {
 			ann[k] = v
 		}
 	}
@@ -95,8 +95,18 @@ func describeObject(w io.Writer, obj meta.Object) {
 		fmt.Fprintf(tw, "Status:\t%s\n", podStatus(p))
 		fmt.Fprintf(tw, "IP:\t%s\n", none(p.Status.PodIP))
 		fmt.Fprintf(tw, "QoS Class:\t%s\n", p.Status.QOSClass)
+		if p.Status.NominatedNodeName != "" {
+			fmt.Fprintf(tw, "Nominated Node:\t%s\n", p.Status.NominatedNodeName)
+		}
 	}
 	tw.Flush()
+	if d := m.Annotations[core.SchedulingDecisionAnnotation]; d != "" {
+		// Kobune shows how the scheduler chose: each node's verdict.
+		fmt.Fprintln(w, "Scheduling Decision:")
+		for _, line := range strings.Split(d, "; ") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 	b, _ := json.Marshal(obj)
 	var rest map[string]any
 	_ = json.Unmarshal(b, &rest)

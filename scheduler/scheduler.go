@@ -18,7 +18,7 @@ import (
 
 // DecisionAnnotation is the pod annotation the bind sets to the decision
 // record (each node's verdict and the winner); `kobectl describe pod` shows it.
-const DecisionAnnotation = "scheduler.kobune.io/decision"
+const DecisionAnnotation = core.SchedulingDecisionAnnotation
 
 // Config configures a scheduler.
 type Config struct {

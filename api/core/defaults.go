@@ -10,6 +10,11 @@ import (
 // DefaultSchedulerName is the scheduler a pod gets when it names none.
 const DefaultSchedulerName = "default-scheduler"
 
+// SchedulingDecisionAnnotation holds kobune-scheduler's record of how it
+// chose the pod's node (each node's verdict and score); Kobune's own, set
+// with the bind.
+const SchedulingDecisionAnnotation = "scheduler.kobune.io/decision"
+
 // DefaultTerminationGracePeriodSeconds is the grace period a pod gets when it names none.
 const DefaultTerminationGracePeriodSeconds = 30
 
