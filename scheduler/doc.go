@@ -1,19 +1,25 @@
 // Package scheduler is kobune-scheduler (kube-scheduler): it watches pods
-// with no node, runs the filter plugins over every node, scores the nodes
-// that fit, assumes the pod onto the best one in its cache and binds it
-// through the API. A pod that fits nowhere gets a FailedScheduling event in
-// Kubernetes' words ("0/3 nodes are available: 2 Insufficient cpu, ...")
-// and is retried with back-off, and at once when a node changes. Every
-// attempt also leaves a SchedulingDecision event — each node's verdict: the
-// filter that rejected it and why, or its score per plugin, and the winner —
-// which `kobectl describe pod` lists.
+// with no node, filters the nodes with the filter plugins (in parallel,
+// stopping once enough feasible nodes are found, as percentageOfNodesToScore
+// does), scores the feasible ones with weighted score plugins, assumes the
+// pod onto the best node in its cache and binds it through the API in the
+// background. A pod that fits nowhere gets a FailedScheduling event in
+// Kubernetes' words ("0/3 nodes are available: 2 Insufficient cpu, ..."),
+// may preempt pods of lower priority (nominatedNodeName), and is retried
+// with back-off, and as soon as something changes that could help. Every
+// decision is recorded — each node's verdict: the filter that rejected it
+// and why, or its score per plugin, and the winner — in the pod's
+// scheduler.kobune.io/decision annotation (set by the bind) or, when it
+// fails, a SchedulingDecision event; `kobectl describe pod` shows it.
 //
-// Files: scheduler.go (the loop, the cache snapshot, the decision record),
-// queue.go (active by priority then age, back-off, unschedulable), metrics.go.
-// Plugins live in plugins/, one file each; the contract in framework/.
+// Files: scheduler.go (the loop, filtering and scoring, the bind),
+// queue.go (active by priority then age, back-off, unschedulable),
+// cache.go (nodes with their placed and assumed pods, nominations),
+// index.go (counts for spread and inter-pod affinity, kept up to date),
+// preempt.go, decision.go (the record and the failure message), config.go
+// (--config), metrics.go. Plugins live in plugins/, one file each; the
+// contract in framework/. docs/scheduler.md is the user's guide.
 //
-// Not yet (issue #4): preemption, pod (anti-)affinity,
-// topology spread, the score plugins beyond LeastAllocated, a config file.
-// (Leader election is done
-// by the binary, with client.LeaderElection on a Lease.)
+// Leader election is done by the binary (cmd/kobune-scheduler), with
+// client.LeaderElection on a Lease.
 package scheduler
