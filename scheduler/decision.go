@@ -63,13 +63,7 @@ func (d *decision) String() string {
 		fmt.Fprintf(&b, "all %d nodes: rejected by %s (%s)", d.total, d.preFilterPlugin, d.preFilterMessage)
 		return b.String()
 	}
-	sort.SliceStable(d.feasible, func(i, j int) bool {
-		a, c := d.feasible[i], d.feasible[j]
-		if a.total != c.total {
-			return a.total > c.total
-		}
-		return a.node < c.node
-	})
+	best := topFeasible(d.feasible, maxRecordedNodes)
 	order := make([]int, len(d.scoreNames))
 	for i := range order {
 		order[i] = i
@@ -82,10 +76,7 @@ func (d *decision) String() string {
 		}
 		shown++
 	}
-	for _, f := range d.feasible {
-		if shown == maxRecordedNodes {
-			break
-		}
+	for _, f := range best {
 		sep()
 		fmt.Fprintf(&b, "%s: score %d (", f.node, f.total)
 		for k, j := range order {
@@ -130,4 +121,31 @@ func failureMessage(nodes int, reasons map[string]int, preFilter string) string 
 		msg += ": " + strings.Join(parts, ", ")
 	}
 	return msg + "."
+}
+
+// topFeasible returns the k best-scored nodes, best first (ties by name),
+// without sorting all of them: a record shows only these.
+func topFeasible(all []feasibleNode, k int) []feasibleNode {
+	better := func(a, b *feasibleNode) bool {
+		if a.total != b.total {
+			return a.total > b.total
+		}
+		return a.node < b.node
+	}
+	top := make([]feasibleNode, 0, k+1)
+	for i := range all {
+		if len(top) == k && !better(&all[i], &top[k-1]) {
+			continue
+		}
+		j := len(top)
+		top = append(top, all[i])
+		for ; j > 0 && better(&all[i], &top[j-1]); j-- {
+			top[j] = top[j-1]
+		}
+		top[j] = all[i]
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
 }
