@@ -271,6 +271,8 @@ func TestCordonedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	go quietScheduler(c).Run(ctx)
+	// A pod for another scheduler is left alone.
+	mkPod(t, ctx, c, "not-mine", "1", func(p *core.Pod) { p.Spec.SchedulerName = "other-scheduler" })
 	mkPod(t, ctx, c, "waiting", "1")
 	if msg := failedScheduling(t, ctx, c, "waiting"); !strings.HasPrefix(msg, "0/1 nodes are available: 1 node(s) were unschedulable.") {
 		t.Errorf("message %q", msg)
@@ -282,6 +284,10 @@ func TestCordonedNode(t *testing.T) {
 	}
 	if got := boundTo(t, ctx, c, "waiting"); got != "only" {
 		t.Errorf("bound to %s", got)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if p, _ := client.For[*core.Pod](c).Get(ctx, "default", "not-mine"); p == nil || p.Spec.NodeName != "" || len(p.Status.Conditions) != 0 {
+		t.Errorf("a pod with schedulerName other-scheduler was touched: %+v", p)
 	}
 }
 

@@ -22,9 +22,9 @@ import (
 	"github.com/kobune/kobune/client"
 )
 
-// TestKillSchedulerWith5000PendingPods kills the kobune-scheduler process
-// (SIGKILL) while 5,000 pods are pending and binds are in flight, starts it
-// again, and checks that every pod is bound exactly once (the API server
+// TestKillSchedulerWith5000PendingPods runs two kobune-scheduler processes
+// with leader election, kills the leader (SIGKILL) while 5,000 pods are
+// pending and binds are in flight, starts it again, and checks that every pod is bound exactly once (the API server
 // counts exactly 5,000 successful binds; no pod's node ever changes) and
 // that no node is over-committed. The nodes have exactly the room the pods
 // need, so a lost or doubled assumption would leave pods pending or
@@ -124,13 +124,15 @@ func TestKillSchedulerWith5000PendingPods(t *testing.T) {
 		}
 	}
 	first := start()
+	waitBound(200) // the first one leads
+	start()        // a standby: it waits for the Lease while the first one acts
 	waitBound(1500)
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = first.Wait()
-	t.Logf("killed the scheduler with about 1500 of %d pods bound", pods)
-	start()
+	t.Logf("killed the leading scheduler with about 1500 of %d pods bound", pods)
+	start() // restarted; it and the standby compete for the Lease, one acts
 	waitBound(pods)
 
 	all, _, err := podClient.List(ctx, "default", client.ListOptions{})
@@ -151,7 +153,8 @@ func TestKillSchedulerWith5000PendingPods(t *testing.T) {
 	}
 	// Binds cut off by the kill count as Canceled, though some had
 	// already been written. None may have found its pod already bound
-	// (Aborted: the restarted scheduler decided again for a bound pod),
+	// (Aborted: two schedulers acted at once, or the new leader decided
+	// again for a bound pod),
 	// and the successful ones cannot exceed the pods.
 	metrics := "http://" + s.MetricsAddr() + "/metrics"
 	series := `kobune_apiserver_requests_total{code="%s",resource="pods",verb="bind"}`
