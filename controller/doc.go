@@ -1,5 +1,16 @@
-// Package controller will hold kobune-controller, Kobune's counterpart of kube-controller-manager: it will run the Deployment, ReplicaSet, ... reconcilers.
+// Package controller is kobune-controller (kube-controller-manager): the
+// reconcilers that turn desired state into pods and keep nodes and owners
+// tidy. This package holds what they share:
 //
-// Not implemented yet (issue #5): the kobune-controller binary only connects to
-// the API server and says that it does nothing.
+//   - Loop runs one reconciler: informer handlers enqueue keys
+//     ("namespace/name") onto a deduplicating, rate-limited workqueue, and
+//     workers call Reconcile(ctx, key) for each, following the contract in
+//     Reconciler's doc comment (DESIGN.md's reconcile contract);
+//   - Informers are the shared informers, one per kind, that every
+//     controller reads from and registers handlers on;
+//   - Manager (manager.go) builds the controllers and runs them while the
+//     process holds the leader Lease (cmd/kobune-controller).
+//
+// The controllers themselves live one per package beside it:
+// replicaset, deployment, garbagecollector, nodelifecycle.
 package controller

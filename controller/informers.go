@@ -1,0 +1,65 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/coordination"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+)
+
+// IndexByOwner indexes objects by the uid of each of their owners, so a
+// controller finds the pods of a ReplicaSet (and the garbage collector
+// the dependents of anything) without scanning the namespace.
+const IndexByOwner = "metadata.ownerReferences.uid"
+
+// OwnerUIDs is the index function for IndexByOwner.
+func OwnerUIDs[T meta.Object](o T) []string {
+	refs := o.GetObjectMeta().OwnerReferences
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.UID
+	}
+	return out
+}
+
+// Informers are the shared informers, one per kind: every controller
+// reads its caches and adds its handlers before Run.
+type Informers struct {
+	Pods        *client.Informer[*core.Pod]
+	Nodes       *client.Informer[*core.Node]
+	Leases      *client.Informer[*coordination.Lease]
+	ReplicaSets *client.Informer[*apps.ReplicaSet]
+	Deployments *client.Informer[*apps.Deployment]
+}
+
+// NewInformers creates the informers (not yet running).
+func NewInformers(c *client.Client) *Informers {
+	inf := &Informers{
+		Pods:        client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
+		Nodes:       client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
+		Leases:      client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
+		ReplicaSets: client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
+		Deployments: client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
+	}
+	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
+	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
+	inf.ReplicaSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.ReplicaSet])
+	return inf
+}
+
+// Run runs every informer until ctx ends.
+func (i *Informers) Run(ctx context.Context) {
+	go i.Pods.Run(ctx)
+	go i.Nodes.Run(ctx)
+	go i.Leases.Run(ctx)
+	go i.ReplicaSets.Run(ctx)
+	go i.Deployments.Run(ctx)
+}
+
+// WaitForSync blocks until every informer has listed once, or ctx ends.
+func (i *Informers) WaitForSync(ctx context.Context) bool {
+	return client.WaitForSync(ctx, i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced)
+}

@@ -1,0 +1,98 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/kobune/kobune/client"
+)
+
+// Result tells the loop when to look at a key again.
+type Result struct {
+	// RequeueAfter, when positive, reconciles the key again after this
+	// long (a condition that only time changes, such as minReadySeconds).
+	RequeueAfter time.Duration
+}
+
+// Reconciler is one controller's logic. Reconcile(ctx, key) makes the
+// world match the object named by key, recomputing from the informer
+// caches rather than trusting any single event (level-based):
+//
+//   - a nil error and an empty Result: done until something changes;
+//   - Result.RequeueAfter: done for now, look again after that long;
+//   - an error: retry with per-key exponential back-off;
+//   - an error wrapped with Terminal: log it, do not retry;
+//   - the object not found: it is gone; clean up and return nil.
+type Reconciler interface {
+	Reconcile(ctx context.Context, key string) (Result, error)
+}
+
+// terminalError marks an error that retrying cannot fix.
+type terminalError struct{ error }
+
+func (t terminalError) Unwrap() error { return t.error }
+
+// Terminal marks err as not worth retrying.
+func Terminal(err error) error { return terminalError{err} }
+
+// Loop runs a Reconciler's workers over its queue.
+type Loop struct {
+	Name       string
+	Queue      *client.Queue
+	Reconciler Reconciler
+	Workers    int
+	Logf       func(format string, args ...any)
+}
+
+// NewLoop returns a loop with a fresh queue.
+func NewLoop(name string, r Reconciler, workers int) *Loop {
+	return &Loop{Name: name, Queue: client.NewQueue(nil), Reconciler: r, Workers: workers, Logf: log.Printf}
+}
+
+// Run starts the workers and blocks until ctx ends; then it shuts the
+// queue down and waits for the workers.
+func (l *Loop) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range max(l.Workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	l.Queue.ShutDown()
+	wg.Wait()
+}
+
+// processNext is the worker loop's body: Get, defer Done, then Forget on
+// success or AddRateLimited on error.
+func (l *Loop) processNext(ctx context.Context) bool {
+	key, quit := l.Queue.Get()
+	if quit {
+		return false
+	}
+	defer l.Queue.Done(key)
+	res, err := l.Reconciler.Reconcile(ctx, key)
+	var terminal terminalError
+	switch {
+	case err != nil && errors.As(err, &terminal):
+		l.Logf("%s: %s: %v (not retried)", l.Name, key, err)
+		l.Queue.Forget(key)
+	case err != nil:
+		if ctx.Err() == nil && !client.IsConflict(err) {
+			l.Logf("%s: %s: %s (retrying)", l.Name, key, client.Message(err))
+		}
+		l.Queue.AddRateLimited(key)
+	default:
+		l.Queue.Forget(key)
+		if res.RequeueAfter > 0 {
+			l.Queue.AddAfter(key, res.RequeueAfter)
+		}
+	}
+	return true
+}

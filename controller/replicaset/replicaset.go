@@ -1,0 +1,331 @@
+// Package replicaset is the ReplicaSet controller of kube-controller-manager:
+// it keeps spec.replicas pods running for each ReplicaSet, creating pods from
+// the template and deleting the least valuable ones, adopts matching orphans
+// and releases pods that no longer match, and reports replicas,
+// readyReplicas and availableReplicas in the status.
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+)
+
+// Name is the controller's name in logs and events.
+const Name = "replicaset-controller"
+
+// burstReplicas caps the creates or deletes of one reconcile, as
+// kube-controller-manager's --concurrent-... burst does; the rest follow
+// in the next pass.
+const burstReplicas = 500
+
+// Controller reconciles ReplicaSets.
+type Controller struct {
+	client   *client.Client
+	rss      *client.Informer[*apps.ReplicaSet]
+	pods     *client.Informer[*core.Pod]
+	exp      *controller.Expectations
+	recorder *client.AsyncRecorder
+	now      func() time.Time
+	// Loop is the controller's queue and workers.
+	Loop *controller.Loop
+}
+
+// New returns the controller and registers its handlers on the informers.
+func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
+	rc := &Controller{client: c, rss: inf.ReplicaSets, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now}
+	rc.Loop = controller.NewLoop(Name, rc, 5)
+	enqueue := func(rs *apps.ReplicaSet) { rc.Loop.Queue.Add(meta.Key(rs)) }
+	inf.ReplicaSets.AddHandler(client.Handler[*apps.ReplicaSet]{
+		OnAdd:    enqueue,
+		OnUpdate: func(_, rs *apps.ReplicaSet) { enqueue(rs) },
+		OnDelete: func(rs *apps.ReplicaSet) { rc.exp.Delete(meta.Key(rs)); enqueue(rs) },
+	})
+	inf.Pods.AddHandler(client.Handler[*core.Pod]{
+		OnAdd: func(p *core.Pod) { rc.podEvent(p, true, false) },
+		OnUpdate: func(old, p *core.Pod) {
+			// A pod that starts terminating counts as deleted for the
+			// expectations (its replacement may be made now).
+			rc.podEvent(p, false, old.DeletionTimestamp == nil && p.DeletionTimestamp != nil)
+			if oc, nc := meta.ControllerOf(old), meta.ControllerOf(p); oc != nil && (nc == nil || nc.UID != oc.UID) {
+				rc.podEvent(old, false, false) // released: the old owner must look again
+			}
+		},
+		OnDelete: func(p *core.Pod) {
+			if p.DeletionTimestamp == nil { // else counted when it started terminating
+				rc.podEvent(p, false, true)
+			} else {
+				rc.podEvent(p, false, false)
+			}
+		},
+	})
+	return rc
+}
+
+// podEvent enqueues the ReplicaSet that controls p, or for an orphan every
+// ReplicaSet that might adopt it; it settles creation and deletion
+// expectations (added: the informer saw it created; deleted: saw it
+// deleted or start terminating).
+func (rc *Controller) podEvent(p *core.Pod, added, deleted bool) {
+	if ref := meta.ControllerOf(p); ref != nil {
+		if ref.Kind != "ReplicaSet" {
+			return
+		}
+		rs, ok := rc.rss.Get(p.Namespace, ref.Name)
+		if !ok || rs.UID != ref.UID {
+			return
+		}
+		key := meta.Key(rs)
+		if added {
+			rc.exp.Observed(key, true)
+		}
+		if deleted {
+			rc.exp.Observed(key, false)
+		}
+		rc.Loop.Queue.Add(key)
+		return
+	}
+	if deleted {
+		return
+	}
+	for _, rs := range rc.rss.ByIndex(client.IndexNamespace, p.Namespace) {
+		if sel, err := selector.FromLabelSelector(rs.Spec.Selector); err == nil && sel.Matches(p.Labels) {
+			rc.Loop.Queue.Add(meta.Key(rs))
+		}
+	}
+}
+
+// Reconcile implements controller.Reconciler.
+func (rc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	rs, ok := rc.rss.GetByKey(key)
+	if !ok {
+		rc.exp.Delete(key)
+		return controller.Result{}, nil
+	}
+	sel, err := selector.FromLabelSelector(rs.Spec.Selector)
+	if err != nil {
+		return controller.Result{}, controller.Terminal(fmt.Errorf("selector: %w", err))
+	}
+	pods, err := rc.claimPods(ctx, rs, sel)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	var active []*core.Pod
+	for _, p := range pods {
+		if controller.IsActive(p) {
+			active = append(active, p)
+		}
+	}
+	var manageErr error
+	if rc.exp.Satisfied(key) && rs.DeletionTimestamp == nil {
+		manageErr = rc.manageReplicas(ctx, rs, active)
+	}
+	requeue, err := rc.updateStatus(ctx, rs, active)
+	if manageErr != nil {
+		return controller.Result{}, manageErr
+	}
+	return controller.Result{RequeueAfter: requeue}, err
+}
+
+// claimPods returns the pods the ReplicaSet controls, adopting orphans
+// that match its selector and releasing its pods that no longer match
+// (Kubernetes' ControllerRefManager).
+func (rc *Controller) claimPods(ctx context.Context, rs *apps.ReplicaSet, sel selector.Selector) ([]*core.Pod, error) {
+	var out []*core.Pod
+	for _, p := range rc.pods.ByIndex(client.IndexNamespace, rs.Namespace) {
+		ref := meta.ControllerOf(p)
+		switch {
+		case ref != nil && ref.UID == rs.UID:
+			if sel.Matches(p.Labels) || rs.DeletionTimestamp != nil {
+				out = append(out, p)
+				continue
+			}
+			if err := rc.setOwner(ctx, p, rs, false); err != nil {
+				return nil, err
+			}
+		case ref == nil && sel.Matches(p.Labels) && rs.DeletionTimestamp == nil && p.DeletionTimestamp == nil && controller.IsActive(p):
+			if err := rc.setOwner(ctx, p, rs, true); err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// setOwner adopts (adds a controller reference) or releases (removes it).
+func (rc *Controller) setOwner(ctx context.Context, p *core.Pod, rs *apps.ReplicaSet, adopt bool) error {
+	updated := *p
+	updated.OwnerReferences = nil
+	for _, r := range p.OwnerReferences {
+		if r.UID != rs.UID {
+			updated.OwnerReferences = append(updated.OwnerReferences, r)
+		}
+	}
+	if adopt {
+		ref := controller.OwnerRef(rs, "apps/v1", "ReplicaSet")
+		yes := true
+		ref.Controller, ref.BlockOwnerDeletion = &yes, &yes
+		updated.OwnerReferences = append(updated.OwnerReferences, ref)
+	}
+	_, err := client.For[*core.Pod](rc.client).Update(ctx, &updated)
+	if client.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// manageReplicas creates or deletes pods to reach spec.replicas.
+func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod) error {
+	want := 1
+	if rs.Spec.Replicas != nil {
+		want = int(*rs.Spec.Replicas)
+	}
+	key := meta.Key(rs)
+	diff := len(active) - want
+	switch {
+	case diff < 0:
+		n := min(-diff, burstReplicas)
+		rc.exp.Expect(key, n, 0)
+		return rc.createPods(ctx, rs, n)
+	case diff > 0:
+		n := min(diff, burstReplicas)
+		victims := podsToDelete(active, n)
+		rc.exp.Expect(key, 0, n)
+		pods := client.For[*core.Pod](rc.client)
+		for _, p := range victims {
+			if err := pods.Delete(ctx, p.Namespace, p.Name, client.DeleteOptions{UID: p.UID}); err != nil {
+				rc.exp.Observed(key, false)
+				if !client.IsNotFound(err) {
+					return fmt.Errorf("delete pod %s: %w", p.Name, err)
+				}
+				continue
+			}
+			rc.recorder.Event(rs, core.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+p.Name)
+		}
+	}
+	return nil
+}
+
+// createPods creates n pods in batches of 1, 2, 4, ... (slow start, as
+// Kubernetes does): a template that cannot be created fails after one
+// request instead of n.
+func (rc *Controller) createPods(ctx context.Context, rs *apps.ReplicaSet, n int) error {
+	key := meta.Key(rs)
+	pods := client.For[*core.Pod](rc.client)
+	owner := controller.OwnerRef(rs, "apps/v1", "ReplicaSet")
+	for batch, done := 1, 0; done < n; batch *= 2 {
+		size := min(batch, n-done)
+		for i := range size {
+			p := controller.PodFromTemplate(&rs.Spec.Template, rs.Namespace, rs.Name+"-", owner)
+			created, err := pods.Create(ctx, p)
+			if err != nil {
+				// The creates not made will not be observed.
+				for range n - done - i {
+					rc.exp.Observed(key, true)
+				}
+				rc.recorder.Event(rs, core.EventTypeWarning, "FailedCreate", "Error creating: "+client.Message(err))
+				return fmt.Errorf("create pod: %w", err)
+			}
+			rc.recorder.Event(rs, core.EventTypeNormal, "SuccessfulCreate", "Created pod: "+created.Name)
+		}
+		done += size
+	}
+	return nil
+}
+
+// podsToDelete picks the n least valuable pods, in Kubernetes' order:
+// unscheduled before scheduled, pending before unknown before running, not
+// ready before ready, ready for less time before more, more restarts
+// before fewer, newer before older.
+func podsToDelete(active []*core.Pod, n int) []*core.Pod {
+	ranked := append([]*core.Pod(nil), active...)
+	phaseRank := map[core.PodPhase]int{core.PodPending: 0, core.PodUnknown: 1, core.PodRunning: 2}
+	restarts := func(p *core.Pod) int32 {
+		var r int32
+		for _, c := range p.Status.ContainerStatuses {
+			r = max(r, c.RestartCount)
+		}
+		return r
+	}
+	sort.SliceStable(ranked, func(i, j int) bool {
+		a, b := ranked[i], ranked[j]
+		if (a.Spec.NodeName == "") != (b.Spec.NodeName == "") {
+			return a.Spec.NodeName == ""
+		}
+		if phaseRank[a.Status.Phase] != phaseRank[b.Status.Phase] {
+			return phaseRank[a.Status.Phase] < phaseRank[b.Status.Phase]
+		}
+		ra, rb := controller.IsReady(a), controller.IsReady(b)
+		if ra != rb {
+			return !ra
+		}
+		if ra {
+			sa, sb := readyTime(a), readyTime(b)
+			if !sa.Equal(sb) {
+				return sa.After(sb)
+			}
+		}
+		if restarts(a) != restarts(b) {
+			return restarts(a) > restarts(b)
+		}
+		return a.CreationTimestamp.After(b.CreationTimestamp.Time)
+	})
+	return ranked[:n]
+}
+
+func readyTime(p *core.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == core.PodReady {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// updateStatus writes replicas, fullyLabeledReplicas, readyReplicas,
+// availableReplicas and observedGeneration when they changed; it returns
+// when a pod will become available (minReadySeconds), to look again then.
+func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod) (time.Duration, error) {
+	st := apps.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: rs.Generation, Conditions: rs.Status.Conditions}
+	var requeue time.Duration
+	now := rc.now()
+	for _, p := range active {
+		fully := true
+		for k, v := range rs.Spec.Template.Labels {
+			if p.Labels[k] != v {
+				fully = false
+			}
+		}
+		if fully {
+			st.FullyLabeledReplicas++
+		}
+		if controller.IsReady(p) {
+			st.ReadyReplicas++
+		}
+		if ok, wait := controller.IsAvailable(p, rs.Spec.MinReadySeconds, now); ok {
+			st.AvailableReplicas++
+		} else if wait > 0 && (requeue == 0 || wait < requeue) {
+			requeue = wait
+		}
+	}
+	if st.Replicas == rs.Status.Replicas && st.FullyLabeledReplicas == rs.Status.FullyLabeledReplicas && st.ReadyReplicas == rs.Status.ReadyReplicas &&
+		st.AvailableReplicas == rs.Status.AvailableReplicas && st.ObservedGeneration == rs.Status.ObservedGeneration {
+		return requeue, nil
+	}
+	updated := *rs
+	updated.Status = st
+	_, err := client.For[*apps.ReplicaSet](rc.client).UpdateStatus(ctx, &updated)
+	if client.IsNotFound(err) {
+		return 0, nil
+	}
+	return requeue, err
+}
