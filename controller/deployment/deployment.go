@@ -1,0 +1,169 @@
+// Package deployment is the Deployment controller of kube-controller-manager.
+// A Deployment owns ReplicaSets, one per distinct pod template: the "new"
+// ReplicaSet runs the current template, the "old" ones earlier templates.
+// A rollout moves replicas from old to new — all at once (Recreate: old
+// ones to zero first) or step by step within maxSurge and maxUnavailable
+// (RollingUpdate), gated on the new pods' availability. Each ReplicaSet
+// carries its revision (deployment.kubernetes.io/revision); a rollback
+// (`kobectl rollout undo`) puts an old template back into the Deployment,
+// which makes that ReplicaSet the new one again, with the next revision.
+//
+// Files: deployment.go (handlers, reconcile, owning ReplicaSets),
+// rollout.go (RollingUpdate and Recreate arithmetic), replicasets.go
+// (template hash, new ReplicaSet, revisions, history clean-up),
+// status.go (status and the Progressing and Available conditions).
+package deployment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+)
+
+// Name is the controller's name in logs and events.
+const Name = "deployment-controller"
+
+// Controller reconciles Deployments.
+type Controller struct {
+	client   *client.Client
+	deploys  *client.Informer[*apps.Deployment]
+	rss      *client.Informer[*apps.ReplicaSet]
+	pods     *client.Informer[*core.Pod]
+	recorder *client.AsyncRecorder
+	now      func() time.Time
+	// Loop is the controller's queue and workers.
+	Loop *controller.Loop
+}
+
+// New returns the controller and registers its handlers.
+func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
+	dc := &Controller{client: c, deploys: inf.Deployments, rss: inf.ReplicaSets, pods: inf.Pods, recorder: recorder, now: time.Now}
+	dc.Loop = controller.NewLoop(Name, dc, 5)
+	enqueue := func(d *apps.Deployment) { dc.Loop.Queue.Add(meta.Key(d)) }
+	inf.Deployments.AddHandler(client.Handler[*apps.Deployment]{OnAdd: enqueue, OnUpdate: func(_, d *apps.Deployment) { enqueue(d) }, OnDelete: enqueue})
+	rsChanged := func(rs *apps.ReplicaSet) {
+		if ref := meta.ControllerOf(rs); ref != nil && ref.Kind == "Deployment" {
+			dc.Loop.Queue.Add(rs.Namespace + "/" + ref.Name)
+			return
+		}
+		for _, d := range inf.Deployments.ByIndex(client.IndexNamespace, rs.Namespace) {
+			if sel, err := selector.FromLabelSelector(d.Spec.Selector); err == nil && sel.Matches(rs.Labels) {
+				enqueue(d) // an orphan it may adopt
+			}
+		}
+	}
+	inf.ReplicaSets.AddHandler(client.Handler[*apps.ReplicaSet]{OnAdd: rsChanged, OnUpdate: func(_, rs *apps.ReplicaSet) { rsChanged(rs) }, OnDelete: rsChanged})
+	// Recreate waits for old pods to be gone: their deletion matters.
+	inf.Pods.AddHandler(client.Handler[*core.Pod]{OnDelete: func(p *core.Pod) {
+		if ref := meta.ControllerOf(p); ref != nil && ref.Kind == "ReplicaSet" {
+			if rs, ok := inf.ReplicaSets.Get(p.Namespace, ref.Name); ok {
+				rsChanged(rs)
+			}
+		}
+	}})
+	return dc
+}
+
+// Reconcile implements controller.Reconciler.
+func (dc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	d, ok := dc.deploys.GetByKey(key)
+	if !ok || d.DeletionTimestamp != nil {
+		return controller.Result{}, nil // the garbage collector removes what it owned
+	}
+	sel, err := selector.FromLabelSelector(d.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return controller.Result{}, controller.Terminal(fmt.Errorf("selector %v: a Deployment needs a non-empty selector", d.Spec.Selector))
+	}
+	rsList, err := dc.claimReplicaSets(ctx, d, sel)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	r := &rollout{dc: dc, d: d, all: rsList}
+	r.split()
+	if d.Spec.Paused {
+		if err := r.syncPaused(ctx); err != nil {
+			return controller.Result{}, err
+		}
+		return dc.syncStatus(ctx, r)
+	}
+	if err := r.ensureNew(ctx); err != nil {
+		return controller.Result{}, err
+	}
+	if d.Spec.Strategy.Type == apps.RecreateDeploymentStrategyType {
+		err = r.recreate(ctx)
+	} else {
+		err = r.rollingUpdate(ctx)
+	}
+	if err != nil {
+		return controller.Result{}, err
+	}
+	if err := r.cleanupHistory(ctx); err != nil {
+		return controller.Result{}, err
+	}
+	return dc.syncStatus(ctx, r)
+}
+
+// claimReplicaSets returns the ReplicaSets the Deployment controls,
+// adopting matching orphans and releasing ones that no longer match.
+func (dc *Controller) claimReplicaSets(ctx context.Context, d *apps.Deployment, sel selector.Selector) ([]*apps.ReplicaSet, error) {
+	var out []*apps.ReplicaSet
+	rsClient := client.For[*apps.ReplicaSet](dc.client)
+	for _, rs := range dc.rss.ByIndex(client.IndexNamespace, d.Namespace) {
+		ref := meta.ControllerOf(rs)
+		switch {
+		case ref != nil && ref.UID == d.UID && sel.Matches(rs.Labels):
+			out = append(out, rs)
+		case ref != nil && ref.UID == d.UID: // no longer matches: release
+			updated := *rs
+			updated.OwnerReferences = withoutOwner(rs.OwnerReferences, d.UID)
+			if _, err := rsClient.Update(ctx, &updated); err != nil && !client.IsNotFound(err) {
+				return nil, err
+			}
+		case ref == nil && sel.Matches(rs.Labels) && rs.DeletionTimestamp == nil:
+			updated := *rs
+			yes := true
+			owner := controller.OwnerRef(d, "apps/v1", "Deployment")
+			owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
+			updated.OwnerReferences = append(withoutOwner(rs.OwnerReferences, d.UID), owner)
+			adopted, err := rsClient.Update(ctx, &updated)
+			if err != nil {
+				if client.IsNotFound(err) {
+					continue
+				}
+				return nil, err
+			}
+			out = append(out, adopted)
+		}
+	}
+	return out, nil
+}
+
+func withoutOwner(refs []meta.OwnerReference, uid string) []meta.OwnerReference {
+	var out []meta.OwnerReference
+	for _, r := range refs {
+		if r.UID != uid {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// oldPodsExist reports whether any pod of the old ReplicaSets is still
+// there, running or terminating (Recreate waits until none is).
+func (dc *Controller) oldPodsExist(old []*apps.ReplicaSet) bool {
+	for _, rs := range old {
+		for _, p := range dc.pods.ByIndex(controller.IndexByOwner, rs.UID) {
+			if p.Status.Phase != core.PodSucceeded && p.Status.Phase != core.PodFailed {
+				return true
+			}
+		}
+	}
+	return false
+}

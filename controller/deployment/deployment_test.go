@@ -1,0 +1,198 @@
+package deployment
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/controller/controllertest"
+)
+
+var now = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func deploy(replicas int32, image string, mutate ...func(*apps.Deployment)) *apps.Deployment {
+	d := &apps.Deployment{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default", UID: "d-uid", Generation: 1},
+		Spec: apps.DeploymentSpec{Replicas: &replicas, Selector: &meta.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: core.PodTemplateSpec{ObjectMeta: meta.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: core.PodSpec{Containers: []core.Container{{Name: "c", Image: image}}}}}}
+	for _, m := range mutate {
+		m(d)
+	}
+	return d
+}
+
+// ownedRS is a ReplicaSet of the Deployment for the given image, as the
+// controller would have made it, with replicas and available pods.
+func ownedRS(d *apps.Deployment, image string, revision string, spec, available int32, age time.Duration) *apps.ReplicaSet {
+	t := d.Spec.Template
+	t.Spec.Containers = []core.Container{{Name: "c", Image: image}}
+	hash := TemplateHash(&t, 0)
+	t.Labels = map[string]string{"app": "web", PodTemplateHashLabel: hash}
+	yes := true
+	return &apps.ReplicaSet{
+		ObjectMeta: meta.ObjectMeta{Name: "web-" + hash, Namespace: "default", UID: "rs-" + image, Labels: t.Labels,
+			Annotations:       map[string]string{RevisionAnnotation: revision},
+			CreationTimestamp: meta.Time{Time: now.Add(-age)},
+			OwnerReferences:   []meta.OwnerReference{{Kind: "Deployment", Name: "web", UID: "d-uid", Controller: &yes}}},
+		Spec:   apps.ReplicaSetSpec{Replicas: &spec, Selector: &meta.LabelSelector{MatchLabels: t.Labels}, Template: t},
+		Status: apps.ReplicaSetStatus{Replicas: spec, ReadyReplicas: available, AvailableReplicas: available},
+	}
+}
+
+func fixture(d *apps.Deployment, rss ...*apps.ReplicaSet) (*Controller, *controllertest.API) {
+	c, api := controllertest.NewClient()
+	inf := controller.NewInformers(c)
+	inf.Deployments.Seed(d)
+	inf.ReplicaSets.Seed(rss...)
+	inf.Pods.Seed()
+	dc := New(c, inf, client.NewAsyncRecorder(&client.Recorder{Client: c, Component: Name}, 100))
+	dc.now = func() time.Time { return now }
+	return dc, api
+}
+
+// scaledTo returns the replicas each ReplicaSet was last scaled to.
+func scaledTo(api *controllertest.API) map[string]int32 {
+	out := map[string]int32{}
+	for _, a := range api.Actions() {
+		if a.Resource == "replicasets" && (a.Verb == "update" || a.Verb == "create") {
+			rs := controllertest.Decode[apps.ReplicaSet](a)
+			out[rs.Name] = *rs.Spec.Replicas
+		}
+	}
+	return out
+}
+
+func TestNewDeploymentCreatesRevisionOne(t *testing.T) {
+	d := deploy(4, "labapp:1.0")
+	dc, api := fixture(d)
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	creates := api.Filter("create", "replicasets")
+	if len(creates) != 1 {
+		t.Fatalf("%d ReplicaSets created", len(creates))
+	}
+	rs := controllertest.Decode[apps.ReplicaSet](creates[0])
+	hash := TemplateHash(&d.Spec.Template, 0)
+	if rs.Name != "web-"+hash || rs.Labels[PodTemplateHashLabel] != hash || rs.Spec.Selector.MatchLabels[PodTemplateHashLabel] != hash ||
+		rs.Spec.Template.Labels[PodTemplateHashLabel] != hash || rs.Annotations[RevisionAnnotation] != "1" {
+		t.Errorf("new ReplicaSet %+v", rs.ObjectMeta)
+	}
+	if got := scaledTo(api)[rs.Name]; got != 4 {
+		t.Errorf("scaled to %d, want 4 (no old pods: everything at once)", got)
+	}
+}
+
+func TestRollingUpdateStepsWithinSurgeAndUnavailable(t *testing.T) {
+	tests := []struct {
+		name                 string
+		surge, unavailable   meta.IntOrString
+		wantNew, wantOld     int32
+		newAvailable, newRep int32
+	}{
+		// 4 replicas, 25%/25%: 1 surge, 1 unavailable.
+		{"first step", meta.FromString("25%"), meta.FromString("25%"), 1, 3, 0, 0},
+		// surge 0, unavailable 2: old goes down first.
+		{"no surge", meta.FromInt(0), meta.FromInt(2), 0, 2, 0, 0},
+		// old 3 and new 2 (none available yet) fill 4 + 1 surge; with 2
+		// new pods unavailable, no old one may go.
+		{"new pods not yet available", meta.FromInt(1), meta.FromInt(1), 2, 3, 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := deploy(4, "labapp:2.0", func(d *apps.Deployment) {
+				d.Spec.Strategy.RollingUpdate = &apps.RollingUpdateDeployment{MaxSurge: &tt.surge, MaxUnavailable: &tt.unavailable}
+			})
+			oldRS := ownedRS(d, "labapp:1.0", "1", 4-tt.newRep+tt.newRep/2, 4-tt.newRep+tt.newRep/2, time.Hour)
+			rss := []*apps.ReplicaSet{oldRS}
+			if tt.newRep > 0 {
+				rss = append(rss, ownedRS(d, "labapp:2.0", "2", tt.newRep, tt.newAvailable, time.Minute))
+			}
+			dc, api := fixture(d, rss...)
+			if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+				t.Fatal(err)
+			}
+			got := scaledTo(api)
+			newName := "web-" + TemplateHash(&d.Spec.Template, 0)
+			newGot, ok := got[newName]
+			if !ok && tt.newRep > 0 {
+				newGot = tt.newRep
+			}
+			oldGot, ok := got[oldRS.Name]
+			if !ok {
+				oldGot = *oldRS.Spec.Replicas
+			}
+			if newGot != tt.wantNew || oldGot != tt.wantOld {
+				t.Errorf("new %d old %d, want new %d old %d (writes %v)", newGot, oldGot, tt.wantNew, tt.wantOld, got)
+			}
+		})
+	}
+}
+
+func TestRecreateWaitsForOldPods(t *testing.T) {
+	d := deploy(3, "labapp:2.0", func(d *apps.Deployment) { d.Spec.Strategy.Type = apps.RecreateDeploymentStrategyType })
+	oldRS := ownedRS(d, "labapp:1.0", "1", 3, 3, time.Hour)
+	dc, api := fixture(d, oldRS)
+	oldPod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "old-pod", Namespace: "default", OwnerReferences: []meta.OwnerReference{{Kind: "ReplicaSet", Name: oldRS.Name, UID: oldRS.UID}}}}
+	oldPod.Status.Phase = core.PodRunning
+	dc.pods.Seed(oldPod)
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	got := scaledTo(api)
+	newName := "web-" + TemplateHash(&d.Spec.Template, 0)
+	if got[oldRS.Name] != 0 || got[newName] != 0 {
+		t.Errorf("scaled %v: old must go to 0 and new stay at 0 while old pods exist", got)
+	}
+}
+
+func TestRollbackMakesOldReplicaSetNewWithNextRevision(t *testing.T) {
+	d := deploy(2, "labapp:1.0") // the template of revision 1 is back
+	rev1 := ownedRS(d, "labapp:1.0", "1", 0, 0, 2*time.Hour)
+	rev2 := ownedRS(d, "labapp:2.0", "2", 2, 2, time.Hour)
+	dc, api := fixture(d, rev1, rev2)
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(api.Filter("create", "replicasets")); n != 0 {
+		t.Errorf("%d ReplicaSets created; the old one should be reused", n)
+	}
+	var revised bool
+	for _, a := range api.Filter("update", "replicasets") {
+		rs := controllertest.Decode[apps.ReplicaSet](a)
+		if rs.Name == rev1.Name && rs.Annotations[RevisionAnnotation] == "3" {
+			revised = true
+		}
+	}
+	if !revised {
+		t.Errorf("revision 1's ReplicaSet was not given revision 3: %v", api.Actions())
+	}
+}
+
+func TestProgressDeadline(t *testing.T) {
+	deadline := int32(60)
+	d := deploy(2, "labapp:2.0", func(d *apps.Deployment) {
+		d.Spec.ProgressDeadlineSeconds = &deadline
+		d.Status = apps.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 1, ReadyReplicas: 2, AvailableReplicas: 2,
+			Conditions: []apps.Condition{{Type: ConditionProgressing, Status: meta.ConditionTrue, Reason: ReasonRSUpdated,
+				LastUpdateTime: meta.Time{Time: now.Add(-2 * time.Minute)}}}}
+	})
+	// The new pod never becomes available; the old ones stay.
+	dc, api := fixture(d, ownedRS(d, "labapp:1.0", "1", 2, 2, time.Hour), ownedRS(d, "labapp:2.0", "2", 1, 0, 3*time.Minute))
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	st := api.Filter("updatestatus", "deployments")
+	if len(st) != 1 {
+		t.Fatalf("%d status writes", len(st))
+	}
+	c := findCondition(controllertest.Decode[apps.Deployment](st[0]).Status.Conditions, ConditionProgressing)
+	if c == nil || c.Status != meta.ConditionFalse || c.Reason != ReasonDeadlineExceeded {
+		t.Errorf("Progressing condition %+v, want False ProgressDeadlineExceeded", c)
+	}
+}

@@ -1,0 +1,147 @@
+package deployment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+)
+
+// Condition types and reasons, with Kubernetes' names.
+const (
+	ConditionAvailable   = "Available"
+	ConditionProgressing = "Progressing"
+
+	ReasonNewRSAvailable       = "NewReplicaSetAvailable"
+	ReasonRSUpdated            = "ReplicaSetUpdated"
+	ReasonNewRSCreated         = "NewReplicaSetCreated"
+	ReasonDeadlineExceeded     = "ProgressDeadlineExceeded"
+	ReasonPaused               = "DeploymentPaused"
+	ReasonResumed              = "DeploymentResumed"
+	ReasonMinimumAvailable     = "MinimumReplicasAvailable"
+	ReasonMinimumNotAvailable  = "MinimumReplicasUnavailable"
+	defaultProgressDeadlineSec = 600
+)
+
+// syncStatus computes the status from the ReplicaSets and writes it when
+// it changed; it asks to be called again when the progress deadline would
+// pass.
+func (dc *Controller) syncStatus(ctx context.Context, r *rollout) (controller.Result, error) {
+	d := r.d
+	st := apps.DeploymentStatus{ObservedGeneration: d.Generation, CollisionCount: d.Status.CollisionCount}
+	for _, rs := range r.all {
+		st.Replicas += rs.Status.Replicas
+		st.ReadyReplicas += rs.Status.ReadyReplicas
+		st.AvailableReplicas += rs.Status.AvailableReplicas
+	}
+	if r.newRS != nil {
+		st.UpdatedReplicas = r.newRS.Status.Replicas
+	}
+	want := deploymentReplicas(d)
+	st.UnavailableReplicas = max(want-st.AvailableReplicas, 0)
+	now := meta.Time{Time: dc.now().UTC().Truncate(time.Second)}
+	conds := append([]apps.Condition(nil), d.Status.Conditions...)
+
+	_, maxUnavailable := r.fenceposts()
+	if st.AvailableReplicas >= want-maxUnavailable {
+		conds = setCondition(conds, ConditionAvailable, meta.ConditionTrue, ReasonMinimumAvailable, "Deployment has minimum availability.", now)
+	} else {
+		conds = setCondition(conds, ConditionAvailable, meta.ConditionFalse, ReasonMinimumNotAvailable, "Deployment does not have minimum availability.", now)
+	}
+
+	var requeue time.Duration
+	complete := r.newRS != nil && st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want && replicas(r.newRS) == want
+	prog := findCondition(d.Status.Conditions, ConditionProgressing)
+	switch {
+	case d.Spec.Paused:
+		conds = setCondition(conds, ConditionProgressing, meta.ConditionUnknown, ReasonPaused, "Deployment is paused", now)
+	case prog != nil && prog.Reason == ReasonPaused:
+		conds = setCondition(conds, ConditionProgressing, meta.ConditionUnknown, ReasonResumed, "Deployment is resumed", now)
+	case complete:
+		conds = setCondition(conds, ConditionProgressing, meta.ConditionTrue, ReasonNewRSAvailable, fmt.Sprintf("ReplicaSet %q has successfully progressed.", r.newRS.Name), now)
+	case r.created:
+		conds = setCondition(conds, ConditionProgressing, meta.ConditionTrue, ReasonNewRSCreated, fmt.Sprintf("Created new replica set %q", r.newRS.Name), now)
+	case prog == nil || progressed(d.Status, st, d.Generation):
+		conds = setCondition(conds, ConditionProgressing, meta.ConditionTrue, ReasonRSUpdated, fmt.Sprintf("ReplicaSet %q is progressing.", r.newRS.Name), now)
+		findCondition(conds, ConditionProgressing).LastUpdateTime = now // progress restarts the deadline
+	case prog.Reason != ReasonDeadlineExceeded:
+		// No progress since the condition's last update: past the
+		// deadline the rollout is declared stalled.
+		deadline := time.Duration(defaultProgressDeadlineSec) * time.Second
+		if d.Spec.ProgressDeadlineSeconds != nil {
+			deadline = time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
+		}
+		if left := prog.LastUpdateTime.Add(deadline).Sub(now.Time); left <= 0 {
+			conds = setCondition(conds, ConditionProgressing, meta.ConditionFalse, ReasonDeadlineExceeded,
+				fmt.Sprintf("ReplicaSet %q has timed out progressing.", r.newRS.Name), now)
+		} else {
+			requeue = left + time.Second
+		}
+	}
+	st.Conditions = conds
+	if statusEqual(d.Status, st) {
+		return controller.Result{RequeueAfter: requeue}, nil
+	}
+	updated := *d
+	updated.Status = st
+	_, err := client.For[*apps.Deployment](dc.client).UpdateStatus(ctx, &updated)
+	if client.IsNotFound(err) {
+		return controller.Result{}, nil
+	}
+	return controller.Result{RequeueAfter: requeue}, err
+}
+
+// progressed reports whether the rollout moved since the last status
+// (Kubernetes' DeploymentProgressing): more updated, ready or available
+// replicas, fewer old ones, or a new generation.
+func progressed(old, cur apps.DeploymentStatus, generation int64) bool {
+	oldOld := old.Replicas - old.UpdatedReplicas
+	curOld := cur.Replicas - cur.UpdatedReplicas
+	return cur.UpdatedReplicas > old.UpdatedReplicas || cur.ReadyReplicas > old.ReadyReplicas ||
+		cur.AvailableReplicas > old.AvailableReplicas || curOld < oldOld || generation != old.ObservedGeneration
+}
+
+func findCondition(conds []apps.Condition, typ string) *apps.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// setCondition sets a condition; lastTransitionTime moves only when the
+// status changes, lastUpdateTime when anything does.
+func setCondition(conds []apps.Condition, typ string, status meta.ConditionStatus, reason, msg string, now meta.Time) []apps.Condition {
+	c := findCondition(conds, typ)
+	if c == nil {
+		return append(conds, apps.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastUpdateTime: now, LastTransitionTime: now})
+	}
+	if c.Status == status && c.Reason == reason && c.Message == msg {
+		return conds
+	}
+	if c.Status != status {
+		c.LastTransitionTime = now
+	}
+	c.Status, c.Reason, c.Message, c.LastUpdateTime = status, reason, msg, now
+	return conds
+}
+
+func statusEqual(a, b apps.DeploymentStatus) bool {
+	if a.ObservedGeneration != b.ObservedGeneration || a.Replicas != b.Replicas || a.UpdatedReplicas != b.UpdatedReplicas ||
+		a.ReadyReplicas != b.ReadyReplicas || a.AvailableReplicas != b.AvailableReplicas || a.UnavailableReplicas != b.UnavailableReplicas ||
+		len(a.Conditions) != len(b.Conditions) {
+		return false
+	}
+	for i := range a.Conditions {
+		x, y := a.Conditions[i], b.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message || !x.LastUpdateTime.Equal(y.LastUpdateTime.Time) {
+			return false
+		}
+	}
+	return true
+}
