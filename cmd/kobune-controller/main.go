@@ -1,21 +1,29 @@
-// Command kobune-controller is a placeholder: it connects to the API server, says
-// plainly that it does nothing yet (issue #5), and waits to be stopped.
+// Command kobune-controller runs the controllers (kube-controller-manager):
+// ReplicaSet, Deployment and the garbage collector, while it holds the
+// Lease kube-system/kobune-controller.
 package main
 
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller/controllermanager"
 )
 
 func main() {
 	server := flag.String("server", "127.0.0.1:6443", "address of kobune-apiserver")
+	leaderElect := flag.Bool("leader-elect", true, "run only while holding the Lease kube-system/kobune-controller, so that several replicas can run and one acts")
+	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "how long a leader's Lease holds without renewal before a standby takes over")
+	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading")
+	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "how often to try to acquire or renew the Lease")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -24,13 +32,26 @@ func main() {
 		log.Fatalf("kobune-controller: %v", err)
 	}
 	defer c.Close()
-	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	v, err := c.Version(vctx)
+	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err = c.Version(vctx)
 	cancel()
 	if err != nil {
-		log.Fatalf("kobune-controller: cannot reach the API server at %s: %s", *server, client.Message(err))
+		log.Printf("kobune-controller: the API server at %s does not answer yet (%s); waiting for it", *server, client.Message(err))
 	}
-	log.Printf("kobune-controller: connected to kobune-apiserver %s at %s", v.Version, *server)
-	log.Printf("kobune-controller: NOT IMPLEMENTED YET (issue #5): this process does nothing; stop it with Ctrl-C")
-	<-ctx.Done()
+	run := func(ctx context.Context) {
+		log.Printf("kobune-controller: running %s", strings.Join(controllermanager.Names, ", "))
+		controllermanager.New(c, controllermanager.Config{}).Run(ctx)
+	}
+	if !*leaderElect {
+		run(ctx)
+		return
+	}
+	host, _ := os.Hostname()
+	le := &client.LeaderElection{Client: c, Namespace: "kube-system", Name: "kobune-controller",
+		Identity: fmt.Sprintf("%s_%d", host, os.Getpid()), OnStartedLeading: run,
+		LeaseDuration: *leaseDuration, RenewDeadline: *renewDeadline, RetryPeriod: *retryPeriod}
+	log.Printf("kobune-controller: waiting to lead (Lease kube-system/kobune-controller, identity %s)", le.Identity)
+	if err := le.Run(ctx); err != nil && ctx.Err() == nil {
+		log.Fatalf("kobune-controller: %v (exiting so a restart starts clean)", err)
+	}
 }

@@ -1,0 +1,32 @@
+// Package controllermanager assembles kobune-controller: every controller over one set of
+// shared informers, in one Manager. cmd/kobune-controller runs it under
+// leader election; integration tests run it in-process.
+package controllermanager
+
+import (
+	"context"
+
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/controller/deployment"
+	"github.com/kobune/kobune/controller/garbagecollector"
+	"github.com/kobune/kobune/controller/replicaset"
+)
+
+// Config selects and tunes the controllers.
+type Config struct{}
+
+// Names are the controllers, as their loops log themselves.
+var Names = []string{replicaset.Name, deployment.Name, garbagecollector.Name}
+
+// New builds the manager with every controller.
+func New(c *client.Client, _ Config) *controller.Manager {
+	inf := controller.NewInformers(c)
+	m := controller.NewManager(inf)
+	recorder := client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-controller"}, 10000)
+	m.Go(func(ctx context.Context) { recorder.Run(ctx, 2) })
+	m.Add(replicaset.New(c, inf, recorder).Loop)
+	m.Add(deployment.New(c, inf, recorder).Loop)
+	m.Add(garbagecollector.New(c, inf).Loop)
+	return m
+}

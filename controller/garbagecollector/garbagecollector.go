@@ -1,0 +1,289 @@
+// Package garbagecollector is kube-controller-manager's garbage collector:
+// it deletes objects whose owners (metadata.ownerReferences) are gone, and
+// carries out the two deletion modes that need the owner to wait:
+//
+//   - Background (the default): the API server removes the owner at once;
+//     the collector then finds its dependents with no remaining owner and
+//     deletes them, and so on down (Deployment → ReplicaSets → pods);
+//   - Foreground: the API server marks the owner with a deletionTimestamp
+//     and the foregroundDeletion finalizer; the collector deletes its
+//     dependents (in the foreground too) and removes the finalizer once no
+//     dependent with blockOwnerDeletion is left, and the owner goes last;
+//   - Orphan: the owner carries the orphan finalizer; the collector removes
+//     the owner's references from its dependents, then the finalizer, and
+//     the dependents live on.
+//
+// A dependent with several owners is deleted only when all are gone; the
+// references to the missing ones are removed. The collector watches the
+// kinds controllers create (pods, ReplicaSets, Deployments); an owner of
+// another kind is looked up through the API.
+package garbagecollector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Name is the controller's name in logs and events.
+const Name = "garbage-collector-controller"
+
+// Finalizers the API server adds for Foreground and Orphan deletion.
+const (
+	FinalizerForeground = "foregroundDeletion"
+	FinalizerOrphan     = "orphan"
+)
+
+// watched is one kind the collector follows, behind a kind-free face.
+type watched struct {
+	kind, resource string
+	get            func(namespace, name string) (meta.Object, bool)
+	dependentsOf   func(uid string) []meta.Object
+	synced         func() bool
+}
+
+func watch[T meta.Object](gc *Collector, inf *client.Informer[T], kind, resource string) {
+	w := &watched{kind: kind, resource: resource, synced: inf.HasSynced,
+		get: func(ns, name string) (meta.Object, bool) { return inf.Get(ns, name) },
+		dependentsOf: func(uid string) []meta.Object {
+			var out []meta.Object
+			for _, o := range inf.ByIndex(controller.IndexByOwner, uid) {
+				out = append(out, o)
+			}
+			return out
+		},
+	}
+	gc.kinds[kind] = w
+	inf.AddHandler(client.Handler[T]{
+		OnAdd:    func(o T) { gc.enqueue(kind, o) },
+		OnUpdate: func(_, o T) { gc.enqueue(kind, o) },
+		OnDelete: func(o T) {
+			// Its dependents may now be dangling, and its owners waiting
+			// in the foreground may now be free to go.
+			m := o.GetObjectMeta()
+			for _, k := range gc.kinds {
+				for _, d := range k.dependentsOf(m.UID) {
+					gc.enqueue(k.kind, d)
+				}
+			}
+			for _, ref := range m.OwnerReferences {
+				if _, ok := gc.kinds[ref.Kind]; ok {
+					gc.Loop.Queue.Add(ref.Kind + "/" + m.Namespace + "/" + ref.Name)
+				}
+			}
+		},
+	})
+}
+
+// Collector is the garbage collector.
+type Collector struct {
+	client *client.Client
+	kinds  map[string]*watched
+	// Loop is the collector's queue ("Kind/namespace/name") and workers.
+	Loop *controller.Loop
+}
+
+// New returns a collector over the shared informers.
+func New(c *client.Client, inf *controller.Informers) *Collector {
+	gc := &Collector{client: c, kinds: map[string]*watched{}}
+	gc.Loop = controller.NewLoop(Name, gc, 5)
+	watch(gc, inf.Pods, "Pod", "pods")
+	watch(gc, inf.ReplicaSets, "ReplicaSet", "replicasets")
+	watch(gc, inf.Deployments, "Deployment", "deployments")
+	return gc
+}
+
+func (gc *Collector) enqueue(kind string, o meta.Object) {
+	m := o.GetObjectMeta()
+	if len(m.OwnerReferences) > 0 || (m.DeletionTimestamp != nil && len(m.Finalizers) > 0) {
+		gc.Loop.Queue.Add(kind + "/" + m.Namespace + "/" + m.Name)
+	}
+}
+
+// Reconcile implements controller.Reconciler for "Kind/namespace/name".
+func (gc *Collector) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	kind, rest, _ := strings.Cut(key, "/")
+	w, ok := gc.kinds[kind]
+	if !ok {
+		return controller.Result{}, nil
+	}
+	for _, k := range gc.kinds {
+		if !k.synced() {
+			return controller.Result{}, fmt.Errorf("caches not synced yet") // an owner missing from a cold cache is not gone
+		}
+	}
+	ns, name, _ := strings.Cut(rest, "/")
+	o, ok := w.get(ns, name)
+	if !ok {
+		return controller.Result{}, nil
+	}
+	m := o.GetObjectMeta()
+	if m.DeletionTimestamp != nil {
+		switch {
+		case slices.Contains(m.Finalizers, FinalizerOrphan):
+			return controller.Result{}, gc.orphanDependents(ctx, w, o)
+		case slices.Contains(m.Finalizers, FinalizerForeground):
+			return controller.Result{}, gc.deleteDependentsFirst(ctx, w, o)
+		}
+	}
+	return controller.Result{}, gc.collectIfDangling(ctx, w, o)
+}
+
+// ownerExists reports whether the owner a reference names is there (same
+// uid), from the caches for watched kinds and through the API otherwise.
+func (gc *Collector) ownerExists(ctx context.Context, ns string, ref meta.OwnerReference) (bool, error) {
+	if w, ok := gc.kinds[ref.Kind]; ok {
+		o, ok := w.get(ns, ref.Name)
+		return ok && o.GetObjectMeta().UID == ref.UID, nil
+	}
+	k, err := scheme.ByKind(ref.APIVersion, ref.Kind)
+	if err != nil {
+		return false, nil // a kind Kobune does not have cannot own anything here
+	}
+	if !k.Namespaced {
+		ns = ""
+	}
+	resp, err := gc.client.API.Get(ctx, &apipb.GetRequest{Resource: k.Resource, Namespace: ns, Name: ref.Name})
+	if client.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	owner, err := k.Decode(resp.Object)
+	if err != nil {
+		return false, err
+	}
+	return owner.GetObjectMeta().UID == ref.UID, nil
+}
+
+// collectIfDangling deletes an object whose owners are all gone, or drops
+// the references to the gone ones when some remain.
+func (gc *Collector) collectIfDangling(ctx context.Context, w *watched, o meta.Object) error {
+	m := o.GetObjectMeta()
+	if len(m.OwnerReferences) == 0 || m.DeletionTimestamp != nil {
+		return nil
+	}
+	var gone []string
+	for _, ref := range m.OwnerReferences {
+		exists, err := gc.ownerExists(ctx, m.Namespace, ref)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			gone = append(gone, ref.UID)
+		}
+	}
+	switch {
+	case len(gone) == 0:
+		return nil
+	case len(gone) < len(m.OwnerReferences):
+		return gc.updateMeta(ctx, w, m.Namespace, m.Name, func(om *meta.ObjectMeta) {
+			om.OwnerReferences = slices.DeleteFunc(om.OwnerReferences, func(r meta.OwnerReference) bool { return slices.Contains(gone, r.UID) })
+		})
+	}
+	// Every owner is gone. An owner being deleted in the foreground passes
+	// the mode on (Kubernetes does the same for dependents that block it).
+	return gc.delete(ctx, w, m, "Background")
+}
+
+// deleteDependentsFirst deletes the owner's dependents in the foreground
+// and lifts the finalizer once none that blocks it is left.
+func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o meta.Object) error {
+	m := o.GetObjectMeta()
+	blocking := 0
+	for _, k := range gc.kinds {
+		for _, d := range k.dependentsOf(m.UID) {
+			dm := d.GetObjectMeta()
+			if ref := refTo(dm, m.UID); ref != nil && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+				blocking++
+			}
+			if dm.DeletionTimestamp == nil {
+				if err := gc.delete(ctx, k, dm, "Foreground"); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if blocking > 0 {
+		return nil // their deletion requeues this owner
+	}
+	return gc.removeFinalizer(ctx, w, m, FinalizerForeground)
+}
+
+// orphanDependents removes the owner from its dependents' references, then
+// the orphan finalizer.
+func (gc *Collector) orphanDependents(ctx context.Context, w *watched, o meta.Object) error {
+	m := o.GetObjectMeta()
+	for _, k := range gc.kinds {
+		for _, d := range k.dependentsOf(m.UID) {
+			dm := d.GetObjectMeta()
+			err := gc.updateMeta(ctx, k, dm.Namespace, dm.Name, func(om *meta.ObjectMeta) {
+				om.OwnerReferences = slices.DeleteFunc(om.OwnerReferences, func(r meta.OwnerReference) bool { return r.UID == m.UID })
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return gc.removeFinalizer(ctx, w, m, FinalizerOrphan)
+}
+
+func refTo(m *meta.ObjectMeta, uid string) *meta.OwnerReference {
+	for i := range m.OwnerReferences {
+		if m.OwnerReferences[i].UID == uid {
+			return &m.OwnerReferences[i]
+		}
+	}
+	return nil
+}
+
+func (gc *Collector) delete(ctx context.Context, w *watched, m *meta.ObjectMeta, policy string) error {
+	_, err := gc.client.API.Delete(ctx, &apipb.DeleteRequest{Resource: w.resource, Namespace: m.Namespace, Name: m.Name,
+		Preconditions: &apipb.Preconditions{Uid: m.UID}, PropagationPolicy: policy})
+	if err != nil && !client.IsNotFound(err) && !client.IsConflict(err) {
+		return fmt.Errorf("delete %s %s/%s: %w", w.kind, m.Namespace, m.Name, err)
+	}
+	return nil
+}
+
+func (gc *Collector) removeFinalizer(ctx context.Context, w *watched, m *meta.ObjectMeta, finalizer string) error {
+	return gc.updateMeta(ctx, w, m.Namespace, m.Name, func(om *meta.ObjectMeta) {
+		om.Finalizers = slices.DeleteFunc(om.Finalizers, func(f string) bool { return f == finalizer })
+	})
+}
+
+// updateMeta reads the object fresh (cached objects are shared), changes
+// its metadata and writes it back; a conflict is retried by the queue.
+func (gc *Collector) updateMeta(ctx context.Context, w *watched, ns, name string, change func(*meta.ObjectMeta)) error {
+	k, _ := scheme.ByResource(w.resource)
+	resp, err := gc.client.API.Get(ctx, &apipb.GetRequest{Resource: w.resource, Namespace: ns, Name: name})
+	if client.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	o, err := k.Decode(resp.Object)
+	if err != nil {
+		return err
+	}
+	change(o.GetObjectMeta())
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	_, err = gc.client.API.Update(ctx, &apipb.UpdateRequest{Resource: w.resource, Namespace: ns, Object: b})
+	if client.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
