@@ -8,7 +8,7 @@ TOOLS         := $(CURDIR)/.tools
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 # Packages whose code runs goroutines against each other: run under -race.
-RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/...
+RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/...
 FUZZTIME      ?= 3m
 
 .PHONY: all build images test unit race lint vet fmt-check proto bench fuzz lab lab-down clean
