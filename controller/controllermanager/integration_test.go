@@ -2,42 +2,19 @@ package controllermanager_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/kobune/kobune/agent"
-	"github.com/kobune/kobune/agent/node"
-	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/controller/controllermanager"
 	"github.com/kobune/kobune/controller/deployment"
-	"github.com/kobune/kobune/scheduler"
+	testcluster "github.com/kobune/kobune/test/cluster"
 )
 
-// cluster is the real API server, scheduler and controllers in-process,
-// with simulated nodes: agents on the fake runtime (pods run and turn
-// Ready at once, nothing is executed).
 func cluster(t *testing.T, ctx context.Context, nodes int) *client.Client {
-	t.Helper()
-	s := testserver.New(t)
-	for i := 1; i <= nodes; i++ {
-		rt, err := runtime.NewFake(fmt.Sprintf("10.244.%d.0/24", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		capacity, _ := node.ParseResources("cpu=4,memory=8Gi,pods=110")
-		cfg := agent.Config{LeaseInterval: 500 * time.Millisecond, DisableProbes: true, Logf: func(string, ...any) {}}
-		cfg.Node = node.Config{Name: fmt.Sprintf("node-%d", i), Capacity: capacity, PodCIDR: fmt.Sprintf("10.244.%d.0/24", i)}
-		go func() { _ = agent.New(cfg, s.Client, rt).Run(ctx) }()
-	}
-	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, s.Client).Run(ctx)
-	go controllermanager.New(s.Client, controllermanager.Config{}).Run(ctx)
-	return s.Client
+	return testcluster.Start(t, ctx, testcluster.Options{Nodes: nodes}).Client
 }
 
 func newDeployment(name string, replicas int32, image string, surge, unavailable meta.IntOrString) *apps.Deployment {

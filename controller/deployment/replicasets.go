@@ -193,6 +193,14 @@ func (r *rollout) createNew(ctx context.Context, revision string) (*apps.Replica
 	if !client.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create ReplicaSet %s: %w", rs.Name, err)
 	}
+	// Ours already, made by an earlier pass the cache has not shown yet?
+	existing, gerr := client.For[*apps.ReplicaSet](r.dc.client).Get(ctx, rs.Namespace, rs.Name)
+	if gerr != nil {
+		return nil, fmt.Errorf("create ReplicaSet %s: %w", rs.Name, err)
+	}
+	if ref := meta.ControllerOf(existing); ref != nil && ref.UID == d.UID && EqualIgnoreHash(&existing.Spec.Template, &d.Spec.Template) {
+		return existing, nil
+	}
 	// A ReplicaSet of that name with another template (a hash collision, or
 	// one not ours): count the collision so the next hash differs.
 	updated := *d

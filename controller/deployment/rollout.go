@@ -3,6 +3,8 @@ package deployment
 import (
 	"context"
 
+	"github.com/kobune/kobune/controller"
+
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/meta"
 )
@@ -59,13 +61,33 @@ func (r *rollout) reconcileNew(ctx context.Context) error {
 		return r.scale(ctx, r.newRS, want)
 	}
 	surge, _ := r.fenceposts()
-	total, _ := sumReplicas(r.all)
+	total := r.podsOrReplicas()
 	maxTotal := want + surge
 	if total >= maxTotal {
 		return nil
 	}
 	up := min(maxTotal-total, want-cur)
 	return r.scale(ctx, r.newRS, cur+up)
+}
+
+// podsOrReplicas counts, for each ReplicaSet, its replicas or its pods
+// that are not terminating, whichever is more. Kubernetes bounds the surge
+// by replicas only, so for a moment an old pod whose ReplicaSet was scaled
+// down but that its controller has not deleted yet can coexist with the new
+// pod that replaces it; Kobune waits for that deletion, so that the pods,
+// not only the replicas, stay within replicas + maxSurge.
+func (r *rollout) podsOrReplicas() int32 {
+	var total int32
+	for _, rs := range r.all {
+		active := int32(0)
+		for _, p := range r.dc.pods.ByIndex(controller.IndexByOwner, rs.UID) {
+			if controller.IsActive(p) {
+				active++
+			}
+		}
+		total += max(replicas(rs), active)
+	}
+	return total
 }
 
 func (r *rollout) reconcileOld(ctx context.Context) error {

@@ -1,0 +1,475 @@
+package ctl
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller/deployment"
+)
+
+// deploymentTarget reads "deployment/NAME", "deployment NAME" or
+// "deploy NAME" (the kinds rollout works on).
+func deploymentTarget(args []string) (string, error) {
+	k, names, err := parseTarget(args)
+	if err != nil {
+		return "", err
+	}
+	if k.Kind != "Deployment" {
+		return "", fmt.Errorf("%s is not supported here: only deployments (kobectl rollout status deployment/NAME)", k.Resource)
+	}
+	if len(names) != 1 {
+		return "", fmt.Errorf("name one deployment: kobectl rollout ... deployment/NAME")
+	}
+	return names[0], nil
+}
+
+// updateDeployment reads, changes and writes a Deployment, again on a
+// conflict (someone else wrote in between). change returns an error to
+// refuse the change.
+func updateDeployment(ctx context.Context, c *client.Client, ns, name string, change func(*apps.Deployment) error) error {
+	ds := client.For[*apps.Deployment](c)
+	for {
+		d, err := ds.Get(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		if err := change(d); err != nil {
+			return err
+		}
+		if _, err = ds.Update(ctx, d); err == nil || !client.IsConflict(err) {
+			return err
+		}
+	}
+}
+
+func newScaleCommand(o *Options) *cobra.Command {
+	var replicas int32
+	cmd := &cobra.Command{
+		Use:   "scale TYPE/NAME --replicas=N",
+		Short: "Set the replicas of a Deployment or ReplicaSet (kubectl scale)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if replicas < 0 {
+				return fmt.Errorf("--replicas=%d: must be 0 or more", replicas)
+			}
+			k, names, err := parseTarget(args)
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			ns := o.namespaceFor(k, false)
+			for _, name := range names {
+				switch k.Kind {
+				case "Deployment":
+					err = updateDeployment(ctx, c, ns, name, func(d *apps.Deployment) error { d.Spec.Replicas = &replicas; return nil })
+				case "ReplicaSet":
+					rs := client.For[*apps.ReplicaSet](c)
+					for {
+						var r *apps.ReplicaSet
+						if r, err = rs.Get(ctx, ns, name); err != nil {
+							break
+						}
+						r.Spec.Replicas = &replicas
+						if _, err = rs.Update(ctx, r); err == nil || !client.IsConflict(err) {
+							break
+						}
+					}
+				default:
+					return fmt.Errorf("%s cannot be scaled: only deployments and replicasets", k.Resource)
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(o.Out, "%s/%s scaled\n", qualified(k.Resource, k.APIVersion), name)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int32Var(&replicas, "replicas", -1, "the new number of replicas (required)")
+	_ = cmd.MarkFlagRequired("replicas")
+	return cmd
+}
+
+// qualified prints a resource as kubectl does: "deployment.apps".
+func qualified(resource, apiVersion string) string {
+	singular := strings.TrimSuffix(resource, "s")
+	if group, _, ok := strings.Cut(apiVersion, "/"); ok {
+		return singular + "." + group
+	}
+	return singular
+}
+
+func newSetCommand(o *Options) *cobra.Command {
+	set := &cobra.Command{Use: "set", Short: "Change one field of an object (kubectl set)"}
+	set.AddCommand(&cobra.Command{
+		Use:   "image deployment/NAME CONTAINER=IMAGE [...]",
+		Short: "Change container images of a Deployment's pod template; a rollout follows",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := deploymentTarget(args[:1])
+			if err != nil {
+				return err
+			}
+			images := map[string]string{}
+			for _, a := range args[1:] {
+				cname, image, ok := strings.Cut(a, "=")
+				if !ok || cname == "" || image == "" {
+					return fmt.Errorf("%q: want CONTAINER=IMAGE (or *=IMAGE for every container)", a)
+				}
+				images[cname] = image
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			err = updateDeployment(ctx, c, o.namespace(), name, func(d *apps.Deployment) error {
+				found := map[string]bool{}
+				for i := range d.Spec.Template.Spec.Containers {
+					ct := &d.Spec.Template.Spec.Containers[i]
+					if img, ok := images[ct.Name]; ok {
+						ct.Image, found[ct.Name] = img, true
+					} else if img, ok := images["*"]; ok {
+						ct.Image, found["*"] = img, true
+					}
+				}
+				for cname := range images {
+					if !found[cname] {
+						return fmt.Errorf("unable to find container named %q in deployment %q", cname, name)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "deployment.apps/%s image updated\n", name)
+			return nil
+		},
+	})
+	return set
+}
+
+func (o *Options) namespace() string {
+	if o.Namespace != "" {
+		return o.Namespace
+	}
+	return "default"
+}
+
+func newRolloutCommand(o *Options) *cobra.Command {
+	rollout := &cobra.Command{Use: "rollout", Short: "Follow and manage Deployment rollouts (kubectl rollout)"}
+	var timeout time.Duration
+	status := &cobra.Command{
+		Use:   "status deployment/NAME",
+		Short: "Wait for a rollout to finish, showing its progress; non-zero exit if it stalls",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := deploymentTarget(args)
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			return rolloutStatus(ctx, o, c, name)
+		},
+	}
+	status.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (0: wait until the rollout finishes or stalls)")
+
+	var revision int64
+	history := &cobra.Command{
+		Use:   "history deployment/NAME",
+		Short: "List a Deployment's revisions, or show one with --revision",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := deploymentTarget(args)
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			revs, err := revisions(ctx, c, o.namespace(), name)
+			if err != nil {
+				return err
+			}
+			if revision > 0 {
+				rs, ok := revs[revision]
+				if !ok {
+					return fmt.Errorf("unable to find the specified revision %d", revision)
+				}
+				y, _ := yaml.Marshal(withoutHash(rs.Spec.Template))
+				fmt.Fprintf(o.Out, "deployment.apps/%s with revision #%d\nPod Template:\n%s", name, revision, indent(string(y)))
+				return nil
+			}
+			fmt.Fprintf(o.Out, "deployment.apps/%s\n", name)
+			tw := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "REVISION\tCHANGE-CAUSE")
+			for _, r := range sortedRevisions(revs) {
+				cause := revs[r].Annotations[deployment.ChangeCauseAnnotation]
+				fmt.Fprintf(tw, "%d\t%s\n", r, none(cause))
+			}
+			return tw.Flush()
+		},
+	}
+	history.Flags().Int64Var(&revision, "revision", 0, "show the pod template of this revision")
+
+	var toRevision int64
+	undo := &cobra.Command{
+		Use:   "undo deployment/NAME [--to-revision=N]",
+		Short: "Roll back to the previous revision, or to --to-revision",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := deploymentTarget(args)
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			return rolloutUndo(ctx, o, c, name, toRevision)
+		},
+	}
+	undo.Flags().Int64Var(&toRevision, "to-revision", 0, "the revision to go back to (0: the one before the current)")
+
+	simple := func(use, short, done string, change func(*apps.Deployment) error) *cobra.Command {
+		return &cobra.Command{
+			Use: use + " deployment/NAME", Short: short, Args: cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				name, err := deploymentTarget(args)
+				if err != nil {
+					return err
+				}
+				c, err := o.Client()
+				if err != nil {
+					return err
+				}
+				ctx, cancel := ctxFor(cmd)
+				defer cancel()
+				if err := updateDeployment(ctx, c, o.namespace(), name, change); err != nil {
+					return err
+				}
+				fmt.Fprintf(o.Out, "deployment.apps/%s %s\n", name, done)
+				return nil
+			},
+		}
+	}
+	restart := simple("restart", "Replace every pod, by a rollout (sets the restartedAt template annotation)", "restarted", func(d *apps.Deployment) error {
+		if d.Spec.Paused {
+			return fmt.Errorf("can't restart paused deployment (run rollout resume first)")
+		}
+		d.Spec.Template.Annotations = maps.Clone(d.Spec.Template.Annotations)
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
+		}
+		d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339)
+		return nil
+	})
+	pause := simple("pause", "Stop rollouts of a Deployment until resumed", "paused", func(d *apps.Deployment) error {
+		if d.Spec.Paused {
+			return fmt.Errorf("deployments.apps %q is already paused", d.Name)
+		}
+		d.Spec.Paused = true
+		return nil
+	})
+	resume := simple("resume", "Let a paused Deployment roll out again", "resumed", func(d *apps.Deployment) error {
+		if !d.Spec.Paused {
+			return fmt.Errorf("deployments.apps %q is not paused", d.Name)
+		}
+		d.Spec.Paused = false
+		return nil
+	})
+	rollout.AddCommand(status, history, undo, restart, pause, resume)
+	return rollout
+}
+
+// rolloutStatus prints kubectl's progress lines until the rollout is done
+// (nil) or past its progress deadline (an error: a non-zero exit).
+func rolloutStatus(ctx context.Context, o *Options, c *client.Client, name string) error {
+	ds := client.For[*apps.Deployment](c)
+	w, err := ds.Watch(ctx, o.namespace(), client.ListOptions{FieldSelector: "metadata.name=" + name}, 0)
+	if err != nil {
+		return err
+	}
+	last := ""
+	for {
+		var ev client.Event[*apps.Deployment]
+		select {
+		case e, ok := <-w.Events:
+			if !ok {
+				if err := w.Err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("watch of deployment %q ended; run the command again", name)
+			}
+			ev = e
+		case <-ctx.Done():
+			return fmt.Errorf("timed out waiting for the rollout of deployment %q: %s", name, last)
+		}
+		if ev.Type == "BOOKMARK" {
+			continue
+		}
+		if ev.Type == "DELETED" {
+			return fmt.Errorf("deployment %q was deleted", name)
+		}
+		msg, done, err := rolloutMessage(ev.Object)
+		if err != nil {
+			return err
+		}
+		if msg != last {
+			fmt.Fprintln(o.Out, msg)
+			last = msg
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// rolloutMessage is kubectl's DeploymentStatusViewer.
+func rolloutMessage(d *apps.Deployment) (string, bool, error) {
+	if d.Generation > d.Status.ObservedGeneration {
+		return "Waiting for deployment spec update to be observed...", false, nil
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == deployment.ConditionProgressing && c.Reason == deployment.ReasonDeadlineExceeded {
+			return "", false, fmt.Errorf("deployment %q exceeded its progress deadline", d.Name)
+		}
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	switch {
+	case st.UpdatedReplicas < want:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d out of %d new replicas have been updated...", d.Name, st.UpdatedReplicas, want), false, nil
+	case st.Replicas > st.UpdatedReplicas:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d old replicas are pending termination...", d.Name, st.Replicas-st.UpdatedReplicas), false, nil
+	case st.AvailableReplicas < st.UpdatedReplicas:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d of %d updated replicas are available...", d.Name, st.AvailableReplicas, st.UpdatedReplicas), false, nil
+	}
+	return fmt.Sprintf("deployment %q successfully rolled out", d.Name), true, nil
+}
+
+// revisions maps revision → ReplicaSet for a Deployment.
+func revisions(ctx context.Context, c *client.Client, ns, name string) (map[int64]*apps.ReplicaSet, error) {
+	d, err := client.For[*apps.Deployment](c).Get(ctx, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	rss, _, err := client.For[*apps.ReplicaSet](c).List(ctx, ns, client.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]*apps.ReplicaSet{}
+	for _, rs := range rss {
+		if ref := meta.ControllerOf(rs); ref != nil && ref.UID == d.UID {
+			out[deployment.Revision(rs)] = rs
+		}
+	}
+	return out, nil
+}
+
+func sortedRevisions(revs map[int64]*apps.ReplicaSet) []int64 {
+	out := make([]int64, 0, len(revs))
+	for r := range revs {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func withoutHash(t core.PodTemplateSpec) core.PodTemplateSpec {
+	t.Labels = maps.Clone(t.Labels)
+	delete(t.Labels, deployment.PodTemplateHashLabel)
+	return t
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = "  " + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// rolloutUndo puts a revision's pod template back into the Deployment, as
+// kubectl does; the controller then rolls it out as the next revision.
+func rolloutUndo(ctx context.Context, o *Options, c *client.Client, name string, to int64) error {
+	revs, err := revisions(ctx, c, o.namespace(), name)
+	if err != nil {
+		return err
+	}
+	order := sortedRevisions(revs)
+	if len(order) == 0 {
+		return fmt.Errorf("no revision found for deployment %q", name)
+	}
+	current := order[len(order)-1]
+	if to == 0 {
+		if len(order) < 2 {
+			return fmt.Errorf("no rollout history found for deployment %q", name)
+		}
+		to = order[len(order)-2]
+	}
+	target, ok := revs[to]
+	if !ok {
+		return fmt.Errorf("unable to find specified revision %d in history", to)
+	}
+	if to == current {
+		fmt.Fprintf(o.Out, "deployment.apps/%s skipped rollback (current template already matches revision %s)\n", name, strconv.FormatInt(to, 10))
+		return nil
+	}
+	err = updateDeployment(ctx, c, o.namespace(), name, func(d *apps.Deployment) error {
+		if d.Spec.Paused {
+			return fmt.Errorf("you cannot rollback a paused deployment; resume it first with 'kobectl rollout resume deployment/%s' and try again", name)
+		}
+		d.Spec.Template = withoutHash(target.Spec.Template)
+		if cause, ok := target.Annotations[deployment.ChangeCauseAnnotation]; ok {
+			d.Annotations = maps.Clone(d.Annotations)
+			if d.Annotations == nil {
+				d.Annotations = map[string]string{}
+			}
+			d.Annotations[deployment.ChangeCauseAnnotation] = cause
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "deployment.apps/%s rolled back\n", name)
+	return nil
+}

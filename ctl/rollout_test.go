@@ -1,0 +1,114 @@
+package ctl_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/test/cluster"
+)
+
+const webDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - {name: app, image: "kobune.local/labapp:1.0"}
+`
+
+// TestRolloutCommands drives a Deployment through kobectl on an
+// in-process cluster: rollout status waits with progress, set image rolls
+// out revision 2, history lists both, undo goes back to revision 1's
+// template (as revision 3), scale, pause/resume and restart.
+func TestRolloutCommands(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := cluster.Start(t, ctx, cluster.Options{Nodes: 2})
+	must := func(stdin string, args ...string) string {
+		t.Helper()
+		r := kobectl(t, s, stdin, args...)
+		if r.code != 0 {
+			t.Fatalf("kobectl %v: exit %d: %s", args, r.code, r.stderr)
+		}
+		return r.stdout
+	}
+	must(webDeployment, "apply", "-f", "-")
+	if out := must("", "rollout", "status", "deployment/web"); !strings.HasSuffix(out, "deployment \"web\" successfully rolled out\n") {
+		t.Errorf("rollout status: %q", out)
+	}
+	if out := must("", "set", "image", "deployment/web", "app=kobune.local/labapp:2.0"); out != "deployment.apps/web image updated\n" {
+		t.Errorf("set image: %q", out)
+	}
+	out := must("", "rollout", "status", "deployment/web")
+	if !strings.Contains(out, "Waiting for deployment \"web\" rollout to finish") || !strings.HasSuffix(out, "successfully rolled out\n") {
+		t.Errorf("rollout status during an update shows no progress: %q", out)
+	}
+	if out := must("", "rollout", "history", "deployment/web"); !strings.Contains(out, "REVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n") {
+		t.Errorf("history: %q", out)
+	}
+	if out := must("", "rollout", "history", "deployment/web", "--revision=1"); !strings.Contains(out, "kobune.local/labapp:1.0") || strings.Contains(out, "pod-template-hash") {
+		t.Errorf("history --revision=1: %q", out)
+	}
+	if out := must("", "rollout", "undo", "deployment/web"); out != "deployment.apps/web rolled back\n" {
+		t.Errorf("undo: %q", out)
+	}
+	must("", "rollout", "status", "deployment/web")
+	d, err := client.For[*apps.Deployment](s.Client).Get(ctx, "default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != "kobune.local/labapp:1.0" || d.Annotations["deployment.kubernetes.io/revision"] != "3" {
+		t.Errorf("after undo: image %s, revision %s", img, d.Annotations["deployment.kubernetes.io/revision"])
+	}
+	if out := must("", "scale", "deployment/web", "--replicas=3"); out != "deployment.apps/web scaled\n" {
+		t.Errorf("scale: %q", out)
+	}
+	must("", "rollout", "status", "deployment/web")
+	must("", "rollout", "pause", "deployment/web")
+	if r := kobectl(t, s, "", "rollout", "pause", "deployment/web"); r.code == 0 || !strings.Contains(r.stderr, "already paused") {
+		t.Errorf("pausing twice: %d %q", r.code, r.stderr)
+	}
+	if r := kobectl(t, s, "", "rollout", "undo", "deployment/web"); r.code == 0 || !strings.Contains(r.stderr, "paused") {
+		t.Errorf("undo while paused: %d %q", r.code, r.stderr)
+	}
+	must("", "rollout", "resume", "deployment/web")
+	if out := must("", "rollout", "restart", "deployment/web"); out != "deployment.apps/web restarted\n" {
+		t.Errorf("restart: %q", out)
+	}
+	must("", "rollout", "status", "deployment/web")
+	if out := must("", "rollout", "history", "deployment/web"); !strings.Contains(out, "\n4 ") {
+		t.Errorf("restart made no revision 4: %q", out)
+	}
+	if r := kobectl(t, s, "", "set", "image", "deployment/web", "nope=x"); r.code == 0 || !strings.Contains(r.stderr, `unable to find container named "nope"`) {
+		t.Errorf("set image of a missing container: %d %q", r.code, r.stderr)
+	}
+}
+
+// TestRolloutStatusFailsOnAStalledRollout: a rollout past its progress
+// deadline makes rollout status exit non-zero.
+func TestRolloutStatusFailsOnAStalledRollout(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := cluster.Start(t, ctx, cluster.Options{Nodes: 1})
+	// 2 pods of 3 cpu cannot both fit on a 4-cpu node: the rollout stalls.
+	stalled := strings.Replace(webDeployment, "  replicas: 2\n", "  replicas: 2\n  progressDeadlineSeconds: 2\n", 1)
+	stalled = strings.Replace(stalled, `image: "kobune.local/labapp:1.0"}`, `image: "kobune.local/labapp:1.0", resources: {requests: {cpu: "3"}}}`, 1)
+	if r := kobectl(t, s, stalled, "apply", "-f", "-"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r := kobectl(t, s, "", "rollout", "status", "deployment/web", "--timeout=30s")
+	if r.code == 0 || !strings.Contains(r.stderr, `deployment "web" exceeded its progress deadline`) {
+		t.Errorf("rollout status on a stalled rollout: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,52 @@
+// Package cluster starts a whole Kobune control plane in-process for
+// integration tests: the real API server on embedded etcd, the scheduler,
+// the controllers, and simulated nodes — agents on the fake runtime, whose
+// pods run and turn Ready at once without executing anything (the lab and
+// test/e2e run real containers).
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/agent"
+	"github.com/kobune/kobune/agent/node"
+	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/controller/controllermanager"
+	"github.com/kobune/kobune/scheduler"
+)
+
+// Options shape the cluster.
+type Options struct {
+	Nodes int // simulated nodes node-1 ... node-N (4 cpu, 8Gi, 110 pods)
+	// NoControllers leaves kobune-controller out (a test runs its own).
+	NoControllers bool
+}
+
+// Start starts the cluster; everything stops when ctx ends or the test does.
+func Start(t testing.TB, ctx context.Context, o Options) *testserver.Server {
+	t.Helper()
+	s := testserver.New(t)
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	quiet := func(string, ...any) {}
+	for i := 1; i <= o.Nodes; i++ {
+		cidr := fmt.Sprintf("10.244.%d.0/24", i)
+		rt, err := runtime.NewFake(cidr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity, _ := node.ParseResources("cpu=4,memory=8Gi,pods=110")
+		cfg := agent.Config{LeaseInterval: 500 * time.Millisecond, DisableProbes: true, Logf: quiet}
+		cfg.Node = node.Config{Name: fmt.Sprintf("node-%d", i), Capacity: capacity, PodCIDR: cidr}
+		go func() { _ = agent.New(cfg, s.Client, rt).Run(ctx) }()
+	}
+	go scheduler.New(scheduler.Config{Logf: quiet}, s.Client).Run(ctx)
+	if !o.NoControllers {
+		go controllermanager.New(s.Client, controllermanager.Config{}).Run(ctx)
+	}
+	return s
+}
