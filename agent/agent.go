@@ -241,12 +241,41 @@ func (a *Agent) leaseLoop(ctx context.Context) {
 	for {
 		if err := node.RenewLease(ctx, a.client, a.cfg.Node.Name, a.cfg.Node.LeaseDuration); err != nil && ctx.Err() == nil {
 			a.cfg.Logf("renew lease: %s", client.Message(err))
+		} else if err == nil {
+			a.reassertReady(ctx)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(a.cfg.LeaseInterval):
 		}
+	}
+}
+
+// reassertReady writes the node's status at once when the API shows it
+// not Ready — the node lifecycle controller marks a node Unknown when its
+// Lease was not renewed in time (after a partition, or an agent restart):
+// the kubelet likewise posts its status when it differs from what it sees.
+func (a *Agent) reassertReady(ctx context.Context) {
+	var n *core.Node
+	if a.nodes != nil { // the node informer, when the agent routes
+		var ok bool
+		if n, ok = a.nodes.Get("", a.cfg.Node.Name); !ok {
+			return
+		}
+	} else {
+		var err error
+		if n, err = client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name); err != nil {
+			return
+		}
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == core.NodeReady && c.Status == meta.ConditionTrue {
+			return
+		}
+	}
+	if _, err := node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status); err != nil && ctx.Err() == nil {
+		a.cfg.Logf("update node status: %s", client.Message(err))
 	}
 }
 

@@ -43,6 +43,9 @@ type Config struct {
 	// CompactionInterval is how often history older than one interval is
 	// compacted (Kubernetes: 5 minutes).
 	CompactionInterval time.Duration
+	// DefaultTolerationSeconds is how long new pods tolerate a not-ready or
+	// unreachable node before eviction (0: Kubernetes' 300).
+	DefaultTolerationSeconds int64
 	// BookmarkInterval is how often watches that allow bookmarks get one.
 	BookmarkInterval time.Duration
 	// EtcdLogLevel is the embedded etcd's log level.
@@ -54,6 +57,9 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:6443"
+	}
+	if c.DefaultTolerationSeconds == 0 {
+		c.DefaultTolerationSeconds = 300
 	}
 	if c.CompactionInterval == 0 {
 		c.CompactionInterval = 5 * time.Minute
@@ -110,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1)}
 	s.namespaces = newNamespaceCache(s.store)
-	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store})
+	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
 		backend.close()
 		return nil, err

@@ -34,7 +34,7 @@ spec:
 func TestRolloutCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s := cluster.Start(t, ctx, cluster.Options{Nodes: 2})
+	s := cluster.Start(t, ctx, cluster.Options{Nodes: 2}).Server
 	must := func(stdin string, args ...string) string {
 		t.Helper()
 		r := kobectl(t, s, stdin, args...)
@@ -100,7 +100,7 @@ func TestRolloutCommands(t *testing.T) {
 func TestRolloutStatusFailsOnAStalledRollout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s := cluster.Start(t, ctx, cluster.Options{Nodes: 1})
+	s := cluster.Start(t, ctx, cluster.Options{Nodes: 1}).Server
 	// 2 pods of 3 cpu cannot both fit on a 4-cpu node: the rollout stalls.
 	stalled := strings.Replace(webDeployment, "  replicas: 2\n", "  replicas: 2\n  progressDeadlineSeconds: 2\n", 1)
 	stalled = strings.Replace(stalled, `image: "kobune.local/labapp:1.0"}`, `image: "kobune.local/labapp:1.0", resources: {requests: {cpu: "3"}}}`, 1)

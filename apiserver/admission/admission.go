@@ -57,11 +57,12 @@ type NamespaceGetter interface {
 //	mutating:   Defaulting          — fill what Kubernetes defaults (restartPolicy, replicas, ...),
 //	                                  first, so that validation sees the complete object
 //	            Priority            — a pod's priorityClassName becomes spec.priority
+//	            DefaultTolerationSeconds — pods tolerate not-ready/unreachable nodes for a while
 //	validating: NamespaceLifecycle  — the namespace must exist and not be terminating
 //	            Validation          — the kind's rules, with field paths
-func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter) *Chain {
+func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter, defaultTolerationSeconds int64) *Chain {
 	return &Chain{
-		Mutators:   []Mutator{Defaulting{}, Priority{Classes: classes}},
+		Mutators:   []Mutator{Defaulting{}, Priority{Classes: classes}, DefaultTolerationSeconds{Seconds: defaultTolerationSeconds}},
 		Validators: []Validator{NamespaceLifecycle{Namespaces: namespaces}, Validation{}},
 	}
 }

@@ -21,6 +21,7 @@ func main() {
 	flag.StringVar(&cfg.MetricsListen, "metrics-listen", "127.0.0.1:6444", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	flag.StringVar(&cfg.DataDir, "data-dir", "/var/lib/kobune/etcd", "data directory of the embedded etcd")
 	flag.StringVar(&cfg.EtcdServers, "etcd-servers", "", "URLs of an external etcd cluster, comma-separated (instead of the embedded one)")
+	flag.Int64Var(&cfg.DefaultTolerationSeconds, "default-toleration-seconds", 300, "how long new pods tolerate a not-ready or unreachable node (the tolerationSeconds added to every pod) before they are evicted")
 	flag.DurationVar(&cfg.CompactionInterval, "compaction-interval", 5*time.Minute, "how often etcd history older than one interval is compacted")
 	flag.StringVar(&cfg.EtcdLogLevel, "etcd-log-level", "fatal", "log level of the embedded etcd (debug, info, warn, error, fatal)")
 	flag.Usage = func() {

@@ -1,6 +1,6 @@
 // Command kobune-controller runs the controllers (kube-controller-manager):
-// ReplicaSet, Deployment and the garbage collector, while it holds the
-// Lease kube-system/kobune-controller.
+// ReplicaSet, Deployment, the garbage collector and node lifecycle, while
+// it holds the Lease kube-system/kobune-controller.
 package main
 
 import (
@@ -24,6 +24,9 @@ func main() {
 	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "how long a leader's Lease holds without renewal before a standby takes over")
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "how often to try to acquire or renew the Lease")
+	var cfg controllermanager.Config
+	flag.DurationVar(&cfg.NodeLifecycle.GracePeriod, "node-monitor-grace-period", 40*time.Second, "how long a node's Lease may go unrenewed before the node is marked Unknown and tainted unreachable")
+	flag.Float64Var(&cfg.NodeLifecycle.EvictionRate, "node-eviction-rate", 10, "pods evicted per second at most from nodes with NoExecute taints")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -40,7 +43,7 @@ func main() {
 	}
 	run := func(ctx context.Context) {
 		log.Printf("kobune-controller: running %s", strings.Join(controllermanager.Names, ", "))
-		controllermanager.New(c, controllermanager.Config{}).Run(ctx)
+		controllermanager.New(c, cfg).Run(ctx)
 	}
 	if !*leaderElect {
 		run(ctx)

@@ -10,17 +10,20 @@ import (
 	"github.com/kobune/kobune/controller"
 	"github.com/kobune/kobune/controller/deployment"
 	"github.com/kobune/kobune/controller/garbagecollector"
+	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/controller/replicaset"
 )
 
-// Config selects and tunes the controllers.
-type Config struct{}
+// Config tunes the controllers.
+type Config struct {
+	NodeLifecycle nodelifecycle.Config
+}
 
 // Names are the controllers, as their loops log themselves.
-var Names = []string{replicaset.Name, deployment.Name, garbagecollector.Name}
+var Names = []string{replicaset.Name, deployment.Name, garbagecollector.Name, nodelifecycle.Name}
 
 // New builds the manager with every controller.
-func New(c *client.Client, _ Config) *controller.Manager {
+func New(c *client.Client, cfg Config) *controller.Manager {
 	inf := controller.NewInformers(c)
 	m := controller.NewManager(inf)
 	recorder := client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-controller"}, 10000)
@@ -28,5 +31,6 @@ func New(c *client.Client, _ Config) *controller.Manager {
 	m.Add(replicaset.New(c, inf, recorder).Loop)
 	m.Add(deployment.New(c, inf, recorder).Loop)
 	m.Add(garbagecollector.New(c, inf).Loop)
+	m.Add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop)
 	return m
 }

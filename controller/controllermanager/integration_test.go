@@ -285,3 +285,79 @@ func TestGarbageCollection(t *testing.T) {
 		t.Errorf("orphaned ReplicaSet has %d pods, want 2 still running", n)
 	}
 }
+
+// TestNodeFailureReplacesPods: a node whose agent stops renewing its Lease
+// goes Unknown and is tainted unreachable; its pods are evicted once their
+// toleration (from the API server's default) runs out, and the Deployment's
+// replacements run on the other node.
+func TestNodeFailureReplacesPods(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := testcluster.Start(t, ctx, testcluster.Options{Nodes: 2, DefaultTolerationSeconds: 2, NodeMonitorGracePeriod: 2 * time.Second})
+	c := cl.Client
+	if _, err := client.For[*apps.Deployment](c).Create(ctx, newDeployment("web", 4, "kobune.local/labapp:1.0", meta.FromInt(1), meta.FromInt(1))); err != nil {
+		t.Fatal(err)
+	}
+	rolledOut(t, ctx, c, "web")
+	onNode1 := 0
+	for _, p := range activePods(t, ctx, c, "web") {
+		if p.Spec.NodeName == "node-1" {
+			onNode1++
+		}
+		var secs int64 = -1
+		for _, tol := range p.Spec.Tolerations {
+			if tol.Key == "node.kubernetes.io/unreachable" && tol.TolerationSeconds != nil {
+				secs = *tol.TolerationSeconds
+			}
+		}
+		if secs != 2 {
+			t.Errorf("%s tolerates unreachable for %d s, want the default 2", p.Name, secs)
+		}
+	}
+	if onNode1 == 0 {
+		t.Fatal("no pod landed on node-1; nothing to test")
+	}
+
+	start := time.Now()
+	cl.StopAgent("node-1")
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	n, err := client.WaitFor(wctx, client.For[*core.Node](c), "", "node-1", 0, func(n *core.Node, _ bool) bool {
+		tainted := 0
+		for _, tt := range n.Spec.Taints {
+			if tt.Key == "node.kubernetes.io/unreachable" {
+				tainted++
+			}
+		}
+		return tainted == 2
+	})
+	if err != nil {
+		t.Fatalf("node-1 not tainted unreachable: %v", err)
+	}
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == core.NodeReady && cond.Status != meta.ConditionUnknown {
+			t.Errorf("node-1 Ready is %s, want Unknown", cond.Status)
+		}
+	}
+	t.Logf("node-1 Unknown and tainted %v after the agent stopped", time.Since(start).Round(10*time.Millisecond))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		pods := activePods(t, ctx, c, "web")
+		onNode2 := 0
+		for _, p := range pods {
+			if p.Spec.NodeName == "node-2" && isReady(p) {
+				onNode2++
+			}
+		}
+		if onNode2 == 4 && len(pods) == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replacements not running on node-2 (%d of 4)", onNode2)
+		}
+	}
+	t.Logf("4 pods ready on node-2 %v after node-1's agent stopped", time.Since(start).Round(10*time.Millisecond))
+	evs, _, _ := client.For[*core.Event](c).List(ctx, "default", client.ListOptions{FieldSelector: "reason=TaintManagerEviction"})
+	if len(evs) != onNode1 {
+		t.Errorf("%d eviction events, want %d (the pods on node-1)", len(evs), onNode1)
+	}
+}

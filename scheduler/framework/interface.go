@@ -56,8 +56,9 @@ type Plugin interface{ Name() string }
 // plugins may Write their own entries, which Filter and Score (called in
 // parallel across nodes) only Read.
 type CycleState struct {
-	// Requests are the pod's summed requests (PodRequests).
-	Requests Resources
+	// Requests are the pod's summed requests (PodRequests), and
+	// NonZero the same with the scoring defaults (NonZeroRequests).
+	Requests, NonZero Resources
 	// AllNodes is every node of the snapshot, for plugins that look at
 	// other nodes than the one they judge (spread, inter-pod affinity).
 	AllNodes []*NodeInfo
@@ -69,7 +70,7 @@ type CycleState struct {
 
 // NewCycleState returns the state for one attempt at scheduling pod.
 func NewCycleState(pod *core.Pod, nodes []*NodeInfo) *CycleState {
-	return &CycleState{Requests: PodRequests(pod), AllNodes: nodes}
+	return &CycleState{Requests: PodRequests(pod), NonZero: NonZeroRequests(pod), AllNodes: nodes}
 }
 
 // Write stores a plugin's entry (PreFilter and PreScore only).
@@ -121,6 +122,34 @@ type ScoreNormalizer interface {
 	Normalize(scores []int64)
 }
 
+// Requests Kubernetes assumes, for scoring only, for a container that
+// states none: without them, pods without requests would all look free and
+// pile onto the first node (kube-scheduler's DefaultMilliCPURequest and
+// DefaultMemoryRequest).
+const (
+	DefaultMilliCPURequest = 100
+	DefaultMemoryRequest   = 200 << 20
+)
+
+// NonZeroRequests sums a pod's requests with the defaults for containers
+// that state no cpu or memory request; the resource score plugins use it.
+func NonZeroRequests(p *core.Pod) Resources {
+	var r Resources
+	for _, c := range p.Spec.Containers {
+		cpu, mem := c.Resources.Requests.Cpu().MilliValue(), c.Resources.Requests.Memory().Value()
+		if _, ok := c.Resources.Requests[resource.CPU]; !ok {
+			cpu = DefaultMilliCPURequest
+		}
+		if _, ok := c.Resources.Requests[resource.Memory]; !ok {
+			mem = DefaultMemoryRequest
+		}
+		r.MilliCPU += cpu
+		r.Memory += mem
+	}
+	r.Pods = 1
+	return r
+}
+
 // Resources are summed requests in the units the scheduler compares.
 type Resources struct {
 	MilliCPU int64
@@ -151,7 +180,9 @@ type NodeInfo struct {
 	Node        *core.Node
 	Pods        []*core.Pod
 	Requested   Resources
-	Allocatable Resources
+	// NonZeroRequested sums NonZeroRequests of the pods (for scoring).
+	NonZeroRequested Resources
+	Allocatable      Resources
 	// PodsWithAffinity are the pods here that have pod affinity or
 	// anti-affinity terms, parsed once when they were added.
 	PodsWithAffinity []*PodAffinity
@@ -213,6 +244,9 @@ func (n *NodeInfo) account(p *core.Pod, sign int64) {
 	n.Requested.MilliCPU += sign * r.MilliCPU
 	n.Requested.Memory += sign * r.Memory
 	n.Requested.Pods += sign * r.Pods
+	nz := NonZeroRequests(p)
+	n.NonZeroRequested.MilliCPU += sign * nz.MilliCPU
+	n.NonZeroRequested.Memory += sign * nz.Memory
 	if sign > 0 {
 		if pa := ParsePodAffinity(p); pa != nil {
 			n.PodsWithAffinity = append(n.PodsWithAffinity, pa)

@@ -21,14 +21,14 @@ func (MostAllocated) Name() string { return "MostAllocated" }
 
 // Score implements framework.ScorePlugin.
 func (MostAllocated) Score(_ context.Context, state *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
-	req := requests(state, pod)
+	req := nonZeroRequests(state, pod)
 	used := func(requested, allocatable int64) int64 {
 		if allocatable <= 0 {
 			return 0
 		}
 		return min(requested, allocatable) * framework.MaxNodeScore / allocatable
 	}
-	cpu := used(n.Requested.MilliCPU+req.MilliCPU, n.Allocatable.MilliCPU)
-	mem := used(n.Requested.Memory+req.Memory, n.Allocatable.Memory)
+	cpu := used(n.NonZeroRequested.MilliCPU+req.MilliCPU, n.Allocatable.MilliCPU)
+	mem := used(n.NonZeroRequested.Memory+req.Memory, n.Allocatable.Memory)
 	return (cpu + mem) / 2, nil
 }

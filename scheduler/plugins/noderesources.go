@@ -35,6 +35,14 @@ func (NodeResourcesFit) Filter(_ context.Context, state *framework.CycleState, p
 	return nil
 }
 
+// nonZeroRequests are the pod's requests with the scoring defaults.
+func nonZeroRequests(state *framework.CycleState, pod *core.Pod) framework.Resources {
+	if state != nil {
+		return state.NonZero
+	}
+	return framework.NonZeroRequests(pod)
+}
+
 // requests are the pod's requests, computed once per attempt in the state
 // (or now, when a test calls a plugin without one).
 func requests(state *framework.CycleState, pod *core.Pod) framework.Resources {

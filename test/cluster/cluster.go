@@ -14,8 +14,10 @@ import (
 	"github.com/kobune/kobune/agent"
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/controller/controllermanager"
+	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/scheduler"
 )
 
@@ -24,14 +26,29 @@ type Options struct {
 	Nodes int // simulated nodes node-1 ... node-N (4 cpu, 8Gi, 110 pods)
 	// NoControllers leaves kobune-controller out (a test runs its own).
 	NoControllers bool
+	// DefaultTolerationSeconds for the API server (0: 300);
+	// NodeMonitorGracePeriod for the node lifecycle controller (0: 40 s).
+	DefaultTolerationSeconds int64
+	NodeMonitorGracePeriod   time.Duration
 }
 
+// Cluster is a running in-process cluster.
+type Cluster struct {
+	*testserver.Server
+	agents map[string]context.CancelFunc
+}
+
+// StopAgent stops a node's agent, as if its machine died: its Lease is no
+// longer renewed and its pods are left as they are.
+func (c *Cluster) StopAgent(node string) { c.agents[node]() }
+
 // Start starts the cluster; everything stops when ctx ends or the test does.
-func Start(t testing.TB, ctx context.Context, o Options) *testserver.Server {
+func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 	t.Helper()
-	s := testserver.New(t)
+	s := testserver.New(t, func(c *apiserver.Config) { c.DefaultTolerationSeconds = o.DefaultTolerationSeconds })
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
+	cl := &Cluster{Server: s, agents: map[string]context.CancelFunc{}}
 	quiet := func(string, ...any) {}
 	for i := 1; i <= o.Nodes; i++ {
 		cidr := fmt.Sprintf("10.244.%d.0/24", i)
@@ -42,11 +59,14 @@ func Start(t testing.TB, ctx context.Context, o Options) *testserver.Server {
 		capacity, _ := node.ParseResources("cpu=4,memory=8Gi,pods=110")
 		cfg := agent.Config{LeaseInterval: 500 * time.Millisecond, DisableProbes: true, Logf: quiet}
 		cfg.Node = node.Config{Name: fmt.Sprintf("node-%d", i), Capacity: capacity, PodCIDR: cidr}
-		go func() { _ = agent.New(cfg, s.Client, rt).Run(ctx) }()
+		actx, stop := context.WithCancel(ctx)
+		cl.agents[cfg.Node.Name] = stop
+		go func() { _ = agent.New(cfg, s.Client, rt).Run(actx) }()
 	}
 	go scheduler.New(scheduler.Config{Logf: quiet}, s.Client).Run(ctx)
 	if !o.NoControllers {
-		go controllermanager.New(s.Client, controllermanager.Config{}).Run(ctx)
+		cfg := controllermanager.Config{NodeLifecycle: nodelifecycle.Config{GracePeriod: o.NodeMonitorGracePeriod}}
+		go controllermanager.New(s.Client, cfg).Run(ctx)
 	}
-	return s
+	return cl
 }
