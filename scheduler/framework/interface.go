@@ -177,9 +177,9 @@ func PodRequests(p *core.Pod) Resources {
 // NodeInfo is a node and what is already placed on it: bound pods and
 // pods the scheduler assumed there before their bind returned.
 type NodeInfo struct {
-	Node        *core.Node
-	Pods        []*core.Pod
-	Requested   Resources
+	Node      *core.Node
+	Pods      []*core.Pod
+	Requested Resources
 	// NonZeroRequested sums NonZeroRequests of the pods (for scoring).
 	NonZeroRequested Resources
 	Allocatable      Resources
