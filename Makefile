@@ -58,7 +58,7 @@ proto:
 bench:
 	$(GO) run ./test/bench -out docs/benchmarks.md
 	@if [ "$$(id -u)" = 0 ]; then \
-		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./test/e2e -run '^TestBenchPodStartup$$' -count=1 -v | grep -E '^(---|ok|FAIL)'; \
+		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./test/e2e -run '^(TestBenchPodStartup|TestLabUpAndDown)$$' -count=1 -v -timeout 20m | grep -E '^(---|ok|FAIL)'; \
 	else echo "pod start benchmark skipped: it needs root (containerd, network namespaces)"; fi
 
 # Fuzz the manifest decoder and the selector parser; new corpus entries are
