@@ -60,6 +60,9 @@ func (r *rollout) reconcileNew(ctx context.Context) error {
 	case cur > want:
 		return r.scale(ctx, r.newRS, want)
 	}
+	if !r.oldSettled() {
+		return nil // their status update requeues the Deployment
+	}
 	surge, _ := r.fenceposts()
 	total := r.podsOrReplicas()
 	maxTotal := want + surge
@@ -88,6 +91,19 @@ func (r *rollout) podsOrReplicas() int32 {
 		total += max(replicas(rs), active)
 	}
 	return total
+}
+
+// oldSettled reports whether the ReplicaSet controller has acted on every
+// old ReplicaSet's latest replicas (status.observedGeneration caught up).
+// Until then an old ReplicaSet just scaled down may still be creating pods
+// for its earlier, higher count, and the new one must not grow yet.
+func (r *rollout) oldSettled() bool {
+	for _, rs := range r.old {
+		if rs.Status.ObservedGeneration < rs.Generation {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *rollout) reconcileOld(ctx context.Context) error {
