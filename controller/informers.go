@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -33,6 +34,8 @@ type Informers struct {
 	Leases      *client.Informer[*coordination.Lease]
 	ReplicaSets *client.Informer[*apps.ReplicaSet]
 	Deployments *client.Informer[*apps.Deployment]
+	Jobs        *client.Informer[*batch.Job]
+	CronJobs    *client.Informer[*batch.CronJob]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -43,10 +46,15 @@ func NewInformers(c *client.Client) *Informers {
 		Leases:      client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
 		ReplicaSets: client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
 		Deployments: client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
+		Jobs:        client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
+		CronJobs:    client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
 	inf.ReplicaSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.ReplicaSet])
+	inf.Deployments.AddIndex(IndexByOwner, OwnerUIDs[*apps.Deployment])
+	inf.Jobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.Job])
+	inf.CronJobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.CronJob])
 	return inf
 }
 
@@ -57,9 +65,12 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Leases.Run(ctx)
 	go i.ReplicaSets.Run(ctx)
 	go i.Deployments.Run(ctx)
+	go i.Jobs.Run(ctx)
+	go i.CronJobs.Run(ctx)
 }
 
 // WaitForSync blocks until every informer has listed once, or ctx ends.
 func (i *Informers) WaitForSync(ctx context.Context) bool {
-	return client.WaitForSync(ctx, i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced)
+	return client.WaitForSync(ctx, i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
+		i.Jobs.HasSynced, i.CronJobs.HasSynced)
 }

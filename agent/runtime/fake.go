@@ -12,7 +12,8 @@ import (
 )
 
 // Fake is a simulated runtime: RunPod records the pod as running at once,
-// with an IP from the node's pod CIDR; init containers complete at once.
+// with an IP from the node's pod CIDR; init containers complete at once; a
+// container whose command is ["exit", "N"] finishes at once with code N.
 // Nothing is executed. It is named fake everywhere it appears (node status
 // says "fake://"), because it only simulates nodes.
 type Fake struct {
@@ -61,11 +62,33 @@ func (f *Fake) RunPod(_ context.Context, pod *core.Pod, _ []string) (PodState, e
 			ImageID: "fake://" + c.Image, Init: true, Reason: "Completed", StartedAt: now, FinishedAt: now})
 	}
 	for _, c := range pod.Spec.Containers {
-		p.Containers = append(p.Containers, ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: c.Image,
-			ImageID: "fake://" + c.Image, Running: true, StartedAt: now})
+		cs := ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: c.Image,
+			ImageID: "fake://" + c.Image, Running: true, StartedAt: now}
+		if code, ok := simulatedExit(c.Command); ok {
+			cs.Running, cs.ExitCode, cs.FinishedAt, cs.Reason = false, code, now, "Completed"
+			if code != 0 {
+				cs.Reason = "Error"
+			}
+		}
+		p.Containers = append(p.Containers, cs)
 	}
 	f.pods[pod.UID] = p
 	return clone(p), nil
+}
+
+// simulatedExit reads the one command the fake runtime understands:
+// ["exit", "N"] finishes the container at once with exit code N (jobs
+// that succeed or fail on simulated nodes). Any other command runs for
+// ever, as before.
+func simulatedExit(command []string) (int32, bool) {
+	if len(command) != 2 || command[0] != "exit" {
+		return 0, false
+	}
+	var code int32
+	if _, err := fmt.Sscan(command[1], &code); err != nil {
+		return 0, false
+	}
+	return code, true
 }
 
 func (f *Fake) allocate() (string, error) {

@@ -1,6 +1,6 @@
 // Command kobune-controller runs the controllers (kube-controller-manager):
-// ReplicaSet, Deployment, the garbage collector and node lifecycle, while
-// it holds the Lease kube-system/kobune-controller.
+// ReplicaSet, Deployment, Job, CronJob, the garbage collector and node
+// lifecycle, while it holds the Lease kube-system/kobune-controller.
 package main
 
 import (

@@ -8,8 +8,10 @@ import (
 
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/controller/cronjob"
 	"github.com/kobune/kobune/controller/deployment"
 	"github.com/kobune/kobune/controller/garbagecollector"
+	"github.com/kobune/kobune/controller/job"
 	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/controller/replicaset"
 )
@@ -17,10 +19,12 @@ import (
 // Config tunes the controllers.
 type Config struct {
 	NodeLifecycle nodelifecycle.Config
+	Job           job.Config
+	CronJob       cronjob.Config
 }
 
 // Names are the controllers, as their loops log themselves.
-var Names = []string{replicaset.Name, deployment.Name, garbagecollector.Name, nodelifecycle.Name}
+var Names = []string{replicaset.Name, deployment.Name, job.Name, cronjob.Name, garbagecollector.Name, nodelifecycle.Name}
 
 // New builds the manager with every controller.
 func New(c *client.Client, cfg Config) *controller.Manager {
@@ -30,6 +34,8 @@ func New(c *client.Client, cfg Config) *controller.Manager {
 	m.Go(func(ctx context.Context) { recorder.Run(ctx, 2) })
 	m.Add(replicaset.New(c, inf, recorder).Loop)
 	m.Add(deployment.New(c, inf, recorder).Loop)
+	m.Add(job.New(c, inf, recorder, cfg.Job).Loop)
+	m.Add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop)
 	m.Add(garbagecollector.New(c, inf).Loop)
 	m.Add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop)
 	return m

@@ -17,6 +17,8 @@ import (
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/controller/controllermanager"
+	"github.com/kobune/kobune/controller/cronjob"
+	"github.com/kobune/kobune/controller/job"
 	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/scheduler"
 )
@@ -30,6 +32,10 @@ type Options struct {
 	// NodeMonitorGracePeriod for the node lifecycle controller (0: 40 s).
 	DefaultTolerationSeconds int64
 	NodeMonitorGracePeriod   time.Duration
+	// JobBackoffBase is the Job controller's wait after a failure (0: 10 s).
+	JobBackoffBase time.Duration
+	// CronJobClock, when set, is the clock CronJob schedules are read on.
+	CronJobClock func() time.Time
 }
 
 // Cluster is a running in-process cluster.
@@ -65,7 +71,8 @@ func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 	}
 	go scheduler.New(scheduler.Config{Logf: quiet}, s.Client).Run(ctx)
 	if !o.NoControllers {
-		cfg := controllermanager.Config{NodeLifecycle: nodelifecycle.Config{GracePeriod: o.NodeMonitorGracePeriod}}
+		cfg := controllermanager.Config{NodeLifecycle: nodelifecycle.Config{GracePeriod: o.NodeMonitorGracePeriod}, Job: job.Config{BackoffBase: o.JobBackoffBase},
+			CronJob: cronjob.Config{Now: o.CronJobClock}}
 		go controllermanager.New(s.Client, cfg).Run(ctx)
 	}
 	return cl

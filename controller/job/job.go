@@ -1,0 +1,380 @@
+// Package job is kube-controller-manager's Job controller: it runs pods
+// until spec.completions of them succeed, at most spec.parallelism at once;
+// counts failures against backoffLimit, waiting longer after each failure
+// before the next pod (10 s doubling, to 6 min); fails the Job past
+// activeDeadlineSeconds or backoffLimit (deleting its running pods); marks
+// it Complete; honours suspend; and deletes finished Jobs after
+// ttlSecondsAfterFinished.
+//
+// Pods are labelled batch.kubernetes.io/job-name and
+// batch.kubernetes.io/controller-uid, and found by their controller
+// reference. Kobune counts succeeded and failed pods from the pods still
+// there (Kubernetes keeps tracking finalizers on them); counts never go
+// down, so a failed pod deleted by hand is not forgotten while the
+// controller runs.
+package job
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+)
+
+// Name is the controller's name in logs and events.
+const Name = "job-controller"
+
+// Labels put on a Job's pods, with Kubernetes' names.
+const (
+	LabelJobName       = "batch.kubernetes.io/job-name"
+	LabelControllerUID = "batch.kubernetes.io/controller-uid"
+)
+
+// Condition types and reasons, with Kubernetes' names.
+const (
+	ConditionComplete  = "Complete"
+	ConditionFailed    = "Failed"
+	ConditionSuspended = "Suspended"
+
+	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
+	ReasonDeadlineExceeded     = "DeadlineExceeded"
+)
+
+// Config tunes the controller.
+type Config struct {
+	// BackoffBase is the wait after the first failure, doubling per
+	// failure up to BackoffMax (Kubernetes: 10 s and 6 min).
+	BackoffBase, BackoffMax time.Duration
+}
+
+// Controller reconciles Jobs.
+type Controller struct {
+	cfg      Config
+	client   *client.Client
+	jobs     *client.Informer[*batch.Job]
+	pods     *client.Informer[*core.Pod]
+	exp      *controller.Expectations
+	recorder *client.AsyncRecorder
+	now      func() time.Time
+	// Loop is the controller's queue and workers.
+	Loop *controller.Loop
+}
+
+// New returns the controller and registers its handlers.
+func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder, cfg Config) *Controller {
+	if cfg.BackoffBase == 0 {
+		cfg.BackoffBase = 10 * time.Second
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = 6 * time.Minute
+	}
+	jc := &Controller{cfg: cfg, client: c, jobs: inf.Jobs, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now}
+	jc.Loop = controller.NewLoop(Name, jc, 5)
+	enqueue := func(j *batch.Job) { jc.Loop.Queue.Add(meta.Key(j)) }
+	inf.Jobs.AddHandler(client.Handler[*batch.Job]{OnAdd: enqueue, OnUpdate: func(_, j *batch.Job) { enqueue(j) },
+		OnDelete: func(j *batch.Job) { jc.exp.Delete(meta.Key(j)) }})
+	podEvent := func(p *core.Pod, added, deleted bool) {
+		ref := meta.ControllerOf(p)
+		if ref == nil || ref.Kind != "Job" {
+			return
+		}
+		key := p.Namespace + "/" + ref.Name
+		if added {
+			jc.exp.Observed(key, true)
+		}
+		if deleted {
+			jc.exp.Observed(key, false)
+		}
+		jc.Loop.Queue.Add(key)
+	}
+	inf.Pods.AddHandler(client.Handler[*core.Pod]{
+		OnAdd:    func(p *core.Pod) { podEvent(p, true, false) },
+		OnUpdate: func(old, p *core.Pod) { podEvent(p, false, old.DeletionTimestamp == nil && p.DeletionTimestamp != nil) },
+		OnDelete: func(p *core.Pod) { podEvent(p, false, p.DeletionTimestamp == nil) },
+	})
+	return jc
+}
+
+// Reconcile implements controller.Reconciler.
+func (jc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	j, ok := jc.jobs.GetByKey(key)
+	if !ok || j.DeletionTimestamp != nil {
+		return controller.Result{}, nil
+	}
+	now := jc.now()
+	if finished(j) {
+		return jc.cleanupFinished(ctx, j, now)
+	}
+	var active, succeeded, failed []*core.Pod
+	restarts := int32(0)
+	for _, p := range jc.pods.ByIndex(controller.IndexByOwner, j.UID) {
+		switch {
+		case p.Status.Phase == core.PodSucceeded:
+			succeeded = append(succeeded, p)
+		case p.Status.Phase == core.PodFailed:
+			failed = append(failed, p)
+		case p.DeletionTimestamp == nil:
+			active = append(active, p)
+			for _, cs := range p.Status.ContainerStatuses {
+				restarts += cs.RestartCount // OnFailure: restarts count as failures
+			}
+		}
+	}
+	st := j.Status
+	st.Active = int32(len(active))
+	st.Succeeded = max(st.Succeeded, int32(len(succeeded)))
+	st.Failed = max(st.Failed, int32(len(failed))+restarts)
+	ready := int32(0)
+	for _, p := range active {
+		if controller.IsReady(p) {
+			ready++
+		}
+	}
+	st.Ready = &ready
+	suspended := j.Spec.Suspend != nil && *j.Spec.Suspend
+	if st.StartTime == nil && !suspended {
+		t := meta.NewTime(now)
+		st.StartTime = &t
+	}
+
+	var requeue time.Duration
+	switch reason, msg := jc.failure(j, &st, now); {
+	case reason != "":
+		jc.deletePods(ctx, j, active)
+		st.Active = 0
+		st.Conditions = setCondition(st.Conditions, ConditionFailed, reason, msg, now)
+		jc.recorder.Event(j, core.EventTypeWarning, reason, msg)
+	case complete(j, st):
+		jc.deletePods(ctx, j, active)
+		st.Active = 0
+		t := meta.NewTime(now)
+		st.CompletionTime = &t
+		st.Conditions = setCondition(st.Conditions, ConditionComplete, "", "", now)
+		jc.recorder.Event(j, core.EventTypeNormal, "Completed", "Job completed")
+	case suspended:
+		jc.deletePods(ctx, j, active)
+		st.Active = 0
+		st.Conditions = setCondition(st.Conditions, ConditionSuspended, "JobSuspended", "Job suspended", now)
+	default:
+		st.Conditions = removeCondition(st.Conditions, ConditionSuspended)
+		var err error
+		if requeue, err = jc.manage(ctx, j, st, active, failed, now); err != nil {
+			return controller.Result{}, err
+		}
+		if d := j.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil {
+			left := st.StartTime.Add(time.Duration(*d) * time.Second).Sub(now)
+			if requeue == 0 || left < requeue {
+				requeue = left
+			}
+		}
+	}
+	if err := jc.writeStatus(ctx, j, st); err != nil {
+		return controller.Result{}, err
+	}
+	if finished(&batch.Job{Status: st}) && j.Spec.TTLSecondsAfterFinished != nil {
+		requeue = time.Duration(*j.Spec.TTLSecondsAfterFinished) * time.Second
+	}
+	return controller.Result{RequeueAfter: requeue}, nil
+}
+
+// failure says why the Job has failed, if it has.
+func (jc *Controller) failure(j *batch.Job, st *batch.JobStatus, now time.Time) (reason, msg string) {
+	limit := int32(6)
+	if j.Spec.BackoffLimit != nil {
+		limit = *j.Spec.BackoffLimit
+	}
+	if st.Failed > limit {
+		return ReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
+	}
+	if d := j.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil && now.Sub(st.StartTime.Time) >= time.Duration(*d)*time.Second {
+		return ReasonDeadlineExceeded, "Job was active longer than specified deadline"
+	}
+	return "", ""
+}
+
+func complete(j *batch.Job, st batch.JobStatus) bool {
+	if j.Spec.Completions != nil {
+		return st.Succeeded >= *j.Spec.Completions
+	}
+	// No completions: a work queue; done when one pod succeeded and none runs.
+	return st.Succeeded > 0 && st.Active == 0
+}
+
+// manage creates pods up to parallelism (and the completions still
+// needed), after the back-off that follows failures; it returns when to
+// look again if it is waiting out a back-off.
+func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStatus, active, failed []*core.Pod, now time.Time) (time.Duration, error) {
+	key := meta.Key(j)
+	if !jc.exp.Satisfied(key) {
+		return 0, nil
+	}
+	want := int32(1)
+	if j.Spec.Parallelism != nil {
+		want = *j.Spec.Parallelism
+	}
+	if j.Spec.Completions != nil {
+		want = min(want, *j.Spec.Completions-st.Succeeded)
+	} else if st.Succeeded > 0 {
+		want = 0 // a work-queue Job starts nothing once a pod succeeded
+	}
+	have := int32(len(active))
+	switch {
+	case have > want:
+		extra := active[:have-want]
+		jc.exp.Expect(key, 0, len(extra))
+		jc.deletePods(ctx, j, extra)
+	case have < want:
+		if st.Failed > 0 {
+			if wait := jc.backoff(st.Failed, lastFailure(failed, j)).Sub(now); wait > 0 {
+				return wait, nil
+			}
+		}
+		n := int(want - have)
+		jc.exp.Expect(key, n, 0)
+		for i := range n {
+			if err := jc.createPod(ctx, j); err != nil {
+				for range n - i {
+					jc.exp.Observed(key, true)
+				}
+				return 0, err
+			}
+		}
+	}
+	return 0, nil
+}
+
+// backoff is when the next pod may start after failures: base doubling
+// per failure, capped, after the last one.
+func (jc *Controller) backoff(failures int32, last time.Time) time.Time {
+	d := jc.cfg.BackoffBase
+	for i := int32(1); i < failures && d < jc.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	return last.Add(min(d, jc.cfg.BackoffMax))
+}
+
+// lastFailure is when the latest failed pod finished (its containers'
+// finish time, else its creation).
+func lastFailure(failed []*core.Pod, j *batch.Job) time.Time {
+	var last time.Time
+	for _, p := range failed {
+		t := p.CreationTimestamp.Time
+		for _, cs := range p.Status.ContainerStatuses {
+			if term := cs.State.Terminated; term != nil && term.FinishedAt.After(t) {
+				t = term.FinishedAt.Time
+			}
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	if last.IsZero() && j.Status.StartTime != nil {
+		last = j.Status.StartTime.Time // failures counted from restarts
+	}
+	return last
+}
+
+func (jc *Controller) createPod(ctx context.Context, j *batch.Job) error {
+	t := j.Spec.Template
+	t.Labels = maps.Clone(t.Labels)
+	if t.Labels == nil {
+		t.Labels = map[string]string{}
+	}
+	t.Labels[LabelJobName], t.Labels[LabelControllerUID] = j.Name, j.UID
+	t.Labels["job-name"], t.Labels["controller-uid"] = j.Name, j.UID
+	p := controller.PodFromTemplate(&t, j.Namespace, j.Name+"-", controller.OwnerRef(j, "batch/v1", "Job"))
+	created, err := client.For[*core.Pod](jc.client).Create(ctx, p)
+	if err != nil {
+		jc.recorder.Event(j, core.EventTypeWarning, "FailedCreate", "Error creating: "+client.Message(err))
+		return fmt.Errorf("create pod: %w", err)
+	}
+	jc.recorder.Event(j, core.EventTypeNormal, "SuccessfulCreate", "Created pod: "+created.Name)
+	return nil
+}
+
+func (jc *Controller) deletePods(ctx context.Context, j *batch.Job, pods []*core.Pod) {
+	for _, p := range pods {
+		err := client.For[*core.Pod](jc.client).Delete(ctx, p.Namespace, p.Name, client.DeleteOptions{UID: p.UID})
+		if err == nil {
+			jc.recorder.Event(j, core.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+p.Name)
+		} else if !client.IsNotFound(err) {
+			jc.Loop.Logf("%s: delete pod %s: %s", Name, p.Name, client.Message(err))
+		}
+	}
+}
+
+func finished(j *batch.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == ConditionComplete || c.Type == ConditionFailed) && c.Status == meta.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanupFinished deletes a finished Job once ttlSecondsAfterFinished has
+// passed (its pods follow, by the garbage collector).
+func (jc *Controller) cleanupFinished(ctx context.Context, j *batch.Job, now time.Time) (controller.Result, error) {
+	if j.Spec.TTLSecondsAfterFinished == nil {
+		return controller.Result{}, nil
+	}
+	var at time.Time
+	for _, c := range j.Status.Conditions {
+		if (c.Type == ConditionComplete || c.Type == ConditionFailed) && c.Status == meta.ConditionTrue {
+			at = c.LastTransitionTime.Add(time.Duration(*j.Spec.TTLSecondsAfterFinished) * time.Second)
+		}
+	}
+	if wait := at.Sub(now); wait > 0 {
+		return controller.Result{RequeueAfter: wait}, nil
+	}
+	err := client.For[*batch.Job](jc.client).Delete(ctx, j.Namespace, j.Name, client.DeleteOptions{UID: j.UID, PropagationPolicy: "Background"})
+	if client.IsNotFound(err) {
+		return controller.Result{}, nil
+	}
+	return controller.Result{}, err
+}
+
+func setCondition(conds []batch.JobCondition, typ, reason, msg string, now time.Time) []batch.JobCondition {
+	out := removeCondition(conds, typ)
+	t := meta.NewTime(now)
+	return append(out, batch.JobCondition{Type: typ, Status: meta.ConditionTrue, Reason: reason, Message: msg, LastProbeTime: t, LastTransitionTime: t})
+}
+
+func removeCondition(conds []batch.JobCondition, typ string) []batch.JobCondition {
+	var out []batch.JobCondition
+	for _, c := range conds {
+		if c.Type != typ {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (jc *Controller) writeStatus(ctx context.Context, j *batch.Job, st batch.JobStatus) error {
+	old := j.Status
+	same := old.Active == st.Active && old.Succeeded == st.Succeeded && old.Failed == st.Failed && len(old.Conditions) == len(st.Conditions) &&
+		(old.StartTime == nil) == (st.StartTime == nil) && (old.Ready != nil && *old.Ready == *st.Ready)
+	if same {
+		for i := range old.Conditions {
+			if old.Conditions[i].Type != st.Conditions[i].Type || old.Conditions[i].Status != st.Conditions[i].Status {
+				same = false
+			}
+		}
+	}
+	if same {
+		return nil
+	}
+	updated := *j
+	updated.Status = st
+	_, err := client.For[*batch.Job](jc.client).UpdateStatus(ctx, &updated)
+	if client.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
