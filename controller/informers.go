@@ -34,6 +34,7 @@ type Informers struct {
 	Leases      *client.Informer[*coordination.Lease]
 	ReplicaSets *client.Informer[*apps.ReplicaSet]
 	Deployments *client.Informer[*apps.Deployment]
+	DaemonSets  *client.Informer[*apps.DaemonSet]
 	Jobs        *client.Informer[*batch.Job]
 	CronJobs    *client.Informer[*batch.CronJob]
 }
@@ -46,6 +47,7 @@ func NewInformers(c *client.Client) *Informers {
 		Leases:      client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
 		ReplicaSets: client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
 		Deployments: client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
+		DaemonSets:  client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
 		Jobs:        client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
 		CronJobs:    client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
 	}
@@ -53,6 +55,7 @@ func NewInformers(c *client.Client) *Informers {
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
 	inf.ReplicaSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.ReplicaSet])
 	inf.Deployments.AddIndex(IndexByOwner, OwnerUIDs[*apps.Deployment])
+	inf.DaemonSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.DaemonSet])
 	inf.Jobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.Job])
 	inf.CronJobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.CronJob])
 	return inf
@@ -65,6 +68,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Leases.Run(ctx)
 	go i.ReplicaSets.Run(ctx)
 	go i.Deployments.Run(ctx)
+	go i.DaemonSets.Run(ctx)
 	go i.Jobs.Run(ctx)
 	go i.CronJobs.Run(ctx)
 }
@@ -72,5 +76,5 @@ func (i *Informers) Run(ctx context.Context) {
 // WaitForSync blocks until every informer has listed once, or ctx ends.
 func (i *Informers) WaitForSync(ctx context.Context) bool {
 	return client.WaitForSync(ctx, i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
-		i.Jobs.HasSynced, i.CronJobs.HasSynced)
+		i.DaemonSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced)
 }

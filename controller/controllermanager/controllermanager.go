@@ -9,6 +9,7 @@ import (
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/controller"
 	"github.com/kobune/kobune/controller/cronjob"
+	"github.com/kobune/kobune/controller/daemonset"
 	"github.com/kobune/kobune/controller/deployment"
 	"github.com/kobune/kobune/controller/garbagecollector"
 	"github.com/kobune/kobune/controller/job"
@@ -24,7 +25,7 @@ type Config struct {
 }
 
 // Names are the controllers, as their loops log themselves.
-var Names = []string{replicaset.Name, deployment.Name, job.Name, cronjob.Name, garbagecollector.Name, nodelifecycle.Name}
+var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, job.Name, cronjob.Name, garbagecollector.Name, nodelifecycle.Name}
 
 // New builds the manager with every controller.
 func New(c *client.Client, cfg Config) *controller.Manager {
@@ -34,6 +35,7 @@ func New(c *client.Client, cfg Config) *controller.Manager {
 	m.Go(func(ctx context.Context) { recorder.Run(ctx, 2) })
 	m.Add(replicaset.New(c, inf, recorder).Loop)
 	m.Add(deployment.New(c, inf, recorder).Loop)
+	m.Add(daemonset.New(c, inf, recorder).Loop)
 	m.Add(job.New(c, inf, recorder, cfg.Job).Loop)
 	m.Add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop)
 	m.Add(garbagecollector.New(c, inf).Loop)

@@ -1,0 +1,121 @@
+package controllermanager_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	testcluster "github.com/kobune/kobune/test/cluster"
+)
+
+// TestDaemonSet: one pod per node, placed through the scheduler; a rolling
+// update replaces them one node at a time; a node that gains an untolerated
+// taint loses its daemon pod, a cordoned one keeps it.
+func TestDaemonSet(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := testcluster.Start(t, ctx, testcluster.Options{Nodes: 3}).Client
+	ds := &apps.DaemonSet{ObjectMeta: meta.ObjectMeta{Name: "agent", Namespace: "default"},
+		Spec: apps.DaemonSetSpec{Selector: &meta.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+			Template: core.PodTemplateSpec{ObjectMeta: meta.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+				Spec: core.PodSpec{Containers: []core.Container{{Name: "a", Image: "kobune.local/labapp:1.0"}}}}}}
+	dss := client.For[*apps.DaemonSet](c)
+	if _, err := dss.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	perNode := func(image string) map[string]int {
+		out := map[string]int{}
+		for _, p := range activePods(t, ctx, c, "agent") {
+			if isReady(p) && (image == "" || p.Spec.Containers[0].Image == image) {
+				out[p.Spec.NodeName]++
+			}
+		}
+		return out
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 30s (pods per node: %v)", what, perNode(""))
+			}
+		}
+	}
+	eventually("a ready pod on each of the 3 nodes", func() bool {
+		n := perNode("")
+		return len(n) == 3 && n["node-1"] == 1 && n["node-2"] == 1 && n["node-3"] == 1
+	})
+
+	// Rolling update: never more than maxUnavailable (1) node without a
+	// ready pod, watched pod by pod.
+	_, rev, _ := client.For[*core.Pod](c).List(ctx, "default", client.ListOptions{})
+	w, err := client.For[*core.Pod](c).Watch(ctx, "default", client.ListOptions{LabelSelector: "app=agent"}, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := dss.Get(ctx, "default", "agent")
+	cur.Spec.Template.Spec.Containers[0].Image = "kobune.local/labapp:2.0"
+	if _, err := dss.Update(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	state := map[string]*core.Pod{}
+	for _, p := range activePods(t, ctx, c, "agent") {
+		state[p.Name] = p
+	}
+	for {
+		select {
+		case ev := <-w.Events:
+			if ev.Type == "DELETED" || ev.Object.DeletionTimestamp != nil {
+				delete(state, ev.Object.Name)
+			} else {
+				state[ev.Object.Name] = ev.Object
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the DaemonSet rolling update stalled")
+		}
+		ready, updated := map[string]bool{}, 0
+		for _, p := range state {
+			if isReady(p) {
+				ready[p.Spec.NodeName] = true
+				if p.Spec.Containers[0].Image == "kobune.local/labapp:2.0" {
+					updated++
+				}
+			}
+		}
+		if len(ready) < 2 {
+			t.Fatalf("%d nodes with a ready daemon pod during the update, want at least 2 (maxUnavailable 1)", len(ready))
+		}
+		if updated == 3 && len(state) == 3 {
+			break
+		}
+	}
+
+	// Cordon node-2 (daemons tolerate it); taint node-3 with a taint they do not tolerate.
+	nodes := client.For[*core.Node](c)
+	for name, change := range map[string]func(*core.Node){
+		"node-2": func(n *core.Node) { n.Spec.Unschedulable = true },
+		"node-3": func(n *core.Node) {
+			n.Spec.Taints = append(n.Spec.Taints, core.Taint{Key: "dedicated", Value: "db", Effect: core.TaintNoSchedule})
+		},
+	} {
+		n, err := nodes.Get(ctx, "", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(n)
+		if _, err := nodes.Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually("daemon pods on node-1 and the cordoned node-2 only", func() bool {
+		n := perNode("kobune.local/labapp:2.0")
+		return len(n) == 2 && n["node-1"] == 1 && n["node-2"] == 1
+	})
+	st, _ := dss.Get(ctx, "default", "agent")
+	if st.Status.DesiredNumberScheduled != 2 || st.Status.NumberReady != 2 || st.Status.UpdatedNumberScheduled != 2 {
+		t.Errorf("status %+v", st.Status)
+	}
+}
