@@ -124,7 +124,8 @@ func TestChaosKillControllerDuringRollouts(t *testing.T) {
 					rss, _, _ := client.For[*apps.ReplicaSet](c).List(ctx, "default", client.ListOptions{})
 					for _, rs := range rss {
 						if *rs.Spec.Replicas > 0 || rs.Status.Replicas > 0 {
-							v += fmt.Sprintf(" [%s rev %s spec %d status %d/%d/%d rv %s]", rs.Name, rs.Annotations[deployment.RevisionAnnotation], *rs.Spec.Replicas, rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas, rs.ResourceVersion)
+							v += fmt.Sprintf(" [%s rev %s spec %d status %d/%d/%d gen %d/%d rv %s]", rs.Name, rs.Annotations[deployment.RevisionAnnotation], *rs.Spec.Replicas,
+								rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas, rs.Generation, rs.Status.ObservedGeneration, rs.ResourceVersion)
 						}
 					}
 				}

@@ -125,10 +125,12 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 		}
 	}
 	var manageErr error
+	observed := rs.Status.ObservedGeneration
 	if rc.exp.Satisfied(key) && rs.DeletionTimestamp == nil {
 		manageErr = rc.manageReplicas(ctx, rs, active)
+		observed = rs.Generation
 	}
-	requeue, err := rc.updateStatus(ctx, rs, active)
+	requeue, err := rc.updateStatus(ctx, rs, active, observed)
 	if manageErr != nil {
 		return controller.Result{}, manageErr
 	}
@@ -294,8 +296,12 @@ func readyTime(p *core.Pod) time.Time {
 // updateStatus writes replicas, fullyLabeledReplicas, readyReplicas,
 // availableReplicas and observedGeneration when they changed; it returns
 // when a pod will become available (minReadySeconds), to look again then.
-func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod) (time.Duration, error) {
-	st := apps.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: rs.Generation, Conditions: rs.Status.Conditions}
+// observedGeneration moves only when this pass acted on the spec (not
+// while it waits for its own creates and deletes to show up): the
+// Deployment controller reads it as "this ReplicaSet's pods follow its
+// replicas now".
+func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod, observed int64) (time.Duration, error) {
+	st := apps.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: observed, Conditions: rs.Status.Conditions}
 	var requeue time.Duration
 	now := rc.now()
 	for _, p := range active {
