@@ -29,33 +29,36 @@ func OwnerUIDs[T meta.Object](o T) []string {
 // Informers are the shared informers, one per kind: every controller
 // reads its caches and adds its handlers before Run.
 type Informers struct {
-	Pods        *client.Informer[*core.Pod]
-	Nodes       *client.Informer[*core.Node]
-	Leases      *client.Informer[*coordination.Lease]
-	ReplicaSets *client.Informer[*apps.ReplicaSet]
-	Deployments *client.Informer[*apps.Deployment]
-	DaemonSets  *client.Informer[*apps.DaemonSet]
-	Jobs        *client.Informer[*batch.Job]
-	CronJobs    *client.Informer[*batch.CronJob]
+	Pods         *client.Informer[*core.Pod]
+	Nodes        *client.Informer[*core.Node]
+	Leases       *client.Informer[*coordination.Lease]
+	ReplicaSets  *client.Informer[*apps.ReplicaSet]
+	Deployments  *client.Informer[*apps.Deployment]
+	DaemonSets   *client.Informer[*apps.DaemonSet]
+	StatefulSets *client.Informer[*apps.StatefulSet]
+	Jobs         *client.Informer[*batch.Job]
+	CronJobs     *client.Informer[*batch.CronJob]
 }
 
 // NewInformers creates the informers (not yet running).
 func NewInformers(c *client.Client) *Informers {
 	inf := &Informers{
-		Pods:        client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
-		Nodes:       client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
-		Leases:      client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
-		ReplicaSets: client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
-		Deployments: client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
-		DaemonSets:  client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
-		Jobs:        client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
-		CronJobs:    client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
+		Pods:         client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
+		Nodes:        client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
+		Leases:       client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
+		ReplicaSets:  client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
+		Deployments:  client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
+		DaemonSets:   client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
+		StatefulSets: client.NewInformer(client.For[*apps.StatefulSet](c), "", client.ListOptions{}),
+		Jobs:         client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
+		CronJobs:     client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
 	inf.ReplicaSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.ReplicaSet])
 	inf.Deployments.AddIndex(IndexByOwner, OwnerUIDs[*apps.Deployment])
 	inf.DaemonSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.DaemonSet])
+	inf.StatefulSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.StatefulSet])
 	inf.Jobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.Job])
 	inf.CronJobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.CronJob])
 	return inf
@@ -69,6 +72,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.ReplicaSets.Run(ctx)
 	go i.Deployments.Run(ctx)
 	go i.DaemonSets.Run(ctx)
+	go i.StatefulSets.Run(ctx)
 	go i.Jobs.Run(ctx)
 	go i.CronJobs.Run(ctx)
 }
@@ -76,5 +80,5 @@ func (i *Informers) Run(ctx context.Context) {
 // WaitForSync blocks until every informer has listed once, or ctx ends.
 func (i *Informers) WaitForSync(ctx context.Context) bool {
 	return client.WaitForSync(ctx, i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
-		i.DaemonSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced)
+		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced)
 }

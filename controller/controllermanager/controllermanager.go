@@ -15,6 +15,7 @@ import (
 	"github.com/kobune/kobune/controller/job"
 	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/controller/replicaset"
+	"github.com/kobune/kobune/controller/statefulset"
 )
 
 // Config tunes the controllers.
@@ -25,7 +26,7 @@ type Config struct {
 }
 
 // Names are the controllers, as their loops log themselves.
-var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, job.Name, cronjob.Name, garbagecollector.Name, nodelifecycle.Name}
+var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, garbagecollector.Name, nodelifecycle.Name}
 
 // New builds the manager with every controller.
 func New(c *client.Client, cfg Config) *controller.Manager {
@@ -36,6 +37,7 @@ func New(c *client.Client, cfg Config) *controller.Manager {
 	m.Add(replicaset.New(c, inf, recorder).Loop)
 	m.Add(deployment.New(c, inf, recorder).Loop)
 	m.Add(daemonset.New(c, inf, recorder).Loop)
+	m.Add(statefulset.New(c, inf, recorder).Loop)
 	m.Add(job.New(c, inf, recorder, cfg.Job).Loop)
 	m.Add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop)
 	m.Add(garbagecollector.New(c, inf).Loop)

@@ -16,7 +16,7 @@
 // A dependent with several owners is deleted only when all are gone; the
 // references to the missing ones are removed. The collector watches the
 // kinds controllers create and own (pods, ReplicaSets, Deployments, DaemonSets,
-// Jobs, CronJobs); an owner of another kind is looked up through the API.
+// StatefulSets, Jobs, CronJobs); an owner of another kind is looked up through the API.
 package garbagecollector
 
 import (
@@ -99,6 +99,7 @@ func New(c *client.Client, inf *controller.Informers) *Collector {
 	watch(gc, inf.ReplicaSets, "ReplicaSet", "replicasets")
 	watch(gc, inf.Deployments, "Deployment", "deployments")
 	watch(gc, inf.DaemonSets, "DaemonSet", "daemonsets")
+	watch(gc, inf.StatefulSets, "StatefulSet", "statefulsets")
 	watch(gc, inf.Jobs, "Job", "jobs")
 	watch(gc, inf.CronJobs, "CronJob", "cronjobs")
 	return gc

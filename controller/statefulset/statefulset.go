@@ -1,0 +1,271 @@
+// Package statefulset is kube-controller-manager's StatefulSet controller:
+// pods with stable names <set>-0, <set>-1, ... (hostname the pod name,
+// subdomain the serviceName). With podManagementPolicy OrderedReady (the
+// default) it creates them one at a time in ordinal order, each only when
+// every lower one is Running and Ready, and removes them from the highest
+// ordinal down, one at a time; with Parallel it creates and removes them all
+// at once. A changed template rolls out from the highest ordinal down to
+// spec.updateStrategy.rollingUpdate.partition, one pod at a time, each
+// replaced only when the others are ready (RollingUpdate), or only as pods
+// are deleted (OnDelete). Pods carry the template's hash in
+// controller-revision-hash. (Volumes, and so volumeClaimTemplates, come
+// later.)
+package statefulset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+)
+
+// Name is the controller's name in logs and events.
+const Name = "statefulset-controller"
+
+// Labels on StatefulSet pods, with Kubernetes' names.
+const (
+	LabelPodName  = "statefulset.kubernetes.io/pod-name"
+	LabelPodIndex = "apps.kubernetes.io/pod-index"
+	RevisionLabel = "controller-revision-hash"
+)
+
+// Controller reconciles StatefulSets.
+type Controller struct {
+	client   *client.Client
+	sets     *client.Informer[*apps.StatefulSet]
+	pods     *client.Informer[*core.Pod]
+	recorder *client.AsyncRecorder
+	now      func() time.Time
+	// Loop is the controller's queue and workers.
+	Loop *controller.Loop
+}
+
+// New returns the controller and registers its handlers.
+func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
+	sc := &Controller{client: c, sets: inf.StatefulSets, pods: inf.Pods, recorder: recorder, now: time.Now}
+	sc.Loop = controller.NewLoop(Name, sc, 3)
+	enqueue := func(s *apps.StatefulSet) { sc.Loop.Queue.Add(meta.Key(s)) }
+	inf.StatefulSets.AddHandler(client.Handler[*apps.StatefulSet]{OnAdd: enqueue, OnUpdate: func(_, s *apps.StatefulSet) { enqueue(s) }})
+	podChanged := func(p *core.Pod) {
+		if ref := meta.ControllerOf(p); ref != nil && ref.Kind == "StatefulSet" {
+			sc.Loop.Queue.Add(p.Namespace + "/" + ref.Name)
+		}
+	}
+	inf.Pods.AddHandler(client.Handler[*core.Pod]{OnAdd: podChanged, OnUpdate: func(_, p *core.Pod) { podChanged(p) }, OnDelete: podChanged})
+	return sc
+}
+
+// Reconcile implements controller.Reconciler. Each pass makes at most one
+// ordered step (OrderedReady) and then waits for the pod events it causes:
+// names are stable, so a pod that exists is never created twice.
+func (sc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+	set, ok := sc.sets.GetByKey(key)
+	if !ok || set.DeletionTimestamp != nil {
+		return controller.Result{}, nil
+	}
+	replicas := 1
+	if set.Spec.Replicas != nil {
+		replicas = int(*set.Spec.Replicas)
+	}
+	hash := templateHash(&set.Spec.Template)
+	byOrdinal := map[int]*core.Pod{}
+	var extra []*core.Pod // pods with an ordinal at or above replicas
+	for _, p := range sc.pods.ByIndex(controller.IndexByOwner, set.UID) {
+		ord, ok := ordinal(set.Name, p.Name)
+		if !ok {
+			continue
+		}
+		if ord >= replicas {
+			extra = append(extra, p)
+		} else {
+			byOrdinal[ord] = p
+		}
+	}
+	parallel := set.Spec.PodManagementPolicy == "Parallel"
+	err := sc.step(ctx, set, replicas, hash, byOrdinal, extra, parallel)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	return controller.Result{}, sc.writeStatus(ctx, set, replicas, hash, byOrdinal, extra)
+}
+
+func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas int, hash string, byOrdinal map[int]*core.Pod, extra []*core.Pod, parallel bool) error {
+	pods := client.For[*core.Pod](sc.client)
+	// Failed pods are replaced (deleted first; created when gone).
+	for _, p := range byOrdinal {
+		if p.Status.Phase == core.PodFailed && p.DeletionTimestamp == nil {
+			return sc.delete(ctx, set, p)
+		}
+	}
+	// Create the missing ordinals, lowest first; OrderedReady waits for
+	// every lower pod to be Running and Ready.
+	for i := range replicas {
+		p, ok := byOrdinal[i]
+		if !ok {
+			if err := sc.create(ctx, pods, set, i, hash); err != nil {
+				return err
+			}
+			if !parallel {
+				return nil
+			}
+			continue
+		}
+		if !parallel && (p.DeletionTimestamp != nil || !controller.IsReady(p)) {
+			return nil // wait for it
+		}
+	}
+	// Scale down from the highest ordinal.
+	if len(extra) > 0 {
+		if parallel {
+			for _, p := range extra {
+				if p.DeletionTimestamp == nil {
+					if err := sc.delete(ctx, set, p); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		highest := extra[0]
+		for _, p := range extra[1:] {
+			if mustOrdinal(set.Name, p.Name) > mustOrdinal(set.Name, highest.Name) {
+				highest = p
+			}
+		}
+		if highest.DeletionTimestamp != nil {
+			return nil // one at a time
+		}
+		return sc.delete(ctx, set, highest)
+	}
+	// Rolling update: from the highest ordinal down to the partition, one
+	// pod at a time, once every pod is ready.
+	u := set.Spec.UpdateStrategy
+	if u.Type == "OnDelete" {
+		return nil
+	}
+	partition := 0
+	if u.RollingUpdate != nil && u.RollingUpdate.Partition != nil {
+		partition = int(*u.RollingUpdate.Partition)
+	}
+	for i := replicas - 1; i >= partition; i-- {
+		p := byOrdinal[i]
+		if p == nil || p.DeletionTimestamp != nil || !controller.IsReady(p) {
+			return nil
+		}
+		if p.Labels[RevisionLabel] != hash {
+			return sc.delete(ctx, set, p)
+		}
+	}
+	return nil
+}
+
+func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod], set *apps.StatefulSet, i int, hash string) error {
+	t := set.Spec.Template
+	t.Labels = maps.Clone(t.Labels)
+	if t.Labels == nil {
+		t.Labels = map[string]string{}
+	}
+	name := fmt.Sprintf("%s-%d", set.Name, i)
+	t.Labels[LabelPodName], t.Labels[LabelPodIndex], t.Labels[RevisionLabel] = name, strconv.Itoa(i), hash
+	p := controller.PodFromTemplate(&t, set.Namespace, "", controller.OwnerRef(set, "apps/v1", "StatefulSet"))
+	p.Name, p.GenerateName = name, ""
+	p.Spec.Hostname, p.Spec.Subdomain = name, set.Spec.ServiceName
+	if _, err := pods.Create(ctx, p); err != nil {
+		if client.IsAlreadyExists(err) {
+			return nil // made by an earlier pass; the cache will show it
+		}
+		sc.recorder.Event(set, core.EventTypeWarning, "FailedCreate", fmt.Sprintf("create Pod %s in StatefulSet %s failed error: %s", name, set.Name, client.Message(err)))
+		return fmt.Errorf("create pod %s: %w", name, err)
+	}
+	sc.recorder.Event(set, core.EventTypeNormal, "SuccessfulCreate", fmt.Sprintf("create Pod %s in StatefulSet %s successful", name, set.Name))
+	return nil
+}
+
+func (sc *Controller) delete(ctx context.Context, set *apps.StatefulSet, p *core.Pod) error {
+	err := client.For[*core.Pod](sc.client).Delete(ctx, p.Namespace, p.Name, client.DeleteOptions{UID: p.UID})
+	if err != nil && !client.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s: %w", p.Name, err)
+	}
+	sc.recorder.Event(set, core.EventTypeNormal, "SuccessfulDelete", fmt.Sprintf("delete Pod %s in StatefulSet %s successful", p.Name, set.Name))
+	return nil
+}
+
+// ordinal reads N from "<set>-N".
+func ordinal(set, pod string) (int, bool) {
+	rest, ok := strings.CutPrefix(pod, set+"-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
+}
+
+func mustOrdinal(set, pod string) int {
+	n, _ := ordinal(set, pod)
+	return n
+}
+
+func templateHash(t *core.PodTemplateSpec) string {
+	b, _ := json.Marshal(t)
+	h := fnv.New32a()
+	h.Write(b)
+	return fmt.Sprintf("%s-%x", "rev", h.Sum32())
+}
+
+func (sc *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, replicas int, hash string, byOrdinal map[int]*core.Pod, extra []*core.Pod) error {
+	st := apps.StatefulSetStatus{ObservedGeneration: set.Generation, UpdateRevision: hash, CurrentRevision: set.Status.CurrentRevision,
+		CollisionCount: set.Status.CollisionCount, Conditions: set.Status.Conditions}
+	for _, p := range append(mapValues(byOrdinal), extra...) {
+		if p.DeletionTimestamp != nil || p.Status.Phase == core.PodFailed || p.Status.Phase == core.PodSucceeded {
+			continue
+		}
+		st.Replicas++
+		if controller.IsReady(p) {
+			st.ReadyReplicas++
+		}
+		if ok, _ := controller.IsAvailable(p, set.Spec.MinReadySeconds, sc.now()); ok {
+			st.AvailableReplicas++
+		}
+		if p.Labels[RevisionLabel] == hash {
+			st.UpdatedReplicas++
+		}
+	}
+	if st.CurrentRevision == "" || (st.UpdatedReplicas == int32(replicas) && st.ReadyReplicas == int32(replicas)) {
+		st.CurrentRevision = hash // the update is done: it is the current revision now
+	}
+	if st.CurrentRevision == hash {
+		st.CurrentReplicas = st.UpdatedReplicas
+	} else {
+		st.CurrentReplicas = st.Replicas - st.UpdatedReplicas
+	}
+	o := set.Status
+	if o.ObservedGeneration == st.ObservedGeneration && o.Replicas == st.Replicas && o.ReadyReplicas == st.ReadyReplicas && o.AvailableReplicas == st.AvailableReplicas &&
+		o.UpdatedReplicas == st.UpdatedReplicas && o.CurrentReplicas == st.CurrentReplicas && o.UpdateRevision == st.UpdateRevision && o.CurrentRevision == st.CurrentRevision {
+		return nil
+	}
+	updated := *set
+	updated.Status = st
+	_, err := client.For[*apps.StatefulSet](sc.client).UpdateStatus(ctx, &updated)
+	if client.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func mapValues(m map[int]*core.Pod) []*core.Pod {
+	out := make([]*core.Pod, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	return out
+}
