@@ -11,6 +11,8 @@
 //   - Manager (manager.go) builds the controllers and runs them while the
 //     process holds the leader Lease (cmd/kobune-controller).
 //
-// The controllers themselves live one per package beside it:
-// replicaset, deployment, garbagecollector, nodelifecycle.
+// The controllers themselves live one per package beside it: replicaset,
+// deployment, daemonset, statefulset, job, cronjob, garbagecollector,
+// nodelifecycle; controllermanager assembles them, controllertest is the
+// unit-test fixture. docs/controllers.md is the user's guide.
 package controller

@@ -216,7 +216,6 @@ The lab is up. Try:
     bin/kobectl rollout undo deployment/web -n demo
     deploy/lab/lab.sh kill-agent node-2; bin/kobectl get pods -n demo -o wide -w
                          # node-2 goes Unknown after 8 s, its pods move 5 s later
-Not there yet (issue #5): StatefulSets are stored but not acted on.
 TXT
 }
 
