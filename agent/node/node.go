@@ -249,3 +249,30 @@ func ParseLabels(s string) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// AwaitPodCIDR registers the node without a pod CIDR and waits up to wait
+// for the controller's node IPAM to give it one (the kubelet waits for
+// spec.podCIDR the same way). It returns "" when none came in time, or the
+// API server could not be reached.
+func AwaitPodCIDR(ctx context.Context, c *client.Client, cfg Config, wait time.Duration) string {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for ctx.Err() == nil {
+		n, err := Register(ctx, c, cfg)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		got, err := client.WaitFor(ctx, client.For[*core.Node](c), "", cfg.Name, 0, func(n *core.Node, _ bool) bool { return n.Spec.PodCIDR != "" })
+		if err == nil {
+			return got.Spec.PodCIDR
+		}
+		if n.Spec.PodCIDR != "" {
+			return n.Spec.PodCIDR
+		}
+	}
+	return ""
+}

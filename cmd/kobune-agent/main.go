@@ -45,7 +45,7 @@ func main() {
 		reserved    = flag.String("system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
 		labels      = flag.String("node-labels", "", "extra node labels, k=v,k2=v2")
 		taints      = flag.String("register-with-taints", "", "taints to register with, key=value:Effect,...")
-		podCIDR     = flag.String("pod-cidr", "", "this node's pod CIDR (default: a /24 of 10.250.0.0/16 derived from the node name)")
+		podCIDR     = flag.String("pod-cidr", "", "this node's pod CIDR (default: the one kobune-controller allocates, node IPAM; if none comes within 30 s, a /24 of 10.250.0.0/16 derived from the node name)")
 		leaseEvery  = flag.Duration("lease-interval", 10*time.Second, "how often the node's Lease is renewed")
 		statusEvery = flag.Duration("status-interval", time.Minute, "how often the node's status is rewritten")
 		backoffBase = flag.Duration("crashloop-backoff-base", 10*time.Second, "first CrashLoopBackOff delay; it doubles with each restart")
@@ -76,11 +76,23 @@ func main() {
 		cfg.Node.Addresses = append([]core.NodeAddress{{Type: "InternalIP", Address: *nodeIP}}, cfg.Node.Addresses...)
 	}
 	cfg.Node.KernelVersion, cfg.Node.OSImage = hostInfo()
+	c, err := client.New(*server)
+	if err != nil {
+		log.Fatalf("kobune-agent: %v", err)
+	}
+	defer c.Close()
 	cfg.Node.PodCIDR = *podCIDR
 	if cfg.Node.PodCIDR == "" {
-		h := fnv.New32a()
-		h.Write([]byte(*nodeName))
-		cfg.Node.PodCIDR = fmt.Sprintf("10.250.%d.0/24", h.Sum32()%256)
+		// Node IPAM: kobune-controller gives the node a block of the cluster CIDR.
+		log.Printf("kobune-agent: no --pod-cidr: waiting for kobune-controller to allocate one (node IPAM)")
+		cfg.Node.PodCIDR = node.AwaitPodCIDR(context.Background(), c, cfg.Node, 30*time.Second)
+		if cfg.Node.PodCIDR == "" {
+			h := fnv.New32a()
+			h.Write([]byte(*nodeName))
+			cfg.Node.PodCIDR = fmt.Sprintf("10.250.%d.0/24", h.Sum32()%256)
+			log.Printf("kobune-agent: no pod CIDR allocated within 30s (is kobune-controller running with --allocate-node-cidrs?); using %s, derived from the node name", cfg.Node.PodCIDR)
+		}
+		log.Printf("kobune-agent: pod CIDR %s", cfg.Node.PodCIDR)
 	}
 
 	metrics := agent.NewMetrics()
@@ -139,11 +151,6 @@ func main() {
 		}()
 		defer srv.Close()
 	}
-	c, err := client.New(*server)
-	if err != nil {
-		log.Fatalf("kobune-agent: %v", err)
-	}
-	defer c.Close()
 	if err := agent.New(cfg, c, rt).Run(ctx); err != nil && ctx.Err() == nil {
 		log.Fatalf("kobune-agent: %v", err)
 	}

@@ -27,6 +27,9 @@ func main() {
 	var cfg controllermanager.Config
 	flag.DurationVar(&cfg.NodeLifecycle.GracePeriod, "node-monitor-grace-period", 40*time.Second, "how long a node's Lease may go unrenewed before the node is marked Unknown and tainted unreachable")
 	flag.Float64Var(&cfg.NodeLifecycle.EvictionRate, "node-eviction-rate", 10, "pods evicted per second at most from nodes with NoExecute taints")
+	flag.BoolVar(&cfg.AllocateNodeCIDRs, "allocate-node-cidrs", true, "give nodes without a pod CIDR one from --cluster-cidr (node IPAM)")
+	flag.StringVar(&cfg.NodeIPAM.ClusterCIDR, "cluster-cidr", "10.244.0.0/16", "the range pod CIDRs are allocated from")
+	flag.IntVar(&cfg.NodeIPAM.NodeMaskSize, "node-cidr-mask-size", 24, "the size of each node's pod CIDR")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -41,9 +44,13 @@ func main() {
 	if err != nil {
 		log.Printf("kobune-controller: the API server at %s does not answer yet (%s); waiting for it", *server, client.Message(err))
 	}
+	m, err := controllermanager.New(c, cfg)
+	if err != nil {
+		log.Fatalf("kobune-controller: %v", err)
+	}
 	run := func(ctx context.Context) {
 		log.Printf("kobune-controller: running %s", strings.Join(controllermanager.Names, ", "))
-		controllermanager.New(c, cfg).Run(ctx)
+		m.Run(ctx)
 	}
 	if !*leaderElect {
 		run(ctx)

@@ -13,6 +13,7 @@ import (
 	"github.com/kobune/kobune/controller/deployment"
 	"github.com/kobune/kobune/controller/garbagecollector"
 	"github.com/kobune/kobune/controller/job"
+	"github.com/kobune/kobune/controller/nodeipam"
 	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/controller/replicaset"
 	"github.com/kobune/kobune/controller/statefulset"
@@ -23,13 +24,17 @@ type Config struct {
 	NodeLifecycle nodelifecycle.Config
 	Job           job.Config
 	CronJob       cronjob.Config
+	// AllocateNodeCIDRs runs node IPAM over NodeIPAM's cluster CIDR.
+	AllocateNodeCIDRs bool
+	NodeIPAM          nodeipam.Config
 }
 
 // Names are the controllers, as their loops log themselves.
-var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, garbagecollector.Name, nodelifecycle.Name}
+var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name}
 
-// New builds the manager with every controller.
-func New(c *client.Client, cfg Config) *controller.Manager {
+// New builds the manager with every controller; the error is a bad
+// setting (a cluster CIDR that does not parse).
+func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	inf := controller.NewInformers(c)
 	m := controller.NewManager(inf)
 	recorder := client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-controller"}, 10000)
@@ -42,5 +47,12 @@ func New(c *client.Client, cfg Config) *controller.Manager {
 	m.Add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop)
 	m.Add(garbagecollector.New(c, inf).Loop)
 	m.Add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop)
-	return m
+	if cfg.AllocateNodeCIDRs {
+		ipam, err := nodeipam.New(c, inf, recorder, cfg.NodeIPAM)
+		if err != nil {
+			return nil, err
+		}
+		m.Add(ipam.Loop)
+	}
+	return m, nil
 }

@@ -36,6 +36,8 @@ type Options struct {
 	JobBackoffBase time.Duration
 	// CronJobClock, when set, is the clock CronJob schedules are read on.
 	CronJobClock func() time.Time
+	// AllocateNodeCIDRs runs node IPAM on 10.244.0.0/16.
+	AllocateNodeCIDRs bool
 }
 
 // Cluster is a running in-process cluster.
@@ -72,8 +74,12 @@ func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 	go scheduler.New(scheduler.Config{Logf: quiet}, s.Client).Run(ctx)
 	if !o.NoControllers {
 		cfg := controllermanager.Config{NodeLifecycle: nodelifecycle.Config{GracePeriod: o.NodeMonitorGracePeriod}, Job: job.Config{BackoffBase: o.JobBackoffBase},
-			CronJob: cronjob.Config{Now: o.CronJobClock}}
-		go controllermanager.New(s.Client, cfg).Run(ctx)
+			CronJob: cronjob.Config{Now: o.CronJobClock}, AllocateNodeCIDRs: o.AllocateNodeCIDRs}
+		m, err := controllermanager.New(s.Client, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go m.Run(ctx)
 	}
 	return cl
 }
