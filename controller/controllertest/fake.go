@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
@@ -42,6 +43,31 @@ type API struct {
 	seq     int
 	// Fail, when set, answers writes of that verb with the error.
 	Fail map[string]error
+	// objects answer Get: "resource/namespace/name" → JSON (Put).
+	objects map[string][]byte
+}
+
+// Put makes Get return o (for controllers that read fresh copies).
+func (f *API) Put(resource string, o any) {
+	m := o.(interface{ GetObjectMeta() *meta.ObjectMeta }).GetObjectMeta()
+	b, _ := json.Marshal(o)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.objects == nil {
+		f.objects = map[string][]byte{}
+	}
+	f.objects[resource+"/"+m.Namespace+"/"+m.Name] = b
+}
+
+// Get implements apipb.ResourceAPIClient from the objects given to Put.
+func (f *API) Get(_ context.Context, in *apipb.GetRequest, _ ...grpc.CallOption) (*apipb.ObjectResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.objects[in.Resource+"/"+in.Namespace+"/"+in.Name]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "%s %q not found", in.Resource, in.Name)
+	}
+	return &apipb.ObjectResponse{Object: b}, nil
 }
 
 // NewClient returns a client whose API is a new fake.

@@ -1,0 +1,121 @@
+package garbagecollector
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/controller/controllertest"
+)
+
+func owned(name string, owners ...meta.OwnerReference) *core.Pod {
+	return &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + name, OwnerReferences: owners}}
+}
+
+func ref(kind, name, uid string, block bool) meta.OwnerReference {
+	r := meta.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid}
+	if block {
+		r.BlockOwnerDeletion = &block
+	}
+	return r
+}
+
+func rs(name, uid string, finalizers ...string) *apps.ReplicaSet {
+	r := &apps.ReplicaSet{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", UID: uid, Finalizers: finalizers}}
+	if len(finalizers) > 0 {
+		ts := meta.NewTime(time.Now())
+		r.DeletionTimestamp = &ts
+	}
+	return r
+}
+
+func fixture(rss []*apps.ReplicaSet, pods ...*core.Pod) (*Collector, *controllertest.API) {
+	c, api := controllertest.NewClient()
+	inf := controller.NewInformers(c)
+	inf.ReplicaSets.Seed(rss...)
+	inf.Pods.Seed(pods...)
+	inf.Deployments.Seed()
+	inf.DaemonSets.Seed()
+	inf.StatefulSets.Seed()
+	inf.Jobs.Seed()
+	inf.CronJobs.Seed()
+	for _, p := range pods {
+		api.Put("pods", p)
+	}
+	for _, r := range rss {
+		api.Put("replicasets", r)
+	}
+	return New(c, inf), api
+}
+
+func TestDanglingDependents(t *testing.T) {
+	alive := rs("alive", "rs-alive")
+	gc, api := fixture([]*apps.ReplicaSet{alive},
+		owned("orphaned", ref("ReplicaSet", "gone", "rs-gone", true)),
+		owned("half", ref("ReplicaSet", "gone", "rs-gone", false), ref("ReplicaSet", "alive", "rs-alive", false)),
+		owned("kept", ref("ReplicaSet", "alive", "rs-alive", true)),
+		owned("recreated", ref("ReplicaSet", "alive", "an-older-uid", true)), // same name, other uid: its owner is gone
+	)
+	for _, name := range []string{"orphaned", "half", "kept", "recreated"} {
+		if _, err := gc.Reconcile(context.Background(), "Pod/default/"+name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleted := map[string]bool{}
+	for _, a := range api.Filter("delete", "pods") {
+		deleted[a.Name] = true
+	}
+	if !deleted["orphaned"] || !deleted["recreated"] || deleted["half"] || deleted["kept"] {
+		t.Errorf("deleted %v, want orphaned and recreated only", deleted)
+	}
+	up := api.Filter("update", "pods")
+	if len(up) != 1 || up[0].Name != "half" || len(controllertest.Decode[core.Pod](up[0]).OwnerReferences) != 1 {
+		t.Errorf("updates %v, want half with only its living owner left", up)
+	}
+}
+
+func TestForegroundWaitsForBlockingDependents(t *testing.T) {
+	owner := rs("web", "rs-web", FinalizerForeground)
+	gc, api := fixture([]*apps.ReplicaSet{owner}, owned("a", ref("ReplicaSet", "web", "rs-web", true)))
+	if _, err := gc.Reconcile(context.Background(), "ReplicaSet/default/web"); err != nil {
+		t.Fatal(err)
+	}
+	d := api.Filter("delete", "pods")
+	if len(d) != 1 || d[0].PropagationPolicy != "Foreground" {
+		t.Errorf("deletes %+v, want pod a in the foreground", d)
+	}
+	if n := len(api.Filter("update", "replicasets")); n != 0 {
+		t.Errorf("finalizer removed while a blocking dependent exists")
+	}
+	// With the dependent gone, the finalizer goes.
+	gc, api = fixture([]*apps.ReplicaSet{owner})
+	if _, err := gc.Reconcile(context.Background(), "ReplicaSet/default/web"); err != nil {
+		t.Fatal(err)
+	}
+	up := api.Filter("update", "replicasets")
+	if len(up) != 1 || len(controllertest.Decode[apps.ReplicaSet](up[0]).Finalizers) != 0 {
+		t.Errorf("updates %v, want the foregroundDeletion finalizer removed", up)
+	}
+}
+
+func TestOrphanReleasesDependents(t *testing.T) {
+	owner := rs("web", "rs-web", FinalizerOrphan)
+	gc, api := fixture([]*apps.ReplicaSet{owner}, owned("a", ref("ReplicaSet", "web", "rs-web", true)))
+	if _, err := gc.Reconcile(context.Background(), "ReplicaSet/default/web"); err != nil {
+		t.Fatal(err)
+	}
+	if d := api.Filter("delete", "pods"); len(d) != 0 {
+		t.Errorf("orphan deleted %v", d)
+	}
+	pu, ru := api.Filter("update", "pods"), api.Filter("update", "replicasets")
+	if len(pu) != 1 || len(controllertest.Decode[core.Pod](pu[0]).OwnerReferences) != 0 {
+		t.Errorf("pod updates %v, want the owner reference removed", pu)
+	}
+	if len(ru) != 1 || len(controllertest.Decode[apps.ReplicaSet](ru[0]).Finalizers) != 0 {
+		t.Errorf("owner updates %v, want the orphan finalizer removed", ru)
+	}
+}
