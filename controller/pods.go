@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"maps"
 	"time"
 
@@ -67,4 +70,13 @@ func IsAvailable(p *core.Pod, minReadySeconds int32, now time.Time) (bool, time.
 		return true, 0
 	}
 	return false, at.Sub(now)
+}
+
+// TemplateHash names a pod template by a hash of its JSON (the
+// controller-revision-hash of DaemonSet and StatefulSet pods).
+func TemplateHash(t *core.PodTemplateSpec) string {
+	b, _ := json.Marshal(t)
+	h := fnv.New32a()
+	h.Write(b)
+	return fmt.Sprintf("%08x", h.Sum32())
 }

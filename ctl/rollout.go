@@ -36,6 +36,24 @@ func deploymentTarget(args []string) (string, error) {
 	return names[0], nil
 }
 
+// onDeployment is the body of a command on one Deployment: it reads the
+// target, connects, and calls run with a minute's deadline.
+func onDeployment(o *Options, run func(ctx context.Context, c *client.Client, name string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		name, err := deploymentTarget(args)
+		if err != nil {
+			return err
+		}
+		c, err := o.Client()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := ctxFor(cmd)
+		defer cancel()
+		return run(ctx, c, name)
+	}
+}
+
 // updateDeployment reads, changes and writes a Deployment, again on a
 // conflict (someone else wrote in between). change returns an error to
 // refuse the change.
@@ -208,17 +226,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 		Use:   "history deployment/NAME",
 		Short: "List a Deployment's revisions, or show one with --revision",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentTarget(args)
-			if err != nil {
-				return err
-			}
-			c, err := o.Client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := ctxFor(cmd)
-			defer cancel()
+		RunE: onDeployment(o, func(ctx context.Context, c *client.Client, name string) error {
 			revs, err := revisions(ctx, c, o.namespace(), name)
 			if err != nil {
 				return err
@@ -240,7 +248,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 				fmt.Fprintf(tw, "%d\t%s\n", r, none(cause))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	history.Flags().Int64Var(&revision, "revision", 0, "show the pod template of this revision")
 
@@ -249,42 +257,22 @@ func newRolloutCommand(o *Options) *cobra.Command {
 		Use:   "undo deployment/NAME [--to-revision=N]",
 		Short: "Roll back to the previous revision, or to --to-revision",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentTarget(args)
-			if err != nil {
-				return err
-			}
-			c, err := o.Client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := ctxFor(cmd)
-			defer cancel()
+		RunE: onDeployment(o, func(ctx context.Context, c *client.Client, name string) error {
 			return rolloutUndo(ctx, o, c, name, toRevision)
-		},
+		}),
 	}
 	undo.Flags().Int64Var(&toRevision, "to-revision", 0, "the revision to go back to (0: the one before the current)")
 
 	simple := func(use, short, done string, change func(*apps.Deployment) error) *cobra.Command {
 		return &cobra.Command{
 			Use: use + " deployment/NAME", Short: short, Args: cobra.MinimumNArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				name, err := deploymentTarget(args)
-				if err != nil {
-					return err
-				}
-				c, err := o.Client()
-				if err != nil {
-					return err
-				}
-				ctx, cancel := ctxFor(cmd)
-				defer cancel()
+			RunE: onDeployment(o, func(ctx context.Context, c *client.Client, name string) error {
 				if err := updateDeployment(ctx, c, o.namespace(), name, change); err != nil {
 					return err
 				}
 				fmt.Fprintf(o.Out, "deployment.apps/%s %s\n", name, done)
 				return nil
-			},
+			}),
 		}
 	}
 	restart := simple("restart", "Replace every pod, by a rollout (sets the restartedAt template annotation)", "restarted", func(d *apps.Deployment) error {

@@ -15,7 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"sort"
 	"time"
@@ -113,7 +112,7 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	if !ok || ds.DeletionTimestamp != nil {
 		return controller.Result{}, nil
 	}
-	hash := templateHash(&ds.Spec.Template)
+	hash := controller.TemplateHash(&ds.Spec.Template)
 	proto := dc.podTemplate(ds, hash)
 	byNode := map[string][]*core.Pod{}
 	for _, p := range dc.pods.ByIndex(controller.IndexByOwner, ds.UID) {
@@ -357,13 +356,6 @@ func targetNode(p *core.Pod) string {
 		}
 	}
 	return ""
-}
-
-func templateHash(t *core.PodTemplateSpec) string {
-	b, _ := json.Marshal(t)
-	h := fnv.New32a()
-	h.Write(b)
-	return fmt.Sprintf("%x", h.Sum32())
 }
 
 func (dc *Controller) writeStatus(ctx context.Context, ds *apps.DaemonSet, st apps.DaemonSetStatus) error {

@@ -23,7 +23,7 @@ func TestOnePodPerEligibleNode(t *testing.T) {
 		Spec: apps.DaemonSetSpec{Template: core.PodTemplateSpec{ObjectMeta: meta.ObjectMeta{Labels: map[string]string{"app": "log"}},
 			Spec: core.PodSpec{NodeSelector: map[string]string{"os": "linux"}, Containers: []core.Container{{Name: "c", Image: "i"}}}}}}
 	yes := true
-	existing := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "log-x", Namespace: "kube-system", UID: "p1", Labels: map[string]string{"app": "log", RevisionLabel: templateHash(&ds.Spec.Template)},
+	existing := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "log-x", Namespace: "kube-system", UID: "p1", Labels: map[string]string{"app": "log", RevisionLabel: controller.TemplateHash(&ds.Spec.Template)},
 		OwnerReferences: []meta.OwnerReference{{Kind: "DaemonSet", Name: "log", UID: "ds-uid", Controller: &yes}}}}
 	existing.Spec.NodeName = "b"
 	existing.Status.Phase = core.PodRunning

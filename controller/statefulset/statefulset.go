@@ -14,9 +14,7 @@ package statefulset
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"strconv"
 	"strings"
@@ -77,7 +75,7 @@ func (sc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	if set.Spec.Replicas != nil {
 		replicas = int(*set.Spec.Replicas)
 	}
-	hash := templateHash(&set.Spec.Template)
+	hash := controller.TemplateHash(&set.Spec.Template)
 	byOrdinal := map[int]*core.Pod{}
 	var extra []*core.Pod // pods with an ordinal at or above replicas
 	for _, p := range sc.pods.ByIndex(controller.IndexByOwner, set.UID) {
@@ -213,13 +211,6 @@ func ordinal(set, pod string) (int, bool) {
 func mustOrdinal(set, pod string) int {
 	n, _ := ordinal(set, pod)
 	return n
-}
-
-func templateHash(t *core.PodTemplateSpec) string {
-	b, _ := json.Marshal(t)
-	h := fnv.New32a()
-	h.Write(b)
-	return fmt.Sprintf("%s-%x", "rev", h.Sum32())
 }
 
 func (sc *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, replicas int, hash string, byOrdinal map[int]*core.Pod, extra []*core.Pod) error {

@@ -20,7 +20,7 @@ func set(replicas int32, policy string) *apps.StatefulSet {
 
 func member(s *apps.StatefulSet, name string, ready bool) *core.Pod {
 	yes := true
-	p := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + name, Labels: map[string]string{RevisionLabel: templateHash(&s.Spec.Template)},
+	p := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + name, Labels: map[string]string{RevisionLabel: controller.TemplateHash(&s.Spec.Template)},
 		OwnerReferences: []meta.OwnerReference{{Kind: "StatefulSet", Name: "db", UID: "set-uid", Controller: &yes}}}}
 	p.Status.Phase = core.PodRunning
 	if ready {
