@@ -56,11 +56,7 @@ func TestDaemonSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := dss.Get(ctx, "default", "agent")
-	cur.Spec.Template.Spec.Containers[0].Image = "kobune.local/labapp:2.0"
-	if _, err := dss.Update(ctx, cur); err != nil {
-		t.Fatal(err)
-	}
+	retryUpdate(t, ctx, dss, "default", "agent", func(d *apps.DaemonSet) { d.Spec.Template.Spec.Containers[0].Image = "kobune.local/labapp:2.0" })
 	state := map[string]*core.Pod{}
 	for _, p := range activePods(t, ctx, c, "agent") {
 		state[p.Name] = p
@@ -101,14 +97,7 @@ func TestDaemonSet(t *testing.T) {
 			n.Spec.Taints = append(n.Spec.Taints, core.Taint{Key: "dedicated", Value: "db", Effect: core.TaintNoSchedule})
 		},
 	} {
-		n, err := nodes.Get(ctx, "", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(n)
-		if _, err := nodes.Update(ctx, n); err != nil {
-			t.Fatal(err)
-		}
+		retryUpdate(t, ctx, nodes, "", name, change)
 	}
 	eventually("daemon pods on node-1 and the cordoned node-2 only", func() bool {
 		n := perNode("kobune.local/labapp:2.0")
@@ -117,5 +106,24 @@ func TestDaemonSet(t *testing.T) {
 	st, _ := dss.Get(ctx, "default", "agent")
 	if st.Status.DesiredNumberScheduled != 2 || st.Status.NumberReady != 2 || st.Status.UpdatedNumberScheduled != 2 {
 		t.Errorf("status %+v", st.Status)
+	}
+}
+
+// retryUpdate reads, changes and writes an object, again after a conflict
+// (controllers and agents write the same objects).
+func retryUpdate[T meta.Object](t *testing.T, ctx context.Context, typed *client.Typed[T], ns, name string, change func(T)) {
+	t.Helper()
+	for {
+		o, err := typed.Get(ctx, ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(o)
+		if _, err = typed.Update(ctx, o); err == nil {
+			return
+		}
+		if !client.IsConflict(err) {
+			t.Fatal(err)
+		}
 	}
 }

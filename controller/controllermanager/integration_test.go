@@ -59,20 +59,7 @@ func activePods(t *testing.T, ctx context.Context, c *client.Client, app string)
 
 func update(t *testing.T, ctx context.Context, c *client.Client, name string, change func(*apps.Deployment)) {
 	t.Helper()
-	ds := client.For[*apps.Deployment](c)
-	for {
-		d, err := ds.Get(ctx, "default", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(d)
-		if _, err = ds.Update(ctx, d); err == nil {
-			return
-		}
-		if !client.IsConflict(err) {
-			t.Fatal(err)
-		}
-	}
+	retryUpdate(t, ctx, client.For[*apps.Deployment](c), "default", name, change)
 }
 
 // TestDeploymentLifecycle: create, scale up and down, a deleted pod is

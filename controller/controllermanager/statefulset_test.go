@@ -63,14 +63,10 @@ func TestStatefulSet(t *testing.T) {
 
 	// Rolling update with partition 1: db-2 then db-1 are replaced, db-0 stays.
 	one := int32(1)
-	for {
-		cur, _ := sets.Get(ctx, "default", "db")
+	retryUpdate(t, ctx, sets, "default", "db", func(cur *apps.StatefulSet) {
 		cur.Spec.Template.Spec.Containers[0].Image = "kobune.local/labapp:2.0"
 		cur.Spec.UpdateStrategy = apps.StatefulSetUpdateStrategy{Type: "RollingUpdate", RollingUpdate: &apps.RollingUpdateStatefulSetStrategy{Partition: &one}}
-		if _, err := sets.Update(ctx, cur); err == nil || !client.IsConflict(err) {
-			break
-		}
-	}
+	})
 	images := func() map[string]string {
 		out := map[string]string{}
 		for _, p := range activePods(t, ctx, c, "db") {
@@ -105,13 +101,7 @@ func TestStatefulSet(t *testing.T) {
 	}
 
 	// Scale down to 1: db-2 goes, then db-1.
-	for {
-		cur, _ := sets.Get(ctx, "default", "db")
-		cur.Spec.Replicas = &one
-		if _, err := sets.Update(ctx, cur); err == nil || !client.IsConflict(err) {
-			break
-		}
-	}
+	retryUpdate(t, ctx, sets, "default", "db", func(cur *apps.StatefulSet) { cur.Spec.Replicas = &one })
 	deletions = nil
 	for deadline := time.Now().Add(30 * time.Second); len(activePods(t, ctx, c, "db")) != 1; {
 		select {
