@@ -208,15 +208,16 @@ func (dc *Controller) rollingVictims(ds *apps.DaemonSet, byNode map[string][]*co
 	}
 	unavailable := 0
 	var old []*core.Pod
-	nodes := make([]string, 0, len(byNode))
-	for n := range byNode {
-		nodes = append(nodes, n)
+	// Every eligible node counts, also one with no pod at all (its old pod
+	// already gone, the replacement not made yet): it is unavailable too.
+	nodes := make([]string, 0, len(eligible))
+	for n, ok := range eligible {
+		if ok {
+			nodes = append(nodes, n)
+		}
 	}
 	sort.Strings(nodes)
 	for _, n := range nodes {
-		if !eligible[n] {
-			continue
-		}
 		live := activePod(byNode[n])
 		switch {
 		case live == nil:
