@@ -11,7 +11,7 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/...
 FUZZTIME      ?= 3m
 
-.PHONY: all build images test unit race lint vet fmt-check proto bench fuzz lab lab-down clean
+.PHONY: all build images test unit race lint vet fmt-check proto bench chaos fuzz lab lab-down clean
 
 all: build
 
@@ -60,6 +60,11 @@ bench:
 	@if [ "$$(id -u)" = 0 ]; then \
 		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./test/e2e -run '^(TestBenchPodStartup|TestLabUpAndDown)$$' -count=1 -v -timeout 20m | grep -E '^(---|ok|FAIL)'; \
 	else echo "pod start benchmark skipped: it needs root (containerd, network namespaces)"; fi
+
+# SIGKILL kobune-controller during 20 rollouts, 5 times over (not in make
+# test: a rare surge overshoot is still open, see docs/controllers.md).
+chaos:
+	KOBUNE_CHAOS=1 $(GO) test ./controller/controllermanager -run '^TestChaosKillControllerDuringRollouts$$' -count=5 -v | grep -E '^(---|ok|FAIL)|chaos_test'
 
 # Fuzz the manifest decoder and the selector parser; new corpus entries are
 # copied into testdata/fuzz so they are kept with the code.
