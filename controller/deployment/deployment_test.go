@@ -196,3 +196,25 @@ func TestProgressDeadline(t *testing.T) {
 		t.Errorf("Progressing condition %+v, want False ProgressDeadlineExceeded", c)
 	}
 }
+
+// TestStaleStatusNeverScalesAnOldReplicaSetUp: an old ReplicaSet just
+// scaled down to 3 still reports 5 available (its status is from before);
+// the clean-up of unavailable replicas must not read that as −2 and scale
+// it back up (what let old ReplicaSets create pods mid-rollout).
+func TestStaleStatusNeverScalesAnOldReplicaSetUp(t *testing.T) {
+	d := deploy(6, "labapp:3.0", func(d *apps.Deployment) {
+		two, one := meta.FromInt(2), meta.FromInt(1)
+		d.Spec.Strategy.RollingUpdate = &apps.RollingUpdateDeployment{MaxSurge: &two, MaxUnavailable: &one}
+	})
+	old := ownedRS(d, "labapp:2.0", "2", 3, 5, time.Hour)
+	newer := ownedRS(d, "labapp:3.0", "3", 3, 3, time.Minute)
+	dc, api := fixture(d, old, newer)
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range api.Filter("update", "replicasets") {
+		if rs := controllertest.Decode[apps.ReplicaSet](a); rs.Name == old.Name && *rs.Spec.Replicas > 3 {
+			t.Errorf("old ReplicaSet scaled up to %d on the way", *rs.Spec.Replicas)
+		}
+	}
+}

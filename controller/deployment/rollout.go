@@ -127,7 +127,11 @@ func (r *rollout) reconcileOld(ctx context.Context) error {
 			break
 		}
 		spec := replicas(rs)
-		if spec == 0 || spec == rs.Status.AvailableReplicas {
+		// Nothing unavailable to remove. (A status counting more available
+		// pods than the replicas is from before a scale-down: without this
+		// the difference would be negative and scale the old ReplicaSet
+		// back up.)
+		if spec == 0 || rs.Status.AvailableReplicas >= spec {
 			continue
 		}
 		down := min(maxScaleDown-cleaned, spec-rs.Status.AvailableReplicas)
