@@ -111,6 +111,13 @@ func (r *rollout) reconcileOld(ctx context.Context) error {
 	if oldCount == 0 {
 		return nil
 	}
+	// Availability comes from the ReplicaSets' status: act on it only
+	// when each one's controller has caught up with its latest replicas
+	// (else a status from before a scale-down still counts pods that are
+	// going, and too many old pods would go).
+	if !r.oldSettled() || (r.newRS.Status.ObservedGeneration < r.newRS.Generation) {
+		return nil
+	}
 	_, maxUnavailable := r.fenceposts()
 	minAvailable := deploymentReplicas(r.d) - maxUnavailable
 	total, _ := sumReplicas(r.all)

@@ -127,7 +127,19 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	var manageErr error
 	observed := rs.Status.ObservedGeneration
 	if rc.exp.Satisfied(key) && rs.DeletionTimestamp == nil {
-		manageErr = rc.manageReplicas(ctx, rs, active)
+		var deleted map[string]bool
+		deleted, manageErr = rc.manageReplicas(ctx, rs, active)
+		// The status counts what remains: pods just deleted are going
+		// (the Deployment controller reads availability from it).
+		if len(deleted) > 0 {
+			kept := active[:0:0]
+			for _, p := range active {
+				if !deleted[p.Name] {
+					kept = append(kept, p)
+				}
+			}
+			active = kept
+		}
 		observed = rs.Generation
 	}
 	requeue, err := rc.updateStatus(ctx, rs, active, observed)
@@ -186,7 +198,7 @@ func (rc *Controller) setOwner(ctx context.Context, p *core.Pod, rs *apps.Replic
 }
 
 // manageReplicas creates or deletes pods to reach spec.replicas.
-func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod) error {
+func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod) (deleted map[string]bool, err error) {
 	want := 1
 	if rs.Spec.Replicas != nil {
 		want = int(*rs.Spec.Replicas)
@@ -197,24 +209,26 @@ func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, a
 	case diff < 0:
 		n := min(-diff, burstReplicas)
 		rc.exp.Expect(key, n, 0)
-		return rc.createPods(ctx, rs, n)
+		return nil, rc.createPods(ctx, rs, n)
 	case diff > 0:
 		n := min(diff, burstReplicas)
 		victims := podsToDelete(active, n)
 		rc.exp.Expect(key, 0, n)
 		pods := client.For[*core.Pod](rc.client)
+		deleted = map[string]bool{}
 		for _, p := range victims {
 			if err := pods.Delete(ctx, p.Namespace, p.Name, client.DeleteOptions{UID: p.UID}); err != nil {
 				rc.exp.Observed(key, false)
 				if !client.IsNotFound(err) {
-					return fmt.Errorf("delete pod %s: %w", p.Name, err)
+					return deleted, fmt.Errorf("delete pod %s: %w", p.Name, err)
 				}
 				continue
 			}
+			deleted[p.Name] = true
 			rc.recorder.Event(rs, core.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+p.Name)
 		}
 	}
-	return nil
+	return deleted, nil
 }
 
 // createPods creates n pods in batches of 1, 2, 4, ... (slow start, as
