@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -57,6 +58,24 @@ func (f *API) Put(resource string, o any) {
 		f.objects = map[string][]byte{}
 	}
 	f.objects[resource+"/"+m.Namespace+"/"+m.Name] = b
+}
+
+// List implements apipb.ResourceAPIClient from the objects given to Put
+// (no selectors).
+func (f *API) List(_ context.Context, in *apipb.ListRequest, _ ...grpc.CallOption) (*apipb.ListResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prefix := in.Resource + "/" + in.Namespace + "/"
+	if in.Namespace == "" {
+		prefix = in.Resource + "/"
+	}
+	out := &apipb.ListResponse{}
+	for k, b := range f.objects {
+		if strings.HasPrefix(k, prefix) {
+			out.Items = append(out.Items, b)
+		}
+	}
+	return out, nil
 }
 
 // Get implements apipb.ResourceAPIClient from the objects given to Put.

@@ -89,6 +89,10 @@ func (cc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	now := cc.now().In(loc)
 	st := cj.Status
 	active, finishedJobs := cc.ownedJobs(cj)
+	active, err = cc.addUnseen(ctx, cj, active, finishedJobs)
+	if err != nil {
+		return controller.Result{}, err
+	}
 	st.Active = nil
 	for _, j := range active {
 		st.Active = append(st.Active, core.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: j.Namespace, Name: j.Name, UID: j.UID})
@@ -141,6 +145,15 @@ func (cc *Controller) start(ctx context.Context, cj *batch.CronJob, run time.Tim
 		st.LastScheduleTime = &t
 		return nil
 	}
+	if cj.Spec.ConcurrencyPolicy == "Forbid" || cj.Spec.ConcurrencyPolicy == "Replace" {
+		// The cache may not show a Job created a moment ago (and its
+		// status write may have lost a race): ask the API server.
+		live, err := cc.liveActive(ctx, cj)
+		if err != nil {
+			return err
+		}
+		active = live
+	}
 	switch cj.Spec.ConcurrencyPolicy {
 	case "Forbid":
 		if len(active) > 0 {
@@ -185,6 +198,48 @@ func (cc *Controller) start(ctx context.Context, cj *batch.CronJob, run time.Tim
 	t := meta.NewTime(run)
 	st.LastScheduleTime = &t
 	return nil
+}
+
+// addUnseen adds the Jobs the status lists as active that the cache does
+// not show yet (just created, the watch behind): without them Forbid could
+// start a second run. Each is checked with the API; a Job that is gone or
+// finished is not active.
+func (cc *Controller) addUnseen(ctx context.Context, cj *batch.CronJob, active, finished []*batch.Job) ([]*batch.Job, error) {
+	known := map[string]bool{}
+	for _, j := range append(append([]*batch.Job(nil), active...), finished...) {
+		known[j.UID] = true
+	}
+	for _, ref := range cj.Status.Active {
+		if known[ref.UID] {
+			continue
+		}
+		j, err := client.For[*batch.Job](cc.client).Get(ctx, cj.Namespace, ref.Name)
+		if client.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if j.UID == ref.UID && !isFinished(j) && j.DeletionTimestamp == nil {
+			active = append(active, j)
+		}
+	}
+	return active, nil
+}
+
+// liveActive lists the CronJob's unfinished Jobs from the API server.
+func (cc *Controller) liveActive(ctx context.Context, cj *batch.CronJob) ([]*batch.Job, error) {
+	list, _, err := client.For[*batch.Job](cc.client).List(ctx, cj.Namespace, client.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	var out []*batch.Job
+	for _, j := range list {
+		if ref := meta.ControllerOf(j); ref != nil && ref.UID == cj.UID && !isFinished(j) && j.DeletionTimestamp == nil {
+			out = append(out, j)
+		}
+	}
+	return out, nil
 }
 
 // ownedJobs splits the CronJob's Jobs into running and finished ones.

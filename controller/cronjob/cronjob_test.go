@@ -52,6 +52,9 @@ func fixture(cj *batch.CronJob, jobs ...*batch.Job) (*Controller, *controllertes
 	inf := controller.NewInformers(c)
 	inf.CronJobs.Seed(cj)
 	inf.Jobs.Seed(jobs...)
+	for _, j := range jobs {
+		api.Put("jobs", j)
+	}
 	cc := New(c, inf, client.NewAsyncRecorder(&client.Recorder{Client: c, Component: Name}, 100), Config{Now: func() time.Time { return now }})
 	return cc, api
 }
