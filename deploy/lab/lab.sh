@@ -237,6 +237,12 @@ down() {
       done
     fi
     stop "containerd-$node"
+    # A shim whose task was killed but not yet deleted outlives containerd;
+    # it names this node's socket, so it is ours to stop.
+    local pid
+    for pid in $(pgrep -f -- "-address $STATE/nodes/$node/containerd.sock" || true); do
+      kill -KILL "$pid" 2>/dev/null || true
+    done
   done
   step "Removing namespaces, links, routes, iptables chain, mounts and state"
   local ns

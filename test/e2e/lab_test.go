@@ -107,6 +107,9 @@ func TestLabUpAndDown(t *testing.T) {
 			t.Errorf("lab process %s still runs after down", pid)
 		}
 	}
+	if shims, _ := exec.Command("pgrep", "-f", "-a", "--", "-address "+state).Output(); len(shims) > 0 {
+		t.Errorf("containerd shims of the lab still run after down:\n%s", shims)
+	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("lab state %s still there after down", state)
 	}
