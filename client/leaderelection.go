@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"log"
+	"os"
 	"time"
 
 	"github.com/kobune/kobune/api/coordination"
@@ -154,4 +157,34 @@ func (le *LeaderElection) release(leases *Typed[*coordination.Lease]) {
 	empty := ""
 	lease.Spec.HolderIdentity = &empty
 	_, _ = leases.Update(ctx, lease)
+}
+
+// LeaderFlags are a component's --leader-elect flags, as kube-scheduler
+// and kube-controller-manager have them.
+type LeaderFlags struct {
+	Elect                                     bool
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// Register adds the flags; lock names the Lease in the help text.
+func (f *LeaderFlags) Register(fs *flag.FlagSet, lock string) {
+	fs.BoolVar(&f.Elect, "leader-elect", true, "run only while holding the Lease "+lock+", so that several replicas can run and one acts")
+	fs.DurationVar(&f.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a leader's Lease holds without renewal before a standby takes over")
+	fs.DurationVar(&f.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading")
+	fs.DurationVar(&f.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often to try to acquire or renew the Lease")
+}
+
+// Run calls run at once without --leader-elect; with it, while this
+// process (identity hostname_pid) holds the Lease kube-system/name. It
+// returns when leading ends (the process should exit and start clean).
+func (f *LeaderFlags) Run(ctx context.Context, c *Client, component, name string, run func(context.Context)) error {
+	if !f.Elect {
+		run(ctx)
+		return nil
+	}
+	host, _ := os.Hostname()
+	le := &LeaderElection{Client: c, Namespace: "kube-system", Name: name, Identity: fmt.Sprintf("%s_%d", host, os.Getpid()),
+		OnStartedLeading: run, LeaseDuration: f.LeaseDuration, RenewDeadline: f.RenewDeadline, RetryPeriod: f.RetryPeriod}
+	log.Printf("%s: waiting to lead (Lease kube-system/%s, identity %s)", component, name, le.Identity)
+	return le.Run(ctx)
 }

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log"
 	"os"
 	"os/signal"
@@ -20,10 +19,8 @@ import (
 
 func main() {
 	server := flag.String("server", "127.0.0.1:6443", "address of kobune-apiserver")
-	leaderElect := flag.Bool("leader-elect", true, "run only while holding the Lease kube-system/kobune-controller, so that several replicas can run and one acts")
-	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "how long a leader's Lease holds without renewal before a standby takes over")
-	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading")
-	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "how often to try to acquire or renew the Lease")
+	var leader client.LeaderFlags
+	leader.Register(flag.CommandLine, "kube-system/kobune-controller")
 	var cfg controllermanager.Config
 	flag.DurationVar(&cfg.NodeLifecycle.GracePeriod, "node-monitor-grace-period", 40*time.Second, "how long a node's Lease may go unrenewed before the node is marked Unknown and tainted unreachable")
 	flag.Float64Var(&cfg.NodeLifecycle.EvictionRate, "node-eviction-rate", 10, "pods evicted per second at most from nodes with NoExecute taints")
@@ -52,16 +49,7 @@ func main() {
 		log.Printf("kobune-controller: running %s", strings.Join(controllermanager.Names, ", "))
 		m.Run(ctx)
 	}
-	if !*leaderElect {
-		run(ctx)
-		return
-	}
-	host, _ := os.Hostname()
-	le := &client.LeaderElection{Client: c, Namespace: "kube-system", Name: "kobune-controller",
-		Identity: fmt.Sprintf("%s_%d", host, os.Getpid()), OnStartedLeading: run,
-		LeaseDuration: *leaseDuration, RenewDeadline: *renewDeadline, RetryPeriod: *retryPeriod}
-	log.Printf("kobune-controller: waiting to lead (Lease kube-system/kobune-controller, identity %s)", le.Identity)
-	if err := le.Run(ctx); err != nil && ctx.Err() == nil {
+	if err := leader.Run(ctx, c, "kobune-controller", "kobune-controller", run); err != nil && ctx.Err() == nil {
 		log.Fatalf("kobune-controller: %v (exiting so a restart starts clean)", err)
 	}
 }

@@ -4,7 +4,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log"
 	"net/http"
 	"os"
@@ -22,10 +21,8 @@ func main() {
 	name := flag.String("scheduler-name", core.DefaultSchedulerName, "serve pods whose spec.schedulerName is this")
 	metricsAddr := flag.String("metrics-listen", "127.0.0.1:10259", "HTTP address for /metrics (empty: off)")
 	configPath := flag.String("config", "", "a SchedulerConfiguration file: plugins to enable or disable, score weights, percentageOfNodesToScore (see scheduler.FileConfig)")
-	leaderElect := flag.Bool("leader-elect", true, "run only while holding the Lease kube-system/<scheduler-name>, so that several replicas can run and one acts")
-	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "how long a leader's Lease holds without renewal before a standby takes over")
-	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading")
-	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "how often to try to acquire or renew the Lease")
+	var leader client.LeaderFlags
+	leader.Register(flag.CommandLine, "kube-system/<scheduler-name>")
 	flag.Parse()
 	profile := scheduler.DefaultProfile()
 	if *configPath != "" {
@@ -65,16 +62,7 @@ func main() {
 		log.Printf("kobune-scheduler: scheduling pods with schedulerName %q; %s", *name, profile)
 		sched.Run(ctx)
 	}
-	if !*leaderElect {
-		run(ctx)
-		return
-	}
-	host, _ := os.Hostname()
-	le := &client.LeaderElection{Client: c, Namespace: "kube-system", Name: *name,
-		Identity: fmt.Sprintf("%s_%d", host, os.Getpid()), OnStartedLeading: run,
-		LeaseDuration: *leaseDuration, RenewDeadline: *renewDeadline, RetryPeriod: *retryPeriod}
-	log.Printf("kobune-scheduler: waiting to lead (Lease kube-system/%s, identity %s)", *name, le.Identity)
-	if err := le.Run(ctx); err != nil && ctx.Err() == nil {
+	if err := leader.Run(ctx, c, "kobune-scheduler", *name, run); err != nil && ctx.Err() == nil {
 		log.Fatalf("kobune-scheduler: %v (exiting so a restart starts clean)", err)
 	}
 }
