@@ -170,7 +170,7 @@ func (s *Server) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object
 	if _, err := s.admitCreate(ctx, k, o); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(o)
+	b, err := scheme.Encode(o)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}

@@ -28,13 +28,13 @@ func encodeForStorage(o meta.Object) ([]byte, error) {
 	m := o.GetObjectMeta()
 	rv := m.ResourceVersion
 	m.ResourceVersion = ""
-	b, err := json.Marshal(o)
+	b, err := scheme.Encode(o)
 	m.ResourceVersion = rv
 	return b, err
 }
 
 // withRevision returns stored bytes with metadata.resourceVersion spliced
-// in, without decoding: stored values are our own json.Marshal output, so
+// in, without decoding: stored values are our own scheme.Encode output, so
 // the first `"metadata":{` is the object's metadata. This keeps reads and
 // create responses from paying for a decode and an encode per object.
 func withRevision(stored []byte, rev int64) []byte {
@@ -57,7 +57,7 @@ func withRevision(stored []byte, rev int64) []byte {
 // encodeWithRevision marshals o for a client with resourceVersion set to rev.
 func encodeWithRevision(o meta.Object, rev int64) ([]byte, error) {
 	o.GetObjectMeta().ResourceVersion = strconv.FormatInt(rev, 10)
-	return json.Marshal(o)
+	return scheme.Encode(o)
 }
 
 func objectKey(k *scheme.Kind, o meta.Object) string {

@@ -211,12 +211,11 @@ func validateResources(r *ResourceRequirements, p *Path) v.ErrorList {
 	}{{"limits", r.Limits}, {"requests", r.Requests}} {
 		for _, name := range kind.list.Names() {
 			q := kind.list[name]
-			rp := p.Child(kind.name).Key(string(name))
 			if !supportedResources[name] {
-				errs = append(errs, v.NewNotSupported(rp, string(name), []string{"cpu", "memory", "ephemeral-storage"}))
+				errs = append(errs, v.NewNotSupported(p.Child(kind.name).Key(string(name)), string(name), []string{"cpu", "memory", "ephemeral-storage"}))
 			}
 			if q.Sign() < 0 {
-				errs = append(errs, v.NewInvalid(rp, q.String(), "must be greater than or equal to 0"))
+				errs = append(errs, v.NewInvalid(p.Child(kind.name).Key(string(name)), q.String(), "must be greater than or equal to 0"))
 			}
 		}
 	}
@@ -256,9 +255,14 @@ func validateProbe(pr *Probe, p *Path, mustSucceedOnce bool) v.ErrorList {
 	if handlers != 1 {
 		errs = append(errs, v.NewInvalid(p, handlers, "must specify exactly one of exec, httpGet and tcpSocket"))
 	}
-	for name, val := range map[string]int32{"initialDelaySeconds": pr.InitialDelaySeconds, "timeoutSeconds": pr.TimeoutSeconds,
-		"periodSeconds": pr.PeriodSeconds, "successThreshold": pr.SuccessThreshold, "failureThreshold": pr.FailureThreshold} {
-		errs = append(errs, v.ValidateNonnegative(int64(val), p.Child(name))...)
+	for _, f := range [...]struct {
+		name string
+		val  int32
+	}{{"initialDelaySeconds", pr.InitialDelaySeconds}, {"timeoutSeconds", pr.TimeoutSeconds},
+		{"periodSeconds", pr.PeriodSeconds}, {"successThreshold", pr.SuccessThreshold}, {"failureThreshold", pr.FailureThreshold}} {
+		if f.val < 0 {
+			errs = append(errs, v.ValidateNonnegative(int64(f.val), p.Child(f.name))...)
+		}
 	}
 	if mustSucceedOnce && pr.SuccessThreshold > 1 {
 		errs = append(errs, v.NewInvalid(p.Child("successThreshold"), pr.SuccessThreshold, "must be 1"))

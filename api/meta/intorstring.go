@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/kobune/kobune/api/internal/jsonstr"
 )
 
 // IntOrString holds either an integer or a string, such as a port number or
@@ -33,9 +35,9 @@ func (v IntOrString) String() string {
 // MarshalJSON writes a number or a string.
 func (v IntOrString) MarshalJSON() ([]byte, error) {
 	if v.IsString {
-		return json.Marshal(v.StrVal)
+		return jsonstr.Quote(v.StrVal), nil
 	}
-	return json.Marshal(v.IntVal)
+	return strconv.AppendInt(nil, int64(v.IntVal), 10), nil
 }
 
 // UnmarshalJSON reads a number or a string.
@@ -43,7 +45,9 @@ func (v *IntOrString) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		v.IsString = true
 		v.IntVal = 0
-		return json.Unmarshal(b, &v.StrVal)
+		s, err := jsonstr.Unquote(b)
+		v.StrVal = s
+		return err
 	}
 	v.IsString = false
 	v.StrVal = ""

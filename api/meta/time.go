@@ -1,8 +1,9 @@
 package meta
 
 import (
-	"encoding/json"
 	"time"
+
+	"github.com/kobune/kobune/api/internal/jsonstr"
 )
 
 // Time is a timestamp that serializes as RFC 3339 with second precision, as
@@ -22,7 +23,7 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return json.Marshal(t.UTC().Format(time.RFC3339))
+	return jsonstr.Quote(t.UTC().Format(time.RFC3339)), nil
 }
 
 // UnmarshalJSON reads RFC 3339 or null.
@@ -31,8 +32,8 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 		t.Time = time.Time{}
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := jsonstr.Unquote(b)
+	if err != nil {
 		return err
 	}
 	p, err := time.Parse(time.RFC3339, s)
@@ -56,7 +57,7 @@ func (t MicroTime) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return json.Marshal(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
+	return jsonstr.Quote(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")), nil
 }
 
 // UnmarshalJSON reads RFC 3339 (with or without fractions) or null.
@@ -65,8 +66,8 @@ func (t *MicroTime) UnmarshalJSON(b []byte) error {
 		t.Time = time.Time{}
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := jsonstr.Unquote(b)
+	if err != nil {
 		return err
 	}
 	p, err := time.Parse(time.RFC3339Nano, s)

@@ -1,11 +1,12 @@
 package resource
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/kobune/kobune/api/internal/jsonstr"
 )
 
 // Format is the suffix family a quantity was written in and prints in.
@@ -295,7 +296,7 @@ func binaryString(v *big.Int) (string, bool) {
 }
 
 // MarshalJSON writes the canonical string.
-func (q Quantity) MarshalJSON() ([]byte, error) { return json.Marshal(q.String()) }
+func (q Quantity) MarshalJSON() ([]byte, error) { return jsonstr.Quote(q.String()), nil }
 
 // UnmarshalJSON accepts a string ("500m") or a bare JSON number (1, 0.5).
 func (q *Quantity) UnmarshalJSON(b []byte) error {
@@ -305,7 +306,8 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
+		var err error
+		if s, err = jsonstr.Unquote(b); err != nil {
 			return err
 		}
 	}

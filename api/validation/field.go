@@ -7,10 +7,13 @@ import (
 )
 
 // Path is a field path such as spec.containers[0].ports[1].containerPort.
+// Validation builds one for every field it visits, so a step costs one small
+// allocation and its text is only formatted when an error is printed.
 type Path struct {
-	parent *Path
-	name   string // a field name, or "" for an index/key step
-	index  string // "[0]" or "[key]"
+	parent         *Path
+	name           string // a field name, or a map key when isKey
+	index          int    // a list index when isIndex
+	isIndex, isKey bool
 }
 
 // NewPath starts a path at a top-level field.
@@ -32,10 +35,10 @@ func (p *Path) Child(name string, more ...string) *Path {
 }
 
 // Index appends a list index.
-func (p *Path) Index(i int) *Path { return &Path{parent: p, index: "[" + strconv.Itoa(i) + "]"} }
+func (p *Path) Index(i int) *Path { return &Path{parent: p, index: i, isIndex: true} }
 
 // Key appends a map key.
-func (p *Path) Key(k string) *Path { return &Path{parent: p, index: "[" + k + "]"} }
+func (p *Path) Key(k string) *Path { return &Path{parent: p, name: k, isKey: true} }
 
 // String prints the path in dotted form.
 func (p *Path) String() string {
@@ -44,9 +47,12 @@ func (p *Path) String() string {
 	}
 	var parts []string
 	for q := p; q != nil; q = q.parent {
-		if q.index != "" {
-			parts = append(parts, q.index)
-		} else {
+		switch {
+		case q.isIndex:
+			parts = append(parts, "["+strconv.Itoa(q.index)+"]")
+		case q.isKey:
+			parts = append(parts, "["+q.name+"]")
+		default:
 			parts = append(parts, q.name)
 		}
 	}

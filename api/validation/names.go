@@ -9,7 +9,6 @@ import (
 
 var (
 	cIdentifierRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	envVarNameRe  = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
 )
 
 // DNS1123LabelMaxLength and DNS1123SubdomainMaxLength are the name limits.
@@ -43,10 +42,28 @@ func IsDNS1123Subdomain(s string) string {
 
 // IsEnvVarName returns why s is not a valid environment variable name, or "".
 func IsEnvVarName(s string) string {
-	if !envVarNameRe.MatchString(s) {
+	if !isEnvVarName(s) {
 		return "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"
 	}
 	return ""
+}
+
+// isEnvVarName matches ^[-._a-zA-Z][-._a-zA-Z0-9]*$ without a regexp (it
+// runs for every variable of every container created).
+func isEnvVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '-' || c == '.' || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // IsCIdentifier reports whether s is a C identifier.

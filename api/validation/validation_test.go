@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -58,5 +59,15 @@ func TestPath(t *testing.T) {
 	p := NewPath("spec", "template").Child("spec").Child("containers").Index(2).Child("resources", "requests").Key("cpu")
 	if got, want := p.String(), "spec.template.spec.containers[2].resources.requests[cpu]"; got != want {
 		t.Errorf("path = %s, want %s", got, want)
+	}
+}
+
+// The hand-written check must accept exactly what Kubernetes' pattern does.
+func TestIsEnvVarNameMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
+	for _, s := range []string{"", "A", "a1", "1a", "_x", "-x", ".x", "MY_VAR.2-b", "a b", "a=b", "ü", "x$", "9", "a\n"} {
+		if got, want := IsEnvVarName(s) == "", re.MatchString(s); got != want {
+			t.Errorf("IsEnvVarName(%q) valid = %v, pattern says %v", s, got, want)
+		}
 	}
 }
