@@ -7,16 +7,18 @@ import "github.com/kobune/kobune/api/resource"
 // BestEffort when no container has any request or limit, Burstable otherwise.
 func PodQOSClass(spec *PodSpec) QOSClass {
 	any, guaranteed := false, true
-	all := append(append([]Container(nil), spec.InitContainers...), spec.Containers...)
-	for _, c := range all {
-		if len(c.Resources.Requests) > 0 || len(c.Resources.Limits) > 0 {
-			any = true
-		}
-		for _, name := range []resource.Name{resource.CPU, resource.Memory} {
-			limit, hasLimit := c.Resources.Limits[name]
-			req, hasReq := c.Resources.Requests[name]
-			if !hasLimit || (hasReq && !req.Equal(limit)) {
-				guaranteed = false
+	for _, list := range [2][]Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			r := &list[i].Resources
+			if len(r.Requests) > 0 || len(r.Limits) > 0 {
+				any = true
+			}
+			for _, name := range [2]resource.Name{resource.CPU, resource.Memory} {
+				limit, hasLimit := r.Limits[name]
+				req, hasReq := r.Requests[name]
+				if !hasLimit || (hasReq && !req.Equal(limit)) {
+					guaranteed = false
+				}
 			}
 		}
 	}

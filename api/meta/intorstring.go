@@ -51,7 +51,11 @@ func (v *IntOrString) UnmarshalJSON(b []byte) error {
 	}
 	v.IsString = false
 	v.StrVal = ""
-	return json.Unmarshal(b, &v.IntVal)
+	if n, err := strconv.ParseInt(string(b), 10, 32); err == nil {
+		v.IntVal = int32(n)
+		return nil
+	}
+	return json.Unmarshal(b, &v.IntVal) // encoding/json's own error (or null)
 }
 
 // ScaledValue resolves v against total: an integer is returned as is, a

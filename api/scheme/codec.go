@@ -24,8 +24,40 @@ import (
 // Everything else (clients, kobectl, controllers) uses encoding/json.
 
 // fastDecodeStrict decodes data into o and fails on any field o's type
-// does not have.
+// does not have, and on anything after the value.
 func fastDecodeStrict(data []byte, o meta.Object) error {
+	if disallowUnknownFields == nil {
+		return slowDecodeStrict(data, o)
+	}
+	return gojson.UnmarshalWithOption(data, o, disallowUnknownFields)
+}
+
+// disallowUnknownFields is the option for goccy's Unmarshal that its stream
+// Decoder sets with DisallowUnknownFields (Unmarshal has no exported
+// option for it, and is a third faster than the stream Decoder: no copy of
+// the input into a buffer). It is read from a Decoder once; nil if that
+// ever stops working, and then the stream Decoder is used.
+var disallowUnknownFields = func() gojson.DecodeOptionFunc {
+	var plain, strict gojson.DecodeOption
+	d := gojson.NewDecoder(bytes.NewReader([]byte("{}")))
+	_ = d.DecodeWithOption(&struct{}{}, func(o *gojson.DecodeOption) { plain = *o })
+	d = gojson.NewDecoder(bytes.NewReader([]byte("{}")))
+	d.DisallowUnknownFields()
+	_ = d.DecodeWithOption(&struct{}{}, func(o *gojson.DecodeOption) { strict = *o })
+	flag := strict.Flags &^ plain.Flags
+	if flag == 0 {
+		return nil
+	}
+	opt := func(o *gojson.DecodeOption) { o.Flags |= flag }
+	var probe struct{ A int }
+	if gojson.UnmarshalWithOption([]byte(`{"B":1}`), &probe, opt) == nil {
+		return nil // the flag does not refuse unknown fields
+	}
+	return opt
+}()
+
+// slowDecodeStrict is fastDecodeStrict with goccy's stream Decoder.
+func slowDecodeStrict(data []byte, o meta.Object) error {
 	dec := gojson.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(o); err != nil {

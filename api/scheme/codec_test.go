@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/api/meta"
 )
 
 // FuzzCodecAgreesWithEncodingJSON holds the fast codec (codec.go) to
@@ -87,4 +89,23 @@ func FuzzCodecAgreesWithEncodingJSON(f *testing.F) {
 			t.Fatalf("Encode differs from json.Marshal for\n%s\nEncode:       %s (%v)\njson.Marshal: %s (%v)", js, got, gotErr, want, wantErr)
 		}
 	})
+}
+
+// Both fast decoders refuse unknown fields and trailing data, and the
+// option that makes Unmarshal refuse them was found.
+func TestFastDecodersAreStrict(t *testing.T) {
+	if disallowUnknownFields == nil {
+		t.Fatal("the strict option for goccy's Unmarshal was not found: fastDecodeStrict falls back to the slower stream decoder")
+	}
+	k, _ := ByResource("pods")
+	for name, decode := range map[string]func([]byte, meta.Object) error{"fast": fastDecodeStrict, "stream": slowDecodeStrict} {
+		for _, in := range []string{`{"spec":{"bogus":1}}`, `{"metadata":{"name":"a"}} {}`, `{"metadata":{"name":"a"}} x`} {
+			if err := decode([]byte(in), k.New()); err == nil {
+				t.Errorf("%s decoder accepted %s", name, in)
+			}
+		}
+		if err := decode([]byte(`{"metadata":{"name":"a"}}  `), k.New()); err != nil {
+			t.Errorf("%s decoder refused a valid object: %v", name, err)
+		}
+	}
 }
