@@ -39,8 +39,8 @@ import (
 
 func main() {
 	out := flag.String("out", "docs/benchmarks.md", "where to write the report")
-	creates := flag.Int("creates", 30000, "objects created (and raw puts) with 16 clients (a third of it with one)")
-	rounds := flag.Int("rounds", 20, "alternating raw-etcd and API rounds the objects are split into")
+	creates := flag.Int("creates", 45000, "objects created (and raw puts) with 16 clients (a third of it with one)")
+	rounds := flag.Int("rounds", 30, "alternating raw-etcd and API rounds the objects are split into")
 	watchers := flag.Int("watchers", 100, "watchers in the latency run (0: skip it)")
 	events := flag.Int("events", 300, "objects created in the latency run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the API create runs to this file")
