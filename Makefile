@@ -66,11 +66,14 @@ bench:
 chaos:
 	$(GO) test ./controller/controllermanager -run '^TestChaosKillControllerDuringRollouts$$' -count=5 -v | grep -E '^(---|ok|FAIL)|chaos_test'
 
-# Fuzz the manifest decoder and the selector parser; new corpus entries are
+# Fuzz the manifest decoder, the selector parser and the API server's JSON codec
+# (against encoding/json); new corpus entries are
 # copied into testdata/fuzz so they are kept with the code.
 fuzz:
 	$(GO) test ./api/scheme -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 	$(GO) test ./api/selector -run '^$$' -fuzz FuzzParseLabels -fuzztime $(FUZZTIME)
+	$(GO) test ./api/scheme -run '^$$' -fuzz FuzzCodecAgreesWithEncodingJSON -fuzztime $(FUZZTIME)
+	$(GO) test ./api/internal/jsonstr -run '^$$' -fuzz FuzzUnquote -fuzztime $(FUZZTIME)
 
 # A 2-node cluster on this host (as root); deploy/lab/lab.sh has the rest.
 lab:
