@@ -245,7 +245,7 @@ const (
 type ContainerStatus struct {
 	Name         string         `json:"name"`
 	State        ContainerState `json:"state,omitzero"`
-	LastState    ContainerState `json:"lastTerminationState,omitzero"`
+	LastState    ContainerState `json:"lastState,omitzero"` // Kubernetes: lastState (Go: LastTerminationState)
 	Ready        bool           `json:"ready"`
 	RestartCount int32          `json:"restartCount"`
 	Image        string         `json:"image"`
