@@ -84,6 +84,19 @@ func TestServerOwnedFieldsAndGeneration(t *testing.T) {
 	if d4.ResourceVersion != d3.ResourceVersion {
 		t.Errorf("no-op update moved resourceVersion %s -> %s", d3.ResourceVersion, d4.ResourceVersion)
 	}
+	// A metadata change is written but is not a spec change; the response
+	// carries the new resourceVersion and the stored status.
+	d4.Labels = map[string]string{"tier": "web"}
+	d5, err := deps.Update(ctx, d4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d5.Generation != 2 || d5.ResourceVersion == d4.ResourceVersion || d5.Labels["tier"] != "web" || d5.Status.Replicas != 5 {
+		t.Errorf("after label update: generation %d (want 2), rv %s (was %s), labels %v, status.replicas %d", d5.Generation, d5.ResourceVersion, d4.ResourceVersion, d5.Labels, d5.Status.Replicas)
+	}
+	if got, err := deps.Get(ctx, "default", "web"); err != nil || got.ResourceVersion != d5.ResourceVersion {
+		t.Errorf("read back: %v, rv %v (update said %s)", err, got, d5.ResourceVersion)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"bytes"
-	"encoding/json"
 	"reflect"
 	"strconv"
 
@@ -15,7 +14,7 @@ import (
 // the key's modification revision. The revision is never stored inside the
 // value: etcd assigns it at write time.
 func decodeStored(k *scheme.Kind, value []byte, rev int64) (meta.Object, error) {
-	o, err := k.Decode(value)
+	o, err := k.DecodeFast(value)
 	if err != nil {
 		return nil, err
 	}
@@ -89,15 +88,18 @@ func copyStatus(dst, src meta.Object) {
 }
 
 // specOf returns the JSON of everything but metadata and status: a change
-// here is a spec change, which bumps generation.
+// here is a spec change, which bumps generation. It encodes a shallow copy
+// with those parts cleared (encoding never writes to the shared maps and
+// slices).
 func specOf(o meta.Object) []byte {
-	b, _ := json.Marshal(o)
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(b, &m)
-	delete(m, "metadata")
-	delete(m, "status")
-	delete(m, "apiVersion")
-	delete(m, "kind")
-	out, _ := json.Marshal(m)
-	return out
+	v := reflect.New(reflect.TypeOf(o).Elem())
+	v.Elem().Set(reflect.ValueOf(o).Elem())
+	c := v.Interface().(meta.Object)
+	*c.GetTypeMeta() = meta.TypeMeta{}
+	*c.GetObjectMeta() = meta.ObjectMeta{}
+	if st := v.Elem().FieldByName("Status"); st.IsValid() {
+		st.SetZero()
+	}
+	b, _ := scheme.Encode(c)
+	return b
 }

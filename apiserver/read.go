@@ -71,7 +71,7 @@ func (f *filter) matchesStored(value []byte) (bool, error) {
 	if f.everything() {
 		return true, nil
 	}
-	o, err := f.kind.Decode(value)
+	o, err := f.kind.DecodeFast(value)
 	if err != nil {
 		return false, err
 	}

@@ -127,7 +127,7 @@ func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Ob
 	if err != nil {
 		return nil, err
 	}
-	return encodeWithRevision(newObj, rev)
+	return withRevision(b, rev), nil
 }
 
 // mergeUpdate builds the object to store from the client's object and the

@@ -77,6 +77,17 @@ func (e codecError) Error() string { return string(e) }
 
 const errTrailingData = codecError("data after the JSON value")
 
+// DecodeFast unmarshals JSON the API server wrote itself (stored objects)
+// into a new object of kind k, like Decode, with the fast decoder first.
+func (k *Kind) DecodeFast(data []byte) (meta.Object, error) {
+	o := k.New()
+	if fastDecodeStrict(data, o) != nil {
+		return k.Decode(data)
+	}
+	*o.GetTypeMeta() = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
+	return o, nil
+}
+
 // Encode returns o's JSON exactly as json.Marshal writes it, faster. The API
 // server stores and serves objects in this form.
 func Encode(o any) ([]byte, error) { return gojson.Marshal(o) }
