@@ -17,7 +17,8 @@ import (
 // relabelled, terminating; nodes added, relabelled, removed) and checks
 // after every step that the spread and inter-pod affinity filters give the
 // same verdict on every node with the cache's index as by walking every
-// pod, for a variety of incoming pods.
+// pod, for a variety of incoming pods — and so does the index minus the pods
+// preemption takes off a node (withoutPods).
 func TestIndexAgreesWithFullScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := newCache()
@@ -68,6 +69,31 @@ func TestIndexAgreesWithFullScan(t *testing.T) {
 					a, b := f.Filter(context.Background(), withIndex, incoming, ni), f.Filter(context.Background(), scan, incoming, ni)
 					if a.Message() != b.Message() {
 						t.Fatalf("step %d, %s on %s for %+v: index says %q, full scan %q", step, f.Name(), ni.Node.Name, incoming.Spec, a.Message(), b.Message())
+					}
+				}
+			}
+			// Preemption's question: the same, had some pods left one
+			// node (withoutPods against a scan of the changed cluster).
+			j := rng.IntN(len(nodes))
+			var kept []*core.Pod
+			for _, p := range nodes[j].Pods {
+				if rng.IntN(2) == 0 {
+					kept = append(kept, p)
+				}
+			}
+			changed := append([]*framework.NodeInfo(nil), nodes...)
+			changed[j] = framework.NewNodeInfo(nodes[j].Node, kept...)
+			delta := framework.NewCycleState(incoming, changed)
+			delta.Index = &withoutPods{base: c.index, node: nodes[j].Node, removed: removedPods(nodes[j].Pods, kept)}
+			scanChanged := framework.NewCycleState(incoming, changed)
+			for _, f := range filters {
+				f.(framework.PreFilterPlugin).PreFilter(context.Background(), delta, incoming)
+				f.(framework.PreFilterPlugin).PreFilter(context.Background(), scanChanged, incoming)
+				for _, ni := range changed {
+					a, b := f.Filter(context.Background(), delta, incoming, ni), f.Filter(context.Background(), scanChanged, incoming, ni)
+					if a.Message() != b.Message() {
+						t.Fatalf("step %d, %s on %s for %+v with %d of %d pods left on %s: index minus removed says %q, full scan %q",
+							step, f.Name(), ni.Node.Name, incoming.Spec, len(kept), len(nodes[j].Pods), nodes[j].Node.Name, a.Message(), b.Message())
 					}
 				}
 			}

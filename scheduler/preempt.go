@@ -3,9 +3,11 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/scheduler/framework"
 )
@@ -137,6 +139,9 @@ func (s *Scheduler) fitsWith(ctx context.Context, pod *core.Pod, nodes []*framew
 	nodes[i] = ni
 	defer func() { nodes[i] = orig }()
 	state := framework.NewCycleState(pod, nodes)
+	if s.cache.index != nil {
+		state.Index = &withoutPods{base: s.cache.index, node: orig.Node, removed: removedPods(orig.Pods, placed)}
+	}
 	for _, f := range s.profile.Filters {
 		if pf, ok := f.(framework.PreFilterPlugin); ok {
 			if st := pf.PreFilter(ctx, state, pod); !st.IsSuccess() {
@@ -168,4 +173,99 @@ func (s *Scheduler) preempt(ctx context.Context, pod *core.Pod, p *preemption, m
 	}
 	s.recorder.Event(pod, core.EventTypeNormal, "Nominated", fmt.Sprintf("Preempting %d lower-priority pod(s) on node %s", len(p.victims), p.node))
 	return nil
+}
+
+// withoutPods is the cluster index as it would be if some pods left one
+// node — the question preemption asks for every set of victims it tries
+// (Kubernetes' PreFilter extensions RemovePod/AddPod do the same job). It
+// answers from the cache's index minus the removed pods' share, so that the
+// cross-node filters need not walk every node for every try.
+type withoutPods struct {
+	base    framework.ClusterIndex
+	node    *core.Node
+	removed []*core.Pod // non-terminating pods taken off node
+}
+
+// removedPods returns the pods of all that are not in kept and not already
+// terminating (terminating pods count nowhere).
+func removedPods(all, kept []*core.Pod) []*core.Pod {
+	in := make(map[*core.Pod]bool, len(kept))
+	for _, p := range kept {
+		in[p] = true
+	}
+	var out []*core.Pod
+	for _, p := range all {
+		if !in[p] && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Domains implements framework.ClusterIndex: nodes do not change.
+func (w *withoutPods) Domains(key string) map[string]int { return w.base.Domains(key) }
+
+// MatchingPods implements framework.ClusterIndex.
+func (w *withoutPods) MatchingPods(namespaces []string, sel selector.Selector, key string) map[string]int {
+	counts := w.base.MatchingPods(namespaces, sel, key)
+	v, ok := w.node.Labels[key]
+	if !ok {
+		return counts
+	}
+	n := 0
+	for _, p := range w.removed {
+		if containsNS(namespaces, p.Namespace) && sel.Matches(p.Labels) {
+			n++
+		}
+	}
+	if n == 0 {
+		return counts
+	}
+	out := maps.Clone(counts)
+	bump(out, v, -n)
+	return out
+}
+
+// AntiAffinityTerms implements framework.ClusterIndex.
+func (w *withoutPods) AntiAffinityTerms() []*framework.IndexedTerm {
+	terms := w.base.AntiAffinityTerms()
+	sub := map[string]map[string]int{} // term signature → topology value → holders removed
+	for _, p := range w.removed {
+		if a := p.Spec.Affinity; a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) == 0 {
+			continue
+		}
+		pa := framework.ParsePodAffinity(p)
+		for i := range pa.RequiredAntiAffinity {
+			t := &pa.RequiredAntiAffinity[i]
+			v, ok := w.node.Labels[t.TopologyKey]
+			if !ok {
+				continue
+			}
+			sig := framework.Signature(framework.TermNamespaces(t, p), t.Selector, t.TopologyKey)
+			if sub[sig] == nil {
+				sub[sig] = map[string]int{}
+			}
+			sub[sig][v]++
+		}
+	}
+	if len(sub) == 0 {
+		return terms
+	}
+	out := make([]*framework.IndexedTerm, 0, len(terms))
+	for _, t := range terms {
+		d, ok := sub[framework.Signature(t.Namespaces, t.Selector, t.TopologyKey)]
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		c := *t
+		c.Counts = maps.Clone(t.Counts)
+		for v, n := range d {
+			bump(c.Counts, v, -n)
+		}
+		if len(c.Counts) > 0 { // no holder left: the term is gone
+			out = append(out, &c)
+		}
+	}
+	return out
 }
