@@ -321,10 +321,7 @@ func (cc *Controller) writeStatus(ctx context.Context, cj *batch.CronJob, st bat
 	}
 	updated := *cj
 	updated.Status = st
-	_, err := client.For[*batch.CronJob](cc.client).UpdateStatus(ctx, &updated)
-	if client.IsNotFound(err) {
-		return nil
-	}
+	_, err := controller.WriteStatus(ctx, cc.client, &updated)
 	return err
 }
 

@@ -369,9 +369,6 @@ func (dc *Controller) writeStatus(ctx context.Context, ds *apps.DaemonSet, st ap
 	}
 	updated := *ds
 	updated.Status = st
-	_, err := client.For[*apps.DaemonSet](dc.client).UpdateStatus(ctx, &updated)
-	if client.IsNotFound(err) {
-		return nil
-	}
+	_, err := controller.WriteStatus(ctx, dc.client, &updated)
 	return err
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -88,11 +87,10 @@ func (dc *Controller) syncStatus(ctx context.Context, r *rollout) (controller.Re
 	}
 	updated := *d
 	updated.Status = st
-	_, err := client.For[*apps.Deployment](dc.client).UpdateStatus(ctx, &updated)
-	if client.IsNotFound(err) {
-		return controller.Result{}, nil
+	if gone, err := controller.WriteStatus(ctx, dc.client, &updated); gone || err != nil {
+		return controller.Result{}, err
 	}
-	return controller.Result{RequeueAfter: requeue}, err
+	return controller.Result{RequeueAfter: requeue}, nil
 }
 
 // progressed reports whether the rollout moved since the last status

@@ -372,9 +372,6 @@ func (jc *Controller) writeStatus(ctx context.Context, j *batch.Job, st batch.Jo
 	}
 	updated := *j
 	updated.Status = st
-	_, err := client.For[*batch.Job](jc.client).UpdateStatus(ctx, &updated)
-	if client.IsNotFound(err) {
-		return nil
-	}
+	_, err := controller.WriteStatus(ctx, jc.client, &updated)
 	return err
 }

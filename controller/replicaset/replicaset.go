@@ -343,9 +343,8 @@ func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, act
 	}
 	updated := *rs
 	updated.Status = st
-	_, err := client.For[*apps.ReplicaSet](rc.client).UpdateStatus(ctx, &updated)
-	if client.IsNotFound(err) {
-		return 0, nil
+	if gone, err := controller.WriteStatus(ctx, rc.client, &updated); gone || err != nil {
+		return 0, err
 	}
-	return requeue, err
+	return requeue, nil
 }

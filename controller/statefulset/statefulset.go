@@ -246,10 +246,7 @@ func (sc *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, re
 	}
 	updated := *set
 	updated.Status = st
-	_, err := client.For[*apps.StatefulSet](sc.client).UpdateStatus(ctx, &updated)
-	if client.IsNotFound(err) {
-		return nil
-	}
+	_, err := controller.WriteStatus(ctx, sc.client, &updated)
 	return err
 }
 
