@@ -103,10 +103,12 @@ func TestDaemonSet(t *testing.T) {
 		n := perNode("kobune.local/labapp:2.0")
 		return len(n) == 2 && n["node-1"] == 1 && n["node-2"] == 1
 	})
-	st, _ := dss.Get(ctx, "default", "agent")
-	if st.Status.DesiredNumberScheduled != 2 || st.Status.NumberReady != 2 || st.Status.UpdatedNumberScheduled != 2 {
-		t.Errorf("status %+v", st.Status)
-	}
+	// The status is written after the pods change: wait for it too.
+	var st *apps.DaemonSet
+	eventually("status counts the two eligible nodes", func() bool {
+		st, _ = dss.Get(ctx, "default", "agent")
+		return st != nil && st.Status.DesiredNumberScheduled == 2 && st.Status.NumberReady == 2 && st.Status.UpdatedNumberScheduled == 2
+	})
 }
 
 // retryUpdate reads, changes and writes an object, again after a conflict
