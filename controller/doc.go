@@ -5,7 +5,7 @@
 //   - Loop runs one reconciler: informer handlers enqueue keys
 //     ("namespace/name") onto a deduplicating, rate-limited workqueue, and
 //     workers call Reconcile(ctx, key) for each, following the contract in
-//     Reconciler's doc comment (DESIGN.md's reconcile contract);
+//     Reconciler's doc comment (docs/architecture.md, "the reconcile contract");
 //   - Informers are the shared informers, one per kind, that every
 //     controller reads from and registers handlers on;
 //   - Manager (manager.go) builds the controllers and runs them while the
@@ -13,6 +13,6 @@
 //
 // The controllers themselves live one per package beside it: replicaset,
 // deployment, daemonset, statefulset, job, cronjob, garbagecollector,
-// nodelifecycle; controllermanager assembles them, controllertest is the
+// nodelifecycle, nodeipam; controllermanager assembles them, controllertest is the
 // unit-test fixture. docs/controllers.md is the user's guide.
 package controller

@@ -1,6 +1,7 @@
 // Command kobune-controller runs the controllers (kube-controller-manager):
-// ReplicaSet, Deployment, Job, CronJob, the garbage collector and node
-// lifecycle, while it holds the Lease kube-system/kobune-controller.
+// ReplicaSet, Deployment, DaemonSet, StatefulSet, Job, CronJob, the garbage
+// collector, node lifecycle and node IPAM (controllermanager.Names), while it
+// holds the Lease kube-system/kobune-controller.
 package main
 
 import (

@@ -1,5 +1,5 @@
-// Package controllertest is the fixture for controller unit tests, as
-// STYLE.md asks: a fake API client that records every write, plus helpers
+// Package controllertest is the fixture for controller unit tests (the
+// pattern of kubernetes/sample-controller's tests): a fake API client that records every write, plus helpers
 // to read those writes back. Paired with informers pre-filled through
 // client.Informer.Seed, a test calls a controller's Reconcile directly and
 // checks what it asked the API server to do, with no server running.
