@@ -28,7 +28,8 @@ type Config struct {
 	StatusInterval time.Duration
 	// ResyncInterval is how often every pod is looked at again (30 s).
 	ResyncInterval time.Duration
-	// Workers is the number of pods reconciled in parallel.
+	// Workers is the number of pods reconciled in parallel (10, the
+	// --workers default).
 	Workers int
 	// Metrics, when set, receives the agent's measurements.
 	Metrics *Metrics
@@ -62,7 +63,7 @@ func (c *Config) setDefaults() {
 		c.ResyncInterval = 30 * time.Second
 	}
 	if c.Workers == 0 {
-		c.Workers = 4
+		c.Workers = 10
 	}
 	if c.BackoffBase == 0 {
 		c.BackoffBase = 10 * time.Second
@@ -237,17 +238,31 @@ func (a *Agent) exitLoop(ctx context.Context) {
 	}
 }
 
+// leaseLoop renews the node's Lease every LeaseInterval. A failed renewal
+// is retried sooner (200 ms, doubling up to a second), so that the node
+// is heard again within about a second of the API server's return — the
+// kubelet's lease controller retries the same way.
 func (a *Agent) leaseLoop(ctx context.Context) {
+	retry := time.Duration(0)
 	for {
+		wait := a.cfg.LeaseInterval
 		if err := node.RenewLease(ctx, a.client, a.cfg.Node.Name, a.cfg.Node.LeaseDuration); err != nil && ctx.Err() == nil {
-			a.cfg.Logf("renew lease: %s", client.Message(err))
+			if retry == 0 {
+				a.cfg.Logf("renew lease: %s (retrying)", client.Message(err))
+			}
+			retry = min(max(2*retry, 200*time.Millisecond), a.cfg.LeaseInterval, time.Second)
+			wait = retry
 		} else if err == nil {
+			if retry != 0 {
+				a.cfg.Logf("lease renewed again: the API server is back")
+			}
+			retry = 0
 			a.reassertReady(ctx)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(a.cfg.LeaseInterval):
+		case <-time.After(wait):
 		}
 	}
 }

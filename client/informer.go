@@ -158,7 +158,8 @@ func (inf *Informer[T]) ByIndex(index, value string) []T {
 
 // Run lists and watches until ctx ends.
 func (inf *Informer[T]) Run(ctx context.Context) {
-	backoff := newBackoff(100*time.Millisecond, 10*time.Second)
+	// At most 2 s between tries: a restarted API server is seen again at once.
+	backoff := newBackoff(100*time.Millisecond, 2*time.Second)
 	needList := true
 	var resync <-chan time.Time
 	if inf.ResyncPeriod > 0 {

@@ -1,9 +1,13 @@
 // Package nodelifecycle is kube-controller-manager's node lifecycle
 // controller with its taint-based eviction:
 //
-//   - health: a node whose Lease (kube-node-lease/<node>) has not been
-//     renewed for the grace period (--node-monitor-grace-period, 40 s) gets
-//     its conditions set to Unknown ("Kubelet stopped posting node status.");
+//   - health: a node whose Lease (kube-node-lease/<node>) this controller
+//     has not seen renewed for the grace period (--node-monitor-grace-period,
+//     40 s) gets its conditions set to Unknown ("Kubelet stopped posting node
+//     status."). The silence is measured on the controller's own clock, from
+//     when it last saw the Lease change (or from its own start), never from
+//     the Lease's renewTime: after a control-plane outage every Lease is old,
+//     and the agents get a full grace period to renew (health.go);
 //   - taints: Ready Unknown → node.kubernetes.io/unreachable, Ready False →
 //     node.kubernetes.io/not-ready, each as NoSchedule (the scheduler keeps
 //     new pods away) and NoExecute (running pods are evicted); a Ready node
@@ -13,7 +17,12 @@
 //     server adds 300 s for these two taints to every pod) is deleted when
 //     that time has passed since the taint was added. Evictions go through a
 //     token bucket (--node-eviction-rate), so a zone going dark does not
-//     turn into a storm of deletions.
+//     turn into a storm of deletions;
+//   - disruption: when every node (of every zone) is unhealthy at once, the
+//     fault is far more likely the control plane's or the network's than
+//     every node's, so no node gets a NoExecute taint and nothing is evicted
+//     (Kubernetes' "master disruption mode"); when most of a zone is
+//     unhealthy, evictions there slow down or stop (disruption.go).
 //
 // The pods' owners (ReplicaSets, ...) then make replacements, which the
 // scheduler places on healthy nodes.
@@ -22,7 +31,6 @@ package nodelifecycle
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -62,7 +70,15 @@ type Controller struct {
 	pods     *client.Informer[*core.Pod]
 	recorder *client.AsyncRecorder
 	now      func() time.Time
-	bucket   *bucket
+	// buckets rate-limit evictions, one token bucket per zone.
+	bucketsMu sync.Mutex
+	buckets   map[string]*bucket
+	// health holds what this controller saw of each node's heartbeats.
+	healthMu sync.Mutex
+	health   map[string]probe
+	// fullDisruption: every node was unhealthy at the last look.
+	disruptionMu   sync.Mutex
+	fullDisruption bool
 	// evicted remembers the pods deleted lately, so that a pass whose
 	// cache has not shown the deletion yet does not delete them again.
 	evictedMu sync.Mutex
@@ -79,11 +95,12 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	if cfg.EvictionRate <= 0 {
 		cfg.EvictionRate = 10
 	}
-	nc := &Controller{cfg: cfg, client: c, nodes: inf.Nodes, leases: inf.Leases, pods: inf.Pods, recorder: recorder, now: time.Now, evicted: map[string]time.Time{}}
-	nc.bucket = newBucket(cfg.EvictionRate, func() time.Time { return nc.now() })
+	nc := &Controller{cfg: cfg, client: c, nodes: inf.Nodes, leases: inf.Leases, pods: inf.Pods, recorder: recorder, now: time.Now,
+		evicted: map[string]time.Time{}, health: map[string]probe{}, buckets: map[string]*bucket{}}
 	nc.Loop = controller.NewLoop(Name, nc, 3)
 	byName := func(name string) { nc.Loop.Queue.Add(name) }
-	inf.Nodes.AddHandler(client.Handler[*core.Node]{OnAdd: func(n *core.Node) { byName(n.Name) }, OnUpdate: func(_, n *core.Node) { byName(n.Name) }})
+	inf.Nodes.AddHandler(client.Handler[*core.Node]{OnAdd: func(n *core.Node) { byName(n.Name) }, OnUpdate: func(_, n *core.Node) { byName(n.Name) },
+		OnDelete: func(n *core.Node) { byName(n.Name) }})
 	inf.Leases.AddHandler(client.Handler[*coordination.Lease]{OnAdd: func(l *coordination.Lease) { byName(l.Name) }, OnUpdate: func(_, l *coordination.Lease) { byName(l.Name) }})
 	// A pod placed on a tainted node must be looked at too.
 	inf.Pods.AddHandler(client.Handler[*core.Pod]{
@@ -105,24 +122,36 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 func (nc *Controller) Reconcile(ctx context.Context, name string) (controller.Result, error) {
 	n, ok := nc.nodes.Get("", name)
 	if !ok {
+		nc.forget(name)
 		return controller.Result{}, nil
 	}
 	now := nc.now()
 	var requeue time.Duration
-	renewed := nc.lastRenewal(n)
-	if expires := renewed.Add(nc.cfg.GracePeriod); now.Before(expires) {
-		requeue = expires.Sub(now) + 100*time.Millisecond
+	seen := nc.lastSeen(n, now)
+	silent := now.Sub(seen) >= nc.cfg.GracePeriod
+	if !silent {
+		requeue = seen.Add(nc.cfg.GracePeriod).Sub(now) + 100*time.Millisecond
 	} else if ready(n) != meta.ConditionUnknown {
 		var err error
 		if n, err = nc.markUnknown(ctx, n, now); err != nil {
 			return controller.Result{}, err
 		}
 	}
-	n, err := nc.syncTaints(ctx, n, now)
+	// How fast pods may leave this node's zone: the zones' states matter
+	// only for an unhealthy node, or to notice the end of full disruption.
+	rate := nc.cfg.EvictionRate
+	if silent || ready(n) != meta.ConditionTrue || nc.inFullDisruption() {
+		rate = nc.observeDisruption(now).evictionRate(n.Labels[ZoneLabel], nc.cfg.EvictionRate)
+	}
+	// NoExecute only for a node that is really silent (or says it is not
+	// ready), never for one whose Unknown status is merely older than its
+	// newest heartbeat: its agent is about to post Ready again.
+	noExecute := rate > 0 && (silent || ready(n) == meta.ConditionFalse)
+	n, err := nc.syncTaints(ctx, n, now, noExecute)
 	if err != nil {
 		return controller.Result{}, err
 	}
-	wait, err := nc.evict(ctx, n, now)
+	wait, err := nc.evict(ctx, n, now, rate)
 	if err != nil {
 		return controller.Result{}, err
 	}
@@ -130,15 +159,6 @@ func (nc *Controller) Reconcile(ctx context.Context, name string) (controller.Re
 		requeue = wait
 	}
 	return controller.Result{RequeueAfter: requeue}, nil
-}
-
-// lastRenewal is when the node last showed life: its Lease's renewTime,
-// or its creation when it has no Lease yet.
-func (nc *Controller) lastRenewal(n *core.Node) time.Time {
-	if l, ok := nc.leases.Get(leaseNamespace, n.Name); ok && l.Spec.RenewTime != nil {
-		return l.Spec.RenewTime.Time
-	}
-	return n.CreationTimestamp.Time
 }
 
 func ready(n *core.Node) meta.ConditionStatus {
@@ -174,8 +194,9 @@ func (nc *Controller) markUnknown(ctx context.Context, n *core.Node, now time.Ti
 	return out, nil
 }
 
-// syncTaints makes the not-ready and unreachable taints follow Ready.
-func (nc *Controller) syncTaints(ctx context.Context, n *core.Node, now time.Time) (*core.Node, error) {
+// syncTaints makes the not-ready and unreachable taints follow Ready:
+// NoSchedule always, NoExecute only when noExecute allows it.
+func (nc *Controller) syncTaints(ctx context.Context, n *core.Node, now time.Time, noExecute bool) (*core.Node, error) {
 	var want string
 	switch ready(n) {
 	case meta.ConditionUnknown:
@@ -189,7 +210,7 @@ func (nc *Controller) syncTaints(ctx context.Context, n *core.Node, now time.Tim
 	for _, t := range n.Spec.Taints {
 		lifecycle := t.Key == TaintNotReady || t.Key == TaintUnreachable
 		switch {
-		case lifecycle && t.Key != want:
+		case lifecycle && (t.Key != want || (t.Effect == core.TaintNoExecute && !noExecute)):
 			changed = true
 		case lifecycle:
 			has[t.Effect] = true
@@ -201,7 +222,7 @@ func (nc *Controller) syncTaints(ctx context.Context, n *core.Node, now time.Tim
 	if want != "" {
 		added := meta.NewTime(now)
 		for _, e := range []core.TaintEffect{core.TaintNoSchedule, core.TaintNoExecute} {
-			if !has[e] {
+			if !has[e] && (e != core.TaintNoExecute || noExecute) {
 				kept = append(kept, core.Taint{Key: want, Effect: e, TimeAdded: &added})
 				changed = true
 			}
@@ -217,127 +238,4 @@ func (nc *Controller) syncTaints(ctx context.Context, n *core.Node, now time.Tim
 		return nil, fmt.Errorf("taint node %s: %w", n.Name, err)
 	}
 	return out, nil
-}
-
-// evict deletes the pods on the node that do not tolerate its NoExecute
-// taints (any longer); it returns when the next toleration runs out.
-func (nc *Controller) evict(ctx context.Context, n *core.Node, now time.Time) (time.Duration, error) {
-	var noExec []core.Taint
-	for _, t := range n.Spec.Taints {
-		if t.Effect == core.TaintNoExecute {
-			noExec = append(noExec, t)
-		}
-	}
-	if len(noExec) == 0 {
-		return 0, nil
-	}
-	var next time.Duration
-	pods := client.For[*core.Pod](nc.client)
-	for _, p := range nc.pods.ByIndex(client.IndexByNodeName, n.Name) {
-		if p.DeletionTimestamp != nil || p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed {
-			continue
-		}
-		at, ok := evictionTime(p, noExec)
-		if !ok {
-			continue // tolerates them for ever
-		}
-		if wait := at.Sub(now); wait > 0 {
-			if next == 0 || wait < next {
-				next = wait
-			}
-			continue
-		}
-		if nc.recentlyEvicted(p.UID, now) {
-			continue
-		}
-		if wait := nc.bucket.take(); wait > 0 {
-			if next == 0 || wait < next {
-				next = wait
-			}
-			continue
-		}
-		err := pods.Delete(ctx, p.Namespace, p.Name, client.DeleteOptions{UID: p.UID})
-		if err != nil && !client.IsNotFound(err) {
-			return 0, fmt.Errorf("evict %s/%s: %w", p.Namespace, p.Name, err)
-		}
-		nc.markEvicted(p.UID, now)
-		nc.recorder.Event(p, core.EventTypeNormal, "TaintManagerEviction", "Marking for deletion Pod "+p.Namespace+"/"+p.Name)
-	}
-	return next, nil
-}
-
-func (nc *Controller) recentlyEvicted(uid string, now time.Time) bool {
-	nc.evictedMu.Lock()
-	defer nc.evictedMu.Unlock()
-	for u, at := range nc.evicted {
-		if now.Sub(at) > time.Minute {
-			delete(nc.evicted, u)
-		}
-	}
-	_, ok := nc.evicted[uid]
-	return ok
-}
-
-func (nc *Controller) markEvicted(uid string, now time.Time) {
-	nc.evictedMu.Lock()
-	nc.evicted[uid] = now
-	nc.evictedMu.Unlock()
-}
-
-// evictionTime is when a pod must leave a node with these NoExecute
-// taints: now for an untolerated taint, the taint's time plus
-// tolerationSeconds for a bounded toleration; ok is false when it may stay.
-func evictionTime(p *core.Pod, taints []core.Taint) (time.Time, bool) {
-	var at time.Time
-	found := false
-	for i := range taints {
-		t := &taints[i]
-		added := time.Time{}
-		if t.TimeAdded != nil {
-			added = t.TimeAdded.Time
-		}
-		idx := slices.IndexFunc(p.Spec.Tolerations, func(tol core.Toleration) bool { return tol.ToleratesTaint(t) })
-		var when time.Time
-		switch {
-		case idx < 0:
-			when = added // untolerated: at once
-		case p.Spec.Tolerations[idx].TolerationSeconds == nil:
-			continue // tolerated for ever
-		default:
-			when = added.Add(time.Duration(*p.Spec.Tolerations[idx].TolerationSeconds) * time.Second)
-		}
-		if !found || when.Before(at) {
-			at, found = when, true
-		}
-	}
-	return at, found
-}
-
-// bucket is a token bucket: rate tokens per second, as many at most.
-type bucket struct {
-	mu     sync.Mutex
-	rate   float64
-	tokens float64
-	last   time.Time
-	now    func() time.Time
-}
-
-func newBucket(rate float64, now func() time.Time) *bucket {
-	return &bucket{rate: rate, tokens: max(rate, 1), now: now}
-}
-
-// take takes a token, or says how long until one is there.
-func (b *bucket) take() time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.now()
-	if !b.last.IsZero() {
-		b.tokens = min(max(b.rate, 1), b.tokens+now.Sub(b.last).Seconds()*b.rate)
-	}
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0
-	}
-	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
 }
