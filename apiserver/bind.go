@@ -24,6 +24,11 @@ func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.Objec
 	if req.NodeName == "" {
 		return nil, invalid("target.name: Required value: the node to bind to")
 	}
+	// A node name must be one a Node can have: "A B/C" would leave a pod
+	// that no later update could pass validation with.
+	if msg := validation.IsDNS1123Subdomain(req.NodeName); msg != "" {
+		return nil, invalid("target.name: Invalid value: %q: %s", req.NodeName, msg)
+	}
 	ns := req.Namespace
 	if ns == "" {
 		ns = "default"

@@ -25,6 +25,8 @@ func storageError(err error, k *scheme.Kind, name string) error {
 		return status.Errorf(codes.Aborted, "Operation cannot be fulfilled on %s: the object has been modified; please apply your changes to the latest version and try again", what)
 	case errors.Is(err, storage.ErrExpired):
 		return status.Errorf(codes.OutOfRange, "%v: list again to get a current resourceVersion", err)
+	case errors.Is(err, storage.ErrTooSlow):
+		return status.Errorf(codes.ResourceExhausted, "%v: watch again from the last resourceVersion received", err)
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

@@ -47,6 +47,12 @@ func (s *Server) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchSe
 		if from, err = s.sendInitial(ctx, k, f, prefix, stream); err != nil {
 			return err
 		}
+	} else if cur, err := s.store.Revision(ctx); err != nil {
+		return storageError(err, k, "")
+	} else if from > cur {
+		// Kubernetes answers the same (after waiting briefly for its cache):
+		// a revision nobody was given cannot be watched from.
+		return status.Errorf(codes.OutOfRange, "Too large resource version: %d, current: %d: list again to get a current resourceVersion", from, cur)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

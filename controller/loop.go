@@ -3,10 +3,14 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 )
 
@@ -45,6 +49,43 @@ type Loop struct {
 	Reconciler Reconciler
 	Workers    int
 	Logf       func(format string, args ...any)
+	// Object, when set, finds the object a key names (ObjectsOf), and
+	// Recorder writes events: a panic in Reconcile is then also a Warning
+	// event on the object, beside the log line with its stack.
+	Object   func(key string) (meta.Object, bool)
+	Recorder *client.AsyncRecorder
+	panics   atomic.Int64
+}
+
+// ObjectsOf looks keys up in an informer's cache, for Loop.Object.
+func ObjectsOf[T meta.Object](inf *client.Informer[T]) func(key string) (meta.Object, bool) {
+	return func(key string) (meta.Object, bool) { return inf.GetByKey(key) }
+}
+
+// Panics is how many reconciles panicked.
+func (l *Loop) Panics() int64 { return l.panics.Load() }
+
+// reconcile calls the Reconciler, turning a panic into an error, as
+// controller-runtime does: one object that trips a bug (a CronJob schedule
+// the parser mishandles) must not take the whole process down on every
+// restart. The key is retried with back-off like any other error.
+func (l *Loop) reconcile(ctx context.Context, key string) (res Result, err error) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		l.panics.Add(1)
+		l.Logf("%s: %s: reconcile panicked: %v\n%s", l.Name, key, v, debug.Stack())
+		err = fmt.Errorf("reconcile panicked: %v", v)
+		if l.Object == nil || l.Recorder == nil {
+			return
+		}
+		if obj, ok := l.Object(key); ok {
+			l.Recorder.Event(obj, "Warning", "ReconcilePanic", fmt.Sprintf("%s panicked reconciling this object: %v; it retries with back-off. This is a bug in kobune-controller: its log has the stack.", l.Name, v))
+		}
+	}()
+	return l.Reconciler.Reconcile(ctx, key)
 }
 
 // NewLoop returns a loop with a fresh queue.
@@ -77,7 +118,7 @@ func (l *Loop) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer l.Queue.Done(key)
-	res, err := l.Reconciler.Reconcile(ctx, key)
+	res, err := l.reconcile(ctx, key)
 	var terminal terminalError
 	switch {
 	case err != nil && errors.As(err, &terminal):

@@ -1,8 +1,6 @@
 package batch
 
 import (
-	"strings"
-
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
 	v "github.com/kobune/kobune/api/validation"
@@ -45,8 +43,8 @@ func ValidateCronJob(c *CronJob) v.ErrorList {
 	sp := v.NewPath("spec")
 	if c.Spec.Schedule == "" {
 		errs = append(errs, v.NewRequired(sp.Child("schedule"), ""))
-	} else if f := strings.Fields(c.Spec.Schedule); len(f) != 5 && !strings.HasPrefix(c.Spec.Schedule, "@") {
-		errs = append(errs, v.NewInvalid(sp.Child("schedule"), c.Spec.Schedule, "must have five fields: minute hour day-of-month month day-of-week"))
+	} else if _, err := ParseSchedule(c.Spec.Schedule); err != nil {
+		errs = append(errs, v.NewInvalid(sp.Child("schedule"), c.Spec.Schedule, err.Error()))
 	}
 	policies := []string{"Allow", "Forbid", "Replace"}
 	ok := false

@@ -41,6 +41,7 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 	errs = append(errs, validateContainers(s.InitContainers, p.Child("initContainers"), names, true)...)
 	errs = append(errs, validateContainers(s.Containers, p.Child("containers"), names, false)...)
 	errs = append(errs, validateHostPorts(s, p)...)
+	errs = append(errs, validatePodTotals(s, p)...)
 	if !in(string(s.RestartPolicy), restartPolicies) {
 		errs = append(errs, v.NewNotSupported(p.Child("restartPolicy"), string(s.RestartPolicy), restartPolicies))
 	}
@@ -203,6 +204,32 @@ func isLabelOrAnnotationRef(fp string) bool {
 	return false
 }
 
+const tooLarge = "must be at most 9223372036854775807m (about 9.2e15, or 8Pi in bytes): larger values do not fit in 64 bits"
+
+// validatePodTotals checks that the containers' requests and limits also
+// add up to a value that fits: the scheduler sums them per pod and node.
+func validatePodTotals(s *PodSpec, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	for _, kind := range []string{"requests", "limits"} {
+		sum := resource.List{}
+		for _, c := range s.Containers {
+			list := c.Resources.Requests
+			if kind == "limits" {
+				list = c.Resources.Limits
+			}
+			for name, q := range list {
+				sum[name] = sum[name].Add(q)
+			}
+		}
+		for _, name := range sum.Names() {
+			if q := sum[name]; q.TooLarge() {
+				errs = append(errs, v.NewInvalid(p.Child("containers"), q.String(), fmt.Sprintf("the containers' %s of %s add up to more than 9223372036854775807m, which does not fit in 64 bits", kind, name)))
+			}
+		}
+	}
+	return errs
+}
+
 func validateResources(r *ResourceRequirements, p *Path) v.ErrorList {
 	var errs v.ErrorList
 	for _, kind := range []struct {
@@ -216,6 +243,9 @@ func validateResources(r *ResourceRequirements, p *Path) v.ErrorList {
 			}
 			if q.Sign() < 0 {
 				errs = append(errs, v.NewInvalid(p.Child(kind.name).Key(string(name)), q.String(), "must be greater than or equal to 0"))
+			}
+			if q.TooLarge() {
+				errs = append(errs, v.NewInvalid(p.Child(kind.name).Key(string(name)), q.String(), tooLarge))
 			}
 		}
 	}

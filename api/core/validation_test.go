@@ -37,6 +37,18 @@ func TestValidatePod(t *testing.T) {
 			}
 		}, `requests[memory]: Invalid value: "1Gi": must be less than or equal to memory limit of 512Mi`},
 		{"bad restart policy", func(p *Pod) { p.Spec.RestartPolicy = "Sometimes" }, `spec.restartPolicy: Unsupported value: "Sometimes"`},
+		// Issue #10 defect 8: 8Ei of memory wrapped around int64 and was scheduled.
+		{"memory request beyond int64", func(p *Pod) {
+			p.Spec.Containers[0].Resources.Requests = resource.List{resource.Memory: resource.MustParse("8Ei")}
+		}, `spec.containers[0].resources.requests[memory]: Invalid value: "8Ei": must be at most 9223372036854775807m`},
+		{"cpu limit beyond int64 millicores", func(p *Pod) {
+			p.Spec.Containers[0].Resources.Limits = resource.List{resource.CPU: resource.MustParse("10P")}
+		}, `spec.containers[0].resources.limits[cpu]: Invalid value: "10P": must be at most`},
+		{"requests that add up beyond int64", func(p *Pod) {
+			big := resource.List{resource.CPU: resource.MustParse("5P")}
+			p.Spec.Containers[0].Resources.Requests = big
+			p.Spec.Containers = append(p.Spec.Containers, Container{Name: "two", Image: "i", Resources: ResourceRequirements{Requests: big}})
+		}, `spec.containers: Invalid value: "10P": the containers' requests of cpu add up to more than 9223372036854775807m`},
 		{"probe with two handlers", func(p *Pod) {
 			p.Spec.Containers[0].LivenessProbe = &Probe{ProbeHandler: ProbeHandler{
 				Exec: &ExecAction{Command: []string{"true"}}, TCPSocket: &TCPSocketAction{Port: meta.FromInt(80)}}}

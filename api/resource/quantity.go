@@ -218,6 +218,20 @@ func (q Quantity) Copy() Quantity {
 	return Quantity{nano: new(big.Int).Set(q.nano), Format: q.Format}
 }
 
+// MaxMilliValue is the largest quantity the API accepts, in milli-units:
+// the scheduler and the agent compare cpu in millicores and memory in
+// bytes as int64, so a larger value would wrap around (9223372036854775807m,
+// about 9.2e15 cores or 8 PiB).
+const MaxMilliValue = 1<<63 - 1
+
+// TooLarge reports whether the quantity's magnitude, in milli-units, does
+// not fit in an int64 (MilliValue would wrap around).
+func (q Quantity) TooLarge() bool {
+	milli := new(big.Int).Abs(q.val())
+	milli.Quo(milli, big.NewInt(1_000_000))
+	return !milli.IsInt64()
+}
+
 // MilliValue returns the value × 1000, rounded up.
 func (q Quantity) MilliValue() int64 { return ceilDiv(q.val(), big.NewInt(1_000_000)) }
 

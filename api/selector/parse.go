@@ -155,6 +155,10 @@ func (l *lexer) valueSet() ([]string, error) {
 		case ',':
 			l.pos++
 		case ')':
+			if len(values) == 1 && values[0] == "" {
+				// "x notin ()" would match everything: Kubernetes refuses it.
+				return nil, l.errorf("for 'in' and 'notin', the set of values can't be empty")
+			}
 			l.pos++
 			sort.Strings(values)
 			return values, nil

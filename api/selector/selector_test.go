@@ -46,7 +46,8 @@ func TestParseLabels(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	for _, in := range []string{"=web", "app in web", "app in (a", "app=web,,", "app!web", "Bad Key=x", "app=-x-", "x>3", "app=web tier=db"} {
+	for _, in := range []string{"=web", "app in web", "app in (a", "app=web,,", "app!web", "Bad Key=x", "app=-x-", "x>3", "app=web tier=db",
+		"x notin ()", "x in ()", "x in ( )"} { // an empty set (issue #10: notin () matched every pod)
 		if _, err := ParseLabels(in); err == nil {
 			t.Errorf("ParseLabels(%q) succeeded, want error", in)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -16,6 +17,19 @@ var (
 	ErrExists   = errors.New("already exists")
 	ErrConflict = errors.New("conflict: the object has been modified")
 	ErrExpired  = errors.New("expired: the requested revision has been compacted")
+	// ErrTooSlow closes a watch whose reader fell behind: its buffer stayed
+	// full for SlowWatcherBudget. The client resumes from its last revision.
+	ErrTooSlow = errors.New("watch closed: the client did not keep up with the events")
+)
+
+// A watch buffers at most WatchBuffer events for its reader; when the
+// buffer stays full for SlowWatcherBudget the watch is closed (ErrTooSlow)
+// instead of letting etcd's client queue events without limit — a watcher
+// that stopped reading once grew the API server by 190 MiB a minute.
+// Kubernetes' watch cache closes unresponsive watchers the same way.
+var (
+	WatchBuffer       = 100
+	SlowWatcherBudget = 5 * time.Second
 )
 
 // KV is one stored object: its key, its bytes and its modification revision.
@@ -170,7 +184,7 @@ type Watcher struct {
 // Watch streams changes under prefix after revision from (0: from now).
 func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 	w := clientv3.NewWatcher(s.watchCli)
-	events := make(chan Event, 100)
+	events := make(chan Event, WatchBuffer)
 	var werr error
 	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithPrevKV()}
 	if from > 0 {
@@ -192,14 +206,14 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 				return
 			}
 			if resp.IsProgressNotify() {
-				if !send(ctx, events, Event{Type: Progress, Revision: resp.Header.Revision}) {
-					break
+				if werr = send(ctx, events, Event{Type: Progress, Revision: resp.Header.Revision}); werr != nil {
+					return
 				}
 				continue
 			}
 			for _, ev := range resp.Events {
-				if !send(ctx, events, convert(ev)) {
-					break
+				if werr = send(ctx, events, convert(ev)); werr != nil {
+					return
 				}
 			}
 		}
@@ -214,12 +228,22 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 	}
 }
 
-func send(ctx context.Context, ch chan<- Event, ev Event) bool {
+// send hands ev to the reader, waiting at most SlowWatcherBudget for room.
+func send(ctx context.Context, ch chan<- Event, ev Event) error {
 	select {
 	case ch <- ev:
-		return true
+		return nil
+	default:
+	}
+	t := time.NewTimer(SlowWatcherBudget)
+	defer t.Stop()
+	select {
+	case ch <- ev:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("%w (%d events waiting for %v)", ErrTooSlow, cap(ch), SlowWatcherBudget)
 	case <-ctx.Done():
-		return false
+		return ctx.Err()
 	}
 }
 

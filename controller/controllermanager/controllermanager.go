@@ -6,6 +6,7 @@ package controllermanager
 import (
 	"context"
 
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/controller"
 	"github.com/kobune/kobune/controller/cronjob"
@@ -39,20 +40,25 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	m := controller.NewManager(inf)
 	recorder := client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-controller"}, 10000)
 	m.Go(func(ctx context.Context) { recorder.Run(ctx, 2) })
-	m.Add(replicaset.New(c, inf, recorder).Loop)
-	m.Add(deployment.New(c, inf, recorder).Loop)
-	m.Add(daemonset.New(c, inf, recorder).Loop)
-	m.Add(statefulset.New(c, inf, recorder).Loop)
-	m.Add(job.New(c, inf, recorder, cfg.Job).Loop)
-	m.Add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop)
-	m.Add(garbagecollector.New(c, inf).Loop)
-	m.Add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop)
+	// Each loop reports a panic as a Warning event on the object it keys.
+	add := func(l *controller.Loop, objects func(string) (meta.Object, bool)) {
+		l.Object, l.Recorder = objects, recorder
+		m.Add(l)
+	}
+	add(replicaset.New(c, inf, recorder).Loop, controller.ObjectsOf(inf.ReplicaSets))
+	add(deployment.New(c, inf, recorder).Loop, controller.ObjectsOf(inf.Deployments))
+	add(daemonset.New(c, inf, recorder).Loop, controller.ObjectsOf(inf.DaemonSets))
+	add(statefulset.New(c, inf, recorder).Loop, controller.ObjectsOf(inf.StatefulSets))
+	add(job.New(c, inf, recorder, cfg.Job).Loop, controller.ObjectsOf(inf.Jobs))
+	add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop, controller.ObjectsOf(inf.CronJobs))
+	add(garbagecollector.New(c, inf).Loop, nil) // keys are kind/namespace/name
+	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, controller.ObjectsOf(inf.Nodes))
 	if cfg.AllocateNodeCIDRs {
 		ipam, err := nodeipam.New(c, inf, recorder, cfg.NodeIPAM)
 		if err != nil {
 			return nil, err
 		}
-		m.Add(ipam.Loop)
+		add(ipam.Loop, controller.ObjectsOf(inf.Nodes))
 	}
 	return m, nil
 }

@@ -74,7 +74,7 @@ func (cc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	if !ok || cj.DeletionTimestamp != nil {
 		return controller.Result{}, nil
 	}
-	sched, err := ParseSchedule(cj.Spec.Schedule)
+	sched, err := batch.ParseSchedule(cj.Spec.Schedule)
 	if err != nil {
 		cc.recorder.Event(cj, core.EventTypeWarning, "UnparseableSchedule", "unparseable schedule: "+err.Error())
 		return controller.Result{}, controller.Terminal(fmt.Errorf("schedule: %w", err))
@@ -124,7 +124,7 @@ func (cc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 
 // latestDue is the most recent scheduled time not yet run: after the last
 // run (or the CronJob's creation) and not after now.
-func latestDue(sched *Schedule, cj *batch.CronJob, now time.Time) (time.Time, bool) {
+func latestDue(sched *batch.Schedule, cj *batch.CronJob, now time.Time) (time.Time, bool) {
 	since := cj.CreationTimestamp.Time
 	if cj.Status.LastScheduleTime != nil {
 		since = cj.Status.LastScheduleTime.Time

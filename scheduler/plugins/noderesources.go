@@ -23,10 +23,11 @@ func (NodeResourcesFit) Filter(_ context.Context, state *framework.CycleState, p
 	if n.Requested.Pods+1 > n.Allocatable.Pods {
 		reasons = append(reasons, "Too many pods")
 	}
-	if req.MilliCPU > 0 && n.Requested.MilliCPU+req.MilliCPU > n.Allocatable.MilliCPU {
+	// Compared as "more than what is left", which cannot overflow.
+	if req.MilliCPU > 0 && req.MilliCPU > n.Allocatable.MilliCPU-n.Requested.MilliCPU {
 		reasons = append(reasons, "Insufficient cpu")
 	}
-	if req.Memory > 0 && n.Requested.Memory+req.Memory > n.Allocatable.Memory {
+	if req.Memory > 0 && req.Memory > n.Allocatable.Memory-n.Requested.Memory {
 		reasons = append(reasons, "Insufficient memory")
 	}
 	if len(reasons) > 0 {

@@ -17,5 +17,7 @@ func TestNodeResourcesFit(t *testing.T) {
 		{name: "init container counts when larger", pod: pod("500m", "", func(p *core.Pod) {
 			p.Spec.InitContainers = []core.Container{pod("1500m", "").Spec.Containers[0]}
 		}), node: ni(node("n"), pod("1", "")), reason: "Insufficient cpu"},
+		// The largest quantities the API accepts: the sum would wrap around int64.
+		{name: "huge request on a node full of huge pods", pod: pod("9200T", ""), node: ni(node("n"), pod("9200T", "")), reason: "Insufficient cpu"},
 	})
 }

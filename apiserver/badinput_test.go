@@ -1,0 +1,172 @@
+package apiserver_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// wantInvalid checks that err is InvalidArgument and names what.
+func wantInvalid(t *testing.T, err error, what string) {
+	t.Helper()
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), what) {
+		t.Errorf("error %v, want InvalidArgument naming %q", err, what)
+	}
+}
+
+// Issue #10, defect 8: inputs that crashed a component or were accepted
+// although they cannot work. Each is refused with the field named, and
+// nothing is stored.
+func TestBadInputIsRefusedWithTheField(t *testing.T) {
+	srv := testserver.New(t)
+	ctx := ctxT(t)
+	cronjobs := client.For[*batch.CronJob](srv.Client)
+	for _, sched := range []string{"99 99 99 99 99", "0 0 */99999999999999999999 * *", "* * *"} {
+		cj := &batch.CronJob{ObjectMeta: meta.ObjectMeta{Name: "c", Namespace: "default"}}
+		cj.Spec.Schedule = sched
+		cj.Spec.JobTemplate.Spec.Template.Spec = core.PodSpec{RestartPolicy: core.RestartPolicyNever, Containers: []core.Container{{Name: "a", Image: "i"}}}
+		_, err := cronjobs.Create(ctx, cj)
+		wantInvalid(t, err, "spec.schedule")
+	}
+	// The schedule that panicked kobune-controller parses (day 1 only): accepted.
+	cj := &batch.CronJob{ObjectMeta: meta.ObjectMeta{Name: "huge-step", Namespace: "default"}}
+	cj.Spec.Schedule = "0 0 */9223372036854775807 * *"
+	cj.Spec.JobTemplate.Spec.Template.Spec = core.PodSpec{RestartPolicy: core.RestartPolicyNever, Containers: []core.Container{{Name: "a", Image: "i"}}}
+	if _, err := cronjobs.Create(ctx, cj); err != nil {
+		t.Errorf("schedule with a huge step: %v", err)
+	}
+
+	pods := client.For[*core.Pod](srv.Client)
+	huge := newPod("huge", "")
+	huge.Spec.Containers[0].Resources.Requests = resource.List{resource.Memory: resource.MustParse("8Ei")}
+	_, err := pods.Create(ctx, huge)
+	wantInvalid(t, err, "spec.containers[0].resources.requests[memory]")
+
+	_, _, err = pods.List(ctx, "default", client.ListOptions{LabelSelector: "x notin ()"})
+	wantInvalid(t, err, "can't be empty")
+
+	if _, err := pods.Create(ctx, newPod("unbound", "")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = srv.Client.API.Bind(ctx, &apipb.BindRequest{Namespace: "default", Name: "unbound", NodeName: "A B/C"})
+	wantInvalid(t, err, `target.name: Invalid value: "A B/C"`)
+	if p, err := pods.Get(ctx, "default", "unbound"); err != nil || p.Spec.NodeName != "" {
+		t.Errorf("after a refused bind: %v, nodeName %q", err, p.Spec.NodeName)
+	}
+	list, _, _ := pods.List(ctx, "default", client.ListOptions{})
+	if len(list) != 1 {
+		t.Errorf("%d pods stored, want only the valid one", len(list))
+	}
+}
+
+// A watch from a revision the store has not reached is refused at once
+// (Kubernetes: "Too large resource version"), not held open in silence.
+func TestWatchFromTheFutureIsRefused(t *testing.T) {
+	srv := testserver.New(t)
+	ctx := ctxT(t)
+	_, rv, err := client.For[*core.Pod](srv.Client).List(ctx, "", client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := srv.Client.API.Watch(ctx, &apipb.WatchRequest{Resource: "pods", ResourceVersion: rv + 1000000})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.OutOfRange || !strings.Contains(err.Error(), "Too large resource version") {
+		t.Errorf("watch from rv+1000000: %v, want OutOfRange: Too large resource version", err)
+	}
+}
+
+// A watcher that stops reading must not make the API server buffer events
+// without limit: its watch is closed once its buffer stayed full for the
+// budget. The test streams 100 MiB of changes twice, first with only a
+// reader that keeps up, then with a stuck watcher beside it, and compares
+// the heap's growth (etcd keeps its recent raft log in memory, so writes
+// alone grow the heap too). Before issue #10 etcd's client queued every
+// event for the stuck watcher: the server grew by about 190 MiB a minute.
+func TestStuckWatcherIsClosedAndMemoryStaysBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 200 MiB through etcd")
+	}
+	budget := storage.SlowWatcherBudget
+	storage.SlowWatcherBudget = time.Second
+	t.Cleanup(func() { storage.SlowWatcherBudget = budget })
+	srv := testserver.New(t)
+	ctx := ctxT(t)
+	cms := client.For[*core.ConfigMap](srv.Client)
+	// A reader that keeps up sees every event throughout.
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	w, err := cms.Watch(wctx, "default", client.ListOptions{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen atomic.Int64
+	go func() {
+		for ev := range w.Events {
+			if ev.Type != "BOOKMARK" {
+				seen.Add(1)
+			}
+		}
+	}()
+	value := strings.Repeat("x", 128<<10)
+	created, err := cms.Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "big", Namespace: "default"}, Data: map[string]string{"v": value}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const updates = 800 // × 128 KiB = 100 MiB of events
+	growth := func() int64 {
+		before := heapAlloc()
+		var peak uint64
+		for i := range updates {
+			created.Data = map[string]string{"v": value[:len(value)-i%1000-1]}
+			if created, err = cms.Update(ctx, created); err != nil {
+				t.Fatal(err)
+			}
+			if i%100 == 99 {
+				peak = max(peak, heapAlloc())
+			}
+		}
+		return int64(peak) - int64(before)
+	}
+	alone := growth()
+	// The stuck watcher: its stream is open, nothing ever reads it.
+	stuck, cancelStuck := context.WithCancel(ctx)
+	defer cancelStuck()
+	if _, err := srv.Client.API.Watch(stuck, &apipb.WatchRequest{Resource: "configmaps", Namespace: "default"}); err != nil {
+		t.Fatal(err)
+	}
+	withStuck := growth()
+	t.Logf("heap growth over 100 MiB of events: %d MiB with a reader that keeps up, %d MiB with a stuck watcher too", alone>>20, withStuck>>20)
+	if withStuck-alone > 48<<20 {
+		t.Errorf("a stuck watcher grew the heap by %d MiB more; want it bounded (under 48 MiB)", (withStuck-alone)>>20)
+	}
+	for deadline := time.Now().Add(20 * time.Second); seen.Load() < 2*updates+1 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := seen.Load(); n != 2*updates+1 {
+		t.Errorf("the reader that keeps up saw %d events, want all %d (watch error: %v)", n, 2*updates+1, w.Err())
+	}
+}
+
+func heapAlloc() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
