@@ -27,6 +27,8 @@ func storageError(err error, k *scheme.Kind, name string) error {
 		return status.Errorf(codes.OutOfRange, "%v: list again to get a current resourceVersion", err)
 	case errors.Is(err, storage.ErrTooSlow):
 		return status.Errorf(codes.ResourceExhausted, "%v: watch again from the last resourceVersion received", err)
+	case isNoSpace(err):
+		return status.Errorf(codes.ResourceExhausted, "etcd database space exceeded: writes fail until objects are deleted; the API server then compacts, defragments and clears etcd's NOSPACE alarm by itself (kobune-apiserver's /readyz and the metric kobune_apiserver_storage_nospace_alarm show it)")
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

@@ -28,7 +28,7 @@ type etcdBackend struct {
 // startEmbeddedEtcd runs etcd inside the apiserver with its data in dir. It
 // listens only on loopback ports chosen by the kernel; the apiserver talks
 // to it over loopback.
-func startEmbeddedEtcd(dir, logLevel string) (*etcdBackend, error) {
+func startEmbeddedEtcd(dir, logLevel string, quota int64) (*etcdBackend, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	loop, _ := url.Parse("http://127.0.0.1:0")
@@ -40,6 +40,7 @@ func startEmbeddedEtcd(dir, logLevel string) (*etcdBackend, error) {
 	cfg.LogLevel = logLevel
 	// Our own limit (1.5 MiB per object) must trigger before etcd's.
 	cfg.MaxRequestBytes = 3 * 1024 * 1024
+	cfg.QuotaBackendBytes = quota
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start embedded etcd in %s: %w", dir, err)

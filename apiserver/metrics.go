@@ -21,6 +21,20 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	watchers *prometheus.GaugeVec
+	// etcd's database: size, live data, quota and the NOSPACE alarm.
+	dbSize, dbInUse, dbQuota, noSpace prometheus.Gauge
+}
+
+// storage records etcd's database state (etcdspace.go).
+func (m *metrics) storage(alarmed bool, size, inUse, quota int64) {
+	m.dbSize.Set(float64(size))
+	m.dbInUse.Set(float64(inUse))
+	m.dbQuota.Set(float64(quota))
+	if alarmed {
+		m.noSpace.Set(1)
+	} else {
+		m.noSpace.Set(0)
+	}
 }
 
 func newMetrics() *metrics {
@@ -39,8 +53,16 @@ func newMetrics() *metrics {
 			Name: "kobune_apiserver_registered_watchers",
 			Help: "Open watches by resource.",
 		}, []string{"resource"}),
+		dbSize: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kobune_apiserver_storage_db_size_bytes",
+			Help: "Size of etcd's database file (apiserver_storage_db_total_size_in_bytes in Kubernetes)."}),
+		dbInUse: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kobune_apiserver_storage_db_size_in_use_bytes",
+			Help: "Bytes of etcd's database file that hold live data; the rest is freed by defragmentation."}),
+		dbQuota: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kobune_apiserver_storage_db_quota_bytes",
+			Help: "etcd's backend quota: at this size etcd raises its NOSPACE alarm."}),
+		noSpace: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kobune_apiserver_storage_nospace_alarm",
+			Help: "1 while etcd's NOSPACE alarm is raised (every write fails), else 0."}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.watchers,
+	m.registry.MustRegister(m.requests, m.latency, m.watchers, m.dbSize, m.dbInUse, m.dbQuota, m.noSpace,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

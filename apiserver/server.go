@@ -50,6 +50,11 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// EtcdLogLevel is the embedded etcd's log level.
 	EtcdLogLevel string
+	// EtcdQuotaBytes is etcd's backend quota: the embedded etcd's setting,
+	// and what an external one is assumed to have (2 GiB, etcd's default).
+	EtcdQuotaBytes int64
+	// SpaceCheckInterval is how often etcd's NOSPACE alarm is checked (10 s).
+	SpaceCheckInterval time.Duration
 	// Logf logs server events; nil uses the standard logger.
 	Logf func(format string, args ...any)
 }
@@ -66,6 +71,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.BookmarkInterval == 0 {
 		c.BookmarkInterval = 10 * time.Second
+	}
+	if c.EtcdQuotaBytes == 0 {
+		c.EtcdQuotaBytes = DefaultEtcdQuotaBytes
+	}
+	if c.SpaceCheckInterval == 0 {
+		c.SpaceCheckInterval = 10 * time.Second
 	}
 	if c.EtcdLogLevel == "" {
 		c.EtcdLogLevel = "fatal"
@@ -93,6 +104,7 @@ type Server struct {
 	closeOnce  sync.Once
 	// nsCleanup wakes the namespace cleanup loop.
 	nsCleanup chan struct{}
+	space     *space
 }
 
 // New connects to etcd (starting the embedded one if needed), makes sure the
@@ -109,12 +121,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if cfg.DataDir == "" {
 			return nil, errors.New("either a data directory (--data-dir) or external etcd servers (--etcd-servers) is required")
 		}
-		backend, err = startEmbeddedEtcd(cfg.DataDir, cfg.EtcdLogLevel)
+		backend, err = startEmbeddedEtcd(cfg.DataDir, cfg.EtcdLogLevel, cfg.EtcdQuotaBytes)
 	}
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1)}
+	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
@@ -194,7 +207,8 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 		}()
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() { defer s.wg.Done(); s.space.run(ctx) }()
 	go func() { defer s.wg.Done(); s.namespaces.run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
 	go func() { defer s.wg.Done(); s.runNamespaceCleanup(ctx) }()
@@ -240,13 +254,15 @@ func (s *Server) closeListeners() {
 
 // ensureSystemNamespaces creates default, kube-system, kube-public and
 // kube-node-lease (where agents keep their heartbeat Leases), and the two
-// system PriorityClasses Kubernetes has built in.
+// system PriorityClasses Kubernetes has built in. Only what is missing is
+// written: on a full database (etcd's NOSPACE alarm) the server must still
+// start and serve reads.
 func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
 	k, _ := scheme.ByResource("namespaces")
 	for _, name := range systemNamespaces {
 		ns := &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}}
 		ns.TypeMeta = meta.TypeMeta{APIVersion: "v1", Kind: "Namespace"}
-		if _, err := s.create(ctx, k, ns); err != nil && !isAlreadyExists(err) {
+		if err := s.ensure(ctx, k, ns); err != nil {
 			return fmt.Errorf("create namespace %s: %w", name, err)
 		}
 	}
@@ -254,11 +270,28 @@ func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
 	for name, value := range map[string]int32{"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000} {
 		pc := &scheduling.PriorityClass{ObjectMeta: meta.ObjectMeta{Name: name}, Value: value,
 			Description: "Used for system critical pods that must not be moved from their current node."}
-		if _, err := s.create(ctx, pk, pc); err != nil && !isAlreadyExists(err) {
+		if err := s.ensure(ctx, pk, pc); err != nil {
 			return fmt.Errorf("create priority class %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// ensure creates o unless it exists; a full database is logged, not fatal.
+func (s *Server) ensure(ctx context.Context, k *scheme.Kind, o meta.Object) error {
+	m := o.GetObjectMeta()
+	if _, err := s.store.Get(ctx, storage.Key(k.Resource, m.Namespace, m.Name)); err == nil {
+		return nil
+	}
+	_, err := s.create(ctx, k, o)
+	switch {
+	case err == nil, isAlreadyExists(err):
+		return nil
+	case isNoSpace(err):
+		s.cfg.Logf("kobune-apiserver: cannot create %s %s: %s", k.Kind, m.Name, s.space.describe())
+		return nil
+	}
+	return err
 }
 
 // priorityClasses reads PriorityClasses for the Priority admission step.
@@ -318,8 +351,16 @@ func (s *Server) httpHandler() http.Handler {
 		}
 		fmt.Fprintln(w, "ok")
 	}
+	// Ready also needs writes to work: a full etcd serves reads only.
+	ready := func(w http.ResponseWriter, r *http.Request) {
+		if alarmed, _, _ := s.space.state(); alarmed {
+			http.Error(w, "[-]etcd-space: "+s.space.describe(), http.StatusServiceUnavailable)
+			return
+		}
+		health(w, r)
+	}
 	mux.HandleFunc("/healthz", health)
-	mux.HandleFunc("/readyz", health)
+	mux.HandleFunc("/readyz", ready)
 	mux.Handle("/metrics", s.metrics.handler())
 	return mux
 }

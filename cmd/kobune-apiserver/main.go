@@ -23,6 +23,7 @@ func main() {
 	flag.StringVar(&cfg.EtcdServers, "etcd-servers", "", "URLs of an external etcd cluster, comma-separated (instead of the embedded one)")
 	flag.Int64Var(&cfg.DefaultTolerationSeconds, "default-toleration-seconds", 300, "how long new pods tolerate a not-ready or unreachable node (the tolerationSeconds added to every pod) before they are evicted")
 	flag.DurationVar(&cfg.CompactionInterval, "compaction-interval", 5*time.Minute, "how often etcd history older than one interval is compacted")
+	flag.Int64Var(&cfg.EtcdQuotaBytes, "etcd-quota-backend-bytes", apiserver.DefaultEtcdQuotaBytes, "etcd's database quota: the embedded etcd's setting, or what the external one has; at this size etcd refuses writes until objects are deleted (the API server then recovers by itself)")
 	flag.StringVar(&cfg.EtcdLogLevel, "etcd-log-level", "fatal", "log level of the embedded etcd (debug, info, warn, error, fatal)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: kobune-apiserver [flags]\n\nServes the Kobune API (the kube-apiserver of Kobune). Flags:\n")
