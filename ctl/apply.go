@@ -113,6 +113,9 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 		if m.Raw, err = json.Marshal(m.Object); err != nil {
 			return err
 		}
+		if m.Applied, err = asWritten(m); err != nil {
+			return err
+		}
 	}
 	if len(strictErrs) > 0 {
 		return fmt.Errorf("unsupported fields (--strict), nothing was applied:\n  %s", joinLines(strictErrs))
@@ -179,7 +182,7 @@ func (o *Options) setNamespace(m *manifest) error {
 
 // applyOne creates the object or merges the manifest into the live object.
 func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) (string, error) {
-	applied, err := withLastApplied(m.Raw)
+	applied, err := withLastApplied(m.Applied)
 	if err != nil {
 		return "", err
 	}
@@ -194,7 +197,7 @@ func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) 
 		if err != nil {
 			return "", err
 		}
-		merged, changed, err := threeWayMerge(live.Object, m.Raw, applied)
+		merged, changed, err := threeWayMerge(live.Object, m.Applied, applied)
 		if err != nil {
 			return "", err
 		}
@@ -214,6 +217,24 @@ func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) 
 		}
 		return "configured", nil
 	}
+}
+
+// asWritten is the manifest as the user wrote it, with the namespace the
+// typed object got (from -n or "default") filled in, as kubectl records it.
+func asWritten(m *manifest) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(m.JSON, &obj); err != nil {
+		return nil, err
+	}
+	if ns := m.Object.GetObjectMeta().Namespace; ns != "" {
+		md, _ := obj["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+			obj["metadata"] = md
+		}
+		md["namespace"] = ns
+	}
+	return json.Marshal(obj)
 }
 
 // withLastApplied returns the manifest with the last-applied annotation set to itself.

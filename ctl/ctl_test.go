@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl"
 )
 
@@ -265,5 +268,60 @@ func TestDescribePodShowsSchedulingDecision(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "scheduler.kobune.io/decision=") {
 		t.Errorf("the record is also listed among the annotations:\n%s", r.stdout)
+	}
+}
+
+// Issue #10 defect 3: applying a partial Node manifest erased spec.podCIDR
+// (set by node IPAM, not by the user), and node IPAM then gave the node
+// another block. Apply is a three-way merge: fields the user never applied
+// stay; fields the user applied and then removed go. Removing the whole
+// spec the user once applied would remove podCIDR too, which a node's
+// update validation refuses, as in Kubernetes.
+func TestApplyKeepsFieldsOthersSet(t *testing.T) {
+	s := testserver.New(t)
+	ctx := context.Background()
+	nodes := client.For[*core.Node](s.Client)
+	n := &core.Node{ObjectMeta: meta.ObjectMeta{Name: "node-2"}}
+	n.Spec.PodCIDR, n.Spec.PodCIDRs = "10.244.2.0/24", []string{"10.244.2.0/24"}
+	if _, err := nodes.Create(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	podCIDR := func() string {
+		got, err := nodes.Get(ctx, "", "node-2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Spec.PodCIDR
+	}
+	taint := "apiVersion: v1\nkind: Node\nmetadata: {name: node-2}\nspec:\n  taints: [{key: dedicated, value: gpu, effect: NoSchedule}]\n"
+	if r := kobectl(t, s, taint, "apply", "-f", "-"); r.code != 0 || r.stdout != "node/node-2 configured\n" {
+		t.Fatalf("apply a taint: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if got := podCIDR(); got != "10.244.2.0/24" {
+		t.Errorf("after applying a taint, podCIDR is %q", got)
+	}
+	// The taint goes, podCIDR stays.
+	if r := kobectl(t, s, "apiVersion: v1\nkind: Node\nmetadata: {name: node-2}\nspec: {}\n", "apply", "-f", "-"); r.code != 0 || r.stdout != "node/node-2 configured\n" {
+		t.Fatalf("apply without the taint: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	got, _ := nodes.Get(ctx, "", "node-2")
+	if len(got.Spec.Taints) != 0 || got.Spec.PodCIDR != "10.244.2.0/24" || len(got.Spec.PodCIDRs) != 1 {
+		t.Errorf("after applying spec: {}: taints %v, podCIDR %q %v", got.Spec.Taints, got.Spec.PodCIDR, got.Spec.PodCIDRs)
+	}
+	// Removing the spec the user applied would remove podCIDR: refused.
+	kobectl(t, s, taint, "apply", "-f", "-")
+	before := revision(t, s)
+	r := kobectl(t, s, "apiVersion: v1\nkind: Node\nmetadata: {name: node-2}\n", "apply", "-f", "-")
+	if r.code == 0 || !strings.Contains(r.stderr, "spec.podCIDR: Forbidden") {
+		t.Errorf("apply without spec: %d %q %q, want spec.podCIDR: Forbidden", r.code, r.stdout, r.stderr)
+	}
+	if got := podCIDR(); got != "10.244.2.0/24" || revision(t, s) != before {
+		t.Errorf("a refused apply changed the node: podCIDR %q, revision %d → %d", got, before, revision(t, s))
+	}
+	// And a direct update may not move it either.
+	cur, _ := nodes.Get(ctx, "", "node-2")
+	cur.Spec.PodCIDR, cur.Spec.PodCIDRs = "10.244.9.0/24", []string{"10.244.9.0/24"}
+	if _, err := nodes.Update(ctx, cur); !client.IsInvalid(err) || !strings.Contains(err.Error(), "spec.podCIDR") {
+		t.Errorf("update moving podCIDR: %v", err)
 	}
 }

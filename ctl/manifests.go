@@ -15,7 +15,10 @@ import (
 type manifest struct {
 	scheme.Document
 	Source string // file name, or "-" for stdin
-	Raw    []byte // the object's JSON as written
+	Raw    []byte // the typed object's JSON, with the namespace filled in
+	// Applied is the document's JSON as the user wrote it (with the
+	// namespace filled in): what apply merges and records as last applied.
+	Applied []byte
 }
 
 // readManifests reads -f arguments: files, directories (their .yaml, .yml

@@ -1,8 +1,10 @@
 package core
 
 import (
+	"fmt"
 	"net"
 	"regexp"
+	"slices"
 
 	v "github.com/kobune/kobune/api/validation"
 )
@@ -36,6 +38,21 @@ func ValidateNode(n *Node) v.ErrorList {
 			errs = append(errs, v.NewDuplicate(tp, key))
 		}
 		seen[key] = true
+	}
+	return errs
+}
+
+// ValidateNodeUpdate keeps a node's pod CIDR once it is set, as Kubernetes
+// does: node IPAM and every agent's routes depend on it, and an apply of a
+// partial Node manifest once erased it, so that IPAM gave the node another
+// block and cross-node traffic broke.
+func ValidateNodeUpdate(n, old *Node) v.ErrorList {
+	var errs v.ErrorList
+	if old.Spec.PodCIDR != "" && n.Spec.PodCIDR != old.Spec.PodCIDR {
+		errs = append(errs, v.NewForbidden(v.NewPath("spec", "podCIDR"), fmt.Sprintf("node updates may not change podCIDR except from \"\" to valid (it is %s)", old.Spec.PodCIDR)))
+	}
+	if len(old.Spec.PodCIDRs) > 0 && !slices.Equal(n.Spec.PodCIDRs, old.Spec.PodCIDRs) {
+		errs = append(errs, v.NewForbidden(v.NewPath("spec", "podCIDRs"), fmt.Sprintf("node updates may only change podCIDRs from \"\" to valid (they are %v)", old.Spec.PodCIDRs)))
 	}
 	return errs
 }

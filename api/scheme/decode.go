@@ -24,6 +24,10 @@ type Document struct {
 	// Unsupported lists the fields Kobune does not support, by path, as
 	// "spec.template.spec.runtimeClassName: not supported by kobune".
 	Unsupported []string
+	// JSON is the document as written (YAML turned into JSON), for
+	// kobectl apply: its three-way merge must see which fields the user
+	// wrote, not the typed object's defaults and empty structs.
+	JSON []byte
 }
 
 // Decode reads every object of a manifest: YAML documents separated by
@@ -173,7 +177,7 @@ func decodeValue(js []byte, line int) ([]Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("line %d: %s %w", line, kindName, err)
 	}
-	return []Document{{Kind: k, Object: obj, Line: line, Unsupported: UnsupportedFields(k, generic)}}, nil
+	return []Document{{Kind: k, Object: obj, Line: line, Unsupported: UnsupportedFields(k, generic), JSON: js}}, nil
 }
 
 // describeJSONError rewrites encoding/json errors to name the field path.

@@ -16,7 +16,7 @@ func buildKinds() []*Kind {
 	return []*Kind{
 		kind("Namespace", "v1", "namespaces", []string{"ns"}, false, true, core.SetDefaultsNamespace, core.ValidateNamespace, nil,
 			func(n *core.Namespace) map[string]string { return map[string]string{"status.phase": n.Status.Phase} }),
-		kind("Node", "v1", "nodes", []string{"no"}, false, true, nil, core.ValidateNode, nil,
+		kind("Node", "v1", "nodes", []string{"no"}, false, true, nil, core.ValidateNode, core.ValidateNodeUpdate,
 			func(n *core.Node) map[string]string {
 				return map[string]string{"spec.unschedulable": boolString(n.Spec.Unschedulable)}
 			}),
