@@ -6,6 +6,7 @@ import (
 	"log"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kobune/kobune/agent/node"
@@ -91,6 +92,20 @@ type Agent struct {
 
 	mu      sync.Mutex
 	running map[string]string // pod key → uid of what the runtime runs for it
+	// registered: the Node is written and the agent runs its pods.
+	registered atomic.Bool
+}
+
+// Ready is the agent's ready check: the node is registered and the pods
+// bound to it are listed.
+func (a *Agent) Ready() error {
+	if !a.registered.Load() {
+		return fmt.Errorf("node %s is not registered yet (is the API server at %s up?)", a.cfg.Node.Name, a.client.Addr)
+	}
+	if !a.pods.HasSynced() {
+		return fmt.Errorf("the pods bound to %s are not listed yet", a.cfg.Node.Name)
+	}
+	return nil
 }
 
 // New returns an agent for the node in cfg, on runtime rt.
@@ -148,6 +163,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	a.cfg.Logf("node %s registered (%s, pod CIDR %s)", n.Name, ver, n.Spec.PodCIDR)
+	a.registered.Store(true)
 	if err := a.adopt(ctx); err != nil {
 		return err
 	}

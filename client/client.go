@@ -82,3 +82,19 @@ func Message(err error) string {
 	}
 	return err.Error()
 }
+
+// Connect returns a client for a component (kobune-scheduler, ...) and
+// says in the log when the API server does not answer within 30 s: the
+// component waits for it (every call retries), it does not exit.
+func Connect(ctx context.Context, addr, component string, logf func(string, ...any)) (*Client, error) {
+	c, err := New(addr)
+	if err != nil {
+		return nil, err
+	}
+	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := c.API.Version(vctx, &apipb.VersionRequest{}, grpc.WaitForReady(true)); err != nil && ctx.Err() == nil {
+		logf("%s: the API server at %s does not answer yet (%s); waiting for it", component, addr, Message(err))
+	}
+	return c, nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/kobune/kobune/api/coordination"
@@ -187,4 +188,28 @@ func (f *LeaderFlags) Run(ctx context.Context, c *Client, component, name string
 		OnStartedLeading: run, LeaseDuration: f.LeaseDuration, RenewDeadline: f.RenewDeadline, RetryPeriod: f.RetryPeriod}
 	log.Printf("%s: waiting to lead (Lease kube-system/%s, identity %s)", component, name, le.Identity)
 	return le.Run(ctx)
+}
+
+// Leading runs run like Run and tells whether run is under way, for a
+// ready check: a standby that does not lead is ready too (it is waiting,
+// as it should), a leader only once ready says so.
+type Leading struct{ on atomic.Bool }
+
+// Wrap returns run, marking the time it runs.
+func (l *Leading) Wrap(run func(context.Context)) func(context.Context) {
+	return func(ctx context.Context) {
+		l.on.Store(true)
+		defer l.on.Store(false)
+		run(ctx)
+	}
+}
+
+// Check is a ready check: ready() while leading, nil while standing by.
+func (l *Leading) Check(ready func() error) func() error {
+	return func() error {
+		if !l.on.Load() {
+			return nil
+		}
+		return ready()
+	}
 }

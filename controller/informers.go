@@ -77,8 +77,22 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.CronJobs.Run(ctx)
 }
 
+// Synced reports whether every informer has listed once.
+func (i *Informers) Synced() bool {
+	for _, s := range i.synced() {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
 // WaitForSync blocks until every informer has listed once, or ctx ends.
 func (i *Informers) WaitForSync(ctx context.Context) bool {
-	return client.WaitForSync(ctx, i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
-		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced)
+	return client.WaitForSync(ctx, i.synced()...)
+}
+
+func (i *Informers) synced() []func() bool {
+	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
+		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced}
 }

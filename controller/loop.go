@@ -55,6 +55,7 @@ type Loop struct {
 	Object   func(key string) (meta.Object, bool)
 	Recorder *client.AsyncRecorder
 	panics   atomic.Int64
+	metrics  *Metrics // set by Manager.Add
 }
 
 // ObjectsOf looks keys up in an informer's cache, for Loop.Object.
@@ -118,7 +119,18 @@ func (l *Loop) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer l.Queue.Done(key)
+	start, panics := time.Now(), l.panics.Load()
 	res, err := l.reconcile(ctx, key)
+	result := "success"
+	switch {
+	case l.panics.Load() != panics:
+		result = "panic"
+	case err != nil:
+		result = "error"
+	case res.RequeueAfter > 0:
+		result = "requeue_after"
+	}
+	l.metrics.observe(l.Name, result, time.Since(start))
 	var terminal terminalError
 	switch {
 	case err != nil && errors.As(err, &terminal):

@@ -14,15 +14,23 @@ type Runner interface {
 // the event writer, for as long as its context lasts.
 type Manager struct {
 	Informers *Informers
-	loops     []Runner
-	extra     []func(ctx context.Context)
+	// Metrics are every loop's reconcile counts, durations and queue depth.
+	Metrics *Metrics
+	loops   []Runner
+	extra   []func(ctx context.Context)
 }
 
 // NewManager returns a manager over the informers.
-func NewManager(inf *Informers) *Manager { return &Manager{Informers: inf} }
+func NewManager(inf *Informers) *Manager { return &Manager{Informers: inf, Metrics: NewMetrics()} }
 
-// Add adds a controller's loop.
-func (m *Manager) Add(r Runner) { m.loops = append(m.loops, r) }
+// Add adds a controller's loop; a *Loop also reports to m.Metrics.
+func (m *Manager) Add(r Runner) {
+	if l, ok := r.(*Loop); ok {
+		l.metrics = m.Metrics
+		m.Metrics.watchQueue(l)
+	}
+	m.loops = append(m.loops, r)
+}
 
 // Go adds a background function (the event writer).
 func (m *Manager) Go(f func(ctx context.Context)) { m.extra = append(m.extra, f) }

@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kobune/kobune/agent/network"
+	"github.com/kobune/kobune/agent/node"
+	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/client"
+)
+
+// Command is kobune-agent's command line: cmd/kobune-agent parses the
+// flags into it and calls Run.
+type Command struct {
+	Server, NodeName, NodeIP, Runtime, Capacity, Socket, ContainerdNS string
+	StateDir, CNIDirs, LoadImages, NodeAPIListen, MetricsListen       string
+	SystemReserved, Labels, Taints, PodCIDR                           string
+	Workers                                                           int
+	LeaseInterval, StatusInterval, BackoffBase, BackoffMax            time.Duration
+}
+
+// Register adds the flags.
+func (c *Command) Register(fs *flag.FlagSet) {
+	hostname, _ := os.Hostname()
+	fs.StringVar(&c.Server, "server", "127.0.0.1:6443", "address of kobune-apiserver")
+	fs.StringVar(&c.NodeName, "node-name", hostname, "name of this node")
+	fs.StringVar(&c.NodeIP, "node-ip", "", "the node's InternalIP address")
+	fs.StringVar(&c.Runtime, "runtime", "containerd", "container runtime: containerd, or fake (simulated pods, for scale and controller tests)")
+	fs.StringVar(&c.Capacity, "capacity", "", "node capacity, e.g. cpu=4,memory=8Gi,pods=110 (default: the host's cpu and memory, pods=110; simulated nodes: cpu=4,memory=8Gi,pods=110)")
+	fs.StringVar(&c.Socket, "containerd", "/run/containerd/containerd.sock", "containerd socket")
+	fs.StringVar(&c.ContainerdNS, "containerd-namespace", "kobune", "containerd namespace for this agent's pods")
+	fs.StringVar(&c.StateDir, "state-dir", "", "agent state: container logs, CNI allocations (default /var/lib/kobune/agent/NODE)")
+	fs.StringVar(&c.CNIDirs, "cni-bin-dir", "/usr/lib/cni:/opt/cni/bin", "where the CNI plugins are, colon-separated")
+	fs.StringVar(&c.LoadImages, "load-images", "", "import every OCI tarball (*.tar) in this directory at start (no registry needed)")
+	fs.IntVar(&c.Workers, "workers", 10, "pods set up in parallel")
+	fs.StringVar(&c.NodeAPIListen, "node-api-listen", ":10250", "where the agent serves logs and exec to the API server (the kubelet's port)")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:10255", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
+	fs.StringVar(&c.SystemReserved, "system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
+	fs.StringVar(&c.Labels, "node-labels", "", "extra node labels, k=v,k2=v2")
+	fs.StringVar(&c.Taints, "register-with-taints", "", "taints to register with, key=value:Effect,...")
+	fs.StringVar(&c.PodCIDR, "pod-cidr", "", "this node's pod CIDR (default: the one kobune-controller allocates, node IPAM; if none comes within 30 s, a /24 of 10.250.0.0/16 derived from the node name)")
+	fs.DurationVar(&c.LeaseInterval, "lease-interval", 10*time.Second, "how often the node's Lease is renewed")
+	fs.DurationVar(&c.StatusInterval, "status-interval", time.Minute, "how often the node's status is rewritten")
+	fs.DurationVar(&c.BackoffBase, "crashloop-backoff-base", 10*time.Second, "first CrashLoopBackOff delay; it doubles with each restart")
+	fs.DurationVar(&c.BackoffMax, "crashloop-backoff-max", 5*time.Minute, "longest CrashLoopBackOff delay")
+}
+
+// config turns the flags into the agent's Config; errors name the flag.
+func (c *Command) config() (Config, error) {
+	cfg := Config{LeaseInterval: c.LeaseInterval, StatusInterval: c.StatusInterval, BackoffBase: c.BackoffBase, BackoffMax: c.BackoffMax, Workers: c.Workers}
+	cfg.Node.Name = c.NodeName
+	var err error
+	if cfg.Node.Capacity, err = node.ParseResources(c.Capacity); err != nil {
+		return cfg, fmt.Errorf("--capacity: %w", err)
+	}
+	if c.Capacity == "" {
+		cfg.Node.Capacity = HostCapacity(c.Runtime == "fake")
+	}
+	if cfg.Node.SystemReserved, err = node.ParseResources(c.SystemReserved); err != nil {
+		return cfg, fmt.Errorf("--system-reserved: %w", err)
+	}
+	if cfg.Node.Labels, err = node.ParseLabels(c.Labels); err != nil {
+		return cfg, fmt.Errorf("--node-labels: %w", err)
+	}
+	if cfg.Node.Taints, err = node.ParseTaints(c.Taints); err != nil {
+		return cfg, fmt.Errorf("--register-with-taints: %w", err)
+	}
+	cfg.Node.Addresses = []core.NodeAddress{{Type: "Hostname", Address: c.NodeName}}
+	if c.NodeIP != "" {
+		cfg.Node.Addresses = append([]core.NodeAddress{{Type: "InternalIP", Address: c.NodeIP}}, cfg.Node.Addresses...)
+	}
+	cfg.Node.KernelVersion, cfg.Node.OSImage = HostInfo()
+	cfg.Node.PodCIDR = c.PodCIDR
+	return cfg, nil
+}
+
+// Run sets the node up, serves health and metrics and runs the pods until
+// ctx ends. An error means the process should exit.
+func (c *Command) Run(ctx context.Context) error {
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
+	cl, err := client.New(c.Server)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if cfg.Node.PodCIDR == "" {
+		cfg.Node.PodCIDR = AwaitPodCIDR(ctx, cl, cfg.Node, 30*time.Second)
+	}
+	cfg.Metrics = NewMetrics()
+	rt, closeRT, err := c.runtime(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer closeRT()
+	a := New(cfg, cl, rt)
+	if c.MetricsListen != "" {
+		health := &client.HealthServer{Metrics: cfg.Metrics.Handler()}
+		health.AddReadyCheck("node-registered", a.Ready)
+		if err := health.Serve(ctx, c.MetricsListen, log.Printf); err != nil {
+			return err
+		}
+	}
+	return a.Run(ctx)
+}
+
+// runtime opens the container runtime the flags name, and the pod network
+// with it; the function returned closes it.
+func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, func(), error) {
+	switch c.Runtime {
+	case "fake":
+		rt, err := runtime.NewFake(cfg.Node.PodCIDR)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.DisableProbes = true
+		log.Printf("kobune-agent: SIMULATED node %s (--runtime fake): pods are reported Running and Ready but nothing is executed", c.NodeName)
+		return rt, func() {}, nil
+	case "containerd":
+	default:
+		return nil, nil, fmt.Errorf("--runtime %q: use containerd or fake", c.Runtime)
+	}
+	if c.StateDir == "" {
+		c.StateDir = filepath.Join("/var/lib/kobune/agent", c.NodeName)
+	}
+	cni, err := network.NewCNI(network.Config{PluginDirs: strings.Split(c.CNIDirs, ":"), PodCIDR: cfg.Node.PodCIDR,
+		Bridge: "kobune0", StateDir: filepath.Join(c.StateDir, "cni")})
+	if err != nil {
+		return nil, nil, err
+	}
+	m := cfg.Metrics
+	net := network.Timed(cni, func(op string, d time.Duration) { m.NetworkCalls.WithLabelValues(op).Observe(d.Seconds()) })
+	ctrd, err := runtime.NewContainerd(c.Socket, c.ContainerdNS, filepath.Join(c.StateDir, "logs"), net)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctrd.Observe = func(phase string, d time.Duration) { m.ContainerPhases.WithLabelValues(phase).Observe(d.Seconds()) }
+	if c.LoadImages != "" {
+		names, err := ctrd.LoadImages(ctx, c.LoadImages)
+		if err != nil {
+			ctrd.Close()
+			return nil, nil, fmt.Errorf("--load-images: %w", err)
+		}
+		log.Printf("kobune-agent: loaded images %s", strings.Join(names, ", "))
+	}
+	cfg.Routes = network.SyncRoutes
+	cfg.NodeAPIListen = c.NodeAPIListen
+	return ctrd, func() { ctrd.Close() }, nil
+}

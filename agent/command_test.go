@@ -1,0 +1,60 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/agent"
+	"github.com/kobune/kobune/apiserver/testserver"
+)
+
+// Issue #10 defect 12: the agent had no /readyz. It is not ready until its
+// node is registered, and then it is.
+func TestAgentCommandServesReadyz(t *testing.T) {
+	apiAddr := testserver.StableAddr()
+	cmd := agent.Command{Server: apiAddr, NodeName: "node-r", Runtime: "fake", PodCIDR: "10.244.50.0/24",
+		MetricsListen: testserver.StableAddr(), Workers: 2, LeaseInterval: time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Run(ctx) }()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + cmd.MetricsListen + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	await := func(path string, code int, want string) {
+		t.Helper()
+		var got string
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			c, body := get(path)
+			if got = body; c == code && strings.Contains(body, want) {
+				return
+			}
+		}
+		t.Fatalf("GET %s: %q, want %d with %q", path, got, code, want)
+	}
+	// No API server yet: alive, not ready.
+	await("/readyz", 503, "[-]node-registered failed: node node-r is not registered yet")
+	await("/healthz", 200, "ok")
+	srv, err := testserver.Start(t.TempDir(), apiAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	await("/readyz", 200, "[+]node-registered ok")
+	await("/metrics", 200, "kobune_agent_running_pods")
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("agent: %v", err)
+	}
+}

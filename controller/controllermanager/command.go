@@ -1,0 +1,68 @@
+package controllermanager
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"strings"
+	"time"
+
+	"github.com/kobune/kobune/client"
+)
+
+// Command is kobune-controller's command line: cmd/kobune-controller
+// parses the flags into it and calls Run.
+type Command struct {
+	Server        string
+	MetricsListen string
+	Leader        client.LeaderFlags
+	Config        Config
+}
+
+// Register adds the flags.
+func (c *Command) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Server, "server", "127.0.0.1:6443", "address of kobune-apiserver")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:10257", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
+	c.Leader.Register(fs, "kube-system/kobune-controller")
+	fs.DurationVar(&c.Config.NodeLifecycle.GracePeriod, "node-monitor-grace-period", 40*time.Second, "how long the controller may see no change of a node's Lease before the node is marked Unknown and tainted unreachable")
+	fs.Float64Var(&c.Config.NodeLifecycle.EvictionRate, "node-eviction-rate", 10, "pods evicted per second at most, per zone, from nodes with NoExecute taints")
+	fs.BoolVar(&c.Config.AllocateNodeCIDRs, "allocate-node-cidrs", true, "give nodes without a pod CIDR one from --cluster-cidr (node IPAM)")
+	fs.StringVar(&c.Config.NodeIPAM.ClusterCIDR, "cluster-cidr", "10.244.0.0/16", "the range pod CIDRs are allocated from")
+	fs.IntVar(&c.Config.NodeIPAM.NodeMaskSize, "node-cidr-mask-size", 24, "the size of each node's pod CIDR")
+}
+
+// Run connects, serves health and metrics, and runs the controllers while
+// it leads, until ctx ends. An error means the process should exit.
+func (c *Command) Run(ctx context.Context) error {
+	cl, err := client.Connect(ctx, c.Server, "kobune-controller", log.Printf)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	m, err := New(cl, c.Config)
+	if err != nil {
+		return err
+	}
+	var leading client.Leading
+	if c.MetricsListen != "" {
+		health := &client.HealthServer{Metrics: m.Metrics.Handler()}
+		health.AddReadyCheck("informers-synced", leading.Check(func() error {
+			if !m.Informers.Synced() {
+				return fmt.Errorf("informer caches have not synced yet")
+			}
+			return nil
+		}))
+		if err := health.Serve(ctx, c.MetricsListen, log.Printf); err != nil {
+			return err
+		}
+	}
+	run := leading.Wrap(func(ctx context.Context) {
+		log.Printf("kobune-controller: running %s", strings.Join(Names, ", "))
+		m.Run(ctx)
+	})
+	if err := c.Leader.Run(ctx, cl, "kobune-controller", "kobune-controller", run); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w (exiting so a restart starts clean)", err)
+	}
+	return nil
+}
