@@ -14,11 +14,12 @@ import (
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/client"
 )
 
 // Version is what the agent reports as the node's kubelet version.
-const Version = "kobune-agent v0.1.0-dev"
+const Version = "kobune-agent " + version.Kobune
 
 // Config configures an agent.
 type Config struct {

@@ -17,13 +17,14 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
 // Version is the Kobune version the server reports.
-const Version = "v0.1.0-dev"
+const Version = version.Kobune
 
 // MaxObjectBytes is the largest object the API stores (etcd's own default
 // request limit, which Kubernetes also inherits).

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kobune/kobune/api/scheme"
-	"github.com/kobune/kobune/apiserver"
+	"github.com/kobune/kobune/api/version"
 )
 
 func newAPIResourcesCommand(o *Options) *cobra.Command {
@@ -34,7 +34,7 @@ func newVersionCommand(o *Options) *cobra.Command {
 		Short: "Print the client and server versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(o.Out, "Client Version: %s\n", apiserver.Version)
+			fmt.Fprintf(o.Out, "Client Version: %s\n", version.Kobune)
 			if clientOnly {
 				return nil
 			}

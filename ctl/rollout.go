@@ -17,7 +17,6 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/controller/deployment"
 )
 
 // deploymentTarget reads "deployment/NAME", "deployment NAME" or
@@ -244,7 +243,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 			tw := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "REVISION\tCHANGE-CAUSE")
 			for _, r := range sortedRevisions(revs) {
-				cause := revs[r].Annotations[deployment.ChangeCauseAnnotation]
+				cause := revs[r].Annotations[apps.ChangeCauseAnnotation]
 				fmt.Fprintf(tw, "%d\t%s\n", r, none(cause))
 			}
 			return tw.Flush()
@@ -353,7 +352,7 @@ func rolloutMessage(d *apps.Deployment) (string, bool, error) {
 		return "Waiting for deployment spec update to be observed...", false, nil
 	}
 	for _, c := range d.Status.Conditions {
-		if c.Type == deployment.ConditionProgressing && c.Reason == deployment.ReasonDeadlineExceeded {
+		if c.Type == apps.ConditionProgressing && c.Reason == apps.ReasonDeadlineExceeded {
 			return "", false, fmt.Errorf("deployment %q exceeded its progress deadline", d.Name)
 		}
 	}
@@ -386,7 +385,7 @@ func revisions(ctx context.Context, c *client.Client, ns, name string) (map[int6
 	out := map[int64]*apps.ReplicaSet{}
 	for _, rs := range rss {
 		if ref := meta.ControllerOf(rs); ref != nil && ref.UID == d.UID {
-			out[deployment.Revision(rs)] = rs
+			out[apps.Revision(rs)] = rs
 		}
 	}
 	return out, nil
@@ -403,7 +402,7 @@ func sortedRevisions(revs map[int64]*apps.ReplicaSet) []int64 {
 
 func withoutHash(t core.PodTemplateSpec) core.PodTemplateSpec {
 	t.Labels = maps.Clone(t.Labels)
-	delete(t.Labels, deployment.PodTemplateHashLabel)
+	delete(t.Labels, apps.PodTemplateHashLabel)
 	return t
 }
 
@@ -446,12 +445,12 @@ func rolloutUndo(ctx context.Context, o *Options, c *client.Client, name string,
 			return fmt.Errorf("you cannot rollback a paused deployment; resume it first with 'kobectl rollout resume deployment/%s' and try again", name)
 		}
 		d.Spec.Template = withoutHash(target.Spec.Template)
-		if cause, ok := target.Annotations[deployment.ChangeCauseAnnotation]; ok {
+		if cause, ok := target.Annotations[apps.ChangeCauseAnnotation]; ok {
 			d.Annotations = maps.Clone(d.Annotations)
 			if d.Annotations == nil {
 				d.Annotations = map[string]string{}
 			}
-			d.Annotations[deployment.ChangeCauseAnnotation] = cause
+			d.Annotations[apps.ChangeCauseAnnotation] = cause
 		}
 		return nil
 	})

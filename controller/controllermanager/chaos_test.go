@@ -16,7 +16,6 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/controller/deployment"
 	testcluster "github.com/kobune/kobune/test/cluster"
 )
 
@@ -124,7 +123,7 @@ func TestChaosKillControllerDuringRollouts(t *testing.T) {
 					rss, _, _ := client.For[*apps.ReplicaSet](c).List(ctx, "default", client.ListOptions{})
 					for _, rs := range rss {
 						if *rs.Spec.Replicas > 0 || rs.Status.Replicas > 0 {
-							v += fmt.Sprintf(" [%s rev %s spec %d status %d/%d/%d gen %d/%d rv %s]", rs.Name, rs.Annotations[deployment.RevisionAnnotation], *rs.Spec.Replicas,
+							v += fmt.Sprintf(" [%s rev %s spec %d status %d/%d/%d gen %d/%d rv %s]", rs.Name, rs.Annotations[apps.RevisionAnnotation], *rs.Spec.Replicas,
 								rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas, rs.Generation, rs.Status.ObservedGeneration, rs.ResourceVersion)
 						}
 					}
@@ -173,7 +172,7 @@ func checkConverged(t *testing.T, ctx context.Context, c *client.Client, image s
 		if ref := meta.ControllerOf(rs); ref == nil || ref.UID != d.UID {
 			t.Errorf("ReplicaSet %s is not owned by the Deployment", rs.Name)
 		}
-		h := rs.Labels[deployment.PodTemplateHashLabel]
+		h := rs.Labels[apps.PodTemplateHashLabel]
 		if hashes[h] {
 			t.Errorf("two ReplicaSets with template hash %s", h)
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/controller/deployment"
 	testcluster "github.com/kobune/kobune/test/cluster"
 )
 
@@ -74,8 +73,8 @@ func TestDeploymentLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := rolledOut(t, ctx, c, "web")
-	if d.Annotations[deployment.RevisionAnnotation] != "1" {
-		t.Errorf("revision %q, want 1", d.Annotations[deployment.RevisionAnnotation])
+	if d.Annotations[apps.RevisionAnnotation] != "1" {
+		t.Errorf("revision %q, want 1", d.Annotations[apps.RevisionAnnotation])
 	}
 	if n := len(activePods(t, ctx, c, "web")); n != 4 {
 		t.Errorf("%d pods, want 4", n)
@@ -141,8 +140,8 @@ func TestDeploymentLifecycle(t *testing.T) {
 		}
 	}
 	d = rolledOut(t, ctx, c, "web")
-	if d.Annotations[deployment.RevisionAnnotation] != "2" {
-		t.Errorf("revision after the update %q, want 2", d.Annotations[deployment.RevisionAnnotation])
+	if d.Annotations[apps.RevisionAnnotation] != "2" {
+		t.Errorf("revision after the update %q, want 2", d.Annotations[apps.RevisionAnnotation])
 	}
 	t.Logf("rolling update checked at %d observed pod changes", steps)
 
@@ -154,7 +153,7 @@ func TestDeploymentLifecycle(t *testing.T) {
 	}
 	var rev1 *apps.ReplicaSet
 	for _, rs := range rss {
-		if deployment.Revision(rs) == 1 {
+		if apps.Revision(rs) == 1 {
 			rev1 = rs
 		}
 	}
@@ -163,12 +162,12 @@ func TestDeploymentLifecycle(t *testing.T) {
 	}
 	update(t, ctx, c, "web", func(d *apps.Deployment) { d.Spec.Template.Spec = rev1.Spec.Template.Spec })
 	d = rolledOut(t, ctx, c, "web")
-	if d.Annotations[deployment.RevisionAnnotation] != "3" {
-		t.Errorf("revision after rollback %q, want 3", d.Annotations[deployment.RevisionAnnotation])
+	if d.Annotations[apps.RevisionAnnotation] != "3" {
+		t.Errorf("revision after rollback %q, want 3", d.Annotations[apps.RevisionAnnotation])
 	}
 	for _, p := range activePods(t, ctx, c, "web") {
-		if p.Spec.Containers[0].Image != "kobune.local/labapp:1.0" || p.Labels[deployment.PodTemplateHashLabel] != rev1.Labels[deployment.PodTemplateHashLabel] {
-			t.Errorf("after rollback %s runs %s (hash %s)", p.Name, p.Spec.Containers[0].Image, p.Labels[deployment.PodTemplateHashLabel])
+		if p.Spec.Containers[0].Image != "kobune.local/labapp:1.0" || p.Labels[apps.PodTemplateHashLabel] != rev1.Labels[apps.PodTemplateHashLabel] {
+			t.Errorf("after rollback %s runs %s (hash %s)", p.Name, p.Spec.Containers[0].Image, p.Labels[apps.PodTemplateHashLabel])
 		}
 	}
 	events, _, _ := client.For[*core.Event](c).List(ctx, "default", client.ListOptions{FieldSelector: "involvedObject.name=web,reason=ScalingReplicaSet"})

@@ -24,8 +24,6 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/controller"
-	"github.com/kobune/kobune/scheduler/framework"
-	"github.com/kobune/kobune/scheduler/plugins"
 )
 
 // Name is the controller's name in logs and events.
@@ -299,9 +297,7 @@ func (dc *Controller) podTemplate(ds *apps.DaemonSet, hash string) *core.Pod {
 // fits reports whether a daemon pod belongs on the node: node selector and
 // affinity, and taints (scheduling resources are the scheduler's business).
 func fits(p *core.Pod, n *core.Node) bool {
-	ni := framework.NewNodeInfo(n)
-	return plugins.NodeAffinity{}.Filter(context.Background(), nil, p, ni).IsSuccess() &&
-		plugins.TaintToleration{}.Filter(context.Background(), nil, p, ni).IsSuccess()
+	return core.PodMatchesNodeSelectorAndAffinity(p, n) && core.UntoleratedTaint(p, n) == nil
 }
 
 // createPod makes the daemon pod for a node, pinned there by a required

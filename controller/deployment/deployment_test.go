@@ -32,11 +32,11 @@ func ownedRS(d *apps.Deployment, image string, revision string, spec, available 
 	t := d.Spec.Template
 	t.Spec.Containers = []core.Container{{Name: "c", Image: image}}
 	hash := TemplateHash(&t, 0)
-	t.Labels = map[string]string{"app": "web", PodTemplateHashLabel: hash}
+	t.Labels = map[string]string{"app": "web", apps.PodTemplateHashLabel: hash}
 	yes := true
 	return &apps.ReplicaSet{
 		ObjectMeta: meta.ObjectMeta{Name: "web-" + hash, Namespace: "default", UID: "rs-" + image, Labels: t.Labels,
-			Annotations:       map[string]string{RevisionAnnotation: revision},
+			Annotations:       map[string]string{apps.RevisionAnnotation: revision},
 			CreationTimestamp: meta.Time{Time: now.Add(-age)},
 			OwnerReferences:   []meta.OwnerReference{{Kind: "Deployment", Name: "web", UID: "d-uid", Controller: &yes}}},
 		Spec:   apps.ReplicaSetSpec{Replicas: &spec, Selector: &meta.LabelSelector{MatchLabels: t.Labels}, Template: t},
@@ -79,8 +79,8 @@ func TestNewDeploymentCreatesRevisionOne(t *testing.T) {
 	}
 	rs := controllertest.Decode[apps.ReplicaSet](creates[0])
 	hash := TemplateHash(&d.Spec.Template, 0)
-	if rs.Name != "web-"+hash || rs.Labels[PodTemplateHashLabel] != hash || rs.Spec.Selector.MatchLabels[PodTemplateHashLabel] != hash ||
-		rs.Spec.Template.Labels[PodTemplateHashLabel] != hash || rs.Annotations[RevisionAnnotation] != "1" {
+	if rs.Name != "web-"+hash || rs.Labels[apps.PodTemplateHashLabel] != hash || rs.Spec.Selector.MatchLabels[apps.PodTemplateHashLabel] != hash ||
+		rs.Spec.Template.Labels[apps.PodTemplateHashLabel] != hash || rs.Annotations[apps.RevisionAnnotation] != "1" {
 		t.Errorf("new ReplicaSet %+v", rs.ObjectMeta)
 	}
 	if got := scaledTo(api)[rs.Name]; got != 4 {
@@ -165,7 +165,7 @@ func TestRollbackMakesOldReplicaSetNewWithNextRevision(t *testing.T) {
 	var revised bool
 	for _, a := range api.Filter("update", "replicasets") {
 		rs := controllertest.Decode[apps.ReplicaSet](a)
-		if rs.Name == rev1.Name && rs.Annotations[RevisionAnnotation] == "3" {
+		if rs.Name == rev1.Name && rs.Annotations[apps.RevisionAnnotation] == "3" {
 			revised = true
 		}
 	}
@@ -179,7 +179,7 @@ func TestProgressDeadline(t *testing.T) {
 	d := deploy(2, "labapp:2.0", func(d *apps.Deployment) {
 		d.Spec.ProgressDeadlineSeconds = &deadline
 		d.Status = apps.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 1, ReadyReplicas: 2, AvailableReplicas: 2,
-			Conditions: []apps.Condition{{Type: ConditionProgressing, Status: meta.ConditionTrue, Reason: ReasonRSUpdated,
+			Conditions: []apps.Condition{{Type: apps.ConditionProgressing, Status: meta.ConditionTrue, Reason: apps.ReasonRSUpdated,
 				LastUpdateTime: meta.Time{Time: now.Add(-2 * time.Minute)}}}}
 	})
 	// The new pod never becomes available; the old ones stay.
@@ -191,8 +191,8 @@ func TestProgressDeadline(t *testing.T) {
 	if len(st) != 1 {
 		t.Fatalf("%d status writes", len(st))
 	}
-	c := findCondition(controllertest.Decode[apps.Deployment](st[0]).Status.Conditions, ConditionProgressing)
-	if c == nil || c.Status != meta.ConditionFalse || c.Reason != ReasonDeadlineExceeded {
+	c := findCondition(controllertest.Decode[apps.Deployment](st[0]).Status.Conditions, apps.ConditionProgressing)
+	if c == nil || c.Status != meta.ConditionFalse || c.Reason != apps.ReasonDeadlineExceeded {
 		t.Errorf("Progressing condition %+v, want False ProgressDeadlineExceeded", c)
 	}
 }

@@ -16,15 +16,6 @@ import (
 	"github.com/kobune/kobune/controller"
 )
 
-// Annotations and labels with Kubernetes' names.
-const (
-	RevisionAnnotation        = "deployment.kubernetes.io/revision"
-	DesiredReplicasAnnotation = "deployment.kubernetes.io/desired-replicas"
-	MaxReplicasAnnotation     = "deployment.kubernetes.io/max-replicas"
-	ChangeCauseAnnotation     = "kubernetes.io/change-cause"
-	PodTemplateHashLabel      = "pod-template-hash"
-)
-
 // TemplateHash names a pod template: a short hash of its JSON, written with
 // Kubernetes' alphabet of consonants and digits (no words by accident).
 func TemplateHash(t *core.PodTemplateSpec, collisionCount int32) string {
@@ -50,7 +41,7 @@ func EqualIgnoreHash(a, b *core.PodTemplateSpec) bool {
 	strip := func(t *core.PodTemplateSpec) []byte {
 		c := *t
 		c.Labels = maps.Clone(t.Labels)
-		delete(c.Labels, PodTemplateHashLabel)
+		delete(c.Labels, apps.PodTemplateHashLabel)
 		if len(c.Labels) == 0 {
 			c.Labels = nil
 		}
@@ -58,12 +49,6 @@ func EqualIgnoreHash(a, b *core.PodTemplateSpec) bool {
 		return out
 	}
 	return string(strip(a)) == string(strip(b))
-}
-
-// Revision reads an object's revision annotation (0 if none).
-func Revision(o meta.Object) int64 {
-	v, _ := strconv.ParseInt(o.GetObjectMeta().Annotations[RevisionAnnotation], 10, 64)
-	return v
 }
 
 // rollout is one reconcile's view of a Deployment and its ReplicaSets.
@@ -100,7 +85,7 @@ func (r *rollout) split() {
 func (r *rollout) maxOldRevision() int64 {
 	var top int64
 	for _, rs := range r.old {
-		top = max(top, Revision(rs))
+		top = max(top, apps.Revision(rs))
 	}
 	return top
 }
@@ -118,15 +103,15 @@ func (r *rollout) ensureNew(ctx context.Context) error {
 		}
 		r.newRS, r.created = rs, true
 		r.all = append(r.all, rs)
-	} else if r.newRS.Annotations[RevisionAnnotation] != revision && Revision(r.newRS) <= r.maxOldRevision() {
+	} else if r.newRS.Annotations[apps.RevisionAnnotation] != revision && apps.Revision(r.newRS) <= r.maxOldRevision() {
 		updated := *r.newRS
 		updated.Annotations = maps.Clone(r.newRS.Annotations)
 		if updated.Annotations == nil {
 			updated.Annotations = map[string]string{}
 		}
-		updated.Annotations[RevisionAnnotation] = revision
-		if cause, ok := r.d.Annotations[ChangeCauseAnnotation]; ok {
-			updated.Annotations[ChangeCauseAnnotation] = cause
+		updated.Annotations[apps.RevisionAnnotation] = revision
+		if cause, ok := r.d.Annotations[apps.ChangeCauseAnnotation]; ok {
+			updated.Annotations[apps.ChangeCauseAnnotation] = cause
 		}
 		rs, err := rsClient.Update(ctx, &updated)
 		if err != nil {
@@ -134,13 +119,13 @@ func (r *rollout) ensureNew(ctx context.Context) error {
 		}
 		r.replace(rs)
 	}
-	if r.d.Annotations[RevisionAnnotation] != r.newRS.Annotations[RevisionAnnotation] {
+	if r.d.Annotations[apps.RevisionAnnotation] != r.newRS.Annotations[apps.RevisionAnnotation] {
 		updated := *r.d
 		updated.Annotations = maps.Clone(r.d.Annotations)
 		if updated.Annotations == nil {
 			updated.Annotations = map[string]string{}
 		}
-		updated.Annotations[RevisionAnnotation] = r.newRS.Annotations[RevisionAnnotation]
+		updated.Annotations[apps.RevisionAnnotation] = r.newRS.Annotations[apps.RevisionAnnotation]
 		d, err := client.For[*apps.Deployment](r.dc.client).Update(ctx, &updated)
 		if err != nil {
 			return err // a conflict: the next pass sees the newer Deployment
@@ -164,19 +149,19 @@ func (r *rollout) createNew(ctx context.Context, revision string) (*apps.Replica
 	if tmpl.Labels == nil {
 		tmpl.Labels = map[string]string{}
 	}
-	tmpl.Labels[PodTemplateHashLabel] = hash
+	tmpl.Labels[apps.PodTemplateHashLabel] = hash
 	sel := *d.Spec.Selector
 	sel.MatchLabels = maps.Clone(d.Spec.Selector.MatchLabels)
 	if sel.MatchLabels == nil {
 		sel.MatchLabels = map[string]string{}
 	}
-	sel.MatchLabels[PodTemplateHashLabel] = hash
+	sel.MatchLabels[apps.PodTemplateHashLabel] = hash
 	yes := true
 	owner := controller.OwnerRef(d, "apps/v1", "Deployment")
 	owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
-	annotations := map[string]string{RevisionAnnotation: revision}
+	annotations := map[string]string{apps.RevisionAnnotation: revision}
 	for k, v := range d.Annotations {
-		if k != RevisionAnnotation && k != "kubectl.kubernetes.io/last-applied-configuration" {
+		if k != apps.RevisionAnnotation && k != "kubectl.kubernetes.io/last-applied-configuration" {
 			annotations[k] = v
 		}
 	}
@@ -231,7 +216,7 @@ func (r *rollout) replace(rs *apps.ReplicaSet) {
 // scale sets a ReplicaSet's replicas, with a ScalingReplicaSet event.
 func (r *rollout) scale(ctx context.Context, rs *apps.ReplicaSet, to int32) error {
 	from := replicas(rs)
-	if from == to && rs.Annotations[DesiredReplicasAnnotation] == strconv.Itoa(int(deploymentReplicas(r.d))) {
+	if from == to && rs.Annotations[apps.DesiredReplicasAnnotation] == strconv.Itoa(int(deploymentReplicas(r.d))) {
 		return nil
 	}
 	updated := *rs
@@ -241,8 +226,8 @@ func (r *rollout) scale(ctx context.Context, rs *apps.ReplicaSet, to int32) erro
 		updated.Annotations = map[string]string{}
 	}
 	maxSurge, _ := r.fenceposts()
-	updated.Annotations[DesiredReplicasAnnotation] = strconv.Itoa(int(deploymentReplicas(r.d)))
-	updated.Annotations[MaxReplicasAnnotation] = strconv.Itoa(int(deploymentReplicas(r.d) + maxSurge))
+	updated.Annotations[apps.DesiredReplicasAnnotation] = strconv.Itoa(int(deploymentReplicas(r.d)))
+	updated.Annotations[apps.MaxReplicasAnnotation] = strconv.Itoa(int(deploymentReplicas(r.d) + maxSurge))
 	scaled, err := client.For[*apps.ReplicaSet](r.dc.client).Update(ctx, &updated)
 	if err != nil {
 		return fmt.Errorf("scale %s to %d: %w", rs.Name, to, err)
@@ -285,7 +270,7 @@ func (r *rollout) cleanupHistory(ctx context.Context) error {
 			idle = append(idle, rs)
 		}
 	}
-	sort.SliceStable(idle, func(i, j int) bool { return Revision(idle[i]) < Revision(idle[j]) })
+	sort.SliceStable(idle, func(i, j int) bool { return apps.Revision(idle[i]) < apps.Revision(idle[j]) })
 	for i := 0; i < len(idle)-int(limit); i++ {
 		err := client.For[*apps.ReplicaSet](r.dc.client).Delete(ctx, idle[i].Namespace, idle[i].Name, client.DeleteOptions{UID: idle[i].UID})
 		if err != nil && !client.IsNotFound(err) {

@@ -10,21 +10,7 @@ import (
 	"github.com/kobune/kobune/controller"
 )
 
-// Condition types and reasons, with Kubernetes' names.
-const (
-	ConditionAvailable   = "Available"
-	ConditionProgressing = "Progressing"
-
-	ReasonNewRSAvailable       = "NewReplicaSetAvailable"
-	ReasonRSUpdated            = "ReplicaSetUpdated"
-	ReasonNewRSCreated         = "NewReplicaSetCreated"
-	ReasonDeadlineExceeded     = "ProgressDeadlineExceeded"
-	ReasonPaused               = "DeploymentPaused"
-	ReasonResumed              = "DeploymentResumed"
-	ReasonMinimumAvailable     = "MinimumReplicasAvailable"
-	ReasonMinimumNotAvailable  = "MinimumReplicasUnavailable"
-	defaultProgressDeadlineSec = 600
-)
+const defaultProgressDeadlineSec = 600
 
 // syncStatus computes the status from the ReplicaSets and writes it when
 // it changed; it asks to be called again when the progress deadline would
@@ -47,27 +33,27 @@ func (dc *Controller) syncStatus(ctx context.Context, r *rollout) (controller.Re
 
 	_, maxUnavailable := r.fenceposts()
 	if st.AvailableReplicas >= want-maxUnavailable {
-		conds = setCondition(conds, ConditionAvailable, meta.ConditionTrue, ReasonMinimumAvailable, "Deployment has minimum availability.", now)
+		conds = setCondition(conds, apps.ConditionAvailable, meta.ConditionTrue, apps.ReasonMinimumAvailable, "Deployment has minimum availability.", now)
 	} else {
-		conds = setCondition(conds, ConditionAvailable, meta.ConditionFalse, ReasonMinimumNotAvailable, "Deployment does not have minimum availability.", now)
+		conds = setCondition(conds, apps.ConditionAvailable, meta.ConditionFalse, apps.ReasonMinimumNotAvailable, "Deployment does not have minimum availability.", now)
 	}
 
 	var requeue time.Duration
 	complete := r.newRS != nil && st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want && replicas(r.newRS) == want
-	prog := findCondition(d.Status.Conditions, ConditionProgressing)
+	prog := findCondition(d.Status.Conditions, apps.ConditionProgressing)
 	switch {
 	case d.Spec.Paused:
-		conds = setCondition(conds, ConditionProgressing, meta.ConditionUnknown, ReasonPaused, "Deployment is paused", now)
-	case prog != nil && prog.Reason == ReasonPaused:
-		conds = setCondition(conds, ConditionProgressing, meta.ConditionUnknown, ReasonResumed, "Deployment is resumed", now)
+		conds = setCondition(conds, apps.ConditionProgressing, meta.ConditionUnknown, apps.ReasonPaused, "Deployment is paused", now)
+	case prog != nil && prog.Reason == apps.ReasonPaused:
+		conds = setCondition(conds, apps.ConditionProgressing, meta.ConditionUnknown, apps.ReasonResumed, "Deployment is resumed", now)
 	case complete:
-		conds = setCondition(conds, ConditionProgressing, meta.ConditionTrue, ReasonNewRSAvailable, fmt.Sprintf("ReplicaSet %q has successfully progressed.", r.newRS.Name), now)
+		conds = setCondition(conds, apps.ConditionProgressing, meta.ConditionTrue, apps.ReasonNewRSAvailable, fmt.Sprintf("ReplicaSet %q has successfully progressed.", r.newRS.Name), now)
 	case r.created:
-		conds = setCondition(conds, ConditionProgressing, meta.ConditionTrue, ReasonNewRSCreated, fmt.Sprintf("Created new replica set %q", r.newRS.Name), now)
+		conds = setCondition(conds, apps.ConditionProgressing, meta.ConditionTrue, apps.ReasonNewRSCreated, fmt.Sprintf("Created new replica set %q", r.newRS.Name), now)
 	case prog == nil || progressed(d.Status, st, d.Generation):
-		conds = setCondition(conds, ConditionProgressing, meta.ConditionTrue, ReasonRSUpdated, fmt.Sprintf("ReplicaSet %q is progressing.", r.newRS.Name), now)
-		findCondition(conds, ConditionProgressing).LastUpdateTime = now // progress restarts the deadline
-	case prog.Reason != ReasonDeadlineExceeded:
+		conds = setCondition(conds, apps.ConditionProgressing, meta.ConditionTrue, apps.ReasonRSUpdated, fmt.Sprintf("ReplicaSet %q is progressing.", r.newRS.Name), now)
+		findCondition(conds, apps.ConditionProgressing).LastUpdateTime = now // progress restarts the deadline
+	case prog.Reason != apps.ReasonDeadlineExceeded:
 		// No progress since the condition's last update: past the
 		// deadline the rollout is declared stalled.
 		deadline := time.Duration(defaultProgressDeadlineSec) * time.Second
@@ -75,7 +61,7 @@ func (dc *Controller) syncStatus(ctx context.Context, r *rollout) (controller.Re
 			deadline = time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
 		}
 		if left := prog.LastUpdateTime.Add(deadline).Sub(now.Time); left <= 0 {
-			conds = setCondition(conds, ConditionProgressing, meta.ConditionFalse, ReasonDeadlineExceeded,
+			conds = setCondition(conds, apps.ConditionProgressing, meta.ConditionFalse, apps.ReasonDeadlineExceeded,
 				fmt.Sprintf("ReplicaSet %q has timed out progressing.", r.newRS.Name), now)
 		} else {
 			requeue = left + time.Second

@@ -21,7 +21,7 @@ func (NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod 
 	if !n.Node.Spec.Unschedulable {
 		return nil
 	}
-	if tolerates(pod, &core.Taint{Key: "node.kubernetes.io/unschedulable", Effect: core.TaintNoSchedule}) {
+	if pod.ToleratesTaint(&core.Taint{Key: "node.kubernetes.io/unschedulable", Effect: core.TaintNoSchedule}) {
 		return nil
 	}
 	return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable")

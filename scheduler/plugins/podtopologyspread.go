@@ -92,7 +92,7 @@ func countSpread(state *framework.CycleState, pod *core.Pod, cs []*spreadConstra
 		c.counts = map[string]int{}
 	}
 	for _, n := range state.AllNodes {
-		if n.Node == nil || !hasKeys(n.Node.Labels, cs) || !nodeMatchesPod(pod, n.Node) {
+		if n.Node == nil || !hasKeys(n.Node.Labels, cs) || !core.PodMatchesNodeSelectorAndAffinity(pod, n.Node) {
 			continue
 		}
 		for _, c := range cs {

@@ -28,7 +28,7 @@ func (PreferNoSchedule) Score(_ context.Context, _ *framework.CycleState, pod *c
 		if taint.Effect != core.TaintPreferNoSchedule {
 			continue
 		}
-		if !tolerates(pod, taint) {
+		if !pod.ToleratesTaint(taint) {
 			count++
 		}
 	}

@@ -27,7 +27,7 @@ func (PreferredNodeAffinity) Score(_ context.Context, _ *framework.CycleState, p
 	}
 	var sum int64
 	for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if termMatches(p.Preference, n.Node.Labels, n.Node.Name) {
+		if core.NodeSelectorTermMatches(p.Preference, n.Node.Labels, n.Node.Name) {
 			sum += int64(p.Weight)
 		}
 	}

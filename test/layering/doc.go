@@ -1,0 +1,5 @@
+// Package layering holds the test of Kobune's layering rule (see
+// docs/architecture.md): api → client → components (apiserver, scheduler,
+// controller, agent) → ctl → cmd. No component imports another; kobectl
+// links neither etcd nor containerd.
+package layering
