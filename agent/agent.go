@@ -95,6 +95,13 @@ type Agent struct {
 	running map[string]string // pod key → uid of what the runtime runs for it
 	// registered: the Node is written and the agent runs its pods.
 	registered atomic.Bool
+	// recorder writes the agent's events (the kubelet's reasons).
+	recorder *client.AsyncRecorder
+}
+
+// event records an event about a pod or the node, in the background.
+func (a *Agent) event(obj meta.Object, typ, reason, message string) {
+	a.recorder.Event(obj, typ, reason, message)
 }
 
 // Ready is the agent's ready check: the node is registered and the pods
@@ -112,7 +119,11 @@ func (a *Agent) Ready() error {
 // New returns an agent for the node in cfg, on runtime rt.
 func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	cfg.setDefaults()
-	a := &Agent{cfg: cfg, client: c, runtime: rt, queue: client.NewQueue(nil), running: map[string]string{}, streamer: asStreamer(rt)}
+	a := &Agent{cfg: cfg, client: c, runtime: rt, queue: client.NewQueue(nil), running: map[string]string{}, streamer: asStreamer(rt),
+		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
+	if src, ok := rt.(runtime.EventSource); ok {
+		src.OnEvent(func(p *core.Pod, typ, reason, message string) { a.event(p, typ, reason, message) })
+	}
 	if cfg.Metrics != nil {
 		a.runtime = timedRuntime{Runtime: rt, calls: cfg.Metrics.RuntimeCalls}
 	}
@@ -124,6 +135,7 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	if !cfg.DisableProbes {
 		execer, _ := rt.(probe.Execer) // the unwrapped runtime
 		a.probes = probe.NewManager(execer, a.queue.Add)
+		a.probes.OnFailure = a.probeFailed
 	}
 	a.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.Node.Name})
 	a.pods.ResyncPeriod = cfg.ResyncInterval
@@ -165,6 +177,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.cfg.Logf("node %s registered (%s, pod CIDR %s)", n.Name, ver, n.Spec.PodCIDR)
 	a.registered.Store(true)
+	a.event(n, core.EventTypeNormal, "Starting", "Starting kobune-agent.")
 	if err := a.adopt(ctx); err != nil {
 		return err
 	}
@@ -173,6 +186,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); f(ctx) }()
 	}
+	run(func(ctx context.Context) { a.recorder.Run(ctx, 1) })
 	run(a.pods.Run)
 	if lis != nil {
 		run(func(ctx context.Context) { a.serveNodeAPI(ctx, lis) })
@@ -306,9 +320,14 @@ func (a *Agent) reassertReady(ctx context.Context) {
 			return
 		}
 	}
-	if _, err := node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status); err != nil && ctx.Err() == nil {
-		a.cfg.Logf("update node status: %s", client.Message(err))
+	updated, err := node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.cfg.Logf("update node status: %s", client.Message(err))
+		}
+		return
 	}
+	a.event(updated, core.EventTypeNormal, "NodeReady", fmt.Sprintf("Node %s status is now: NodeReady", n.Name))
 }
 
 func (a *Agent) statusLoop(ctx context.Context) {

@@ -38,12 +38,23 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	}
 	state, err := a.runtime.RunPod(ctx, pod, nil)
 	var imgErr *runtime.ImageError
-	if errors.As(err, &imgErr) {
+	var sbErr *runtime.SandboxError
+	switch {
+	case errors.As(err, &imgErr):
 		// Say why the pod cannot start (kubectl shows ErrImageNeverPull), and retry later.
+		if imgErr.Reason != "CreateContainerError" { // the runtime reported that one
+			a.event(pod, core.EventTypeWarning, imgErr.Reason, imgErr.Error())
+		}
 		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, imgErr.Container, imgErr.Reason, imgErr.Error())))
-	}
-	if err != nil {
+	case errors.As(err, &sbErr):
+		a.event(pod, core.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+sbErr.Err.Error())
 		return err
+	case err != nil:
+		return err
+	}
+	if pod.Status.PodIP != "" && state.IP != "" && state.IP != pod.Status.PodIP {
+		// The sandbox had to be made again: the pod's address changed.
+		a.event(pod, core.EventTypeNormal, "SandboxChanged", fmt.Sprintf("Pod sandbox changed, it will be killed and re-created (IP %s, was %s).", state.IP, pod.Status.PodIP))
 	}
 	a.mu.Lock()
 	a.running[key] = pod.UID
@@ -56,6 +67,9 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	}
 	if retryIn > 0 {
 		a.queue.AddAfter(key, retryIn) // look again when the back-off ends
+	}
+	for name := range waiting {
+		a.event(pod, core.EventTypeWarning, "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID))
 	}
 	if err := a.syncProbes(ctx, key, pod, state); err != nil {
 		return err
@@ -92,6 +106,14 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *core.Pod) error 
 	if g := pod.DeletionGracePeriodSeconds; g != nil {
 		grace = time.Duration(*g) * time.Second
 	}
+	a.mu.Lock()
+	running := a.running[key] == pod.UID
+	a.mu.Unlock()
+	if running {
+		for _, c := range pod.Spec.Containers {
+			a.event(pod, core.EventTypeNormal, "Killing", "Stopping container "+c.Name)
+		}
+	}
 	if err := a.stop(ctx, key, pod.UID, grace); err != nil {
 		return err
 	}
@@ -127,12 +149,21 @@ func (a *Agent) syncProbes(ctx context.Context, key string, pod *core.Pod, st ru
 		if live != probe.Failure && start != probe.Failure {
 			continue
 		}
-		a.cfg.Logf("pod %s: container %s failed its %s probe, killing it", key, t.Container.Name, map[bool]string{true: "liveness", false: "startup"}[live == probe.Failure])
+		kind := map[bool]string{true: "liveness", false: "startup"}[live == probe.Failure]
+		a.cfg.Logf("pod %s: container %s failed its %s probe, killing it", key, t.Container.Name, kind)
+		a.event(pod, core.EventTypeNormal, "Killing", fmt.Sprintf("Container %s failed %s probe, will be restarted", t.Container.Name, kind))
 		if err := a.runtime.KillContainer(ctx, pod.UID, t.Container.Name, gracePeriod(pod)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// probeFailed writes the kubelet's Unhealthy event for a failed probe attempt.
+func (a *Agent) probeFailed(t probe.Target, kind probe.Kind, err error) {
+	if pod, ok := a.pods.GetByKey(t.PodKey); ok && pod.UID == t.PodUID {
+		a.event(pod, core.EventTypeWarning, "Unhealthy", fmt.Sprintf("%s probe failed: %v", kind, err))
+	}
 }
 
 // probeResult tells status.go what the probes say (nothing when disabled).

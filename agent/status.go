@@ -94,19 +94,19 @@ func containerStatus(c runtime.ContainerState, backoff string, probes probeResul
 	cs := core.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.ImageID, ContainerID: c.ID,
 		RestartCount: c.Restarts, Ready: ready, Started: &started}
 	if l := c.Last; l != nil {
-		cs.LastState.Terminated = &core.ContainerStateTerminated{ExitCode: l.ExitCode, Reason: l.Reason,
+		cs.LastState.Terminated = &core.ContainerStateTerminated{ExitCode: l.ExitCode, Reason: l.Reason, Message: l.Message,
 			StartedAt: meta.NewTime(l.StartedAt), FinishedAt: meta.NewTime(l.FinishedAt)}
 	}
 	switch {
 	case backoff != "":
 		// The attempt that just ended becomes lastState while we wait.
-		cs.LastState.Terminated = &core.ContainerStateTerminated{ExitCode: c.ExitCode, Reason: c.Reason,
+		cs.LastState.Terminated = &core.ContainerStateTerminated{ExitCode: c.ExitCode, Reason: c.Reason, Message: c.Message,
 			StartedAt: meta.NewTime(c.StartedAt), FinishedAt: meta.NewTime(c.FinishedAt), ContainerID: c.ID}
 		cs.State.Waiting = &core.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: backoff}
 	case c.Running:
 		cs.State.Running = &core.ContainerStateRunning{StartedAt: meta.NewTime(c.StartedAt)}
 	case !c.FinishedAt.IsZero():
-		cs.State.Terminated = &core.ContainerStateTerminated{ExitCode: c.ExitCode, Reason: c.Reason,
+		cs.State.Terminated = &core.ContainerStateTerminated{ExitCode: c.ExitCode, Reason: c.Reason, Message: c.Message,
 			StartedAt: meta.NewTime(c.StartedAt), FinishedAt: meta.NewTime(c.FinishedAt), ContainerID: c.ID}
 	default:
 		cs.State.Waiting = &core.ContainerStateWaiting{Reason: "ContainerCreating"}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -13,10 +15,40 @@ import (
 )
 
 // Recorder writes Events about objects, as client-go's EventRecorder does:
-// `kobectl describe` shows them under the object.
+// `kobectl describe` shows them under the object. Like client-go's
+// EventCorrelator it aggregates: an event that repeats (same object, type,
+// reason, message and source) updates the earlier one's count and
+// lastTimestamp instead of making a new object; and when more than 10
+// events with the same object, type and reason but different messages come
+// within 10 minutes, the rest become one event "(combined from similar
+// events): <latest message>" that counts them.
 type Recorder struct {
 	Client    *Client
 	Component string // e.g. "default-scheduler"
+	Host      string // the node, for the agent's events (source.host)
+	// Now is the clock (time.Now when nil); tests set it.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	seen    map[string]*seenEvent // by correlation key; bounded (maxSeen)
+	similar map[string]*similarEvents
+}
+
+// Kubernetes' correlator defaults.
+const (
+	maxSeen          = 4096
+	similarThreshold = 10
+	similarWindow    = 10 * time.Minute
+)
+
+type seenEvent struct {
+	event *core.Event // the stored event, as last written
+	used  time.Time
+}
+
+type similarEvents struct {
+	first    time.Time
+	messages map[string]bool // the different messages seen (at most similarThreshold)
 }
 
 // Event records that reason happened to obj; typ is Normal or Warning.
@@ -29,22 +61,125 @@ func (r *Recorder) Event(ctx context.Context, obj meta.Object, typ, reason, mess
 	if k, err := scheme.KindOf(obj); err == nil {
 		kind, apiVersion = k.Kind, k.APIVersion
 	}
-	suffix := make([]byte, 8)
-	_, _ = rand.Read(suffix)
 	ns := m.Namespace
 	if ns == "" {
 		ns = "default"
 	}
-	now := meta.Now()
+	ref := core.ObjectReference{Kind: kind, APIVersion: apiVersion, Namespace: m.Namespace, Name: m.Name, UID: m.UID}
+	now := r.now()
+	objKey := strings.Join([]string{r.Component, r.Host, kind, m.Namespace, m.Name, m.UID, typ, reason}, "\x00")
+	message = r.aggregate(objKey, message, now)
+	key := objKey + "\x00" + message
+	if prev := r.lookup(key); prev != nil {
+		ev := *prev
+		ev.Count++
+		ev.Message = message // the combined event shows the latest
+		ev.LastTimestamp = meta.Time{Time: now}
+		updated, err := For[*core.Event](r.Client).Update(ctx, &ev)
+		if err == nil {
+			r.remember(key, updated, now)
+			return nil
+		}
+		if !IsNotFound(err) && !IsConflict(err) {
+			return err
+		}
+		// Gone (events expire) or changed by someone else: start a new one.
+	}
+	suffix := make([]byte, 8)
+	_, _ = rand.Read(suffix)
+	t := meta.Time{Time: now}
 	ev := &core.Event{
 		ObjectMeta:     meta.ObjectMeta{Name: m.Name + "." + hex.EncodeToString(suffix), Namespace: ns},
-		InvolvedObject: core.ObjectReference{Kind: kind, APIVersion: apiVersion, Namespace: m.Namespace, Name: m.Name, UID: m.UID},
-		Reason:         reason, Message: message, Type: typ, Count: 1,
-		Source:         core.EventSource{Component: r.Component},
-		FirstTimestamp: now, LastTimestamp: now, ReportingController: r.Component,
+		InvolvedObject: ref, Reason: reason, Message: message, Type: typ, Count: 1,
+		Source:         core.EventSource{Component: r.Component, Host: r.Host},
+		FirstTimestamp: t, LastTimestamp: t, ReportingController: r.Component, ReportingInstance: r.Host,
 	}
-	_, err := For[*core.Event](r.Client).Create(ctx, ev)
-	return err
+	created, err := For[*core.Event](r.Client).Create(ctx, ev)
+	if err != nil {
+		return err
+	}
+	r.remember(key, created, now)
+	return nil
+}
+
+func (r *Recorder) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// aggregate returns the message to record: message itself, or the combined
+// form once more than similarThreshold different messages came for the
+// same object and reason within similarWindow (Kubernetes' EventAggregator).
+func (r *Recorder) aggregate(objKey, message string, now time.Time) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.similar == nil {
+		r.similar = map[string]*similarEvents{}
+	}
+	s := r.similar[objKey]
+	if s == nil || now.Sub(s.first) > similarWindow {
+		if len(r.similar) >= maxSeen {
+			clear(r.similar)
+		}
+		s = &similarEvents{first: now, messages: map[string]bool{}}
+		r.similar[objKey] = s
+	}
+	if s.messages[message] {
+		return message // a repeat: counted on its own event
+	}
+	if len(s.messages) >= similarThreshold {
+		return "(combined from similar events): " + message
+	}
+	s.messages[message] = true
+	return message
+}
+
+func (r *Recorder) lookup(key string) *core.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.seen[key]; e != nil {
+		return e.event
+	}
+	// The combined event's message changes with each event: find it by prefix.
+	if i := strings.Index(key, "\x00(combined from similar events): "); i >= 0 {
+		for k, e := range r.seen {
+			if strings.HasPrefix(k, key[:i+len("\x00(combined from similar events): ")]) {
+				return e.event
+			}
+		}
+	}
+	return nil
+}
+
+// remember keeps the stored event for key, evicting the least recently
+// used one when the cache is full (memory stays bounded).
+func (r *Recorder) remember(key string, ev *core.Event, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string]*seenEvent{}
+	}
+	if i := strings.Index(key, "\x00(combined from similar events): "); i >= 0 {
+		prefix := key[:i+len("\x00(combined from similar events): ")]
+		for k := range r.seen {
+			if strings.HasPrefix(k, prefix) {
+				delete(r.seen, k) // one combined event per object and reason
+			}
+		}
+	}
+	if _, ok := r.seen[key]; !ok && len(r.seen) >= maxSeen {
+		var oldest string
+		var at time.Time
+		for k, e := range r.seen {
+			if oldest == "" || e.used.Before(at) {
+				oldest, at = k, e.used
+			}
+		}
+		delete(r.seen, oldest)
+	}
+	r.seen[key] = &seenEvent{event: ev, used: now}
 }
 
 // AsyncRecorder writes events from a bounded queue in the background, so

@@ -15,10 +15,22 @@ import (
 
 // LeaderElection lets several replicas of a component run while only one
 // acts, using a Lease object as the lock (client-go's leaderelection). The
-// holder renews the Lease every RetryPeriod; the others take it over once it
-// has not been renewed for LeaseDuration. Optimistic concurrency on the
-// Lease makes the takeover exclusive: two candidates writing the same
+// holder renews the Lease every RetryPeriod; the others take it over once
+// they have seen it unchanged for LeaseDuration. Optimistic concurrency on
+// the Lease makes the takeover exclusive: two candidates writing the same
 // resourceVersion cannot both succeed.
+//
+// Two rules keep two leaders from acting at once, whatever the clocks and
+// however slow the API server (as client-go's observedTime does):
+//
+//   - a candidate times a Lease on its own clock, from when *it* saw the
+//     Lease change, never from the renewTime written in it: a renewal that
+//     the server committed a second after the holder stamped it would
+//     otherwise look a second older than it is, and a candidate could take
+//     over while the holder still acts;
+//   - the holder stops acting RenewDeadline after the *start* of its last
+//     successful renewal, even while a renewal request is still under way,
+//     and RenewDeadline is shorter than LeaseDuration.
 type LeaderElection struct {
 	Client    *Client
 	Namespace string // usually kube-system
@@ -35,6 +47,10 @@ type LeaderElection struct {
 	OnStartedLeading func(ctx context.Context)
 	// OnStoppedLeading runs when leadership ends.
 	OnStoppedLeading func()
+
+	// observed is the Lease as this replica last saw it change, and when.
+	observedRecord string
+	observedTime   time.Time
 }
 
 func (le *LeaderElection) defaults() {
@@ -56,10 +72,16 @@ func (le *LeaderElection) defaults() {
 // lease it returns, and the process should exit so it starts clean.
 func (le *LeaderElection) Run(ctx context.Context) error {
 	le.defaults()
+	if le.RenewDeadline >= le.LeaseDuration {
+		return fmt.Errorf("leader election: the renew deadline (%v) must be shorter than the lease duration (%v)", le.RenewDeadline, le.LeaseDuration)
+	}
 	leases := For[*coordination.Lease](le.Client)
+	var lastRenew time.Time // when the last successful acquire or renewal started
 	for {
-		ok, err := le.tryAcquireOrRenew(ctx, leases)
+		started := le.Clock.Now()
+		ok, err := le.tryAcquireOrRenew(ctx, leases, started)
 		if ok {
+			lastRenew = started
 			break
 		}
 		_ = err // another holder, or the server is away: try again
@@ -78,8 +100,15 @@ func (le *LeaderElection) Run(ctx context.Context) error {
 			le.OnStartedLeading(leadCtx)
 		}
 	}()
-	lastRenew := le.Clock.Now()
+	stop := func() {
+		cancel()
+		<-done
+		if le.OnStoppedLeading != nil {
+			le.OnStoppedLeading()
+		}
+	}
 	for {
+		deadline := lastRenew.Add(le.RenewDeadline)
 		select {
 		case <-ctx.Done():
 			cancel()
@@ -91,23 +120,25 @@ func (le *LeaderElection) Run(ctx context.Context) error {
 			return ctx.Err()
 		case <-le.Clock.After(le.RetryPeriod):
 		}
-		if ok, _ := le.tryAcquireOrRenew(ctx, leases); ok {
-			lastRenew = le.Clock.Now()
+		started := le.Clock.Now()
+		// A renewal may not outlive the deadline: past it, another replica
+		// may lead, so this one must have stopped.
+		rctx, rcancel := context.WithTimeout(ctx, deadline.Sub(started))
+		ok, _ := le.tryAcquireOrRenew(rctx, leases, started)
+		rcancel()
+		if ok && le.Clock.Now().Before(deadline) {
+			lastRenew = started
 			continue
 		}
-		if le.Clock.Now().Sub(lastRenew) > le.RenewDeadline {
-			cancel()
-			<-done
-			if le.OnStoppedLeading != nil {
-				le.OnStoppedLeading()
-			}
-			return fmt.Errorf("leader election: lost lease %s/%s", le.Namespace, le.Name)
+		if !le.Clock.Now().Before(deadline) {
+			stop()
+			return fmt.Errorf("leader election: lost lease %s/%s (not renewed within %v)", le.Namespace, le.Name, le.RenewDeadline)
 		}
 	}
 }
 
-func (le *LeaderElection) tryAcquireOrRenew(ctx context.Context, leases *Typed[*coordination.Lease]) (bool, error) {
-	now := meta.MicroTime{Time: le.Clock.Now().UTC()}
+func (le *LeaderElection) tryAcquireOrRenew(ctx context.Context, leases *Typed[*coordination.Lease], started time.Time) (bool, error) {
+	now := meta.MicroTime{Time: started.UTC()}
 	dur := int32(le.LeaseDuration / time.Second)
 	lease, err := leases.Get(ctx, le.Namespace, le.Name)
 	if IsNotFound(err) {
@@ -125,9 +156,17 @@ func (le *LeaderElection) tryAcquireOrRenew(ctx context.Context, leases *Typed[*
 	if s.HolderIdentity != nil {
 		holder = *s.HolderIdentity
 	}
-	if holder != "" && holder != le.Identity && s.RenewTime != nil && s.LeaseDurationSeconds != nil &&
-		le.Clock.Now().Before(s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds)*time.Second)) {
-		return false, nil // held by someone else and not expired
+	// The record as seen: a change of holder or renewal restarts the clock.
+	record := holder + "/" + lease.ResourceVersion
+	if record != le.observedRecord {
+		le.observedRecord, le.observedTime = record, le.Clock.Now()
+	}
+	leaseFor := le.LeaseDuration
+	if s.LeaseDurationSeconds != nil {
+		leaseFor = time.Duration(*s.LeaseDurationSeconds) * time.Second
+	}
+	if holder != "" && holder != le.Identity && le.Clock.Now().Before(le.observedTime.Add(leaseFor)) {
+		return false, nil // held by someone else, seen renewed within its duration
 	}
 	if holder != le.Identity {
 		s.AcquireTime = &now

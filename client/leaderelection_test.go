@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobune/kobune/api/coordination"
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 )
@@ -60,5 +62,54 @@ func TestLeaderElectionOneLeaderThenFailover(t *testing.T) {
 	}
 	if maxLeaders.Load() > 1 {
 		t.Errorf("%d leaders at once", maxLeaders.Load())
+	}
+}
+
+// A candidate times the Lease on its own clock, from when it saw the Lease
+// change: a holder whose renewTime looks an hour old (a skewed clock, or a
+// renewal the server committed long after it was stamped) but which keeps
+// renewing is never taken over; once the renewals stop, the candidate waits
+// a whole lease duration and then takes over. (Judged by renewTime, the
+// candidate took over at once while the holder still acted: two
+// schedulers bound the same pods.)
+func TestLeaderElectionTimesTheLeaseOnItsOwnClock(t *testing.T) {
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leases := client.For[*coordination.Lease](s.Client)
+	holder, dur := "skewed", int32(2)
+	old := meta.MicroTime{Time: time.Now().Add(-time.Hour)}
+	l, err := leases.Create(ctx, &coordination.Lease{ObjectMeta: meta.ObjectMeta{Name: "skew-lock", Namespace: "kube-system"},
+		Spec: coordination.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &dur, RenewTime: &old}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var led atomic.Int64 // when the candidate started leading (unix nanos)
+	le := &client.LeaderElection{Client: s.Client, Namespace: "kube-system", Name: "skew-lock", Identity: "candidate",
+		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond,
+		OnStartedLeading: func(lctx context.Context) { led.Store(time.Now().UnixNano()); <-lctx.Done() }}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = le.Run(cctx) }()
+	// The holder renews every 500 ms for 4 s, each time with an hour-old renewTime.
+	for i := range 8 {
+		time.Sleep(500 * time.Millisecond)
+		if led.Load() != 0 {
+			t.Fatal("the candidate took over a Lease that was being renewed")
+		}
+		l.Spec.RenewTime = &meta.MicroTime{Time: old.Add(time.Duration(i+1) * time.Second)}
+		if l, err = leases.Update(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopped := time.Now()
+	for led.Load() == 0 && time.Since(stopped) < 10*time.Second {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if led.Load() == 0 {
+		t.Fatal("the candidate did not take over after the renewals stopped")
+	}
+	if after := time.Unix(0, led.Load()).Sub(stopped); after < 1500*time.Millisecond {
+		t.Errorf("took over %v after the last renewal; want a whole lease duration (2 s)", after)
 	}
 }

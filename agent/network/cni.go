@@ -21,6 +21,10 @@ type Network interface {
 	Setup(ctx context.Context, sandboxID string, ports []PortMapping) (netnsPath, ip string, err error)
 	// Teardown detaches and removes the namespace; missing pieces are not errors.
 	Teardown(ctx context.Context, sandboxID string) error
+	// Attached returns the IP of a sandbox that is still set up, so that a
+	// pod whose containers were removed keeps its address; ok is false
+	// when the sandbox must be made again.
+	Attached(ctx context.Context, sandboxID string) (ip string, ok bool)
 }
 
 // PortMapping is a container's hostPort, in the portmap plugin's terms.
@@ -108,6 +112,29 @@ func (c *CNI) Setup(ctx context.Context, sandboxID string, ports []PortMapping) 
 		return "", "", fmt.Errorf("CNI bridge ADD returned no IP (%v)", err)
 	}
 	return path, r.IPs[0].Address.IP.String(), nil
+}
+
+// Attached implements Network: the namespace exists, CNI's cache has the
+// result of its ADD, and eth0 in it still has that address.
+func (c *CNI) Attached(ctx context.Context, sandboxID string) (string, bool) {
+	path := NetnsPath(sandboxID)
+	if _, err := os.Stat(path); err != nil {
+		return "", false
+	}
+	res, err := c.cni.GetNetworkListCachedResult(c.pods, &libcni.RuntimeConf{ContainerID: sandboxID, NetNS: path, IfName: "eth0"})
+	if err != nil || res == nil {
+		return "", false
+	}
+	r, err := current.NewResultFromResult(res)
+	if err != nil || len(r.IPs) == 0 {
+		return "", false
+	}
+	ip := r.IPs[0].Address.IP.String()
+	out, err := exec.CommandContext(ctx, "ip", "-n", NetnsName(sandboxID), "-o", "addr", "show", "dev", "eth0").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), " "+ip+"/") {
+		return "", false
+	}
+	return ip, true
 }
 
 // Teardown implements Network. CNI DEL runs before the namespace goes, or

@@ -52,6 +52,9 @@ type Manager struct {
 	execer Execer
 	// OnChange is called with the pod key whenever a result changes.
 	OnChange func(podKey string)
+	// OnFailure, when set, is called on every failed attempt, with why (the
+	// kubelet's Unhealthy events).
+	OnFailure func(t Target, kind Kind, err error)
 
 	mu      sync.Mutex
 	workers map[workerKey]*worker
@@ -152,6 +155,9 @@ func (w *worker) run(ctx context.Context) {
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		err := w.m.check(pctx, w.target, w.probe)
 		cancel()
+		if err != nil && w.m.OnFailure != nil {
+			w.m.OnFailure(w.target, w.kind, err)
+		}
 		if w.record(err == nil) && w.m.OnChange != nil {
 			w.m.OnChange(w.target.PodKey)
 		}

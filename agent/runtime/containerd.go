@@ -34,15 +34,21 @@ const (
 	LabelLastReason   = "kobune.io/last-reason"
 	LabelLastStarted  = "kobune.io/last-started"
 	LabelLastFinished = "kobune.io/last-finished"
+	LabelLastMessage  = "kobune.io/last-message"
 	LabelCgroup       = "kobune.io/cgroup"
+	// An attempt whose process could not be started: the runtime's
+	// message and when it failed (the container has no task then).
+	LabelStartError  = "kobune.io/start-error"
+	LabelStartFailed = "kobune.io/start-failed"
 )
 
 // ErrImageNeverPull is returned for an image that is missing while its
 // pull policy is Never (the reason Kubernetes shows too).
 var ErrImageNeverPull = errors.New("ErrImageNeverPull")
 
-// ImageError says which container's image could not be had, with
-// Kubernetes' waiting reason (ErrImageNeverPull, ErrImagePull).
+// ImageError says which container could not be had or made, with
+// Kubernetes' waiting reason (ErrImageNeverPull, ErrImagePull,
+// CreateContainerError) and the runtime's error as the message.
 type ImageError struct {
 	Container string
 	Reason    string
@@ -64,6 +70,9 @@ type Containerd struct {
 	// Observe, when set, receives how long each container is in its
 	// "create" and "start" phases (for metrics and the pod start benchmark).
 	Observe func(phase string, d time.Duration)
+	// Record, when set, receives events about a pod with the kubelet's
+	// reasons: Pulled, Created, Started, Failed.
+	Record func(pod *core.Pod, typ, reason, message string)
 
 	mu      sync.Mutex
 	watched map[string]bool // container IDs whose task exit is awaited
@@ -103,6 +112,17 @@ func (r *Containerd) watch(id, uid string, exited <-chan client.ExitStatus) {
 		default: // the agent's periodic look catches it
 		}
 	}()
+}
+
+// OnEvent implements EventSource.
+func (r *Containerd) OnEvent(record func(pod *core.Pod, typ, reason, message string)) {
+	r.Record = record
+}
+
+func (r *Containerd) record(pod *core.Pod, typ, reason, message string) {
+	if r.Record != nil {
+		r.Record(pod, typ, reason, message)
+	}
 }
 
 // Close closes the connection.
@@ -152,26 +172,27 @@ func (r *Containerd) LoadImages(ctx context.Context, dir string) ([]string, erro
 // ensureImage returns the image, following the pull policy. Pulls go
 // through containerd; Kobune's labs and tests never pull (images are
 // loaded from tarballs), so a pull is only tried when a user asks for one.
-func (r *Containerd) ensureImage(ctx context.Context, c *core.Container) (client.Image, error) {
-	img, err := r.client.GetImage(ctx, c.Image)
+func (r *Containerd) ensureImage(ctx context.Context, c *core.Container) (img client.Image, pulled bool, err error) {
+	img, err = r.client.GetImage(ctx, c.Image)
 	switch {
 	case err == nil && c.ImagePullPolicy != core.PullAlways:
 	case err != nil && !errdefs.IsNotFound(err):
-		return nil, fmt.Errorf("image %s: %w", c.Image, err)
+		return nil, false, fmt.Errorf("image %s: %w", c.Image, err)
 	case c.ImagePullPolicy == core.PullNever:
-		return nil, &ImageError{Container: c.Name, Reason: "ErrImageNeverPull",
+		return nil, false, &ImageError{Container: c.Name, Reason: "ErrImageNeverPull",
 			Err: fmt.Errorf("%w: container image %q is not present with pull policy of Never", ErrImageNeverPull, c.Image)}
 	default:
 		if img, err = r.client.Pull(ctx, c.Image, client.WithPullUnpack); err != nil {
-			return nil, &ImageError{Container: c.Name, Reason: "ErrImagePull", Err: fmt.Errorf("pull %s: %w", c.Image, err)}
+			return nil, false, &ImageError{Container: c.Name, Reason: "ErrImagePull", Err: fmt.Errorf("pull %s: %w", c.Image, err)}
 		}
+		pulled = true
 	}
 	if ok, err := img.IsUnpacked(ctx, r.snapshotter); err == nil && !ok {
 		if err := img.Unpack(ctx, r.snapshotter); err != nil {
-			return nil, fmt.Errorf("unpack %s: %w", c.Image, err)
+			return nil, false, fmt.Errorf("unpack %s: %w", c.Image, err)
 		}
 	}
-	return img, nil
+	return img, pulled, nil
 }
 
 var _ Runtime = (*Containerd)(nil)

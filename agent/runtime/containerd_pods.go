@@ -33,24 +33,31 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		// Images first: a pod whose image cannot be had gets no sandbox.
 		for _, cs := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 			for i := range cs {
-				if _, err := r.ensureImage(ctx, &cs[i]); err != nil {
+				if _, _, err := r.ensureImage(ctx, &cs[i]); err != nil {
 					return PodState{}, err
 				}
 			}
 		}
-		// A new sandbox. If nothing of the pod starts, it is torn down
-		// again, so that the next attempt begins clean.
-		_, ip, err := r.network.Setup(ctx, sandboxID(pod.UID), hostPorts(pod))
-		if err != nil {
-			_ = r.network.Teardown(ctx, sandboxID(pod.UID))
-			return PodState{}, err
-		}
-		st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: time.Now().UTC().Truncate(time.Second)}
-		defer func() {
-			if left, _ := r.podState(ctx, pod.UID); len(left.Containers) == 0 {
+		started := time.Now().UTC().Truncate(time.Second)
+		if ip, ok := r.network.Attached(ctx, sandboxID(pod.UID)); ok {
+			// Containers gone, sandbox still there (someone removed them
+			// behind the agent's back): the pod keeps its network identity.
+			st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: started}
+		} else {
+			// A new sandbox. If nothing of the pod starts, it is torn down
+			// again, so that the next attempt begins clean.
+			_, ip, err := r.network.Setup(ctx, sandboxID(pod.UID), hostPorts(pod))
+			if err != nil {
 				_ = r.network.Teardown(ctx, sandboxID(pod.UID))
+				return PodState{}, &SandboxError{Err: err}
 			}
-		}()
+			st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: started}
+			defer func() {
+				if left, _ := r.podState(ctx, pod.UID); len(left.Containers) == 0 {
+					_ = r.network.Teardown(ctx, sandboxID(pod.UID))
+				}
+			}()
+		}
 	}
 	have := map[string]ContainerState{}
 	for _, c := range st.Containers {
@@ -121,9 +128,14 @@ func containerID(uid, name string) string { return uid + "-" + name }
 
 // start creates and starts one container in the pod's network namespace.
 func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, init bool, attempt int32, last *ContainerState) error {
-	img, err := r.ensureImage(ctx, c)
+	img, pulled, err := r.ensureImage(ctx, c)
 	if err != nil {
 		return err
+	}
+	if pulled {
+		r.record(pod, core.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q", c.Image))
+	} else {
+		r.record(pod, core.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
 	}
 	id := containerID(pod.UID, c.Name)
 	opts := []oci.SpecOpts{oci.WithImageConfig(img), oci.WithHostname(pod.Name),
@@ -152,6 +164,9 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	if last != nil {
 		labels[LabelLastExitCode] = strconv.Itoa(int(last.ExitCode))
 		labels[LabelLastReason] = last.Reason
+		if last.Message != "" {
+			labels[LabelLastMessage] = truncate(last.Message, 4096)
+		}
 		labels[LabelLastStarted] = last.StartedAt.UTC().Format(time.RFC3339)
 		labels[LabelLastFinished] = last.FinishedAt.UTC().Format(time.RFC3339)
 	}
@@ -159,32 +174,74 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	ctr, err := r.client.NewContainer(ctx, id, client.WithImage(img), client.WithNewSnapshot(id, img),
 		client.WithNewSpec(opts...), client.WithContainerLabels(labels))
 	if err != nil {
-		return fmt.Errorf("create container %s: %w", c.Name, err)
+		err = fmt.Errorf("create container %s: %w", c.Name, err)
+		r.record(pod, core.EventTypeWarning, "Failed", "Error: "+err.Error())
+		return &ImageError{Container: c.Name, Reason: "CreateContainerError", Err: err}
 	}
 	r.observe("create", created)
+	r.record(pod, core.EventTypeNormal, "Created", "Created container "+c.Name)
 	started := time.Now()
 	logPath := r.LogPath(pod, c.Name, attempt)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return err
 	}
 	task, err := ctr.NewTask(ctx, cio.LogFile(logPath))
-	if err != nil {
-		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
-		return fmt.Errorf("create task %s: %w", c.Name, err)
-	}
-	exited, err := task.Wait(context.WithoutCancel(ctx))
+	var exited <-chan client.ExitStatus
 	if err == nil {
-		err = task.Start(ctx)
+		if exited, err = task.Wait(context.WithoutCancel(ctx)); err == nil {
+			err = task.Start(ctx)
+		}
+		if err != nil {
+			_, _ = task.Delete(ctx, client.WithProcessKill)
+		}
 	}
 	if err != nil {
-		_, _ = task.Delete(ctx, client.WithProcessKill)
-		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
-		return fmt.Errorf("start container %s: %w", c.Name, err)
+		return r.startFailed(ctx, pod, c, ctr, err)
 	}
 	r.observe("start", started)
+	r.record(pod, core.EventTypeNormal, "Started", "Started container "+c.Name)
 	r.watch(id, pod.UID, exited)
 	return nil
 }
+
+// startFailed keeps a container whose process could not start (a command
+// that does not exist, say) as an attempt that ended at once, as
+// Kubernetes shows it: terminated, reason StartError, exit code 128, the
+// runtime's message. The restart policy and back-off then apply to it like
+// to any exited container, and the pod's status says why.
+func (r *Containerd) startFailed(ctx context.Context, pod *core.Pod, c *core.Container, ctr client.Container, cause error) error {
+	msg := truncate(cause.Error(), 4096)
+	r.record(pod, core.EventTypeWarning, "Failed", "Error: "+msg)
+	_, err := ctr.SetLabels(ctx, map[string]string{LabelStartError: msg, LabelStartFailed: time.Now().UTC().Format(time.RFC3339Nano)})
+	if err != nil {
+		_ = ctr.Delete(ctx, client.WithSnapshotCleanup)
+		return fmt.Errorf("start container %s: %w", c.Name, cause)
+	}
+	r.exitNow(pod.UID)
+	return nil
+}
+
+// exitNow tells the agent to look at the pod, as an exit would.
+func (r *Containerd) exitNow(uid string) {
+	select {
+	case r.exits <- uid:
+	default:
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// SandboxError is a pod whose network could not be set up (CNI); the
+// agent reports it as the event FailedCreatePodSandBox.
+type SandboxError struct{ Err error }
+
+func (e *SandboxError) Error() string { return "create pod sandbox: " + e.Err.Error() }
+func (e *SandboxError) Unwrap() error { return e.Err }
 
 func (r *Containerd) observe(phase string, since time.Time) {
 	if r.Observe != nil {
@@ -282,12 +339,18 @@ func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l
 	if code, err := strconv.Atoi(l[LabelLastExitCode]); err == nil {
 		started, _ := time.Parse(time.RFC3339, l[LabelLastStarted])
 		finished, _ := time.Parse(time.RFC3339, l[LabelLastFinished])
-		cs.Last = &ContainerState{Name: cs.Name, ExitCode: int32(code), Reason: l[LabelLastReason], StartedAt: started, FinishedAt: finished}
+		cs.Last = &ContainerState{Name: cs.Name, ExitCode: int32(code), Reason: l[LabelLastReason], Message: l[LabelLastMessage], StartedAt: started, FinishedAt: finished}
 	}
 	if info, err := ctr.Info(ctx); err == nil {
 		cs.Image, cs.StartedAt = info.Image, info.CreatedAt
 	}
 	task, err := ctr.Task(ctx, nil)
+	if err != nil && l[LabelStartError] != "" {
+		// The process never started: exit code 128, as containerd's CRI reports it.
+		failed, _ := time.Parse(time.RFC3339Nano, l[LabelStartFailed])
+		cs.ExitCode, cs.Reason, cs.Message, cs.StartedAt, cs.FinishedAt = 128, "StartError", l[LabelStartError], failed, failed
+		return cs
+	}
 	if err != nil {
 		cs.Reason = "ContainerCreating"
 		return cs

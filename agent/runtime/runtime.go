@@ -30,6 +30,12 @@ type Runtime interface {
 	KillContainer(ctx context.Context, podUID, container string, grace time.Duration) error
 }
 
+// EventSource is a runtime that reports events about pods (Pulled,
+// Created, Started, Failed); the agent writes them.
+type EventSource interface {
+	OnEvent(record func(pod *core.Pod, typ, reason, message string))
+}
+
 // PodState is what the runtime knows of one pod.
 type PodState struct {
 	UID        string
@@ -42,14 +48,16 @@ type PodState struct {
 
 // ContainerState is one container of a running pod.
 type ContainerState struct {
-	Name      string
-	ID        string
-	Image     string
-	ImageID   string
-	Init      bool
-	Running   bool
-	ExitCode  int32
-	Reason    string
+	Name     string
+	ID       string
+	Image    string
+	ImageID  string
+	Init     bool
+	Running  bool
+	ExitCode int32
+	Reason   string
+	// Message is the runtime's error when the process could not start.
+	Message   string
 	StartedAt time.Time
 	// FinishedAt is set for containers that have exited.
 	FinishedAt time.Time

@@ -55,6 +55,9 @@ func (s *Store) Client() *clientv3.Client { return s.cli }
 
 // Create stores value at key if the key does not exist, and returns the new revision.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err // the client is gone (a killed leader): write nothing for it
+	}
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, string(value))).
@@ -96,6 +99,9 @@ func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
 
 // Update replaces value at key if its revision is still expected.
 func (s *Store) Update(ctx context.Context, key string, value []byte, expected int64) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err // the client is gone (a killed leader): write nothing for it
+	}
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
 		Then(clientv3.OpPut(key, string(value))).
@@ -112,6 +118,9 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 // Delete removes key if its revision is still expected, and returns the
 // revision of the deletion.
 func (s *Store) Delete(ctx context.Context, key string, expected int64) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err // the client is gone (a killed leader): write nothing for it
+	}
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
 		Then(clientv3.OpDelete(key)).

@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+)
+
+// events returns the reasons (and messages) of the events about a pod.
+func events(t *testing.T, ctx context.Context, c *client.Client, pod *core.Pod) map[string][]*core.Event {
+	t.Helper()
+	list, _, err := client.For[*core.Event](c).List(ctx, pod.Namespace, client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]*core.Event{}
+	for _, e := range list {
+		if e.InvolvedObject.UID == pod.UID {
+			out[e.Reason] = append(out[e.Reason], e)
+		}
+	}
+	return out
+}
+
+// awaitEvents waits until the pod has an event of every reason.
+func awaitEvents(t *testing.T, ctx context.Context, c *client.Client, pod *core.Pod, reasons ...string) map[string][]*core.Event {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		got := events(t, ctx, c, pod)
+		missing := ""
+		for _, r := range reasons {
+			if len(got[r]) == 0 {
+				missing = r
+			}
+		}
+		if missing == "" {
+			return got
+		}
+		if time.Now().After(deadline) {
+			have := []string{}
+			for r := range got {
+				have = append(have, r)
+			}
+			t.Fatalf("pod %s has no %s event within 30 s (it has %v)", pod.Name, missing, have)
+		}
+	}
+}
+
+// Issue #10 defects 4 and 6: a container whose command does not exist left
+// the pod Pending with no status and no event. Now the attempt shows as
+// terminated with StartError (exit code 128) and the runtime's message, the
+// restart back-off applies, and events say so; the agent also writes the
+// kubelet's Pulled, Created and Started events for a pod that starts.
+func TestContainerThatCannotStartSaysWhy(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	nodes[0].startAgent(t, srv.Addr(), "10.244.84.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	for _, p := range []*core.Pod{
+		{ObjectMeta: meta.ObjectMeta{Name: "nosuch", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever, Command: []string{"/no/such/binary"}}}}},
+		{ObjectMeta: meta.ObjectMeta{Name: "fine", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever}}}},
+	} {
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := waitForPod(t, ctx, pods, "nosuch", 0, func(p *core.Pod, _ bool) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 2 &&
+			p.Status.ContainerStatuses[0].LastState.Terminated != nil
+	})
+	cs := failed.Status.ContainerStatuses[0]
+	last := cs.LastState.Terminated
+	if last.Reason != "StartError" || last.ExitCode != 128 || !strings.Contains(last.Message, "/no/such/binary") {
+		t.Errorf("lastState %+v, want StartError, exit code 128 and the runtime's message naming the command", last)
+	}
+	if w := cs.State.Waiting; cs.State.Terminated == nil && (w == nil || w.Reason != "CrashLoopBackOff") {
+		t.Errorf("state %+v, want terminated (StartError) or waiting in CrashLoopBackOff", cs.State)
+	}
+	evs := awaitEvents(t, ctx, srv.Client, failed, "Failed", "BackOff", "Created")
+	if msg := evs["Failed"][0].Message; !strings.HasPrefix(msg, "Error: ") || !strings.Contains(msg, "/no/such/binary") {
+		t.Errorf("Failed event %q", msg)
+	}
+	if e := evs["Failed"][0]; e.Source.Component != "kobune-agent" || e.Source.Host != "node-1" || e.Type != "Warning" {
+		t.Errorf("Failed event source %+v type %s", e.Source, e.Type)
+	}
+	fine := waitForPod(t, ctx, pods, "fine", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	evs = awaitEvents(t, ctx, srv.Client, fine, "Pulled", "Created", "Started")
+	if msg := evs["Pulled"][0].Message; msg != `Container image "kobune.local/labapp:1.0" already present on machine` {
+		t.Errorf("Pulled event %q", msg)
+	}
+	if err := pods.Delete(ctx, "default", "fine", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	awaitEvents(t, ctx, srv.Client, fine, "Killing")
+}
+
+// Issue #10 defect 2: a container removed behind the agent's back came
+// back with a new pod IP while the API kept showing the old one. A pod's
+// network identity lasts as long as the pod.
+func TestContainerRemovedBehindTheAgentKeepsThePodIP(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	n := nodes[0]
+	n.startAgent(t, srv.Addr(), "10.244.83.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever}}}}); err != nil {
+		t.Fatal(err)
+	}
+	before := waitForPod(t, ctx, pods, "web", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning && p.Status.PodIP != "" })
+	// With the agent down, so that it cannot notice, the container goes
+	// entirely (task and container); then the agent comes back.
+	id := before.UID + "-app"
+	n.killAgent()
+	for _, args := range [][]string{{"tasks", "kill", "-s", "SIGKILL", id}, {"tasks", "rm", "-f", id}, {"containers", "rm", id}} {
+		out, err := exec.Command("ctr", append([]string{"-a", n.socket(), "-n", "kobune-e2e"}, args...)...).CombinedOutput()
+		if err != nil && args[0] == "containers" {
+			t.Fatalf("ctr %v: %v %s", args, err, out)
+		}
+	}
+	n.startAgent(t, srv.Addr(), "10.244.83.0/24")
+	// The agent starts the container again, in the same sandbox.
+	var after *core.Pod
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, _ := exec.Command("ctr", "-a", n.socket(), "-n", "kobune-e2e", "tasks", "ls").CombinedOutput()
+		p, err := pods.Get(ctx, "default", "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status.PodIP != before.Status.PodIP {
+			t.Fatalf("pod IP changed from %s to %s after its container was removed", before.Status.PodIP, p.Status.PodIP)
+		}
+		if strings.Contains(string(out), id) && strings.Contains(string(out), "RUNNING") && p.Status.Phase == core.PodRunning {
+			after = p
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the removed container was not started again within 60 s:\n%s", out)
+		}
+	}
+	got, err := n.exec(ctx, "timeout", "3", "busybox", "wget", "-q", "-O", "-", "http://"+before.Status.PodIP+":8080/")
+	if err != nil || !strings.Contains(got, "labapp 1.0 on web") {
+		t.Errorf("the pod does not answer on its IP %s after the container came back: %q %v", before.Status.PodIP, got, err)
+	}
+	if after.Status.PodIP != before.Status.PodIP {
+		t.Errorf("status shows %s, was %s", after.Status.PodIP, before.Status.PodIP)
+	}
+}
+
+// Issue #10 defect 5: a liveness restart did not say why. The agent now
+// writes Unhealthy (each failed attempt) and Killing events, and the killed
+// attempt's real exit code is its lastState: 137 for a process that ignores
+// SIGTERM and is killed when its grace period ends.
+func TestLivenessRestartSaysWhy(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	nodes[0].startAgent(t, srv.Addr(), "10.244.82.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	grace := int64(1)
+	// PID 1 ignores SIGTERM without a handler: the kill needs SIGKILL.
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "stubborn", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+		TerminationGracePeriodSeconds: &grace,
+		Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
+			Command:       []string{"sh", "-c", "exec sleep 3600"},
+			LivenessProbe: &core.Probe{ProbeHandler: core.ProbeHandler{Exec: &core.ExecAction{Command: []string{"cat", "/no/such/file"}}}, PeriodSeconds: 1, FailureThreshold: 2}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	restarted := waitForPod(t, ctx, pods, "stubborn", 0, func(p *core.Pod, _ bool) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1 && p.Status.ContainerStatuses[0].LastState.Terminated != nil
+	})
+	if last := restarted.Status.ContainerStatuses[0].LastState.Terminated; last.ExitCode != 137 || last.Reason != "Error" {
+		t.Errorf("lastState after the liveness kill: exit code %d, reason %q; want 137, Error", last.ExitCode, last.Reason)
+	}
+	evs := awaitEvents(t, ctx, srv.Client, restarted, "Unhealthy", "Killing")
+	if msg := evs["Unhealthy"][0].Message; !strings.HasPrefix(msg, "Liveness probe failed: ") {
+		t.Errorf("Unhealthy event %q", msg)
+	}
+	if msg := evs["Killing"][0].Message; msg != "Container sh failed liveness probe, will be restarted" {
+		t.Errorf("Killing event %q", msg)
+	}
+}
