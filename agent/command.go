@@ -145,6 +145,7 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 		return nil, nil, err
 	}
 	ctrd.Observe = func(phase string, d time.Duration) { m.ContainerPhases.WithLabelValues(phase).Observe(d.Seconds()) }
+	ctrd.Node = runtime.HostNode{Name: c.NodeName, IP: c.NodeIP, Netns: fmt.Sprintf("/proc/%d/ns/net", os.Getpid())}
 	if c.LoadImages != "" {
 		names, err := ctrd.LoadImages(ctx, c.LoadImages)
 		if err != nil {

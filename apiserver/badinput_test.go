@@ -51,10 +51,25 @@ func TestBadInputIsRefusedWithTheField(t *testing.T) {
 		t.Errorf("schedule with a huge step: %v", err)
 	}
 
+	jobs := client.For[*batch.Job](srv.Client)
+	for mode, want := range map[string]string{"Sometimes": `spec.completionMode: Unsupported value: "Sometimes"`, "Indexed": "spec.completions: Required value"} {
+		j := &batch.Job{ObjectMeta: meta.ObjectMeta{Name: "j", Namespace: "default"}}
+		j.Spec.CompletionMode = &mode
+		j.Spec.Parallelism = func(i int32) *int32 { return &i }(2)
+		j.Spec.Template.Spec = core.PodSpec{RestartPolicy: core.RestartPolicyNever, Containers: []core.Container{{Name: "a", Image: "i"}}}
+		_, err := jobs.Create(ctx, j)
+		wantInvalid(t, err, want)
+	}
+	hostnet := newPod("hostnet", "")
+	hostnet.Spec.HostNetwork = true
+	hostnet.Spec.Containers[0].Ports = []core.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+	_, err := client.For[*core.Pod](srv.Client).Create(ctx, hostnet)
+	wantInvalid(t, err, "hostPort: Invalid value: 8080: must match `containerPort` when `hostNetwork` is true")
+
 	pods := client.For[*core.Pod](srv.Client)
 	huge := newPod("huge", "")
 	huge.Spec.Containers[0].Resources.Requests = resource.List{resource.Memory: resource.MustParse("8Ei")}
-	_, err := pods.Create(ctx, huge)
+	_, err = pods.Create(ctx, huge)
 	wantInvalid(t, err, "spec.containers[0].resources.requests[memory]")
 
 	_, _, err = pods.List(ctx, "default", client.ListOptions{LabelSelector: "x notin ()"})

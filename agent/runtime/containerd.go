@@ -73,6 +73,9 @@ type Containerd struct {
 	// Record, when set, receives events about a pod with the kubelet's
 	// reasons: Pulled, Created, Started, Failed.
 	Record func(pod *core.Pod, typ, reason, message string)
+	// Node is the node's name and IP and the path of its network
+	// namespace (the agent's own): what hostNetwork pods share.
+	Node HostNode
 
 	mu      sync.Mutex
 	watched map[string]bool // container IDs whose task exit is awaited
@@ -123,6 +126,14 @@ func (r *Containerd) record(pod *core.Pod, typ, reason, message string) {
 	if r.Record != nil {
 		r.Record(pod, typ, reason, message)
 	}
+}
+
+// HostNode is what a hostNetwork pod shares with its node.
+type HostNode struct {
+	Name, IP string
+	// Netns is the node's network namespace, /proc/<agent pid>/ns/net:
+	// the agent runs in it (in the lab, a namespace of its own per node).
+	Netns string
 }
 
 // Close closes the connection.

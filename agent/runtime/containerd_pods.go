@@ -29,6 +29,10 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 	if err != nil {
 		return PodState{}, err
 	}
+	if st.IP == "" && pod.Spec.HostNetwork {
+		// The node's own network: no sandbox, no CNI; the pod's IP is the node's.
+		st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: r.Node.IP, StartedAt: time.Now().UTC().Truncate(time.Second)}
+	}
 	if st.IP == "" {
 		// Images first: a pod whose image cannot be had gets no sandbox.
 		for _, cs := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
@@ -138,8 +142,15 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		r.record(pod, core.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
 	}
 	id := containerID(pod.UID, c.Name)
-	opts := []oci.SpecOpts{oci.WithImageConfig(img), oci.WithHostname(pod.Name),
-		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: network.NetnsPath(sandboxID(pod.UID))})}
+	netns, hostname := network.NetnsPath(sandboxID(pod.UID)), pod.Name
+	if pod.Spec.Hostname != "" {
+		hostname = pod.Spec.Hostname
+	}
+	if pod.Spec.HostNetwork {
+		netns, hostname = r.Node.Netns, r.Node.Name // as the kubelet: the node's network and name
+	}
+	opts := []oci.SpecOpts{oci.WithImageConfig(img), oci.WithHostname(hostname),
+		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: netns})}
 	switch {
 	case len(c.Command) > 0:
 		opts = append(opts, oci.WithProcessArgs(append(append([]string{}, c.Command...), c.Args...)...))
@@ -282,6 +293,13 @@ func envList(pod *core.Pod, c *core.Container, podIP string) []string {
 				v = podIP
 			case "status.hostIP":
 				v = pod.Status.HostIP
+			default: // metadata.annotations['k'], metadata.labels['k']
+				fp := e.ValueFrom.FieldRef.FieldPath
+				if k, ok := strings.CutPrefix(fp, "metadata.annotations['"); ok {
+					v = pod.Annotations[strings.TrimSuffix(k, "']")]
+				} else if k, ok := strings.CutPrefix(fp, "metadata.labels['"); ok {
+					v = pod.Labels[strings.TrimSuffix(k, "']")]
+				}
 			}
 		}
 		out = append(out, e.Name+"="+v)

@@ -17,6 +17,10 @@ func SetDefaultsJob(j *Job) {
 	if j.Spec.BackoffLimit == nil {
 		j.Spec.BackoffLimit = int32Ptr(6)
 	}
+	if j.Spec.CompletionMode == nil {
+		m := CompletionModeNonIndexed
+		j.Spec.CompletionMode = &m
+	}
 	if j.Spec.Template.Spec.RestartPolicy == "" {
 		// Kubernetes requires the field; Kobune would reject "Always" anyway.
 		j.Spec.Template.Spec.RestartPolicy = core.RestartPolicyNever

@@ -36,6 +36,22 @@ type JobStatus struct {
 	Succeeded      int32          `json:"succeeded,omitempty"`
 	Failed         int32          `json:"failed,omitempty"`
 	Ready          *int32         `json:"ready,omitempty"`
+	// CompletedIndexes lists an Indexed Job's succeeded indexes, as
+	// Kubernetes writes them: "0-2,5".
+	CompletedIndexes string `json:"completedIndexes,omitempty"`
+}
+
+// Completion modes, and the annotation (and label) that carries an
+// Indexed Job pod's index; JOB_COMPLETION_INDEX is read from it.
+const (
+	CompletionModeNonIndexed     = "NonIndexed"
+	CompletionModeIndexed        = "Indexed"
+	JobCompletionIndexAnnotation = "batch.kubernetes.io/job-completion-index"
+)
+
+// Indexed reports whether the Job runs one pod per index 0..completions-1.
+func (j *Job) Indexed() bool {
+	return j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == CompletionModeIndexed
 }
 
 // JobCondition is Complete or Failed (and Suspended).

@@ -19,6 +19,19 @@ func validateJobSpec(s *JobSpec, sp *v.Path) v.ErrorList {
 			errs = append(errs, v.ValidateNonnegative(int64(*val), sp.Child(name))...)
 		}
 	}
+	if m := s.CompletionMode; m != nil {
+		switch *m {
+		case CompletionModeNonIndexed:
+		case CompletionModeIndexed:
+			if s.Completions == nil {
+				errs = append(errs, v.NewRequired(sp.Child("completions"), "when completion mode is Indexed"))
+			} else if *s.Completions > 100000 {
+				errs = append(errs, v.NewInvalid(sp.Child("completions"), *s.Completions, "must be less than or equal to 100000 when completion mode is Indexed"))
+			}
+		default:
+			errs = append(errs, v.NewNotSupported(sp.Child("completionMode"), *m, []string{CompletionModeNonIndexed, CompletionModeIndexed}))
+		}
+	}
 	if s.ActiveDeadlineSeconds != nil && *s.ActiveDeadlineSeconds <= 0 {
 		errs = append(errs, v.NewInvalid(sp.Child("activeDeadlineSeconds"), *s.ActiveDeadlineSeconds, "must be greater than 0"))
 	}

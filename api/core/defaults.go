@@ -30,6 +30,19 @@ func SetDefaultsPodSpec(s *PodSpec) {
 	if s.DNSPolicy == "" {
 		s.DNSPolicy = "ClusterFirst"
 	}
+	if s.HostNetwork {
+		// As Kubernetes: a hostNetwork pod's ports are the node's ports, so
+		// the scheduler's NodePorts filter keeps two of them apart.
+		for _, cs := range [][]Container{s.InitContainers, s.Containers} {
+			for i := range cs {
+				for j := range cs[i].Ports {
+					if p := &cs[i].Ports[j]; p.HostPort == 0 {
+						p.HostPort = p.ContainerPort
+					}
+				}
+			}
+		}
+	}
 	if s.SchedulerName == "" {
 		s.SchedulerName = DefaultSchedulerName
 	}

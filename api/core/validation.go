@@ -157,6 +157,10 @@ func validateHostPorts(s *PodSpec, p *Path) v.ErrorList {
 			if port.HostPort == 0 {
 				continue
 			}
+			if s.HostNetwork && port.HostPort != port.ContainerPort {
+				errs = append(errs, v.NewInvalid(p.Child("containers").Index(i).Child("ports").Index(j).Child("hostPort"), port.HostPort,
+					"must match `containerPort` when `hostNetwork` is true"))
+			}
 			key := fmt.Sprintf("%s/%d", port.Protocol, port.HostPort)
 			if seen[key] {
 				errs = append(errs, v.NewDuplicate(p.Child("containers").Index(i).Child("ports").Index(j).Child("hostPort"), key))

@@ -129,6 +129,12 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	st := j.Status
 	st.Active = int32(len(active))
 	st.Succeeded = max(st.Succeeded, int32(len(succeeded)))
+	var doneIndexes map[int]bool
+	if j.Indexed() {
+		doneIndexes = succeededIndexes(j, succeeded)
+		st.Succeeded = int32(len(doneIndexes)) // one per index, however many pods succeeded
+		st.CompletedIndexes = formatIndexes(doneIndexes)
+	}
 	st.Failed = max(st.Failed, int32(len(failed))+restarts)
 	ready := int32(0)
 	for _, p := range active {
@@ -164,7 +170,7 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	default:
 		st.Conditions = removeCondition(st.Conditions, ConditionSuspended)
 		var err error
-		if requeue, err = jc.manage(ctx, j, st, active, failed, now); err != nil {
+		if requeue, err = jc.manage(ctx, j, st, active, failed, doneIndexes, now); err != nil {
 			return controller.Result{}, err
 		}
 		if d := j.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil {
@@ -209,7 +215,7 @@ func complete(j *batch.Job, st batch.JobStatus) bool {
 // manage creates pods up to parallelism (and the completions still
 // needed), after the back-off that follows failures; it returns when to
 // look again if it is waiting out a back-off.
-func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStatus, active, failed []*core.Pod, now time.Time) (time.Duration, error) {
+func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStatus, active, failed []*core.Pod, doneIndexes map[int]bool, now time.Time) (time.Duration, error) {
 	key := meta.Key(j)
 	if !jc.exp.Satisfied(key) {
 		return 0, nil
@@ -222,6 +228,14 @@ func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStat
 		want = min(want, *j.Spec.Completions-st.Succeeded)
 	} else if st.Succeeded > 0 {
 		want = 0 // a work-queue Job starts nothing once a pod succeeded
+	}
+	if j.Indexed() {
+		if st.Failed > 0 && int32(len(active)) < want {
+			if wait := jc.backoff(st.Failed, lastFailure(failed, j)).Sub(now); wait > 0 {
+				return wait, nil
+			}
+		}
+		return 0, jc.manageIndexed(ctx, j, doneIndexes, active, want)
 	}
 	have := int32(len(active))
 	switch {
@@ -238,7 +252,7 @@ func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStat
 		n := int(want - have)
 		jc.exp.Expect(key, n, 0)
 		for i := range n {
-			if err := jc.createPod(ctx, j); err != nil {
+			if err := jc.createPod(ctx, j, -1); err != nil {
 				for range n - i {
 					jc.exp.Observed(key, true)
 				}
@@ -280,7 +294,9 @@ func lastFailure(failed []*core.Pod, j *batch.Job) time.Time {
 	return last
 }
 
-func (jc *Controller) createPod(ctx context.Context, j *batch.Job) error {
+// createPod makes one of the Job's pods; index is its completion index in
+// an Indexed Job, -1 otherwise.
+func (jc *Controller) createPod(ctx context.Context, j *batch.Job, index int) error {
 	t := j.Spec.Template
 	t.Labels = maps.Clone(t.Labels)
 	if t.Labels == nil {
@@ -289,6 +305,9 @@ func (jc *Controller) createPod(ctx context.Context, j *batch.Job) error {
 	t.Labels[LabelJobName], t.Labels[LabelControllerUID] = j.Name, j.UID
 	t.Labels["job-name"], t.Labels["controller-uid"] = j.Name, j.UID
 	p := controller.PodFromTemplate(&t, j.Namespace, j.Name+"-", controller.OwnerRef(j, "batch/v1", "Job"))
+	if index >= 0 {
+		indexPod(p, j, index)
+	}
 	created, err := client.For[*core.Pod](jc.client).Create(ctx, p)
 	if err != nil {
 		jc.recorder.Event(j, core.EventTypeWarning, "FailedCreate", "Error creating: "+client.Message(err))

@@ -193,3 +193,42 @@ func TestLivenessRestartSaysWhy(t *testing.T) {
 		t.Errorf("Killing event %q", msg)
 	}
 }
+
+// Issue #10 defect 7: hostNetwork was stored and ignored (the pod got a
+// pod-CIDR address). A hostNetwork pod shares its node's network
+// namespace: its IP is the node's, it answers on the node's address, and it
+// sees the node's interfaces.
+func TestHostNetworkPodSharesTheNodesNetwork(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	n := nodes[0]
+	n.startAgent(t, srv.Addr(), "10.244.81.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "hostnet", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", HostNetwork: true,
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever, Args: []string{"--listen", ":18080"},
+			Ports: []core.ContainerPort{{ContainerPort: 18080}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitForPod(t, ctx, pods, "hostnet", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	if p.Status.PodIP != n.nodeIP || p.Status.HostIP != n.nodeIP {
+		t.Errorf("hostNetwork pod IP %q (host IP %q), want the node's %s", p.Status.PodIP, p.Status.HostIP, n.nodeIP)
+	}
+	if hp := p.Spec.Containers[0].Ports[0].HostPort; hp != 18080 {
+		t.Errorf("hostPort defaulted to %d, want the containerPort 18080", hp)
+	}
+	var got string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if got, _ = n.exec(ctx, "timeout", "3", "busybox", "wget", "-q", "-O", "-", "http://"+n.nodeIP+":18080/"); strings.Contains(got, "labapp 1.0") {
+			break
+		}
+	}
+	if !strings.Contains(got, "labapp 1.0") {
+		t.Errorf("the node's address %s:18080 does not answer with the pod: %q", n.nodeIP, got)
+	}
+	out, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err == nil && strings.Contains(string(out), "kobune-"+p.UID[:12]) {
+		t.Errorf("a network namespace was made for a hostNetwork pod")
+	}
+}
