@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,6 +52,112 @@ func resourceOpts(c *core.Container) []oci.SpecOpts {
 		opts = append(opts, oci.WithMemoryLimit(uint64(lim.Value())))
 	}
 	return opts
+}
+
+// podResources are the pod cgroup's settings, the kubelet's way: cpu shares
+// from the sum of the containers' cpu requests; a cpu quota and a memory
+// limit only when every container has that limit, from their sum. An init
+// container runs alone, so it counts when it asks for more than the sum.
+type podResources struct {
+	shares    uint64
+	quota     int64 // 0: none
+	memory    int64 // 0: none
+	hasQuota  bool
+	hasMemory bool
+}
+
+func podCgroupResources(pod *core.Pod) podResources {
+	var cpuReq, cpuLim, memLim int64
+	allCPU, allMem := true, true
+	for _, c := range pod.Spec.Containers {
+		cpuReq += c.Resources.Requests.Cpu().MilliValue()
+		l, ok := c.Resources.Limits[resource.CPU]
+		allCPU = allCPU && ok
+		cpuLim += l.MilliValue()
+		m, ok := c.Resources.Limits[resource.Memory]
+		allMem = allMem && ok
+		memLim += m.Value()
+	}
+	for _, c := range pod.Spec.InitContainers {
+		cpuReq = max(cpuReq, c.Resources.Requests.Cpu().MilliValue())
+		if l, ok := c.Resources.Limits[resource.CPU]; ok {
+			cpuLim = max(cpuLim, l.MilliValue())
+		} else {
+			allCPU = false
+		}
+		if m, ok := c.Resources.Limits[resource.Memory]; ok {
+			memLim = max(memLim, m.Value())
+		} else {
+			allMem = false
+		}
+	}
+	r := podResources{shares: max(uint64(cpuReq*1024/1000), minShares), hasQuota: allCPU, hasMemory: allMem}
+	if allCPU {
+		r.quota = max(cpuLim*cfsPeriod/1000, minQuota)
+	}
+	if allMem {
+		r.memory = memLim
+	}
+	return r
+}
+
+// ensurePodCgroup makes the pod's cgroup and writes its settings before the
+// first container starts in it (runc would make it with defaults: 1024
+// shares, no quota, no memory limit). Errors are returned: a pod whose
+// limits cannot be applied must not run without them.
+func ensurePodCgroup(pod *core.Pod) error {
+	r := podCgroupResources(pod)
+	path := podCgroup(pod)
+	if cgroupV2() {
+		return writePodCgroupV2(path, r)
+	}
+	type file struct{ hierarchy, name, value string }
+	files := []file{{"cpu", "cpu.shares", strconv.FormatUint(r.shares, 10)}}
+	if r.hasQuota {
+		files = append(files, file{"cpu", "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)}, file{"cpu", "cpu.cfs_quota_us", strconv.FormatInt(r.quota, 10)})
+	}
+	if r.hasMemory {
+		files = append(files, file{"memory", "memory.limit_in_bytes", strconv.FormatInt(r.memory, 10)})
+	}
+	for _, h := range []string{"cpu", "memory"} {
+		if err := os.MkdirAll(filepath.Join(sysCgroup, h, path), 0o755); err != nil {
+			return fmt.Errorf("pod cgroup %s: %w", path, err)
+		}
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(sysCgroup, f.hierarchy, path, f.name), []byte(f.value), 0o644); err != nil {
+			return fmt.Errorf("pod cgroup %s: write %s: %w", path, f.name, err)
+		}
+	}
+	return nil
+}
+
+// writePodCgroupV2 is ensurePodCgroup on the unified hierarchy: the cpu and
+// memory controllers are enabled down the path, shares become cpu.weight
+// (the kubelet's conversion), quota cpu.max, the limit memory.max.
+func writePodCgroupV2(path string, r podResources) error {
+	dir := sysCgroup
+	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
+		_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu +memory"), 0o644)
+		dir = filepath.Join(dir, part)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("pod cgroup %s: %w", path, err)
+		}
+	}
+	weight := 1 + ((r.shares-2)*9999)/262142
+	files := map[string]string{"cpu.weight": strconv.FormatUint(weight, 10)}
+	if r.hasQuota {
+		files["cpu.max"] = fmt.Sprintf("%d %d", r.quota, cfsPeriod)
+	}
+	if r.hasMemory {
+		files["memory.max"] = strconv.FormatInt(r.memory, 10)
+	}
+	for name, value := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(value), 0o644); err != nil {
+			return fmt.Errorf("pod cgroup %s: write %s: %w", path, name, err)
+		}
+	}
+	return nil
 }
 
 // cgroupV2 reports whether the host uses the unified hierarchy.

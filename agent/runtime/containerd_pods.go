@@ -67,6 +67,11 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 	for _, c := range st.Containers {
 		have[c.Name] = c
 	}
+	if len(st.Containers) == 0 {
+		if err := ensurePodCgroup(pod); err != nil {
+			return PodState{}, err
+		}
+	}
 	again := map[string]bool{}
 	for _, name := range restart {
 		again[name] = true

@@ -219,6 +219,24 @@ func TestResourcesBecomeCgroups(t *testing.T) {
 			t.Errorf("cpu.shares = %s, want 512 (requests default to limits)", got)
 		}
 	}
+	// Issue #10 defect 11: the pod's own cgroup carries the sums of its
+	// containers' requests and limits, as the kubelet sets it (it had
+	// runc's defaults: 1024 shares, no quota, no memory limit).
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		if got := read(podDir, "memory.max"); got != "67108864" {
+			t.Errorf("pod memory.max = %s, want 67108864", got)
+		}
+		if got := read(podDir, "cpu.max"); got != "50000 100000" {
+			t.Errorf("pod cpu.max = %s, want 50000 100000", got)
+		}
+	} else {
+		for file, want := range map[string]string{"memory/memory.limit_in_bytes": "67108864", "cpu/cpu.cfs_quota_us": "50000", "cpu/cpu.shares": "512"} {
+			h, name, _ := strings.Cut(file, "/")
+			if got := read(h, podDir, name); got != want {
+				t.Errorf("pod cgroup %s = %s, want %s", file, got, want)
+			}
+		}
+	}
 
 	hog := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "hog", Namespace: "default"}, Spec: core.PodSpec{
 		NodeName: "node-1",
