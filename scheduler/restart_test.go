@@ -101,8 +101,11 @@ func TestKillSchedulerWith5000PendingPods(t *testing.T) {
 	}()
 
 	start := func() *exec.Cmd {
+		// The renew deadline leaves room for a slow API server (under -race
+		// a renewal can take over a second): a leader that cannot renew in
+		// time steps down and exits, and nothing would restart it here.
 		cmd := exec.Command(bin, "--server", s.Addr(), "--metrics-listen", "", "--leader-elect",
-			"--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1500ms", "--leader-elect-retry-period", "300ms")
+			"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

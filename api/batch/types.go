@@ -20,7 +20,7 @@ type JobSpec struct {
 	ActiveDeadlineSeconds   *int64               `json:"activeDeadlineSeconds,omitempty"`
 	BackoffLimit            *int32               `json:"backoffLimit,omitempty"`
 	Selector                *meta.LabelSelector  `json:"selector,omitempty"`
-	ManualSelector          *bool                `json:"manualSelector,omitempty"`
+	ManualSelector          *bool                `json:"manualSelector,omitempty" kobune:"unsupported"`
 	Template                core.PodTemplateSpec `json:"template"`
 	TTLSecondsAfterFinished *int32               `json:"ttlSecondsAfterFinished,omitempty"`
 	CompletionMode          *string              `json:"completionMode,omitempty"`

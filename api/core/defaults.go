@@ -27,9 +27,6 @@ func SetDefaultsPodSpec(s *PodSpec) {
 		g := int64(DefaultTerminationGracePeriodSeconds)
 		s.TerminationGracePeriodSeconds = &g
 	}
-	if s.DNSPolicy == "" {
-		s.DNSPolicy = "ClusterFirst"
-	}
 	if s.HostNetwork {
 		// As Kubernetes: a hostNetwork pod's ports are the node's ports, so
 		// the scheduler's NodePorts filter keeps two of them apart.
@@ -60,12 +57,6 @@ func setDefaultsContainer(c *Container) {
 		if imageTag(c.Image) == "latest" {
 			c.ImagePullPolicy = PullAlways
 		}
-	}
-	if c.TerminationMessagePath == "" {
-		c.TerminationMessagePath = "/dev/termination-log"
-	}
-	if c.TerminationMessagePolicy == "" {
-		c.TerminationMessagePolicy = "File"
 	}
 	for i := range c.Ports {
 		if c.Ports[i].Protocol == "" {

@@ -46,7 +46,7 @@ type NodeStatus struct {
 	Conditions  []NodeCondition  `json:"conditions,omitempty"`
 	Addresses   []NodeAddress    `json:"addresses,omitempty"`
 	NodeInfo    NodeSystemInfo   `json:"nodeInfo,omitzero"`
-	Images      []ContainerImage `json:"images,omitempty"`
+	Images      []ContainerImage `json:"images,omitempty" kobune:"unsupported"`
 	// DaemonEndpoints says where the node's agent serves logs and exec.
 	DaemonEndpoints NodeDaemonEndpoints `json:"daemonEndpoints,omitzero"`
 }
@@ -90,7 +90,7 @@ type NodeAddress struct {
 
 // NodeSystemInfo describes the node's software.
 type NodeSystemInfo struct {
-	MachineID               string `json:"machineID,omitempty"`
+	MachineID               string `json:"machineID,omitempty" kobune:"unsupported"`
 	KernelVersion           string `json:"kernelVersion,omitempty"`
 	OSImage                 string `json:"osImage,omitempty"`
 	ContainerRuntimeVersion string `json:"containerRuntimeVersion,omitempty"`

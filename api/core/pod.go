@@ -36,7 +36,7 @@ type PodSpec struct {
 	RestartPolicy                 RestartPolicy              `json:"restartPolicy,omitempty"`
 	TerminationGracePeriodSeconds *int64                     `json:"terminationGracePeriodSeconds,omitempty"`
 	ActiveDeadlineSeconds         *int64                     `json:"activeDeadlineSeconds,omitempty"`
-	DNSPolicy                     string                     `json:"dnsPolicy,omitempty"`
+	DNSPolicy                     string                     `json:"dnsPolicy,omitempty" kobune:"unsupported"` // no cluster DNS yet
 	NodeSelector                  map[string]string          `json:"nodeSelector,omitempty"`
 	ServiceAccountName            string                     `json:"serviceAccountName,omitempty"`
 	NodeName                      string                     `json:"nodeName,omitempty"`
@@ -54,22 +54,24 @@ type PodSpec struct {
 
 // Container is one container of a pod.
 type Container struct {
-	Name                     string               `json:"name"`
-	Image                    string               `json:"image,omitempty"`
-	Command                  []string             `json:"command,omitempty"`
-	Args                     []string             `json:"args,omitempty"`
-	WorkingDir               string               `json:"workingDir,omitempty"`
-	Ports                    []ContainerPort      `json:"ports,omitempty"`
-	Env                      []EnvVar             `json:"env,omitempty"`
-	Resources                ResourceRequirements `json:"resources,omitzero"`
-	LivenessProbe            *Probe               `json:"livenessProbe,omitempty"`
-	ReadinessProbe           *Probe               `json:"readinessProbe,omitempty"`
-	StartupProbe             *Probe               `json:"startupProbe,omitempty"`
-	TerminationMessagePath   string               `json:"terminationMessagePath,omitempty"`
-	TerminationMessagePolicy string               `json:"terminationMessagePolicy,omitempty"`
-	ImagePullPolicy          PullPolicy           `json:"imagePullPolicy,omitempty"`
-	Stdin                    bool                 `json:"stdin,omitempty"`
-	TTY                      bool                 `json:"tty,omitempty"`
+	Name           string               `json:"name"`
+	Image          string               `json:"image,omitempty"`
+	Command        []string             `json:"command,omitempty"`
+	Args           []string             `json:"args,omitempty"`
+	WorkingDir     string               `json:"workingDir,omitempty"`
+	Ports          []ContainerPort      `json:"ports,omitempty"`
+	Env            []EnvVar             `json:"env,omitempty"`
+	Resources      ResourceRequirements `json:"resources,omitzero"`
+	LivenessProbe  *Probe               `json:"livenessProbe,omitempty"`
+	ReadinessProbe *Probe               `json:"readinessProbe,omitempty"`
+	StartupProbe   *Probe               `json:"startupProbe,omitempty"`
+	// Kubernetes fields Kobune keeps but does not act on yet: the decoder
+	// names them (a warning; an error with --strict).
+	TerminationMessagePath   string     `json:"terminationMessagePath,omitempty" kobune:"unsupported"`
+	TerminationMessagePolicy string     `json:"terminationMessagePolicy,omitempty" kobune:"unsupported"`
+	ImagePullPolicy          PullPolicy `json:"imagePullPolicy,omitempty"`
+	Stdin                    bool       `json:"stdin,omitempty" kobune:"unsupported"`
+	TTY                      bool       `json:"tty,omitempty" kobune:"unsupported"`
 }
 
 // PullPolicy is Always, IfNotPresent or Never.

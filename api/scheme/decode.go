@@ -177,7 +177,11 @@ func decodeValue(js []byte, line int) ([]Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("line %d: %s %w", line, kindName, err)
 	}
-	return []Document{{Kind: k, Object: obj, Line: line, Unsupported: UnsupportedFields(k, generic), JSON: js}}, nil
+	unsupported := UnsupportedFields(k, generic)
+	if k.NotActedOn != "" {
+		unsupported = append([]string{"kind " + k.Kind + ": " + k.NotActedOn}, unsupported...)
+	}
+	return []Document{{Kind: k, Object: obj, Line: line, Unsupported: unsupported, JSON: js}}, nil
 }
 
 // describeJSONError rewrites encoding/json errors to name the field path.

@@ -113,3 +113,31 @@ func TestLookup(t *testing.T) {
 		t.Error("Lookup(widgets) should fail")
 	}
 }
+
+// Fields Kobune keeps but does not act on are named like unknown ones, and
+// a kind nothing acts on yet is named as a whole (issue #10 defect 7).
+func TestDecodeNamesFieldsAndKindsNotActedOn(t *testing.T) {
+	docs, err := Decode([]byte(`apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  dnsPolicy: ClusterFirst
+  hostNetwork: true
+  containers: [{name: c, image: i, tty: true, terminationMessagePolicy: File}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+spec: {ports: [{port: 80}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"spec.containers[0].terminationMessagePolicy: not supported by kobune", "spec.containers[0].tty: not supported by kobune", "spec.dnsPolicy: not supported by kobune"}
+	if got := docs[0].Unsupported; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("pod: unsupported %q, want %q (hostNetwork works)", got, want)
+	}
+	if got := docs[1].Unsupported; len(got) != 1 || !strings.HasPrefix(got[0], "kind Service: stored, but nothing in kobune acts on Services yet") {
+		t.Errorf("service: unsupported %q", got)
+	}
+}

@@ -21,8 +21,10 @@ func buildKinds() []*Kind {
 				return map[string]string{"spec.unschedulable": boolString(n.Spec.Unschedulable)}
 			}),
 		kind("Pod", "v1", "pods", []string{"po"}, true, true, core.SetDefaultsPod, core.ValidatePod, core.ValidatePodUpdate, podFields),
-		kind("Service", "v1", "services", []string{"svc"}, true, true, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
-		kind("Endpoints", "v1", "endpoints", []string{"ep"}, true, false, nil, core.ValidateEndpoints, nil, nil),
+		notActedOn(kind("Service", "v1", "services", []string{"svc"}, true, true, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
+			"stored, but nothing in kobune acts on Services yet: no cluster IP is allocated and no node routes traffic to it"),
+		notActedOn(kind("Endpoints", "v1", "endpoints", []string{"ep"}, true, false, nil, core.ValidateEndpoints, nil, nil),
+			"stored, but nothing in kobune acts on Endpoints yet (no node routes Service traffic)"),
 		kind("ConfigMap", "v1", "configmaps", []string{"cm"}, true, false, nil, core.ValidateConfigMap,
 			func(n, o *core.ConfigMap) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) }, nil),
 		kind("Secret", "v1", "secrets", nil, true, false, core.SetDefaultsSecret, core.ValidateSecret,
@@ -56,6 +58,12 @@ func buildKinds() []*Kind {
 				return nil
 			}, nil),
 	}
+}
+
+// notActedOn marks a kind that is stored but not acted on yet.
+func notActedOn(k *Kind, why string) *Kind {
+	k.NotActedOn = why
+	return k
 }
 
 // kind turns typed functions into a Kind entry; T is a pointer kind type.

@@ -42,7 +42,7 @@ func walk(val any, t reflect.Type, path string, out *[]string) {
 		fields := jsonFields(t)
 		for key, sub := range m {
 			ft, ok := fields[key]
-			if !ok {
+			if !ok || unsupportedFields(t)[key] {
 				*out = append(*out, join(path, key)+": not supported by kobune")
 				continue
 			}
@@ -80,6 +80,26 @@ func itoa(i int) string {
 }
 
 var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+var unsupportedCache sync.Map // reflect.Type → map[string]bool
+
+// unsupportedFields names a struct's fields tagged `kobune:"unsupported"`:
+// Kubernetes fields Kobune keeps (so they round-trip) but does not act on.
+func unsupportedFields(t reflect.Type) map[string]bool {
+	if f, ok := unsupportedCache.Load(t); ok {
+		return f.(map[string]bool)
+	}
+	out := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("kobune") == "unsupported" {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			out[name] = true
+		}
+	}
+	unsupportedCache.Store(t, out)
+	return out
+}
 
 // jsonFields maps the JSON names of a struct's fields, including those of
 // inlined embedded structs, to their types.

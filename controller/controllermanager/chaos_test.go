@@ -56,7 +56,7 @@ func TestChaosKillControllerDuringRollouts(t *testing.T) {
 		// milliseconds can list before those land and act on them twice
 		// for a moment.)
 		cmd := exec.Command(bin, "--server", cl.Addr(), "--leader-elect",
-			"--leader-elect-lease-duration", "1s", "--leader-elect-renew-deadline", "800ms", "--leader-elect-retry-period", "200ms")
+			"--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1500ms", "--leader-elect-retry-period", "300ms")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,19 @@
+package fieldaudit
+
+// actedOnGenerically lists fields that no code outside api/ names, and who
+// acts on them.
+var actedOnGenerically = map[string]string{
+	"batch.JobSpec.completionMode":           "the Job controller, through Job.Indexed() (api/batch)",
+	"core.ConfigMap.immutable":               "the API server refuses changes to an immutable ConfigMap (core.ValidateImmutableData)",
+	"core.Secret.immutable":                  "the API server refuses changes to an immutable Secret (core.ValidateImmutableData)",
+	"core.Secret.stringData":                 "the API server merges it into data on write (core.SetDefaultsSecret)",
+	"core.Event.action":                      "an event is a record: kobectl get events -o yaml shows every field",
+	"core.NodeSelectorTerm.matchExpressions": "core.PodMatchesNodeSelectorAndAffinity (api/core/nodefit.go), used by the scheduler and the DaemonSet controller",
+	"meta.LabelSelector.matchExpressions":    "selector.FromLabelSelector (api/selector), used by every controller",
+}
+
+// usedAnyway lists unsupported-tagged fields whose Go name another type's
+// field shares, so that the selector check finds the name in use.
+var usedAnyway = map[string]bool{
+	"core.Container.stdin": true, // the exec request's Stdin
+}
