@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
@@ -106,19 +105,16 @@ func prepareForCreate(k *scheme.Kind, o meta.Object) error {
 	m.DeletionTimestamp = nil
 	m.DeletionGracePeriodSeconds = nil
 	*o.GetTypeMeta() = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
-	// A Node keeps the status it was created with: that is how an agent
-	// registers (and how tests create nodes without agents).
-	if k.Kind != "Node" {
+	if !strategyFor(k).keepStatusOnCreate {
 		resetStatus(o)
 	}
 	return nil
 }
 
 // finishCreate fills status that follows from the spec after defaulting.
-func finishCreate(o meta.Object) {
-	if p, ok := o.(*core.Pod); ok {
-		p.Status.Phase = core.PodPending
-		p.Status.QOSClass = core.PodQOSClass(&p.Spec)
+func finishCreate(k *scheme.Kind, o meta.Object) {
+	if f := strategyFor(k).finishCreate; f != nil {
+		f(o)
 	}
 }
 
@@ -142,7 +138,7 @@ func (s *Server) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object)
 	if err := s.admission.Admit(ctx, &admission.Attributes{Operation: admission.Create, Kind: k, Object: o}); err != nil {
 		return nil, err
 	}
-	finishCreate(o)
+	finishCreate(k, o)
 	b, err := encodeForStorage(o)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "encode %s: %v", k.Kind, err)

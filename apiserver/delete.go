@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/storage"
@@ -84,8 +83,8 @@ func (s *Server) delete(ctx context.Context, k *scheme.Kind, ns, name string, op
 		}
 		var out meta.Object
 		var rev int64
-		if k.Kind == "Namespace" {
-			out, rev, err = s.markNamespaceTerminating(ctx, k, o, kv.Revision)
+		if del := strategyFor(k).delete; del != nil {
+			out, rev, err = del(s, ctx, k, o, kv.Revision)
 		} else {
 			out, rev, err = s.deleteOnce(ctx, k, o, kv, opts)
 		}
@@ -101,7 +100,11 @@ func (s *Server) delete(ctx context.Context, k *scheme.Kind, ns, name string, op
 
 func (s *Server) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object, kv storage.KV, opts deleteOptions) (meta.Object, int64, error) {
 	m := o.GetObjectMeta()
-	grace := gracePeriod(o, opts.grace)
+	st := strategyFor(k)
+	grace := int64(0) // most objects go at once, as in Kubernetes
+	if st.gracePeriod != nil {
+		grace = st.gracePeriod(o, opts.grace)
+	}
 	changed := false
 	switch opts.propagation {
 	case "Orphan":
@@ -116,7 +119,7 @@ func (s *Server) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object, 
 		m.DeletionGracePeriodSeconds = &grace
 		changed = true
 	}
-	if len(m.Finalizers) == 0 && !awaitingTermination(o) {
+	if len(m.Finalizers) == 0 && !st.awaitingTermination(o) {
 		rev, err := s.store.Delete(ctx, kv.Key, kv.Revision)
 		return o, rev, err
 	}
@@ -129,23 +132,6 @@ func (s *Server) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object, 
 	}
 	rev, err := s.store.Update(ctx, kv.Key, b, kv.Revision)
 	return o, rev, err
-}
-
-// gracePeriod is how long a pod's containers get to stop: the request's
-// value, else the pod's terminationGracePeriodSeconds. Objects other than
-// bound, running pods are deleted at once (grace 0), as in Kubernetes.
-func gracePeriod(o meta.Object, requested *int64) int64 {
-	p, ok := o.(*core.Pod)
-	if !ok || p.Spec.NodeName == "" || p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed {
-		return 0
-	}
-	if requested != nil {
-		return *requested
-	}
-	if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
-		return *g
-	}
-	return core.DefaultTerminationGracePeriodSeconds
 }
 
 func addFinalizer(m *meta.ObjectMeta, f string) bool {

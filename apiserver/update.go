@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
@@ -115,7 +114,7 @@ func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Ob
 		return encodeWithRevision(newObj, kv.Revision)
 	}
 	nm := newObj.GetObjectMeta()
-	if nm.DeletionTimestamp != nil && len(nm.Finalizers) == 0 && !awaitingTermination(newObj) {
+	if nm.DeletionTimestamp != nil && len(nm.Finalizers) == 0 && !strategyFor(k).awaitingTermination(newObj) {
 		// The last finalizer is gone: the deletion that was waiting completes.
 		rev, err := s.store.Delete(ctx, kv.Key, kv.Revision)
 		if err != nil {
@@ -168,9 +167,3 @@ func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Obj
 	return out, nil
 }
 
-// awaitingTermination reports whether a pod still waits for its agent to
-// confirm that its containers are gone.
-func awaitingTermination(o meta.Object) bool {
-	p, ok := o.(*core.Pod)
-	return ok && p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds > 0 && p.Spec.NodeName != ""
-}

@@ -1,0 +1,75 @@
+package apiserver
+
+import (
+	"context"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+)
+
+// strategy is what the generic verbs (create.go, update.go, delete.go) do
+// differently for one kind — Kubernetes' REST strategies. What a kind's
+// objects *are* (defaults, validation, immutable fields, selectable
+// fields) is in api/scheme/kinds.go; what the server does with them beyond
+// the generic verbs is here. A kind with special behaviour is an entry in
+// strategies; the verbs themselves name no kind.
+type strategy struct {
+	// keepStatusOnCreate: a create keeps the status it carries (a Node
+	// registers with its status; other kinds start with an empty one).
+	keepStatusOnCreate bool
+	// finishCreate fills status that follows from the spec after defaulting.
+	finishCreate func(meta.Object)
+	// gracePeriod is how long a deletion waits for the object to be
+	// stopped (a pod on a node); nil: no wait.
+	gracePeriod func(o meta.Object, requested *int64) int64
+	// waits reports whether the object stays until someone confirms it is
+	// stopped (the agent deleting a pod with grace 0).
+	waits func(meta.Object) bool
+	// delete replaces the generic delete (a Namespace is marked
+	// Terminating and emptied before it goes).
+	delete func(s *Server, ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error)
+}
+
+var strategies = map[string]strategy{
+	"Node":      {keepStatusOnCreate: true},
+	"Pod":       {finishCreate: podFinishCreate, gracePeriod: podGracePeriod, waits: podAwaitingTermination},
+	"Namespace": {delete: (*Server).markNamespaceTerminating},
+}
+
+func strategyFor(k *scheme.Kind) strategy { return strategies[k.Kind] }
+
+// awaitingTermination reports whether the object still waits for someone
+// to confirm it is stopped.
+func (st strategy) awaitingTermination(o meta.Object) bool { return st.waits != nil && st.waits(o) }
+
+// podFinishCreate: a new pod is Pending, with the QoS class of its resources.
+func podFinishCreate(o meta.Object) {
+	p := o.(*core.Pod)
+	p.Status.Phase = core.PodPending
+	p.Status.QOSClass = core.PodQOSClass(&p.Spec)
+}
+
+// podGracePeriod is how long a pod's containers get to stop: the request's
+// value, else the pod's terminationGracePeriodSeconds. Objects other than
+// bound, running pods are deleted at once (grace 0), as in Kubernetes.
+func podGracePeriod(o meta.Object, requested *int64) int64 {
+	p, ok := o.(*core.Pod)
+	if !ok || p.Spec.NodeName == "" || p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed {
+		return 0
+	}
+	if requested != nil {
+		return *requested
+	}
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+		return *g
+	}
+	return core.DefaultTerminationGracePeriodSeconds
+}
+
+// podAwaitingTermination reports whether a pod still waits for its agent to
+// confirm that its containers are gone.
+func podAwaitingTermination(o meta.Object) bool {
+	p, ok := o.(*core.Pod)
+	return ok && p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds > 0 && p.Spec.NodeName != ""
+}
