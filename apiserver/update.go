@@ -166,4 +166,3 @@ func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Obj
 	}
 	return out, nil
 }
-
