@@ -9,6 +9,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
 )
 
 // PodFromTemplate is a new pod for an owner: the template's labels,
@@ -28,10 +29,15 @@ func PodFromTemplate(t *core.PodTemplateSpec, namespace, prefix string, owner me
 	return p
 }
 
-// OwnerRef is a reference to o, of the given kind and apiVersion.
-func OwnerRef(o meta.Object, apiVersion, kind string) meta.OwnerReference {
+// OwnerRef is a reference to o, with o's kind and apiVersion from the
+// scheme (never typed in by hand at the call site).
+func OwnerRef(o meta.Object) meta.OwnerReference {
 	m := o.GetObjectMeta()
-	return meta.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: m.Name, UID: m.UID}
+	k, err := scheme.KindOf(o)
+	if err != nil {
+		panic(err) // a programming error: o is not an API kind
+	}
+	return meta.OwnerReference{APIVersion: k.APIVersion, Kind: k.Kind, Name: m.Name, UID: m.UID}
 }
 
 // IsActive reports whether a pod counts toward its owner's replicas: not

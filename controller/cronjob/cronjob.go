@@ -181,7 +181,7 @@ func (cc *Controller) start(ctx context.Context, cj *batch.CronJob, run time.Tim
 	}
 	j.Annotations[ScheduledTimestampAnnotation] = run.UTC().Format(time.RFC3339)
 	yes := true
-	owner := controller.OwnerRef(cj, "batch/v1", "CronJob")
+	owner := controller.OwnerRef(cj)
 	owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
 	j.OwnerReferences = []meta.OwnerReference{owner}
 	created, err := client.For[*batch.Job](cc.client).Create(ctx, j)

@@ -289,7 +289,7 @@ func (dc *Controller) podTemplate(ds *apps.DaemonSet, hash string) *core.Pod {
 		t.Labels = map[string]string{}
 	}
 	t.Labels[RevisionLabel] = hash
-	p := controller.PodFromTemplate(&t, ds.Namespace, ds.Name+"-", controller.OwnerRef(ds, "apps/v1", "DaemonSet"))
+	p := controller.PodFromTemplate(&t, ds.Namespace, ds.Name+"-", controller.OwnerRef(ds))
 	p.Spec.Tolerations = append(append([]core.Toleration(nil), p.Spec.Tolerations...), daemonTolerations...)
 	return p
 }

@@ -129,7 +129,7 @@ func (dc *Controller) claimReplicaSets(ctx context.Context, d *apps.Deployment, 
 		case ref == nil && sel.Matches(rs.Labels) && rs.DeletionTimestamp == nil:
 			updated := *rs
 			yes := true
-			owner := controller.OwnerRef(d, "apps/v1", "Deployment")
+			owner := controller.OwnerRef(d)
 			owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
 			updated.OwnerReferences = append(withoutOwner(rs.OwnerReferences, d.UID), owner)
 			adopted, err := rsClient.Update(ctx, &updated)

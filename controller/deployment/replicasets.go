@@ -157,7 +157,7 @@ func (r *rollout) createNew(ctx context.Context, revision string) (*apps.Replica
 	}
 	sel.MatchLabels[apps.PodTemplateHashLabel] = hash
 	yes := true
-	owner := controller.OwnerRef(d, "apps/v1", "Deployment")
+	owner := controller.OwnerRef(d)
 	owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
 	annotations := map[string]string{apps.RevisionAnnotation: revision}
 	for k, v := range d.Annotations {

@@ -304,7 +304,7 @@ func (jc *Controller) createPod(ctx context.Context, j *batch.Job, index int) er
 	}
 	t.Labels[LabelJobName], t.Labels[LabelControllerUID] = j.Name, j.UID
 	t.Labels["job-name"], t.Labels["controller-uid"] = j.Name, j.UID
-	p := controller.PodFromTemplate(&t, j.Namespace, j.Name+"-", controller.OwnerRef(j, "batch/v1", "Job"))
+	p := controller.PodFromTemplate(&t, j.Namespace, j.Name+"-", controller.OwnerRef(j))
 	if index >= 0 {
 		indexPod(p, j, index)
 	}

@@ -185,7 +185,7 @@ func (rc *Controller) setOwner(ctx context.Context, p *core.Pod, rs *apps.Replic
 		}
 	}
 	if adopt {
-		ref := controller.OwnerRef(rs, "apps/v1", "ReplicaSet")
+		ref := controller.OwnerRef(rs)
 		yes := true
 		ref.Controller, ref.BlockOwnerDeletion = &yes, &yes
 		updated.OwnerReferences = append(updated.OwnerReferences, ref)
@@ -237,7 +237,7 @@ func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, a
 func (rc *Controller) createPods(ctx context.Context, rs *apps.ReplicaSet, n int) error {
 	key := meta.Key(rs)
 	pods := client.For[*core.Pod](rc.client)
-	owner := controller.OwnerRef(rs, "apps/v1", "ReplicaSet")
+	owner := controller.OwnerRef(rs)
 	for batch, done := 1, 0; done < n; batch *= 2 {
 		size := min(batch, n-done)
 		for i := range size {

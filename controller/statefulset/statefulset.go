@@ -175,7 +175,7 @@ func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod],
 	}
 	name := fmt.Sprintf("%s-%d", set.Name, i)
 	t.Labels[LabelPodName], t.Labels[LabelPodIndex], t.Labels[RevisionLabel] = name, strconv.Itoa(i), hash
-	p := controller.PodFromTemplate(&t, set.Namespace, "", controller.OwnerRef(set, "apps/v1", "StatefulSet"))
+	p := controller.PodFromTemplate(&t, set.Namespace, "", controller.OwnerRef(set))
 	p.Name, p.GenerateName = name, ""
 	p.Spec.Hostname, p.Spec.Subdomain = name, set.Spec.ServiceName
 	if _, err := pods.Create(ctx, p); err != nil {
