@@ -223,7 +223,15 @@ func (f *LeaderFlags) Run(ctx context.Context, c *Client, component, name string
 		return nil
 	}
 	host, _ := os.Hostname()
-	le := &LeaderElection{Client: c, Namespace: "kube-system", Name: name, Identity: fmt.Sprintf("%s_%d", host, os.Getpid()),
+	// Its own connection, as kube-scheduler's leader election has its own
+	// client: the Lease renewals do not queue behind the component's own
+	// burst of requests (a new leader starting 256 binds at once).
+	ec, err := New(c.Addr)
+	if err != nil {
+		return err
+	}
+	defer ec.Close()
+	le := &LeaderElection{Client: ec, Namespace: "kube-system", Name: name, Identity: fmt.Sprintf("%s_%d", host, os.Getpid()),
 		OnStartedLeading: run, LeaseDuration: f.LeaseDuration, RenewDeadline: f.RenewDeadline, RetryPeriod: f.RetryPeriod}
 	log.Printf("%s: waiting to lead (Lease kube-system/%s, identity %s)", component, name, le.Identity)
 	return le.Run(ctx)

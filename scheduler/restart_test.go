@@ -101,11 +101,12 @@ func TestKillSchedulerWith5000PendingPods(t *testing.T) {
 	}()
 
 	start := func() *exec.Cmd {
-		// The renew deadline leaves room for a slow API server (under -race
-		// a renewal can take over a second): a leader that cannot renew in
-		// time steps down and exits, and nothing would restart it here.
+		// The renew deadline leaves room for a slow API server: under -race,
+		// while a new leader lists 5,000 pods and starts 256 binds at once,
+		// its Lease renewal took over 3 s, and a leader that cannot renew in
+		// time steps down and exits (nothing would restart it here).
 		cmd := exec.Command(bin, "--server", s.Addr(), "--metrics-listen", "", "--leader-elect",
-			"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
+			"--leader-elect-lease-duration", "8s", "--leader-elect-renew-deadline", "6s", "--leader-elect-retry-period", "500ms")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
