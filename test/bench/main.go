@@ -44,7 +44,7 @@ func main() {
 	watchers := flag.Int("watchers", 100, "watchers in the latency run (0: skip it)")
 	events := flag.Int("events", 300, "objects created in the latency run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the API create runs to this file")
-	parts := flag.String("only", "api,scheduler", "which benchmarks to run: api, scheduler, or both")
+	parts := flag.String("only", "api,scheduler,build", "which benchmarks to run: api, scheduler, build (comma-separated)")
 	schedNodes := flag.String("scheduler-nodes", "1000,5000", "node counts for the scheduler benchmark")
 	schedPods := flag.Int("scheduler-pods", 10000, "measured pods per scheduler run")
 	schedWorkloads := flag.String("scheduler-workloads", "", "run only these scheduler workloads (comma-separated; empty: all)")
@@ -71,6 +71,9 @@ func main() {
 			counts = append(counts, n)
 		}
 		report += renderScheduler(schedulerBench(dir, counts, *schedPods, *schedWorkloads))
+	}
+	if strings.Contains(*parts, "build") {
+		report += "\n" + buildBench(dir)
 	}
 	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
 		log.Fatal(err)
