@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,8 +35,9 @@ func TestPanicInReconcileIsAnErrorAndAnEvent(t *testing.T) {
 	recorder := client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-controller"}, 10)
 	r := &panicky{}
 	l := controller.NewLoop("cronjob-controller", r, 1)
+	var mu sync.Mutex
 	var logged []string
-	l.Logf = func(f string, args ...any) { logged = append(logged, f) }
+	l.Logf = func(f string, args ...any) { mu.Lock(); logged = append(logged, f); mu.Unlock() }
 	l.Object, l.Recorder = controller.ObjectsOf(inf.CronJobs), recorder
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -60,9 +62,11 @@ func TestPanicInReconcileIsAnErrorAndAnEvent(t *testing.T) {
 	if ev.Type != "Warning" || ev.Reason != "ReconcilePanic" || ev.InvolvedObject.Name != "bad" || !strings.Contains(ev.Message, "negative shift amount") {
 		t.Errorf("event %+v", ev)
 	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
 	if len(logged) == 0 || !strings.Contains(logged[0], "panicked") {
 		t.Errorf("log %q", logged)
 	}
-	cancel()
-	<-done
 }
