@@ -96,7 +96,12 @@ func TestCronJobForbidNeverOverlaps(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var clock atomic.Int64
-	clock.Store(time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC).UnixNano())
+	// The controller counts runs from the CronJob's creation, which the API
+	// server stamps with the real clock, so the fake clock is set from that
+	// stamp once the CronJob exists (until then it is far in the past:
+	// nothing is due). A fixed 2026-12-01 12:00:30 made this test fail from
+	// that moment on: every run was due before the CronJob existed.
+	clock.Store(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	c := testcluster.Start(t, ctx, testcluster.Options{Nodes: 1, CronJobClock: now}).Client
 	cjs := client.For[*batch.CronJob](c)
@@ -104,9 +109,12 @@ func TestCronJobForbidNeverOverlaps(t *testing.T) {
 		Spec: batch.CronJobSpec{Schedule: "* * * * *", ConcurrencyPolicy: "Forbid",
 			JobTemplate: batch.JobTemplateSpec{Spec: batch.JobSpec{Template: core.PodTemplateSpec{Spec: core.PodSpec{RestartPolicy: core.RestartPolicyNever,
 				Containers: []core.Container{{Name: "work", Image: "kobune.local/busybox:1.35"}}}}}}}}
-	if _, err := cjs.Create(ctx, cj); err != nil {
+	made, err := cjs.Create(ctx, cj)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// 30 s into the minute of the creation: the next run is the next minute's.
+	clock.Store(made.CreationTimestamp.Time.Truncate(time.Minute).Add(30 * time.Second).UnixNano())
 	jobs := client.For[*batch.Job](c)
 	w, err := jobs.Watch(ctx, "default", client.ListOptions{}, 0)
 	if err != nil {
@@ -157,7 +165,7 @@ func TestCronJobForbidNeverOverlaps(t *testing.T) {
 			}
 		}
 	}
-	tick() // 12:01:30 → the 12:01 run
+	tick() // hh:mm+1:30 → the run of minute mm+1
 	jobCount(1)
 	for range 3 {
 		tick()
