@@ -36,6 +36,7 @@ type Recorder struct {
 
 // Kubernetes' correlator defaults.
 const (
+	combinedPrefix   = "(combined from similar events): "
 	maxSeen          = 4096
 	similarThreshold = 10
 	similarWindow    = 10 * time.Minute
@@ -68,8 +69,11 @@ func (r *Recorder) Event(ctx context.Context, obj meta.Object, typ, reason, mess
 	ref := core.ObjectReference{Kind: kind, APIVersion: apiVersion, Namespace: m.Namespace, Name: m.Name, UID: m.UID}
 	now := r.now()
 	objKey := strings.Join([]string{r.Component, r.Host, kind, m.Namespace, m.Name, m.UID, typ, reason}, "\x00")
-	message = r.aggregate(objKey, message, now)
+	message, combined := r.aggregate(objKey, message, now)
 	key := objKey + "\x00" + message
+	if combined {
+		key = objKey + "\x00" + combinedPrefix // one combined event per object and reason
+	}
 	if prev := r.lookup(key); prev != nil {
 		ev := *prev
 		ev.Count++
@@ -112,7 +116,7 @@ func (r *Recorder) now() time.Time {
 // aggregate returns the message to record: message itself, or the combined
 // form once more than similarThreshold different messages came for the
 // same object and reason within similarWindow (Kubernetes' EventAggregator).
-func (r *Recorder) aggregate(objKey, message string, now time.Time) string {
+func (r *Recorder) aggregate(objKey, message string, now time.Time) (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.similar == nil {
@@ -127,13 +131,13 @@ func (r *Recorder) aggregate(objKey, message string, now time.Time) string {
 		r.similar[objKey] = s
 	}
 	if s.messages[message] {
-		return message // a repeat: counted on its own event
+		return message, false // a repeat: counted on its own event
 	}
 	if len(s.messages) >= similarThreshold {
-		return "(combined from similar events): " + message
+		return combinedPrefix + message, true
 	}
 	s.messages[message] = true
-	return message
+	return message, false
 }
 
 func (r *Recorder) lookup(key string) *core.Event {
@@ -141,14 +145,6 @@ func (r *Recorder) lookup(key string) *core.Event {
 	defer r.mu.Unlock()
 	if e := r.seen[key]; e != nil {
 		return e.event
-	}
-	// The combined event's message changes with each event: find it by prefix.
-	if i := strings.Index(key, "\x00(combined from similar events): "); i >= 0 {
-		for k, e := range r.seen {
-			if strings.HasPrefix(k, key[:i+len("\x00(combined from similar events): ")]) {
-				return e.event
-			}
-		}
 	}
 	return nil
 }
@@ -160,14 +156,6 @@ func (r *Recorder) remember(key string, ev *core.Event, now time.Time) {
 	defer r.mu.Unlock()
 	if r.seen == nil {
 		r.seen = map[string]*seenEvent{}
-	}
-	if i := strings.Index(key, "\x00(combined from similar events): "); i >= 0 {
-		prefix := key[:i+len("\x00(combined from similar events): ")]
-		for k := range r.seen {
-			if strings.HasPrefix(k, prefix) {
-				delete(r.seen, k) // one combined event per object and reason
-			}
-		}
 	}
 	if _, ok := r.seen[key]; !ok && len(r.seen) >= maxSeen {
 		var oldest string
