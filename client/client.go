@@ -51,9 +51,19 @@ func New(addr string) (*Client, error) {
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
+// ServerVersion is what the API server says it runs.
+type ServerVersion struct {
+	Version     string // Kobune's
+	EtcdVersion string // the etcd it stores in
+}
+
 // Version asks the server for its version; it is also a cheap "are you there".
-func (c *Client) Version(ctx context.Context) (*apipb.VersionResponse, error) {
-	return c.API.Version(ctx, &apipb.VersionRequest{})
+func (c *Client) Version(ctx context.Context) (ServerVersion, error) {
+	v, err := c.API.Version(ctx, &apipb.VersionRequest{})
+	if err != nil {
+		return ServerVersion{}, err
+	}
+	return ServerVersion{Version: v.Version, EtcdVersion: v.EtcdVersion}, nil
 }
 
 // IsNotFound reports whether err says the object does not exist.

@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"strconv"
 
-	"google.golang.org/grpc"
-
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/proto/apipb"
@@ -59,81 +57,69 @@ func (t *Typed[T]) encode(o T) ([]byte, error) {
 	return json.Marshal(o)
 }
 
+// raw is the untyped client the typed one speaks through.
+func (t *Typed[T]) raw() *Resource { return t.c.Resource(t.Kind) }
+
 // Create stores a new object and returns it as stored.
 func (t *Typed[T]) Create(ctx context.Context, o T) (T, error) {
-	var zero T
-	b, err := t.encode(o)
-	if err != nil {
-		return zero, err
-	}
-	resp, err := t.c.API.Create(ctx, &apipb.CreateRequest{Resource: t.Kind.Resource, Namespace: o.GetObjectMeta().Namespace, Object: b})
-	if err != nil {
-		return zero, err
-	}
-	return t.decode(resp.Object)
+	return t.write(ctx, o, t.raw().Create)
 }
 
 // Get reads one object (namespace "" for cluster-scoped kinds).
 func (t *Typed[T]) Get(ctx context.Context, namespace, name string) (T, error) {
 	var zero T
-	resp, err := t.c.API.Get(ctx, &apipb.GetRequest{Resource: t.Kind.Resource, Namespace: namespace, Name: name})
+	b, err := t.raw().Get(ctx, namespace, name)
 	if err != nil {
 		return zero, err
 	}
-	return t.decode(resp.Object)
+	return t.decode(b)
 }
 
 // List reads the matching objects (namespace "" for all) and the revision
 // to watch from.
 func (t *Typed[T]) List(ctx context.Context, namespace string, opts ListOptions) ([]T, int64, error) {
-	resp, err := t.c.API.List(ctx, &apipb.ListRequest{Resource: t.Kind.Resource, Namespace: namespace, LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector})
+	items, rv, err := t.raw().List(ctx, namespace, opts)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]T, 0, len(resp.Items))
-	for _, b := range resp.Items {
+	out := make([]T, 0, len(items))
+	for _, b := range items {
 		o, err := t.decode(b)
 		if err != nil {
 			return nil, 0, err
 		}
 		out = append(out, o)
 	}
-	return out, resp.ResourceVersion, nil
+	return out, rv, nil
 }
 
 // Update writes spec and metadata; the object's resourceVersion is the
 // revision expected (a conflict error if it moved; IsConflict tells).
 func (t *Typed[T]) Update(ctx context.Context, o T) (T, error) {
-	return t.update(ctx, o, t.c.API.Update)
+	return t.write(ctx, o, t.raw().Update)
 }
 
 // UpdateStatus writes the status subresource.
 func (t *Typed[T]) UpdateStatus(ctx context.Context, o T) (T, error) {
-	return t.update(ctx, o, t.c.API.UpdateStatus)
+	return t.write(ctx, o, t.raw().UpdateStatus)
 }
 
-func (t *Typed[T]) update(ctx context.Context, o T, call func(context.Context, *apipb.UpdateRequest, ...grpc.CallOption) (*apipb.ObjectResponse, error)) (T, error) {
+func (t *Typed[T]) write(ctx context.Context, o T, call func(context.Context, string, []byte, WriteOptions) (Written, error)) (T, error) {
 	var zero T
 	b, err := t.encode(o)
 	if err != nil {
 		return zero, err
 	}
-	resp, err := call(ctx, &apipb.UpdateRequest{Resource: t.Kind.Resource, Namespace: o.GetObjectMeta().Namespace, Object: b})
+	w, err := call(ctx, o.GetObjectMeta().Namespace, b, WriteOptions{})
 	if err != nil {
 		return zero, err
 	}
-	return t.decode(resp.Object)
+	return t.decode(w.Object)
 }
 
 // Delete deletes (or starts the graceful deletion of) an object.
 func (t *Typed[T]) Delete(ctx context.Context, namespace, name string, opts DeleteOptions) error {
-	req := &apipb.DeleteRequest{Resource: t.Kind.Resource, Namespace: namespace, Name: name,
-		GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}
-	if opts.UID != "" || opts.ResourceVersion != "" {
-		req.Preconditions = &apipb.Preconditions{Uid: opts.UID, ResourceVersion: opts.ResourceVersion}
-	}
-	_, err := t.c.API.Delete(ctx, req)
-	return err
+	return t.raw().Delete(ctx, namespace, name, opts)
 }
 
 // Event is one watch event.
@@ -155,8 +141,7 @@ func (w *Watcher[T]) Err() error { return w.err }
 
 // Watch streams changes after revision rv (0: the current objects as ADDED, then changes).
 func (t *Typed[T]) Watch(ctx context.Context, namespace string, opts ListOptions, rv int64) (*Watcher[T], error) {
-	stream, err := t.c.API.Watch(ctx, &apipb.WatchRequest{Resource: t.Kind.Resource, Namespace: namespace,
-		LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector, ResourceVersion: rv, AllowBookmarks: true})
+	stream, err := t.raw().Watch(ctx, namespace, opts, rv, true)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +150,7 @@ func (t *Typed[T]) Watch(ctx context.Context, namespace string, opts ListOptions
 	go func() {
 		defer close(events)
 		for {
-			ev, err := stream.Recv()
+			ev, err := stream.Next()
 			if err != nil {
 				if ctx.Err() == nil {
 					w.err = err

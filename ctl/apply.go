@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/proto/apipb"
 )
 
 // LastAppliedAnnotation holds the manifest an object was last applied from,
@@ -30,11 +29,12 @@ func (f *writeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "validate on the server without storing anything")
 }
 
-func (f *writeFlags) fieldValidation() string {
+func (f *writeFlags) writeOptions() client.WriteOptions {
+	o := client.WriteOptions{FieldValidation: "Ignore", DryRun: f.dryRun} // kobectl has already printed its own warnings
 	if f.strict {
-		return "Strict"
+		o.FieldValidation = "Strict"
 	}
-	return "Ignore" // kobectl has already printed its own warnings
+	return o
 }
 
 func newApplyCommand(o *Options) *cobra.Command {
@@ -61,8 +61,7 @@ func newCreateCommand(o *Options) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
-				_, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: m.Kind.Resource, Namespace: m.Object.GetObjectMeta().Namespace,
-					Object: m.Raw, FieldValidation: f.fieldValidation(), DryRun: f.dryRun})
+				_, err := c.Resource(m.Kind).Create(ctx, m.Object.GetObjectMeta().Namespace, m.Raw, f.writeOptions())
 				return "created", err
 			})
 		},
@@ -79,8 +78,7 @@ func newReplaceCommand(o *Options) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
-				_, err := c.API.Update(ctx, &apipb.UpdateRequest{Resource: m.Kind.Resource, Namespace: m.Object.GetObjectMeta().Namespace,
-					Object: m.Raw, FieldValidation: f.fieldValidation(), DryRun: f.dryRun})
+				_, err := c.Resource(m.Kind).Update(ctx, m.Object.GetObjectMeta().Namespace, m.Raw, f.writeOptions())
 				return "replaced", err
 			})
 		},
@@ -187,32 +185,31 @@ func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) 
 		return "", err
 	}
 	meta := m.Object.GetObjectMeta()
+	r := c.Resource(m.Kind)
 	for attempt := 0; ; attempt++ {
-		live, err := c.API.Get(ctx, &apipb.GetRequest{Resource: m.Kind.Resource, Namespace: meta.Namespace, Name: meta.Name})
+		live, err := r.Get(ctx, meta.Namespace, meta.Name)
 		if client.IsNotFound(err) {
-			_, err = c.API.Create(ctx, &apipb.CreateRequest{Resource: m.Kind.Resource, Namespace: meta.Namespace, Object: applied,
-				FieldValidation: f.fieldValidation(), DryRun: f.dryRun})
+			_, err = r.Create(ctx, meta.Namespace, applied, f.writeOptions())
 			return "created", err
 		}
 		if err != nil {
 			return "", err
 		}
-		merged, changed, err := threeWayMerge(live.Object, m.Applied, applied)
+		merged, changed, err := threeWayMerge(live, m.Applied, applied)
 		if err != nil {
 			return "", err
 		}
 		if !changed {
 			return "unchanged", nil
 		}
-		resp, err := c.API.Update(ctx, &apipb.UpdateRequest{Resource: m.Kind.Resource, Namespace: meta.Namespace, Object: merged,
-			FieldValidation: f.fieldValidation(), DryRun: f.dryRun})
+		resp, err := r.Update(ctx, meta.Namespace, merged, f.writeOptions())
 		if client.IsConflict(err) && attempt < 5 {
 			continue // someone wrote in between: merge again onto the new state
 		}
 		if err != nil {
 			return "", err
 		}
-		if sameRevision(live.Object, resp.Object) {
+		if sameRevision(live, resp.Object) {
 			return "unchanged", nil // after defaulting, the server found nothing to write
 		}
 		return "configured", nil

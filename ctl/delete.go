@@ -9,7 +9,6 @@ import (
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/proto/apipb"
 )
 
 type deleteFlags struct {
@@ -69,8 +68,7 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 	}
 	var lastErr error
 	for _, t := range targets {
-		_, err := c.API.Delete(ctx, &apipb.DeleteRequest{Resource: t.kind.Resource, Namespace: t.namespace, Name: t.name,
-			GracePeriodSeconds: grace, PropagationPolicy: policy})
+		err := c.Resource(t.kind).Delete(ctx, t.namespace, t.name, client.DeleteOptions{GracePeriodSeconds: grace, PropagationPolicy: policy})
 		if client.IsNotFound(err) && f.ignoreNF {
 			continue
 		}
@@ -126,12 +124,12 @@ func (o *Options) deleteTargets(ctx context.Context, c *client.Client, f *delete
 	if f.selector == "" {
 		return nil, fmt.Errorf("resource(s) were provided, but no name or label selector was specified (use -l app=web, or name the objects)")
 	}
-	resp, err := c.API.List(ctx, &apipb.ListRequest{Resource: k.Resource, Namespace: ns, LabelSelector: f.selector})
+	items, _, err := c.Resource(k).List(ctx, ns, client.ListOptions{LabelSelector: f.selector})
 	if err != nil {
 		return nil, err
 	}
 	var ts []target
-	for _, b := range resp.Items {
+	for _, b := range items {
 		obj, err := k.Decode(b)
 		if err != nil {
 			return nil, err

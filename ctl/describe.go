@@ -13,7 +13,8 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/proto/apipb"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/client"
 )
 
 func newDescribeCommand(o *Options) *cobra.Command {
@@ -37,11 +38,11 @@ func newDescribeCommand(o *Options) *cobra.Command {
 			defer cancel()
 			ns := o.namespaceFor(k, false)
 			for i, name := range names {
-				resp, err := c.API.Get(ctx, &apipb.GetRequest{Resource: k.Resource, Namespace: ns, Name: name})
+				b, err := c.Resource(k).Get(ctx, ns, name)
 				if err != nil {
 					return err
 				}
-				obj, err := k.Decode(resp.Object)
+				obj, err := k.Decode(b)
 				if err != nil {
 					return err
 				}
@@ -50,16 +51,19 @@ func newDescribeCommand(o *Options) *cobra.Command {
 				}
 				describeObject(o.Out, obj)
 				sel := fmt.Sprintf("involvedObject.name=%s,involvedObject.kind=%s", name, k.Kind)
-				evResp, err := c.API.List(ctx, &apipb.ListRequest{Resource: "events", Namespace: obj.GetObjectMeta().Namespace, FieldSelector: sel})
+				events, _, err := c.Resource(eventKind).List(ctx, obj.GetObjectMeta().Namespace, client.ListOptions{FieldSelector: sel})
 				if err != nil {
 					return err
 				}
-				describeEvents(o.Out, evResp.Items, obj.GetObjectMeta().UID)
+				describeEvents(o.Out, events, obj.GetObjectMeta().UID)
 			}
 			return nil
 		},
 	}
 }
+
+// eventKind is the kind describe lists for an object's events.
+var eventKind, _ = scheme.ByResource("events")
 
 // describeObject prints metadata the kubectl way, a pod summary for pods,
 // then spec and status as YAML (Kobune shows every field it has).

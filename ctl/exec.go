@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kobune/kobune/proto/apipb"
+	"github.com/kobune/kobune/client"
 )
 
 func newExecCommand(o *Options) *cobra.Command {
@@ -27,49 +27,22 @@ func newExecCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			stream, err := c.API.PodExec(cmd.Context())
+			opts := client.ExecOptions{Container: container, Command: args[1:], TTY: tty, Stdout: o.Out, Stderr: o.ErrOut}
+			if stdin {
+				opts.Stdin = o.In
+				if tty {
+					restore := rawTerminal(o.In)
+					defer restore()
+				}
+			}
+			code, err := c.Exec(cmd.Context(), o.namespaceOrDefault(), name, opts)
 			if err != nil {
 				return err
 			}
-			first := &apipb.PodExecInput{Namespace: o.namespaceOrDefault(), Name: name, Container: container, Command: args[1:], Stdin: stdin, Tty: tty}
-			if err := stream.Send(first); err != nil {
-				return err
+			if code != 0 {
+				return exitError{code: code}
 			}
-			if tty && stdin {
-				restore := rawTerminal(o.In)
-				defer restore()
-			}
-			if stdin {
-				go func() {
-					buf := make([]byte, 32*1024)
-					for {
-						n, err := o.In.Read(buf)
-						if n > 0 && stream.Send(&apipb.PodExecInput{StdinData: append([]byte(nil), buf[:n]...)}) != nil {
-							return
-						}
-						if err != nil {
-							_ = stream.Send(&apipb.PodExecInput{StdinClosed: true})
-							return
-						}
-					}
-				}()
-			} else {
-				_ = stream.CloseSend()
-			}
-			for {
-				out, err := stream.Recv()
-				if err != nil {
-					return err
-				}
-				o.Out.Write(out.Stdout)
-				o.ErrOut.Write(out.Stderr)
-				if out.Exited {
-					if out.ExitCode != 0 {
-						return exitError{code: int(out.ExitCode)}
-					}
-					return nil
-				}
-			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the pod's only one)")

@@ -13,7 +13,6 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/proto/apipb"
 )
 
 type getFlags struct {
@@ -86,23 +85,23 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 	var rev int64
 	if len(names) > 0 {
 		for _, n := range names {
-			resp, err := c.API.Get(ctx, &apipb.GetRequest{Resource: k.Resource, Namespace: ns, Name: n})
+			b, err := c.Resource(k).Get(ctx, ns, n)
 			if err != nil {
 				return err
 			}
-			obj, err := k.Decode(resp.Object)
+			obj, err := k.Decode(b)
 			if err != nil {
 				return err
 			}
 			objs = append(objs, obj)
 		}
 	} else {
-		resp, err := c.API.List(ctx, &apipb.ListRequest{Resource: k.Resource, Namespace: ns, LabelSelector: f.selector, FieldSelector: f.fieldSelector})
+		var items [][]byte
+		items, rev, err = c.Resource(k).List(ctx, ns, client.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector})
 		if err != nil {
 			return err
 		}
-		rev = resp.ResourceVersion
-		for _, b := range resp.Items {
+		for _, b := range items {
 			obj, err := k.Decode(b)
 			if err != nil {
 				return err
@@ -130,13 +129,13 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 
 // watch prints a row (or object) for every change after rev, until interrupted.
 func (o *Options) watch(ctx context.Context, c *client.Client, k *scheme.Kind, ns string, f *getFlags, rev int64, p *printer) error {
-	stream, err := c.API.Watch(ctx, &apipb.WatchRequest{Resource: k.Resource, Namespace: ns, LabelSelector: f.selector, FieldSelector: f.fieldSelector, ResourceVersion: rev})
+	stream, err := c.Resource(k).Watch(ctx, ns, client.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector}, rev, false)
 	if err != nil {
 		return err
 	}
 	p.noHeader = true
 	for {
-		ev, err := stream.Recv()
+		ev, err := stream.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

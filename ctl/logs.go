@@ -1,14 +1,13 @@
 package ctl
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kobune/kobune/proto/apipb"
+	"github.com/kobune/kobune/client"
 )
 
 func podName(arg string) (string, error) {
@@ -38,23 +37,15 @@ func newLogsCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			stream, err := c.API.PodLogs(cmd.Context(), &apipb.PodLogsRequest{Namespace: o.namespaceOrDefault(), Name: name,
-				Container: container, Follow: follow, TailLines: tail, Previous: previous})
+			log, err := c.PodLogs(cmd.Context(), o.namespaceOrDefault(), name,
+				client.LogOptions{Container: container, Follow: follow, TailLines: tail, Previous: previous})
 			if err != nil {
 				return err
 			}
-			for {
-				chunk, err := stream.Recv()
-				if errors.Is(err, io.EOF) || (err != nil && cmd.Context().Err() != nil) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if _, err := o.Out.Write(chunk.Data); err != nil {
-					return err
-				}
+			if _, err := io.Copy(o.Out, log); err != nil && cmd.Context().Err() == nil {
+				return err
 			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the pod's only one)")

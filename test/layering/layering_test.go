@@ -26,9 +26,9 @@ var allowed = map[string][]string{
 	"scheduler":  {"api", "proto", "client"},
 	"controller": {"api", "proto", "client"},
 	"agent":      {"api", "proto", "client"},
-	// kobectl: the API's types and the client (proto is the wire format the
-	// client speaks: kobectl sends raw requests for apply and exec).
-	"ctl": {"api", "proto", "client"},
+	// kobectl: the API's types and the client; the wire format (proto) stays
+	// behind the client, so the API's transport can change beneath kobectl.
+	"ctl": {"api", "client"},
 	// Mains wire one component each.
 	"cmd":    {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "ctl"},
 	"deploy": {"api"},

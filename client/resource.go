@@ -1,0 +1,239 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Resource is the untyped client for one kind: objects travel as JSON, the
+// way kobectl handles them (it learns the kind from the manifest it reads),
+// like client-go's dynamic client. Typed is built on it. Callers never see
+// the wire format (proto/apipb), so the gRPC API can change beneath them.
+type Resource struct {
+	c    *Client
+	Kind *scheme.Kind
+}
+
+// Resource returns the untyped client for kind k.
+func (c *Client) Resource(k *scheme.Kind) *Resource { return &Resource{c: c, Kind: k} }
+
+// WriteOptions are the options of create and update.
+type WriteOptions struct {
+	// FieldValidation is "Warn" (default), "Strict" or "Ignore", for fields
+	// Kobune does not support (Kubernetes' fieldValidation parameter).
+	FieldValidation string
+	// DryRun validates and defaults without storing (dryRun=All).
+	DryRun bool
+}
+
+// Written is an object as the server stored it (or would have, in a dry run),
+// with the server's warnings.
+type Written struct {
+	Object   []byte
+	Warnings []string
+}
+
+// Create stores a new object given as JSON.
+func (r *Resource) Create(ctx context.Context, namespace string, obj []byte, opts WriteOptions) (Written, error) {
+	resp, err := r.c.API.Create(ctx, &apipb.CreateRequest{Resource: r.Kind.Resource, Namespace: namespace, Object: obj,
+		FieldValidation: opts.FieldValidation, DryRun: opts.DryRun})
+	return written(resp, err)
+}
+
+// Update writes spec and metadata; the object's resourceVersion is the
+// revision expected (IsConflict tells when it moved).
+func (r *Resource) Update(ctx context.Context, namespace string, obj []byte, opts WriteOptions) (Written, error) {
+	resp, err := r.c.API.Update(ctx, r.updateRequest(namespace, obj, opts))
+	return written(resp, err)
+}
+
+// UpdateStatus writes the status subresource.
+func (r *Resource) UpdateStatus(ctx context.Context, namespace string, obj []byte, opts WriteOptions) (Written, error) {
+	resp, err := r.c.API.UpdateStatus(ctx, r.updateRequest(namespace, obj, opts))
+	return written(resp, err)
+}
+
+func (r *Resource) updateRequest(namespace string, obj []byte, opts WriteOptions) *apipb.UpdateRequest {
+	return &apipb.UpdateRequest{Resource: r.Kind.Resource, Namespace: namespace, Object: obj,
+		FieldValidation: opts.FieldValidation, DryRun: opts.DryRun}
+}
+
+func written(resp *apipb.ObjectResponse, err error) (Written, error) {
+	if err != nil {
+		return Written{}, err
+	}
+	return Written{Object: resp.Object, Warnings: resp.Warnings}, nil
+}
+
+// Get reads one object (namespace "" for cluster-scoped kinds) as JSON.
+func (r *Resource) Get(ctx context.Context, namespace, name string) ([]byte, error) {
+	resp, err := r.c.API.Get(ctx, &apipb.GetRequest{Resource: r.Kind.Resource, Namespace: namespace, Name: name})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Object, nil
+}
+
+// List reads the matching objects (namespace "" for all) and the revision
+// to watch from.
+func (r *Resource) List(ctx context.Context, namespace string, opts ListOptions) ([][]byte, int64, error) {
+	resp, err := r.c.API.List(ctx, &apipb.ListRequest{Resource: r.Kind.Resource, Namespace: namespace,
+		LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector})
+	if err != nil {
+		return nil, 0, err
+	}
+	return resp.Items, resp.ResourceVersion, nil
+}
+
+// Delete deletes (or starts the graceful deletion of) an object.
+func (r *Resource) Delete(ctx context.Context, namespace, name string, opts DeleteOptions) error {
+	req := &apipb.DeleteRequest{Resource: r.Kind.Resource, Namespace: namespace, Name: name,
+		GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}
+	if opts.UID != "" || opts.ResourceVersion != "" {
+		req.Preconditions = &apipb.Preconditions{Uid: opts.UID, ResourceVersion: opts.ResourceVersion}
+	}
+	_, err := r.c.API.Delete(ctx, req)
+	return err
+}
+
+// RawEvent is one watch event with the object as JSON.
+type RawEvent struct {
+	Type            string // ADDED, MODIFIED, DELETED, BOOKMARK
+	Object          []byte // for BOOKMARK only its resourceVersion is set
+	ResourceVersion int64
+}
+
+// RawStream is an open watch; Next blocks for the next event.
+type RawStream struct {
+	recv func() (*apipb.WatchEvent, error)
+}
+
+// Next returns the next event, or the stream's error (IsExpired when the
+// revision was compacted; the context's error after it ended).
+func (s *RawStream) Next() (RawEvent, error) {
+	ev, err := s.recv()
+	if err != nil {
+		return RawEvent{}, err
+	}
+	return RawEvent{Type: ev.Type, Object: ev.Object, ResourceVersion: ev.ResourceVersion}, nil
+}
+
+// Watch streams changes after revision rv (0: the current objects as ADDED,
+// then changes), with BOOKMARK events when bookmarks is set.
+func (r *Resource) Watch(ctx context.Context, namespace string, opts ListOptions, rv int64, bookmarks bool) (*RawStream, error) {
+	stream, err := r.c.API.Watch(ctx, &apipb.WatchRequest{Resource: r.Kind.Resource, Namespace: namespace,
+		LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector, ResourceVersion: rv, AllowBookmarks: bookmarks})
+	if err != nil {
+		return nil, err
+	}
+	return &RawStream{recv: stream.Recv}, nil
+}
+
+// LogOptions select a container log (kubectl logs' flags).
+type LogOptions struct {
+	Container string // "" for the pod's only container
+	Follow    bool
+	TailLines int64 // -1 (or 0 with Tail unset): all
+	Previous  bool  // the previous attempt of a restarted container
+}
+
+// PodLogs opens a pod's container log; read it to its end (io.EOF, or the
+// context's end when following).
+func (c *Client) PodLogs(ctx context.Context, namespace, name string, opts LogOptions) (io.Reader, error) {
+	stream, err := c.API.PodLogs(ctx, &apipb.PodLogsRequest{Namespace: namespace, Name: name,
+		Container: opts.Container, Follow: opts.Follow, TailLines: opts.TailLines, Previous: opts.Previous})
+	if err != nil {
+		return nil, err
+	}
+	return &chunkReader{next: func() ([]byte, error) {
+		chunk, err := stream.Recv()
+		if err != nil {
+			return nil, err
+		}
+		return chunk.Data, nil
+	}}, nil
+}
+
+// chunkReader turns a stream of chunks into an io.Reader.
+type chunkReader struct {
+	next func() ([]byte, error)
+	buf  []byte
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		b, err := r.next()
+		if err != nil {
+			return 0, err
+		}
+		r.buf = b
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// ExecOptions describe a command to run in a container (kubectl exec).
+type ExecOptions struct {
+	Container string // "" for the pod's only container
+	Command   []string
+	// Stdin, when set, is copied to the command until it ends (then the
+	// command's standard input is closed); nil runs it without input.
+	Stdin  io.Reader
+	TTY    bool
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Exec runs a command in a container, copying its output as it comes, and
+// returns its exit code.
+func (c *Client) Exec(ctx context.Context, namespace, name string, opts ExecOptions) (int, error) {
+	stream, err := c.API.PodExec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	first := &apipb.PodExecInput{Namespace: namespace, Name: name, Container: opts.Container, Command: opts.Command,
+		Stdin: opts.Stdin != nil, Tty: opts.TTY}
+	if err := stream.Send(first); err != nil {
+		return 0, err
+	}
+	if opts.Stdin != nil {
+		go func() {
+			buf := make([]byte, 32*1024)
+			for {
+				n, err := opts.Stdin.Read(buf)
+				if n > 0 && stream.Send(&apipb.PodExecInput{StdinData: append([]byte(nil), buf[:n]...)}) != nil {
+					return
+				}
+				if err != nil {
+					_ = stream.Send(&apipb.PodExecInput{StdinClosed: true})
+					return
+				}
+			}
+		}()
+	} else {
+		_ = stream.CloseSend()
+	}
+	for {
+		out, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return 0, errors.New("the exec stream ended before the command's exit status arrived")
+			}
+			return 0, err
+		}
+		if opts.Stdout != nil {
+			_, _ = opts.Stdout.Write(out.Stdout)
+		}
+		if opts.Stderr != nil {
+			_, _ = opts.Stderr.Write(out.Stderr)
+		}
+		if out.Exited {
+			return int(out.ExitCode), nil
+		}
+	}
+}
