@@ -16,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 )
 
 // Version is what the agent reports as the node's kubelet version.
@@ -85,8 +86,10 @@ type Agent struct {
 	runtime runtime.Runtime
 	pods    *client.Informer[*core.Pod]
 	nodes   *client.Informer[*core.Node]
-	queue   *client.Queue
-	probes  *probe.Manager
+	// podLoop reconciles pods (syncPod), Config.Workers at a time;
+	// routeLoop programs the routes to other nodes, when the agent routes.
+	podLoop, routeLoop *reconcile.Loop
+	probes             *probe.Manager
 	// streamer serves logs and exec, when the runtime can (nil otherwise).
 	streamer Streamer
 	nodeIP   string
@@ -119,8 +122,9 @@ func (a *Agent) Ready() error {
 // New returns an agent for the node in cfg, on runtime rt.
 func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	cfg.setDefaults()
-	a := &Agent{cfg: cfg, client: c, runtime: rt, queue: client.NewQueue(nil), running: map[string]string{}, streamer: asStreamer(rt),
+	a := &Agent{cfg: cfg, client: c, runtime: rt, running: map[string]string{}, streamer: asStreamer(rt),
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
+	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	if src, ok := rt.(runtime.EventSource); ok {
 		src.OnEvent(func(p *core.Pod, typ, reason, message string) { a.event(p, typ, reason, message) })
 	}
@@ -134,12 +138,13 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	}
 	if !cfg.DisableProbes {
 		execer, _ := rt.(probe.Execer) // the unwrapped runtime
-		a.probes = probe.NewManager(execer, a.queue.Add)
+		a.probes = probe.NewManager(execer, a.podLoop.Queue.Add)
 		a.probes.OnFailure = a.probeFailed
 	}
 	a.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.Node.Name})
 	a.pods.ResyncPeriod = cfg.ResyncInterval
-	enqueue := func(p *core.Pod) { a.queue.Add(meta.Key(p)) }
+	a.podLoop.Object, a.podLoop.Recorder = reconcile.ObjectsOf(a.pods), a.recorder
+	enqueue := func(p *core.Pod) { a.podLoop.Queue.Add(meta.Key(p)) }
 	a.pods.AddHandler(client.Handler[*core.Pod]{
 		OnAdd:    enqueue,
 		OnUpdate: func(_, p *core.Pod) { enqueue(p) },
@@ -147,15 +152,29 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	})
 	if cfg.Routes != nil {
 		a.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
-		routes := func(*core.Node) { a.queue.Add(routesKey) }
+		a.routeLoop = a.newLoop("routes", func(ctx context.Context, _ string) error {
+			return a.cfg.Routes(ctx, a.cfg.Node.Name, a.nodes.List())
+		}, 1)
+		routes := func(*core.Node) { a.routeLoop.Queue.Add(routesKey) }
 		a.nodes.AddHandler(client.Handler[*core.Node]{OnAdd: routes, OnUpdate: func(_, n *core.Node) { routes(n) }, OnDelete: routes})
 	}
 	return a
 }
 
-// routesKey is the queue key for "program the routes to other nodes";
-// pod keys always contain a slash, so it cannot collide with one.
+// routesKey is the route loop's only key: "program the routes to other
+// nodes" (all of them at once, from the node cache).
 const routesKey = "routes"
+
+// newLoop is one of the agent's reconcile loops (the same loop as
+// kobune-controller's): errors are logged and retried with per-key
+// back-off, a panic is an error, not a crashed agent.
+func (a *Agent) newLoop(name string, sync func(ctx context.Context, key string) error, workers int) *reconcile.Loop {
+	l := reconcile.NewLoop(name, reconcile.Func(func(ctx context.Context, key string) (reconcile.Result, error) {
+		return reconcile.Result{}, sync(ctx, key)
+	}), workers)
+	l.Logf = a.cfg.Logf
+	return l
+}
 
 // Run registers the node and runs its pods until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
@@ -201,11 +220,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Wait()
 		return ctx.Err()
 	}
-	for range a.cfg.Workers {
-		run(a.worker)
+	run(a.podLoop.Run)
+	if a.routeLoop != nil {
+		run(a.routeLoop.Run)
 	}
-	<-ctx.Done()
-	a.queue.ShutDown()
 	wg.Wait()
 	return nil
 }
@@ -261,7 +279,7 @@ func (a *Agent) exitLoop(ctx context.Context) {
 			a.mu.Lock()
 			for key, u := range a.running {
 				if u == uid {
-					a.queue.Add(key)
+					a.podLoop.Queue.Add(key)
 				}
 			}
 			a.mu.Unlock()
@@ -344,30 +362,5 @@ func (a *Agent) statusLoop(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			a.cfg.Logf("update node status: %s", client.Message(err))
 		}
-	}
-}
-
-// worker is the standard loop: take a key, reconcile, retry on error.
-func (a *Agent) worker(ctx context.Context) {
-	for {
-		key, quit := a.queue.Get()
-		if quit {
-			return
-		}
-		sync := a.syncPod
-		if key == routesKey {
-			sync = func(ctx context.Context, _ string) error {
-				return a.cfg.Routes(ctx, a.cfg.Node.Name, a.nodes.List())
-			}
-		}
-		if err := sync(ctx, key); err != nil {
-			if ctx.Err() == nil {
-				a.cfg.Logf("pod %s: %s (will retry)", key, client.Message(err))
-			}
-			a.queue.AddRateLimited(key)
-		} else {
-			a.queue.Forget(key)
-		}
-		a.queue.Done(key)
 	}
 }

@@ -66,7 +66,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		}
 	}
 	if retryIn > 0 {
-		a.queue.AddAfter(key, retryIn) // look again when the back-off ends
+		a.podLoop.Queue.AddAfter(key, retryIn) // look again when the back-off ends
 	}
 	for name := range waiting {
 		a.event(pod, core.EventTypeWarning, "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID))

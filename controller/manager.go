@@ -3,6 +3,9 @@ package controller
 import (
 	"context"
 	"sync"
+	"time"
+
+	"github.com/kobune/kobune/client/reconcile"
 )
 
 // Runner is a controller the Manager runs: its Loop.
@@ -23,10 +26,10 @@ type Manager struct {
 // NewManager returns a manager over the informers.
 func NewManager(inf *Informers) *Manager { return &Manager{Informers: inf, Metrics: NewMetrics()} }
 
-// Add adds a controller's loop; a *Loop also reports to m.Metrics.
+// Add adds a controller's loop; a *reconcile.Loop also reports to m.Metrics.
 func (m *Manager) Add(r Runner) {
-	if l, ok := r.(*Loop); ok {
-		l.metrics = m.Metrics
+	if l, ok := r.(*reconcile.Loop); ok {
+		l.Observe = func(result string, d time.Duration) { m.Metrics.observe(l.Name, result, d) }
 		m.Metrics.watchQueue(l)
 	}
 	m.loops = append(m.loops, r)

@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kobune/kobune/client/reconcile"
 )
 
 // Metrics are kobune-controller's Prometheus series, after
@@ -42,7 +44,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // watchQueue adds the loop's queue depth as a gauge.
-func (m *Metrics) watchQueue(l *Loop) {
+func (m *Metrics) watchQueue(l *reconcile.Loop) {
 	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kobune_controller_workqueue_depth",
 		Help: "Keys waiting in a controller's workqueue.", ConstLabels: prometheus.Labels{"controller": l.Name}},
 		func() float64 { return float64(l.Queue.Len()) }))

@@ -15,15 +15,13 @@ import (
 // PodFromTemplate is a new pod for an owner: the template's labels,
 // annotations and spec, a name generated from prefix, and a controller
 // reference to the owner that blocks the owner's foreground deletion.
-func PodFromTemplate(t *core.PodTemplateSpec, namespace, prefix string, owner meta.OwnerReference) *core.Pod {
-	yes := true
-	owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
+func PodFromTemplate(t *core.PodTemplateSpec, namespace, prefix string, owner meta.Object) *core.Pod {
 	p := &core.Pod{ObjectMeta: meta.ObjectMeta{
 		GenerateName:    prefix,
 		Namespace:       namespace,
 		Labels:          maps.Clone(t.Labels),
 		Annotations:     maps.Clone(t.Annotations),
-		OwnerReferences: []meta.OwnerReference{owner},
+		OwnerReferences: []meta.OwnerReference{ControllerRef(owner)},
 	}}
 	p.Spec = t.Spec
 	return p

@@ -2,9 +2,14 @@ package testserver
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,19 +83,57 @@ func New(t testing.TB, mutate ...func(*apiserver.Config)) *Server {
 }
 
 // StableAddr returns a loopback address for a server that a test restarts
-// on the same address. Its port is below Linux's ephemeral range
-// (32768-60999), so that no other process's outgoing connection can take
-// it while the server is down.
+// on the same address, or starts only after its clients. Its port is below
+// Linux's ephemeral range (32768-60999), so that no other process's
+// outgoing connection can take it while the server is down, and it is
+// reserved for the life of the test process by a lock file (see
+// reservePort): test binaries of other packages run at the same time and
+// pick ports in the same range, and one once took the port of a server that
+// was not up yet (TestAgentCommandServesReadyz saw an HTTP server there).
 func StableAddr() string { return StableAddrOn("127.0.0.1") }
 
 // StableAddrOn is StableAddr on another local address.
 func StableAddrOn(ip string) string {
 	for {
 		port := 20000 + rand.IntN(10000)
+		if !reservePort(port) {
+			continue
+		}
 		addr := net.JoinHostPort(ip, strconv.Itoa(port))
 		if l, err := net.Listen("tcp", addr); err == nil {
 			l.Close()
 			return addr
 		}
 	}
+}
+
+var (
+	reservedMu sync.Mutex
+	reserved   = map[int]*os.File{} // held open: the kernel drops the locks when the process ends
+)
+
+// reservePort takes an exclusive lock on a file named after the port, in a
+// directory every test process of this user shares; another process holding
+// it means the port is taken. Locks die with their process, so a killed
+// test leaves nothing reserved.
+func reservePort(port int) bool {
+	reservedMu.Lock()
+	defer reservedMu.Unlock()
+	if _, ok := reserved[port]; ok {
+		return false // this process has it already
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("kobune-test-ports-%d", os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return true // no lock directory: fall back to the listen check alone
+	}
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false
+	}
+	reserved[port] = f
+	return true
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 	"github.com/kobune/kobune/controller/cronjob"
 	"github.com/kobune/kobune/controller/daemonset"
@@ -41,24 +42,24 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	recorder := client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-controller"}, 10000)
 	m.Go(func(ctx context.Context) { recorder.Run(ctx, 2) })
 	// Each loop reports a panic as a Warning event on the object it keys.
-	add := func(l *controller.Loop, objects func(string) (meta.Object, bool)) {
+	add := func(l *reconcile.Loop, objects func(string) (meta.Object, bool)) {
 		l.Object, l.Recorder = objects, recorder
 		m.Add(l)
 	}
-	add(replicaset.New(c, inf, recorder).Loop, controller.ObjectsOf(inf.ReplicaSets))
-	add(deployment.New(c, inf, recorder).Loop, controller.ObjectsOf(inf.Deployments))
-	add(daemonset.New(c, inf, recorder).Loop, controller.ObjectsOf(inf.DaemonSets))
-	add(statefulset.New(c, inf, recorder).Loop, controller.ObjectsOf(inf.StatefulSets))
-	add(job.New(c, inf, recorder, cfg.Job).Loop, controller.ObjectsOf(inf.Jobs))
-	add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop, controller.ObjectsOf(inf.CronJobs))
+	add(replicaset.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.ReplicaSets))
+	add(deployment.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.Deployments))
+	add(daemonset.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.DaemonSets))
+	add(statefulset.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.StatefulSets))
+	add(job.New(c, inf, recorder, cfg.Job).Loop, reconcile.ObjectsOf(inf.Jobs))
+	add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop, reconcile.ObjectsOf(inf.CronJobs))
 	add(garbagecollector.New(c, inf).Loop, nil) // keys are kind/namespace/name
-	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, controller.ObjectsOf(inf.Nodes))
+	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
 	if cfg.AllocateNodeCIDRs {
 		ipam, err := nodeipam.New(c, inf, recorder, cfg.NodeIPAM)
 		if err != nil {
 			return nil, err
 		}
-		add(ipam.Loop, controller.ObjectsOf(inf.Nodes))
+		add(ipam.Loop, reconcile.ObjectsOf(inf.Nodes))
 	}
 	return m, nil
 }

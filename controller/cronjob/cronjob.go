@@ -22,6 +22,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 	"github.com/kobune/kobune/controller/job"
 )
@@ -40,7 +41,7 @@ type Controller struct {
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // Config tunes the controller.
@@ -56,34 +57,29 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 		cfg.Now = time.Now
 	}
 	cc := &Controller{client: c, cronjobs: inf.CronJobs, jobs: inf.Jobs, recorder: recorder, now: cfg.Now}
-	cc.Loop = controller.NewLoop(Name, cc, 3)
+	cc.Loop = reconcile.NewLoop(Name, cc, 3)
 	enqueue := func(cj *batch.CronJob) { cc.Loop.Queue.Add(meta.Key(cj)) }
 	inf.CronJobs.AddHandler(client.Handler[*batch.CronJob]{OnAdd: enqueue, OnUpdate: func(_, cj *batch.CronJob) { enqueue(cj) }})
-	jobChanged := func(j *batch.Job) {
-		if ref := meta.ControllerOf(j); ref != nil && ref.Kind == "CronJob" {
-			cc.Loop.Queue.Add(j.Namespace + "/" + ref.Name)
-		}
-	}
-	inf.Jobs.AddHandler(client.Handler[*batch.Job]{OnAdd: jobChanged, OnUpdate: func(_, j *batch.Job) { jobChanged(j) }, OnDelete: jobChanged})
+	inf.Jobs.AddHandler(controller.OwnedBy[*batch.Job]{Kind: "CronJob", Queue: cc.Loop.Queue, Owner: controller.OwnersIn(inf.CronJobs)}.Handler())
 	return cc
 }
 
-// Reconcile implements controller.Reconciler.
-func (cc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler.
+func (cc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
 	cj, ok := cc.cronjobs.GetByKey(key)
 	if !ok || cj.DeletionTimestamp != nil {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	sched, err := batch.ParseSchedule(cj.Spec.Schedule)
 	if err != nil {
 		cc.recorder.Event(cj, core.EventTypeWarning, "UnparseableSchedule", "unparseable schedule: "+err.Error())
-		return controller.Result{}, controller.Terminal(fmt.Errorf("schedule: %w", err))
+		return reconcile.Result{}, reconcile.Terminal(fmt.Errorf("schedule: %w", err))
 	}
 	loc := time.Local
 	if tz := cj.Spec.TimeZone; tz != nil && *tz != "" {
 		if loc, err = time.LoadLocation(*tz); err != nil {
 			cc.recorder.Event(cj, core.EventTypeWarning, "UnknownTimeZone", fmt.Sprintf("invalid timeZone %q: %v", *tz, err))
-			return controller.Result{}, controller.Terminal(err)
+			return reconcile.Result{}, reconcile.Terminal(err)
 		}
 	}
 	now := cc.now().In(loc)
@@ -91,7 +87,7 @@ func (cc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	active, finishedJobs := cc.ownedJobs(cj)
 	active, err = cc.addUnseen(ctx, cj, active, finishedJobs)
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	st.Active = nil
 	for _, j := range active {
@@ -104,7 +100,7 @@ func (cc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 		}
 	}
 	if err := cc.trimHistory(ctx, cj, finishedJobs); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 
 	next := sched.Next(now)
@@ -112,14 +108,14 @@ func (cc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	if cj.Spec.Suspend == nil || !*cj.Spec.Suspend {
 		if run, ok := latestDue(sched, cj, now); ok {
 			if err := cc.start(ctx, cj, run, active, &st, now); err != nil {
-				return controller.Result{}, err
+				return reconcile.Result{}, err
 			}
 		}
 	}
 	if err := cc.writeStatus(ctx, cj, st); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
-	return controller.Result{RequeueAfter: requeue}, nil
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
 // latestDue is the most recent scheduled time not yet run: after the last
@@ -180,10 +176,7 @@ func (cc *Controller) start(ctx context.Context, cj *batch.CronJob, run time.Tim
 		j.Annotations = map[string]string{}
 	}
 	j.Annotations[ScheduledTimestampAnnotation] = run.UTC().Format(time.RFC3339)
-	yes := true
-	owner := controller.OwnerRef(cj)
-	owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
-	j.OwnerReferences = []meta.OwnerReference{owner}
+	j.OwnerReferences = []meta.OwnerReference{controller.ControllerRef(cj)}
 	created, err := client.For[*batch.Job](cc.client).Create(ctx, j)
 	switch {
 	case client.IsAlreadyExists(err):

@@ -23,6 +23,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -42,13 +43,13 @@ type Controller struct {
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // New returns the controller and registers its handlers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
 	dc := &Controller{client: c, dss: inf.DaemonSets, nodes: inf.Nodes, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now}
-	dc.Loop = controller.NewLoop(Name, dc, 3)
+	dc.Loop = reconcile.NewLoop(Name, dc, 3)
 	enqueue := func(ds *apps.DaemonSet) { dc.Loop.Queue.Add(meta.Key(ds)) }
 	inf.DaemonSets.AddHandler(client.Handler[*apps.DaemonSet]{OnAdd: enqueue, OnUpdate: func(_, ds *apps.DaemonSet) { enqueue(ds) },
 		OnDelete: func(ds *apps.DaemonSet) { dc.exp.Delete(meta.Key(ds)) }})
@@ -63,25 +64,8 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 				all()
 			}
 		}, OnDelete: func(*core.Node) { all() }})
-	podEvent := func(p *core.Pod, added, deleted bool) {
-		ref := meta.ControllerOf(p)
-		if ref == nil || ref.Kind != "DaemonSet" {
-			return
-		}
-		key := p.Namespace + "/" + ref.Name
-		if added {
-			dc.exp.Observed(key, true)
-		}
-		if deleted {
-			dc.exp.Observed(key, false)
-		}
-		dc.Loop.Queue.Add(key)
-	}
-	inf.Pods.AddHandler(client.Handler[*core.Pod]{
-		OnAdd:    func(p *core.Pod) { podEvent(p, true, false) },
-		OnUpdate: func(old, p *core.Pod) { podEvent(p, false, old.DeletionTimestamp == nil && p.DeletionTimestamp != nil) },
-		OnDelete: func(p *core.Pod) { podEvent(p, false, p.DeletionTimestamp == nil) },
-	})
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "DaemonSet", Queue: dc.Loop.Queue, Owner: controller.OwnersIn(inf.DaemonSets),
+		Expectations: dc.exp}.Handler())
 	return dc
 }
 
@@ -104,11 +88,11 @@ var daemonTolerations = []core.Toleration{
 	{Key: "node.kubernetes.io/unschedulable", Operator: "Exists", Effect: core.TaintNoSchedule},
 }
 
-// Reconcile implements controller.Reconciler.
-func (dc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler.
+func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
 	ds, ok := dc.dss.GetByKey(key)
 	if !ok || ds.DeletionTimestamp != nil {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	hash := controller.TemplateHash(&ds.Spec.Template)
 	proto := dc.podTemplate(ds, hash)
@@ -171,18 +155,18 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 				for range len(create) - i {
 					dc.exp.Observed(key, true)
 				}
-				return controller.Result{}, err
+				return reconcile.Result{}, err
 			}
 		}
 		for _, p := range remove {
 			if err := client.For[*core.Pod](dc.client).Delete(ctx, p.Namespace, p.Name, client.DeleteOptions{UID: p.UID}); err != nil && !client.IsNotFound(err) {
-				return controller.Result{}, fmt.Errorf("delete pod %s: %w", p.Name, err)
+				return reconcile.Result{}, fmt.Errorf("delete pod %s: %w", p.Name, err)
 			}
 			dc.recorder.Event(ds, core.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+p.Name)
 		}
 	}
 	requeue = dc.countStatus(ds, byNode, eligible, hash, &st)
-	return controller.Result{RequeueAfter: requeue}, dc.writeStatus(ctx, ds, st)
+	return reconcile.Result{RequeueAfter: requeue}, dc.writeStatus(ctx, ds, st)
 }
 
 // rollingVictims picks old-template pods to replace: under RollingUpdate
@@ -289,7 +273,7 @@ func (dc *Controller) podTemplate(ds *apps.DaemonSet, hash string) *core.Pod {
 		t.Labels = map[string]string{}
 	}
 	t.Labels[RevisionLabel] = hash
-	p := controller.PodFromTemplate(&t, ds.Namespace, ds.Name+"-", controller.OwnerRef(ds))
+	p := controller.PodFromTemplate(&t, ds.Namespace, ds.Name+"-", ds)
 	p.Spec.Tolerations = append(append([]core.Toleration(nil), p.Spec.Tolerations...), daemonTolerations...)
 	return p
 }

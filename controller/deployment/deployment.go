@@ -24,6 +24,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -39,62 +40,53 @@ type Controller struct {
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // New returns the controller and registers its handlers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
 	dc := &Controller{client: c, deploys: inf.Deployments, rss: inf.ReplicaSets, pods: inf.Pods, recorder: recorder, now: time.Now}
-	dc.Loop = controller.NewLoop(Name, dc, 5)
+	dc.Loop = reconcile.NewLoop(Name, dc, 5)
 	enqueue := func(d *apps.Deployment) { dc.Loop.Queue.Add(meta.Key(d)) }
 	inf.Deployments.AddHandler(client.Handler[*apps.Deployment]{OnAdd: enqueue, OnUpdate: func(_, d *apps.Deployment) { enqueue(d) }, OnDelete: enqueue})
-	rsChanged := func(rs *apps.ReplicaSet) {
-		if ref := meta.ControllerOf(rs); ref != nil && ref.Kind == "Deployment" {
-			dc.Loop.Queue.Add(rs.Namespace + "/" + ref.Name)
-			return
-		}
-		for _, d := range inf.Deployments.ByIndex(client.IndexNamespace, rs.Namespace) {
-			if sel, err := selector.FromLabelSelector(d.Spec.Selector); err == nil && sel.Matches(rs.Labels) {
-				enqueue(d) // an orphan it may adopt
-			}
-		}
-	}
-	inf.ReplicaSets.AddHandler(client.Handler[*apps.ReplicaSet]{OnAdd: rsChanged, OnUpdate: func(_, rs *apps.ReplicaSet) { rsChanged(rs) }, OnDelete: rsChanged})
+	owned := controller.OwnedBy[*apps.ReplicaSet]{Kind: "Deployment", Queue: dc.Loop.Queue, Owner: controller.OwnersIn(inf.Deployments),
+		Adopters: controller.SelectedBy[*apps.Deployment, *apps.ReplicaSet](inf.Deployments, func(d *apps.Deployment) *meta.LabelSelector { return d.Spec.Selector })}
+	inf.ReplicaSets.AddHandler(owned.Handler())
 	// Recreate waits for old pods to be gone: their deletion matters.
 	inf.Pods.AddHandler(client.Handler[*core.Pod]{OnDelete: func(p *core.Pod) {
 		if ref := meta.ControllerOf(p); ref != nil && ref.Kind == "ReplicaSet" {
 			if rs, ok := inf.ReplicaSets.Get(p.Namespace, ref.Name); ok {
-				rsChanged(rs)
+				owned.Enqueue(rs)
 			}
 		}
 	}})
 	return dc
 }
 
-// Reconcile implements controller.Reconciler.
-func (dc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler.
+func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
 	d, ok := dc.deploys.GetByKey(key)
 	if !ok || d.DeletionTimestamp != nil {
-		return controller.Result{}, nil // the garbage collector removes what it owned
+		return reconcile.Result{}, nil // the garbage collector removes what it owned
 	}
 	sel, err := selector.FromLabelSelector(d.Spec.Selector)
 	if err != nil || sel.Empty() {
-		return controller.Result{}, controller.Terminal(fmt.Errorf("selector %v: a Deployment needs a non-empty selector", d.Spec.Selector))
+		return reconcile.Result{}, reconcile.Terminal(fmt.Errorf("selector %v: a Deployment needs a non-empty selector", d.Spec.Selector))
 	}
 	rsList, err := dc.claimReplicaSets(ctx, d, sel)
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	r := &rollout{dc: dc, d: d, all: rsList}
 	r.split()
 	if d.Spec.Paused {
 		if err := r.syncPaused(ctx); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 		return dc.syncStatus(ctx, r)
 	}
 	if err := r.ensureNew(ctx); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	if d.Spec.Strategy.Type == apps.RecreateDeploymentStrategyType {
 		err = r.recreate(ctx)
@@ -102,10 +94,10 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 		err = r.rollingUpdate(ctx)
 	}
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	if err := r.cleanupHistory(ctx); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	return dc.syncStatus(ctx, r)
 }
@@ -113,46 +105,7 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 // claimReplicaSets returns the ReplicaSets the Deployment controls,
 // adopting matching orphans and releasing ones that no longer match.
 func (dc *Controller) claimReplicaSets(ctx context.Context, d *apps.Deployment, sel selector.Selector) ([]*apps.ReplicaSet, error) {
-	var out []*apps.ReplicaSet
-	rsClient := client.For[*apps.ReplicaSet](dc.client)
-	for _, rs := range dc.rss.ByIndex(client.IndexNamespace, d.Namespace) {
-		ref := meta.ControllerOf(rs)
-		switch {
-		case ref != nil && ref.UID == d.UID && sel.Matches(rs.Labels):
-			out = append(out, rs)
-		case ref != nil && ref.UID == d.UID: // no longer matches: release
-			updated := *rs
-			updated.OwnerReferences = withoutOwner(rs.OwnerReferences, d.UID)
-			if _, err := rsClient.Update(ctx, &updated); err != nil && !client.IsNotFound(err) {
-				return nil, err
-			}
-		case ref == nil && sel.Matches(rs.Labels) && rs.DeletionTimestamp == nil:
-			updated := *rs
-			yes := true
-			owner := controller.OwnerRef(d)
-			owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
-			updated.OwnerReferences = append(withoutOwner(rs.OwnerReferences, d.UID), owner)
-			adopted, err := rsClient.Update(ctx, &updated)
-			if err != nil {
-				if client.IsNotFound(err) {
-					continue
-				}
-				return nil, err
-			}
-			out = append(out, adopted)
-		}
-	}
-	return out, nil
-}
-
-func withoutOwner(refs []meta.OwnerReference, uid string) []meta.OwnerReference {
-	var out []meta.OwnerReference
-	for _, r := range refs {
-		if r.UID != uid {
-			out = append(out, r)
-		}
-	}
-	return out
+	return controller.Claim(ctx, dc.client, d, sel, dc.rss.ByIndex(client.IndexNamespace, d.Namespace), nil)
 }
 
 // oldPodsExist reports whether any pod of the old ReplicaSets is still

@@ -156,9 +156,7 @@ func (r *rollout) createNew(ctx context.Context, revision string) (*apps.Replica
 		sel.MatchLabels = map[string]string{}
 	}
 	sel.MatchLabels[apps.PodTemplateHashLabel] = hash
-	yes := true
-	owner := controller.OwnerRef(d)
-	owner.Controller, owner.BlockOwnerDeletion = &yes, &yes
+	owner := controller.ControllerRef(d)
 	annotations := map[string]string{apps.RevisionAnnotation: revision}
 	for k, v := range d.Annotations {
 		if k != apps.RevisionAnnotation && k != "kubectl.kubernetes.io/last-applied-configuration" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -15,7 +16,7 @@ const defaultProgressDeadlineSec = 600
 // syncStatus computes the status from the ReplicaSets and writes it when
 // it changed; it asks to be called again when the progress deadline would
 // pass.
-func (dc *Controller) syncStatus(ctx context.Context, r *rollout) (controller.Result, error) {
+func (dc *Controller) syncStatus(ctx context.Context, r *rollout) (reconcile.Result, error) {
 	d := r.d
 	st := apps.DeploymentStatus{ObservedGeneration: d.Generation, CollisionCount: d.Status.CollisionCount}
 	for _, rs := range r.all {
@@ -69,14 +70,14 @@ func (dc *Controller) syncStatus(ctx context.Context, r *rollout) (controller.Re
 	}
 	st.Conditions = conds
 	if statusEqual(d.Status, st) {
-		return controller.Result{RequeueAfter: requeue}, nil
+		return reconcile.Result{RequeueAfter: requeue}, nil
 	}
 	updated := *d
 	updated.Status = st
 	if gone, err := controller.WriteStatus(ctx, dc.client, &updated); gone || err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
-	return controller.Result{RequeueAfter: requeue}, nil
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
 // progressed reports whether the rollout moved since the last status

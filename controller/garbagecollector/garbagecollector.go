@@ -29,6 +29,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -88,13 +89,13 @@ type Collector struct {
 	client *client.Client
 	kinds  map[string]*watched
 	// Loop is the collector's queue ("Kind/namespace/name") and workers.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // New returns a collector over the shared informers.
 func New(c *client.Client, inf *controller.Informers) *Collector {
 	gc := &Collector{client: c, kinds: map[string]*watched{}}
-	gc.Loop = controller.NewLoop(Name, gc, 5)
+	gc.Loop = reconcile.NewLoop(Name, gc, 5)
 	watch(gc, inf.Pods, "Pod", "pods")
 	watch(gc, inf.ReplicaSets, "ReplicaSet", "replicasets")
 	watch(gc, inf.Deployments, "Deployment", "deployments")
@@ -112,33 +113,33 @@ func (gc *Collector) enqueue(kind string, o meta.Object) {
 	}
 }
 
-// Reconcile implements controller.Reconciler for "Kind/namespace/name".
-func (gc *Collector) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler for "Kind/namespace/name".
+func (gc *Collector) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
 	kind, rest, _ := strings.Cut(key, "/")
 	w, ok := gc.kinds[kind]
 	if !ok {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	for _, k := range gc.kinds {
 		if !k.synced() {
-			return controller.Result{}, fmt.Errorf("caches not synced yet") // an owner missing from a cold cache is not gone
+			return reconcile.Result{}, fmt.Errorf("caches not synced yet") // an owner missing from a cold cache is not gone
 		}
 	}
 	ns, name, _ := strings.Cut(rest, "/")
 	o, ok := w.get(ns, name)
 	if !ok {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	m := o.GetObjectMeta()
 	if m.DeletionTimestamp != nil {
 		switch {
 		case slices.Contains(m.Finalizers, FinalizerOrphan):
-			return controller.Result{}, gc.orphanDependents(ctx, w, o)
+			return reconcile.Result{}, gc.orphanDependents(ctx, w, o)
 		case slices.Contains(m.Finalizers, FinalizerForeground):
-			return controller.Result{}, gc.deleteDependentsFirst(ctx, w, o)
+			return reconcile.Result{}, gc.deleteDependentsFirst(ctx, w, o)
 		}
 	}
-	return controller.Result{}, gc.collectIfDangling(ctx, w, o)
+	return reconcile.Result{}, gc.collectIfDangling(ctx, w, o)
 }
 
 // ownerExists reports whether the owner a reference names is there (same

@@ -24,6 +24,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -63,7 +64,7 @@ type Controller struct {
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // New returns the controller and registers its handlers.
@@ -75,37 +76,20 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 		cfg.BackoffMax = 6 * time.Minute
 	}
 	jc := &Controller{cfg: cfg, client: c, jobs: inf.Jobs, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now}
-	jc.Loop = controller.NewLoop(Name, jc, 5)
+	jc.Loop = reconcile.NewLoop(Name, jc, 5)
 	enqueue := func(j *batch.Job) { jc.Loop.Queue.Add(meta.Key(j)) }
 	inf.Jobs.AddHandler(client.Handler[*batch.Job]{OnAdd: enqueue, OnUpdate: func(_, j *batch.Job) { enqueue(j) },
 		OnDelete: func(j *batch.Job) { jc.exp.Delete(meta.Key(j)) }})
-	podEvent := func(p *core.Pod, added, deleted bool) {
-		ref := meta.ControllerOf(p)
-		if ref == nil || ref.Kind != "Job" {
-			return
-		}
-		key := p.Namespace + "/" + ref.Name
-		if added {
-			jc.exp.Observed(key, true)
-		}
-		if deleted {
-			jc.exp.Observed(key, false)
-		}
-		jc.Loop.Queue.Add(key)
-	}
-	inf.Pods.AddHandler(client.Handler[*core.Pod]{
-		OnAdd:    func(p *core.Pod) { podEvent(p, true, false) },
-		OnUpdate: func(old, p *core.Pod) { podEvent(p, false, old.DeletionTimestamp == nil && p.DeletionTimestamp != nil) },
-		OnDelete: func(p *core.Pod) { podEvent(p, false, p.DeletionTimestamp == nil) },
-	})
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "Job", Queue: jc.Loop.Queue, Owner: controller.OwnersIn(inf.Jobs),
+		Expectations: jc.exp}.Handler())
 	return jc
 }
 
-// Reconcile implements controller.Reconciler.
-func (jc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler.
+func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
 	j, ok := jc.jobs.GetByKey(key)
 	if !ok || j.DeletionTimestamp != nil {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	now := jc.now()
 	if finished(j) {
@@ -171,7 +155,7 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 		st.Conditions = removeCondition(st.Conditions, ConditionSuspended)
 		var err error
 		if requeue, err = jc.manage(ctx, j, st, active, failed, doneIndexes, now); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 		if d := j.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil {
 			left := st.StartTime.Add(time.Duration(*d) * time.Second).Sub(now)
@@ -181,12 +165,12 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 		}
 	}
 	if err := jc.writeStatus(ctx, j, st); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	if finished(&batch.Job{Status: st}) && j.Spec.TTLSecondsAfterFinished != nil {
 		requeue = time.Duration(*j.Spec.TTLSecondsAfterFinished) * time.Second
 	}
-	return controller.Result{RequeueAfter: requeue}, nil
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
 // failure says why the Job has failed, if it has.
@@ -304,7 +288,7 @@ func (jc *Controller) createPod(ctx context.Context, j *batch.Job, index int) er
 	}
 	t.Labels[LabelJobName], t.Labels[LabelControllerUID] = j.Name, j.UID
 	t.Labels["job-name"], t.Labels["controller-uid"] = j.Name, j.UID
-	p := controller.PodFromTemplate(&t, j.Namespace, j.Name+"-", controller.OwnerRef(j))
+	p := controller.PodFromTemplate(&t, j.Namespace, j.Name+"-", j)
 	if index >= 0 {
 		indexPod(p, j, index)
 	}
@@ -339,9 +323,9 @@ func finished(j *batch.Job) bool {
 
 // cleanupFinished deletes a finished Job once ttlSecondsAfterFinished has
 // passed (its pods follow, by the garbage collector).
-func (jc *Controller) cleanupFinished(ctx context.Context, j *batch.Job, now time.Time) (controller.Result, error) {
+func (jc *Controller) cleanupFinished(ctx context.Context, j *batch.Job, now time.Time) (reconcile.Result, error) {
 	if j.Spec.TTLSecondsAfterFinished == nil {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	var at time.Time
 	for _, c := range j.Status.Conditions {
@@ -350,13 +334,13 @@ func (jc *Controller) cleanupFinished(ctx context.Context, j *batch.Job, now tim
 		}
 	}
 	if wait := at.Sub(now); wait > 0 {
-		return controller.Result{RequeueAfter: wait}, nil
+		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	err := client.For[*batch.Job](jc.client).Delete(ctx, j.Namespace, j.Name, client.DeleteOptions{UID: j.UID, PropagationPolicy: "Background"})
 	if client.IsNotFound(err) {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
-	return controller.Result{}, err
+	return reconcile.Result{}, err
 }
 
 func setCondition(conds []batch.JobCondition, typ, reason, msg string, now time.Time) []batch.JobCondition {

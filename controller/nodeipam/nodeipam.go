@@ -15,6 +15,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -38,7 +39,7 @@ type Controller struct {
 	given    map[string]string // node → block this controller gave, until the cache shows it
 	// Loop is the controller's queue (node names) and its one worker, so
 	// that two nodes never get the same block.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // New returns the controller; the error names a bad CIDR or mask size.
@@ -57,7 +58,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 		return nil, fmt.Errorf("--node-cidr-mask-size %d: must be between %d (the cluster CIDR's) and 30", cfg.NodeMaskSize, ones)
 	}
 	nc := &Controller{client: c, nodes: inf.Nodes, recorder: recorder, cluster: cluster, mask: cfg.NodeMaskSize, given: map[string]string{}}
-	nc.Loop = controller.NewLoop(Name, nc, 1)
+	nc.Loop = reconcile.NewLoop(Name, nc, 1)
 	inf.Nodes.AddHandler(client.Handler[*core.Node]{
 		OnAdd:    func(n *core.Node) { nc.Loop.Queue.Add(n.Name) },
 		OnUpdate: func(_, n *core.Node) { nc.Loop.Queue.Add(n.Name) },
@@ -66,30 +67,30 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	return nc, nil
 }
 
-// Reconcile implements controller.Reconciler for a node name.
-func (nc *Controller) Reconcile(ctx context.Context, name string) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler for a node name.
+func (nc *Controller) Reconcile(ctx context.Context, name string) (reconcile.Result, error) {
 	n, ok := nc.nodes.Get("", name)
 	if !ok || n.Spec.PodCIDR != "" {
 		nc.mu.Lock()
 		delete(nc.given, name) // the cache has it now
 		nc.mu.Unlock()
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	block, err := nc.free(name)
 	if err != nil {
 		nc.recorder.Event(n, core.EventTypeWarning, "CIDRNotAvailable", fmt.Sprintf("Node %s status is now: CIDRNotAvailable (%v)", name, err))
-		return controller.Result{}, controller.Terminal(err)
+		return reconcile.Result{}, reconcile.Terminal(err)
 	}
 	updated := *n
 	updated.Spec.PodCIDR, updated.Spec.PodCIDRs = block, []string{block}
 	if _, err := client.For[*core.Node](nc.client).Update(ctx, &updated); err != nil {
-		return controller.Result{}, err // a conflict: look again
+		return reconcile.Result{}, err // a conflict: look again
 	}
 	nc.mu.Lock()
 	nc.given[name] = block
 	nc.mu.Unlock()
 	nc.recorder.Event(n, core.EventTypeNormal, "CIDRAssignmentSucceeded", fmt.Sprintf("Node %s was given pod CIDR %s", name, block))
-	return controller.Result{}, nil
+	return reconcile.Result{}, nil
 }
 
 // free returns the lowest block no node has (or was just given).

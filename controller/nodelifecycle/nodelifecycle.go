@@ -38,6 +38,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -84,7 +85,7 @@ type Controller struct {
 	evictedMu sync.Mutex
 	evicted   map[string]time.Time
 	// Loop is the controller's queue (node names) and workers.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // New returns the controller and registers its handlers.
@@ -97,7 +98,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	}
 	nc := &Controller{cfg: cfg, client: c, nodes: inf.Nodes, leases: inf.Leases, pods: inf.Pods, recorder: recorder, now: time.Now,
 		evicted: map[string]time.Time{}, health: map[string]probe{}, buckets: map[string]*bucket{}}
-	nc.Loop = controller.NewLoop(Name, nc, 3)
+	nc.Loop = reconcile.NewLoop(Name, nc, 3)
 	byName := func(name string) { nc.Loop.Queue.Add(name) }
 	inf.Nodes.AddHandler(client.Handler[*core.Node]{OnAdd: func(n *core.Node) { byName(n.Name) }, OnUpdate: func(_, n *core.Node) { byName(n.Name) },
 		OnDelete: func(n *core.Node) { byName(n.Name) }})
@@ -118,12 +119,12 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	return nc
 }
 
-// Reconcile implements controller.Reconciler for a node name.
-func (nc *Controller) Reconcile(ctx context.Context, name string) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler for a node name.
+func (nc *Controller) Reconcile(ctx context.Context, name string) (reconcile.Result, error) {
 	n, ok := nc.nodes.Get("", name)
 	if !ok {
 		nc.forget(name)
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	now := nc.now()
 	var requeue time.Duration
@@ -134,7 +135,7 @@ func (nc *Controller) Reconcile(ctx context.Context, name string) (controller.Re
 	} else if ready(n) != meta.ConditionUnknown {
 		var err error
 		if n, err = nc.markUnknown(ctx, n, now); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
 	// How fast pods may leave this node's zone: the zones' states matter
@@ -149,16 +150,16 @@ func (nc *Controller) Reconcile(ctx context.Context, name string) (controller.Re
 	noExecute := rate > 0 && (silent || ready(n) == meta.ConditionFalse)
 	n, err := nc.syncTaints(ctx, n, now, noExecute)
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	wait, err := nc.evict(ctx, n, now, rate)
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	if wait > 0 && (requeue == 0 || wait < requeue) {
 		requeue = wait
 	}
-	return controller.Result{RequeueAfter: requeue}, nil
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
 func ready(n *core.Node) meta.ConditionStatus {

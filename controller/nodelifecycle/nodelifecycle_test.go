@@ -9,6 +9,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 	"github.com/kobune/kobune/controller/controllertest"
 )
@@ -84,9 +85,9 @@ func (w *world) renew(names ...string) {
 	}
 }
 
-func (w *world) reconcile(t *testing.T, names ...string) controller.Result {
+func (w *world) reconcile(t *testing.T, names ...string) reconcile.Result {
 	t.Helper()
-	var res controller.Result
+	var res reconcile.Result
 	for _, name := range names {
 		var err error
 		if res, err = w.nc.Reconcile(context.Background(), name); err != nil {

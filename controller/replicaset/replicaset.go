@@ -16,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -36,87 +37,40 @@ type Controller struct {
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // New returns the controller and registers its handlers on the informers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
 	rc := &Controller{client: c, rss: inf.ReplicaSets, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now}
-	rc.Loop = controller.NewLoop(Name, rc, 5)
+	rc.Loop = reconcile.NewLoop(Name, rc, 5)
 	enqueue := func(rs *apps.ReplicaSet) { rc.Loop.Queue.Add(meta.Key(rs)) }
 	inf.ReplicaSets.AddHandler(client.Handler[*apps.ReplicaSet]{
 		OnAdd:    enqueue,
 		OnUpdate: func(_, rs *apps.ReplicaSet) { enqueue(rs) },
 		OnDelete: func(rs *apps.ReplicaSet) { rc.exp.Delete(meta.Key(rs)); enqueue(rs) },
 	})
-	inf.Pods.AddHandler(client.Handler[*core.Pod]{
-		OnAdd: func(p *core.Pod) { rc.podEvent(p, true, false) },
-		OnUpdate: func(old, p *core.Pod) {
-			// A pod that starts terminating counts as deleted for the
-			// expectations (its replacement may be made now).
-			rc.podEvent(p, false, old.DeletionTimestamp == nil && p.DeletionTimestamp != nil)
-			if oc, nc := meta.ControllerOf(old), meta.ControllerOf(p); oc != nil && (nc == nil || nc.UID != oc.UID) {
-				rc.podEvent(old, false, false) // released: the old owner must look again
-			}
-		},
-		OnDelete: func(p *core.Pod) {
-			if p.DeletionTimestamp == nil { // else counted when it started terminating
-				rc.podEvent(p, false, true)
-			} else {
-				rc.podEvent(p, false, false)
-			}
-		},
-	})
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "ReplicaSet", Queue: rc.Loop.Queue, Owner: controller.OwnersIn(inf.ReplicaSets),
+		Expectations: rc.exp, Adopters: controller.SelectedBy[*apps.ReplicaSet, *core.Pod](inf.ReplicaSets, selectorOf)}.Handler())
 	return rc
 }
 
-// podEvent enqueues the ReplicaSet that controls p, or for an orphan every
-// ReplicaSet that might adopt it; it settles creation and deletion
-// expectations (added: the informer saw it created; deleted: saw it
-// deleted or start terminating).
-func (rc *Controller) podEvent(p *core.Pod, added, deleted bool) {
-	if ref := meta.ControllerOf(p); ref != nil {
-		if ref.Kind != "ReplicaSet" {
-			return
-		}
-		rs, ok := rc.rss.Get(p.Namespace, ref.Name)
-		if !ok || rs.UID != ref.UID {
-			return
-		}
-		key := meta.Key(rs)
-		if added {
-			rc.exp.Observed(key, true)
-		}
-		if deleted {
-			rc.exp.Observed(key, false)
-		}
-		rc.Loop.Queue.Add(key)
-		return
-	}
-	if deleted {
-		return
-	}
-	for _, rs := range rc.rss.ByIndex(client.IndexNamespace, p.Namespace) {
-		if sel, err := selector.FromLabelSelector(rs.Spec.Selector); err == nil && sel.Matches(p.Labels) {
-			rc.Loop.Queue.Add(meta.Key(rs))
-		}
-	}
-}
+func selectorOf(rs *apps.ReplicaSet) *meta.LabelSelector { return rs.Spec.Selector }
 
-// Reconcile implements controller.Reconciler.
-func (rc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler.
+func (rc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
 	rs, ok := rc.rss.GetByKey(key)
 	if !ok {
 		rc.exp.Delete(key)
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	sel, err := selector.FromLabelSelector(rs.Spec.Selector)
 	if err != nil {
-		return controller.Result{}, controller.Terminal(fmt.Errorf("selector: %w", err))
+		return reconcile.Result{}, reconcile.Terminal(fmt.Errorf("selector: %w", err))
 	}
 	pods, err := rc.claimPods(ctx, rs, sel)
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	var active []*core.Pod
 	for _, p := range pods {
@@ -144,57 +98,16 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	}
 	requeue, err := rc.updateStatus(ctx, rs, active, observed)
 	if manageErr != nil {
-		return controller.Result{}, manageErr
+		return reconcile.Result{}, manageErr
 	}
-	return controller.Result{RequeueAfter: requeue}, err
+	return reconcile.Result{RequeueAfter: requeue}, err
 }
 
-// claimPods returns the pods the ReplicaSet controls, adopting orphans
-// that match its selector and releasing its pods that no longer match
-// (Kubernetes' ControllerRefManager).
+// claimPods returns the pods the ReplicaSet controls, adopting active
+// orphans that match its selector and releasing its pods that no longer
+// match (Kubernetes' ControllerRefManager).
 func (rc *Controller) claimPods(ctx context.Context, rs *apps.ReplicaSet, sel selector.Selector) ([]*core.Pod, error) {
-	var out []*core.Pod
-	for _, p := range rc.pods.ByIndex(client.IndexNamespace, rs.Namespace) {
-		ref := meta.ControllerOf(p)
-		switch {
-		case ref != nil && ref.UID == rs.UID:
-			if sel.Matches(p.Labels) || rs.DeletionTimestamp != nil {
-				out = append(out, p)
-				continue
-			}
-			if err := rc.setOwner(ctx, p, rs, false); err != nil {
-				return nil, err
-			}
-		case ref == nil && sel.Matches(p.Labels) && rs.DeletionTimestamp == nil && p.DeletionTimestamp == nil && controller.IsActive(p):
-			if err := rc.setOwner(ctx, p, rs, true); err != nil {
-				return nil, err
-			}
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
-// setOwner adopts (adds a controller reference) or releases (removes it).
-func (rc *Controller) setOwner(ctx context.Context, p *core.Pod, rs *apps.ReplicaSet, adopt bool) error {
-	updated := *p
-	updated.OwnerReferences = nil
-	for _, r := range p.OwnerReferences {
-		if r.UID != rs.UID {
-			updated.OwnerReferences = append(updated.OwnerReferences, r)
-		}
-	}
-	if adopt {
-		ref := controller.OwnerRef(rs)
-		yes := true
-		ref.Controller, ref.BlockOwnerDeletion = &yes, &yes
-		updated.OwnerReferences = append(updated.OwnerReferences, ref)
-	}
-	_, err := client.For[*core.Pod](rc.client).Update(ctx, &updated)
-	if client.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return controller.Claim(ctx, rc.client, rs, sel, rc.pods.ByIndex(client.IndexNamespace, rs.Namespace), controller.IsActive)
 }
 
 // manageReplicas creates or deletes pods to reach spec.replicas.
@@ -237,11 +150,10 @@ func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, a
 func (rc *Controller) createPods(ctx context.Context, rs *apps.ReplicaSet, n int) error {
 	key := meta.Key(rs)
 	pods := client.For[*core.Pod](rc.client)
-	owner := controller.OwnerRef(rs)
 	for batch, done := 1, 0; done < n; batch *= 2 {
 		size := min(batch, n-done)
 		for i := range size {
-			p := controller.PodFromTemplate(&rs.Spec.Template, rs.Namespace, rs.Name+"-", owner)
+			p := controller.PodFromTemplate(&rs.Spec.Template, rs.Namespace, rs.Name+"-", rs)
 			created, err := pods.Create(ctx, p)
 			if err != nil {
 				// The creates not made will not be observed.

@@ -24,6 +24,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 )
 
@@ -45,31 +46,26 @@ type Controller struct {
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
-	Loop *controller.Loop
+	Loop *reconcile.Loop
 }
 
 // New returns the controller and registers its handlers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
 	sc := &Controller{client: c, sets: inf.StatefulSets, pods: inf.Pods, recorder: recorder, now: time.Now}
-	sc.Loop = controller.NewLoop(Name, sc, 3)
+	sc.Loop = reconcile.NewLoop(Name, sc, 3)
 	enqueue := func(s *apps.StatefulSet) { sc.Loop.Queue.Add(meta.Key(s)) }
 	inf.StatefulSets.AddHandler(client.Handler[*apps.StatefulSet]{OnAdd: enqueue, OnUpdate: func(_, s *apps.StatefulSet) { enqueue(s) }})
-	podChanged := func(p *core.Pod) {
-		if ref := meta.ControllerOf(p); ref != nil && ref.Kind == "StatefulSet" {
-			sc.Loop.Queue.Add(p.Namespace + "/" + ref.Name)
-		}
-	}
-	inf.Pods.AddHandler(client.Handler[*core.Pod]{OnAdd: podChanged, OnUpdate: func(_, p *core.Pod) { podChanged(p) }, OnDelete: podChanged})
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "StatefulSet", Queue: sc.Loop.Queue, Owner: controller.OwnersIn(inf.StatefulSets)}.Handler())
 	return sc
 }
 
-// Reconcile implements controller.Reconciler. Each pass makes at most one
+// Reconcile implements reconcile.Reconciler. Each pass makes at most one
 // ordered step (OrderedReady) and then waits for the pod events it causes:
 // names are stable, so a pod that exists is never created twice.
-func (sc *Controller) Reconcile(ctx context.Context, key string) (controller.Result, error) {
+func (sc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
 	set, ok := sc.sets.GetByKey(key)
 	if !ok || set.DeletionTimestamp != nil {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	replicas := 1
 	if set.Spec.Replicas != nil {
@@ -92,9 +88,9 @@ func (sc *Controller) Reconcile(ctx context.Context, key string) (controller.Res
 	parallel := set.Spec.PodManagementPolicy == "Parallel"
 	err := sc.step(ctx, set, replicas, hash, byOrdinal, extra, parallel)
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
-	return controller.Result{}, sc.writeStatus(ctx, set, replicas, hash, byOrdinal, extra)
+	return reconcile.Result{}, sc.writeStatus(ctx, set, replicas, hash, byOrdinal, extra)
 }
 
 func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas int, hash string, byOrdinal map[int]*core.Pod, extra []*core.Pod, parallel bool) error {
@@ -175,7 +171,7 @@ func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod],
 	}
 	name := fmt.Sprintf("%s-%d", set.Name, i)
 	t.Labels[LabelPodName], t.Labels[LabelPodIndex], t.Labels[RevisionLabel] = name, strconv.Itoa(i), hash
-	p := controller.PodFromTemplate(&t, set.Namespace, "", controller.OwnerRef(set))
+	p := controller.PodFromTemplate(&t, set.Namespace, "", set)
 	p.Name, p.GenerateName = name, ""
 	p.Spec.Hostname, p.Spec.Subdomain = name, set.Spec.ServiceName
 	if _, err := pods.Create(ctx, p); err != nil {

@@ -1,4 +1,4 @@
-package controller
+package reconcile
 
 import (
 	"context"
@@ -34,6 +34,12 @@ type Reconciler interface {
 	Reconcile(ctx context.Context, key string) (Result, error)
 }
 
+// Func adapts a function to Reconciler.
+type Func func(ctx context.Context, key string) (Result, error)
+
+// Reconcile implements Reconciler.
+func (f Func) Reconcile(ctx context.Context, key string) (Result, error) { return f(ctx, key) }
+
 // terminalError marks an error that retrying cannot fix.
 type terminalError struct{ error }
 
@@ -54,8 +60,11 @@ type Loop struct {
 	// event on the object, beside the log line with its stack.
 	Object   func(key string) (meta.Object, bool)
 	Recorder *client.AsyncRecorder
-	panics   atomic.Int64
-	metrics  *Metrics // set by Manager.Add
+	// Observe, when set, is told the result ("success", "requeue_after",
+	// "error" or "panic") and duration of every reconcile (the
+	// controller manager's metrics).
+	Observe func(result string, d time.Duration)
+	panics  atomic.Int64
 }
 
 // ObjectsOf looks keys up in an informer's cache, for Loop.Object.
@@ -130,7 +139,9 @@ func (l *Loop) processNext(ctx context.Context) bool {
 	case res.RequeueAfter > 0:
 		result = "requeue_after"
 	}
-	l.metrics.observe(l.Name, result, time.Since(start))
+	if l.Observe != nil {
+		l.Observe(result, time.Since(start))
+	}
 	var terminal terminalError
 	switch {
 	case err != nil && errors.As(err, &terminal):

@@ -1,4 +1,4 @@
-package controller_test
+package reconcile_test
 
 import (
 	"context"
@@ -11,18 +11,19 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
 	"github.com/kobune/kobune/controller/controllertest"
 )
 
 type panicky struct{ calls int }
 
-func (p *panicky) Reconcile(context.Context, string) (controller.Result, error) {
+func (p *panicky) Reconcile(context.Context, string) (reconcile.Result, error) {
 	p.calls++
 	var shift int
 	shift--
 	_ = 1 << shift // the kind of bug a bad schedule once hit: negative shift amount
-	return controller.Result{}, nil
+	return reconcile.Result{}, nil
 }
 
 // A panic in Reconcile is an error for that key (retried with back-off), a
@@ -34,11 +35,11 @@ func TestPanicInReconcileIsAnErrorAndAnEvent(t *testing.T) {
 	inf.CronJobs.Seed(cj)
 	recorder := client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-controller"}, 10)
 	r := &panicky{}
-	l := controller.NewLoop("cronjob-controller", r, 1)
+	l := reconcile.NewLoop("cronjob-controller", r, 1)
 	var mu sync.Mutex
 	var logged []string
 	l.Logf = func(f string, args ...any) { mu.Lock(); logged = append(logged, f); mu.Unlock() }
-	l.Object, l.Recorder = controller.ObjectsOf(inf.CronJobs), recorder
+	l.Object, l.Recorder = reconcile.ObjectsOf(inf.CronJobs), recorder
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	go recorder.Run(ctx, 1)
