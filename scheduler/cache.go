@@ -174,6 +174,41 @@ func (c *cache) isPlaced(key string) bool {
 	return ok
 }
 
+// snapshot is what one scheduling cycle sees of the cache: the nodes
+// sorted by name, the cluster index over them, and the pending pods
+// nominated to each node (by preemption) at a priority not below the
+// pod's, which the cycle counts as placed.
+type snapshot struct {
+	nodes     []*framework.NodeInfo
+	index     framework.ClusterIndex
+	nominated map[string][]*core.Pod
+}
+
+// read calls fn with the snapshot for pod's cycle, under the read lock, so
+// that the whole decision sees one consistent picture; events wait.
+func (c *cache) read(pod *core.Pod, fn func(snapshot)) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	fn(snapshot{nodes: c.list(), index: c.index, nominated: c.nominationsFor(pod)})
+}
+
+// nominationsFor maps node name → pending pods nominated there whose
+// priority is at least pod's (they get the room preemption made first).
+// Call with the read lock held.
+func (c *cache) nominationsFor(pod *core.Pod) map[string][]*core.Pod {
+	if len(c.nominated) == 0 {
+		return nil
+	}
+	self, prio := meta.Key(pod), framework.PodPriority(pod)
+	out := map[string][]*core.Pod{}
+	for key, p := range c.nominated {
+		if key != self && framework.PodPriority(p) >= prio {
+			out[p.Status.NominatedNodeName] = append(out[p.Status.NominatedNodeName], p)
+		}
+	}
+	return out
+}
+
 // list returns the nodes sorted by name; call with the read lock held.
 func (c *cache) list() []*framework.NodeInfo {
 	if c.sorted != nil {
@@ -194,11 +229,4 @@ func (c *cache) list() []*framework.NodeInfo {
 	c.mu.Unlock()
 	c.mu.RLock()
 	return c.list()
-}
-
-func podPriority(p *core.Pod) int32 {
-	if p.Spec.Priority != nil {
-		return *p.Spec.Priority
-	}
-	return 0
 }

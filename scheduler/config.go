@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -15,7 +16,9 @@ import (
 // and how many nodes it examines per pod.
 type Profile struct {
 	Filters []framework.FilterPlugin
-	Scores  []plugins.WeightedScore
+	Scores  []framework.WeightedScore
+	// PostFilters name the plugins run when no node fits (DefaultPreemption).
+	PostFilters []string
 	// PercentageOfNodesToScore: once this share of the nodes is found
 	// feasible the search stops (at least 100 nodes). 0 is kube-scheduler's
 	// adaptive default, 50% less 1% per 125 nodes, never below 5%; 100
@@ -38,13 +41,27 @@ func (p *Profile) String() string {
 	if p.PercentageOfNodesToScore > 0 {
 		pct = fmt.Sprintf("%d%%", p.PercentageOfNodesToScore)
 	}
-	fmt.Fprintf(&b, "; percentageOfNodesToScore: %s", pct)
+	fmt.Fprintf(&b, "; postFilters: %v; percentageOfNodesToScore: %s", p.PostFilters, pct)
 	return b.String()
 }
 
 // DefaultProfile is every filter and the default scores.
 func DefaultProfile() *Profile {
-	return &Profile{Filters: plugins.DefaultFilters(), Scores: plugins.DefaultScores()}
+	return &Profile{Filters: plugins.DefaultFilters(), Scores: plugins.DefaultScores(), PostFilters: plugins.DefaultPostFilters()}
+}
+
+// framework builds the framework that runs the profile's plugins (the
+// PostFilter plugins get it as their Handle, to run the filters).
+func (p *Profile) framework(parallelism int) *framework.Framework {
+	fw := &framework.Framework{Filters: p.Filters, Scores: p.Scores, Parallelism: parallelism}
+	for _, name := range p.PostFilters {
+		pf, err := plugins.PostFilterByName(name, fw)
+		if err != nil {
+			panic(err) // names are checked when the profile is parsed
+		}
+		fw.PostFilters = append(fw.PostFilters, pf)
+	}
+	return fw
 }
 
 // FileConfig is the --config file, shaped like a KubeSchedulerConfiguration
@@ -60,6 +77,8 @@ func DefaultProfile() *Profile {
 //	  score:
 //	    disabled: [{name: LeastAllocated}]
 //	    enabled: [{name: MostAllocated, weight: 1}, {name: NodeAffinity, weight: 5}]
+//	  postFilter:
+//	    disabled: [{name: DefaultPreemption}]   # no preemption
 //
 // As in Kubernetes, the lists change the defaults: disabled plugins are
 // removed ("*" removes them all), enabled ones are added (a score plugin
@@ -75,8 +94,9 @@ type FileConfig struct {
 
 // Plugins lists changes to the default filter and score plugins.
 type Plugins struct {
-	Filter PluginSet `json:"filter,omitempty"`
-	Score  PluginSet `json:"score,omitempty"`
+	Filter     PluginSet `json:"filter,omitempty"`
+	Score      PluginSet `json:"score,omitempty"`
+	PostFilter PluginSet `json:"postFilter,omitempty"`
 }
 
 // PluginSet enables and disables plugins.
@@ -158,7 +178,25 @@ func ParseConfig(b []byte) (*Profile, string, error) {
 		if ref.Weight > 0 {
 			weight = ref.Weight
 		}
-		p.Scores = append(removeScore(p.Scores, ref.Name), plugins.WeightedScore{Plugin: s, Weight: weight})
+		p.Scores = append(removeScore(p.Scores, ref.Name), framework.WeightedScore{Plugin: s, Weight: weight})
+	}
+	for i, ref := range fc.Plugins.PostFilter.Disabled {
+		if ref.Name == "*" {
+			p.PostFilters = nil
+			continue
+		}
+		if _, err := plugins.PostFilterByName(ref.Name, nil); err != nil {
+			return nil, "", fmt.Errorf("plugins.postFilter.disabled[%d].name: %w", i, err)
+		}
+		p.PostFilters = slices.DeleteFunc(p.PostFilters, func(n string) bool { return n == ref.Name })
+	}
+	for i, ref := range fc.Plugins.PostFilter.Enabled {
+		if _, err := plugins.PostFilterByName(ref.Name, nil); err != nil {
+			return nil, "", fmt.Errorf("plugins.postFilter.enabled[%d].name: %w", i, err)
+		}
+		if !slices.Contains(p.PostFilters, ref.Name) {
+			p.PostFilters = append(p.PostFilters, ref.Name)
+		}
 	}
 	return p, fc.SchedulerName, nil
 }
@@ -173,8 +211,8 @@ func removeFilter(fs []framework.FilterPlugin, name string) []framework.FilterPl
 	return out
 }
 
-func removeScore(ss []plugins.WeightedScore, name string) []plugins.WeightedScore {
-	var out []plugins.WeightedScore
+func removeScore(ss []framework.WeightedScore, name string) []framework.WeightedScore {
+	var out []framework.WeightedScore
 	for _, s := range ss {
 		if s.Plugin.Name() != name {
 			out = append(out, s)

@@ -1,8 +1,14 @@
 package scheduler
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/scheduler/framework"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -67,5 +73,43 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 		if got := tt.p.numFeasibleNodesToFind(tt.nodes); got != tt.want {
 			t.Errorf("%d%% of %d nodes: %d, want %d", tt.p.PercentageOfNodesToScore, tt.nodes, got, tt.want)
 		}
+	}
+}
+
+// Preemption is a PostFilter plugin like kube-scheduler's
+// DefaultPreemption: on by default, off with plugins.postFilter.disabled,
+// and an unknown name is an error naming the field.
+func TestPostFilterConfig(t *testing.T) {
+	low, high := int32(0), int32(100)
+	n := &core.Node{ObjectMeta: meta.ObjectMeta{Name: "n1"}}
+	n.Status.Allocatable = resource.List{resource.CPU: resource.MustParse("1"), resource.Memory: resource.MustParse("1Gi"), resource.Pods: resource.MustParse("10")}
+	n.Status.Conditions = []core.NodeCondition{{Type: core.NodeReady, Status: meta.ConditionTrue}}
+	cpu := func(name string, prio *int32, node string) *core.Pod {
+		return &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default"}, Spec: core.PodSpec{NodeName: node, Priority: prio,
+			Containers: []core.Container{{Name: "c", Image: "i", Resources: core.ResourceRequirements{Requests: resource.List{resource.CPU: resource.MustParse("1")}}}}}}
+	}
+	nodes := []*framework.NodeInfo{framework.NewNodeInfo(n, cpu("busy", &low, "n1"))}
+	pod := cpu("important", &high, "")
+	insufficient := func(int) *framework.Status { return framework.NewStatus(framework.Unschedulable, "Insufficient cpu") }
+	run := func(p *Profile) *framework.PostFilterResult {
+		r, _ := p.framework(1).RunPostFilterPlugins(context.Background(), framework.NewCycleState(pod, nodes), pod, insufficient)
+		return r
+	}
+	if r := run(DefaultProfile()); r == nil || r.NominatedNodeName != "n1" || len(r.Victims) != 1 || r.Victims[0].Name != "busy" {
+		t.Errorf("default profile: %+v, want busy preempted on n1", r)
+	}
+	off, _, err := ParseConfig([]byte("apiVersion: kobune.io/v1\nkind: SchedulerConfiguration\nplugins: {postFilter: {disabled: [{name: DefaultPreemption}]}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(off); r != nil {
+		t.Errorf("preemption disabled, still %+v", r)
+	}
+	if !strings.Contains(off.String(), "postFilters: []") {
+		t.Errorf("profile %q", off)
+	}
+	_, _, err = ParseConfig([]byte("apiVersion: kobune.io/v1\nkind: SchedulerConfiguration\nplugins: {postFilter: {enabled: [{name: Nope}]}}"))
+	if err == nil || !strings.Contains(err.Error(), `plugins.postFilter.enabled[0].name: unknown postFilter plugin "Nope"`) {
+		t.Errorf("error %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/kobune/kobune/scheduler/framework"
 )
 
 // decision is the record of one scheduling attempt: for each node examined,
@@ -26,6 +28,18 @@ type decision struct {
 	// the node at position (start+i) mod n of the sorted node list.
 	results []filterResult
 	start   int
+	// state is the cycle's state, for the PostFilter plugins.
+	state *framework.CycleState
+}
+
+// verdicts is the PostFilter plugins' view of the verdicts: the status of
+// the node at position i of the sorted node list; nil when a PreFilter
+// ruled out every node.
+func (d *decision) verdicts() func(i int) *framework.Status {
+	if d.results == nil {
+		return nil
+	}
+	return func(i int) *framework.Status { return d.verdict(i).status }
 }
 
 // verdict returns the filter verdict of the node at position i of the
@@ -104,23 +118,6 @@ func (d *decision) String() string {
 		fmt.Fprintf(&b, "; %d nodes not examined (enough feasible nodes were found, see percentageOfNodesToScore)", skipped)
 	}
 	return b.String()
-}
-
-// failureMessage is Kubernetes' "0/3 nodes are available: ..." message.
-func failureMessage(nodes int, reasons map[string]int, preFilter string) string {
-	if preFilter != "" {
-		return fmt.Sprintf("0/%d nodes are available: %s.", nodes, preFilter)
-	}
-	parts := make([]string, 0, len(reasons))
-	for r, n := range reasons {
-		parts = append(parts, fmt.Sprintf("%d %s", n, r))
-	}
-	sort.Strings(parts)
-	msg := fmt.Sprintf("0/%d nodes are available", nodes)
-	if len(parts) > 0 {
-		msg += ": " + strings.Join(parts, ", ")
-	}
-	return msg + "."
 }
 
 // topFeasible returns the k best-scored nodes, best first (ties by name),

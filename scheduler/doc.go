@@ -12,13 +12,16 @@
 // scheduler.kobune.io/decision annotation (set by the bind) or, when it
 // fails, a SchedulingDecision event; `kobectl describe pod` shows it.
 //
-// Files: scheduler.go (the loop, filtering and scoring, the bind),
-// queue.go (active by priority then age, back-off, unschedulable),
-// cache.go (nodes with their placed and assumed pods, nominations),
-// index.go (counts for spread and inter-pod affinity, kept up to date),
-// preempt.go, decision.go (the record and the failure message), config.go
-// (--config), metrics.go. Plugins live in plugins/, one file each; the
-// contract in framework/. docs/scheduler.md is the user's guide.
+// Files: scheduler.go (the loop, the informers, the bind),
+// schedule_one.go (one cycle: which nodes to filter, early stop, scoring,
+// the winner), queue.go (active by priority then age, back-off,
+// unschedulable), cache.go (nodes with their placed and assumed pods,
+// nominations; a cycle reads it through cache.read), index.go (counts for
+// spread and inter-pod affinity, kept up to date), preempt.go (carrying
+// out the PostFilter's choice), decision.go (the record), config.go
+// (--config: the profile), metrics.go. The framework (framework/) runs the
+// plugins at each extension point; the plugins live in plugins/, one type
+// per plugin. docs/scheduler.md is the user's guide.
 //
 // Leader election is done by the binary (cmd/kobune-scheduler), with
 // client.LeaderElection on a Lease.

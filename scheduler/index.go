@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"slices"
+
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/scheduler/framework"
@@ -73,8 +75,8 @@ func (x *index) podChanged(p *core.Pod, node *core.Node, sign int) {
 		return
 	}
 	for _, c := range x.counters {
-		if v, ok := node.Labels[c.key]; ok && containsNS(c.namespaces, p.Namespace) && c.sel.Matches(p.Labels) {
-			bump(c.counts, v, sign)
+		if v, ok := node.Labels[c.key]; ok && slices.Contains(c.namespaces, p.Namespace) && c.sel.Matches(p.Labels) {
+			framework.AddCount(c.counts, v, sign)
 		}
 	}
 	if a := p.Spec.Affinity; a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
@@ -103,29 +105,12 @@ func (x *index) addAnti(pa *framework.PodAffinity, node *core.Node, sign int) {
 			x.anti[sig] = it
 			x.antiList = nil
 		}
-		bump(it.Counts, v, sign)
+		framework.AddCount(it.Counts, v, sign)
 		if it.total += sign; it.total <= 0 {
 			delete(x.anti, sig)
 			x.antiList = nil
 		}
 	}
-}
-
-func bump(m map[string]int, k string, sign int) {
-	if n := m[k] + sign; n > 0 {
-		m[k] = n
-	} else {
-		delete(m, k)
-	}
-}
-
-func containsNS(list []string, ns string) bool {
-	for _, x := range list {
-		if x == ns {
-			return true
-		}
-	}
-	return false
 }
 
 // MatchingPods implements framework.ClusterIndex.
@@ -156,7 +141,7 @@ func (x *index) MatchingPods(namespaces []string, sel selector.Selector, key str
 			continue
 		}
 		for _, p := range ni.Pods {
-			if p.DeletionTimestamp == nil && containsNS(namespaces, p.Namespace) && sel.Matches(p.Labels) {
+			if p.DeletionTimestamp == nil && slices.Contains(namespaces, p.Namespace) && sel.Matches(p.Labels) {
 				c.counts[v]++
 			}
 		}
@@ -187,7 +172,7 @@ func (x *index) Domains(key string) map[string]int {
 func (x *index) nodeAdded(n *core.Node, sign int) {
 	for key, d := range x.domains {
 		if v, ok := n.Labels[key]; ok {
-			bump(d, v, sign)
+			framework.AddCount(d, v, sign)
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 // after every step that the spread and inter-pod affinity filters give the
 // same verdict on every node with the cache's index as by walking every
 // pod, for a variety of incoming pods — and so does the index minus the pods
-// preemption takes off a node (withoutPods).
+// preemption takes off a node (framework.WithoutPods).
 func TestIndexAgreesWithFullScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := newCache()
@@ -89,7 +89,7 @@ func TestIndexAgreesWithFullScan(t *testing.T) {
 			changed := append([]*framework.NodeInfo(nil), nodes...)
 			changed[j] = framework.NewNodeInfo(nodes[j].Node, kept...)
 			agree(fmt.Sprintf(" with %d of %d pods left on %s (index minus the removed)", len(kept), len(nodes[j].Pods), nodes[j].Node.Name),
-				incoming, changed, &withoutPods{base: c.index, node: nodes[j].Node, removed: removedPods(nodes[j].Pods, kept)})
+				incoming, changed, framework.WithoutPods(c.index, nodes[j].Node, framework.RemovedPods(nodes[j].Pods, kept)))
 		}
 	}
 	nextNode := 8

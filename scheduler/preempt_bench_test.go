@@ -17,7 +17,7 @@ import (
 func BenchmarkFindPreemption(b *testing.B) {
 	for _, nodes := range []int{500, 5000} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			s := &Scheduler{profile: DefaultProfile(), cache: newCache()}
+			s := &Scheduler{cache: newCache(), fw: DefaultProfile().framework(1)}
 			low, high := int32(0), int32(1000)
 			for i := range nodes {
 				n := &core.Node{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("n%d", i), Labels: map[string]string{"kubernetes.io/hostname": fmt.Sprintf("n%d", i)}}}
@@ -34,20 +34,18 @@ func BenchmarkFindPreemption(b *testing.B) {
 			pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "important", Namespace: "default", UID: "imp"},
 				Spec: core.PodSpec{Priority: &high, Containers: []core.Container{{Name: "c", Image: "i",
 					Resources: core.ResourceRequirements{Requests: resource.List{resource.CPU: resource.MustParse("250m")}}}}}}
-			s.cache.mu.RLock()
-			defer s.cache.mu.RUnlock()
-			list := s.cache.list()
-			d := &decision{results: make([]filterResult, len(list))}
-			for i := range d.results {
-				d.results[i] = filterResult{evaluated: true, plugin: 0, status: framework.NewStatus(framework.Unschedulable, "Insufficient cpu")}
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				p := s.findPreemption(context.Background(), pod, list, d)
-				if p == nil || len(p.victims) != 3 {
-					b.Fatalf("preemption %+v", p)
+			s.cache.read(pod, func(snap snapshot) {
+				state := framework.NewCycleState(pod, snap.nodes)
+				state.Index = snap.index
+				insufficient := framework.NewStatus(framework.Unschedulable, "Insufficient cpu")
+				b.ReportAllocs()
+				for b.Loop() {
+					r, st := s.fw.RunPostFilterPlugins(context.Background(), state, pod, func(int) *framework.Status { return insufficient })
+					if r == nil || len(r.Victims) != 3 {
+						b.Fatalf("preemption %+v %v", r, st)
+					}
 				}
-			}
+			})
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"log"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kobune/kobune/api/core"
@@ -37,8 +36,10 @@ type Config struct {
 
 // Scheduler places pending pods on nodes.
 type Scheduler struct {
-	cfg      Config
-	profile  *Profile
+	cfg Config
+	// fw runs the profile's plugins; pick (schedule_one.go) decides which
+	// nodes to run them on.
+	fw       *framework.Framework
 	client   *client.Client
 	pods     *client.Informer[*core.Pod]
 	nodes    *client.Informer[*core.Node]
@@ -80,7 +81,7 @@ func New(cfg Config, c *client.Client) *Scheduler {
 	if cfg.MaxInFlightBinds <= 0 {
 		cfg.MaxInFlightBinds = 256
 	}
-	s := &Scheduler{cfg: cfg, profile: cfg.Profile, client: c, cache: newCache(),
+	s := &Scheduler{cfg: cfg, fw: cfg.Profile.framework(cfg.Parallelism), client: c, cache: newCache(),
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: cfg.SchedulerName}, 10000),
 		binds:    make(chan struct{}, cfg.MaxInFlightBinds)}
 	s.queue = newQueue(s.queueInfo, cfg.BackoffBase, cfg.BackoffMax, time.Now)
@@ -164,7 +165,7 @@ func (s *Scheduler) queueInfo(key string) (int32, time.Time, bool) {
 	if !ok {
 		return 0, time.Time{}, false
 	}
-	return podPriority(p), p.CreationTimestamp.Time, true
+	return framework.PodPriority(p), p.CreationTimestamp.Time, true
 }
 
 // Run schedules until ctx ends. One goroutine decides, so each decision
@@ -206,26 +207,31 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) (async bool, er
 		return false, nil
 	}
 	start := time.Now()
-	s.cache.mu.RLock()
-	nodes := s.cache.list()
-	d := s.pick(ctx, pod, nodes)
-	var preemption *preemption
-	if d.winner == "" && len(nodes) > 0 {
-		preemption = s.findPreemption(ctx, pod, nodes, d)
-	}
-	s.cache.mu.RUnlock()
+	var d *decision
+	var nominate *framework.PostFilterResult
+	var why *framework.Status
+	var total int
+	s.cache.read(pod, func(snap snapshot) {
+		total = len(snap.nodes)
+		d = s.pick(ctx, pod, snap)
+		if d.winner == "" && total > 0 {
+			// PostFilter: preemption looks for room (kube-scheduler runs it
+			// on the same snapshot).
+			nominate, why = s.fw.RunPostFilterPlugins(ctx, d.state, pod, d.verdicts())
+		}
+	})
 	s.Metrics.Algorithm.Observe(time.Since(start).Seconds())
 
 	if d.winner == "" {
 		s.Metrics.Attempts.WithLabelValues("unschedulable").Inc()
-		msg := failureMessage(len(nodes), d.reasons, d.preFilterMessage)
-		if preemption != nil && preemption.failure != "" {
-			msg += " " + preemption.failure
+		msg := framework.FitErrorMessage(total, d.reasons, d.preFilterMessage)
+		if why != nil {
+			msg += " " + why.Message()
 		}
 		s.recorder.Event(pod, core.EventTypeWarning, "FailedScheduling", msg)
 		s.recorder.Event(pod, core.EventTypeNormal, "SchedulingDecision", d.String())
-		if preemption != nil && preemption.failure == "" {
-			if err := s.preempt(ctx, pod, preemption, msg); err != nil {
+		if nominate != nil {
+			if err := s.preempt(ctx, pod, nominate, msg); err != nil {
 				return false, err
 			}
 		} else if err := s.markUnschedulable(ctx, pod, msg, pod.Status.NominatedNodeName); err != nil {
@@ -302,181 +308,4 @@ func (s *Scheduler) updateStatus(ctx context.Context, pod *core.Pod, change func
 		return nil
 	}
 	return err
-}
-
-// pick runs the filters over the nodes (in parallel, stopping once
-// enough feasible nodes are found), scores the feasible ones and returns
-// the decision. Call with the cache's read lock held.
-func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, nodes []*framework.NodeInfo) *decision {
-	d := &decision{reasons: map[string]int{}, total: len(nodes)}
-	if len(nodes) == 0 {
-		return d
-	}
-	state := framework.NewCycleState(pod, nodes)
-	state.Index = s.cache.index
-	for _, f := range s.profile.Filters {
-		if pf, ok := f.(framework.PreFilterPlugin); ok {
-			if st := pf.PreFilter(ctx, state, pod); !st.IsSuccess() {
-				d.preFilterMessage = st.Message()
-				d.preFilterPlugin = f.Name()
-				return d
-			}
-		}
-	}
-	nominated := s.nominations(pod)
-	n := len(nodes)
-	toFind := s.profile.numFeasibleNodesToFind(n)
-	start := s.nextStart % n
-	results := make([]filterResult, n)
-	var found atomic.Int64
-	check := func(i int) {
-		if found.Load() >= int64(toFind) {
-			return // left unevaluated; see below
-		}
-		ni := nodes[(start+i)%n]
-		results[i] = s.filter(ctx, state, pod, ni, nominated[ni.Node.Name])
-		if results[i].plugin < 0 {
-			found.Add(1)
-		}
-	}
-	s.parallelize(n, check)
-
-	// Collect in order, so the outcome does not depend on which goroutine
-	// ran first: the first toFind feasible nodes from start win a place;
-	// nodes skipped by the early stop before that point are checked now.
-	feasible := make([]*framework.NodeInfo, 0, toFind)
-	last := n - 1
-	for i := 0; i < n; i++ {
-		ni := nodes[(start+i)%n]
-		if !results[i].evaluated {
-			results[i] = s.filter(ctx, state, pod, ni, nominated[ni.Node.Name])
-		}
-		d.evaluated++
-		if r := results[i]; r.plugin >= 0 {
-			for _, reason := range r.status.Reasons {
-				d.reasons[reason]++
-			}
-			d.reject(ni.Node.Name, s.profile.Filters[r.plugin].Name(), r.status.Reasons)
-			continue
-		}
-		feasible = append(feasible, ni)
-		if len(feasible) == toFind {
-			last = i
-			break
-		}
-	}
-	s.nextStart = (start + last + 1) % n
-	if len(feasible) == 0 {
-		d.results, d.start = results, start // every node was examined; preemption reads the verdicts
-		return d
-	}
-	s.score(ctx, state, pod, feasible, d)
-	return d
-}
-
-// filterResult is one node's verdict: plugin is the index of the filter
-// that rejected it, or -1.
-type filterResult struct {
-	evaluated bool
-	plugin    int
-	status    *framework.Status
-}
-
-// filter runs the filters on one node, with the pods nominated there (by
-// preemption, at a priority not below the pod's) counted as if placed.
-func (s *Scheduler) filter(ctx context.Context, state *framework.CycleState, pod *core.Pod, ni *framework.NodeInfo, nominated []*core.Pod) filterResult {
-	if len(nominated) > 0 {
-		ni = framework.NewNodeInfo(ni.Node, append(append([]*core.Pod(nil), ni.Pods...), nominated...)...)
-	}
-	for j, f := range s.profile.Filters {
-		if st := f.Filter(ctx, state, pod, ni); !st.IsSuccess() {
-			return filterResult{evaluated: true, plugin: j, status: st}
-		}
-	}
-	return filterResult{evaluated: true, plugin: -1}
-}
-
-// nominations maps node name → pending pods nominated there whose
-// priority is at least pod's (they get the room preemption made first).
-func (s *Scheduler) nominations(pod *core.Pod) map[string][]*core.Pod {
-	if len(s.cache.nominated) == 0 {
-		return nil
-	}
-	self, prio := meta.Key(pod), podPriority(pod)
-	out := map[string][]*core.Pod{}
-	for key, p := range s.cache.nominated {
-		if key != self && podPriority(p) >= prio {
-			out[p.Status.NominatedNodeName] = append(out[p.Status.NominatedNodeName], p)
-		}
-	}
-	return out
-}
-
-// parallelize calls f(0..n-1) from cfg.Parallelism goroutines, in chunks.
-func (s *Scheduler) parallelize(n int, f func(i int)) {
-	const chunk = 16
-	workers := min(s.cfg.Parallelism, (n+chunk-1)/chunk)
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= n {
-					return
-				}
-				for i := lo; i < min(lo+chunk, n); i++ {
-					f(i)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// score runs the score plugins over the feasible nodes, normalizes and
-// weights them, and picks the winner: the highest total, ties to the
-// node whose name sorts first.
-func (s *Scheduler) score(ctx context.Context, state *framework.CycleState, pod *core.Pod, feasible []*framework.NodeInfo, d *decision) {
-	plugins := s.profile.Scores
-	d.scoreNames = make([]string, len(plugins))
-	d.feasible = make([]feasibleNode, len(feasible))
-	all := make([]int64, len(feasible)*len(plugins))
-	for i, ni := range feasible {
-		d.feasible[i] = feasibleNode{node: ni.Node.Name, scores: all[i*len(plugins) : (i+1)*len(plugins)]}
-	}
-	raw := make([]int64, len(feasible))
-	for j, ws := range plugins {
-		d.scoreNames[j] = ws.Plugin.Name()
-		if ps, ok := ws.Plugin.(framework.PreScorePlugin); ok {
-			if st := ps.PreScore(ctx, state, pod, feasible); !st.IsSuccess() {
-				continue // scores 0 everywhere
-			}
-		}
-		for i, ni := range feasible {
-			raw[i], _ = ws.Plugin.Score(ctx, state, pod, ni)
-		}
-		if norm, ok := ws.Plugin.(framework.ScoreNormalizer); ok {
-			norm.Normalize(raw)
-		}
-		for i := range feasible {
-			d.feasible[i].scores[j] = raw[i]
-			d.feasible[i].total += ws.Weight * raw[i]
-		}
-	}
-	best := -1
-	for i, f := range d.feasible {
-		if best < 0 || f.total > d.feasible[best].total || (f.total == d.feasible[best].total && f.node < d.feasible[best].node) {
-			best = i
-		}
-	}
-	d.winner = d.feasible[best].node
 }

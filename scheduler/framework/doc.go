@@ -8,4 +8,8 @@
 // before their bind returns), their summed requests and their parsed
 // affinity terms; ClusterIndex answers cluster-wide counting questions
 // (pods matching a selector per topology domain) without walking every pod.
+// Framework (runtime.go) runs a profile's plugins at each extension point
+// — PreFilter, Filter, PreScore/Score/Normalize with weights, PostFilter —
+// and is the Handle PostFilter plugins (preemption) run the filters
+// through.
 package framework

@@ -25,6 +25,9 @@ const (
 	UnschedulableAndUnresolvable
 	// Error: the plugin could not decide (an internal problem, not a verdict).
 	Error
+	// Skip: the plugin does not apply to this pod (a PostFilter for a pod
+	// that may not preempt).
+	Skip
 )
 
 // Status is a plugin's verdict; nil is success.

@@ -10,8 +10,8 @@ import (
 // InterPodAffinity enforces required pod affinity and anti-affinity over a
 // topology key, both the incoming pod's and that of the pods already
 // placed (a pod that says "not beside app=db" also keeps app=db pods away
-// from it), as kube-scheduler's plugin of the same name does. Its scoring
-// half is PreferredPodAffinity.
+// from it), as kube-scheduler's plugin of the same name does. Its score
+// half (preferred terms) is in interpodaffinity_score.go.
 //
 // PreFilter walks every placed pod once and counts, per topology pair
 // (key, value): the pods matching all the incoming pod's affinity terms,

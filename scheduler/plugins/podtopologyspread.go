@@ -15,8 +15,8 @@ import (
 // exceed the least-populated domain's by more than maxSkew. Domains are the
 // values of topologyKey among the nodes that pass the pod's nodeSelector
 // and node affinity; with fewer domains than minDomains the least count is
-// taken as 0. The ScheduleAnyway constraints are scored by
-// TopologySpreadScore.
+// taken as 0. The ScheduleAnyway constraints are scored by its score half
+// (podtopologyspread_score.go).
 type PodTopologySpread struct{}
 
 var (

@@ -51,7 +51,7 @@ func TestPodTopologySpread(t *testing.T) {
 func TestTopologySpreadScore(t *testing.T) {
 	web := map[string]string{"app": "web"}
 	p := pod("", "", labeled("w", web), spread(1, "zone", "ScheduleAnyway", web))
-	runScores(t, TopologySpreadScore{}, []scoreCase{
+	runScores(t, PodTopologySpread{}, []scoreCase{
 		{name: "emptier zone scores higher", pod: p,
 			nodes: []*framework.NodeInfo{ni(node("a", zone("a")), webPods(2)...), ni(node("b", zone("b")), webPods(1)...), ni(node("c", zone("c")))},
 			want:  []int64{0, 50, 100}},

@@ -14,12 +14,6 @@ var filters = []framework.FilterPlugin{
 	InterPodAffinity{}, PodTopologySpread{},
 }
 
-// WeightedScore is a score plugin and its weight.
-type WeightedScore struct {
-	Plugin framework.ScorePlugin
-	Weight int64
-}
-
 // scores are the score plugins with kube-scheduler's default weights
 // (TaintToleration 3; NodeAffinity, InterPodAffinity, PodTopologySpread 2;
 // the resource scores 1). MostAllocated is off by default: it is the other
@@ -32,10 +26,10 @@ var scores = []struct {
 	{LeastAllocated{}, 1, true},
 	{MostAllocated{}, 1, false},
 	{BalancedAllocation{}, 1, true},
-	{PreferNoSchedule{}, 3, true},
-	{PreferredNodeAffinity{}, 2, true},
-	{PreferredPodAffinity{}, 2, true},
-	{TopologySpreadScore{}, 2, true},
+	{TaintToleration{}, 3, true},
+	{NodeAffinity{}, 2, true},
+	{InterPodAffinity{}, 2, true},
+	{PodTopologySpread{}, 2, true},
 }
 
 // DefaultFilters are the filters in the order they run.
@@ -44,14 +38,32 @@ func DefaultFilters() []framework.FilterPlugin {
 }
 
 // DefaultScores are the enabled score plugins with their weights.
-func DefaultScores() []WeightedScore {
-	var out []WeightedScore
+func DefaultScores() []framework.WeightedScore {
+	var out []framework.WeightedScore
 	for _, s := range scores {
 		if s.enabled {
-			out = append(out, WeightedScore{s.plugin, s.weight})
+			out = append(out, framework.WeightedScore{Plugin: s.plugin, Weight: s.weight})
 		}
 	}
 	return out
+}
+
+// postFilters build the PostFilter plugins, given the framework that runs
+// the profile's filters for them.
+var postFilters = map[string]func(framework.Handle) framework.PostFilterPlugin{
+	"DefaultPreemption": func(h framework.Handle) framework.PostFilterPlugin { return DefaultPreemption{Handle: h} },
+}
+
+// DefaultPostFilters are the PostFilter plugins on by default.
+func DefaultPostFilters() []string { return []string{"DefaultPreemption"} }
+
+// PostFilterByName builds a PostFilter plugin for the framework h.
+func PostFilterByName(name string, h framework.Handle) (framework.PostFilterPlugin, error) {
+	build, ok := postFilters[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown postFilter plugin %q (known: DefaultPreemption)", name)
+	}
+	return build(h), nil
 }
 
 // FilterByName returns a filter plugin by its name.

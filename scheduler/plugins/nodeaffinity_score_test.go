@@ -14,7 +14,7 @@ func TestPreferredNodeAffinity(t *testing.T) {
 			{Weight: 20, Preference: core.NodeSelectorTerm{MatchExpressions: []core.NodeSelectorRequirement{{Key: "gpus", Operator: "Exists"}}}},
 		}}}
 	})
-	runScores(t, PreferredNodeAffinity{}, []scoreCase{
+	runScores(t, NodeAffinity{}, []scoreCase{
 		{name: "weights add up; best is 100", pod: pref,
 			nodes: []*framework.NodeInfo{ni(node("b", zone("b"))), ni(node("a"))}, want: []int64{100, 20}},
 		{name: "no preferences: all 0", pod: pod("", ""),

@@ -7,23 +7,19 @@ import (
 	"github.com/kobune/kobune/scheduler/framework"
 )
 
-// PreferredPodAffinity is the scoring half of InterPodAffinity: a node
-// gains the weight of each preferred affinity term of the incoming pod that
-// a pod in its topology domain matches, and loses it for each preferred
+// InterPodAffinity's score half (PreScore, Score, Normalize): a node gains
+// the weight of each preferred affinity term of the incoming pod that a pod
+// in its topology domain matches, and loses it for each preferred
 // anti-affinity term; placed pods' terms that select the incoming pod count
 // the same way (their required affinity with weight 1, kube-scheduler's
 // hardPodAffinityWeight). Scores are rescaled so the best node gets 100
-// and the worst 0.
-type PreferredPodAffinity struct{}
+// and the worst 0. The filter half is in interpodaffinity.go.
 
 var (
-	_ framework.PreScorePlugin  = PreferredPodAffinity{}
-	_ framework.ScorePlugin     = PreferredPodAffinity{}
-	_ framework.ScoreNormalizer = PreferredPodAffinity{}
+	_ framework.PreScorePlugin  = InterPodAffinity{}
+	_ framework.ScorePlugin     = InterPodAffinity{}
+	_ framework.ScoreNormalizer = InterPodAffinity{}
 )
-
-// Name implements framework.Plugin.
-func (PreferredPodAffinity) Name() string { return "InterPodAffinity" }
 
 const preferredPodKey = "PreferredPodAffinity"
 
@@ -51,7 +47,7 @@ func (s *preferredPodState) add(labels map[string]string, key string, w int64) {
 const hardPodAffinityWeight = 1
 
 // PreScore implements framework.PreScorePlugin.
-func (PreferredPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *core.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (InterPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *core.Pod, _ []*framework.NodeInfo) *framework.Status {
 	st := &preferredPodState{}
 	state.Write(preferredPodKey, st)
 	own := framework.ParsePodAffinity(pod)
@@ -98,7 +94,7 @@ func (PreferredPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 
 // Score implements framework.ScorePlugin: the raw sum for the node's
 // topology pairs (may be negative; Normalize rescales).
-func (PreferredPodAffinity) Score(_ context.Context, state *framework.CycleState, _ *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
+func (InterPodAffinity) Score(_ context.Context, state *framework.CycleState, _ *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
 	st, _ := state.Read(preferredPodKey).(*preferredPodState)
 	if st == nil {
 		return 0, framework.NewStatus(framework.Error, "InterPodAffinity: PreScore did not run")
@@ -114,4 +110,4 @@ func (PreferredPodAffinity) Score(_ context.Context, state *framework.CycleState
 
 // Normalize implements framework.ScoreNormalizer: min→0, max→100 (all 0
 // when every node scored the same).
-func (PreferredPodAffinity) Normalize(scores []int64) { normalizeRange(scores, false) }
+func (InterPodAffinity) Normalize(scores []int64) { normalizeRange(scores, false) }

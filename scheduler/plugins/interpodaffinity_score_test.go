@@ -28,7 +28,7 @@ func TestPreferredPodAffinity(t *testing.T) {
 	withCache := func(name string, z string) *framework.NodeInfo {
 		return ni(node(name, zone(z)), pod("", "", labeled("cache-"+name, cache)))
 	}
-	runScores(t, PreferredPodAffinity{}, []scoreCase{
+	runScores(t, InterPodAffinity{}, []scoreCase{
 		{name: "near a cache is best", pod: pod("", "", labeled("w", web), preferred(true, 50, "zone", cache)),
 			nodes: []*framework.NodeInfo{ni(node("a1", zone("a"))), withCache("b1", "b"), ni(node("b2", zone("b")))}, want: []int64{0, 100, 100}},
 		{name: "anti: away from a cache is best", pod: pod("", "", labeled("w", web), preferred(false, 50, "kubernetes.io/hostname", cache)),

@@ -14,7 +14,7 @@ func TestPreferNoSchedule(t *testing.T) {
 	oneTaint := ni(node("o", func(n *core.Node) {
 		n.Spec.Taints = []core.Taint{{Key: "spot", Effect: core.TaintPreferNoSchedule}, {Key: "x", Effect: core.TaintNoSchedule}}
 	}))
-	runScores(t, PreferNoSchedule{}, []scoreCase{
+	runScores(t, TaintToleration{}, []scoreCase{
 		{name: "fewer untolerated taints score higher", pod: pod("", ""),
 			nodes: []*framework.NodeInfo{twoTaints, oneTaint, ni(node("clean"))}, want: []int64{0, 50, 100}},
 		{name: "tolerated taints do not count", pod: pod("", "", func(p *core.Pod) {

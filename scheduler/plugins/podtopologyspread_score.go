@@ -8,23 +8,20 @@ import (
 	"github.com/kobune/kobune/scheduler/framework"
 )
 
-// TopologySpreadScore scores the pod's topologySpreadConstraints with
-// whenUnsatisfiable: ScheduleAnyway (the scoring half of kube-scheduler's
-// PodTopologySpread): the fewer matching pods in a node's domain, the
-// better. Each constraint's count is weighted by log(domains + 2), so a
-// key with many domains (hostname) weighs more than one with few (zone), as
-// in Kubernetes. Nodes without a constraint's key score 0, and so does
-// every node when the pod has no such constraint.
-type TopologySpreadScore struct{}
+// PodTopologySpread's score half (PreScore, Score, Normalize) scores the
+// pod's topologySpreadConstraints with whenUnsatisfiable: ScheduleAnyway:
+// the fewer matching pods in a node's domain, the better. Each
+// constraint's count is weighted by log(domains + 2), so a key with many
+// domains (hostname) weighs more than one with few (zone), as in
+// Kubernetes. Nodes without a constraint's key score 0, and so does every
+// node when the pod has no such constraint. The filter half is in
+// podtopologyspread.go.
 
 var (
-	_ framework.PreScorePlugin  = TopologySpreadScore{}
-	_ framework.ScorePlugin     = TopologySpreadScore{}
-	_ framework.ScoreNormalizer = TopologySpreadScore{}
+	_ framework.PreScorePlugin  = PodTopologySpread{}
+	_ framework.ScorePlugin     = PodTopologySpread{}
+	_ framework.ScoreNormalizer = PodTopologySpread{}
 )
-
-// Name implements framework.Plugin.
-func (TopologySpreadScore) Name() string { return "PodTopologySpread" }
 
 const spreadScoreKey = "TopologySpreadScore"
 
@@ -37,7 +34,7 @@ type spreadScoreState struct {
 const ignoredNode = -1
 
 // PreScore implements framework.PreScorePlugin.
-func (TopologySpreadScore) PreScore(_ context.Context, state *framework.CycleState, pod *core.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (PodTopologySpread) PreScore(_ context.Context, state *framework.CycleState, pod *core.Pod, _ []*framework.NodeInfo) *framework.Status {
 	st := &spreadScoreState{cs: spreadConstraints(pod, "ScheduleAnyway")}
 	if len(st.cs) > 0 {
 		countSpread(state, pod, st.cs)
@@ -51,7 +48,7 @@ func (TopologySpreadScore) PreScore(_ context.Context, state *framework.CycleSta
 
 // Score implements framework.ScorePlugin: Σ count × weight + (maxSkew − 1),
 // in thousandths; lower is better, Normalize inverts it.
-func (TopologySpreadScore) Score(_ context.Context, state *framework.CycleState, _ *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
+func (PodTopologySpread) Score(_ context.Context, state *framework.CycleState, _ *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
 	st, _ := state.Read(spreadScoreKey).(*spreadScoreState)
 	if st == nil {
 		return 0, framework.NewStatus(framework.Error, "PodTopologySpread: PreScore did not run")
@@ -69,7 +66,7 @@ func (TopologySpreadScore) Score(_ context.Context, state *framework.CycleState,
 // Normalize implements framework.ScoreNormalizer as kube-scheduler does:
 // 100 × (max + min − score) / max over the nodes with the keys (all 100
 // when max is 0); nodes without the keys get 0.
-func (TopologySpreadScore) Normalize(scores []int64) {
+func (PodTopologySpread) Normalize(scores []int64) {
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for _, s := range scores {
 		if s != ignoredNode {
