@@ -29,6 +29,10 @@ type Config struct {
 	LeaseInterval time.Duration
 	// StatusInterval is how often the node's status is rewritten (1 min).
 	StatusInterval time.Duration
+	// RuntimeCheckInterval is how often the container runtime is asked
+	// whether it is up (5 s, the kubelet's runtime state check); a change
+	// is posted to the node's Ready condition at once.
+	RuntimeCheckInterval time.Duration
 	// ResyncInterval is how often every pod is looked at again (30 s).
 	ResyncInterval time.Duration
 	// Workers is the number of pods reconciled in parallel (10, the
@@ -61,6 +65,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.StatusInterval == 0 {
 		c.StatusInterval = time.Minute
+	}
+	if c.RuntimeCheckInterval == 0 {
+		c.RuntimeCheckInterval = 5 * time.Second
 	}
 	if c.ResyncInterval == 0 {
 		c.ResyncInterval = 30 * time.Second
@@ -100,6 +107,9 @@ type Agent struct {
 	registered atomic.Bool
 	// recorder writes the agent's events (the kubelet's reasons).
 	recorder *client.AsyncRecorder
+	// health is why the node is not ready ("" when it is): the runtime's
+	// answer at the last check (health.go).
+	health health
 }
 
 // event records an event about a pod or the node, in the background.
@@ -216,6 +226,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	run(a.leaseLoop)
 	run(a.exitLoop)
 	run(a.statusLoop)
+	run(a.runtimeCheckLoop)
 	if !client.WaitForSync(ctx, a.pods.HasSynced) {
 		wg.Wait()
 		return ctx.Err()
@@ -333,12 +344,15 @@ func (a *Agent) reassertReady(ctx context.Context) {
 			return
 		}
 	}
+	if a.health.notReady() != "" {
+		return // not ready: the status says so already (runtimeCheckLoop)
+	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == core.NodeReady && c.Status == meta.ConditionTrue {
 			return
 		}
 	}
-	updated, err := node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status)
+	updated, err := node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status, "")
 	if err != nil {
 		if ctx.Err() == nil {
 			a.cfg.Logf("update node status: %s", client.Message(err))
@@ -355,12 +369,6 @@ func (a *Agent) statusLoop(ctx context.Context) {
 			return
 		case <-time.After(a.cfg.StatusInterval):
 		}
-		n, err := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name)
-		if err == nil {
-			_, err = node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status)
-		}
-		if err != nil && ctx.Err() == nil {
-			a.cfg.Logf("update node status: %s", client.Message(err))
-		}
+		a.postStatus(ctx)
 	}
 }

@@ -25,6 +25,7 @@ type Command struct {
 	SystemReserved, Labels, Taints, PodCIDR                           string
 	Workers                                                           int
 	LeaseInterval, StatusInterval, BackoffBase, BackoffMax            time.Duration
+	RuntimeCheckInterval                                              time.Duration
 }
 
 // Register adds the flags.
@@ -49,13 +50,15 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.PodCIDR, "pod-cidr", "", "this node's pod CIDR (default: the one kobune-controller allocates, node IPAM; if none comes within 30 s, a /24 of 10.250.0.0/16 derived from the node name)")
 	fs.DurationVar(&c.LeaseInterval, "lease-interval", 10*time.Second, "how often the node's Lease is renewed")
 	fs.DurationVar(&c.StatusInterval, "status-interval", time.Minute, "how often the node's status is rewritten")
+	fs.DurationVar(&c.RuntimeCheckInterval, "runtime-check-interval", 5*time.Second, "how often the container runtime is checked; a runtime that does not answer makes the node NotReady")
 	fs.DurationVar(&c.BackoffBase, "crashloop-backoff-base", 10*time.Second, "first CrashLoopBackOff delay; it doubles with each restart")
 	fs.DurationVar(&c.BackoffMax, "crashloop-backoff-max", 5*time.Minute, "longest CrashLoopBackOff delay")
 }
 
 // config turns the flags into the agent's Config; errors name the flag.
 func (c *Command) config() (Config, error) {
-	cfg := Config{LeaseInterval: c.LeaseInterval, StatusInterval: c.StatusInterval, BackoffBase: c.BackoffBase, BackoffMax: c.BackoffMax, Workers: c.Workers}
+	cfg := Config{LeaseInterval: c.LeaseInterval, StatusInterval: c.StatusInterval, RuntimeCheckInterval: c.RuntimeCheckInterval,
+		BackoffBase: c.BackoffBase, BackoffMax: c.BackoffMax, Workers: c.Workers}
 	cfg.Node.Name = c.NodeName
 	var err error
 	if cfg.Node.Capacity, err = node.ParseResources(c.Capacity); err != nil {

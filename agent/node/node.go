@@ -58,7 +58,7 @@ func Build(cfg Config) *core.Node {
 		KubeletVersion: cfg.AgentVersion, OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH,
 	}
 	n.Status.DaemonEndpoints.KubeletEndpoint.Port = cfg.AgentPort
-	n.Status.Conditions = Conditions(nil, time.Now())
+	n.Status.Conditions = Conditions(nil, time.Now(), "")
 	return n
 }
 
@@ -78,10 +78,16 @@ func Allocatable(capacity, reserved resource.List) resource.List {
 }
 
 // Conditions returns the node's conditions with a fresh heartbeat, keeping
-// each condition's transition time when its status did not change.
-func Conditions(old []core.NodeCondition, now time.Time) []core.NodeCondition {
+// each condition's transition time when its status did not change. Ready
+// is True unless notReady says why not (the kubelet's KubeletNotReady:
+// "container runtime is down ...").
+func Conditions(old []core.NodeCondition, now time.Time, notReady string) []core.NodeCondition {
+	ready := core.NodeCondition{Type: core.NodeReady, Status: meta.ConditionTrue, Reason: "KubeletReady", Message: "kobune-agent is posting ready status"}
+	if notReady != "" {
+		ready = core.NodeCondition{Type: core.NodeReady, Status: meta.ConditionFalse, Reason: "KubeletNotReady", Message: notReady}
+	}
 	want := []core.NodeCondition{
-		{Type: core.NodeReady, Status: meta.ConditionTrue, Reason: "KubeletReady", Message: "kobune-agent is posting ready status"},
+		ready,
 		{Type: core.NodeMemoryPressure, Status: meta.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kobune-agent has sufficient memory available"},
 		{Type: core.NodeDiskPressure, Status: meta.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kobune-agent has no disk pressure"},
 		{Type: core.NodePIDPressure, Status: meta.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kobune-agent has sufficient PID available"},
@@ -133,7 +139,7 @@ func Register(ctx context.Context, c *client.Client, cfg Config) (*core.Node, er
 		if err != nil {
 			return nil, fmt.Errorf("register node %s: %w", cfg.Name, err)
 		}
-		return UpdateStatus(ctx, c, updated, want.Status)
+		return UpdateStatus(ctx, c, updated, want.Status, "")
 	}
 }
 
@@ -153,11 +159,12 @@ func mergeTaints(cur, add []core.Taint) []core.Taint {
 	return out
 }
 
-// UpdateStatus writes status onto the node, keeping condition transition times.
-func UpdateStatus(ctx context.Context, c *client.Client, n *core.Node, status core.NodeStatus) (*core.Node, error) {
+// UpdateStatus writes status onto the node, keeping condition transition
+// times; notReady, when not empty, makes Ready False with that message.
+func UpdateStatus(ctx context.Context, c *client.Client, n *core.Node, status core.NodeStatus, notReady string) (*core.Node, error) {
 	nodes := client.For[*core.Node](c)
 	for {
-		status.Conditions = Conditions(n.Status.Conditions, time.Now())
+		status.Conditions = Conditions(n.Status.Conditions, time.Now(), notReady)
 		cp := *n
 		cp.Status = status
 		out, err := nodes.UpdateStatus(ctx, &cp)
