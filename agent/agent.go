@@ -99,7 +99,9 @@ type Agent struct {
 	probes             *probe.Manager
 	// streamer serves logs and exec, when the runtime can (nil otherwise).
 	streamer Streamer
-	nodeIP   string
+	// cleaner removes orphaned sandboxes, when the runtime has them.
+	cleaner runtime.SandboxCleaner
+	nodeIP  string
 
 	mu      sync.Mutex
 	running map[string]string // pod key → uid of what the runtime runs for it
@@ -135,6 +137,7 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	a := &Agent{cfg: cfg, client: c, runtime: rt, running: map[string]string{}, streamer: asStreamer(rt),
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
 	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
+	a.cleaner, _ = rt.(runtime.SandboxCleaner)
 	if src, ok := rt.(runtime.EventSource); ok {
 		src.OnEvent(func(p *core.Pod, typ, reason, message string) { a.event(p, typ, reason, message) })
 	}
@@ -231,6 +234,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Wait()
 		return ctx.Err()
 	}
+	a.housekeeping(ctx)
 	run(a.podLoop.Run)
 	if a.routeLoop != nil {
 		run(a.routeLoop.Run)
@@ -274,6 +278,36 @@ func (a *Agent) adopt(ctx context.Context) error {
 		a.cfg.Logf("adopted %d running pods", len(pods))
 	}
 	return nil
+}
+
+// housekeeping runs once the pods bound to the node are listed, before
+// any pod is reconciled (the kubelet's HandlePodCleanups): every pod the
+// runtime runs is looked at — one deleted from the API while the agent was
+// down is stopped, as no informer event would ever name it — and the
+// sandboxes of pods neither listed nor running are torn down (an agent
+// killed between setting up a sandbox and starting its first container
+// leaves one behind).
+func (a *Agent) housekeeping(ctx context.Context) {
+	keep := map[string]bool{}
+	for _, p := range a.pods.List() {
+		keep[p.UID] = true
+	}
+	a.mu.Lock()
+	for key, uid := range a.running {
+		keep[uid] = true
+		a.podLoop.Queue.Add(key)
+	}
+	a.mu.Unlock()
+	if a.cleaner == nil {
+		return
+	}
+	removed, err := a.cleaner.RemoveOrphanSandboxes(ctx, keep)
+	if err != nil && ctx.Err() == nil {
+		a.cfg.Logf("remove orphaned pod sandboxes: %v", err)
+	}
+	if len(removed) > 0 {
+		a.cfg.Logf("removed %d orphaned pod sandboxes (no pod, no container): %v", len(removed), removed)
+	}
 }
 
 // exitLoop looks at a pod as soon as one of its containers exits.

@@ -42,6 +42,20 @@ func startAgent(t *testing.T, ctx context.Context, s *testserver.Server, rt runt
 	}
 }
 
+// fakeNode is an API server, a context for the test and a simulated
+// runtime for a node with pod CIDR cidr.
+func fakeNode(t *testing.T, cidr string) (*testserver.Server, context.Context, *runtime.Fake) {
+	t.Helper()
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	rt, err := runtime.NewFake(cidr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ctx, rt
+}
+
 func mustResources(t *testing.T, s string) resource.List {
 	t.Helper()
 	l, err := node.ParseResources(s)
@@ -64,13 +78,7 @@ func waitPod(t *testing.T, ctx context.Context, s *testserver.Server, name strin
 }
 
 func TestFakeAgentRegistersRunsAndDeletesPods(t *testing.T) {
-	s := testserver.New(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	rt, err := runtime.NewFake("10.244.1.0/24")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ctx, rt := fakeNode(t, "10.244.1.0/24")
 	stop := startAgent(t, ctx, s, rt)
 
 	// The node registers with capacity, allocatable, labels, taints and Ready.

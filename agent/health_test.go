@@ -39,13 +39,7 @@ func (r *stoppableRuntime) Version(ctx context.Context) (string, error) {
 // renewed; when the runtime answers again, Ready is True and NodeReady is
 // written.
 func TestRuntimeDownMakesTheNodeNotReady(t *testing.T) {
-	s := testserver.New(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	fake, err := runtime.NewFake("10.244.7.0/24")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ctx, fake := fakeNode(t, "10.244.7.0/24")
 	rt := &stoppableRuntime{Runtime: fake}
 	cfg := agent.Config{LeaseInterval: 200 * time.Millisecond, RuntimeCheckInterval: 100 * time.Millisecond, DisableProbes: true, Logf: t.Logf}
 	cfg.Node = node.Config{Name: "node-h", Capacity: mustResources(t, "cpu=2,memory=2Gi,pods=10"), PodCIDR: "10.244.7.0/24"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,9 @@ type Network interface {
 	// pod whose containers were removed keeps its address; ok is false
 	// when the sandbox must be made again.
 	Attached(ctx context.Context, sandboxID string) (ip string, ok bool)
+	// Sandboxes lists the sandboxes this node has set up and not torn
+	// down (every node on a host shares /run/netns: only its own count).
+	Sandboxes() ([]string, error)
 }
 
 // PortMapping is a container's hostPort, in the portmap plugin's terms.
@@ -40,6 +44,7 @@ type CNI struct {
 	cni      *libcni.CNIConfig
 	pods     *libcni.NetworkConfigList
 	loopback *libcni.NetworkConfigList
+	stateDir string
 }
 
 // Config says where the plugins are and which addresses pods get.
@@ -78,7 +83,39 @@ func NewCNI(cfg Config) (*CNI, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CNI{cni: libcni.NewCNIConfig(cfg.PluginDirs, nil), pods: pods, loopback: lo}, nil
+	return &CNI{cni: libcni.NewCNIConfig(cfg.PluginDirs, nil), pods: pods, loopback: lo, stateDir: cfg.StateDir}, nil
+}
+
+// Sandboxes implements Network.
+func (c *CNI) Sandboxes() ([]string, error) { return AllocatedSandboxes(c.stateDir) }
+
+// AllocatedSandboxes lists the sandboxes that hold an address in a node's
+// host-local allocations (stateDir as in Config): host-local keeps one file
+// per allocated address, named after it, whose first line is the sandbox
+// (CNI container) ID, until CNI DEL releases it.
+func AllocatedSandboxes(stateDir string) ([]string, error) {
+	dir := filepath.Join(stateDir, "ipam", "kobune")
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() || net.ParseIP(e.Name()) == nil {
+			continue // lock, last_reserved_ip.0
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if id, _, _ := strings.Cut(string(b), "\n"); strings.TrimSpace(id) != "" {
+			ids = append(ids, strings.TrimSpace(id))
+		}
+	}
+	return ids, nil
 }
 
 // NetnsName is the name of a sandbox's network namespace under /run/netns.

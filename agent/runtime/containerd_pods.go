@@ -52,13 +52,13 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 			// again, so that the next attempt begins clean.
 			_, ip, err := r.network.Setup(ctx, sandboxID(pod.UID), hostPorts(pod))
 			if err != nil {
-				_ = r.network.Teardown(ctx, sandboxID(pod.UID))
+				r.teardownAfter(ctx, pod.UID)
 				return PodState{}, &SandboxError{Err: err}
 			}
 			st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: started}
 			defer func() {
-				if left, _ := r.podState(ctx, pod.UID); len(left.Containers) == 0 {
-					_ = r.network.Teardown(ctx, sandboxID(pod.UID))
+				if left, _ := r.podState(context.WithoutCancel(ctx), pod.UID); len(left.Containers) == 0 {
+					r.teardownAfter(ctx, pod.UID)
 				}
 			}()
 		}
@@ -124,6 +124,41 @@ func hostPorts(pod *core.Pod) []network.PortMapping {
 		}
 	}
 	return out
+}
+
+// teardownAfter removes a sandbox that nothing of its pod started in, also
+// when ctx has ended (an agent stopping in the middle of RunPod): a
+// cancelled context must not leave a network namespace behind.
+func (r *Containerd) teardownAfter(ctx context.Context, uid string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_ = r.network.Teardown(ctx, sandboxID(uid))
+}
+
+// RemoveOrphanSandboxes implements SandboxCleaner: it tears down this
+// node's sandboxes that belong to none of the pods in keep (uids) — what an
+// agent killed between setting up a sandbox and starting its first
+// container leaves behind — and returns their IDs.
+func (r *Containerd) RemoveOrphanSandboxes(ctx context.Context, keep map[string]bool) ([]string, error) {
+	ids, err := r.network.Sandboxes()
+	if err != nil {
+		return nil, err
+	}
+	kept := map[string]bool{}
+	for uid := range keep {
+		kept[sandboxID(uid)] = true
+	}
+	var removed []string
+	for _, id := range ids {
+		if kept[id] {
+			continue
+		}
+		if err := r.network.Teardown(ctx, id); err != nil {
+			return removed, err
+		}
+		removed = append(removed, id)
+	}
+	return removed, nil
 }
 
 func sandboxID(uid string) string {

@@ -36,6 +36,13 @@ type EventSource interface {
 	OnEvent(record func(pod *core.Pod, typ, reason, message string))
 }
 
+// SandboxCleaner is a runtime whose pod sandboxes can outlive their
+// containers; the agent calls it once its pods are listed (the kubelet's
+// housekeeping), keeping the sandboxes of the pods it knows (uids).
+type SandboxCleaner interface {
+	RemoveOrphanSandboxes(ctx context.Context, keep map[string]bool) (removed []string, err error)
+}
+
 // PodState is what the runtime knows of one pod.
 type PodState struct {
 	UID        string

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 )
@@ -173,6 +174,14 @@ func (n *node) removeLeftovers(t *testing.T) {
 		ctr("tasks", "rm", "-f", id)
 		ctr("containers", "rm", id)
 		t.Logf("removed leftover container %s", id)
+	}
+	// Sandboxes without containers (a pod whose first container never
+	// started) hold an address in the node's CNI allocations.
+	sandboxes, _ := network.AllocatedSandboxes(filepath.Join(n.dir, "agent", "cni"))
+	for _, id := range sandboxes {
+		if err := exec.Command("ip", "netns", "delete", network.NetnsName(id)).Run(); err == nil {
+			t.Logf("removed leftover pod network namespace %s", network.NetnsName(id))
+		}
 	}
 	for uid := range uids {
 		_ = exec.Command("ip", "netns", "delete", "kobune-"+uid[:12]).Run()
