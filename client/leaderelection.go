@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
 	"sync/atomic"
 	"time"
@@ -235,6 +236,38 @@ func (f *LeaderFlags) Run(ctx context.Context, c *Client, component, name string
 		OnStartedLeading: run, LeaseDuration: f.LeaseDuration, RenewDeadline: f.RenewDeadline, RetryPeriod: f.RetryPeriod}
 	log.Printf("%s: waiting to lead (Lease kube-system/%s, identity %s)", component, name, le.Identity)
 	return le.Run(ctx)
+}
+
+// Component is a leader-elected component's main loop, the shape
+// kobune-scheduler and kobune-controller share (as kube-scheduler and
+// kube-controller-manager do).
+type Component struct {
+	Name  string // "kobune-scheduler", for the log
+	Lease string // the Lease in kube-system
+	// MetricsListen serves /healthz, /readyz and /metrics ("" off);
+	// /readyz asks Ready while leading (a standby is ready).
+	MetricsListen string
+	Metrics       http.Handler
+	Ready         func() error
+	Run           func(context.Context)
+}
+
+// RunComponent serves the component's health and metrics and runs it
+// while it leads (Run), until ctx ends. An error means the process should
+// exit and start clean.
+func (f *LeaderFlags) RunComponent(ctx context.Context, c *Client, comp Component) error {
+	var leading Leading
+	if comp.MetricsListen != "" {
+		health := &HealthServer{Metrics: comp.Metrics}
+		health.AddReadyCheck("informers-synced", leading.Check(comp.Ready))
+		if err := health.Serve(ctx, comp.MetricsListen, log.Printf); err != nil {
+			return err
+		}
+	}
+	if err := f.Run(ctx, c, comp.Name, comp.Lease, leading.Wrap(comp.Run)); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w (exiting so a restart starts clean)", err)
+	}
+	return nil
 }
 
 // Leading runs run like Run and tells whether run is under way, for a

@@ -52,20 +52,10 @@ func (c *Command) Run(ctx context.Context) error {
 	}
 	defer cl.Close()
 	sched := New(Config{SchedulerName: c.Name, Profile: profile}, cl)
-	var leading client.Leading
-	if c.MetricsListen != "" {
-		health := &client.HealthServer{Metrics: sched.Metrics.Handler()}
-		health.AddReadyCheck("informers-synced", leading.Check(client.Synced(sched.pods.HasSynced, sched.nodes.HasSynced)))
-		if err := health.Serve(ctx, c.MetricsListen, log.Printf); err != nil {
-			return err
-		}
-	}
-	run := leading.Wrap(func(ctx context.Context) {
-		log.Printf("kobune-scheduler: scheduling pods with schedulerName %q; %s", c.Name, profile)
-		sched.Run(ctx)
-	})
-	if err := c.Leader.Run(ctx, cl, "kobune-scheduler", c.Name, run); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("%w (exiting so a restart starts clean)", err)
-	}
-	return nil
+	return c.Leader.RunComponent(ctx, cl, client.Component{Name: "kobune-scheduler", Lease: c.Name,
+		MetricsListen: c.MetricsListen, Metrics: sched.Metrics.Handler(), Ready: client.Synced(sched.pods.HasSynced, sched.nodes.HasSynced),
+		Run: func(ctx context.Context) {
+			log.Printf("kobune-scheduler: scheduling pods with schedulerName %q; %s", c.Name, profile)
+			sched.Run(ctx)
+		}})
 }

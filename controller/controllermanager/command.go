@@ -3,7 +3,6 @@ package controllermanager
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log"
 	"strings"
 	"time"
@@ -44,25 +43,10 @@ func (c *Command) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var leading client.Leading
-	if c.MetricsListen != "" {
-		health := &client.HealthServer{Metrics: m.Metrics.Handler()}
-		health.AddReadyCheck("informers-synced", leading.Check(func() error {
-			if !m.Informers.Synced() {
-				return fmt.Errorf("informer caches have not synced yet")
-			}
-			return nil
-		}))
-		if err := health.Serve(ctx, c.MetricsListen, log.Printf); err != nil {
-			return err
-		}
-	}
-	run := leading.Wrap(func(ctx context.Context) {
-		log.Printf("kobune-controller: running %s", strings.Join(Names, ", "))
-		m.Run(ctx)
-	})
-	if err := c.Leader.Run(ctx, cl, "kobune-controller", "kobune-controller", run); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("%w (exiting so a restart starts clean)", err)
-	}
-	return nil
+	return c.Leader.RunComponent(ctx, cl, client.Component{Name: "kobune-controller", Lease: "kobune-controller",
+		MetricsListen: c.MetricsListen, Metrics: m.Metrics.Handler(), Ready: client.Synced(m.Informers.Synced),
+		Run: func(ctx context.Context) {
+			log.Printf("kobune-controller: running %s", strings.Join(Names, ", "))
+			m.Run(ctx)
+		}})
 }
