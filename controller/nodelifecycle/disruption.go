@@ -68,6 +68,12 @@ func (d disruption) evictionRate(zone string, normal float64) float64 {
 // every node is looked at again (their NoExecute taints go); leaving, every
 // node gets a fresh grace period, as in Kubernetes.
 func (nc *Controller) observeDisruption(now time.Time) disruption {
+	nc.disruptionMu.Lock()
+	if last := nc.lastDisruption; last != nil && !now.Before(nc.lastDisruptionAt) && now.Sub(nc.lastDisruptionAt) < time.Second {
+		nc.disruptionMu.Unlock()
+		return *last
+	}
+	nc.disruptionMu.Unlock()
 	nodes := nc.nodes.List()
 	d := disruption{state: map[string]string{}, size: map[string]int{}}
 	unhealthy := map[string]int{}
@@ -86,6 +92,7 @@ func (nc *Controller) observeDisruption(now time.Time) disruption {
 	nc.disruptionMu.Lock()
 	was := nc.fullDisruption
 	nc.fullDisruption = d.allFull
+	nc.lastDisruption, nc.lastDisruptionAt = &d, now
 	nc.disruptionMu.Unlock()
 	switch {
 	case d.allFull && !was:
@@ -97,6 +104,13 @@ func (nc *Controller) observeDisruption(now time.Time) disruption {
 		nc.requeueAll(nodes)
 	}
 	return d
+}
+
+// forgetDisruption drops the last look: a node or Lease changed.
+func (nc *Controller) forgetDisruption() {
+	nc.disruptionMu.Lock()
+	nc.lastDisruption = nil
+	nc.disruptionMu.Unlock()
 }
 
 func (nc *Controller) inFullDisruption() bool {

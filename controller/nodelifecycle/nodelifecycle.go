@@ -80,6 +80,11 @@ type Controller struct {
 	// fullDisruption: every node was unhealthy at the last look.
 	disruptionMu   sync.Mutex
 	fullDisruption bool
+	// lastDisruption is the last look at every zone, reused for up to a
+	// second while no node or Lease changes: during an outage every
+	// unhealthy node's pass asks, and each look walks every node.
+	lastDisruption   *disruption
+	lastDisruptionAt time.Time
 	// evicted remembers the pods deleted lately, so that a pass whose
 	// cache has not shown the deletion yet does not delete them again.
 	evictedMu sync.Mutex
@@ -100,9 +105,10 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 		evicted: map[string]time.Time{}, health: map[string]probe{}, buckets: map[string]*bucket{}}
 	nc.Loop = reconcile.NewLoop(Name, nc, 3)
 	byName := func(name string) { nc.Loop.Queue.Add(name) }
-	inf.Nodes.AddHandler(client.Handler[*core.Node]{OnAdd: func(n *core.Node) { byName(n.Name) }, OnUpdate: func(_, n *core.Node) { byName(n.Name) },
-		OnDelete: func(n *core.Node) { byName(n.Name) }})
-	inf.Leases.AddHandler(client.Handler[*coordination.Lease]{OnAdd: func(l *coordination.Lease) { byName(l.Name) }, OnUpdate: func(_, l *coordination.Lease) { byName(l.Name) }})
+	changed := func(name string) { nc.forgetDisruption(); byName(name) }
+	inf.Nodes.AddHandler(client.Handler[*core.Node]{OnAdd: func(n *core.Node) { changed(n.Name) }, OnUpdate: func(_, n *core.Node) { changed(n.Name) },
+		OnDelete: func(n *core.Node) { changed(n.Name) }})
+	inf.Leases.AddHandler(client.Handler[*coordination.Lease]{OnAdd: func(l *coordination.Lease) { changed(l.Name) }, OnUpdate: func(_, l *coordination.Lease) { changed(l.Name) }})
 	// A pod placed on a tainted node must be looked at too.
 	inf.Pods.AddHandler(client.Handler[*core.Pod]{
 		OnAdd: func(p *core.Pod) {
