@@ -16,4 +16,5 @@ var actedOnGenerically = map[string]string{
 // field shares, so that the selector check finds the name in use.
 var usedAnyway = map[string]bool{
 	"core.Container.stdin": true, // the exec request's Stdin
+	"core.Container.tty":   true, // the exec request's TTY (client.ExecOptions)
 }
