@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -14,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -150,16 +153,35 @@ func (s *Server) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object)
 }
 
 // create admits and stores a new object; it returns the object as stored.
+// A claim (storage/claims.go) that another object took meanwhile is
+// allocated again when the server chose it, and an error on the field
+// when the client asked for it.
 func (s *Server) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
-	b, err := s.admitCreate(ctx, k, o)
-	if err != nil {
-		return nil, err
+	var orig meta.Object
+	if strategyFor(k).allocates {
+		orig = copyObject(k, o)
 	}
-	rev, err := s.store.Create(ctx, objectKey(k, o), b)
-	if err != nil {
-		return nil, storageError(err, k, o.GetObjectMeta().Name)
+	for attempt := 0; ; attempt++ {
+		b, err := s.admitCreate(ctx, k, o)
+		if err != nil {
+			return nil, err
+		}
+		key := objectKey(k, o)
+		rev, err := s.store.Create(ctx, key, b)
+		var claimed *storage.ClaimedError
+		if errors.As(err, &claimed) {
+			asked, _ := encodeForStorage(orig)
+			if attempt < 5 && !slices.Contains(s.store.ClaimsOf(key, asked), claimed.Claim) {
+				o = copyObject(k, orig) // picked here, taken by a concurrent create: pick again
+				continue
+			}
+			return nil, claimedError(o, claimed)
+		}
+		if err != nil {
+			return nil, storageError(err, k, o.GetObjectMeta().Name)
+		}
+		return withRevision(b, rev), nil
 	}
-	return withRevision(b, rev), nil
 }
 
 func (s *Server) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object, warnings []string) (*apipb.ObjectResponse, error) {

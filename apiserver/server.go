@@ -56,6 +56,17 @@ type Config struct {
 	EtcdQuotaBytes int64
 	// SpaceCheckInterval is how often etcd's NOSPACE alarm is checked (10 s).
 	SpaceCheckInterval time.Duration
+	// ServiceClusterIPRange is where Services' cluster IPs come from
+	// (10.96.0.0/16; the first address is the kubernetes Service's).
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is where node ports come from (30000-32767).
+	ServiceNodePortRange string
+	// AdvertiseAddress is the address the kubernetes Service's endpoint
+	// points at ("": the last listen address that is not loopback).
+	AdvertiseAddress string
+	// ServiceRepairInterval is how often Service allocations are checked
+	// against the Services (3 min, as kube-apiserver's repair loops).
+	ServiceRepairInterval time.Duration
 	// Logf logs server events; nil uses the standard logger.
 	Logf func(format string, args ...any)
 }
@@ -78,6 +89,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.SpaceCheckInterval == 0 {
 		c.SpaceCheckInterval = 10 * time.Second
+	}
+	if c.ServiceClusterIPRange == "" {
+		c.ServiceClusterIPRange = "10.96.0.0/16"
+	}
+	if c.ServiceNodePortRange == "" {
+		c.ServiceNodePortRange = "30000-32767"
+	}
+	if c.ServiceRepairInterval == 0 {
+		c.ServiceRepairInterval = 3 * time.Minute
 	}
 	if c.EtcdLogLevel == "" {
 		c.EtcdLogLevel = "fatal"
@@ -106,16 +126,19 @@ type Server struct {
 	// nsCleanup wakes the namespace cleanup loop.
 	nsCleanup chan struct{}
 	space     *space
+	// serviceRanges are the cluster IP and node port ranges (services.go).
+	serviceRanges *serviceRanges
 }
 
 // New connects to etcd (starting the embedded one if needed), makes sure the
 // default namespaces exist and opens the listeners. Serve starts serving.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	var (
-		backend *etcdBackend
-		err     error
-	)
+	ranges, err := parseServiceRanges(cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange)
+	if err != nil {
+		return nil, err
+	}
+	var backend *etcdBackend
 	if cfg.EtcdServers != "" {
 		backend, err = connectEtcd(ctx, cfg.EtcdServers)
 	} else {
@@ -127,10 +150,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1),
+		serviceRanges: ranges}
+	s.store.RegisterClaims(storage.ListPrefix("services", ""), serviceClaims)
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds)
+	// Right after defaulting, so that validation sees the allocated values.
+	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{serviceAllocation{ranges: ranges, store: s.store}}, s.admission.Mutators[1:]...)...)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
 		backend.close()
 		return nil, err
@@ -152,6 +179,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("listen on %s for metrics: %w", cfg.MetricsListen, err)
 		}
 	}
+	// Not fatal: on a full etcd the server must still start and serve
+	// reads; runServiceRepair tries again.
+	s.serviceHousekeeping(ctx)
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(8<<20),
 		grpc.MaxSendMsgSize(256<<20),
@@ -208,7 +238,8 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 		}()
 	}
-	s.wg.Add(4)
+	s.wg.Add(5)
+	go func() { defer s.wg.Done(); s.runServiceRepair(ctx, s.cfg.ServiceRepairInterval) }()
 	go func() { defer s.wg.Done(); s.space.run(ctx) }()
 	go func() { defer s.wg.Done(); s.namespaces.run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()

@@ -29,12 +29,17 @@ type strategy struct {
 	// delete replaces the generic delete (a Namespace is marked
 	// Terminating and emptied before it goes).
 	delete func(s *Server, ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error)
+	// allocates: the admission chain allocates claims for it (a Service's
+	// cluster IP and node ports), picked again if a concurrent create took
+	// them first.
+	allocates bool
 }
 
 var strategies = map[string]strategy{
 	"Node":      {keepStatusOnCreate: true},
 	"Pod":       {finishCreate: podFinishCreate, gracePeriod: podGracePeriod, waits: podAwaitingTermination},
 	"Namespace": {delete: (*Server).markNamespaceTerminating},
+	"Service":   {allocates: true},
 }
 
 func strategyFor(k *scheme.Kind) strategy { return strategies[k.Kind] }

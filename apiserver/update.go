@@ -75,6 +75,10 @@ func (s *Server) update(ctx context.Context, k *scheme.Kind, in meta.Object, sta
 			in = copyObject(k, in)
 			continue // someone else wrote in between; try on the new state
 		}
+		var claimed *storage.ClaimedError
+		if errors.As(err, &claimed) {
+			return nil, claimedError(in, claimed)
+		}
 		if err != nil {
 			return nil, storageError(err, k, m.Name)
 		}

@@ -119,14 +119,49 @@ func imageTag(image string) string {
 // SetDefaultsPod fills pod defaults.
 func SetDefaultsPod(p *Pod) { SetDefaultsPodSpec(&p.Spec) }
 
-// SetDefaultsService fills service defaults: type ClusterIP, protocol TCP,
-// targetPort equal to port.
+// SetDefaultsService fills service defaults as Kubernetes does: type
+// ClusterIP, sessionAffinity None (ClientIP with a 3-hour timeout),
+// protocol TCP, targetPort equal to port, internalTrafficPolicy Cluster,
+// externalTrafficPolicy Cluster for NodePorts; IPv4 single stack for
+// services with a cluster IP (the API server fills clusterIPs).
 func SetDefaultsService(s *Service) {
-	if s.Spec.Type == "" {
-		s.Spec.Type = ServiceTypeClusterIP
+	sp := &s.Spec
+	if sp.Type == "" {
+		sp.Type = ServiceTypeClusterIP
 	}
-	if s.Spec.SessionAffinity == "" {
-		s.Spec.SessionAffinity = "None"
+	if sp.SessionAffinity == "" {
+		sp.SessionAffinity = ServiceAffinityNone
+	}
+	if sp.SessionAffinity == ServiceAffinityClientIP {
+		if sp.SessionAffinityConfig == nil {
+			sp.SessionAffinityConfig = &SessionAffinityConfig{}
+		}
+		if sp.SessionAffinityConfig.ClientIP == nil {
+			sp.SessionAffinityConfig.ClientIP = &ClientIPConfig{}
+		}
+		if sp.SessionAffinityConfig.ClientIP.TimeoutSeconds == nil {
+			t := DefaultClientIPServiceAffinitySeconds
+			sp.SessionAffinityConfig.ClientIP.TimeoutSeconds = &t
+		}
+	}
+	if sp.Type != ServiceTypeExternalName {
+		if sp.InternalTrafficPolicy == nil {
+			p := TrafficCluster
+			sp.InternalTrafficPolicy = &p
+		}
+		if len(sp.IPFamilies) == 0 {
+			sp.IPFamilies = []string{IPv4Protocol}
+		}
+		if sp.IPFamilyPolicy == nil {
+			p := IPFamilySingle
+			sp.IPFamilyPolicy = &p
+		}
+		if sp.ClusterIP == "" && len(sp.ClusterIPs) > 0 {
+			sp.ClusterIP = sp.ClusterIPs[0]
+		}
+	}
+	if sp.Type == ServiceTypeNodePort && sp.ExternalTrafficPolicy == "" {
+		sp.ExternalTrafficPolicy = TrafficCluster
 	}
 	for i := range s.Spec.Ports {
 		p := &s.Spec.Ports[i]

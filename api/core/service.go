@@ -10,24 +10,58 @@ type Service struct {
 	Status          ServiceStatus `json:"status,omitzero"`
 }
 
-// ServiceSpec is the desired state of a service.
+// ServiceSpec is the desired state of a service. The API server allocates
+// clusterIP (and clusterIPs, their single-stack list) from
+// --service-cluster-ip-range and node ports from --service-node-port-range.
 type ServiceSpec struct {
-	Type                     string            `json:"type,omitempty"`
-	Selector                 map[string]string `json:"selector,omitempty"`
-	Ports                    []ServicePort     `json:"ports,omitempty"`
-	ClusterIP                string            `json:"clusterIP,omitempty"`
-	ClusterIPs               []string          `json:"clusterIPs,omitempty"`
-	SessionAffinity          string            `json:"sessionAffinity,omitempty"`
-	ExternalTrafficPolicy    string            `json:"externalTrafficPolicy,omitempty"`
-	InternalTrafficPolicy    *string           `json:"internalTrafficPolicy,omitempty"`
-	PublishNotReadyAddresses bool              `json:"publishNotReadyAddresses,omitempty"`
+	Type                     string                 `json:"type,omitempty"`
+	Selector                 map[string]string      `json:"selector,omitempty"`
+	Ports                    []ServicePort          `json:"ports,omitempty"`
+	ClusterIP                string                 `json:"clusterIP,omitempty"`
+	ClusterIPs               []string               `json:"clusterIPs,omitempty"`
+	IPFamilies               []string               `json:"ipFamilies,omitempty"`
+	IPFamilyPolicy           *string                `json:"ipFamilyPolicy,omitempty"`
+	ExternalName             string                 `json:"externalName,omitempty"`
+	SessionAffinity          string                 `json:"sessionAffinity,omitempty"`
+	SessionAffinityConfig    *SessionAffinityConfig `json:"sessionAffinityConfig,omitempty"`
+	ExternalTrafficPolicy    string                 `json:"externalTrafficPolicy,omitempty"`
+	InternalTrafficPolicy    *string                `json:"internalTrafficPolicy,omitempty"`
+	PublishNotReadyAddresses bool                   `json:"publishNotReadyAddresses,omitempty"`
+	ExternalIPs              []string               `json:"externalIPs,omitempty" kobune:"unsupported"`
+	LoadBalancerIP           string                 `json:"loadBalancerIP,omitempty" kobune:"unsupported"`
+	LoadBalancerSourceRanges []string               `json:"loadBalancerSourceRanges,omitempty" kobune:"unsupported"`
+	HealthCheckNodePort      int32                  `json:"healthCheckNodePort,omitempty" kobune:"unsupported"`
 }
 
-// Service types.
+// SessionAffinityConfig holds ClientIP affinity's timeout.
+type SessionAffinityConfig struct {
+	ClientIP *ClientIPConfig `json:"clientIP,omitempty"`
+}
+
+// ClientIPConfig is how long a client sticks to its endpoint.
+type ClientIPConfig struct {
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+}
+
+// Service types, affinities, IP families and traffic policies.
 const (
-	ServiceTypeClusterIP = "ClusterIP"
-	ServiceTypeNodePort  = "NodePort"
-	ClusterIPNone        = "None"
+	ServiceTypeClusterIP    = "ClusterIP"
+	ServiceTypeNodePort     = "NodePort"
+	ServiceTypeExternalName = "ExternalName"
+	ServiceTypeLoadBalancer = "LoadBalancer"
+	ClusterIPNone           = "None"
+
+	ServiceAffinityNone     = "None"
+	ServiceAffinityClientIP = "ClientIP"
+	// DefaultClientIPServiceAffinitySeconds is ClientIP affinity's default timeout (3 hours).
+	DefaultClientIPServiceAffinitySeconds int32 = 10800
+
+	IPv4Protocol    = "IPv4"
+	IPFamilySingle  = "SingleStack"
+	IPFamilyPrefer  = "PreferDualStack"
+	IPFamilyRequire = "RequireDualStack"
+	TrafficCluster  = "Cluster"
+	TrafficLocal    = "Local"
 )
 
 // ServicePort maps a service port to a target port on the pods.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"regexp"
 	"slices"
+	"strings"
 
 	v "github.com/kobune/kobune/api/validation"
 )
@@ -57,24 +58,88 @@ func ValidateNodeUpdate(n, old *Node) v.ErrorList {
 	return errs
 }
 
-// ValidateService checks a service's ports, type and cluster IP.
+// ValidateService checks a service as Kubernetes does, for an IPv4
+// single-stack cluster without load balancers. The ranges of cluster IPs
+// and node ports are the API server's settings: it checks those when it
+// allocates.
 func ValidateService(s *Service) v.ErrorList {
 	errs := v.ValidateObjectMeta(&s.ObjectMeta, true, v.IsDNS1123Label, v.NewPath("metadata"))
 	sp := v.NewPath("spec")
-	types := []string{ServiceTypeClusterIP, ServiceTypeNodePort}
-	if !in(s.Spec.Type, types) {
-		errs = append(errs, v.NewNotSupported(sp.Child("type"), s.Spec.Type, types))
+	spec := &s.Spec
+	types := []string{ServiceTypeClusterIP, ServiceTypeNodePort, ServiceTypeExternalName}
+	switch {
+	case spec.Type == ServiceTypeLoadBalancer:
+		errs = append(errs, v.NewInvalid(sp.Child("type"), spec.Type, "Kobune has no load balancer to provision: use type NodePort (or an Ingress)"))
+	case !in(spec.Type, types):
+		errs = append(errs, v.NewNotSupported(sp.Child("type"), spec.Type, types))
 	}
-	if ip := s.Spec.ClusterIP; ip != "" && ip != ClusterIPNone && net.ParseIP(ip) == nil {
-		errs = append(errs, v.NewInvalid(sp.Child("clusterIP"), ip, "must be empty, 'None', or a valid IP address"))
+	external := spec.Type == ServiceTypeExternalName
+	if external {
+		if spec.ExternalName == "" {
+			errs = append(errs, v.NewRequired(sp.Child("externalName"), "an ExternalName service names the DNS name it stands for"))
+		} else if msg := v.IsDNS1123Subdomain(strings.TrimSuffix(spec.ExternalName, ".")); msg != "" {
+			errs = append(errs, v.NewInvalid(sp.Child("externalName"), spec.ExternalName, msg))
+		}
+		if spec.ClusterIP != "" || len(spec.ClusterIPs) > 0 {
+			errs = append(errs, v.NewForbidden(sp.Child("clusterIP"), "may not be set for ExternalName services"))
+		}
+	} else if spec.ExternalName != "" {
+		errs = append(errs, v.NewForbidden(sp.Child("externalName"), "may only be set for services of type ExternalName"))
 	}
-	if len(s.Spec.Ports) == 0 && s.Spec.ClusterIP != ClusterIPNone {
+	if ip := spec.ClusterIP; ip != "" && ip != ClusterIPNone {
+		if parsed := net.ParseIP(ip); parsed == nil {
+			errs = append(errs, v.NewInvalid(sp.Child("clusterIP"), ip, "must be empty, 'None', or a valid IP address"))
+		} else if parsed.To4() == nil {
+			errs = append(errs, v.NewInvalid(sp.Child("clusterIP"), ip, "Kobune clusters are IPv4 single-stack: must be an IPv4 address"))
+		}
+	}
+	switch {
+	case len(spec.ClusterIPs) > 1:
+		errs = append(errs, v.NewInvalid(sp.Child("clusterIPs"), spec.ClusterIPs, "Kobune clusters are IPv4 single-stack: at most one cluster IP"))
+	case len(spec.ClusterIPs) == 1 && spec.ClusterIP != "" && spec.ClusterIPs[0] != spec.ClusterIP:
+		errs = append(errs, v.NewInvalid(sp.Child("clusterIPs").Index(0), spec.ClusterIPs[0], "must match `clusterIP`"))
+	}
+	headless := spec.ClusterIP == ClusterIPNone
+	if headless && spec.Type != ServiceTypeClusterIP {
+		errs = append(errs, v.NewInvalid(sp.Child("clusterIP"), spec.ClusterIP, "may only be 'None' for services of type ClusterIP"))
+	}
+	for i, f := range spec.IPFamilies {
+		if f != IPv4Protocol {
+			errs = append(errs, v.NewNotSupported(sp.Child("ipFamilies").Index(i), f, []string{IPv4Protocol}))
+		}
+	}
+	if p := spec.IPFamilyPolicy; p != nil && *p != IPFamilySingle && *p != IPFamilyPrefer {
+		errs = append(errs, v.NewInvalid(sp.Child("ipFamilyPolicy"), *p, "this cluster is IPv4 single-stack: SingleStack or PreferDualStack"))
+	}
+	affinities := []string{ServiceAffinityNone, ServiceAffinityClientIP}
+	if !in(spec.SessionAffinity, affinities) {
+		errs = append(errs, v.NewNotSupported(sp.Child("sessionAffinity"), spec.SessionAffinity, affinities))
+	}
+	if c := spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
+		if t := *c.ClientIP.TimeoutSeconds; t < 1 || t > 86400 {
+			errs = append(errs, v.NewInvalid(sp.Child("sessionAffinityConfig", "clientIP", "timeoutSeconds"), t, "must be between 1 and 86400, inclusive"))
+		}
+	}
+	policies := []string{TrafficCluster, TrafficLocal}
+	if p := spec.InternalTrafficPolicy; p != nil && !in(*p, policies) {
+		errs = append(errs, v.NewNotSupported(sp.Child("internalTrafficPolicy"), *p, policies))
+	}
+	switch p := spec.ExternalTrafficPolicy; {
+	case p == "":
+	case spec.Type != ServiceTypeNodePort:
+		errs = append(errs, v.NewInvalid(sp.Child("externalTrafficPolicy"), p, "may only be set when `type` is 'NodePort'"))
+	case !in(p, policies):
+		errs = append(errs, v.NewNotSupported(sp.Child("externalTrafficPolicy"), p, policies))
+	}
+	if len(spec.Ports) == 0 && !headless && !external {
 		errs = append(errs, v.NewRequired(sp.Child("ports"), ""))
 	}
 	names := map[string]bool{}
-	for i, port := range s.Spec.Ports {
+	ports := map[string]bool{}
+	nodePorts := map[string]bool{}
+	for i, port := range spec.Ports {
 		pp := sp.Child("ports").Index(i)
-		if len(s.Spec.Ports) > 1 && port.Name == "" {
+		if len(spec.Ports) > 1 && port.Name == "" {
 			errs = append(errs, v.NewRequired(pp.Child("name"), "a name is required when a service has more than one port"))
 		}
 		if port.Name != "" {
@@ -91,18 +156,37 @@ func ValidateService(s *Service) v.ErrorList {
 		if !in(string(port.Protocol), protocols) {
 			errs = append(errs, v.NewNotSupported(pp.Child("protocol"), string(port.Protocol), protocols))
 		}
+		if key := fmt.Sprintf("%d/%s", port.Port, port.Protocol); ports[key] {
+			errs = append(errs, v.NewDuplicate(pp, key))
+		} else {
+			ports[key] = true
+		}
 		errs = append(errs, validateProbePort(port.TargetPort.IsString, port.TargetPort.IntVal, port.TargetPort.StrVal, pp.Child("targetPort"))...)
-		if port.NodePort != 0 && (port.NodePort < 30000 || port.NodePort > 32767) {
-			errs = append(errs, v.NewInvalid(pp.Child("nodePort"), port.NodePort, "must be in the range 30000-32767"))
+		switch {
+		case port.NodePort == 0:
+		case spec.Type != ServiceTypeNodePort:
+			errs = append(errs, v.NewForbidden(pp.Child("nodePort"), fmt.Sprintf("may not be used when `type` is '%s'", spec.Type)))
+		case port.NodePort < 1 || port.NodePort > 65535:
+			errs = append(errs, v.NewInvalid(pp.Child("nodePort"), port.NodePort, "must be between 1 and 65535, inclusive"))
+		default:
+			if key := fmt.Sprintf("%d/%s", port.NodePort, port.Protocol); nodePorts[key] {
+				errs = append(errs, v.NewDuplicate(pp.Child("nodePort"), port.NodePort))
+			} else {
+				nodePorts[key] = true
+			}
 		}
 	}
-	errs = append(errs, v.ValidateLabels(s.Spec.Selector, sp.Child("selector"))...)
+	errs = append(errs, v.ValidateLabels(spec.Selector, sp.Child("selector"))...)
 	return errs
 }
 
-// ValidateServiceUpdate forbids changing the cluster IP once assigned.
+// ValidateServiceUpdate: a cluster IP may not change once set (except by
+// turning the service into an ExternalName one, or back).
 func ValidateServiceUpdate(newSvc, oldSvc *Service) v.ErrorList {
 	var errs v.ErrorList
+	if newSvc.Spec.Type == ServiceTypeExternalName || oldSvc.Spec.Type == ServiceTypeExternalName {
+		return nil
+	}
 	if oldSvc.Spec.ClusterIP != "" && newSvc.Spec.ClusterIP != oldSvc.Spec.ClusterIP {
 		errs = append(errs, v.NewInvalid(v.NewPath("spec", "clusterIP"), newSvc.Spec.ClusterIP, "field is immutable"))
 	}

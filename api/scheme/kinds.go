@@ -22,7 +22,7 @@ func buildKinds() []*Kind {
 			}),
 		kind("Pod", "v1", "pods", []string{"po"}, true, true, core.SetDefaultsPod, core.ValidatePod, core.ValidatePodUpdate, podFields),
 		notActedOn(kind("Service", "v1", "services", []string{"svc"}, true, true, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
-			"stored, but nothing in kobune acts on Services yet: no cluster IP is allocated and no node routes traffic to it"),
+			"stored with a cluster IP (and node ports) allocated, but no node routes traffic to a Service yet and there is no cluster DNS (issue #11)"),
 		notActedOn(kind("Endpoints", "v1", "endpoints", []string{"ep"}, true, false, nil, core.ValidateEndpoints, nil, nil),
 			"stored, but nothing in kobune acts on Endpoints yet (no node routes Service traffic)"),
 		kind("ConfigMap", "v1", "configmaps", []string{"cm"}, true, false, nil, core.ValidateConfigMap,

@@ -43,6 +43,7 @@ type KV struct {
 type Store struct {
 	cli      *clientv3.Client
 	watchCli *clientv3.Client
+	claims   claimers
 }
 
 // New returns a store that reads and writes through cli and watches through
@@ -58,14 +59,24 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	if err := ctx.Err(); err != nil {
 		return 0, err // the client is gone (a killed leader): write nothing for it
 	}
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(value))).
-		Commit()
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)}
+	ops := []clientv3.Op{clientv3.OpPut(key, string(value))}
+	var change claimChange
+	if f := s.claimsFor(key); f != nil {
+		change = diffClaims(nil, f(value))
+		cmps, ops = change.apply(key, cmps, ops)
+	}
+	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
 		return 0, fmt.Errorf("etcd create %s: %w", key, err)
 	}
 	if !resp.Succeeded {
+		if _, err := s.Get(ctx, key); err == nil {
+			return 0, ErrExists
+		}
+		if err := s.taken(ctx, change); err != nil {
+			return 0, err
+		}
 		return 0, ErrExists
 	}
 	return resp.Header.Revision, nil
@@ -102,15 +113,19 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 	if err := ctx.Err(); err != nil {
 		return 0, err // the client is gone (a killed leader): write nothing for it
 	}
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
-		Then(clientv3.OpPut(key, string(value))).
-		Commit()
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", expected)}
+	ops := []clientv3.Op{clientv3.OpPut(key, string(value))}
+	change, err := s.claimChangeOf(ctx, key, expected, value)
+	if err != nil {
+		return 0, err
+	}
+	cmps, ops = change.apply(key, cmps, ops)
+	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
 		return 0, fmt.Errorf("etcd update %s: %w", key, err)
 	}
 	if !resp.Succeeded {
-		return 0, s.missingOrConflict(ctx, key)
+		return 0, s.failure(ctx, key, expected, change)
 	}
 	return resp.Header.Revision, nil
 }
@@ -121,10 +136,14 @@ func (s *Store) Delete(ctx context.Context, key string, expected int64) (int64, 
 	if err := ctx.Err(); err != nil {
 		return 0, err // the client is gone (a killed leader): write nothing for it
 	}
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", expected)).
-		Then(clientv3.OpDelete(key)).
-		Commit()
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", expected)}
+	ops := []clientv3.Op{clientv3.OpDelete(key)}
+	change, err := s.claimChangeOf(ctx, key, expected, nil)
+	if err != nil {
+		return 0, err
+	}
+	cmps, ops = change.apply(key, cmps, ops)
+	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
 		return 0, fmt.Errorf("etcd delete %s: %w", key, err)
 	}
@@ -132,6 +151,40 @@ func (s *Store) Delete(ctx context.Context, key string, expected int64) (int64, 
 		return 0, s.missingOrConflict(ctx, key)
 	}
 	return resp.Header.Revision, nil
+}
+
+// claimChangeOf is what writing value (nil: deleting) over the object at
+// key, expected at revision expected, does to its claims. The old value is
+// read here; the write's own compare makes sure it is the one replaced.
+func (s *Store) claimChangeOf(ctx context.Context, key string, expected int64, value []byte) (claimChange, error) {
+	f := s.claimsFor(key)
+	if f == nil {
+		return claimChange{}, nil
+	}
+	old, err := s.Get(ctx, key)
+	if err != nil {
+		return claimChange{}, err
+	}
+	if old.Revision != expected {
+		return claimChange{}, ErrConflict
+	}
+	var now []string
+	if value != nil {
+		now = f(value)
+	}
+	return diffClaims(f(old.Value), now), nil
+}
+
+// failure explains a failed update: the object moved or is gone, or a
+// claim it would take is held.
+func (s *Store) failure(ctx context.Context, key string, expected int64, change claimChange) error {
+	if kv, err := s.Get(ctx, key); err != nil || kv.Revision != expected {
+		return s.missingOrConflict(ctx, key)
+	}
+	if err := s.taken(ctx, change); err != nil {
+		return err
+	}
+	return ErrConflict
 }
 
 func (s *Store) missingOrConflict(ctx context.Context, key string) error {

@@ -25,6 +25,9 @@ func main() {
 	flag.DurationVar(&cfg.CompactionInterval, "compaction-interval", 5*time.Minute, "how often etcd history older than one interval is compacted")
 	flag.Int64Var(&cfg.EtcdQuotaBytes, "etcd-quota-backend-bytes", apiserver.DefaultEtcdQuotaBytes, "etcd's database quota: the embedded etcd's setting, or what the external one has; at this size etcd refuses writes until objects are deleted (the API server then recovers by itself)")
 	flag.StringVar(&cfg.EtcdLogLevel, "etcd-log-level", "fatal", "log level of the embedded etcd (debug, info, warn, error, fatal)")
+	flag.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/16", "the range Services' cluster IPs are allocated from; the first address is the kubernetes Service's")
+	flag.StringVar(&cfg.ServiceNodePortRange, "service-node-port-range", "30000-32767", "the range NodePort Services' node ports are allocated from")
+	flag.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "the address the kubernetes Service's endpoint names (default: the last --listen address that is not loopback)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: kobune-apiserver [flags]\n\nServes the Kobune API (the kube-apiserver of Kobune). Flags:\n")
 		flag.PrintDefaults()
