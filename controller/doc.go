@@ -16,7 +16,7 @@
 //     process holds the leader Lease (cmd/kobune-controller).
 //
 // The controllers themselves live one per package beside it: replicaset,
-// deployment, daemonset, statefulset, job, cronjob, garbagecollector,
-// nodelifecycle, nodeipam; controllermanager assembles them, controllertest is the
+// deployment, daemonset, statefulset, job, cronjob, endpointslice,
+// garbagecollector, nodelifecycle, nodeipam; controllermanager assembles them, controllertest is the
 // unit-test fixture. docs/controllers.md is the user's guide.
 package controller

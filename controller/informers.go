@@ -7,6 +7,7 @@ import (
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 )
@@ -29,29 +30,35 @@ func OwnerUIDs[T meta.Object](o T) []string {
 // Informers are the shared informers, one per kind: every controller
 // reads its caches and adds its handlers before Run.
 type Informers struct {
-	Pods         *client.Informer[*core.Pod]
-	Nodes        *client.Informer[*core.Node]
-	Leases       *client.Informer[*coordination.Lease]
-	ReplicaSets  *client.Informer[*apps.ReplicaSet]
-	Deployments  *client.Informer[*apps.Deployment]
-	DaemonSets   *client.Informer[*apps.DaemonSet]
-	StatefulSets *client.Informer[*apps.StatefulSet]
-	Jobs         *client.Informer[*batch.Job]
-	CronJobs     *client.Informer[*batch.CronJob]
+	Pods           *client.Informer[*core.Pod]
+	Nodes          *client.Informer[*core.Node]
+	Leases         *client.Informer[*coordination.Lease]
+	ReplicaSets    *client.Informer[*apps.ReplicaSet]
+	Deployments    *client.Informer[*apps.Deployment]
+	DaemonSets     *client.Informer[*apps.DaemonSet]
+	StatefulSets   *client.Informer[*apps.StatefulSet]
+	Jobs           *client.Informer[*batch.Job]
+	CronJobs       *client.Informer[*batch.CronJob]
+	Services       *client.Informer[*core.Service]
+	Endpoints      *client.Informer[*core.Endpoints]
+	EndpointSlices *client.Informer[*discovery.EndpointSlice]
 }
 
 // NewInformers creates the informers (not yet running).
 func NewInformers(c *client.Client) *Informers {
 	inf := &Informers{
-		Pods:         client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
-		Nodes:        client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
-		Leases:       client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
-		ReplicaSets:  client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
-		Deployments:  client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
-		DaemonSets:   client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
-		StatefulSets: client.NewInformer(client.For[*apps.StatefulSet](c), "", client.ListOptions{}),
-		Jobs:         client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
-		CronJobs:     client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
+		Pods:           client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
+		Nodes:          client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
+		Leases:         client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
+		ReplicaSets:    client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
+		Deployments:    client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
+		DaemonSets:     client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
+		StatefulSets:   client.NewInformer(client.For[*apps.StatefulSet](c), "", client.ListOptions{}),
+		Jobs:           client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
+		CronJobs:       client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
+		Services:       client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{}),
+		Endpoints:      client.NewInformer(client.For[*core.Endpoints](c), "", client.ListOptions{}),
+		EndpointSlices: client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -61,6 +68,9 @@ func NewInformers(c *client.Client) *Informers {
 	inf.StatefulSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.StatefulSet])
 	inf.Jobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.Job])
 	inf.CronJobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.CronJob])
+	inf.Services.AddIndex(IndexByOwner, OwnerUIDs[*core.Service])
+	inf.Endpoints.AddIndex(IndexByOwner, OwnerUIDs[*core.Endpoints])
+	inf.EndpointSlices.AddIndex(IndexByOwner, OwnerUIDs[*discovery.EndpointSlice])
 	return inf
 }
 
@@ -75,6 +85,9 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.StatefulSets.Run(ctx)
 	go i.Jobs.Run(ctx)
 	go i.CronJobs.Run(ctx)
+	go i.Services.Run(ctx)
+	go i.Endpoints.Run(ctx)
+	go i.EndpointSlices.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -94,5 +107,6 @@ func (i *Informers) WaitForSync(ctx context.Context) bool {
 
 func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
-		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced}
+		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
+		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced}
 }

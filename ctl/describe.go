@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,6 +51,11 @@ func newDescribeCommand(o *Options) *cobra.Command {
 					fmt.Fprintln(o.Out)
 				}
 				describeObject(o.Out, obj)
+				if svc, ok := obj.(*core.Service); ok {
+					if err := describeServiceEndpoints(ctx, o.Out, c, svc); err != nil {
+						return err
+					}
+				}
 				sel := fmt.Sprintf("involvedObject.name=%s,involvedObject.kind=%s", name, k.Kind)
 				events, _, err := c.Resource(eventKind).List(ctx, obj.GetObjectMeta().Namespace, client.ListOptions{FieldSelector: sel})
 				if err != nil {
@@ -64,6 +70,50 @@ func newDescribeCommand(o *Options) *cobra.Command {
 
 // eventKind is the kind describe lists for an object's events.
 var eventKind, _ = scheme.ByResource("events")
+
+// endpointsKind is the kind of a Service's Endpoints.
+var endpointsKind, _ = scheme.ByResource("endpoints")
+
+// describeServiceEndpoints prints, per port, the addresses behind the
+// Service, as kubectl describe svc does ("Endpoints: 10.244.1.2:8080,...").
+func describeServiceEndpoints(ctx context.Context, w io.Writer, c *client.Client, svc *core.Service) error {
+	b, err := c.Resource(endpointsKind).Get(ctx, svc.Namespace, svc.Name)
+	if client.IsNotFound(err) {
+		b = nil
+	} else if err != nil {
+		return err
+	}
+	var ep core.Endpoints
+	if b != nil {
+		if err := json.Unmarshal(b, &ep); err != nil {
+			return err
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	for _, p := range svc.Spec.Ports {
+		var addrs []string
+		for _, s := range ep.Subsets {
+			for _, sp := range s.Ports {
+				if sp.Name != p.Name {
+					continue
+				}
+				for _, a := range s.Addresses {
+					addrs = append(addrs, fmt.Sprintf("%s:%d", a.IP, sp.Port))
+				}
+			}
+		}
+		name := p.Name
+		if name == "" {
+			name = "<unset>"
+		}
+		fmt.Fprintf(tw, "Port %s:\t%d/%s -> %s\n", name, p.Port, p.Protocol, p.TargetPort.String())
+		if p.NodePort != 0 {
+			fmt.Fprintf(tw, "  NodePort:\t%d/%s\n", p.NodePort, p.Protocol)
+		}
+		fmt.Fprintf(tw, "  Endpoints:\t%s\n", none(firstFew(addrs)))
+	}
+	return tw.Flush()
+}
 
 // describeObject prints metadata the kubectl way, a pod summary for pods,
 // then spec and status as YAML (Kobune shows every field it has).

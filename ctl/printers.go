@@ -10,6 +10,7 @@ import (
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
@@ -103,7 +104,24 @@ func tables(wide bool) map[string]table {
 					ports = append(ports, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
 				}
 			}
-			return w([]string{s.Name, s.Spec.Type, none(s.Spec.ClusterIP), "<none>", none(strings.Join(ports, ",")), age(o)}, []string{labelString(s.Spec.Selector)})
+			external := "<none>"
+			if s.Spec.Type == core.ServiceTypeExternalName {
+				external = s.Spec.ExternalName
+			}
+			return w([]string{s.Name, s.Spec.Type, none(s.Spec.ClusterIP), external, none(strings.Join(ports, ",")), age(o)}, []string{labelString(s.Spec.Selector)})
+		}},
+		"EndpointSlice": {[]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
+			e := o.(*discovery.EndpointSlice)
+			var ports, addrs []string
+			for _, p := range e.Ports {
+				if p.Port != nil {
+					ports = append(ports, fmt.Sprint(*p.Port))
+				}
+			}
+			for _, ep := range e.Endpoints {
+				addrs = append(addrs, ep.Addresses...)
+			}
+			return []string{e.Name, e.AddressType, none(strings.Join(ports, ",")), none(firstFew(addrs)), age(o)}
 		}},
 		"Endpoints": {[]string{"NAME", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
 			e := o.(*core.Endpoints)
@@ -115,7 +133,7 @@ func tables(wide bool) map[string]table {
 					}
 				}
 			}
-			return []string{e.Name, none(strings.Join(eps, ",")), age(o)}
+			return []string{e.Name, none(firstFew(eps)), age(o)}
 		}},
 		"Node": {w([]string{"NAME", "STATUS", "ROLES", "AGE", "VERSION"}, []string{"INTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"}), func(o meta.Object) []string {
 			n := o.(*core.Node)
@@ -233,6 +251,15 @@ func containerCols(t *core.PodTemplateSpec, sel *meta.LabelSelector) []string {
 		}
 	}
 	return []string{strings.Join(names, ","), strings.Join(images, ","), s}
+}
+
+// firstFew joins the first three items and counts the rest, as kubectl
+// prints endpoints ("10.244.1.2:8080,10.244.2.3:8080 + 1 more...").
+func firstFew(items []string) string {
+	if len(items) <= 3 {
+		return strings.Join(items, ",")
+	}
+	return fmt.Sprintf("%s + %d more...", strings.Join(items[:3], ","), len(items)-3)
 }
 
 func labelString(l map[string]string) string {

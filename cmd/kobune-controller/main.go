@@ -1,6 +1,6 @@
 // Command kobune-controller runs the controllers (kube-controller-manager):
-// ReplicaSet, Deployment, DaemonSet, StatefulSet, Job, CronJob, the garbage
-// collector, node lifecycle and node IPAM (controllermanager.Names), while it
+// ReplicaSet, Deployment, DaemonSet, StatefulSet, Job, CronJob, EndpointSlice,
+// the garbage collector, node lifecycle and node IPAM (controllermanager.Names), while it
 // holds the Lease kube-system/kobune-controller. Everything but the flags
 // lives in package controllermanager (Command).
 package main

@@ -13,6 +13,7 @@ import (
 	"github.com/kobune/kobune/controller/cronjob"
 	"github.com/kobune/kobune/controller/daemonset"
 	"github.com/kobune/kobune/controller/deployment"
+	"github.com/kobune/kobune/controller/endpointslice"
 	"github.com/kobune/kobune/controller/garbagecollector"
 	"github.com/kobune/kobune/controller/job"
 	"github.com/kobune/kobune/controller/nodeipam"
@@ -32,7 +33,7 @@ type Config struct {
 }
 
 // Names are the controllers, as their loops log themselves.
-var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name}
+var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -52,6 +53,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(statefulset.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.StatefulSets))
 	add(job.New(c, inf, recorder, cfg.Job).Loop, reconcile.ObjectsOf(inf.Jobs))
 	add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop, reconcile.ObjectsOf(inf.CronJobs))
+	add(endpointslice.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.Services))
 	add(garbagecollector.New(c, inf).Loop, nil) // keys are kind/namespace/name
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
 	if cfg.AllocateNodeCIDRs {

@@ -16,7 +16,8 @@
 // A dependent with several owners is deleted only when all are gone; the
 // references to the missing ones are removed. The collector watches the
 // kinds controllers create and own (pods, ReplicaSets, Deployments, DaemonSets,
-// StatefulSets, Jobs, CronJobs); an owner of another kind is looked up through the API.
+// StatefulSets, Jobs, CronJobs, Services, EndpointSlices); an owner of
+// another kind is looked up through the API.
 package garbagecollector
 
 import (
@@ -103,6 +104,8 @@ func New(c *client.Client, inf *controller.Informers) *Collector {
 	watch(gc, inf.StatefulSets, "StatefulSet", "statefulsets")
 	watch(gc, inf.Jobs, "Job", "jobs")
 	watch(gc, inf.CronJobs, "CronJob", "cronjobs")
+	watch(gc, inf.Services, "Service", "services")
+	watch(gc, inf.EndpointSlices, "EndpointSlice", "endpointslices")
 	return gc
 }
 

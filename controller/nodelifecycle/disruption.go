@@ -22,7 +22,7 @@ const (
 )
 
 // ZoneLabel groups nodes into failure zones; nodes without it share the zone "".
-const ZoneLabel = "topology.kubernetes.io/zone"
+const ZoneLabel = core.LabelTopologyZone
 
 // zoneState classifies a zone: Full when every node in it is unhealthy,
 // Partial when more than 2 and at least 55% are, Normal otherwise.

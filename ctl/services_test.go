@@ -1,0 +1,46 @@
+package ctl_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kobune/kobune/apiserver/testserver"
+)
+
+// kobectl get svc shows the allocated cluster IP and node port as kubectl
+// does; describe svc lists the endpoints per port; endpointslices print.
+func TestGetAndDescribeServices(t *testing.T) {
+	s := testserver.New(t)
+	r := kobectl(t, s, `apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  type: NodePort
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: 8080, nodePort: 30080}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: web}
+subsets:
+- addresses: [{ip: 10.244.1.5}, {ip: 10.244.2.7}]
+  ports: [{name: http, port: 8080}]
+`, "apply", "-f", "-")
+	if r.code != 0 {
+		t.Fatalf("apply: %d %s", r.code, r.stderr)
+	}
+	r = kobectl(t, s, "", "get", "svc")
+	if !regexp.MustCompile(`(?m)^web\s+NodePort\s+10\.96\.\d+\.\d+\s+<none>\s+80:30080/TCP\s+`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^kubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443/TCP`).MatchString(r.stdout) {
+		t.Errorf("get svc:\n%s", r.stdout)
+	}
+	r = kobectl(t, s, "", "describe", "svc", "web")
+	if !strings.Contains(r.stdout, "Endpoints: 10.244.1.5:8080,10.244.2.7:8080") || !strings.Contains(r.stdout, "NodePort:  30080/TCP") {
+		t.Errorf("describe svc:\n%s", r.stdout)
+	}
+	r = kobectl(t, s, "", "get", "endpointslices", "-A")
+	if r.code != 0 || !strings.Contains(r.stderr+r.stdout, "No resources found") {
+		t.Errorf("get endpointslices (none, no controller here): %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
