@@ -93,6 +93,8 @@ type Agent struct {
 	runtime runtime.Runtime
 	pods    *client.Informer[*core.Pod]
 	nodes   *client.Informer[*core.Node]
+	// services feed the Service link variables, when the runtime takes them.
+	services *client.Informer[*core.Service]
 	// podLoop reconciles pods (syncPod), Config.Workers at a time;
 	// routeLoop programs the routes to other nodes, when the agent routes.
 	podLoop, routeLoop *reconcile.Loop
@@ -138,6 +140,10 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
 	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	a.cleaner, _ = rt.(runtime.SandboxCleaner)
+	if se, ok := rt.(runtime.ServiceEnvSetter); ok {
+		a.services = client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{})
+		se.SetServiceEnv(func(p *core.Pod) []core.EnvVar { return serviceEnv(p, a.services.List()) })
+	}
 	if src, ok := rt.(runtime.EventSource); ok {
 		src.OnEvent(func(p *core.Pod, typ, reason, message string) { a.event(p, typ, reason, message) })
 	}
@@ -226,11 +232,16 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.nodes != nil {
 		run(a.nodes.Run)
 	}
+	synced := []func() bool{a.pods.HasSynced}
+	if a.services != nil {
+		run(a.services.Run)
+		synced = append(synced, a.services.HasSynced) // pods start with their Service links
+	}
 	run(a.leaseLoop)
 	run(a.exitLoop)
 	run(a.statusLoop)
 	run(a.runtimeCheckLoop)
-	if !client.WaitForSync(ctx, a.pods.HasSynced) {
+	if !client.WaitForSync(ctx, synced...) {
 		wg.Wait()
 		return ctx.Err()
 	}

@@ -61,9 +61,11 @@ func (e *ImageError) Unwrap() error { return e.Err }
 // Containerd runs pods on a containerd daemon: one containerd container
 // per pod container, all joining the pod's network namespace.
 type Containerd struct {
-	client      *client.Client
-	namespace   string
-	network     network.Network
+	client    *client.Client
+	namespace string
+	network   network.Network
+	// serviceEnv gives a pod its Service link variables (SetServiceEnv).
+	serviceEnv  func(*core.Pod) []core.EnvVar
 	logDir      string
 	snapshotter string
 	exits       chan string
@@ -80,6 +82,9 @@ type Containerd struct {
 	mu      sync.Mutex
 	watched map[string]bool // container IDs whose task exit is awaited
 }
+
+// SetServiceEnv implements ServiceEnvSetter.
+func (r *Containerd) SetServiceEnv(f func(*core.Pod) []core.EnvVar) { r.serviceEnv = f }
 
 // NewContainerd connects to the containerd socket. Pods live in the
 // containerd namespace ns; container logs go under logDir.

@@ -197,7 +197,16 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	case len(c.Args) > 0:
 		opts = append(opts, oci.WithImageConfigArgs(img, c.Args))
 	}
-	if env := envList(pod, c, st.IP); len(env) > 0 {
+	env := envList(pod, c, st.IP)
+	if r.serviceEnv != nil {
+		// Service links first: the container's own env wins a name they share.
+		var links []string
+		for _, e := range r.serviceEnv(pod) {
+			links = append(links, e.Name+"="+e.Value)
+		}
+		env = append(links, env...)
+	}
+	if len(env) > 0 {
 		opts = append(opts, oci.WithEnv(env))
 	}
 	if c.WorkingDir != "" {

@@ -36,6 +36,12 @@ type EventSource interface {
 	OnEvent(record func(pod *core.Pod, typ, reason, message string))
 }
 
+// ServiceEnvSetter is a runtime that gives containers the Service link
+// variables the agent computes (<NAME>_SERVICE_HOST ...).
+type ServiceEnvSetter interface {
+	SetServiceEnv(func(*core.Pod) []core.EnvVar)
+}
+
 // SandboxCleaner is a runtime whose pod sandboxes can outlive their
 // containers; the agent calls it once its pods are listed (the kubelet's
 // housekeeping), keeping the sandboxes of the pods it knows (uids).

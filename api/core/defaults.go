@@ -20,6 +20,10 @@ const DefaultTerminationGracePeriodSeconds = 30
 
 // SetDefaultsPodSpec fills the fields Kubernetes defaults in a pod spec.
 func SetDefaultsPodSpec(s *PodSpec) {
+	if s.EnableServiceLinks == nil {
+		yes := true
+		s.EnableServiceLinks = &yes
+	}
 	if s.RestartPolicy == "" {
 		s.RestartPolicy = RestartPolicyAlways
 	}

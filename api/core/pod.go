@@ -31,25 +31,29 @@ const (
 
 // PodSpec is the desired state of a pod.
 type PodSpec struct {
-	InitContainers                []Container                `json:"initContainers,omitempty"`
-	Containers                    []Container                `json:"containers"`
-	RestartPolicy                 RestartPolicy              `json:"restartPolicy,omitempty"`
-	TerminationGracePeriodSeconds *int64                     `json:"terminationGracePeriodSeconds,omitempty"`
-	ActiveDeadlineSeconds         *int64                     `json:"activeDeadlineSeconds,omitempty"`
-	DNSPolicy                     string                     `json:"dnsPolicy,omitempty" kobune:"unsupported"` // no cluster DNS yet
-	NodeSelector                  map[string]string          `json:"nodeSelector,omitempty"`
-	ServiceAccountName            string                     `json:"serviceAccountName,omitempty"`
-	NodeName                      string                     `json:"nodeName,omitempty"`
-	HostNetwork                   bool                       `json:"hostNetwork,omitempty"`
-	Hostname                      string                     `json:"hostname,omitempty"`
-	Subdomain                     string                     `json:"subdomain,omitempty"`
-	Affinity                      *Affinity                  `json:"affinity,omitempty"`
-	SchedulerName                 string                     `json:"schedulerName,omitempty"`
-	Tolerations                   []Toleration               `json:"tolerations,omitempty"`
-	PriorityClassName             string                     `json:"priorityClassName,omitempty"`
-	Priority                      *int32                     `json:"priority,omitempty"`
-	PreemptionPolicy              *string                    `json:"preemptionPolicy,omitempty"`
-	TopologySpreadConstraints     []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	InitContainers                []Container       `json:"initContainers,omitempty"`
+	Containers                    []Container       `json:"containers"`
+	RestartPolicy                 RestartPolicy     `json:"restartPolicy,omitempty"`
+	TerminationGracePeriodSeconds *int64            `json:"terminationGracePeriodSeconds,omitempty"`
+	ActiveDeadlineSeconds         *int64            `json:"activeDeadlineSeconds,omitempty"`
+	DNSPolicy                     string            `json:"dnsPolicy,omitempty" kobune:"unsupported"` // no cluster DNS yet
+	NodeSelector                  map[string]string `json:"nodeSelector,omitempty"`
+	ServiceAccountName            string            `json:"serviceAccountName,omitempty"`
+	// EnableServiceLinks: the pod's containers get the Services of its
+	// namespace as environment variables (<NAME>_SERVICE_HOST ...; true by
+	// default). The kubernetes Service's are always set.
+	EnableServiceLinks        *bool                      `json:"enableServiceLinks,omitempty"`
+	NodeName                  string                     `json:"nodeName,omitempty"`
+	HostNetwork               bool                       `json:"hostNetwork,omitempty"`
+	Hostname                  string                     `json:"hostname,omitempty"`
+	Subdomain                 string                     `json:"subdomain,omitempty"`
+	Affinity                  *Affinity                  `json:"affinity,omitempty"`
+	SchedulerName             string                     `json:"schedulerName,omitempty"`
+	Tolerations               []Toleration               `json:"tolerations,omitempty"`
+	PriorityClassName         string                     `json:"priorityClassName,omitempty"`
+	Priority                  *int32                     `json:"priority,omitempty"`
+	PreemptionPolicy          *string                    `json:"preemptionPolicy,omitempty"`
+	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 }
 
 // Container is one container of a pod.
