@@ -43,6 +43,8 @@ func fixture(rss []*apps.ReplicaSet, pods ...*core.Pod) (*Collector, *controller
 	inf.StatefulSets.Seed()
 	inf.Jobs.Seed()
 	inf.CronJobs.Seed()
+	inf.Services.Seed()
+	inf.EndpointSlices.Seed()
 	for _, p := range pods {
 		api.Put("pods", p)
 	}
