@@ -11,8 +11,10 @@ import (
 
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/probe"
+	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/client"
@@ -53,7 +55,13 @@ type Config struct {
 	// route other nodes' pod CIDRs (network.SyncRoutes on real nodes; nil
 	// for simulated ones).
 	Routes func(ctx context.Context, self string, nodes []*core.Node) error
-	Logf   func(format string, args ...any)
+	// Proxy, when set, programs this node's Service rules from the
+	// Services and EndpointSlices (kube-proxy; nil for simulated nodes).
+	Proxy *proxy.Proxy
+	// ServiceRoute, when set, runs once at start to give Service IPs a
+	// route in the node (network.EnsureServiceRoute).
+	ServiceRoute func(ctx context.Context) error
+	Logf         func(format string, args ...any)
 }
 
 func (c *Config) setDefaults() {
@@ -93,8 +101,10 @@ type Agent struct {
 	runtime runtime.Runtime
 	pods    *client.Informer[*core.Pod]
 	nodes   *client.Informer[*core.Node]
-	// services feed the Service link variables, when the runtime takes them.
-	services *client.Informer[*core.Service]
+	// services feed the Service link variables and the proxy; slices the proxy.
+	services  *client.Informer[*core.Service]
+	slices    *client.Informer[*discovery.EndpointSlice]
+	proxyLoop *reconcile.Loop
 	// podLoop reconciles pods (syncPod), Config.Workers at a time;
 	// routeLoop programs the routes to other nodes, when the agent routes.
 	podLoop, routeLoop *reconcile.Loop
@@ -140,9 +150,21 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
 	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	a.cleaner, _ = rt.(runtime.SandboxCleaner)
-	if se, ok := rt.(runtime.ServiceEnvSetter); ok {
+	if se, ok := rt.(runtime.ServiceEnvSetter); ok || cfg.Proxy != nil {
 		a.services = client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{})
-		se.SetServiceEnv(func(p *core.Pod) []core.EnvVar { return serviceEnv(p, a.services.List()) })
+		if ok {
+			se.SetServiceEnv(func(p *core.Pod) []core.EnvVar { return serviceEnv(p, a.services.List()) })
+		}
+	}
+	if cfg.Proxy != nil {
+		a.slices = client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{})
+		a.proxyLoop = a.newLoop("proxy", func(ctx context.Context, _ string) error {
+			return cfg.Proxy.Sync(ctx, a.services.List(), a.slices.List())
+		}, 1)
+		a.services.AddHandler(client.Handler[*core.Service]{OnAdd: func(*core.Service) { a.proxyLoop.Queue.Add(proxyKey) },
+			OnUpdate: func(_, _ *core.Service) { a.proxyLoop.Queue.Add(proxyKey) }, OnDelete: func(*core.Service) { a.proxyLoop.Queue.Add(proxyKey) }})
+		a.slices.AddHandler(client.Handler[*discovery.EndpointSlice]{OnAdd: func(*discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) },
+			OnUpdate: func(_, _ *discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) }, OnDelete: func(*discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) }})
 	}
 	if src, ok := rt.(runtime.EventSource); ok {
 		src.OnEvent(func(p *core.Pod, typ, reason, message string) { a.event(p, typ, reason, message) })
@@ -179,6 +201,9 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	}
 	return a
 }
+
+// proxyKey is the proxy loop's only key: one sync programs every Service.
+const proxyKey = "sync"
 
 // routesKey is the route loop's only key: "program the routes to other
 // nodes" (all of them at once, from the node cache).
@@ -237,6 +262,15 @@ func (a *Agent) Run(ctx context.Context) error {
 		run(a.services.Run)
 		synced = append(synced, a.services.HasSynced) // pods start with their Service links
 	}
+	if a.slices != nil {
+		run(a.slices.Run)
+		synced = append(synced, a.slices.HasSynced)
+	}
+	if a.cfg.ServiceRoute != nil {
+		if err := a.cfg.ServiceRoute(ctx); err != nil {
+			a.cfg.Logf("route for Service IPs: %v (connections from this node to Services may fail)", err)
+		}
+	}
 	run(a.leaseLoop)
 	run(a.exitLoop)
 	run(a.statusLoop)
@@ -247,6 +281,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.housekeeping(ctx)
 	run(a.podLoop.Run)
+	if a.proxyLoop != nil {
+		a.proxyLoop.Queue.Add(proxyKey) // the first sync takes over the table a previous agent left
+		run(a.proxyLoop.Run)
+	}
 	if a.routeLoop != nil {
 		run(a.routeLoop.Run)
 	}

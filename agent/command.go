@@ -10,8 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"sigs.k8s.io/knftables"
+
 	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/agent/node"
+	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
@@ -26,6 +29,10 @@ type Command struct {
 	Workers                                                           int
 	LeaseInterval, StatusInterval, BackoffBase, BackoffMax            time.Duration
 	RuntimeCheckInterval                                              time.Duration
+	// Proxy programs the node's Service rules (kube-proxy) with the
+	// containerd runtime; ServiceCIDR is the cluster's Service range.
+	Proxy       bool
+	ServiceCIDR string
 }
 
 // Register adds the flags.
@@ -50,6 +57,8 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.PodCIDR, "pod-cidr", "", "this node's pod CIDR (default: the one kobune-controller allocates, node IPAM; if none comes within 30 s, a /24 of 10.250.0.0/16 derived from the node name)")
 	fs.DurationVar(&c.LeaseInterval, "lease-interval", 10*time.Second, "how often the node's Lease is renewed")
 	fs.DurationVar(&c.StatusInterval, "status-interval", time.Minute, "how often the node's status is rewritten")
+	fs.BoolVar(&c.Proxy, "proxy", true, "program this node's Service rules in nftables (kube-proxy's job; containerd runtime only)")
+	fs.StringVar(&c.ServiceCIDR, "service-cluster-ip-range", "10.96.0.0/16", "the cluster's Service range (kobune-apiserver's --service-cluster-ip-range), routed on nodes that have no route for it")
 	fs.DurationVar(&c.RuntimeCheckInterval, "runtime-check-interval", 5*time.Second, "how often the container runtime is checked; a runtime that does not answer makes the node NotReady")
 	fs.DurationVar(&c.BackoffBase, "crashloop-backoff-base", 10*time.Second, "first CrashLoopBackOff delay; it doubles with each restart")
 	fs.DurationVar(&c.BackoffMax, "crashloop-backoff-max", 5*time.Minute, "longest CrashLoopBackOff delay")
@@ -159,5 +168,20 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 	}
 	cfg.Routes = network.SyncRoutes
 	cfg.NodeAPIListen = c.NodeAPIListen
+	if c.Proxy {
+		nft, err := knftables.New(knftables.IPv4Family, proxy.Table)
+		if err != nil {
+			ctrd.Close()
+			return nil, nil, fmt.Errorf("node proxy: %w (install nftables: apt-get install -y nftables; or run with --proxy=false)", err)
+		}
+		cfg.Proxy = proxy.New(proxy.Config{NodeName: c.NodeName, PodCIDR: cfg.Node.PodCIDR}, nft)
+		nodeIP := c.NodeIP
+		for _, a := range cfg.Node.Addresses {
+			if a.Type == "InternalIP" && nodeIP == "" {
+				nodeIP = a.Address
+			}
+		}
+		cfg.ServiceRoute = func(ctx context.Context) error { return network.EnsureServiceRoute(ctx, c.ServiceCIDR, nodeIP) }
+	}
 	return ctrd, func() { ctrd.Close() }, nil
 }

@@ -8,6 +8,7 @@
 // pod's reconcile and the restart policy), status.go (status from runtime
 // state), server.go (the node API: logs and exec), metrics.go. Subpackages:
 // runtime/ (containerd, and the simulated runtime), network/ (CNI, routes),
-// probe/ (liveness, readiness, startup), node/ (Node and Lease).
+// probe/ (liveness, readiness, startup), node/ (Node and Lease), proxy/
+// (Service rules in nftables: kube-proxy).
 // docs/agent.md walks through a pod's start.
 package agent

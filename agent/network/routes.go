@@ -67,3 +67,28 @@ func internalIP(n *core.Node) string {
 	}
 	return ""
 }
+
+// EnsureServiceRoute gives locally made connections to Service IPs a
+// route when the node has none for them (a lab node has no default
+// route): without one, connect() fails before the node proxy's DNAT can
+// run. The route points at the loopback device, with the node's address as
+// source: a packet the proxy rewrites is routed again to its pod, one it
+// does not (an address no Service has) stays in the node — it can never
+// leave the machine. A node that has a route already (its default route, on
+// a VM) is left alone, as kube-proxy leaves it.
+func EnsureServiceRoute(ctx context.Context, serviceCIDR, nodeIP string) error {
+	ip, cidr, err := net.ParseCIDR(serviceCIDR)
+	if err != nil {
+		return fmt.Errorf("service range %q: %w", serviceCIDR, err)
+	}
+	if net.ParseIP(nodeIP) == nil {
+		return fmt.Errorf("node address %q is not an IP", nodeIP)
+	}
+	if exec.CommandContext(ctx, "ip", "route", "get", ip.Mask(cidr.Mask).String()).Run() == nil {
+		return nil
+	}
+	if out, err := exec.CommandContext(ctx, "ip", "route", "replace", cidr.String(), "dev", "lo", "src", nodeIP, "proto", routeProto).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip route replace %s dev lo src %s: %v: %s", cidr, nodeIP, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

@@ -38,10 +38,9 @@ type EndpointConditions struct {
 
 // EndpointPort is a port every endpoint of the slice serves.
 type EndpointPort struct {
-	Name        *string        `json:"name,omitempty"`
-	Protocol    *core.Protocol `json:"protocol,omitempty"`
-	Port        *int32         `json:"port,omitempty"`
-	AppProtocol *string        `json:"appProtocol,omitempty"`
+	Name     *string        `json:"name,omitempty"`
+	Protocol *core.Protocol `json:"protocol,omitempty"`
+	Port     *int32         `json:"port,omitempty"`
 }
 
 // Labels and values Kubernetes puts on slices, and limits.

@@ -22,10 +22,8 @@ func buildKinds() []*Kind {
 				return map[string]string{"spec.unschedulable": boolString(n.Spec.Unschedulable)}
 			}),
 		kind("Pod", "v1", "pods", []string{"po"}, true, true, core.SetDefaultsPod, core.ValidatePod, core.ValidatePodUpdate, podFields),
-		notActedOn(kind("Service", "v1", "services", []string{"svc"}, true, true, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
-			"stored with a cluster IP (and node ports) allocated, but no node routes traffic to a Service yet and there is no cluster DNS (issue #11)"),
-		notActedOn(kind("Endpoints", "v1", "endpoints", []string{"ep"}, true, false, nil, core.ValidateEndpoints, nil, nil),
-			"kobune-controller maintains the Endpoints of Services with a selector, but no node routes Service traffic yet (issue #11)"),
+		kind("Service", "v1", "services", []string{"svc"}, true, true, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
+		kind("Endpoints", "v1", "endpoints", []string{"ep"}, true, false, nil, core.ValidateEndpoints, nil, nil),
 		kind("ConfigMap", "v1", "configmaps", []string{"cm"}, true, false, nil, core.ValidateConfigMap,
 			func(n, o *core.ConfigMap) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) }, nil),
 		kind("Secret", "v1", "secrets", nil, true, false, core.SetDefaultsSecret, core.ValidateSecret,
@@ -50,11 +48,10 @@ func buildKinds() []*Kind {
 			}, nil),
 		kind("Job", "batch/v1", "jobs", nil, true, true, batch.SetDefaultsJob, batch.ValidateJob, nil, nil),
 		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, true, true, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
-		notActedOn(kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, true, false, nil, discovery.ValidateEndpointSlice, nil,
+		kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, true, false, nil, discovery.ValidateEndpointSlice, nil,
 			func(e *discovery.EndpointSlice) map[string]string {
 				return map[string]string{"addressType": e.AddressType}
 			}),
-			"kobune-controller maintains the EndpointSlices of Services with a selector, but no node routes Service traffic yet (issue #11)"),
 		kind("Lease", "coordination.k8s.io/v1", "leases", nil, true, false, nil, coordination.ValidateLease, nil, nil),
 		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, false, false, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
 			func(n, o *scheduling.PriorityClass) v.ErrorList {

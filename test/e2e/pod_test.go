@@ -276,9 +276,6 @@ func TestProbes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
-	httpProbe := func(path string) *core.Probe {
-		return &core.Probe{ProbeHandler: core.ProbeHandler{HTTPGet: &core.HTTPGetAction{Path: path, Port: meta.FromString("http")}}, PeriodSeconds: 1, FailureThreshold: 1}
-	}
 	for _, p := range []*core.Pod{
 		{ObjectMeta: meta.ObjectMeta{Name: "probed", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
 			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
@@ -516,4 +513,9 @@ func TestImageNeverPullAndHostPort(t *testing.T) {
 	if !strings.Contains(out, "labapp 2.0 on exposed") {
 		t.Errorf("GET %s from node-2 = %q (%v)", url, out, err)
 	}
+}
+
+// httpProbe probes path on the container port named http, every second.
+func httpProbe(path string) *core.Probe {
+	return &core.Probe{ProbeHandler: core.ProbeHandler{HTTPGet: &core.HTTPGetAction{Path: path, Port: meta.FromString("http")}}, PeriodSeconds: 1, FailureThreshold: 1}
 }

@@ -1,0 +1,230 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/knftables"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/api/meta"
+)
+
+func svc(name, ip string, mutate ...func(*core.Service)) *core.Service {
+	s := &core.Service{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name},
+		Spec: core.ServiceSpec{Type: core.ServiceTypeClusterIP, ClusterIP: ip, SessionAffinity: core.ServiceAffinityNone,
+			Ports: []core.ServicePort{{Name: "http", Port: 80, Protocol: core.ProtocolTCP}}}}
+	for _, m := range mutate {
+		m(s)
+	}
+	return s
+}
+
+type ep struct {
+	ip, node string
+	ready    bool
+}
+
+func slice(svcName string, port int32, eps ...ep) *discovery.EndpointSlice {
+	name, proto := "http", core.ProtocolTCP
+	s := &discovery.EndpointSlice{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: svcName + "-x", Labels: map[string]string{discovery.LabelServiceName: svcName}},
+		AddressType: discovery.AddressTypeIPv4, Ports: []discovery.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}}}
+	for _, e := range eps {
+		ready, node := e.ready, e.node
+		s.Endpoints = append(s.Endpoints, discovery.Endpoint{Addresses: []string{e.ip}, NodeName: &node, Conditions: discovery.EndpointConditions{Ready: &ready}})
+	}
+	return s
+}
+
+func sync(t *testing.T, p *Proxy, svcs []*core.Service, slices []*discovery.EndpointSlice) {
+	t.Helper()
+	if err := p.Sync(context.Background(), svcs, slices); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fresh is the table a just-started proxy writes for the same input.
+func fresh(t *testing.T, svcs []*core.Service, slices []*discovery.EndpointSlice) string {
+	t.Helper()
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	sync(t, New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake), svcs, slices)
+	return canonical(fake.Dump())
+}
+
+// canonical is a dump with the map elements sorted: the order a map's
+// elements were added in means nothing (a chain's rules keep theirs).
+func canonical(dump string) string {
+	var rest, elems []string
+	for _, l := range strings.Split(dump, "\n") {
+		if strings.HasPrefix(l, "add element ") {
+			elems = append(elems, l)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	sort.Strings(elems)
+	return strings.Join(append(rest, elems...), "\n")
+}
+
+// sample is a few Services of every sort and their slices: endpoints on
+// this node and another, one not ready, none at all, a NodePort, ClientIP
+// affinity, a headless Service.
+func sample() ([]*core.Service, []*discovery.EndpointSlice) {
+	svcs := []*core.Service{
+		svc("web", "10.96.0.10"),
+		svc("empty", "10.96.0.11"),
+		svc("np", "10.96.0.12", func(s *core.Service) {
+			s.Spec.Type, s.Spec.ExternalTrafficPolicy = core.ServiceTypeNodePort, core.TrafficCluster
+			s.Spec.Ports[0].NodePort = 30080
+		}),
+		svc("sticky", "10.96.0.13", func(s *core.Service) {
+			s.Spec.SessionAffinity = core.ServiceAffinityClientIP
+			t := int32(60)
+			s.Spec.SessionAffinityConfig = &core.SessionAffinityConfig{ClientIP: &core.ClientIPConfig{TimeoutSeconds: &t}}
+		}),
+		svc("headless", "None"),
+	}
+	slices := []*discovery.EndpointSlice{
+		slice("web", 8080, ep{"10.244.1.2", "node-1", true}, ep{"10.244.2.3", "node-2", true}, ep{"10.244.2.4", "node-2", false}),
+		slice("np", 8080, ep{"10.244.2.3", "node-2", true}),
+		slice("sticky", 8080, ep{"10.244.2.5", "node-2", true}),
+	}
+	return svcs, slices
+}
+
+// The rules a Service gets: a verdict-map element per cluster IP, port and
+// protocol, a chain choosing among the ready endpoints, a DNAT chain per
+// endpoint (masquerading this node's pods to this node's endpoints), node
+// ports, ClientIP affinity sets, and a reject for a Service without
+// endpoints.
+func TestRulesForServices(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	p := New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake)
+	svcs, slices := sample()
+	sync(t, p, svcs, slices)
+	dump := fake.Dump()
+	for _, want := range []string{
+		"add element ip kobune-proxy service-ips { 10.96.0.10 . tcp . 80 : goto service-",
+		"add element ip kobune-proxy no-endpoint-services { 10.96.0.11 . tcp . 80 : goto reject-chain }",
+		"add element ip kobune-proxy service-nodeports { tcp . 30080 : goto external-",
+		"numgen random mod 2 vmap { 0 : goto endpoint-",
+		"ip saddr 10.244.1.0/24 jump mark-for-masquerade",
+		"meta l4proto tcp dnat to 10.244.1.2:8080",
+		"meta l4proto tcp dnat to 10.244.2.3:8080",
+		"update @affinity-",
+		"timeout 60s",
+	} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("ruleset lacks %q:\n%s", want, dump)
+		}
+	}
+	for _, absent := range []string{"10.244.2.4", "None"} {
+		if strings.Contains(dump, absent) {
+			t.Errorf("ruleset has %q (a not-ready endpoint, a headless Service):\n%s", absent, dump)
+		}
+	}
+	if strings.Count(dump, "ip saddr 10.244.1.0/24 jump mark-for-masquerade") != 1 {
+		t.Errorf("masquerade for local pods only in front of the one endpoint on node-1:\n%s", dump)
+	}
+}
+
+// A change rewrites only its own chains and elements, and the result is
+// exactly what a freshly started proxy would write for the same state.
+func TestIncrementalSyncMatchesAFullOne(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	p := New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake)
+	var svcs []*core.Service
+	var slices []*discovery.EndpointSlice
+	for i := range 50 {
+		name := fmt.Sprintf("svc-%d", i)
+		svcs = append(svcs, svc(name, fmt.Sprintf("10.96.1.%d", i+1)))
+		slices = append(slices, slice(name, 8080, ep{fmt.Sprintf("10.244.2.%d", i+1), "node-2", true}))
+	}
+	sync(t, p, svcs, slices)
+	steps := []struct {
+		name   string
+		change func()
+		maxOps int
+	}{
+		{"an endpoint turns not ready", func() { *slices[7].Endpoints[0].Conditions.Ready = false }, 12},
+		{"it is ready again", func() { *slices[7].Endpoints[0].Conditions.Ready = true }, 12},
+		{"an endpoint is added", func() {
+			slices[3] = slice("svc-3", 8080, ep{"10.244.2.4", "node-2", true}, ep{"10.244.1.9", "node-1", true})
+		}, 16},
+		{"a Service is deleted", func() { svcs = svcs[1:]; slices = slices[1:] }, 12},
+		{"a Service is added", func() {
+			svcs = append(svcs, svc("new", "10.96.2.1"))
+			slices = append(slices, slice("new", 9090, ep{"10.244.2.200", "node-2", true}))
+		}, 12},
+	}
+	for _, st := range steps {
+		st.change()
+		before := canonical(fake.Dump())
+		if err := p.Sync(context.Background(), svcs, slices); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		after := canonical(fake.Dump())
+		if after == before {
+			t.Errorf("%s: nothing changed in the kernel", st.name)
+		}
+		if want := fresh(t, svcs, slices); after != want {
+			t.Errorf("%s: the incremental result differs from a full sync:\n%s", st.name, lineDiff(after, want))
+		}
+	}
+	// Counting operations: a sync of one change, and of none.
+	tx := fake.NewTransaction()
+	p.incremental(tx, p.build(svcs, slices))
+	if n := tx.NumOperations(); n != 0 {
+		t.Errorf("a sync without change has %d operations", n)
+	}
+	*slices[10].Endpoints[0].Conditions.Ready = false
+	tx = fake.NewTransaction()
+	p.incremental(tx, p.build(svcs, slices))
+	if n := tx.NumOperations(); n == 0 || n > 12 {
+		t.Errorf("one endpoint change among 50 Services: %d operations, want a handful", n)
+	}
+}
+
+// A restarted agent takes over the table it finds: its first sync
+// replaces everything in one transaction and drops chains that are no
+// longer wanted.
+func TestFirstSyncReplacesWhatAPreviousAgentLeft(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	old := New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake)
+	sync(t, old, []*core.Service{svc("gone", "10.96.0.20"), svc("web", "10.96.0.10")},
+		[]*discovery.EndpointSlice{slice("gone", 80, ep{"10.244.2.9", "node-2", true}), slice("web", 80, ep{"10.244.2.3", "node-2", true})})
+	svcs := []*core.Service{svc("web", "10.96.0.10")}
+	slices := []*discovery.EndpointSlice{slice("web", 80, ep{"10.244.2.3", "node-2", true})}
+	sync(t, New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake), svcs, slices)
+	if got, want := canonical(fake.Dump()), fresh(t, svcs, slices); got != want {
+		t.Errorf("after the restart:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// lineDiff lists the lines only one of a (-) and b (+) has.
+func lineDiff(a, b string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	var out []string
+	for l := range ma {
+		if !mb[l] {
+			out = append(out, "- "+l)
+		}
+	}
+	for l := range mb {
+		if !ma[l] {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

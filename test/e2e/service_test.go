@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller/controllermanager"
+	"github.com/kobune/kobune/ctl"
+)
+
+// TestServiceTrafficOnTheNodes: a Service's cluster IP answers from either
+// of its two pods (one per node) — asked from a node, and from a pod on
+// node-1 (whose own node's endpoint is reached through the masquerade) —
+// its NodePort answers on the other node's address, and a Service without
+// endpoints refuses at once. All traffic stays inside the test's
+// namespaces.
+func TestServiceTrafficOnTheNodes(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 2)
+	nodes[0].startAgent(t, srv.Addr(), "10.244.91.0/24")
+	nodes[1].startAgent(t, srv.Addr(), "10.244.92.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	m, err := controllermanager.New(srv.Client, controllermanager.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go m.Run(ctx)
+
+	pods := client.For[*core.Pod](srv.Client)
+	labapp := func(name, node string) *core.Pod {
+		return &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "web"}},
+			Spec: core.PodSpec{NodeName: node, Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+				Ports: []core.ContainerPort{{Name: "http", ContainerPort: 8080}}, ReadinessProbe: httpProbe("/readyz")}}}}
+	}
+	for _, p := range []*core.Pod{labapp("web-a", "node-1"), labapp("web-b", "node-2"),
+		{ObjectMeta: meta.ObjectMeta{Name: "client", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever, Command: []string{"sleep", "3600"}}}}},
+	} {
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svcs := client.For[*core.Service](srv.Client)
+	web, err := svcs.Create(ctx, &core.Service{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: core.ServiceSpec{Type: core.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
+			Ports: []core.ServicePort{{Name: "http", Port: 80, TargetPort: meta.FromString("http")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := svcs.Create(ctx, &core.Service{ObjectMeta: meta.ObjectMeta{Name: "none", Namespace: "default"},
+		Spec: core.ServiceSpec{Selector: map[string]string{"app": "nothing"}, Ports: []core.ServicePort{{Port: 80}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"web-a", "web-b", "client"} {
+		waitForPod(t, ctx, pods, name, 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning && controllerReady(p) })
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		ss, _, _ := client.For[*discovery.EndpointSlice](srv.Client).List(ctx, "default", client.ListOptions{LabelSelector: discovery.LabelServiceName + "=web"})
+		ready := 0
+		for _, s := range ss {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready != nil && *e.Conditions.Ready {
+					ready++
+				}
+			}
+		}
+		if ready == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the web Service's slices never listed 2 ready endpoints")
+		}
+	}
+
+	// answers asks url with ask until both pods have answered.
+	answers := func(what string, ask func(url string) (string, error), url string) {
+		t.Helper()
+		seen := map[string]bool{}
+		var last string
+		for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline) && len(seen) < 2; time.Sleep(100 * time.Millisecond) {
+			out, err := ask(url)
+			last = fmt.Sprintf("%q (%v)", out, err)
+			for _, p := range []string{"web-a", "web-b"} {
+				if strings.Contains(out, "labapp 1.0 on "+p) {
+					seen[p] = true
+				}
+			}
+		}
+		if len(seen) < 2 {
+			t.Errorf("%s: %s answered by %v only; last answer %s", what, url, seen, last)
+		}
+	}
+	fromNode := func(n *node) func(string) (string, error) {
+		return func(url string) (string, error) {
+			hctx, hcancel := context.WithTimeout(ctx, 4*time.Second)
+			defer hcancel()
+			return n.exec(hctx, "timeout", "3", "busybox", "wget", "-q", "-O", "-", url)
+		}
+	}
+	fromPod := func(url string) (string, error) {
+		var out, errOut bytes.Buffer
+		code := ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "client", "--", "timeout", "3", "wget", "-q", "-O", "-", url},
+			strings.NewReader(""), &out, &errOut)
+		if code != 0 {
+			return out.String(), fmt.Errorf("exit %d: %s", code, errOut.String())
+		}
+		return out.String(), nil
+	}
+	clusterURL := fmt.Sprintf("http://%s:80/", web.Spec.ClusterIP)
+	answers("from node-1", fromNode(nodes[0]), clusterURL)
+	answers("from a pod on node-1", fromPod, clusterURL)
+	answers("NodePort of node-1, from node-2", fromNode(nodes[1]), fmt.Sprintf("http://%s:%d/", nodes[0].nodeIP, web.Spec.Ports[0].NodePort))
+
+	// No endpoints: refused at once, not a timeout.
+	start := time.Now()
+	out, err := fromNode(nodes[0])(fmt.Sprintf("http://%s:80/", none.Spec.ClusterIP))
+	if err == nil || !strings.Contains(out, "refused") || time.Since(start) > 2*time.Second {
+		t.Errorf("a Service without endpoints: %q (%v) after %v; want connection refused at once", out, err, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// controllerReady reports whether the pod's Ready condition is True.
+func controllerReady(p *core.Pod) bool { return core.PodIsReady(p) }
