@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"sigs.k8s.io/knftables"
-
 )
 
 // The transactions the proxy writes are accepted by the real kernel: a
