@@ -58,6 +58,9 @@ type Config struct {
 	// Proxy, when set, programs this node's Service rules from the
 	// Services and EndpointSlices (kube-proxy; nil for simulated nodes).
 	Proxy *proxy.Proxy
+	// ClusterDomain, when set (with Proxy), makes the agent serve cluster
+	// DNS for it on the node's address (clusterdns.go).
+	ClusterDomain string
 	// ServiceRoute, when set, runs once at start to give Service IPs a
 	// route in the node (network.EnsureServiceRoute).
 	ServiceRoute func(ctx context.Context) error
@@ -284,6 +287,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.proxyLoop != nil {
 		a.proxyLoop.Queue.Add(proxyKey) // the first sync takes over the table a previous agent left
 		run(a.proxyLoop.Run)
+		if a.cfg.ClusterDomain != "" && a.nodeIP != "" {
+			run(a.runClusterDNS)
+		}
 	}
 	if a.routeLoop != nil {
 		run(a.routeLoop.Run)

@@ -33,6 +33,10 @@ type Command struct {
 	// containerd runtime; ServiceCIDR is the cluster's Service range.
 	Proxy       bool
 	ServiceCIDR string
+	// ClusterDNS and ClusterDomain go into pods' resolv.conf (the
+	// kubelet's flags); DNS serves the cluster domain on the node.
+	ClusterDNS, ClusterDomain string
+	DNS                       bool
 }
 
 // Register adds the flags.
@@ -57,6 +61,9 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.PodCIDR, "pod-cidr", "", "this node's pod CIDR (default: the one kobune-controller allocates, node IPAM; if none comes within 30 s, a /24 of 10.250.0.0/16 derived from the node name)")
 	fs.DurationVar(&c.LeaseInterval, "lease-interval", 10*time.Second, "how often the node's Lease is renewed")
 	fs.DurationVar(&c.StatusInterval, "status-interval", time.Minute, "how often the node's status is rewritten")
+	fs.StringVar(&c.ClusterDNS, "cluster-dns", "10.96.0.10", "the cluster DNS address pods' resolv.conf names (the kube-dns Service; empty: the node's resolvers)")
+	fs.StringVar(&c.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
+	fs.BoolVar(&c.DNS, "dns", true, "serve cluster DNS on the node's address, port 53, for this node's pods (with --proxy)")
 	fs.BoolVar(&c.Proxy, "proxy", true, "program this node's Service rules in nftables (kube-proxy's job; containerd runtime only)")
 	fs.StringVar(&c.ServiceCIDR, "service-cluster-ip-range", "10.96.0.0/16", "the cluster's Service range (kobune-apiserver's --service-cluster-ip-range), routed on nodes that have no route for it")
 	fs.DurationVar(&c.RuntimeCheckInterval, "runtime-check-interval", 5*time.Second, "how often the container runtime is checked; a runtime that does not answer makes the node NotReady")
@@ -156,6 +163,8 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 	if err != nil {
 		return nil, nil, err
 	}
+	ctrd.DNS = runtime.DNS{ClusterDNS: c.ClusterDNS, Domain: c.ClusterDomain, HostResolvConf: "/etc/resolv.conf"}
+	ctrd.PodDir = filepath.Join(c.StateDir, "pods")
 	ctrd.Observe = func(phase string, d time.Duration) { m.ContainerPhases.WithLabelValues(phase).Observe(d.Seconds()) }
 	ctrd.Node = runtime.HostNode{Name: c.NodeName, IP: c.NodeIP, Netns: fmt.Sprintf("/proc/%d/ns/net", os.Getpid())}
 	if c.LoadImages != "" {
@@ -182,6 +191,9 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 			}
 		}
 		cfg.ServiceRoute = func(ctx context.Context) error { return network.EnsureServiceRoute(ctx, c.ServiceCIDR, nodeIP) }
+		if c.DNS {
+			cfg.ClusterDomain = c.ClusterDomain
+		}
 	}
 	return ctrd, func() { ctrd.Close() }, nil
 }

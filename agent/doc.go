@@ -9,6 +9,6 @@
 // state), server.go (the node API: logs and exec), metrics.go. Subpackages:
 // runtime/ (containerd, and the simulated runtime), network/ (CNI, routes),
 // probe/ (liveness, readiness, startup), node/ (Node and Lease), proxy/
-// (Service rules in nftables: kube-proxy).
+// (Service rules in nftables: kube-proxy), dns/ (cluster DNS).
 // docs/agent.md walks through a pod's start.
 package agent

@@ -242,6 +242,9 @@ func (a serviceAllocation) pickIP(ctx context.Context) (string, error) {
 	r := a.ranges
 	for range 64 {
 		ip := r.ip(1 + rand.Uint32N(r.size-1))
+		if ip == r.ip(DNSServiceOffset) {
+			continue // the kube-dns Service's
+		}
 		if ok, err := a.tryPick(ctx, ipClaim(ip)); err != nil {
 			return "", err
 		} else if ok {
@@ -253,6 +256,9 @@ func (a serviceAllocation) pickIP(ctx context.Context) (string, error) {
 		return "", status.Errorf(codes.Unavailable, "list allocated service IPs: %v", err)
 	}
 	for i := uint32(1); i < r.size; i++ {
+		if i == DNSServiceOffset {
+			continue
+		}
 		ip := r.ip(i)
 		if _, held := taken[ipClaim(ip)]; !held && a.reserve(ipClaim(ip)) {
 			return ip, nil
@@ -404,6 +410,31 @@ func (s *Server) serviceHousekeeping(ctx context.Context) {
 	if err := s.ensureKubernetesService(ctx); err != nil && ctx.Err() == nil {
 		s.cfg.Logf("%v (trying again in %v)", err, s.cfg.ServiceRepairInterval)
 	}
+	if err := s.ensureDNSService(ctx); err != nil && ctx.Err() == nil {
+		s.cfg.Logf("%v (trying again in %v)", err, s.cfg.ServiceRepairInterval)
+	}
+}
+
+// DNSServiceOffset is the kube-dns Service's address in the range: the
+// tenth, 10.96.0.10 by default, as kubeadm gives it.
+const DNSServiceOffset = 9
+
+// ensureDNSService creates kube-system/kube-dns, the cluster DNS Service
+// pods' resolv.conf names. It has no selector: every kobune-agent serves
+// DNS itself and publishes its own address as an endpoint, and
+// internalTrafficPolicy Local sends each pod's questions to its own
+// node's agent (node-local DNS, without a DaemonSet).
+func (s *Server) ensureDNSService(ctx context.Context) error {
+	k, _ := scheme.ByResource("services")
+	local := core.TrafficLocal
+	svc := &core.Service{ObjectMeta: meta.ObjectMeta{Name: "kube-dns", Namespace: "kube-system",
+		Labels: map[string]string{"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}},
+		Spec: core.ServiceSpec{ClusterIP: s.serviceRanges.ip(DNSServiceOffset), InternalTrafficPolicy: &local, Ports: []core.ServicePort{
+			{Name: "dns", Protocol: core.ProtocolUDP, Port: 53}, {Name: "dns-tcp", Protocol: core.ProtocolTCP, Port: 53}}}}
+	if _, err := s.create(ctx, k, svc); err != nil && !isAlreadyExists(err) {
+		return fmt.Errorf("create the kube-dns Service (%s): %w", svc.Spec.ClusterIP, err)
+	}
+	return nil
 }
 
 // ensureKubernetesService creates the kubernetes Service in default with

@@ -78,6 +78,9 @@ func TestServiceAllocation(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			inRange(t, got.Spec.ClusterIP)
+			if got.Spec.ClusterIP == "10.96.0.10" {
+				t.Errorf("%s got kube-dns's address", got.Name)
+			}
 			if len(got.Spec.ClusterIPs) != 1 || got.Spec.ClusterIPs[0] != got.Spec.ClusterIP || len(got.Spec.IPFamilies) != 1 || got.Spec.IPFamilies[0] != "IPv4" {
 				t.Errorf("%s: clusterIPs %v, ipFamilies %v", got.Name, got.Spec.ClusterIPs, got.Spec.IPFamilies)
 			}
@@ -119,9 +122,13 @@ func TestServiceAllocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1 kubernetes + 16 IPs, 16 node ports (each NodePort Service has two ports: 8 × 2).
-	if len(claims) != 1+16+16 {
-		t.Errorf("%d claims stored, want 33: %v", len(claims), claims)
+	// kubernetes and kube-dns + 16 IPs, 16 node ports (each NodePort Service has two ports: 8 × 2).
+	if len(claims) != 2+16+16 {
+		t.Errorf("%d claims stored, want 34: %v", len(claims), claims)
+	}
+	dns, err := svcs.Get(ctx, "kube-system", "kube-dns")
+	if err != nil || dns.Spec.ClusterIP != "10.96.0.10" || len(dns.Spec.Ports) != 2 || *dns.Spec.InternalTrafficPolicy != core.TrafficLocal {
+		t.Errorf("kube-dns Service %+v (%v), want 10.96.0.10, 53/UDP and 53/TCP, internalTrafficPolicy Local", dns, err)
 	}
 }
 

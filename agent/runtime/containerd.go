@@ -65,8 +65,13 @@ type Containerd struct {
 	namespace string
 	network   network.Network
 	// serviceEnv gives a pod its Service link variables (SetServiceEnv).
-	serviceEnv  func(*core.Pod) []core.EnvVar
-	logDir      string
+	serviceEnv func(*core.Pod) []core.EnvVar
+	logDir     string
+	// DNS and PodDir: each pod's resolv.conf is written under PodDir
+	// (<state>/pods/<uid>/) and mounted at /etc/resolv.conf; empty PodDir:
+	// the image's own.
+	DNS         DNS
+	PodDir      string
 	snapshotter string
 	exits       chan string
 	// Observe, when set, receives how long each container is in its

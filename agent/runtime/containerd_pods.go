@@ -212,6 +212,13 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	if c.WorkingDir != "" {
 		opts = append(opts, oci.WithProcessCwd(c.WorkingDir))
 	}
+	if r.PodDir != "" {
+		path, err := writeResolvConf(r.PodDir, pod, r.DNS)
+		if err != nil {
+			return fmt.Errorf("write resolv.conf: %w", err)
+		}
+		opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: "/etc/resolv.conf", Type: "bind", Source: path, Options: []string{"rbind", "rw"}}}))
+	}
 	cgroup := podCgroup(pod) + "/" + id
 	opts = append(opts, oci.WithCgroup(cgroup))
 	opts = append(opts, resourceOpts(c)...)
@@ -473,6 +480,9 @@ func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duratio
 	}
 	if err := r.network.Teardown(ctx, sandboxID(uid)); err != nil {
 		return err
+	}
+	if r.PodDir != "" {
+		_ = os.RemoveAll(filepath.Join(r.PodDir, uid))
 	}
 	// The pod's log files go with it (namespace_name_uid).
 	dirs, _ := filepath.Glob(filepath.Join(r.logDir, "*_"+uid))

@@ -20,6 +20,9 @@ const DefaultTerminationGracePeriodSeconds = 30
 
 // SetDefaultsPodSpec fills the fields Kubernetes defaults in a pod spec.
 func SetDefaultsPodSpec(s *PodSpec) {
+	if s.DNSPolicy == "" {
+		s.DNSPolicy = DNSClusterFirst
+	}
 	if s.EnableServiceLinks == nil {
 		yes := true
 		s.EnableServiceLinks = &yes

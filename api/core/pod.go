@@ -31,14 +31,18 @@ const (
 
 // PodSpec is the desired state of a pod.
 type PodSpec struct {
-	InitContainers                []Container       `json:"initContainers,omitempty"`
-	Containers                    []Container       `json:"containers"`
-	RestartPolicy                 RestartPolicy     `json:"restartPolicy,omitempty"`
-	TerminationGracePeriodSeconds *int64            `json:"terminationGracePeriodSeconds,omitempty"`
-	ActiveDeadlineSeconds         *int64            `json:"activeDeadlineSeconds,omitempty"`
-	DNSPolicy                     string            `json:"dnsPolicy,omitempty" kobune:"unsupported"` // no cluster DNS yet
-	NodeSelector                  map[string]string `json:"nodeSelector,omitempty"`
-	ServiceAccountName            string            `json:"serviceAccountName,omitempty"`
+	InitContainers                []Container   `json:"initContainers,omitempty"`
+	Containers                    []Container   `json:"containers"`
+	RestartPolicy                 RestartPolicy `json:"restartPolicy,omitempty"`
+	TerminationGracePeriodSeconds *int64        `json:"terminationGracePeriodSeconds,omitempty"`
+	ActiveDeadlineSeconds         *int64        `json:"activeDeadlineSeconds,omitempty"`
+	// DNSPolicy says what the pod's /etc/resolv.conf names: the cluster
+	// DNS (ClusterFirst, the default; ClusterFirstWithHostNet for a
+	// hostNetwork pod), the node's (Default), or only DNSConfig (None).
+	DNSPolicy          string            `json:"dnsPolicy,omitempty"`
+	DNSConfig          *PodDNSConfig     `json:"dnsConfig,omitempty"`
+	NodeSelector       map[string]string `json:"nodeSelector,omitempty"`
+	ServiceAccountName string            `json:"serviceAccountName,omitempty"`
 	// EnableServiceLinks: the pod's containers get the Services of its
 	// namespace as environment variables (<NAME>_SERVICE_HOST ...; true by
 	// default). The kubernetes Service's are always set.
@@ -293,3 +297,24 @@ type ContainerStateTerminated struct {
 	FinishedAt  meta.Time `json:"finishedAt,omitzero"`
 	ContainerID string    `json:"containerID,omitempty"`
 }
+
+// PodDNSConfig adds to (or, with dnsPolicy None, makes) the pod's resolv.conf.
+type PodDNSConfig struct {
+	Nameservers []string             `json:"nameservers,omitempty"`
+	Searches    []string             `json:"searches,omitempty"`
+	Options     []PodDNSConfigOption `json:"options,omitempty"`
+}
+
+// PodDNSConfigOption is one resolv.conf option ("ndots", "2").
+type PodDNSConfigOption struct {
+	Name  string  `json:"name,omitempty"`
+	Value *string `json:"value,omitempty"`
+}
+
+// DNS policies.
+const (
+	DNSClusterFirst            = "ClusterFirst"
+	DNSClusterFirstWithHostNet = "ClusterFirstWithHostNet"
+	DNSDefault                 = "Default"
+	DNSNone                    = "None"
+)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"strings"
 
 	"github.com/kobune/kobune/api/resource"
 	v "github.com/kobune/kobune/api/validation"
@@ -48,6 +49,7 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 	if s.DNSPolicy != "" && !in(s.DNSPolicy, dnsPolicies) {
 		errs = append(errs, v.NewNotSupported(p.Child("dnsPolicy"), s.DNSPolicy, dnsPolicies))
 	}
+	errs = append(errs, validateDNSConfig(s, p)...)
 	if s.TerminationGracePeriodSeconds != nil {
 		errs = append(errs, v.ValidateNonnegative(*s.TerminationGracePeriodSeconds, p.Child("terminationGracePeriodSeconds"))...)
 	}
@@ -458,4 +460,40 @@ func in(s string, list []string) bool {
 		}
 	}
 	return false
+}
+
+// validateDNSConfig checks dnsConfig as Kubernetes does: at most 3
+// nameservers (IP addresses), 32 search domains, and with dnsPolicy None
+// at least one nameserver.
+func validateDNSConfig(s *PodSpec, p *v.Path) v.ErrorList {
+	var errs v.ErrorList
+	c := s.DNSConfig
+	if s.DNSPolicy == DNSNone && (c == nil || len(c.Nameservers) == 0) {
+		errs = append(errs, v.NewRequired(p.Child("dnsConfig", "nameservers"), "must provide at least one DNS nameserver when dnsPolicy is None"))
+	}
+	if c == nil {
+		return errs
+	}
+	if len(c.Nameservers) > 3 {
+		errs = append(errs, v.NewInvalid(p.Child("dnsConfig", "nameservers"), c.Nameservers, "must not have more than 3 nameservers"))
+	}
+	for i, ns := range c.Nameservers {
+		if net.ParseIP(ns) == nil {
+			errs = append(errs, v.NewInvalid(p.Child("dnsConfig", "nameservers").Index(i), ns, "must be a valid IP address"))
+		}
+	}
+	if len(c.Searches) > 32 {
+		errs = append(errs, v.NewInvalid(p.Child("dnsConfig", "searches"), c.Searches, "must not have more than 32 search paths"))
+	}
+	for i, d := range c.Searches {
+		if msg := v.IsDNS1123Subdomain(strings.TrimSuffix(d, ".")); msg != "" {
+			errs = append(errs, v.NewInvalid(p.Child("dnsConfig", "searches").Index(i), d, msg))
+		}
+	}
+	for i, o := range c.Options {
+		if o.Name == "" {
+			errs = append(errs, v.NewRequired(p.Child("dnsConfig", "options").Index(i).Child("name"), ""))
+		}
+	}
+	return errs
 }

@@ -121,6 +121,27 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 	answers("from a pod on node-1", fromPod, clusterURL)
 	answers("NodePort of node-1, from node-2", fromNode(nodes[1]), fmt.Sprintf("http://%s:%d/", nodes[0].nodeIP, web.Spec.Ports[0].NodePort))
 
+	// Cluster DNS: the pod's resolv.conf names the kube-dns Service, which
+	// its node's agent answers; short names resolve through the search path.
+	var out2, errOut2 bytes.Buffer
+	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "client", "--", "cat", "/etc/resolv.conf"}, strings.NewReader(""), &out2, &errOut2)
+	if want := "search default.svc.cluster.local svc.cluster.local cluster.local"; !strings.Contains(out2.String(), want) ||
+		!strings.Contains(out2.String(), "nameserver 10.96.0.10") || !strings.Contains(out2.String(), "ndots:5") {
+		t.Errorf("the pod's resolv.conf:\n%s%s", out2.String(), errOut2.String())
+	}
+	var looked string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var o, e bytes.Buffer
+		ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "client", "--", "timeout", "3", "nslookup", "web.default.svc.cluster.local"}, strings.NewReader(""), &o, &e)
+		if looked = o.String() + e.String(); strings.Contains(o.String(), web.Spec.ClusterIP) {
+			break
+		}
+	}
+	if !strings.Contains(looked, web.Spec.ClusterIP) {
+		t.Errorf("nslookup web.default.svc.cluster.local from the pod: %q, want %s", looked, web.Spec.ClusterIP)
+	}
+	answers("by its short name, from a pod", fromPod, "http://web/")
+
 	// No endpoints: refused at once, not a timeout.
 	start := time.Now()
 	out, err := fromNode(nodes[0])(fmt.Sprintf("http://%s:80/", none.Spec.ClusterIP))
