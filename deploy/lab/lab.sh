@@ -188,19 +188,28 @@ up() {
   step "Deploying the example (deploy/examples/lab-pods.yaml)"
   "$BIN/kobectl" apply -f "$REPO/deploy/examples/lab-pods.yaml" | sed 's/^/    /'
   for _ in $(seq 150); do
-    [ "$("$BIN/kobectl" get pods -n lab 2>/dev/null | grep -c Running)" -ge 2 ] && break
+    [ "$("$BIN/kobectl" get pods -n lab -l app=hello 2>/dev/null | grep -c Running)" -ge 2 ] && break
     sleep 0.2
   done
   "$BIN/kobectl" get pods -n lab -o wide | sed 's/^/    /'
   step "Asking each pod from inside node-1's namespace"
   local ip
-  for ip in $("$BIN/kobectl" get pods -n lab -o json | sed -n 's/.*"podIP": "\([0-9.]*\)".*/\1/p'); do
+  for ip in $("$BIN/kobectl" get pods -n lab -l app=hello -o json | sed -n 's/.*"podIP": "\([0-9.]*\)".*/\1/p'); do
     say "GET http://$ip:8080/ -> $(ip netns exec "$(node_ns node-1)" timeout 3 busybox wget -q -O - "http://$ip:8080/" 2>&1 || echo unreachable)"
   done
   step "Deploying a Deployment (deploy/examples/web.yaml) and waiting for its rollout"
   "$BIN/kobectl" apply -f "$REPO/deploy/examples/web.yaml" | sed 's/^/    /'
   "$BIN/kobectl" rollout status deployment/web -n demo --timeout 90s | sed 's/^/    /'
   "$BIN/kobectl" get pods -n demo -o wide | sed 's/^/    /'
+  "$BIN/kobectl" get svc -n demo | sed 's/^/    /'
+  "$BIN/kobectl" get endpointslices -n demo | sed 's/^/    /'
+  step "Reaching the web Service by its DNS name from a pod on node-2 (cluster DNS, then the node's nftables rules)"
+  local answer=""
+  for _ in $(seq 100); do
+    answer=$("$BIN/kobectl" exec -n lab client -- timeout 3 wget -q -O - http://web.demo.svc.cluster.local/ 2>&1) && break
+    sleep 0.3
+  done
+  say "GET http://web.demo.svc.cluster.local/ -> ${answer:-no answer}"
   cat <<TXT
 
 The lab is up. Try:
@@ -208,6 +217,8 @@ The lab is up. Try:
     bin/kobectl get pods -A -o wide
     bin/kobectl describe pod hello-1 -n lab
     sudo ip netns exec $(node_ns node-1) busybox wget -q -O - http://POD_IP:8080/
+    bin/kobectl exec -n lab client -- wget -q -O - http://web.demo.svc.cluster.local/
+    sudo ip netns exec $(node_ns node-1) nft list table ip kobune-proxy   # the Service rules
     deploy/lab/lab.sh status | kill-agent node-2 | partition node-2 | heal node-2 | stop-control-plane
     make lab-down        # removes everything the lab made
     bin/kobectl apply -f deploy/examples/pod-scheduled.yaml   # a pod the scheduler places

@@ -48,7 +48,8 @@ func TestLabUpAndDown(t *testing.T) {
 		_ = cmd.Run()
 	})
 	out := run("up", "--nodes", "2")
-	for _, want := range []string{"The lab is up", "-> labapp 1.0 on hello-1", "-> labapp 2.0 on hello-2", `deployment "web" successfully rolled out`} {
+	for _, want := range []string{"The lab is up", "-> labapp 1.0 on hello-1", "-> labapp 2.0 on hello-2", `deployment "web" successfully rolled out`,
+		"GET http://web.demo.svc.cluster.local/ -> labapp 1.0 on web-"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab.sh up output lacks %q:\n%s", want, out)
 		}
