@@ -19,8 +19,9 @@ import (
 // TestServiceTrafficOnTheNodes: a Service's cluster IP answers from either
 // of its two pods (one per node) — asked from a node, and from a pod on
 // node-1 (whose own node's endpoint is reached through the masquerade) —
-// its NodePort answers on the other node's address, and a Service without
-// endpoints refuses at once. All traffic stays inside the test's
+// its NodePort answers on the other node's address, a pod reaches itself
+// through its own Service (hairpin), cluster DNS answers the pod, and a
+// Service without endpoints refuses at once. All traffic stays inside the test's
 // namespaces.
 func TestServiceTrafficOnTheNodes(t *testing.T) {
 	requireRoot(t)
@@ -42,8 +43,11 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 				Ports: []core.ContainerPort{{Name: "http", ContainerPort: 8080}}, ReadinessProbe: httpProbe("/readyz")}}}}
 	}
 	for _, p := range []*core.Pod{labapp("web-a", "node-1"), labapp("web-b", "node-2"),
-		{ObjectMeta: meta.ObjectMeta{Name: "client", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
-			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever, Command: []string{"sleep", "3600"}}}}},
+		// The client also serves (busybox httpd), behind a Service of its
+		// own: it reaches itself through it (hairpin).
+		{ObjectMeta: meta.ObjectMeta{Name: "client", Namespace: "default", Labels: map[string]string{"app": "client"}}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
+				Command: []string{"sh", "-c", "mkdir -p /tmp/www && echo hairpin-ok > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www"}}}}},
 	} {
 		if _, err := pods.Create(ctx, p); err != nil {
 			t.Fatal(err)
@@ -53,6 +57,11 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 	web, err := svcs.Create(ctx, &core.Service{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default"},
 		Spec: core.ServiceSpec{Type: core.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
 			Ports: []core.ServicePort{{Name: "http", Port: 80, TargetPort: meta.FromString("http")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := svcs.Create(ctx, &core.Service{ObjectMeta: meta.ObjectMeta{Name: "self", Namespace: "default"},
+		Spec: core.ServiceSpec{Selector: map[string]string{"app": "client"}, Ports: []core.ServicePort{{Port: 80, TargetPort: meta.FromInt(8080)}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +150,17 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 		t.Errorf("nslookup web.default.svc.cluster.local from the pod: %q, want %s", looked, web.Spec.ClusterIP)
 	}
 	answers("by its short name, from a pod", fromPod, "http://web/")
+
+	// Hairpin: the client pod through its own Service, to itself.
+	var hp string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if hp, err = fromPod(fmt.Sprintf("http://%s:80/", self.Spec.ClusterIP)); strings.Contains(hp, "hairpin-ok") {
+			break
+		}
+	}
+	if !strings.Contains(hp, "hairpin-ok") {
+		t.Errorf("a pod through its own Service: %q (%v)", hp, err)
+	}
 
 	// No endpoints: refused at once, not a timeout.
 	start := time.Now()
