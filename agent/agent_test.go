@@ -31,6 +31,12 @@ func startAgent(t *testing.T, ctx context.Context, s *testserver.Server, rt runt
 		Addresses:      []core.NodeAddress{{Type: "InternalIP", Address: "192.0.2.10"}},
 		PodCIDR:        "10.244.1.0/24",
 	}
+	return runAgent(t, ctx, cfg, s, rt)
+}
+
+// runAgent runs an agent until the returned stop is called.
+func runAgent(t *testing.T, ctx context.Context, cfg agent.Config, s *testserver.Server, rt runtime.Runtime) (stop func()) {
+	t.Helper()
 	actx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- agent.New(cfg, s.Client, rt).Run(actx) }()
@@ -193,10 +199,7 @@ func TestAgentMetrics(t *testing.T) {
 	m := agent.NewMetrics()
 	cfg := agent.Config{LeaseInterval: time.Second, DisableProbes: true, Metrics: m, Logf: t.Logf}
 	cfg.Node = node.Config{Name: "node-1", Capacity: mustResources(t, "cpu=1,memory=1Gi,pods=10"), PodCIDR: "10.244.9.0/24"}
-	actx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- agent.New(cfg, s.Client, rt).Run(actx) }()
-	defer func() { stop(); <-done }()
+	defer runAgent(t, ctx, cfg, s, rt)()
 	pods := client.For[*core.Pod](s.Client)
 	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default"},
 		Spec: core.PodSpec{NodeName: "node-1", Containers: []core.Container{{Name: "c", Image: "i"}}}}); err != nil {

@@ -43,10 +43,7 @@ func TestRuntimeDownMakesTheNodeNotReady(t *testing.T) {
 	rt := &stoppableRuntime{Runtime: fake}
 	cfg := agent.Config{LeaseInterval: 200 * time.Millisecond, RuntimeCheckInterval: 100 * time.Millisecond, DisableProbes: true, Logf: t.Logf}
 	cfg.Node = node.Config{Name: "node-h", Capacity: mustResources(t, "cpu=2,memory=2Gi,pods=10"), PodCIDR: "10.244.7.0/24"}
-	actx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- agent.New(cfg, s.Client, rt).Run(actx) }()
-	defer func() { stop(); <-done }()
+	defer runAgent(t, ctx, cfg, s, rt)()
 
 	nodes := client.For[*core.Node](s.Client)
 	ready := func(want meta.ConditionStatus) *core.NodeCondition {

@@ -71,7 +71,7 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"web-a", "web-b", "client"} {
-		waitForPod(t, ctx, pods, name, 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning && controllerReady(p) })
+		waitForPod(t, ctx, pods, name, 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning && core.PodIsReady(p) })
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		ss, _, _ := client.For[*discovery.EndpointSlice](srv.Client).List(ctx, "default", client.ListOptions{LabelSelector: discovery.LabelServiceName + "=web"})
@@ -169,6 +169,3 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 		t.Errorf("a Service without endpoints: %q (%v) after %v; want connection refused at once", out, err, time.Since(start).Round(time.Millisecond))
 	}
 }
-
-// controllerReady reports whether the pod's Ready condition is True.
-func controllerReady(p *core.Pod) bool { return core.PodIsReady(p) }
