@@ -41,13 +41,17 @@ type OwnedBy[T meta.Object] struct {
 	// Adopters, when set, are the keys of the owners that might adopt an
 	// orphan (one without a controller): they look at it on add and update.
 	Adopters func(orphan T) []string
+	// Writes, when set, observe every event first (the owner's writes to
+	// these objects settle before the owner is enqueued).
+	Writes *Writes
 }
 
 // Handler is the informer handler.
 func (o OwnedBy[T]) Handler() client.Handler[T] {
 	return client.Handler[T]{
-		OnAdd: func(obj T) { o.changed(obj, true, false) },
+		OnAdd: func(obj T) { o.observe(obj, false); o.changed(obj, true, false) },
 		OnUpdate: func(old, obj T) {
+			o.observe(obj, false)
 			// An object that starts terminating counts as deleted for the
 			// expectations (its replacement may be made now).
 			o.changed(obj, false, old.GetObjectMeta().DeletionTimestamp == nil && obj.GetObjectMeta().DeletionTimestamp != nil)
@@ -56,6 +60,7 @@ func (o OwnedBy[T]) Handler() client.Handler[T] {
 			}
 		},
 		OnDelete: func(obj T) {
+			o.observe(obj, true)
 			if meta.ControllerOf(obj) == nil {
 				return // no owner cares about an orphan's deletion
 			}
@@ -64,12 +69,19 @@ func (o OwnedBy[T]) Handler() client.Handler[T] {
 	}
 }
 
+func (o OwnedBy[T]) observe(obj T, deleted bool) {
+	if o.Writes != nil {
+		o.Writes.Observed(obj, deleted)
+	}
+}
+
 // Enqueue enqueues obj's controller owner (or its adopters) as for an
 // update that changed nothing else.
 func (o OwnedBy[T]) Enqueue(obj T) { o.changed(obj, false, false) }
 
-// OwnersIn finds owners in an informer's cache, for OwnedBy.Owner.
-func OwnersIn[O meta.Object](inf *client.Informer[O]) func(namespace, name string) (meta.Object, bool) {
+// CachedIn looks objects up in an informer's cache (for OwnedBy.Owner
+// and NewWrites).
+func CachedIn[O meta.Object](inf *client.Informer[O]) func(namespace, name string) (meta.Object, bool) {
 	return func(namespace, name string) (meta.Object, bool) { return inf.Get(namespace, name) }
 }
 

@@ -52,7 +52,7 @@ func TestOwnedByEnqueuesTheControllerOwner(t *testing.T) {
 	inf.ReplicaSets.Seed(web, db)
 	q := client.NewQueue(nil)
 	exp := controller.NewExpectations()
-	h := controller.OwnedBy[*core.Pod]{Kind: "ReplicaSet", Queue: q, Owner: controller.OwnersIn(inf.ReplicaSets), Expectations: exp,
+	h := controller.OwnedBy[*core.Pod]{Kind: "ReplicaSet", Queue: q, Owner: controller.CachedIn(inf.ReplicaSets), Expectations: exp,
 		Adopters: controller.SelectedBy[*apps.ReplicaSet, *core.Pod](inf.ReplicaSets, func(rs *apps.ReplicaSet) *meta.LabelSelector { return rs.Spec.Selector })}.Handler()
 
 	exp.Expect("default/web", 1, 1)

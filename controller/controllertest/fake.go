@@ -28,7 +28,7 @@ type Action struct {
 	Resource  string
 	Namespace string
 	Name      string
-	Object    []byte // as written (create, update), with the name the server chose
+	Object    []byte // as written (create, update), with the name and resourceVersion the server chose
 	// PropagationPolicy and GracePeriodSeconds of a delete.
 	PropagationPolicy string
 	GracePeriod       *int64
@@ -44,6 +44,10 @@ type API struct {
 	seq     int
 	// Fail, when set, answers writes of that verb with the error.
 	Fail map[string]error
+	// OnWrite, when set, runs after each recorded write, before it
+	// returns: a test makes something happen in the middle of a pass
+	// (an informer event landing, say).
+	OnWrite func(Action)
 	// objects answer Get: "resource/namespace/name" → JSON (Put).
 	objects map[string][]byte
 }
@@ -131,11 +135,16 @@ func Decode[T any](a Action) T {
 
 func (f *API) record(a Action) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if err := f.Fail[a.Verb]; err != nil {
+		f.mu.Unlock()
 		return err
 	}
 	f.actions = append(f.actions, a)
+	hook := f.OnWrite
+	f.mu.Unlock()
+	if hook != nil {
+		hook(a)
+	}
 	return nil
 }
 
@@ -180,10 +189,16 @@ func (f *API) update(verb string, in *apipb.UpdateRequest) (*apipb.ObjectRespons
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	m := o.GetObjectMeta()
-	if err := f.record(Action{Verb: verb, Resource: in.Resource, Namespace: m.Namespace, Name: m.Name, Object: in.Object}); err != nil {
+	// A write moves the resourceVersion, as the server's does.
+	f.mu.Lock()
+	f.seq++
+	m.ResourceVersion = fmt.Sprint(f.seq)
+	f.mu.Unlock()
+	b, _ := json.Marshal(o)
+	if err := f.record(Action{Verb: verb, Resource: in.Resource, Namespace: m.Namespace, Name: m.Name, Object: b}); err != nil {
 		return nil, err
 	}
-	return &apipb.ObjectResponse{Object: in.Object}, nil
+	return &apipb.ObjectResponse{Object: b}, nil
 }
 
 // Update implements apipb.ResourceAPIClient.

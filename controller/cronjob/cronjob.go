@@ -60,7 +60,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	cc.Loop = reconcile.NewLoop(Name, cc, 3)
 	enqueue := func(cj *batch.CronJob) { cc.Loop.Queue.Add(meta.Key(cj)) }
 	inf.CronJobs.AddHandler(client.Handler[*batch.CronJob]{OnAdd: enqueue, OnUpdate: func(_, cj *batch.CronJob) { enqueue(cj) }})
-	inf.Jobs.AddHandler(controller.OwnedBy[*batch.Job]{Kind: "CronJob", Queue: cc.Loop.Queue, Owner: controller.OwnersIn(inf.CronJobs)}.Handler())
+	inf.Jobs.AddHandler(controller.OwnedBy[*batch.Job]{Kind: "CronJob", Queue: cc.Loop.Queue, Owner: controller.CachedIn(inf.CronJobs)}.Handler())
 	return cc
 }
 

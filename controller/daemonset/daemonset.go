@@ -64,7 +64,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 				all()
 			}
 		}, OnDelete: func(*core.Node) { all() }})
-	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "DaemonSet", Queue: dc.Loop.Queue, Owner: controller.OwnersIn(inf.DaemonSets),
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "DaemonSet", Queue: dc.Loop.Queue, Owner: controller.CachedIn(inf.DaemonSets),
 		Expectations: dc.exp}.Handler())
 	return dc
 }
@@ -94,6 +94,7 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	if !ok || ds.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
+	satisfied := dc.exp.Satisfied(key) // before the pods are read (see the ReplicaSet controller)
 	hash := controller.TemplateHash(&ds.Spec.Template)
 	proto := dc.podTemplate(ds, hash)
 	byNode := map[string][]*core.Pod{}
@@ -147,7 +148,7 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 		}
 	}
 	var requeue time.Duration
-	if dc.exp.Satisfied(key) {
+	if satisfied {
 		remove = append(remove, dc.rollingVictims(ds, byNode, eligible, hash)...)
 		dc.exp.Expect(key, len(create), len(remove))
 		for i, node := range create {

@@ -38,18 +38,21 @@ type Controller struct {
 	rss      *client.Informer[*apps.ReplicaSet]
 	pods     *client.Informer[*core.Pod]
 	recorder *client.AsyncRecorder
-	now      func() time.Time
+	// writes fence each pass from the ReplicaSets the last one wrote
+	// and the cache does not show yet.
+	writes *controller.Writes
+	now    func() time.Time
 	// Loop is the controller's queue and workers.
 	Loop *reconcile.Loop
 }
 
 // New returns the controller and registers its handlers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
-	dc := &Controller{client: c, deploys: inf.Deployments, rss: inf.ReplicaSets, pods: inf.Pods, recorder: recorder, now: time.Now}
+	dc := &Controller{client: c, deploys: inf.Deployments, rss: inf.ReplicaSets, pods: inf.Pods, recorder: recorder, writes: controller.NewWrites(controller.CachedIn(inf.ReplicaSets)), now: time.Now}
 	dc.Loop = reconcile.NewLoop(Name, dc, 5)
 	enqueue := func(d *apps.Deployment) { dc.Loop.Queue.Add(meta.Key(d)) }
 	inf.Deployments.AddHandler(client.Handler[*apps.Deployment]{OnAdd: enqueue, OnUpdate: func(_, d *apps.Deployment) { enqueue(d) }, OnDelete: enqueue})
-	owned := controller.OwnedBy[*apps.ReplicaSet]{Kind: "Deployment", Queue: dc.Loop.Queue, Owner: controller.OwnersIn(inf.Deployments),
+	owned := controller.OwnedBy[*apps.ReplicaSet]{Kind: "Deployment", Queue: dc.Loop.Queue, Owner: controller.CachedIn(inf.Deployments), Writes: dc.writes,
 		Adopters: controller.SelectedBy[*apps.Deployment, *apps.ReplicaSet](inf.Deployments, func(d *apps.Deployment) *meta.LabelSelector { return d.Spec.Selector })}
 	inf.ReplicaSets.AddHandler(owned.Handler())
 	// Recreate waits for old pods to be gone: their deletion matters.
@@ -68,6 +71,12 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	d, ok := dc.deploys.GetByKey(key)
 	if !ok || d.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil // the garbage collector removes what it owned
+	}
+	if dc.writes.Pending(key) {
+		// The cache does not show this Deployment's last ReplicaSet
+		// writes yet: counting from it could surge too far. Their
+		// events requeue the Deployment (the timer is a safety net).
+		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	sel, err := selector.FromLabelSelector(d.Spec.Selector)
 	if err != nil || sel.Empty() {

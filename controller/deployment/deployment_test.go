@@ -218,3 +218,52 @@ func TestStaleStatusNeverScalesAnOldReplicaSetUp(t *testing.T) {
 		}
 	}
 }
+
+// TestPassWaitsForItsOwnWrites: a pass creates the new ReplicaSet and
+// scales it up; the template changes again before the ReplicaSet cache
+// shows those writes. The next pass must not count from that cache (it
+// would not see the ReplicaSet it made, and would surge past maxSurge
+// with a third one); it waits until the writes are observed.
+func TestPassWaitsForItsOwnWrites(t *testing.T) {
+	surge := func(d *apps.Deployment) {
+		two, one := meta.FromInt(2), meta.FromInt(1)
+		d.Spec.Strategy.RollingUpdate = &apps.RollingUpdateDeployment{MaxSurge: &two, MaxUnavailable: &one}
+	}
+	d := deploy(6, "labapp:2.0", surge)
+	old := ownedRS(d, "labapp:1.0", "1", 6, 6, time.Hour)
+	dc, api := fixture(d, old)
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	first := scaledTo(api)
+	v2 := "web-" + TemplateHash(&d.Spec.Template, 0)
+	if first[v2] != 2 || first[old.Name] != 5 {
+		t.Fatalf("first pass scaled %v, want %s to 2 and %s to 5", first, v2, old.Name)
+	}
+	written := api.Actions()
+	api.Reset()
+	d3 := deploy(6, "labapp:3.0", surge)
+	d3.Generation = 2
+	dc.deploys.Seed(d3)
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	if a := api.Actions(); len(a) != 0 {
+		t.Fatalf("a pass before the cache showed the last writes wrote %d objects (first %s %s)", len(a), a[0].Verb, a[0].Name)
+	}
+	// The watch catches up.
+	for _, a := range written {
+		if a.Resource == "replicasets" {
+			rs := controllertest.Decode[apps.ReplicaSet](a)
+			dc.rss.Seed(&rs)
+			dc.writes.Observed(&rs, false)
+		}
+	}
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	v3 := "web-" + TemplateHash(&d3.Spec.Template, 0)
+	if got := scaledTo(api); got[v3] != 1 {
+		t.Errorf("with %s at 2 and %s at 5, %s was scaled to %d, want 1 (8 = replicas + maxSurge)", v2, old.Name, v3, got[v3])
+	}
+}

@@ -117,6 +117,7 @@ func (r *rollout) ensureNew(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("update revision of %s: %w", r.newRS.Name, err)
 		}
+		r.dc.writes.Wrote(meta.Key(r.d), rs)
 		r.replace(rs)
 	}
 	if r.d.Annotations[apps.RevisionAnnotation] != r.newRS.Annotations[apps.RevisionAnnotation] {
@@ -171,6 +172,7 @@ func (r *rollout) createNew(ctx context.Context, revision string) (*apps.Replica
 	}
 	created, err := client.For[*apps.ReplicaSet](r.dc.client).Create(ctx, rs)
 	if err == nil {
+		r.dc.writes.Wrote(meta.Key(d), created)
 		return created, nil
 	}
 	if !client.IsAlreadyExists(err) {
@@ -230,6 +232,7 @@ func (r *rollout) scale(ctx context.Context, rs *apps.ReplicaSet, to int32) erro
 	if err != nil {
 		return fmt.Errorf("scale %s to %d: %w", rs.Name, to, err)
 	}
+	r.dc.writes.Wrote(meta.Key(r.d), scaled)
 	r.replace(scaled)
 	if from != to {
 		dir := "up"

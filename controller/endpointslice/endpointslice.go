@@ -70,7 +70,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 			}
 		}})
 	inf.EndpointSlices.AddHandler(controller.OwnedBy[*discovery.EndpointSlice]{Kind: "Service", Queue: ec.Loop.Queue,
-		Owner: controller.OwnersIn(inf.Services), Expectations: ec.exp}.Handler())
+		Owner: controller.CachedIn(inf.Services), Expectations: ec.exp}.Handler())
 	inf.Endpoints.AddHandler(client.Handler[*core.Endpoints]{
 		OnUpdate: func(_, e *core.Endpoints) { ec.Loop.Queue.Add(meta.Key(e)) },
 		OnDelete: func(e *core.Endpoints) { ec.Loop.Queue.Add(meta.Key(e)) }})

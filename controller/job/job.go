@@ -80,7 +80,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	enqueue := func(j *batch.Job) { jc.Loop.Queue.Add(meta.Key(j)) }
 	inf.Jobs.AddHandler(client.Handler[*batch.Job]{OnAdd: enqueue, OnUpdate: func(_, j *batch.Job) { enqueue(j) },
 		OnDelete: func(j *batch.Job) { jc.exp.Delete(meta.Key(j)) }})
-	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "Job", Queue: jc.Loop.Queue, Owner: controller.OwnersIn(inf.Jobs),
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "Job", Queue: jc.Loop.Queue, Owner: controller.CachedIn(inf.Jobs),
 		Expectations: jc.exp}.Handler())
 	return jc
 }
@@ -95,6 +95,7 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	if finished(j) {
 		return jc.cleanupFinished(ctx, j, now)
 	}
+	satisfied := jc.exp.Satisfied(key) // before the pods are read (see the ReplicaSet controller)
 	var active, succeeded, failed []*core.Pod
 	restarts := int32(0)
 	for _, p := range jc.pods.ByIndex(controller.IndexByOwner, j.UID) {
@@ -154,7 +155,7 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	default:
 		st.Conditions = removeCondition(st.Conditions, ConditionSuspended)
 		var err error
-		if requeue, err = jc.manage(ctx, j, st, active, failed, doneIndexes, now); err != nil {
+		if requeue, err = jc.manage(ctx, j, st, active, failed, doneIndexes, now, satisfied); err != nil {
 			return reconcile.Result{}, err
 		}
 		if d := j.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil {
@@ -199,9 +200,9 @@ func complete(j *batch.Job, st batch.JobStatus) bool {
 // manage creates pods up to parallelism (and the completions still
 // needed), after the back-off that follows failures; it returns when to
 // look again if it is waiting out a back-off.
-func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStatus, active, failed []*core.Pod, doneIndexes map[int]bool, now time.Time) (time.Duration, error) {
+func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStatus, active, failed []*core.Pod, doneIndexes map[int]bool, now time.Time, satisfied bool) (time.Duration, error) {
 	key := meta.Key(j)
-	if !jc.exp.Satisfied(key) {
+	if !satisfied {
 		return 0, nil
 	}
 	want := int32(1)

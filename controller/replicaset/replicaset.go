@@ -50,7 +50,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 		OnUpdate: func(_, rs *apps.ReplicaSet) { enqueue(rs) },
 		OnDelete: func(rs *apps.ReplicaSet) { rc.exp.Delete(meta.Key(rs)); enqueue(rs) },
 	})
-	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "ReplicaSet", Queue: rc.Loop.Queue, Owner: controller.OwnersIn(inf.ReplicaSets),
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "ReplicaSet", Queue: rc.Loop.Queue, Owner: controller.CachedIn(inf.ReplicaSets),
 		Expectations: rc.exp, Adopters: controller.SelectedBy[*apps.ReplicaSet, *core.Pod](inf.ReplicaSets, selectorOf)}.Handler())
 	return rc
 }
@@ -68,6 +68,11 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	if err != nil {
 		return reconcile.Result{}, reconcile.Terminal(fmt.Errorf("selector: %w", err))
 	}
+	// Expectations first, then the pods: read the other way round, the
+	// last awaited create can land between the two, and a cache read
+	// before it would miss that pod and make it again.
+	// (Kubernetes' syncReplicaSet keeps the same order.)
+	satisfied := rc.exp.Satisfied(key)
 	pods, err := rc.claimPods(ctx, rs, sel)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -80,7 +85,7 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	}
 	var manageErr error
 	observed := rs.Status.ObservedGeneration
-	if rc.exp.Satisfied(key) && rs.DeletionTimestamp == nil {
+	if satisfied && rs.DeletionTimestamp == nil {
 		var deleted map[string]bool
 		deleted, manageErr = rc.manageReplicas(ctx, rs, active)
 		// The status counts what remains: pods just deleted are going

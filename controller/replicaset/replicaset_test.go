@@ -93,6 +93,32 @@ func TestScaleUpCreatesOwnedPodsOnce(t *testing.T) {
 	}
 }
 
+// TestCreateLandingMidPassIsNotMadeAgain: the last awaited create shows
+// up in the cache while a pass is reading its pods (here: while it adopts
+// an orphan). The pass must judge by the expectations as they were before
+// it read the pods, or it misses that pod and creates it a second time
+// (the pod count then briefly exceeded replicas + maxSurge in
+// TestRolloutsInQuickSuccession).
+func TestCreateLandingMidPassIsNotMadeAgain(t *testing.T) {
+	rc, api := fixture(t, rs(4), pod("web-a", true, time.Hour), pod("web-b", true, time.Hour), pod("orphan", false, time.Hour))
+	rc.exp.Expect("default/web", 1, 0) // web-c was created by the last pass and is not in the cache yet
+	api.OnWrite = func(a controllertest.Action) {
+		if a.Verb == "update" && a.Name == "orphan" {
+			rc.pods.Seed(pod("web-c", true, 0)) // its ADDED event lands now
+			rc.exp.Observed("default/web", true)
+		}
+	}
+	if _, err := rc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.Filter("update", "pods")) != 1 {
+		t.Fatalf("the orphan was not adopted: %v", api.Actions())
+	}
+	if n := len(api.Filter("create", "pods")); n != 0 {
+		t.Errorf("%d pods created: web-a, web-b, web-c and the adopted orphan already make the 4 replicas", n)
+	}
+}
+
 func TestScaleDownDeletesTheLeastValuablePods(t *testing.T) {
 	pods := []*core.Pod{
 		pod("old-ready", true, 3*time.Hour, ready(3*time.Hour)),

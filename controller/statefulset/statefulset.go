@@ -55,7 +55,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	sc.Loop = reconcile.NewLoop(Name, sc, 3)
 	enqueue := func(s *apps.StatefulSet) { sc.Loop.Queue.Add(meta.Key(s)) }
 	inf.StatefulSets.AddHandler(client.Handler[*apps.StatefulSet]{OnAdd: enqueue, OnUpdate: func(_, s *apps.StatefulSet) { enqueue(s) }})
-	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "StatefulSet", Queue: sc.Loop.Queue, Owner: controller.OwnersIn(inf.StatefulSets)}.Handler())
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "StatefulSet", Queue: sc.Loop.Queue, Owner: controller.CachedIn(inf.StatefulSets)}.Handler())
 	return sc
 }
 
