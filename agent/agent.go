@@ -127,6 +127,8 @@ type Agent struct {
 	// health is why the node is not ready ("" when it is): the runtime's
 	// answer at the last check (health.go).
 	health health
+	// hooks run the containers' postStart and preStop (hooks.go).
+	hooks hooks
 }
 
 // event records an event about a pod or the node, in the background.
@@ -151,6 +153,8 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	cfg.setDefaults()
 	a := &Agent{cfg: cfg, client: c, runtime: rt, running: map[string]string{}, streamer: asStreamer(rt),
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
+	a.hooks.since = time.Now()
+	a.hooks.execer, _ = rt.(probe.Execer)
 	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	a.cleaner, _ = rt.(runtime.SandboxCleaner)
 	if se, ok := rt.(runtime.ServiceEnvSetter); ok || cfg.Proxy != nil {

@@ -65,6 +65,15 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 			return err
 		}
 	}
+	killed, err := a.postStart(ctx, pod, state)
+	if err != nil {
+		return err
+	}
+	if killed { // the status shows the container that failed its hook as exited
+		if state, err = a.runtime.RunPod(ctx, pod, nil); err != nil {
+			return err
+		}
+	}
 	if retryIn > 0 {
 		a.podLoop.Queue.AddAfter(key, retryIn) // look again when the back-off ends
 	}
@@ -110,6 +119,10 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *core.Pod) error 
 	running := a.running[key] == pod.UID
 	a.mu.Unlock()
 	if running {
+		// preStop first, while the endpoint is already out of every
+		// node's Service rules (the EndpointSlice controller marked it
+		// terminating when the deletion began); SIGTERM gets what is left.
+		grace = a.preStop(ctx, pod, nil, grace)
 		for _, c := range pod.Spec.Containers {
 			a.event(pod, core.EventTypeNormal, "Killing", "Stopping container "+c.Name)
 		}
@@ -152,7 +165,8 @@ func (a *Agent) syncProbes(ctx context.Context, key string, pod *core.Pod, st ru
 		kind := map[bool]string{true: "liveness", false: "startup"}[live == probe.Failure]
 		a.cfg.Logf("pod %s: container %s failed its %s probe, killing it", key, t.Container.Name, kind)
 		a.event(pod, core.EventTypeNormal, "Killing", fmt.Sprintf("Container %s failed %s probe, will be restarted", t.Container.Name, kind))
-		if err := a.runtime.KillContainer(ctx, pod.UID, t.Container.Name, gracePeriod(pod)); err != nil {
+		grace := a.preStop(ctx, pod, map[string]string{t.Container.Name: t.ContainerID}, gracePeriod(pod))
+		if err := a.runtime.KillContainer(ctx, pod.UID, t.Container.Name, grace); err != nil {
 			return err
 		}
 	}
@@ -188,6 +202,7 @@ func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) 
 	if err := a.runtime.StopPod(ctx, uid, grace); err != nil {
 		return err
 	}
+	a.hooks.forget(uid)
 	a.mu.Lock()
 	if a.running[key] == uid {
 		delete(a.running, key)

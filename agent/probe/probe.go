@@ -153,7 +153,7 @@ func (w *worker) run(ctx context.Context) {
 		}
 		timeout := time.Duration(max(w.probe.TimeoutSeconds, 1)) * time.Second
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		err := w.m.check(pctx, w.target, w.probe)
+		err := Run(pctx, w.m.execer, w.target, w.probe.ProbeHandler)
 		cancel()
 		if err != nil && w.m.OnFailure != nil {
 			w.m.OnFailure(w.target, w.kind, err)
@@ -200,8 +200,10 @@ func applyThresholds(result *Result, successes, failures *int32, ok bool, succes
 	return *result != before
 }
 
-// check runs one probe attempt.
-func (m *Manager) check(ctx context.Context, t Target, p *core.Probe) error {
+// Run runs a handler once against a target: one probe attempt, or a
+// lifecycle hook's exec or httpGet (the kubelet shares this code between
+// probes and hooks too). nil means success.
+func Run(ctx context.Context, execer Execer, t Target, p core.ProbeHandler) error {
 	switch {
 	case p.HTTPGet != nil:
 		port, err := resolvePort(p.HTTPGet.Port, t.Container)
@@ -249,10 +251,10 @@ func (m *Manager) check(ctx context.Context, t Target, p *core.Probe) error {
 		}
 		return conn.Close()
 	case p.Exec != nil:
-		if m.execer == nil {
-			return fmt.Errorf("exec probes are not supported by this runtime")
+		if execer == nil {
+			return fmt.Errorf("exec is not supported by this runtime")
 		}
-		code, err := m.execer.Exec(ctx, t.PodUID, t.Container.Name, p.Exec.Command)
+		code, err := execer.Exec(ctx, t.PodUID, t.Container.Name, p.Exec.Command)
 		if err != nil {
 			return err
 		}

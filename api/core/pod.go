@@ -73,6 +73,8 @@ type Container struct {
 	LivenessProbe  *Probe               `json:"livenessProbe,omitempty"`
 	ReadinessProbe *Probe               `json:"readinessProbe,omitempty"`
 	StartupProbe   *Probe               `json:"startupProbe,omitempty"`
+	// Lifecycle are the postStart and preStop hooks.
+	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
 	// Kubernetes fields Kobune keeps but does not act on yet: the decoder
 	// names them (a warning; an error with --strict).
 	TerminationMessagePath   string     `json:"terminationMessagePath,omitempty" kobune:"unsupported"`
@@ -154,6 +156,31 @@ type ProbeHandler struct {
 	Exec      *ExecAction      `json:"exec,omitempty"`
 	HTTPGet   *HTTPGetAction   `json:"httpGet,omitempty"`
 	TCPSocket *TCPSocketAction `json:"tcpSocket,omitempty"`
+}
+
+// Lifecycle are the hooks the agent runs for a container: postStart right
+// after it started (the container counts as started only once it
+// returns; a failure kills it), preStop before it is stopped, within the
+// pod's grace period (deletion, or a failed liveness probe).
+type Lifecycle struct {
+	PostStart *LifecycleHandler `json:"postStart,omitempty"`
+	PreStop   *LifecycleHandler `json:"preStop,omitempty"`
+}
+
+// LifecycleHandler is exactly one of exec, httpGet and sleep. (Kubernetes
+// also keeps tcpSocket here for compatibility and never runs it; Kobune
+// refuses it rather than store a hook that does nothing.)
+type LifecycleHandler struct {
+	Exec      *ExecAction      `json:"exec,omitempty"`
+	HTTPGet   *HTTPGetAction   `json:"httpGet,omitempty"`
+	TCPSocket *TCPSocketAction `json:"tcpSocket,omitempty"`
+	Sleep     *SleepAction     `json:"sleep,omitempty"`
+}
+
+// SleepAction waits; as a preStop hook it keeps a pod serving while the
+// nodes take its endpoint out of their Service rules.
+type SleepAction struct {
+	Seconds int64 `json:"seconds"`
 }
 
 // ExecAction runs a command in the container; exit 0 is success.

@@ -41,6 +41,13 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 	names := map[string]bool{}
 	errs = append(errs, validateContainers(s.InitContainers, p.Child("initContainers"), names, true)...)
 	errs = append(errs, validateContainers(s.Containers, p.Child("containers"), names, false)...)
+	grace := int64(DefaultTerminationGracePeriodSeconds)
+	if s.TerminationGracePeriodSeconds != nil {
+		grace = *s.TerminationGracePeriodSeconds
+	}
+	for i := range s.Containers {
+		errs = append(errs, validateLifecycle(s.Containers[i].Lifecycle, p.Child("containers").Index(i).Child("lifecycle"), grace)...)
+	}
 	errs = append(errs, validateHostPorts(s, p)...)
 	errs = append(errs, validatePodTotals(s, p)...)
 	if !in(string(s.RestartPolicy), restartPolicies) {
@@ -117,6 +124,9 @@ func validateContainers(cs []Container, p *Path, names map[string]bool, init boo
 		errs = append(errs, validateProbe(c.StartupProbe, cp.Child("startupProbe"), true)...)
 		if init && (c.LivenessProbe != nil || c.ReadinessProbe != nil || c.StartupProbe != nil) {
 			errs = append(errs, v.NewForbidden(cp, "init containers may not have probes"))
+		}
+		if init && c.Lifecycle != nil {
+			errs = append(errs, v.NewForbidden(cp.Child("lifecycle"), "may not be set for init containers"))
 		}
 	}
 	return errs
@@ -302,6 +312,50 @@ func validateProbe(pr *Probe, p *Path, mustSucceedOnce bool) v.ErrorList {
 	}
 	if mustSucceedOnce && pr.SuccessThreshold > 1 {
 		errs = append(errs, v.NewInvalid(p.Child("successThreshold"), pr.SuccessThreshold, "must be 1"))
+	}
+	return errs
+}
+
+func validateLifecycle(l *Lifecycle, p *Path, grace int64) v.ErrorList {
+	if l == nil {
+		return nil
+	}
+	var errs v.ErrorList
+	for _, h := range [...]struct {
+		name string
+		h    *LifecycleHandler
+	}{{"postStart", l.PostStart}, {"preStop", l.PreStop}} {
+		if h.h == nil {
+			continue
+		}
+		hp := p.Child(h.name)
+		handlers := 0
+		if h.h.Exec != nil {
+			handlers++
+			if len(h.h.Exec.Command) == 0 {
+				errs = append(errs, v.NewRequired(hp.Child("exec", "command"), ""))
+			}
+		}
+		if h.h.HTTPGet != nil {
+			handlers++
+			errs = append(errs, validateProbePort(h.h.HTTPGet.Port.IsString, h.h.HTTPGet.Port.IntVal, h.h.HTTPGet.Port.StrVal, hp.Child("httpGet", "port"))...)
+			if s := h.h.HTTPGet.Scheme; s != "" && s != "HTTP" && s != "HTTPS" {
+				errs = append(errs, v.NewNotSupported(hp.Child("httpGet", "scheme"), s, []string{"HTTP", "HTTPS"}))
+			}
+		}
+		if h.h.TCPSocket != nil {
+			errs = append(errs, v.NewNotSupported(hp.Child("tcpSocket"), "tcpSocket", []string{"exec", "httpGet", "sleep"}))
+			continue
+		}
+		if h.h.Sleep != nil {
+			handlers++
+			if n := h.h.Sleep.Seconds; n < 0 || n > grace {
+				errs = append(errs, v.NewInvalid(hp.Child("sleep", "seconds"), n, fmt.Sprintf("must be between 0 and terminationGracePeriodSeconds (%d), inclusive", grace)))
+			}
+		}
+		if handlers != 1 {
+			errs = append(errs, v.NewInvalid(hp, handlers, "must specify exactly one of exec, httpGet and sleep"))
+		}
 	}
 	return errs
 }

@@ -64,6 +64,23 @@ func TestValidatePod(t *testing.T) {
 		{"env from unsupported field", func(p *Pod) {
 			p.Spec.Containers[0].Env = []EnvVar{{Name: "X", ValueFrom: &EnvVarSource{FieldRef: &ObjectFieldSelector{FieldPath: "spec.priority"}}}}
 		}, `fieldPath: Unsupported value: "spec.priority"`},
+		{"preStop sleep", func(p *Pod) {
+			p.Spec.Containers[0].Lifecycle = &Lifecycle{PreStop: &LifecycleHandler{Sleep: &SleepAction{Seconds: 5}}}
+		}, ""},
+		{"preStop sleep beyond the grace period", func(p *Pod) {
+			g := int64(10)
+			p.Spec.TerminationGracePeriodSeconds = &g
+			p.Spec.Containers[0].Lifecycle = &Lifecycle{PreStop: &LifecycleHandler{Sleep: &SleepAction{Seconds: 20}}}
+		}, "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 20: must be between 0 and terminationGracePeriodSeconds (10)"},
+		{"postStart with two handlers", func(p *Pod) {
+			p.Spec.Containers[0].Lifecycle = &Lifecycle{PostStart: &LifecycleHandler{Exec: &ExecAction{Command: []string{"true"}}, Sleep: &SleepAction{Seconds: 1}}}
+		}, "spec.containers[0].lifecycle.postStart: Invalid value: 2: must specify exactly one of exec, httpGet and sleep"},
+		{"tcpSocket hook", func(p *Pod) {
+			p.Spec.Containers[0].Lifecycle = &Lifecycle{PreStop: &LifecycleHandler{TCPSocket: &TCPSocketAction{Port: meta.FromInt(80)}}}
+		}, `spec.containers[0].lifecycle.preStop.tcpSocket: Unsupported value: "tcpSocket"`},
+		{"hook on an init container", func(p *Pod) {
+			p.Spec.InitContainers = []Container{{Name: "init", Image: "i", Lifecycle: &Lifecycle{PostStart: &LifecycleHandler{Sleep: &SleepAction{Seconds: 1}}}}}
+		}, "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

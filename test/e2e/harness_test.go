@@ -14,6 +14,7 @@ import (
 	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/controller/controllermanager"
 )
 
 // node is one lab node for a test: a network namespace joined to the host
@@ -286,4 +287,23 @@ func unmountUnder(dir string) {
 			_ = syscall.Unmount(f[1], syscall.MNT_DETACH)
 		}
 	}
+}
+
+// startWithControllers is a cluster of len(podCIDRs) nodes, each with its
+// agent, plus kobune-controller's controllers in the test process, and a
+// context that ends after timeout (or with the test).
+func startWithControllers(t *testing.T, timeout time.Duration, podCIDRs ...string) (*testserver.Server, []*node, context.Context) {
+	t.Helper()
+	srv, nodes := startCluster(t, len(podCIDRs))
+	for i, cidr := range podCIDRs {
+		nodes[i].startAgent(t, srv.Addr(), cidr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	m, err := controllermanager.New(srv.Client, controllermanager.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go m.Run(ctx)
+	return srv, nodes, ctx
 }

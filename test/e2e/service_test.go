@@ -12,7 +12,6 @@ import (
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/controller/controllermanager"
 	"github.com/kobune/kobune/ctl"
 )
 
@@ -25,16 +24,7 @@ import (
 // namespaces.
 func TestServiceTrafficOnTheNodes(t *testing.T) {
 	requireRoot(t)
-	srv, nodes := startCluster(t, 2)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.91.0/24")
-	nodes[1].startAgent(t, srv.Addr(), "10.244.92.0/24")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	m, err := controllermanager.New(srv.Client, controllermanager.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go m.Run(ctx)
+	srv, nodes, ctx := startWithControllers(t, 4*time.Minute, "10.244.91.0/24", "10.244.92.0/24")
 
 	pods := client.For[*core.Pod](srv.Client)
 	labapp := func(name, node string) *core.Pod {

@@ -12,7 +12,9 @@
 //
 // The same through flags at start: --exit-code/--exit-after, --alloc-mb,
 // --burn-seconds, --not-ready; --term-delay delays the exit after SIGTERM
-// (to watch terminationGracePeriodSeconds). Every request is logged.
+// (to watch terminationGracePeriodSeconds); --start-delay waits before
+// listening (an app warming up: what a readiness probe is for). Every
+// request is logged.
 package main
 
 import (
@@ -49,6 +51,7 @@ func main() {
 	burn := flag.Duration("burn-seconds", 0, "burn one CPU for this long at start")
 	notReady := flag.Bool("not-ready", false, "start with /readyz failing")
 	termDelay := flag.Duration("term-delay", 0, "on SIGTERM, wait this long before exiting")
+	startDelay := flag.Duration("start-delay", 0, "wait this long before listening (an app warming up)")
 	flag.Parse()
 
 	a := &app{}
@@ -77,6 +80,10 @@ func main() {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}()
+	if *startDelay > 0 {
+		log.Printf("warming up for %v before listening", *startDelay)
+		time.Sleep(*startDelay)
+	}
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatalf("serve: %v", err)
 	}
