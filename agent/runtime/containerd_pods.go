@@ -217,7 +217,13 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		if err != nil {
 			return fmt.Errorf("write resolv.conf: %w", err)
 		}
-		opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: "/etc/resolv.conf", Type: "bind", Source: path, Options: []string{"rbind", "rw"}}}))
+		hostsFile, _ := os.ReadFile("/etc/hosts") // the node's, for hostNetwork pods
+		hosts, err := writePodFile(r.PodDir, pod, "hosts", HostsFile(pod, st.IP, r.DNS.Domain, hostsFile))
+		if err != nil {
+			return fmt.Errorf("write hosts: %w", err)
+		}
+		opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: "/etc/resolv.conf", Type: "bind", Source: path, Options: []string{"rbind", "rw"}},
+			{Destination: "/etc/hosts", Type: "bind", Source: hosts, Options: []string{"rbind", "rw"}}}))
 	}
 	cgroup := podCgroup(pod) + "/" + id
 	opts = append(opts, oci.WithCgroup(cgroup))

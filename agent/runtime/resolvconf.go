@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -112,13 +111,5 @@ func parseResolvConf(b []byte) (ns, search, opts []string) {
 // writeResolvConf writes the pod's resolv.conf under dir and returns its path.
 func writeResolvConf(dir string, pod *core.Pod, d DNS) (string, error) {
 	host, _ := os.ReadFile(d.HostResolvConf)
-	path := filepath.Join(dir, pod.UID, "resolv.conf")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(ResolvConf(pod, d, host)), 0o644); err != nil {
-		return "", err
-	}
-	return path, os.Rename(tmp, path)
+	return writePodFile(dir, pod, "resolv.conf", ResolvConf(pod, d, host))
 }

@@ -58,6 +58,14 @@ type PodSpec struct {
 	Priority                  *int32                     `json:"priority,omitempty"`
 	PreemptionPolicy          *string                    `json:"preemptionPolicy,omitempty"`
 	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// HostAliases are extra lines of the pod's /etc/hosts.
+	HostAliases []HostAlias `json:"hostAliases,omitempty"`
+}
+
+// HostAlias maps hostnames to an IP in the pod's /etc/hosts.
+type HostAlias struct {
+	IP        string   `json:"ip"`
+	Hostnames []string `json:"hostnames,omitempty"`
 }
 
 // Container is one container of a pod.

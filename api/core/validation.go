@@ -57,6 +57,20 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 		errs = append(errs, v.NewNotSupported(p.Child("dnsPolicy"), s.DNSPolicy, dnsPolicies))
 	}
 	errs = append(errs, validateDNSConfig(s, p)...)
+	for i, a := range s.HostAliases {
+		ap := p.Child("hostAliases").Index(i)
+		if net.ParseIP(a.IP) == nil {
+			errs = append(errs, v.NewInvalid(ap.Child("ip"), a.IP, "must be a valid IP address"))
+		}
+		if len(a.Hostnames) == 0 {
+			errs = append(errs, v.NewRequired(ap.Child("hostnames"), ""))
+		}
+		for j, h := range a.Hostnames {
+			if msg := v.IsDNS1123Subdomain(h); msg != "" {
+				errs = append(errs, v.NewInvalid(ap.Child("hostnames").Index(j), h, msg))
+			}
+		}
+	}
 	if s.TerminationGracePeriodSeconds != nil {
 		errs = append(errs, v.ValidateNonnegative(*s.TerminationGracePeriodSeconds, p.Child("terminationGracePeriodSeconds"))...)
 	}

@@ -64,6 +64,10 @@ func TestValidatePod(t *testing.T) {
 		{"env from unsupported field", func(p *Pod) {
 			p.Spec.Containers[0].Env = []EnvVar{{Name: "X", ValueFrom: &EnvVarSource{FieldRef: &ObjectFieldSelector{FieldPath: "spec.priority"}}}}
 		}, `fieldPath: Unsupported value: "spec.priority"`},
+		{"host alias without a valid IP", func(p *Pod) {
+			p.Spec.HostAliases = []HostAlias{{IP: "10.0.0.300", Hostnames: []string{"db.local"}}}
+		}, `spec.hostAliases[0].ip: Invalid value: "10.0.0.300": must be a valid IP address`},
+		{"host alias without hostnames", func(p *Pod) { p.Spec.HostAliases = []HostAlias{{IP: "10.0.0.3"}} }, "spec.hostAliases[0].hostnames: Required value"},
 		{"preStop sleep", func(p *Pod) {
 			p.Spec.Containers[0].Lifecycle = &Lifecycle{PreStop: &LifecycleHandler{Sleep: &SleepAction{Seconds: 5}}}
 		}, ""},

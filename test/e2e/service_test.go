@@ -19,7 +19,8 @@ import (
 // of its two pods (one per node) — asked from a node, and from a pod on
 // node-1 (whose own node's endpoint is reached through the masquerade) —
 // its NodePort answers on the other node's address, a pod reaches itself
-// through its own Service (hairpin), cluster DNS answers the pod, and a
+// through its own Service (hairpin), cluster DNS answers the pod, its
+// /etc/hosts has its name and hostAliases, and a
 // Service without endpoints refuses at once. All traffic stays inside the test's
 // namespaces.
 func TestServiceTrafficOnTheNodes(t *testing.T) {
@@ -36,6 +37,7 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 		// The client also serves (busybox httpd), behind a Service of its
 		// own: it reaches itself through it (hairpin).
 		{ObjectMeta: meta.ObjectMeta{Name: "client", Namespace: "default", Labels: map[string]string{"app": "client"}}, Spec: core.PodSpec{NodeName: "node-1",
+			HostAliases: []core.HostAlias{{IP: "10.0.0.7", Hostnames: []string{"db.local"}}},
 			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
 				Command: []string{"sh", "-c", "mkdir -p /tmp/www && echo hairpin-ok > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www"}}}}},
 	} {
@@ -127,6 +129,16 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 	if want := "search default.svc.cluster.local svc.cluster.local cluster.local"; !strings.Contains(out2.String(), want) ||
 		!strings.Contains(out2.String(), "nameserver 10.96.0.10") || !strings.Contains(out2.String(), "ndots:5") {
 		t.Errorf("the pod's resolv.conf:\n%s%s", out2.String(), errOut2.String())
+	}
+	// /etc/hosts: the pod's own name on its address, and its hostAliases.
+	var hosts, hostsErr bytes.Buffer
+	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "client", "--", "cat", "/etc/hosts"}, strings.NewReader(""), &hosts, &hostsErr)
+	clientPod, err := pods.Get(ctx, "default", "client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(hosts.String(), clientPod.Status.PodIP+"\tclient\n") || !strings.Contains(hosts.String(), "10.0.0.7\tdb.local\n") {
+		t.Errorf("the pod's /etc/hosts (want %s client and the hostAlias db.local):\n%s%s", clientPod.Status.PodIP, hosts.String(), hostsErr.String())
 	}
 	var looked string
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
