@@ -5,8 +5,10 @@
 // EndpointSlices:
 //
 //	<svc>.<ns>.svc.cluster.local             A: the cluster IP, or every ready endpoint of a headless Service
-//	<host>.<svc>.<ns>.svc.cluster.local      A: the endpoint with that hostname (StatefulSet pods)
-//	_<port>._<proto>.<svc>.<ns>.svc.cluster.local   SRV: each named port (and the endpoints, for headless Services)
+//	<host>.<svc>.<ns>.svc.cluster.local      A: the headless Service's endpoint with that hostname
+//	                                         (StatefulSet pods) or that address with dashes (10-244-1-7)
+//	_<port>._<proto>.<svc>.<ns>.svc.cluster.local   SRV: a named port, at the Service's name; for a headless
+//	                                         Service one record per endpoint, at its name and port
 //	<svc>.<ns>.svc.cluster.local             CNAME: the externalName of an ExternalName Service
 //	<a-b-c-d>.<ns>.pod.cluster.local         A: a.b.c.d
 //
@@ -201,11 +203,20 @@ func hdr(name string, t uint16) dns.RR_Header {
 	return dns.RR_Header{Name: name, Rrtype: t, Class: dns.ClassINET, Ttl: TTL}
 }
 
-// endpointIPs are the ready endpoint addresses of a Service (with the
-// given hostname, when not empty), each once, sorted.
-func (s *Server) endpointIPs(svc *core.Service, hostname string) []string {
+// endpoint is one published address of a Service: its name under the
+// Service (the endpoint's hostname, or its address with dashes, as
+// CoreDNS names them) and the slice it came from (for its ports).
+type endpoint struct {
+	addr, name string
+	slice      *discovery.EndpointSlice
+}
+
+// endpoints are a Service's ready endpoint addresses (and the not-ready
+// ones with publishNotReadyAddresses), each once, sorted by address; with
+// name set, only the endpoint of that name.
+func (s *Server) endpoints(svc *core.Service, name string) []endpoint {
 	seen := map[string]bool{}
-	var out []string
+	var out []endpoint
 	for _, sl := range s.Source.Slices() {
 		if sl.Namespace != svc.Namespace || sl.Labels[discovery.LabelServiceName] != svc.Name {
 			continue
@@ -215,31 +226,49 @@ func (s *Server) endpointIPs(svc *core.Service, hostname string) []string {
 			if !ready && !svc.Spec.PublishNotReadyAddresses {
 				continue
 			}
-			if hostname != "" && (e.Hostname == nil || *e.Hostname != hostname) {
-				continue
-			}
 			for _, a := range e.Addresses {
-				if !seen[a] {
-					seen[a] = true
-					out = append(out, a)
+				n := strings.ReplaceAll(a, ".", "-")
+				if e.Hostname != nil && *e.Hostname != "" {
+					n = *e.Hostname
 				}
+				if seen[a] || (name != "" && !strings.EqualFold(n, name)) {
+					continue
+				}
+				seen[a] = true
+				out = append(out, endpoint{addr: a, name: n, slice: sl})
 			}
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].addr < out[j].addr })
 	return out
 }
 
-func (s *Server) hostnameIPs(svc *core.Service, hostname string) []string {
+func addrs(eps []endpoint) []string {
+	out := make([]string, len(eps))
+	for i, e := range eps {
+		out[i] = e.addr
+	}
+	return out
+}
+
+func (s *Server) endpointIPs(svc *core.Service, name string) []string {
+	return addrs(s.endpoints(svc, name))
+}
+
+// hostnameIPs answers <name>.<svc>.<ns>.svc, for headless Services only:
+// name is an endpoint's hostname (StatefulSet pods) or its address with
+// dashes.
+func (s *Server) hostnameIPs(svc *core.Service, name string) []string {
 	if svc.Spec.ClusterIP != core.ClusterIPNone {
 		return nil
 	}
-	return s.endpointIPs(svc, hostname)
+	return s.endpointIPs(svc, name)
 }
 
-// srv answers _<port>._<proto>.<svc>.<ns>.svc: the named port, pointing at
-// the Service's name (or, for a headless Service, at each endpoint's
-// name).
+// srv answers _<port>._<proto>.<svc>.<ns>.svc for a named port: one
+// record pointing at the Service's name and port, or, for a headless
+// Service, one per endpoint, pointing at the endpoint's name and the port
+// it serves on (as CoreDNS does).
 func (s *Server) srv(q dns.Question, svc *core.Service, port, proto string) ([]dns.RR, bool) {
 	zone := dns.Fqdn(s.Domain)
 	for _, p := range svc.Spec.Ports {
@@ -249,8 +278,31 @@ func (s *Server) srv(q dns.Question, svc *core.Service, port, proto string) ([]d
 		if q.Qtype != dns.TypeSRV && q.Qtype != dns.TypeANY {
 			return nil, true
 		}
-		target := fmt.Sprintf("%s.%s.svc.%s", svc.Name, svc.Namespace, zone)
-		return []dns.RR{&dns.SRV{Hdr: hdr(q.Name, dns.TypeSRV), Priority: 0, Weight: 100, Port: uint16(p.Port), Target: target}}, true
+		if svc.Spec.ClusterIP != core.ClusterIPNone {
+			target := fmt.Sprintf("%s.%s.svc.%s", svc.Name, svc.Namespace, zone)
+			return []dns.RR{&dns.SRV{Hdr: hdr(q.Name, dns.TypeSRV), Priority: 0, Weight: 100, Port: uint16(p.Port), Target: target}}, true
+		}
+		eps := s.endpoints(svc, "")
+		var out []dns.RR
+		for _, e := range eps {
+			n, ok := slicePort(e.slice, p.Name)
+			if !ok {
+				continue
+			}
+			target := fmt.Sprintf("%s.%s.%s.svc.%s", e.name, svc.Name, svc.Namespace, zone)
+			out = append(out, &dns.SRV{Hdr: hdr(q.Name, dns.TypeSRV), Priority: 0, Weight: uint16(100 / len(eps)), Port: uint16(n), Target: target})
+		}
+		return out, true
 	}
 	return nil, false
+}
+
+// slicePort is the number a slice's endpoints serve the named port on.
+func slicePort(sl *discovery.EndpointSlice, name string) (int32, bool) {
+	for _, p := range sl.Ports {
+		if p.Name != nil && *p.Name == name && p.Port != nil {
+			return *p.Port, true
+		}
+	}
+	return 0, false
 }

@@ -40,7 +40,9 @@ func TestClusterNames(t *testing.T) {
 			Ports: []core.ServicePort{{Name: "pg", Port: 5432, Protocol: core.ProtocolTCP}}}},
 		{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "ext"}, Spec: core.ServiceSpec{Type: core.ServiceTypeExternalName, ExternalName: "db.example.internal"}},
 	}
+	pg, pgPort := "pg", int32(15432)
 	slices := []*discovery.EndpointSlice{{ObjectMeta: meta.ObjectMeta{Namespace: "data", Name: "db-x", Labels: map[string]string{discovery.LabelServiceName: "db"}},
+		Ports: []discovery.EndpointPort{{Name: &pg, Port: &pgPort}},
 		Endpoints: []discovery.Endpoint{
 			{Addresses: []string{"10.244.1.7"}, Hostname: &host, Conditions: discovery.EndpointConditions{Ready: &yes}},
 			{Addresses: []string{"10.244.2.8"}, Conditions: discovery.EndpointConditions{Ready: &yes}},
@@ -92,6 +94,8 @@ func TestClusterNames(t *testing.T) {
 		{"udp", "WEB.Default.svc.cluster.local", dns.TypeA, "NOERROR 10.96.3.4"},
 		{"udp", "db.data.svc.cluster.local", dns.TypeA, "NOERROR 10.244.1.7,10.244.2.8"},
 		{"udp", "db-0.db.data.svc.cluster.local", dns.TypeA, "NOERROR 10.244.1.7"},
+		{"udp", "10-244-2-8.db.data.svc.cluster.local", dns.TypeA, "NOERROR 10.244.2.8"},
+		{"udp", "_pg._tcp.db.data.svc.cluster.local", dns.TypeSRV, "NOERROR SRV 10-244-2-8.db.data.svc.cluster.local.:15432,SRV db-0.db.data.svc.cluster.local.:15432"},
 		{"udp", "_http._tcp.web.default.svc.cluster.local", dns.TypeSRV, "NOERROR SRV web.default.svc.cluster.local.:80"},
 		{"udp", "ext.default.svc.cluster.local", dns.TypeA, "NOERROR CNAME db.example.internal."},
 		{"udp", "10-244-1-7.data.pod.cluster.local", dns.TypeA, "NOERROR 10.244.1.7"},
