@@ -33,7 +33,10 @@ func TestServiceBehaviours(t *testing.T) {
 		}
 		return p
 	}
-	db := labapp("db-0", "node-2", func(p *core.Pod) { p.Labels = map[string]string{"app": "db"}; p.Spec.Hostname, p.Spec.Subdomain = "db-0", "db" })
+	db := labapp("db-0", "node-2", func(p *core.Pod) {
+		p.Labels = map[string]string{"app": "db"}
+		p.Spec.Hostname, p.Spec.Subdomain = "db-0", "db"
+	})
 	for _, p := range []*core.Pod{labapp("web-a", "node-1"), labapp("web-b", "node-2"), labapp("web-c", "node-2"), db,
 		{ObjectMeta: meta.ObjectMeta{Name: "client", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
 			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever, Command: []string{"sleep", "3600"}}}}},
@@ -178,7 +181,9 @@ func TestServiceBehaviours(t *testing.T) {
 		seen := who("http://"+web.Spec.ClusterIP+"/", 6)
 		return seen["error"] == 0 && len(seen) > 1, fmt.Sprint(seen)
 	})
-	waitForPod(t, ctx, pods, "conn", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed })
+	waitForPod(t, ctx, pods, "conn", 0, func(p *core.Pod, _ bool) bool {
+		return p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed
+	})
 	var logs, logsErr bytes.Buffer
 	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "logs", "conn"}, strings.NewReader(""), &logs, &logsErr)
 	if got := strings.TrimSpace(logs.String()); got != "25" {
