@@ -26,7 +26,7 @@ type getFlags struct {
 func newGetCommand(o *Options) *cobra.Command {
 	var f getFlags
 	cmd := &cobra.Command{
-		Use:   "get TYPE [NAME...] | TYPE/NAME",
+		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME",
 		Short: "Show objects in a table, or as yaml, json or names (kubectl get)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,6 +70,9 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 	default:
 		return fmt.Errorf("unknown output format %q: use yaml, json, wide or name", f.output)
 	}
+	if types := strings.Split(args[0], ","); len(types) > 1 && !strings.Contains(args[0], "/") {
+		return o.getKinds(cmd, f, types, args[1:])
+	}
 	k, names, err := parseTarget(args)
 	if err != nil {
 		return err
@@ -81,41 +84,13 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 	ns := o.namespaceFor(k, f.allNamespaces)
 	ctx, cancel := ctxFor(cmd)
 	defer cancel()
-	var objs []meta.Object
-	var rev int64
-	if len(names) > 0 {
-		for _, n := range names {
-			b, err := c.Resource(k).Get(ctx, ns, n)
-			if err != nil {
-				return err
-			}
-			obj, err := k.Decode(b)
-			if err != nil {
-				return err
-			}
-			objs = append(objs, obj)
-		}
-	} else {
-		var items [][]byte
-		items, rev, err = c.Resource(k).List(ctx, ns, client.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector})
-		if err != nil {
-			return err
-		}
-		for _, b := range items {
-			obj, err := k.Decode(b)
-			if err != nil {
-				return err
-			}
-			objs = append(objs, obj)
-		}
+	objs, rev, err := o.fetch(ctx, c, k, ns, names, f)
+	if err != nil {
+		return err
 	}
 	p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced}
 	if len(objs) == 0 && len(names) == 0 && (f.output == "" || f.output == "wide") && !f.watch {
-		if ns == "" {
-			fmt.Fprintln(o.ErrOut, "No resources found")
-		} else {
-			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", ns)
-		}
+		o.noResources(ns)
 		return nil
 	}
 	if err := p.print(objs, len(names) == 1 && !f.watch); err != nil {
@@ -125,6 +100,103 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 		return nil
 	}
 	return o.watch(cmd.Context(), c, k, ns, f, rev, p)
+}
+
+func (o *Options) noResources(ns string) {
+	if ns == "" {
+		fmt.Fprintln(o.ErrOut, "No resources found")
+	} else {
+		fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", ns)
+	}
+}
+
+// fetch gets the named objects of kind k, or lists them (returning the
+// list's revision, for a watch).
+func (o *Options) fetch(ctx context.Context, c *client.Client, k *scheme.Kind, ns string, names []string, f *getFlags) ([]meta.Object, int64, error) {
+	var objs []meta.Object
+	if len(names) > 0 {
+		for _, n := range names {
+			b, err := c.Resource(k).Get(ctx, ns, n)
+			if err != nil {
+				return nil, 0, err
+			}
+			obj, err := k.Decode(b)
+			if err != nil {
+				return nil, 0, err
+			}
+			objs = append(objs, obj)
+		}
+		return objs, 0, nil
+	}
+	items, rev, err := c.Resource(k).List(ctx, ns, client.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector})
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, b := range items {
+		obj, err := k.Decode(b)
+		if err != nil {
+			return nil, 0, err
+		}
+		objs = append(objs, obj)
+	}
+	return objs, rev, nil
+}
+
+// getKinds is `get svc,endpointslices [NAME...]`, as kubectl shows it: a
+// table per kind that has objects, names prefixed with their kind, a
+// blank line between; one List for -o json/yaml.
+func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []string) error {
+	if f.watch {
+		return fmt.Errorf("you may only specify a single resource type with --watch")
+	}
+	var kinds []*scheme.Kind
+	for _, typ := range types {
+		k, err := scheme.Lookup(typ)
+		if err != nil {
+			return err
+		}
+		kinds = append(kinds, k)
+	}
+	c, err := o.Client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := ctxFor(cmd)
+	defer cancel()
+	var all []meta.Object
+	printed := false
+	for _, k := range kinds {
+		objs, _, err := o.fetch(ctx, c, k, o.namespaceFor(k, f.allNamespaces), names, f)
+		if err != nil {
+			return err
+		}
+		if f.output == "json" || f.output == "yaml" {
+			all = append(all, objs...)
+			continue
+		}
+		if len(objs) == 0 {
+			continue
+		}
+		if printed && f.output != "name" {
+			fmt.Fprintln(o.Out)
+		}
+		p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced, withKind: true}
+		if err := p.print(objs, false); err != nil {
+			return err
+		}
+		printed = true
+	}
+	if f.output == "json" || f.output == "yaml" {
+		return (&printer{out: o.Out, kind: kinds[0], format: f.output}).print(all, false)
+	}
+	if !printed {
+		ns := ""
+		if !f.allNamespaces {
+			ns = o.namespaceFor(kinds[0], false)
+		}
+		o.noResources(ns)
+	}
+	return nil
 }
 
 // watch prints a row (or object) for every change after rev, until interrupted.
@@ -161,7 +233,9 @@ type printer struct {
 	kind          *scheme.Kind
 	format        string
 	withNamespace bool
-	noHeader      bool
+	// withKind names each row kind/name (a get of several kinds).
+	withKind bool
+	noHeader bool
 }
 
 func (p *printer) print(objs []meta.Object, single bool) error {
@@ -207,6 +281,9 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 	}
 	for _, o := range objs {
 		row := t.row(o)
+		if p.withKind {
+			row[0] = ref(p.kind, row[0])
+		}
 		if p.withNamespace {
 			row = append([]string{o.GetObjectMeta().Namespace}, row...)
 		}

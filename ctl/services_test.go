@@ -43,4 +43,16 @@ subsets:
 	if r.code != 0 || !strings.Contains(r.stderr+r.stdout, "No resources found") {
 		t.Errorf("get endpointslices (none, no controller here): %d %q %q", r.code, r.stdout, r.stderr)
 	}
+	// Several kinds at once, as kubectl: a table per kind, kind/name rows.
+	r = kobectl(t, s, "", "get", "svc,endpoints,endpointslices")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^service/web\s+NodePort\s+10\.96\.`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^\n?endpoints/web\s+10\.244\.1\.5:8080,10\.244\.2\.7:8080`).MatchString(r.stdout) || !strings.Contains(r.stdout, "\n\nNAME") {
+		t.Errorf("get svc,endpoints,endpointslices: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = kobectl(t, s, "", "get", "svc,endpoints", "web", "-o", "name"); r.stdout != "service/web\nendpoints/web\n" {
+		t.Errorf("get svc,endpoints web -o name: %q %s", r.stdout, r.stderr)
+	}
+	if r = kobectl(t, s, "", "get", "svc,nosuchkind"); r.code == 0 || !strings.Contains(r.stderr, "nosuchkind") {
+		t.Errorf("get svc,nosuchkind: %d %q", r.code, r.stderr)
+	}
 }
