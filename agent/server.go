@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/proto/nodepb"
@@ -262,4 +263,21 @@ func listenNodeAPI(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("node API on %s: %w", addr, err)
 	}
 	return lis, nil
+}
+
+// ServicePath implements nodepb.NodeAPIServer: the node proxy reads the
+// way of a packet to a Service port from this node's live table.
+func (s *nodeServer) ServicePath(ctx context.Context, req *nodepb.ServicePathRequest) (*nodepb.ServicePathReply, error) {
+	if s.a.cfg.Proxy == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "node %s runs no Service proxy (kobune-agent --proxy=false, or a simulated node)", s.a.cfg.Node.Name)
+	}
+	hops, err := s.a.cfg.Proxy.Explain(ctx, proxy.NFTChainText, req.Ip, req.Protocol, req.Port, req.SourceIp)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "reading node %s's rules: %v", s.a.cfg.Node.Name, err)
+	}
+	out := &nodepb.ServicePathReply{}
+	for _, h := range hops {
+		out.Hops = append(out.Hops, &nodepb.PathHop{Object: h.Object, Lines: h.Lines, Explain: h.Explain})
+	}
+	return out, nil
 }

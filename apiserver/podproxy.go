@@ -39,14 +39,24 @@ func (s *Server) podNode(ctx context.Context, namespace, name string) (*core.Pod
 	if pod.Spec.NodeName == "" {
 		return nil, "", status.Errorf(codes.FailedPrecondition, "pod %s is not scheduled to a node yet", name)
 	}
-	nk, _ := scheme.ByResource("nodes")
-	nkv, err := s.store.Get(ctx, storage.Key("nodes", "", pod.Spec.NodeName))
+	addr, err := s.nodeAddr(ctx, pod.Spec.NodeName)
 	if err != nil {
-		return nil, "", storageError(err, nk, pod.Spec.NodeName)
+		return nil, "", err
+	}
+	return pod, addr, nil
+}
+
+// nodeAddr is the address of a node's agent (its InternalIP and the port
+// in status.daemonEndpoints).
+func (s *Server) nodeAddr(ctx context.Context, name string) (string, error) {
+	nk, _ := scheme.ByResource("nodes")
+	nkv, err := s.store.Get(ctx, storage.Key("nodes", "", name))
+	if err != nil {
+		return "", storageError(err, nk, name)
 	}
 	no, err := decodeStored(nk, nkv.Value, nkv.Revision)
 	if err != nil {
-		return nil, "", status.Errorf(codes.Internal, "decode node: %v", err)
+		return "", status.Errorf(codes.Internal, "decode node: %v", err)
 	}
 	node := no.(*core.Node)
 	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
@@ -57,9 +67,9 @@ func (s *Server) podNode(ctx context.Context, namespace, name string) (*core.Pod
 		}
 	}
 	if port == 0 || ip == "" {
-		return nil, "", status.Errorf(codes.FailedPrecondition, "node %s publishes no agent address (a simulated node has no logs or exec)", node.Name)
+		return "", status.Errorf(codes.FailedPrecondition, "node %s publishes no agent address (a simulated node has no logs, exec or Service rules)", node.Name)
 	}
-	return pod, net.JoinHostPort(ip, strconv.Itoa(int(port))), nil
+	return net.JoinHostPort(ip, strconv.Itoa(int(port))), nil
 }
 
 // nodeClient dials a node's agent.
@@ -157,4 +167,30 @@ func (s *Server) PodExec(stream apipb.ResourceAPI_PodExecServer) error {
 			return nil
 		}
 	}
+}
+
+// ServicePath asks a node's agent for the way a packet to a Service port
+// takes through its rules (kobectl explain-path).
+func (s *Server) ServicePath(ctx context.Context, req *apipb.ServicePathRequest) (*apipb.ServicePathReply, error) {
+	if req.Node == "" || net.ParseIP(req.Ip) == nil || req.Port < 1 || req.Port > 65535 {
+		return nil, invalid("servicePath: node, a valid ip and a port (1-65535) are required")
+	}
+	addr, err := s.nodeAddr(ctx, req.Node)
+	if err != nil {
+		return nil, err
+	}
+	nc, closeConn, err := s.nodeClient(addr)
+	if err != nil {
+		return nil, err
+	}
+	defer closeConn()
+	r, err := nc.ServicePath(ctx, &nodepb.ServicePathRequest{Ip: req.Ip, Protocol: req.Protocol, Port: req.Port, SourceIp: req.SourceIp})
+	if err != nil {
+		return nil, err
+	}
+	out := &apipb.ServicePathReply{}
+	for _, h := range r.Hops {
+		out.Hops = append(out.Hops, &apipb.ServicePathHop{Object: h.Object, Lines: h.Lines, Explain: h.Explain})
+	}
+	return out, nil
 }

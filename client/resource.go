@@ -237,3 +237,26 @@ func (c *Client) Exec(ctx context.Context, namespace, name string, opts ExecOpti
 		}
 	}
 }
+
+// PathHop is one step of a packet's way to a Service on a node: the
+// nftables map or chain, its live element or rules, and what it does.
+type PathHop struct {
+	Object  string
+	Lines   []string
+	Explain string
+}
+
+// ServicePath asks node's agent, through the API server, how a packet to
+// ip:port/protocol (from sourceIP, when a pod sends it) goes through that
+// node's Service rules.
+func (c *Client) ServicePath(ctx context.Context, node, ip, protocol string, port int32, sourceIP string) ([]PathHop, error) {
+	r, err := c.API.ServicePath(ctx, &apipb.ServicePathRequest{Node: node, Ip: ip, Protocol: protocol, Port: port, SourceIp: sourceIP})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PathHop, len(r.Hops))
+	for i, h := range r.Hops {
+		out[i] = PathHop{Object: h.Object, Lines: h.Lines, Explain: h.Explain}
+	}
+	return out, nil
+}

@@ -58,6 +58,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newLogsCommand(o), newExecCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
+		newExplainPathCommand(o),
 	)
 	return root
 }

@@ -55,4 +55,16 @@ subsets:
 	if r = kobectl(t, s, "", "get", "svc,nosuchkind"); r.code == 0 || !strings.Contains(r.stderr, "nosuchkind") {
 		t.Errorf("get svc,nosuchkind: %d %q", r.code, r.stderr)
 	}
+	// explain-path: what is not a Service, a headless one, a node without agent.
+	if r = kobectl(t, s, "", "explain-path", "deploy/web"); r.code == 0 || !strings.Contains(r.stderr, "explain-path takes svc/NAME") {
+		t.Errorf("explain-path deploy/web: %d %q", r.code, r.stderr)
+	}
+	kobectl(t, s, "apiVersion: v1\nkind: Service\nmetadata: {name: hl}\nspec: {clusterIP: None, selector: {app: x}, ports: [{port: 80}]}\n", "apply", "-f", "-")
+	if r = kobectl(t, s, "", "explain-path", "svc/hl"); r.code != 0 || !strings.Contains(r.stdout, "is headless") {
+		t.Errorf("explain-path svc/hl: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	kobectl(t, s, "apiVersion: v1\nkind: Node\nmetadata: {name: sim-1}\n", "apply", "-f", "-")
+	if r = kobectl(t, s, "", "explain-path", "svc/web"); r.code != 0 || !strings.Contains(r.stdout, "cannot read the rules of node sim-1: node sim-1 publishes no agent address") {
+		t.Errorf("explain-path svc/web with a node without agent: %d %q %q", r.code, r.stdout, r.stderr)
+	}
 }

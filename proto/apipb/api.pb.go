@@ -26,6 +26,186 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ServicePathRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Ip            string                 `protobuf:"bytes,2,opt,name=ip,proto3" json:"ip,omitempty"`
+	Protocol      string                 `protobuf:"bytes,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Port          int32                  `protobuf:"varint,4,opt,name=port,proto3" json:"port,omitempty"`
+	SourceIp      string                 `protobuf:"bytes,5,opt,name=source_ip,json=sourceIp,proto3" json:"source_ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServicePathRequest) Reset() {
+	*x = ServicePathRequest{}
+	mi := &file_api_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServicePathRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServicePathRequest) ProtoMessage() {}
+
+func (x *ServicePathRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServicePathRequest.ProtoReflect.Descriptor instead.
+func (*ServicePathRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ServicePathRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ServicePathRequest) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *ServicePathRequest) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *ServicePathRequest) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *ServicePathRequest) GetSourceIp() string {
+	if x != nil {
+		return x.SourceIp
+	}
+	return ""
+}
+
+type ServicePathReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hops          []*ServicePathHop      `protobuf:"bytes,1,rep,name=hops,proto3" json:"hops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServicePathReply) Reset() {
+	*x = ServicePathReply{}
+	mi := &file_api_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServicePathReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServicePathReply) ProtoMessage() {}
+
+func (x *ServicePathReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServicePathReply.ProtoReflect.Descriptor instead.
+func (*ServicePathReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ServicePathReply) GetHops() []*ServicePathHop {
+	if x != nil {
+		return x.Hops
+	}
+	return nil
+}
+
+type ServicePathHop struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Object        string                 `protobuf:"bytes,1,opt,name=object,proto3" json:"object,omitempty"`
+	Lines         []string               `protobuf:"bytes,2,rep,name=lines,proto3" json:"lines,omitempty"`
+	Explain       string                 `protobuf:"bytes,3,opt,name=explain,proto3" json:"explain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServicePathHop) Reset() {
+	*x = ServicePathHop{}
+	mi := &file_api_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServicePathHop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServicePathHop) ProtoMessage() {}
+
+func (x *ServicePathHop) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServicePathHop.ProtoReflect.Descriptor instead.
+func (*ServicePathHop) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ServicePathHop) GetObject() string {
+	if x != nil {
+		return x.Object
+	}
+	return ""
+}
+
+func (x *ServicePathHop) GetLines() []string {
+	if x != nil {
+		return x.Lines
+	}
+	return nil
+}
+
+func (x *ServicePathHop) GetExplain() string {
+	if x != nil {
+		return x.Explain
+	}
+	return ""
+}
+
 type PodLogsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -40,7 +220,7 @@ type PodLogsRequest struct {
 
 func (x *PodLogsRequest) Reset() {
 	*x = PodLogsRequest{}
-	mi := &file_api_proto_msgTypes[0]
+	mi := &file_api_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -52,7 +232,7 @@ func (x *PodLogsRequest) String() string {
 func (*PodLogsRequest) ProtoMessage() {}
 
 func (x *PodLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[0]
+	mi := &file_api_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -65,7 +245,7 @@ func (x *PodLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodLogsRequest.ProtoReflect.Descriptor instead.
 func (*PodLogsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{0}
+	return file_api_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PodLogsRequest) GetNamespace() string {
@@ -119,7 +299,7 @@ type LogChunk struct {
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_api_proto_msgTypes[1]
+	mi := &file_api_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -131,7 +311,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[1]
+	mi := &file_api_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -144,7 +324,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{1}
+	return file_api_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *LogChunk) GetData() []byte {
@@ -170,7 +350,7 @@ type PodExecInput struct {
 
 func (x *PodExecInput) Reset() {
 	*x = PodExecInput{}
-	mi := &file_api_proto_msgTypes[2]
+	mi := &file_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -182,7 +362,7 @@ func (x *PodExecInput) String() string {
 func (*PodExecInput) ProtoMessage() {}
 
 func (x *PodExecInput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[2]
+	mi := &file_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -195,7 +375,7 @@ func (x *PodExecInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodExecInput.ProtoReflect.Descriptor instead.
 func (*PodExecInput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{2}
+	return file_api_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PodExecInput) GetNamespace() string {
@@ -266,7 +446,7 @@ type PodExecOutput struct {
 
 func (x *PodExecOutput) Reset() {
 	*x = PodExecOutput{}
-	mi := &file_api_proto_msgTypes[3]
+	mi := &file_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +458,7 @@ func (x *PodExecOutput) String() string {
 func (*PodExecOutput) ProtoMessage() {}
 
 func (x *PodExecOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[3]
+	mi := &file_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +471,7 @@ func (x *PodExecOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodExecOutput.ProtoReflect.Descriptor instead.
 func (*PodExecOutput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{3}
+	return file_api_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PodExecOutput) GetStdout() []byte {
@@ -336,7 +516,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -348,7 +528,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -361,7 +541,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{4}
+	return file_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateRequest) GetResource() string {
@@ -412,7 +592,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +604,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +617,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{5}
+	return file_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UpdateRequest) GetResource() string {
@@ -485,7 +665,7 @@ type ObjectResponse struct {
 
 func (x *ObjectResponse) Reset() {
 	*x = ObjectResponse{}
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -497,7 +677,7 @@ func (x *ObjectResponse) String() string {
 func (*ObjectResponse) ProtoMessage() {}
 
 func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -510,7 +690,7 @@ func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectResponse.ProtoReflect.Descriptor instead.
 func (*ObjectResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{6}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ObjectResponse) GetObject() []byte {
@@ -538,7 +718,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -550,7 +730,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -563,7 +743,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{7}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetRequest) GetResource() string {
@@ -600,7 +780,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -612,7 +792,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -625,7 +805,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListRequest) GetResource() string {
@@ -666,7 +846,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +858,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +871,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListResponse) GetItems() [][]byte {
@@ -718,7 +898,7 @@ type Preconditions struct {
 
 func (x *Preconditions) Reset() {
 	*x = Preconditions{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +910,7 @@ func (x *Preconditions) String() string {
 func (*Preconditions) ProtoMessage() {}
 
 func (x *Preconditions) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +923,7 @@ func (x *Preconditions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Preconditions.ProtoReflect.Descriptor instead.
 func (*Preconditions) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Preconditions) GetUid() string {
@@ -776,7 +956,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -788,7 +968,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -801,7 +981,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteRequest) GetResource() string {
@@ -861,7 +1041,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -873,7 +1053,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -886,7 +1066,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatchRequest) GetResource() string {
@@ -943,7 +1123,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1135,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1148,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatchEvent) GetType() string {
@@ -1009,7 +1189,7 @@ type BindRequest struct {
 
 func (x *BindRequest) Reset() {
 	*x = BindRequest{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1201,7 @@ func (x *BindRequest) String() string {
 func (*BindRequest) ProtoMessage() {}
 
 func (x *BindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1214,7 @@ func (x *BindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BindRequest.ProtoReflect.Descriptor instead.
 func (*BindRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BindRequest) GetNamespace() string {
@@ -1080,7 +1260,7 @@ type VersionRequest struct {
 
 func (x *VersionRequest) Reset() {
 	*x = VersionRequest{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1272,7 @@ func (x *VersionRequest) String() string {
 func (*VersionRequest) ProtoMessage() {}
 
 func (x *VersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1285,7 @@ func (x *VersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionRequest.ProtoReflect.Descriptor instead.
 func (*VersionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 type VersionResponse struct {
@@ -1118,7 +1298,7 @@ type VersionResponse struct {
 
 func (x *VersionResponse) Reset() {
 	*x = VersionResponse{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1310,7 @@ func (x *VersionResponse) String() string {
 func (*VersionResponse) ProtoMessage() {}
 
 func (x *VersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1323,7 @@ func (x *VersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionResponse.ProtoReflect.Descriptor instead.
 func (*VersionResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *VersionResponse) GetVersion() string {
@@ -1164,7 +1344,19 @@ var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
 	"\n" +
-	"\tapi.proto\x12\rkobune.api.v1\"\xb3\x01\n" +
+	"\tapi.proto\x12\rkobune.api.v1\"\x85\x01\n" +
+	"\x12ServicePathRequest\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x0e\n" +
+	"\x02ip\x18\x02 \x01(\tR\x02ip\x12\x1a\n" +
+	"\bprotocol\x18\x03 \x01(\tR\bprotocol\x12\x12\n" +
+	"\x04port\x18\x04 \x01(\x05R\x04port\x12\x1b\n" +
+	"\tsource_ip\x18\x05 \x01(\tR\bsourceIp\"E\n" +
+	"\x10ServicePathReply\x121\n" +
+	"\x04hops\x18\x01 \x03(\v2\x1d.kobune.api.v1.ServicePathHopR\x04hops\"X\n" +
+	"\x0eServicePathHop\x12\x16\n" +
+	"\x06object\x18\x01 \x01(\tR\x06object\x12\x14\n" +
+	"\x05lines\x18\x02 \x03(\tR\x05lines\x12\x18\n" +
+	"\aexplain\x18\x03 \x01(\tR\aexplain\"\xb3\x01\n" +
 	"\x0ePodLogsRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -1253,7 +1445,7 @@ const file_api_proto_rawDesc = "" +
 	"\x0eVersionRequest\"N\n" +
 	"\x0fVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12!\n" +
-	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\x90\x06\n" +
+	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\xe3\x06\n" +
 	"\vResourceAPI\x12E\n" +
 	"\x06Create\x12\x1c.kobune.api.v1.CreateRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
 	"\x03Get\x12\x19.kobune.api.v1.GetRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
@@ -1265,7 +1457,8 @@ const file_api_proto_rawDesc = "" +
 	"\x04Bind\x12\x1a.kobune.api.v1.BindRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12H\n" +
 	"\aVersion\x12\x1d.kobune.api.v1.VersionRequest\x1a\x1e.kobune.api.v1.VersionResponse\x12C\n" +
 	"\aPodLogs\x12\x1d.kobune.api.v1.PodLogsRequest\x1a\x17.kobune.api.v1.LogChunk0\x01\x12H\n" +
-	"\aPodExec\x12\x1b.kobune.api.v1.PodExecInput\x1a\x1c.kobune.api.v1.PodExecOutput(\x010\x01B&Z$github.com/kobune/kobune/proto/apipbb\x06proto3"
+	"\aPodExec\x12\x1b.kobune.api.v1.PodExecInput\x1a\x1c.kobune.api.v1.PodExecOutput(\x010\x01\x12Q\n" +
+	"\vServicePath\x12!.kobune.api.v1.ServicePathRequest\x1a\x1f.kobune.api.v1.ServicePathReplyB&Z$github.com/kobune/kobune/proto/apipbb\x06proto3"
 
 var (
 	file_api_proto_rawDescOnce sync.Once
@@ -1279,57 +1472,63 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_api_proto_goTypes = []any{
-	(*PodLogsRequest)(nil),  // 0: kobune.api.v1.PodLogsRequest
-	(*LogChunk)(nil),        // 1: kobune.api.v1.LogChunk
-	(*PodExecInput)(nil),    // 2: kobune.api.v1.PodExecInput
-	(*PodExecOutput)(nil),   // 3: kobune.api.v1.PodExecOutput
-	(*CreateRequest)(nil),   // 4: kobune.api.v1.CreateRequest
-	(*UpdateRequest)(nil),   // 5: kobune.api.v1.UpdateRequest
-	(*ObjectResponse)(nil),  // 6: kobune.api.v1.ObjectResponse
-	(*GetRequest)(nil),      // 7: kobune.api.v1.GetRequest
-	(*ListRequest)(nil),     // 8: kobune.api.v1.ListRequest
-	(*ListResponse)(nil),    // 9: kobune.api.v1.ListResponse
-	(*Preconditions)(nil),   // 10: kobune.api.v1.Preconditions
-	(*DeleteRequest)(nil),   // 11: kobune.api.v1.DeleteRequest
-	(*WatchRequest)(nil),    // 12: kobune.api.v1.WatchRequest
-	(*WatchEvent)(nil),      // 13: kobune.api.v1.WatchEvent
-	(*BindRequest)(nil),     // 14: kobune.api.v1.BindRequest
-	(*VersionRequest)(nil),  // 15: kobune.api.v1.VersionRequest
-	(*VersionResponse)(nil), // 16: kobune.api.v1.VersionResponse
-	nil,                     // 17: kobune.api.v1.BindRequest.AnnotationsEntry
+	(*ServicePathRequest)(nil), // 0: kobune.api.v1.ServicePathRequest
+	(*ServicePathReply)(nil),   // 1: kobune.api.v1.ServicePathReply
+	(*ServicePathHop)(nil),     // 2: kobune.api.v1.ServicePathHop
+	(*PodLogsRequest)(nil),     // 3: kobune.api.v1.PodLogsRequest
+	(*LogChunk)(nil),           // 4: kobune.api.v1.LogChunk
+	(*PodExecInput)(nil),       // 5: kobune.api.v1.PodExecInput
+	(*PodExecOutput)(nil),      // 6: kobune.api.v1.PodExecOutput
+	(*CreateRequest)(nil),      // 7: kobune.api.v1.CreateRequest
+	(*UpdateRequest)(nil),      // 8: kobune.api.v1.UpdateRequest
+	(*ObjectResponse)(nil),     // 9: kobune.api.v1.ObjectResponse
+	(*GetRequest)(nil),         // 10: kobune.api.v1.GetRequest
+	(*ListRequest)(nil),        // 11: kobune.api.v1.ListRequest
+	(*ListResponse)(nil),       // 12: kobune.api.v1.ListResponse
+	(*Preconditions)(nil),      // 13: kobune.api.v1.Preconditions
+	(*DeleteRequest)(nil),      // 14: kobune.api.v1.DeleteRequest
+	(*WatchRequest)(nil),       // 15: kobune.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 16: kobune.api.v1.WatchEvent
+	(*BindRequest)(nil),        // 17: kobune.api.v1.BindRequest
+	(*VersionRequest)(nil),     // 18: kobune.api.v1.VersionRequest
+	(*VersionResponse)(nil),    // 19: kobune.api.v1.VersionResponse
+	nil,                        // 20: kobune.api.v1.BindRequest.AnnotationsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	10, // 0: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
-	17, // 1: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
-	4,  // 2: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
-	7,  // 3: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
-	8,  // 4: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
-	5,  // 5: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
-	5,  // 6: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
-	11, // 7: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
-	12, // 8: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
-	14, // 9: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
-	15, // 10: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
-	0,  // 11: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
-	2,  // 12: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
-	6,  // 13: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
-	6,  // 14: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
-	9,  // 15: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
-	6,  // 16: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
-	6,  // 17: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
-	6,  // 18: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
-	13, // 19: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
-	6,  // 20: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
-	16, // 21: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
-	1,  // 22: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
-	3,  // 23: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
-	13, // [13:24] is the sub-list for method output_type
-	2,  // [2:13] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	2,  // 0: kobune.api.v1.ServicePathReply.hops:type_name -> kobune.api.v1.ServicePathHop
+	13, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
+	20, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
+	7,  // 3: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
+	10, // 4: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
+	11, // 5: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
+	8,  // 6: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
+	8,  // 7: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
+	14, // 8: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
+	15, // 9: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
+	17, // 10: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
+	18, // 11: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
+	3,  // 12: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
+	5,  // 13: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
+	0,  // 14: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
+	9,  // 15: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
+	9,  // 16: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
+	12, // 17: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
+	9,  // 18: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
+	9,  // 19: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
+	9,  // 20: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
+	16, // 21: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
+	9,  // 22: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
+	19, // 23: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
+	4,  // 24: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
+	6,  // 25: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
+	1,  // 26: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
+	15, // [15:27] is the sub-list for method output_type
+	3,  // [3:15] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -1337,14 +1536,14 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[11].OneofWrappers = []any{}
+	file_api_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

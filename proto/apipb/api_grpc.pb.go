@@ -35,6 +35,7 @@ const (
 	ResourceAPI_Version_FullMethodName      = "/kobune.api.v1.ResourceAPI/Version"
 	ResourceAPI_PodLogs_FullMethodName      = "/kobune.api.v1.ResourceAPI/PodLogs"
 	ResourceAPI_PodExec_FullMethodName      = "/kobune.api.v1.ResourceAPI/PodExec"
+	ResourceAPI_ServicePath_FullMethodName  = "/kobune.api.v1.ResourceAPI/ServicePath"
 )
 
 // ResourceAPIClient is the client API for ResourceAPI service.
@@ -67,6 +68,9 @@ type ResourceAPIClient interface {
 	// PodExec runs a command in a container on its node (pods/exec): the
 	// first message names the command, later ones carry stdin.
 	PodExec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PodExecInput, PodExecOutput], error)
+	// ServicePath asks a node's agent how a packet to a Service port goes
+	// through that node's rules (kobectl explain-path).
+	ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error)
 }
 
 type resourceAPIClient struct {
@@ -208,6 +212,16 @@ func (c *resourceAPIClient) PodExec(ctx context.Context, opts ...grpc.CallOption
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ResourceAPI_PodExecClient = grpc.BidiStreamingClient[PodExecInput, PodExecOutput]
 
+func (c *resourceAPIClient) ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ServicePathReply)
+	err := c.cc.Invoke(ctx, ResourceAPI_ServicePath_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResourceAPIServer is the server API for ResourceAPI service.
 // All implementations must embed UnimplementedResourceAPIServer
 // for forward compatibility.
@@ -238,6 +252,9 @@ type ResourceAPIServer interface {
 	// PodExec runs a command in a container on its node (pods/exec): the
 	// first message names the command, later ones carry stdin.
 	PodExec(grpc.BidiStreamingServer[PodExecInput, PodExecOutput]) error
+	// ServicePath asks a node's agent how a packet to a Service port goes
+	// through that node's rules (kobectl explain-path).
+	ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error)
 	mustEmbedUnimplementedResourceAPIServer()
 }
 
@@ -280,6 +297,9 @@ func (UnimplementedResourceAPIServer) PodLogs(*PodLogsRequest, grpc.ServerStream
 }
 func (UnimplementedResourceAPIServer) PodExec(grpc.BidiStreamingServer[PodExecInput, PodExecOutput]) error {
 	return status.Error(codes.Unimplemented, "method PodExec not implemented")
+}
+func (UnimplementedResourceAPIServer) ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method ServicePath not implemented")
 }
 func (UnimplementedResourceAPIServer) mustEmbedUnimplementedResourceAPIServer() {}
 func (UnimplementedResourceAPIServer) testEmbeddedByValue()                     {}
@@ -475,6 +495,24 @@ func _ResourceAPI_PodExec_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ResourceAPI_PodExecServer = grpc.BidiStreamingServer[PodExecInput, PodExecOutput]
 
+func _ResourceAPI_ServicePath_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ServicePathRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceAPIServer).ServicePath(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceAPI_ServicePath_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceAPIServer).ServicePath(ctx, req.(*ServicePathRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ResourceAPI_ServiceDesc is the grpc.ServiceDesc for ResourceAPI service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -513,6 +551,10 @@ var ResourceAPI_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Version",
 			Handler:    _ResourceAPI_Version_Handler,
+		},
+		{
+			MethodName: "ServicePath",
+			Handler:    _ResourceAPI_ServicePath_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -26,6 +26,181 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ServicePathRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Ip       string                 `protobuf:"bytes,1,opt,name=ip,proto3" json:"ip,omitempty"`
+	Protocol string                 `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Port     int32                  `protobuf:"varint,3,opt,name=port,proto3" json:"port,omitempty"`
+	// The sender's address, when it is a pod (masquerade, affinity).
+	SourceIp      string `protobuf:"bytes,4,opt,name=source_ip,json=sourceIp,proto3" json:"source_ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServicePathRequest) Reset() {
+	*x = ServicePathRequest{}
+	mi := &file_node_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServicePathRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServicePathRequest) ProtoMessage() {}
+
+func (x *ServicePathRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServicePathRequest.ProtoReflect.Descriptor instead.
+func (*ServicePathRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ServicePathRequest) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *ServicePathRequest) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *ServicePathRequest) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *ServicePathRequest) GetSourceIp() string {
+	if x != nil {
+		return x.SourceIp
+	}
+	return ""
+}
+
+type ServicePathReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hops          []*PathHop             `protobuf:"bytes,1,rep,name=hops,proto3" json:"hops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServicePathReply) Reset() {
+	*x = ServicePathReply{}
+	mi := &file_node_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServicePathReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServicePathReply) ProtoMessage() {}
+
+func (x *ServicePathReply) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServicePathReply.ProtoReflect.Descriptor instead.
+func (*ServicePathReply) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ServicePathReply) GetHops() []*PathHop {
+	if x != nil {
+		return x.Hops
+	}
+	return nil
+}
+
+// PathHop is one map or chain of the path, its live element or rules, and
+// what it does to the packet.
+type PathHop struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Object        string                 `protobuf:"bytes,1,opt,name=object,proto3" json:"object,omitempty"`
+	Lines         []string               `protobuf:"bytes,2,rep,name=lines,proto3" json:"lines,omitempty"`
+	Explain       string                 `protobuf:"bytes,3,opt,name=explain,proto3" json:"explain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PathHop) Reset() {
+	*x = PathHop{}
+	mi := &file_node_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PathHop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PathHop) ProtoMessage() {}
+
+func (x *PathHop) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PathHop.ProtoReflect.Descriptor instead.
+func (*PathHop) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PathHop) GetObject() string {
+	if x != nil {
+		return x.Object
+	}
+	return ""
+}
+
+func (x *PathHop) GetLines() []string {
+	if x != nil {
+		return x.Lines
+	}
+	return nil
+}
+
+func (x *PathHop) GetExplain() string {
+	if x != nil {
+		return x.Explain
+	}
+	return ""
+}
+
 type LogsRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	PodUid    string                 `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
@@ -43,7 +218,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_node_proto_msgTypes[0]
+	mi := &file_node_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -55,7 +230,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[0]
+	mi := &file_node_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -68,7 +243,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{0}
+	return file_node_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *LogsRequest) GetPodUid() string {
@@ -129,7 +304,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_node_proto_msgTypes[1]
+	mi := &file_node_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -141,7 +316,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[1]
+	mi := &file_node_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -154,7 +329,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{1}
+	return file_node_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -177,7 +352,7 @@ type ExecInput struct {
 
 func (x *ExecInput) Reset() {
 	*x = ExecInput{}
-	mi := &file_node_proto_msgTypes[2]
+	mi := &file_node_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -189,7 +364,7 @@ func (x *ExecInput) String() string {
 func (*ExecInput) ProtoMessage() {}
 
 func (x *ExecInput) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[2]
+	mi := &file_node_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -202,7 +377,7 @@ func (x *ExecInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecInput.ProtoReflect.Descriptor instead.
 func (*ExecInput) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{2}
+	return file_node_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ExecInput) GetStart() *ExecStart {
@@ -241,7 +416,7 @@ type ExecStart struct {
 
 func (x *ExecStart) Reset() {
 	*x = ExecStart{}
-	mi := &file_node_proto_msgTypes[3]
+	mi := &file_node_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -253,7 +428,7 @@ func (x *ExecStart) String() string {
 func (*ExecStart) ProtoMessage() {}
 
 func (x *ExecStart) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[3]
+	mi := &file_node_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -266,7 +441,7 @@ func (x *ExecStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
 func (*ExecStart) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{3}
+	return file_node_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExecStart) GetPodUid() string {
@@ -331,7 +506,7 @@ type ExecOutput struct {
 
 func (x *ExecOutput) Reset() {
 	*x = ExecOutput{}
-	mi := &file_node_proto_msgTypes[4]
+	mi := &file_node_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -343,7 +518,7 @@ func (x *ExecOutput) String() string {
 func (*ExecOutput) ProtoMessage() {}
 
 func (x *ExecOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[4]
+	mi := &file_node_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -356,7 +531,7 @@ func (x *ExecOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecOutput.ProtoReflect.Descriptor instead.
 func (*ExecOutput) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{4}
+	return file_node_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExecOutput) GetStdout() []byte {
@@ -392,7 +567,18 @@ var File_node_proto protoreflect.FileDescriptor
 const file_node_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"node.proto\x12\x0ekobune.node.v1\"\xc9\x01\n" +
+	"node.proto\x12\x0ekobune.node.v1\"q\n" +
+	"\x12ServicePathRequest\x12\x0e\n" +
+	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x12\n" +
+	"\x04port\x18\x03 \x01(\x05R\x04port\x12\x1b\n" +
+	"\tsource_ip\x18\x04 \x01(\tR\bsourceIp\"?\n" +
+	"\x10ServicePathReply\x12+\n" +
+	"\x04hops\x18\x01 \x03(\v2\x17.kobune.node.v1.PathHopR\x04hops\"Q\n" +
+	"\aPathHop\x12\x16\n" +
+	"\x06object\x18\x01 \x01(\tR\x06object\x12\x14\n" +
+	"\x05lines\x18\x02 \x03(\tR\x05lines\x12\x18\n" +
+	"\aexplain\x18\x03 \x01(\tR\aexplain\"\xc9\x01\n" +
 	"\vLogsRequest\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -421,10 +607,11 @@ const file_node_proto_rawDesc = "" +
 	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
 	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12\x16\n" +
 	"\x06exited\x18\x03 \x01(\bR\x06exited\x12\x1b\n" +
-	"\texit_code\x18\x04 \x01(\x05R\bexitCode2\x8a\x01\n" +
+	"\texit_code\x18\x04 \x01(\x05R\bexitCode2\xdf\x01\n" +
 	"\aNodeAPI\x12<\n" +
 	"\x04Logs\x12\x1b.kobune.node.v1.LogsRequest\x1a\x15.kobune.node.v1.Chunk0\x01\x12A\n" +
-	"\x04Exec\x12\x19.kobune.node.v1.ExecInput\x1a\x1a.kobune.node.v1.ExecOutput(\x010\x01B'Z%github.com/kobune/kobune/proto/nodepbb\x06proto3"
+	"\x04Exec\x12\x19.kobune.node.v1.ExecInput\x1a\x1a.kobune.node.v1.ExecOutput(\x010\x01\x12S\n" +
+	"\vServicePath\x12\".kobune.node.v1.ServicePathRequest\x1a .kobune.node.v1.ServicePathReplyB'Z%github.com/kobune/kobune/proto/nodepbb\x06proto3"
 
 var (
 	file_node_proto_rawDescOnce sync.Once
@@ -438,25 +625,31 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_node_proto_goTypes = []any{
-	(*LogsRequest)(nil), // 0: kobune.node.v1.LogsRequest
-	(*Chunk)(nil),       // 1: kobune.node.v1.Chunk
-	(*ExecInput)(nil),   // 2: kobune.node.v1.ExecInput
-	(*ExecStart)(nil),   // 3: kobune.node.v1.ExecStart
-	(*ExecOutput)(nil),  // 4: kobune.node.v1.ExecOutput
+	(*ServicePathRequest)(nil), // 0: kobune.node.v1.ServicePathRequest
+	(*ServicePathReply)(nil),   // 1: kobune.node.v1.ServicePathReply
+	(*PathHop)(nil),            // 2: kobune.node.v1.PathHop
+	(*LogsRequest)(nil),        // 3: kobune.node.v1.LogsRequest
+	(*Chunk)(nil),              // 4: kobune.node.v1.Chunk
+	(*ExecInput)(nil),          // 5: kobune.node.v1.ExecInput
+	(*ExecStart)(nil),          // 6: kobune.node.v1.ExecStart
+	(*ExecOutput)(nil),         // 7: kobune.node.v1.ExecOutput
 }
 var file_node_proto_depIdxs = []int32{
-	3, // 0: kobune.node.v1.ExecInput.start:type_name -> kobune.node.v1.ExecStart
-	0, // 1: kobune.node.v1.NodeAPI.Logs:input_type -> kobune.node.v1.LogsRequest
-	2, // 2: kobune.node.v1.NodeAPI.Exec:input_type -> kobune.node.v1.ExecInput
-	1, // 3: kobune.node.v1.NodeAPI.Logs:output_type -> kobune.node.v1.Chunk
-	4, // 4: kobune.node.v1.NodeAPI.Exec:output_type -> kobune.node.v1.ExecOutput
-	3, // [3:5] is the sub-list for method output_type
-	1, // [1:3] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	2, // 0: kobune.node.v1.ServicePathReply.hops:type_name -> kobune.node.v1.PathHop
+	6, // 1: kobune.node.v1.ExecInput.start:type_name -> kobune.node.v1.ExecStart
+	3, // 2: kobune.node.v1.NodeAPI.Logs:input_type -> kobune.node.v1.LogsRequest
+	5, // 3: kobune.node.v1.NodeAPI.Exec:input_type -> kobune.node.v1.ExecInput
+	0, // 4: kobune.node.v1.NodeAPI.ServicePath:input_type -> kobune.node.v1.ServicePathRequest
+	4, // 5: kobune.node.v1.NodeAPI.Logs:output_type -> kobune.node.v1.Chunk
+	7, // 6: kobune.node.v1.NodeAPI.Exec:output_type -> kobune.node.v1.ExecOutput
+	1, // 7: kobune.node.v1.NodeAPI.ServicePath:output_type -> kobune.node.v1.ServicePathReply
+	5, // [5:8] is the sub-list for method output_type
+	2, // [2:5] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -470,7 +663,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

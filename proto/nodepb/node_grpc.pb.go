@@ -24,8 +24,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	NodeAPI_Logs_FullMethodName = "/kobune.node.v1.NodeAPI/Logs"
-	NodeAPI_Exec_FullMethodName = "/kobune.node.v1.NodeAPI/Exec"
+	NodeAPI_Logs_FullMethodName        = "/kobune.node.v1.NodeAPI/Logs"
+	NodeAPI_Exec_FullMethodName        = "/kobune.node.v1.NodeAPI/Exec"
+	NodeAPI_ServicePath_FullMethodName = "/kobune.node.v1.NodeAPI/ServicePath"
 )
 
 // NodeAPIClient is the client API for NodeAPI service.
@@ -35,6 +36,9 @@ type NodeAPIClient interface {
 	Logs(ctx context.Context, in *LogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Chunk], error)
 	// Exec: the first message names the command; later ones carry stdin.
 	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecInput, ExecOutput], error)
+	// ServicePath: the way a packet to a Service port takes through this
+	// node's nftables table, read from the kernel (kobectl explain-path).
+	ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error)
 }
 
 type nodeAPIClient struct {
@@ -77,6 +81,16 @@ func (c *nodeAPIClient) Exec(ctx context.Context, opts ...grpc.CallOption) (grpc
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type NodeAPI_ExecClient = grpc.BidiStreamingClient[ExecInput, ExecOutput]
 
+func (c *nodeAPIClient) ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ServicePathReply)
+	err := c.cc.Invoke(ctx, NodeAPI_ServicePath_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeAPIServer is the server API for NodeAPI service.
 // All implementations must embed UnimplementedNodeAPIServer
 // for forward compatibility.
@@ -84,6 +98,9 @@ type NodeAPIServer interface {
 	Logs(*LogsRequest, grpc.ServerStreamingServer[Chunk]) error
 	// Exec: the first message names the command; later ones carry stdin.
 	Exec(grpc.BidiStreamingServer[ExecInput, ExecOutput]) error
+	// ServicePath: the way a packet to a Service port takes through this
+	// node's nftables table, read from the kernel (kobectl explain-path).
+	ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error)
 	mustEmbedUnimplementedNodeAPIServer()
 }
 
@@ -99,6 +116,9 @@ func (UnimplementedNodeAPIServer) Logs(*LogsRequest, grpc.ServerStreamingServer[
 }
 func (UnimplementedNodeAPIServer) Exec(grpc.BidiStreamingServer[ExecInput, ExecOutput]) error {
 	return status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedNodeAPIServer) ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method ServicePath not implemented")
 }
 func (UnimplementedNodeAPIServer) mustEmbedUnimplementedNodeAPIServer() {}
 func (UnimplementedNodeAPIServer) testEmbeddedByValue()                 {}
@@ -139,13 +159,36 @@ func _NodeAPI_Exec_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type NodeAPI_ExecServer = grpc.BidiStreamingServer[ExecInput, ExecOutput]
 
+func _NodeAPI_ServicePath_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ServicePathRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeAPIServer).ServicePath(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NodeAPI_ServicePath_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeAPIServer).ServicePath(ctx, req.(*ServicePathRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // NodeAPI_ServiceDesc is the grpc.ServiceDesc for NodeAPI service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var NodeAPI_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "kobune.node.v1.NodeAPI",
 	HandlerType: (*NodeAPIServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ServicePath",
+			Handler:    _NodeAPI_ServicePath_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Logs",

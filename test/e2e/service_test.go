@@ -164,6 +164,27 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 		t.Errorf("a pod through its own Service: %q (%v)", hp, err)
 	}
 
+	// explain-path reads the way from node-1's kernel: map element, the
+	// Service chain, both endpoints' DNAT, the masquerade for the client
+	// (a pod of node-1) to web-a (on node-1).
+	var ep, epErr bytes.Buffer
+	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "explain-path", "svc/web", "--from", "client"}, strings.NewReader(""), &ep, &epErr)
+	a, _ := pods.Get(ctx, "default", "web-a")
+	b, _ := pods.Get(ctx, "default", "web-b")
+	for _, want := range []string{"on node node-1, from pod client (" + clientPod.Status.PodIP + ")", "1. map service-ips", web.Spec.ClusterIP + " . tcp . 80 : goto service-",
+		"numgen random mod 2", "DNAT to pod web-a (node-1) " + a.Status.PodIP + ":8080; masqueraded: " + clientPod.Status.PodIP + " is a pod of this node",
+		"DNAT to pod web-b (node-2) " + b.Status.PodIP + ":8080"} {
+		if !strings.Contains(ep.String(), want) {
+			t.Errorf("kobectl explain-path svc/web --from client: no %q in\n%s%s", want, ep.String(), epErr.String())
+		}
+	}
+	t.Logf("kobectl explain-path svc/web --from client:\n%s", ep.String())
+	ep.Reset()
+	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "explain-path", "svc/none", "--node", "node-2"}, strings.NewReader(""), &ep, &epErr)
+	if !strings.Contains(ep.String(), "map no-endpoint-services") || !strings.Contains(ep.String(), "refused") {
+		t.Errorf("kobectl explain-path svc/none:\n%s%s", ep.String(), epErr.String())
+	}
+
 	// No endpoints: refused at once, not a timeout.
 	start := time.Now()
 	out, err := fromNode(nodes[0])(fmt.Sprintf("http://%s:80/", none.Spec.ClusterIP))

@@ -1,0 +1,62 @@
+package proxy
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/knftables"
+)
+
+// Explain reads a packet's way from the table: the map element, the
+// Service chain, each endpoint's DNAT, the masquerade for this node's
+// pods reaching this node's endpoint, and the reject of a Service
+// without endpoints.
+func TestExplainFollowsThePacket(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	p := New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake)
+	svcs, slices := sample()
+	sync(t, p, svcs, slices)
+	text := func(ctx context.Context, chain string) ([]string, error) {
+		rules, err := fake.ListRules(ctx, chain)
+		var out []string
+		for _, r := range rules {
+			out = append(out, r.Rule)
+		}
+		return out, err
+	}
+	ctx := context.Background()
+	hops, err := p.Explain(ctx, text, "10.96.0.10", "TCP", 80, "10.244.1.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, h := range hops {
+		b.WriteString(h.Object + " | " + strings.Join(h.Lines, " ; ") + " | " + h.Explain + "\n")
+	}
+	got := b.String()
+	if len(hops) != 4 {
+		t.Fatalf("%d hops, want map, Service chain and 2 endpoint chains:\n%s", len(hops), got)
+	}
+	for _, want := range []string{
+		"map service-ips | 10.96.0.10 . tcp . 80 : goto service-",
+		"one of 2 endpoints at random",
+		"DNAT to 10.244.1.2:8080; masqueraded: 10.244.1.9 is a pod of this node",
+		"DNAT to 10.244.2.3:8080\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	hops, err = p.Explain(ctx, text, "10.96.0.11", "tcp", 80, "")
+	if err != nil || len(hops) != 1 || hops[0].Object != "map no-endpoint-services" || !strings.Contains(hops[0].Explain, "refused") {
+		t.Errorf("a Service without endpoints: %+v %v", hops, err)
+	}
+	hops, err = p.Explain(ctx, text, "10.96.0.13", "tcp", 80, "")
+	if err != nil || len(hops) != 3 || !strings.Contains(hops[1].Explain, "ClientIP") {
+		t.Errorf("a sticky Service: %+v %v", hops, err)
+	}
+	if hops, err = p.Explain(ctx, text, "10.96.9.9", "tcp", 80, ""); err != nil || len(hops) != 1 || !strings.Contains(hops[0].Explain, "does not know") {
+		t.Errorf("an unknown address: %+v %v", hops, err)
+	}
+}

@@ -1,0 +1,162 @@
+package ctl
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/client"
+)
+
+// newExplainPathCommand is Kobune's `explain-path`: the way a packet to a
+// Service takes on a node — verdict map element, the Service port's
+// chain, each endpoint's chain with its DNAT and masquerade — read from
+// the node's live nftables table by its agent, with the endpoints named
+// after their pods. Kubernetes leaves students to `nft list ruleset`.
+func newExplainPathCommand(o *Options) *cobra.Command {
+	var port, from, nodeName string
+	cmd := &cobra.Command{
+		Use:   "explain-path svc/NAME [--port NAME|NUMBER] [--from POD] [--node NODE]",
+		Short: "Show the nftables rules a packet to a Service follows on a node, read live from the node (Kobune)",
+		Long: "Show the way a packet to a Service's cluster IP takes through a node's rules: the element of the\n" +
+			"service-ips verdict map, the Service port's chain, and each endpoint chain with its DNAT,\n" +
+			"read from the node's kernel by its agent. --from POD evaluates it on that pod's node, with the\n" +
+			"pod as the sender (masquerade, affinity); --node picks a node; by default every node is shown.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.explainPath(cmd, args[0], port, from, nodeName)
+		},
+	}
+	cmd.Flags().StringVar(&port, "port", "", "the Service port, by name or number (default: every port)")
+	cmd.Flags().StringVar(&from, "from", "", "a pod sending the packet: its node, with its address as the source")
+	cmd.Flags().StringVar(&nodeName, "node", "", "the node whose rules to read (default: every node)")
+	return cmd
+}
+
+func (o *Options) explainPath(cmd *cobra.Command, target, portArg, from, nodeName string) error {
+	typ, name, ok := strings.Cut(target, "/")
+	if !ok || (typ != "svc" && typ != "service" && typ != "services") {
+		return fmt.Errorf("explain-path takes svc/NAME, not %q", target)
+	}
+	c, err := o.Client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := ctxFor(cmd)
+	defer cancel()
+	ns := o.namespaceOrDefault()
+	svc, err := client.For[*core.Service](c).Get(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case svc.Spec.Type == core.ServiceTypeExternalName:
+		fmt.Fprintf(o.Out, "Service %s/%s is an ExternalName: cluster DNS answers %s.%s.svc with a CNAME to %s; no node rules are involved.\n", ns, name, name, ns, svc.Spec.ExternalName)
+		return nil
+	case svc.Spec.ClusterIP == core.ClusterIPNone:
+		fmt.Fprintf(o.Out, "Service %s/%s is headless: cluster DNS answers %s.%s.svc with the ready pods' addresses and clients connect to a pod directly; no node rules are involved.\n", ns, name, name, ns)
+		return nil
+	}
+	var ports []core.ServicePort
+	for _, p := range svc.Spec.Ports {
+		if portArg == "" || portArg == p.Name || portArg == strconv.Itoa(int(p.Port)) {
+			ports = append(ports, p)
+		}
+	}
+	if len(ports) == 0 {
+		return fmt.Errorf("service %s/%s has no port %q", ns, name, portArg)
+	}
+	source, fromNote := "", ""
+	var nodes []string
+	switch {
+	case from != "":
+		pod, err := client.For[*core.Pod](c).Get(ctx, ns, from)
+		if err != nil {
+			return err
+		}
+		if pod.Spec.NodeName == "" || pod.Status.PodIP == "" {
+			return fmt.Errorf("pod %s has no node or address yet", from)
+		}
+		nodes, source = []string{pod.Spec.NodeName}, pod.Status.PodIP
+		fromNote = fmt.Sprintf(", from pod %s (%s)", from, source)
+	case nodeName != "":
+		nodes = []string{nodeName}
+	default:
+		list, _, err := client.For[*core.Node](c).List(ctx, "", client.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, n := range list {
+			nodes = append(nodes, n.Name)
+		}
+		sort.Strings(nodes)
+	}
+	pods := o.endpointPods(ctx, c, ns, name)
+	for i, node := range nodes {
+		for j, p := range ports {
+			if i+j > 0 {
+				fmt.Fprintln(o.Out)
+			}
+			proto := string(p.Protocol)
+			if proto == "" {
+				proto = string(core.ProtocolTCP)
+			}
+			label := strconv.Itoa(int(p.Port)) + "/" + proto
+			if p.Name != "" {
+				label += " (" + p.Name + ")"
+			}
+			fmt.Fprintf(o.Out, "Service %s/%s %s port %s, on node %s%s\n", ns, name, svc.Spec.ClusterIP, label, node, fromNote)
+			hops, err := c.ServicePath(ctx, node, svc.Spec.ClusterIP, proto, p.Port, source)
+			if err != nil {
+				fmt.Fprintf(o.Out, "  cannot read the rules of node %s: %s\n", node, client.Message(err))
+				continue
+			}
+			for k, h := range hops {
+				fmt.Fprintf(o.Out, "  %d. %s\n", k+1, h.Object)
+				for _, l := range h.Lines {
+					fmt.Fprintf(o.Out, "       %s\n", l)
+				}
+				explain := h.Explain
+				for ip, who := range pods {
+					if strings.Contains(explain, "DNAT to "+ip+":") {
+						explain = strings.Replace(explain, "DNAT to "+ip+":", "DNAT to "+who+" "+ip+":", 1)
+					}
+				}
+				if explain != "" {
+					fmt.Fprintf(o.Out, "     → %s\n", explain)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// endpointPods names a Service's endpoint addresses: "pod web-a (node-1)".
+func (o *Options) endpointPods(ctx context.Context, c *client.Client, ns, svc string) map[string]string {
+	out := map[string]string{}
+	slices, _, err := client.For[*discovery.EndpointSlice](c).List(ctx, ns, client.ListOptions{LabelSelector: discovery.LabelServiceName + "=" + svc})
+	if err != nil {
+		return out
+	}
+	for _, s := range slices {
+		for _, e := range s.Endpoints {
+			if e.TargetRef == nil {
+				continue
+			}
+			who := "pod " + e.TargetRef.Name
+			if e.NodeName != nil {
+				who += " (" + *e.NodeName + ")"
+			}
+			for _, a := range e.Addresses {
+				out[a] = who
+			}
+		}
+	}
+	return out
+}
