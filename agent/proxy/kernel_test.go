@@ -53,7 +53,7 @@ func TestTransactionsLoadIntoTheKernel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nft list: %v: %s", err, out)
 	}
-	for _, want := range []string{"10.96.0.12 . tcp . 80 : goto service-", "tcp . 30080 : goto external-", "dnat to 10.244.2.3:8080", "numgen random mod 1"} {
+	for _, want := range []string{"10.96.0.12 . tcp . 80 : goto service-", "tcp . 30080 : goto external-", "dnat to 10.244.2.3:8080", "goto endpoint-"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the kernel's table lacks %q:\n%s", want, out)
 		}

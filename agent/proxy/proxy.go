@@ -9,9 +9,9 @@
 // `service-nodeports`, keyed by protocol . port on the node's own
 // addresses), so the first packet's cost does not grow with the number of
 // Services. The map sends it to the Service port's chain, which picks an
-// endpoint (`numgen random`, or the one a ClientIP-affinity set remembers
-// for the client) and jumps to the endpoint's chain, which DNATs to the
-// pod. Connections from the node's own pods to an endpoint on this node,
+// endpoint (at random: endpoint i of n with probability 1/(n-i) among the
+// rest, or the one a ClientIP-affinity set remembers for the client) and
+// jumps to the endpoint's chain, which DNATs to the pod. Connections from the node's own pods to an endpoint on this node,
 // and NodePort connections under externalTrafficPolicy Cluster, are
 // masqueraded, so replies come back through the node (pods on one bridge
 // would otherwise answer each other directly, around the NAT). A Service
@@ -342,7 +342,7 @@ func (p *Proxy) loadBalance(rs *ruleset, chain, base string, svc *core.Service, 
 	if c := svc.Spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
 		timeout = *c.ClientIP.TimeoutSeconds
 	}
-	var rules, vmap []string
+	var rules, picks []string
 	for i, e := range eps {
 		epName := fmt.Sprintf("%s__%s/%d", base, e.ip, e.port)
 		epChain := "endpoint-" + hash(epName) + "-" + epName
@@ -361,9 +361,19 @@ func (p *Proxy) loadBalance(rs *ruleset, chain, base string, svc *core.Service, 
 		}
 		epRules = append(epRules, fmt.Sprintf("meta l4proto %s dnat to %s:%d", strings.ToLower(string(sp.Protocol)), e.ip, e.port))
 		rs.chains[epChain] = epRules
-		vmap = append(vmap, fmt.Sprintf("%d : goto %s", i, epChain))
+		// Endpoint i of n is taken with probability 1/(n-i) among those
+		// left, so each gets 1/n (what kube-proxy's iptables mode does with
+		// -m statistic). Not `numgen random mod n vmap { … }`: every such
+		// rule makes an anonymous set, and the kernel's cost of adding
+		// anonymous sets grows with the number already there (10,000
+		// Services took a minute to load; these rules take seconds).
+		if left := len(eps) - i; left > 1 {
+			picks = append(picks, fmt.Sprintf("numgen random mod %d 0 goto %s", left, epChain))
+		} else {
+			picks = append(picks, "goto "+epChain)
+		}
 	}
-	rules = append(rules, fmt.Sprintf("numgen random mod %d vmap { %s }", len(eps), strings.Join(vmap, " , ")))
+	rules = append(rules, picks...)
 	rs.chains[chain] = rules
 	return chain
 }

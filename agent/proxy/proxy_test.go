@@ -111,7 +111,7 @@ func TestRulesForServices(t *testing.T) {
 		"add element ip kobune-proxy service-ips { 10.96.0.10 . tcp . 80 : goto service-",
 		"add element ip kobune-proxy no-endpoint-services { 10.96.0.11 . tcp . 80 : goto reject-chain }",
 		"add element ip kobune-proxy service-nodeports { tcp . 30080 : goto external-",
-		"numgen random mod 2 vmap { 0 : goto endpoint-",
+		"numgen random mod 2 0 goto endpoint-",
 		"ip saddr 10.244.1.0/24 jump mark-for-masquerade",
 		"meta l4proto tcp dnat to 10.244.1.2:8080",
 		"meta l4proto tcp dnat to 10.244.2.3:8080",
