@@ -3,7 +3,6 @@ package dns
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/test/benchreport"
 )
 
 // TestBenchClusterDNS is `make bench`'s cluster DNS benchmark (run only
@@ -22,10 +22,7 @@ import (
 // answers A questions for random Service names over UDP on loopback at
 // 1,000 queries a second for 10 s, each timed from send to answer.
 func TestBenchClusterDNS(t *testing.T) {
-	report := os.Getenv("KOBUNE_BENCH_REPORT")
-	if report == "" {
-		t.Skip("benchmark: run by `make bench` (set KOBUNE_BENCH_REPORT to a markdown file to append to)")
-	}
+	report := benchreport.Path(t)
 	const services, rate, seconds = 10000, 1000, 10
 	yes := true
 	svcs := make([]*core.Service, services)
@@ -87,10 +84,7 @@ func TestBenchClusterDNS(t *testing.T) {
 		}
 		return lat[int(f*float64(len(lat)-1))]
 	}
-	met := "met"
-	if q(0.99) >= 2*time.Millisecond || errs > 0 {
-		met = "**missed**"
-	}
+	met := benchreport.Verdict(q(0.99) < 2*time.Millisecond && errs == 0)
 	section := fmt.Sprintf(`
 ## Cluster DNS
 
@@ -101,15 +95,7 @@ Written by `+"`make bench`"+` (agent/dns TestBenchClusterDNS) on %s: the agent's
 | %s | %s | %s | %d | p99 < 2 ms, 0 errors (%s) |
 `, time.Now().UTC().Format("2006-01-02 15:04 MST"), services, rate, seconds, rate*seconds, took.Round(10*time.Millisecond),
 		usf(q(0.5)), usf(q(0.99)), usf(q(1)), errs, met)
-	t.Log(section)
-	f, err := os.OpenFile(report, os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(section); err != nil {
-		t.Fatal(err)
-	}
+	benchreport.Append(t, report, section)
 }
 
 func usf(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }

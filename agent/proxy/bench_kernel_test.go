@@ -18,6 +18,7 @@ import (
 	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/test/benchreport"
 )
 
 // TestBenchServiceRules is `make bench`'s node-proxy benchmark (run only
@@ -30,10 +31,7 @@ import (
 // synced incrementally; and the TCP connection setup through the 1st and
 // the 10,000th Service (both DNAT to a listener in the namespace).
 func TestBenchServiceRules(t *testing.T) {
-	report := os.Getenv("KOBUNE_BENCH_REPORT")
-	if report == "" {
-		t.Skip("benchmark: run by `make bench` (set KOBUNE_BENCH_REPORT to a markdown file to append to)")
-	}
+	report := benchreport.Path(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: programs nftables in a network namespace of its own")
 	}
@@ -179,12 +177,7 @@ func benchInside(t *testing.T, report string) {
 	p50, p99 := quantile(endpointChanges, 0.5), quantile(endpointChanges, 0.99)
 	n50, n99 := quantile(newServices, 0.5), quantile(newServices, 0.99)
 	f50, l50 := quantile(firstSvc, 0.5), quantile(lastSvc, 0.5)
-	met := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "**missed**"
-	}
+	met := benchreport.Verdict
 	section := fmt.Sprintf(`
 ## Service rules on a node (nftables)
 
@@ -204,15 +197,7 @@ TCP connection setup (500 each, alternating) through the first Service: p50 %s; 
 		ms(first), met(first < 3*time.Second), ms(rewrite), ms(p50), ms(p99), met(p99 < 100*time.Millisecond), float64(rewrite)/float64(p50),
 		ms(n50), ms(n99), met(n99 < 100*time.Millisecond), ms(build), ms(nftOne),
 		us(f50), us(l50), 100*(float64(l50)/float64(f50)-1), met(float64(l50) <= 1.1*float64(f50)))
-	t.Log(section)
-	f, err := os.OpenFile(report, os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(section); err != nil {
-		t.Fatal(err)
-	}
+	benchreport.Append(t, report, section)
 	_ = nft.Run(ctx, func() *knftables.Transaction { tx := nft.NewTransaction(); tx.Delete(&knftables.Table{}); return tx }())
 }
 

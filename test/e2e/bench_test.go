@@ -14,6 +14,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/test/benchreport"
 )
 
 // TestBenchPodStartup is the pod start benchmark of `make bench` (it runs
@@ -22,10 +23,7 @@ import (
 // once, each timed from the start of its create call to Running as seen
 // through a watch; the agent's own split by phase; the agent's RSS.
 func TestBenchPodStartup(t *testing.T) {
-	report := os.Getenv("KOBUNE_BENCH_REPORT")
-	if report == "" {
-		t.Skip("benchmark: run by `make bench` (set KOBUNE_BENCH_REPORT to a markdown file to append to)")
-	}
+	report := benchreport.Path(t)
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
 	n := nodes[0]
@@ -58,12 +56,7 @@ func TestBenchPodStartup(t *testing.T) {
 		}
 		return fmt.Sprintf("%.0f ms", 1000*sum/cnt)
 	}
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "**missed**"
-	}
+	verdict := benchreport.Verdict
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Pod start on a real node\n\nWritten by `make bench` (test/e2e TestBenchPodStartup, as root) on %s: one node (a network namespace with its own containerd 1.6 and kobune-agent), the image already loaded, pods placed with spec.nodeName. Each pod is timed from the start of its create call to Running as seen through a watch.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	b.WriteString("| run | p50 | p99 | until all Running | goal |\n|---|---|---|---|---|\n")
@@ -74,15 +67,7 @@ func TestBenchPodStartup(t *testing.T) {
 		phase(`kobune_agent_container_operations_duration_seconds{operation="create"}`), phase(`kobune_agent_container_operations_duration_seconds{operation="start"}`))
 	fmt.Fprintf(&b, "\nAgent memory with the 30 pods running: RSS %.1f MiB (goal under 40 MB: %s; the kubelet uses about 90 MB).\n", float64(rss)/1024, verdict(rss*1024 < 40_000_000))
 	b.WriteString("\nFor comparison (issue #3): real Kubernetes v1.37 with containerd 1.6 on this kind of machine takes 7.6–8.6 s until 30 pods run and 1.1–1.5 s for 3.\n")
-	f, err := os.OpenFile(report, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(b.String()); err != nil {
-		t.Fatal(err)
-	}
-	t.Log(b.String())
+	benchreport.Append(t, report, b.String())
 }
 
 type startTimes struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/test/benchreport"
 )
 
 // TestLabUpAndDown runs `lab.sh up` and `lab.sh down` as a user would and
@@ -321,10 +322,7 @@ func appendReport(t *testing.T, section string) {
 // reportFailover appends the failover time to the benchmark report when
 // make bench runs this test.
 func reportFailover(t *testing.T, d time.Duration) {
-	verdict := "met"
-	if d >= 20*time.Second {
-		verdict = "**missed**"
-	}
+	verdict := benchreport.Verdict(d < 20*time.Second)
 	section := "\n## Node failure on the lab\n\n" +
 		"Written by `make bench` (test/e2e TestLabUpAndDown, as root) on " + time.Now().UTC().Format("2006-01-02 15:04 MST") + ": the example Deployment (2 replicas of labapp on real containerd, one per node) after a rolling update to 2.0; `lab.sh kill-agent node-2` (SIGKILL), then timed until both pods run on node-1. Lab settings: agents renew their Lease every 2 s, kobune-controller `--node-monitor-grace-period 8s`, kobune-apiserver `--default-toleration-seconds 5`.\n\n" +
 		"| from the agent's death to the replacements Running | goal |\n|---|---|\n" +
