@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -184,6 +185,11 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 			return nil, nil, fmt.Errorf("node proxy: %w (install nftables: apt-get install -y nftables; or run with --proxy=false)", err)
 		}
 		cfg.Proxy = proxy.New(proxy.Config{NodeName: c.NodeName, PodCIDR: cfg.Node.PodCIDR}, nft)
+		if _, err := exec.LookPath("conntrack"); err == nil {
+			cfg.Proxy.Conntrack = proxy.ConntrackCLI
+		} else {
+			log.Printf("kobune-agent: conntrack is not installed: UDP flows to endpoints that went are not cleaned up (apt-get install -y conntrack)")
+		}
 		nodeIP := c.NodeIP
 		for _, a := range cfg.Node.Addresses {
 			if a.Type == "InternalIP" && nodeIP == "" {

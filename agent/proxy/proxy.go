@@ -28,7 +28,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
+	"errors"
 	"fmt"
+	"os/exec"
 	"slices"
 	"sort"
 	"strings"
@@ -70,6 +72,36 @@ type Proxy struct {
 	cfg  Config
 	nft  knftables.Interface
 	last *ruleset // what the kernel has after the last successful sync; nil: unknown
+	// Conntrack deletes conntrack entries (ConntrackCLI on a node; a
+	// recorder in tests; nil: none are deleted).
+	Conntrack func(ctx context.Context, f ConntrackFilter) error
+}
+
+// ConntrackFilter selects UDP conntrack entries to delete: those to
+// OrigDst:Port (OrigDst empty: to the node port Port on any address),
+// only those answered by ReplySrc when it is set.
+type ConntrackFilter struct {
+	OrigDst  string
+	Port     int32
+	ReplySrc string
+}
+
+// ConntrackCLI deletes entries with conntrack-tools' `conntrack -D`, as
+// kube-proxy did before it spoke netlink; "no entry matched" is not an
+// error.
+func ConntrackCLI(ctx context.Context, f ConntrackFilter) error {
+	args := []string{"-D", "-p", "udp", "--orig-port-dst", fmt.Sprint(f.Port)}
+	if f.OrigDst != "" {
+		args = append(args, "--orig-dst", f.OrigDst)
+	}
+	if f.ReplySrc != "" {
+		args = append(args, "--reply-src", f.ReplySrc)
+	}
+	out, err := exec.CommandContext(ctx, "conntrack", args...).CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "0 flow entries have been deleted") {
+		return fmt.Errorf("conntrack %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // New returns a proxy over nft (knftables.New(knftables.IPv4Family, Table),
@@ -81,10 +113,22 @@ type ruleset struct {
 	chains   map[string][]string          // chain → rules
 	elements map[string]map[string]string // map → key ("a . b . c") → verdict
 	sets     map[string]int32             // affinity sets → timeout seconds
+	// udp are the endpoint addresses behind each UDP destination (a
+	// cluster IP and port, or "" and a node port), for the conntrack
+	// clean-up: UDP has no connection end, so a flow to an endpoint that
+	// went lives on in conntrack until someone deletes it.
+	udp map[udpDest][]string
+}
+
+// udpDest is a UDP destination the rules DNAT: a cluster IP and port, or
+// (IP empty) a node port on the node's addresses.
+type udpDest struct {
+	ip   string
+	port int32
 }
 
 func newRuleset() *ruleset {
-	rs := &ruleset{chains: map[string][]string{}, elements: map[string]map[string]string{}, sets: map[string]int32{}}
+	rs := &ruleset{chains: map[string][]string{}, elements: map[string]map[string]string{}, sets: map[string]int32{}, udp: map[udpDest][]string{}}
 	for _, m := range []string{serviceIPsMap, serviceNodePortsMap, noEndpointServicesMap, noEndpointNodePorts} {
 		rs.elements[m] = map[string]string{}
 	}
@@ -115,8 +159,48 @@ func (p *Proxy) Sync(ctx context.Context, services []*core.Service, slices []*di
 			return fmt.Errorf("nftables: %w", err)
 		}
 	}
+	last := p.last
 	p.last = want
-	return nil
+	return p.flushUDP(ctx, last, want)
+}
+
+// flushUDP deletes the conntrack entries of UDP flows the new rules no
+// longer send where conntrack remembers: to an endpoint that is gone, and,
+// for a destination that had no endpoint (its packets were rejected), all
+// of them — kube-proxy's two clean-ups. After an agent restart the
+// endpoints the old rules had are not known, so that first sync deletes
+// nothing.
+func (p *Proxy) flushUDP(ctx context.Context, last, want *ruleset) error {
+	if p.Conntrack == nil {
+		return nil
+	}
+	var errs []error
+	for d, eps := range want.udp {
+		var before []string
+		if last != nil {
+			before = last.udp[d]
+		}
+		if last != nil && len(before) == 0 && len(eps) > 0 {
+			errs = append(errs, p.Conntrack(ctx, ConntrackFilter{OrigDst: d.ip, Port: d.port}))
+			continue
+		}
+		for _, ip := range before {
+			if !slices.Contains(eps, ip) {
+				errs = append(errs, p.Conntrack(ctx, ConntrackFilter{OrigDst: d.ip, Port: d.port, ReplySrc: ip}))
+			}
+		}
+	}
+	if last != nil {
+		for d, before := range last.udp {
+			if _, ok := want.udp[d]; ok {
+				continue
+			}
+			for _, ip := range before { // the Service (port) is gone
+				errs = append(errs, p.Conntrack(ctx, ConntrackFilter{OrigDst: d.ip, Port: d.port, ReplySrc: ip}))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // base adds the fixed part of the table: maps, hooks and helper chains.
@@ -305,6 +389,9 @@ func (p *Proxy) build(services []*core.Service, eps []*discovery.EndpointSlice) 
 				internal = p.local(all)
 			}
 			key := fmt.Sprintf("%s . %s . %d", ip, proto, sp.Port)
+			if sp.Protocol == core.ProtocolUDP {
+				rs.udp[udpDest{ip, sp.Port}] = addrsOf(internal)
+			}
 			if len(internal) == 0 {
 				rs.elements[noEndpointServicesMap][key] = "goto " + rejectChain
 			} else {
@@ -317,6 +404,9 @@ func (p *Proxy) build(services []*core.Service, eps []*discovery.EndpointSlice) 
 			external, localOnly := all, svc.Spec.ExternalTrafficPolicy == core.TrafficLocal
 			if localOnly {
 				external = p.local(all)
+			}
+			if sp.Protocol == core.ProtocolUDP {
+				rs.udp[udpDest{"", sp.NodePort}] = addrsOf(external)
 			}
 			if len(external) == 0 {
 				rs.elements[noEndpointNodePorts][npKey] = "goto " + rejectChain
@@ -376,6 +466,14 @@ func (p *Proxy) loadBalance(rs *ruleset, chain, base string, svc *core.Service, 
 	rules = append(rules, picks...)
 	rs.chains[chain] = rules
 	return chain
+}
+
+func addrsOf(eps []endpoint) []string {
+	out := make([]string, len(eps))
+	for i, e := range eps {
+		out[i] = e.ip
+	}
+	return out
 }
 
 func (p *Proxy) local(eps []endpoint) []endpoint {

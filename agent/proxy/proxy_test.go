@@ -228,3 +228,45 @@ func lineDiff(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// UDP has no connection end: when an endpoint of a UDP Service goes, the
+// conntrack entries of flows DNATed to it are deleted (else those flows
+// keep going to the dead address); when a UDP destination gets its first
+// endpoint, every entry to it is deleted (its packets were rejected
+// before). TCP Services delete nothing.
+func TestUDPConntrackCleanup(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	p := New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake)
+	var got []string
+	p.Conntrack = func(_ context.Context, f ConntrackFilter) error {
+		got = append(got, fmt.Sprintf("%s:%d<-%s", f.OrigDst, f.Port, f.ReplySrc))
+		return nil
+	}
+	udp := func(s *core.Service) {
+		s.Spec.Type = core.ServiceTypeNodePort
+		s.Spec.Ports[0].Protocol, s.Spec.Ports[0].NodePort = core.ProtocolUDP, 30053
+	}
+	udpSlice := func(eps ...ep) *discovery.EndpointSlice {
+		s := slice("dns", 5353, eps...)
+		proto := core.ProtocolUDP
+		s.Ports[0].Protocol = &proto
+		return s
+	}
+	svcs := []*core.Service{svc("dns", "10.96.0.53", udp), svc("web", "10.96.0.10")}
+	step := func(want []string, slices ...*discovery.EndpointSlice) {
+		t.Helper()
+		got = nil
+		sync(t, p, svcs, slices)
+		sort.Strings(got)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("conntrack deletes %v, want %v", got, want)
+		}
+	}
+	a, b := ep{"10.244.2.3", "node-2", true}, ep{"10.244.2.4", "node-2", true}
+	step(nil, udpSlice(a, b), slice("web", 8080, a)) // the first sync after a start: nothing known to clean
+	step([]string{"10.96.0.53:80<-10.244.2.3", ":30053<-10.244.2.3"}, udpSlice(b), slice("web", 8080, b))
+	step([]string{"10.96.0.53:80<-10.244.2.4", ":30053<-10.244.2.4"}, slice("web", 8080, b))
+	step([]string{"10.96.0.53:80<-", ":30053<-"}, udpSlice(a), slice("web", 8080, b))
+	svcs = svcs[1:]
+	step([]string{"10.96.0.53:80<-10.244.2.3", ":30053<-10.244.2.3"}, slice("web", 8080, b))
+}

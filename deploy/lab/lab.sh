@@ -70,7 +70,7 @@ install_packages() {
   local need=()
   local pair cmd pkg
   for pair in containerd:containerd ctr:containerd runc:runc ip:iproute2 iptables:iptables nsenter:util-linux \
-              /usr/lib/cni/bridge:containernetworking-plugins /bin/busybox:busybox-static make:make git:git nft:nftables; do
+              /usr/lib/cni/bridge:containernetworking-plugins /bin/busybox:busybox-static make:make git:git nft:nftables conntrack:conntrack; do
     cmd=${pair%%:*} pkg=${pair#*:}
     command -v "$cmd" >/dev/null 2>&1 || [ -x "$cmd" ] || need+=("$pkg")
   done

@@ -19,7 +19,8 @@ import (
 // and comes back when ready again; cluster DNS answers A, SRV, headless,
 // hostname-of-a-pod, ExternalName and NXDOMAIN questions from a pod; and a
 // killed and restarted agent leaves an established connection through
-// the Service, and new connections, working.
+// the Service, and new connections, working; a UDP flow moves to another
+// pod when its endpoint is deleted (conntrack clean-up).
 func TestServiceBehaviours(t *testing.T) {
 	requireRoot(t)
 	srv, nodes, ctx := startWithControllers(t, 5*time.Minute, "10.244.95.0/24", "10.244.96.0/24")
@@ -189,4 +190,50 @@ func TestServiceBehaviours(t *testing.T) {
 	if got := strings.TrimSpace(logs.String()); got != "25" {
 		t.Errorf("the connection opened before the agent restart got %q answers of 25 (%s)", got, logsErr.String())
 	}
+
+	// UDP: one flow (fixed source port) through a UDP Service keeps going
+	// to the endpoint conntrack remembers; when that pod is deleted, the
+	// proxy deletes the flow's conntrack entry and the flow reaches the
+	// other pod (without the clean-up it would go to the dead address
+	// for as long as it keeps sending).
+	for _, p := range []*core.Pod{labapp("udp-a", "node-1", func(p *core.Pod) { p.Labels = map[string]string{"app": "udp"} }),
+		labapp("udp-b", "node-2", func(p *core.Pod) { p.Labels = map[string]string{"app": "udp"} })} {
+		p.Spec.Containers[0].Args = []string{"--udp-listen=:9999"}
+		p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, core.ContainerPort{Name: "echo", ContainerPort: 9999, Protocol: core.ProtocolUDP})
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		waitForPod(t, ctx, pods, p.Name, 0, func(p *core.Pod, _ bool) bool { return core.PodIsReady(p) })
+	}
+	udp := mk(&core.Service{ObjectMeta: meta.ObjectMeta{Name: "udp"}, Spec: core.ServiceSpec{Selector: map[string]string{"app": "udp"},
+		Ports: []core.ServicePort{{Name: "echo", Port: 9999, Protocol: core.ProtocolUDP, TargetPort: meta.FromString("echo")}}}})
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "udpc", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
+		Containers: []core.Container{{Name: "c", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
+			Args: []string{"--udp-client=" + udp.Spec.ClusterIP + ":9999", "--udp-count=400", "--udp-interval=100ms"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	udpLog := func() []string {
+		var out, errOut bytes.Buffer
+		ctl.RunContext(ctx, []string{"--server", srv.Addr(), "logs", "udpc"}, strings.NewReader(""), &out, &errOut)
+		return strings.Split(strings.TrimSpace(out.String()), "\n")
+	}
+	var first string
+	eventually("the UDP flow is answered", func() (bool, string) {
+		l := udpLog()
+		for _, line := range l {
+			if strings.HasPrefix(line, "labapp 1.0 on udp-") {
+				first = strings.TrimPrefix(line, "labapp 1.0 on ")
+				return true, ""
+			}
+		}
+		return false, strings.Join(l, "|")
+	})
+	other := map[string]string{"udp-a": "udp-b", "udp-b": "udp-a"}[first]
+	if err := pods.Delete(ctx, "default", first, client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("the UDP flow moves to "+other+" once "+first+" is deleted", func() (bool, string) {
+		l := udpLog()
+		return strings.Contains(strings.Join(l, "\n"), "labapp 1.0 on "+other), fmt.Sprintf("%d answers, last %q", len(l), l[len(l)-1])
+	})
 }

@@ -13,8 +13,10 @@
 // The same through flags at start: --exit-code/--exit-after, --alloc-mb,
 // --burn-seconds, --not-ready; --term-delay delays the exit after SIGTERM
 // (to watch terminationGracePeriodSeconds); --start-delay waits before
-// listening (an app warming up: what a readiness probe is for). Every
-// request is logged.
+// listening (an app warming up: what a readiness probe is for);
+// --udp-listen also answers UDP datagrams. With --udp-client it is instead
+// a UDP client that sends from one source port and prints the answers.
+// Every request is logged.
 package main
 
 import (
@@ -52,7 +54,16 @@ func main() {
 	notReady := flag.Bool("not-ready", false, "start with /readyz failing")
 	termDelay := flag.Duration("term-delay", 0, "on SIGTERM, wait this long before exiting")
 	startDelay := flag.Duration("start-delay", 0, "wait this long before listening (an app warming up)")
+	udpListen := flag.String("udp-listen", "", "also answer UDP datagrams on this address")
+	udpTarget := flag.String("udp-client", "", "instead of serving: send datagrams to this host:port and print the answers")
+	udpSource := flag.Int("udp-source-port", 40000, "the UDP client's source port (one flow)")
+	udpCount := flag.Int("udp-count", 100, "datagrams the UDP client sends")
+	udpInterval := flag.Duration("udp-interval", 100*time.Millisecond, "between the UDP client's datagrams (and its answer timeout)")
 	flag.Parse()
+	if *udpTarget != "" {
+		udpClient(*udpTarget, *udpSource, *udpCount, *udpInterval)
+		return
+	}
 
 	a := &app{}
 	a.hostname, _ = os.Hostname()
@@ -67,6 +78,9 @@ func main() {
 	}
 	if *exitCode >= 0 {
 		go a.exitLater(*exitCode, *exitAfter)
+	}
+	if *udpListen != "" {
+		go a.serveUDP(*udpListen)
 	}
 
 	srv := &http.Server{Addr: *listen, Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
