@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/knftables"
@@ -85,7 +86,7 @@ func (p *Proxy) Explain(ctx context.Context, text ChainText, ip, proto string, p
 	affinity := false
 	for _, r := range rules {
 		for _, m := range chainRef.FindAllStringSubmatch(r, -1) {
-			if strings.HasPrefix(m[1], "endpoint-") && !contains(eps, m[1]) {
+			if strings.HasPrefix(m[1], "endpoint-") && !slices.Contains(eps, m[1]) {
 				eps = append(eps, m[1])
 			}
 		}
@@ -126,15 +127,6 @@ func (p *Proxy) Explain(ctx context.Context, text ChainText, ip, proto string, p
 		hops = append(hops, Hop{Object: "chain " + ep, Lines: rules, Explain: strings.Join(append([]string{dnat}, parts...), "; ")})
 	}
 	return hops, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // element is the verdict of a map element, "" when there is none.

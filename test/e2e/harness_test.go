@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/controller/controllermanager"
+	"github.com/kobune/kobune/ctl"
 )
 
 // node is one lab node for a test: a network namespace joined to the host
@@ -306,4 +308,12 @@ func startWithControllers(t *testing.T, timeout time.Duration, podCIDRs ...strin
 	}
 	go m.Run(ctx)
 	return srv, nodes, ctx
+}
+
+// kobectl runs kobectl against the API server at addr, with no input,
+// and returns what it printed and its exit status.
+func kobectl(ctx context.Context, addr string, args ...string) (stdout, stderr string, code int) {
+	var out, errOut bytes.Buffer
+	code = ctl.RunContext(ctx, append([]string{"--server", addr}, args...), strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), code
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/ctl"
 	"github.com/kobune/kobune/scheduler"
 )
 
@@ -89,11 +87,11 @@ func rollThreeTimes(t *testing.T, ctx context.Context, addr string, c *client.Cl
 	}
 	waitForPod(t, ctx, pods, loader, 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
 	logs := func() []string {
-		var out, errOut bytes.Buffer
-		if code := ctl.RunContext(ctx, []string{"--server", addr, "logs", loader}, strings.NewReader(""), &out, &errOut); code != 0 {
-			t.Fatalf("kobectl logs %s: %s", loader, errOut.String())
+		out, errOut, code := kobectl(ctx, addr, "logs", loader)
+		if code != 0 {
+			t.Fatalf("kobectl logs %s: %s", loader, errOut)
 		}
-		return strings.Fields(out.String())
+		return strings.Fields(out)
 	}
 	// Wait until the client gets answers before counting.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {

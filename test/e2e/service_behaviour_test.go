@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/ctl"
 )
 
 // TestServiceBehaviours, on two real nodes: a 3-replica Service answers
@@ -69,12 +67,11 @@ func TestServiceBehaviours(t *testing.T) {
 	}
 
 	inPod := func(args ...string) (string, error) {
-		var out, errOut bytes.Buffer
-		code := ctl.RunContext(ctx, append([]string{"--server", srv.Addr(), "exec", "client", "--"}, args...), strings.NewReader(""), &out, &errOut)
+		out, errOut, code := kobectl(ctx, srv.Addr(), append([]string{"exec", "client", "--"}, args...)...)
 		if code != 0 {
-			return out.String() + errOut.String(), fmt.Errorf("exit %d", code)
+			return out + errOut, fmt.Errorf("exit %d", code)
 		}
-		return out.String(), nil
+		return out, nil
 	}
 	// who asks url n times from the client pod and counts who answered.
 	who := func(url string, n int) map[string]int {
@@ -185,10 +182,9 @@ func TestServiceBehaviours(t *testing.T) {
 	waitForPod(t, ctx, pods, "conn", 0, func(p *core.Pod, _ bool) bool {
 		return p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed
 	})
-	var logs, logsErr bytes.Buffer
-	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "logs", "conn"}, strings.NewReader(""), &logs, &logsErr)
-	if got := strings.TrimSpace(logs.String()); got != "25" {
-		t.Errorf("the connection opened before the agent restart got %q answers of 25 (%s)", got, logsErr.String())
+	logs, logsErr, _ := kobectl(ctx, srv.Addr(), "logs", "conn")
+	if got := strings.TrimSpace(logs); got != "25" {
+		t.Errorf("the connection opened before the agent restart got %q answers of 25 (%s)", got, logsErr)
 	}
 
 	// UDP: one flow (fixed source port) through a UDP Service keeps going
@@ -213,9 +209,8 @@ func TestServiceBehaviours(t *testing.T) {
 		t.Fatal(err)
 	}
 	udpLog := func() []string {
-		var out, errOut bytes.Buffer
-		ctl.RunContext(ctx, []string{"--server", srv.Addr(), "logs", "udpc"}, strings.NewReader(""), &out, &errOut)
-		return strings.Split(strings.TrimSpace(out.String()), "\n")
+		out, _, _ := kobectl(ctx, srv.Addr(), "logs", "udpc")
+		return strings.Split(strings.TrimSpace(out), "\n")
 	}
 	var first string
 	eventually("the UDP flow is answered", func() (bool, string) {

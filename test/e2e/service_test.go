@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/ctl"
 )
 
 // TestServiceTrafficOnTheNodes: a Service's cluster IP answers from either
@@ -109,13 +107,11 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 		}
 	}
 	fromPod := func(url string) (string, error) {
-		var out, errOut bytes.Buffer
-		code := ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "client", "--", "timeout", "3", "wget", "-q", "-O", "-", url},
-			strings.NewReader(""), &out, &errOut)
+		out, errOut, code := kobectl(ctx, srv.Addr(), "exec", "client", "--", "timeout", "3", "wget", "-q", "-O", "-", url)
 		if code != 0 {
-			return out.String(), fmt.Errorf("exit %d: %s", code, errOut.String())
+			return out, fmt.Errorf("exit %d: %s", code, errOut)
 		}
-		return out.String(), nil
+		return out, nil
 	}
 	clusterURL := fmt.Sprintf("http://%s:80/", web.Spec.ClusterIP)
 	answers("from node-1", fromNode(nodes[0]), clusterURL)
@@ -124,27 +120,24 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 
 	// Cluster DNS: the pod's resolv.conf names the kube-dns Service, which
 	// its node's agent answers; short names resolve through the search path.
-	var out2, errOut2 bytes.Buffer
-	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "client", "--", "cat", "/etc/resolv.conf"}, strings.NewReader(""), &out2, &errOut2)
-	if want := "search default.svc.cluster.local svc.cluster.local cluster.local"; !strings.Contains(out2.String(), want) ||
-		!strings.Contains(out2.String(), "nameserver 10.96.0.10") || !strings.Contains(out2.String(), "ndots:5") {
-		t.Errorf("the pod's resolv.conf:\n%s%s", out2.String(), errOut2.String())
+	resolv, resolvErr, _ := kobectl(ctx, srv.Addr(), "exec", "client", "--", "cat", "/etc/resolv.conf")
+	if want := "search default.svc.cluster.local svc.cluster.local cluster.local"; !strings.Contains(resolv, want) ||
+		!strings.Contains(resolv, "nameserver 10.96.0.10") || !strings.Contains(resolv, "ndots:5") {
+		t.Errorf("the pod's resolv.conf:\n%s%s", resolv, resolvErr)
 	}
 	// /etc/hosts: the pod's own name on its address, and its hostAliases.
-	var hosts, hostsErr bytes.Buffer
-	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "client", "--", "cat", "/etc/hosts"}, strings.NewReader(""), &hosts, &hostsErr)
+	hosts, hostsErr, _ := kobectl(ctx, srv.Addr(), "exec", "client", "--", "cat", "/etc/hosts")
 	clientPod, err := pods.Get(ctx, "default", "client")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(hosts.String(), clientPod.Status.PodIP+"\tclient\n") || !strings.Contains(hosts.String(), "10.0.0.7\tdb.local\n") {
-		t.Errorf("the pod's /etc/hosts (want %s client and the hostAlias db.local):\n%s%s", clientPod.Status.PodIP, hosts.String(), hostsErr.String())
+	if !strings.Contains(hosts, clientPod.Status.PodIP+"\tclient\n") || !strings.Contains(hosts, "10.0.0.7\tdb.local\n") {
+		t.Errorf("the pod's /etc/hosts (want %s client and the hostAlias db.local):\n%s%s", clientPod.Status.PodIP, hosts, hostsErr)
 	}
 	var looked string
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		var o, e bytes.Buffer
-		ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "client", "--", "timeout", "3", "nslookup", "web.default.svc.cluster.local"}, strings.NewReader(""), &o, &e)
-		if looked = o.String() + e.String(); strings.Contains(o.String(), web.Spec.ClusterIP) {
+		o, e, _ := kobectl(ctx, srv.Addr(), "exec", "client", "--", "timeout", "3", "nslookup", "web.default.svc.cluster.local")
+		if looked = o + e; strings.Contains(o, web.Spec.ClusterIP) {
 			break
 		}
 	}
@@ -167,22 +160,20 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 	// explain-path reads the way from node-1's kernel: map element, the
 	// Service chain, both endpoints' DNAT, the masquerade for the client
 	// (a pod of node-1) to web-a (on node-1).
-	var ep, epErr bytes.Buffer
-	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "explain-path", "svc/web", "--from", "client"}, strings.NewReader(""), &ep, &epErr)
+	ep, epErr, _ := kobectl(ctx, srv.Addr(), "explain-path", "svc/web", "--from", "client")
 	a, _ := pods.Get(ctx, "default", "web-a")
 	b, _ := pods.Get(ctx, "default", "web-b")
 	for _, want := range []string{"on node node-1, from pod client (" + clientPod.Status.PodIP + ")", "1. map service-ips", web.Spec.ClusterIP + " . tcp . 80 : goto service-",
 		"numgen random mod 2", "DNAT to pod web-a (node-1) " + a.Status.PodIP + ":8080; masqueraded: " + clientPod.Status.PodIP + " is a pod of this node",
 		"DNAT to pod web-b (node-2) " + b.Status.PodIP + ":8080"} {
-		if !strings.Contains(ep.String(), want) {
-			t.Errorf("kobectl explain-path svc/web --from client: no %q in\n%s%s", want, ep.String(), epErr.String())
+		if !strings.Contains(ep, want) {
+			t.Errorf("kobectl explain-path svc/web --from client: no %q in\n%s%s", want, ep, epErr)
 		}
 	}
-	t.Logf("kobectl explain-path svc/web --from client:\n%s", ep.String())
-	ep.Reset()
-	ctl.RunContext(ctx, []string{"--server", srv.Addr(), "explain-path", "svc/none", "--node", "node-2"}, strings.NewReader(""), &ep, &epErr)
-	if !strings.Contains(ep.String(), "map no-endpoint-services") || !strings.Contains(ep.String(), "refused") {
-		t.Errorf("kobectl explain-path svc/none:\n%s%s", ep.String(), epErr.String())
+	t.Logf("kobectl explain-path svc/web --from client:\n%s", ep)
+	ep, epErr, _ = kobectl(ctx, srv.Addr(), "explain-path", "svc/none", "--node", "node-2")
+	if !strings.Contains(ep, "map no-endpoint-services") || !strings.Contains(ep, "refused") {
+		t.Errorf("kobectl explain-path svc/none:\n%s%s", ep, epErr)
 	}
 
 	// No endpoints: refused at once, not a timeout.
