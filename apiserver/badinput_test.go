@@ -110,10 +110,14 @@ func TestWatchFromTheFutureIsRefused(t *testing.T) {
 // A watcher that stops reading must not make the API server buffer events
 // without limit: its watch is closed once its buffer stayed full for the
 // budget. The test streams 100 MiB of changes twice, first with only a
-// reader that keeps up, then with a stuck watcher beside it, and compares
-// the heap's growth (etcd keeps its recent raft log in memory, so writes
-// alone grow the heap too). Before issue #10 etcd's client queued every
-// event for the stuck watcher: the server grew by about 190 MiB a minute.
+// reader that keeps up, then with a stuck watcher beside it. The stuck
+// watch must then end with "did not keep up" after far fewer events than
+// were written (an open one holds every event, 100 MiB, in the server).
+// The heap's growth is logged, not asserted: the embedded etcd keeps its
+// recent raft log in the same heap, and whether it snapshots during a run
+// moved the keeping-up run's growth between 16 and 108 MiB. Before issue
+// #10 etcd's client queued every event for the stuck watcher: the server
+// grew by about 190 MiB a minute.
 func TestStuckWatcherIsClosedAndMemoryStaysBounded(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("writes 200 MiB through etcd: too slow under -short or -race (the plain run of make test has it)")
@@ -163,14 +167,34 @@ func TestStuckWatcherIsClosedAndMemoryStaysBounded(t *testing.T) {
 	// The stuck watcher: its stream is open, nothing ever reads it.
 	stuck, cancelStuck := context.WithCancel(ctx)
 	defer cancelStuck()
-	if _, err := srv.Client.API.Watch(stuck, &apipb.WatchRequest{Resource: "configmaps", Namespace: "default"}); err != nil {
+	stuckStream, err := srv.Client.API.Watch(stuck, &apipb.WatchRequest{Resource: "configmaps", Namespace: "default", ResourceVersion: client.ResourceVersion(created)})
+	if err != nil {
 		t.Fatal(err)
 	}
 	withStuck := growth()
 	t.Logf("heap growth over 100 MiB of events: %d MiB with a reader that keeps up, %d MiB with a stuck watcher too", alone>>20, withStuck>>20)
-	if withStuck-alone > 48<<20 {
-		t.Errorf("a stuck watcher grew the heap by %d MiB more; want it bounded (under 48 MiB)", (withStuck-alone)>>20)
+	// Now read the stuck watch: what it still delivers is what the server
+	// held for it; then it must end, closed for being too slow.
+	delivered := 0
+	for {
+		ev, err := stuckStream.Recv()
+		if err != nil {
+			if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "did not keep up") {
+				t.Errorf("the stuck watch ended with %v, want ResourceExhausted: did not keep up", err)
+			}
+			break
+		}
+		if ev.Type != "BOOKMARK" {
+			delivered++
+		}
+		if delivered == updates {
+			t.Fatalf("the stuck watch delivered all %d events: it was never closed, the server held them all", updates)
+		}
 	}
+	if limit := 3 * storage.WatchBuffer; delivered > limit {
+		t.Errorf("the stuck watch still delivered %d events (%d MiB) after it fell behind; want at most %d (its buffer, and what etcd and gRPC had in flight)", delivered, delivered*128>>10, limit)
+	}
+	t.Logf("the stuck watch delivered %d of %d events, then was closed", delivered, updates)
 	for deadline := time.Now().Add(20 * time.Second); seen.Load() < 2*updates+1 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
