@@ -179,12 +179,13 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 	cfg.Routes = network.SyncRoutes
 	cfg.NodeAPIListen = c.NodeAPIListen
 	if c.Proxy {
-		nft, err := knftables.New(knftables.IPv4Family, proxy.Table)
+		nft, err := knftables.New(knftables.IPv4Family, proxy.Table, knftables.UseNetlink)
 		if err != nil {
 			ctrd.Close()
 			return nil, nil, fmt.Errorf("node proxy: %w (install nftables: apt-get install -y nftables; or run with --proxy=false)", err)
 		}
 		cfg.Proxy = proxy.New(proxy.Config{NodeName: c.NodeName, PodCIDR: cfg.Node.PodCIDR}, nft)
+		cfg.Proxy.Netlink = proxy.NewNetlink()
 		if _, err := exec.LookPath("conntrack"); err == nil {
 			cfg.Proxy.Conntrack = proxy.ConntrackCLI
 		} else {

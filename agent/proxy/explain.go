@@ -50,15 +50,17 @@ func NFTChainText(ctx context.Context, chain string) ([]string, error) {
 }
 
 var (
-	chainRef = regexp.MustCompile(`(?:goto|jump) ([^\s,}]+)`)
-	dnatTo   = regexp.MustCompile(`dnat to ([0-9.]+):([0-9]+)`)
-	saddrNet = regexp.MustCompile(`ip saddr ([0-9./]+) jump ` + markChain)
+	dnatTo    = regexp.MustCompile(`dnat to ([0-9.]+):([0-9]+)`)
+	affinityS = regexp.MustCompile(`update @(affinity-[A-Z2-7]+)`)
+	mapPick   = regexp.MustCompile(`numgen random mod ([0-9]+) map @([a-z-]+)`)
+	localMasq = regexp.MustCompile(`ip saddr ([0-9./]+) ip daddr ([0-9./]+) ct status dnat jump ` + markChain)
 )
 
 // Explain follows a packet to ip:port/proto (sent from source, when set)
-// through the live table: the verdict map entry, the Service port's
-// chain, the endpoint chains and their DNAT and masquerade. text reads
-// chain rules (NFTChainText on a node).
+// through the live table: the verdict map entry, the Service port's chain
+// with its endpoints and their DNAT, and the masquerade of this node's
+// pods reaching this node's endpoints. text reads chain rules
+// (NFTChainText on a node).
 func (p *Proxy) Explain(ctx context.Context, text ChainText, ip, proto string, port int32, source string) ([]Hop, error) {
 	proto = strings.ToLower(proto)
 	key := fmt.Sprintf("%s . %s . %d", ip, proto, port)
@@ -82,51 +84,110 @@ func (p *Proxy) Explain(ctx context.Context, text ChainText, ip, proto string, p
 	if err != nil {
 		return nil, err
 	}
-	var eps []string
+	var eps, pinned []string
 	affinity := false
+	lines := rules
 	for _, r := range rules {
-		for _, m := range chainRef.FindAllStringSubmatch(r, -1) {
-			if strings.HasPrefix(m[1], "endpoint-") && !slices.Contains(eps, m[1]) {
-				eps = append(eps, m[1])
+		if m := mapPick.FindStringSubmatch(r); m != nil {
+			// The endpoints are elements of the map: key . index.
+			picked, els, err := p.mapEndpoints(ctx, m[2], key)
+			if err != nil {
+				return nil, err
 			}
+			eps = append(eps, picked...)
+			lines = append(lines, els...)
+			continue
 		}
-		affinity = affinity || strings.Contains(r, "ip saddr @affinity-")
+		m := dnatTo.FindStringSubmatch(r)
+		if m == nil {
+			continue
+		}
+		ep := m[1] + ":" + m[2]
+		if strings.HasPrefix(r, "ip saddr @affinity-") {
+			affinity = true
+			if a := affinityS.FindStringSubmatch(r); a != nil && source != "" {
+				if in, _ := p.inSet(ctx, a[1], source); in {
+					pinned = append(pinned, ep)
+				}
+			}
+			continue
+		}
+		if !slices.Contains(eps, ep) {
+			eps = append(eps, ep)
+		}
 	}
-	explain := fmt.Sprintf("picks one of %d endpoints at random for each new connection (numgen random)", len(eps))
+	dnats := make([]string, len(eps))
+	for i, ep := range eps {
+		dnats[i] = "DNAT to " + ep
+	}
+	explain := fmt.Sprintf("picks one of %d endpoints at random for each new connection (numgen random, an index into the endpoints map): %s", len(eps), strings.Join(dnats, ", "))
 	if affinity {
-		explain = fmt.Sprintf("sessionAffinity ClientIP: a client seen recently goes to the endpoint that remembers it (set affinity-…); otherwise one of %d at random", len(eps))
+		explain = fmt.Sprintf("sessionAffinity ClientIP: a client seen recently goes to the endpoint whose set (affinity-…) remembers it; otherwise one of %d at random: %s", len(eps), strings.Join(dnats, ", "))
+		if len(pinned) > 0 {
+			explain += fmt.Sprintf("; %s is pinned to %s", source, strings.Join(pinned, ", "))
+		}
 	}
-	hops = append(hops, Hop{Object: "chain " + svcChain, Lines: rules, Explain: explain})
-	for _, ep := range eps {
-		rules, err := text(ctx, ep)
+	hops = append(hops, Hop{Object: "chain " + svcChain, Lines: lines, Explain: explain})
+
+	// The masquerade after the DNAT, for this node's pods reaching this
+	// node's endpoints.
+	masq, err := text(ctx, masqChain)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range masq {
+		m := localMasq.FindStringSubmatch(r)
+		if m == nil {
+			continue
+		}
+		_, cidr, err := net.ParseCIDR(m[1])
 		if err != nil {
-			return nil, err
+			continue
 		}
-		var dnat string
-		var parts []string
-		for _, r := range rules {
-			if m := dnatTo.FindStringSubmatch(r); m != nil {
-				dnat = fmt.Sprintf("DNAT to %s:%s", m[1], m[2])
-			}
-			if m := saddrNet.FindStringSubmatch(r); m != nil {
-				_, cidr, err := net.ParseCIDR(m[1])
-				switch {
-				case err != nil:
-				case source != "" && cidr.Contains(net.ParseIP(source)):
-					parts = append(parts, fmt.Sprintf("masqueraded: %s is a pod of this node and the endpoint is on this node too, so the reply must come back through the node", source))
-				case source == "":
-					parts = append(parts, fmt.Sprintf("masqueraded when sent from this node's pods (%s): the endpoint is on this node", m[1]))
-				}
-			}
-			if strings.HasPrefix(r, "update @affinity-") && source != "" {
-				if pinned, _ := p.inSet(ctx, strings.Fields(strings.TrimPrefix(r, "update @"))[0], source); pinned {
-					parts = append(parts, source+" is pinned to this endpoint (affinity)")
-				}
+		var local []string
+		for _, ep := range eps {
+			if host, _, _ := net.SplitHostPort(ep); cidr.Contains(net.ParseIP(host)) {
+				local = append(local, ep)
 			}
 		}
-		hops = append(hops, Hop{Object: "chain " + ep, Lines: rules, Explain: strings.Join(append([]string{dnat}, parts...), "; ")})
+		switch {
+		case len(local) == 0:
+		case source != "" && cidr.Contains(net.ParseIP(source)):
+			hops = append(hops, Hop{Object: "chain " + masqChain, Lines: []string{r}, Explain: fmt.Sprintf(
+				"masqueraded after DNAT to %s: %s is a pod of this node and that endpoint is on this node too, so the reply must come back through the node", strings.Join(local, ", "), source)})
+		case source == "":
+			hops = append(hops, Hop{Object: "chain " + masqChain, Lines: []string{r}, Explain: fmt.Sprintf(
+				"masqueraded when sent from this node's pods (%s), after DNAT to %s (an endpoint on this node)", m[1], strings.Join(local, ", "))})
+		}
 	}
 	return hops, nil
+}
+
+// mapEndpoints are the endpoints ("ip:port") of a Service port's key in
+// an endpoints map, in index order, and those elements as nft prints
+// them.
+func (p *Proxy) mapEndpoints(ctx context.Context, m, key string) ([]string, []string, error) {
+	els, err := p.nft.ListElements(ctx, "map", m)
+	if err != nil {
+		return nil, nil, err
+	}
+	byIndex := map[int]*knftables.Element{}
+	for _, e := range els {
+		if len(e.Key) < 2 || strings.Join(e.Key[:len(e.Key)-1], " . ") != key || len(e.Value) != 2 {
+			continue
+		}
+		var i int
+		if _, err := fmt.Sscanf(e.Key[len(e.Key)-1], "%d", &i); err == nil {
+			byIndex[i] = e
+		}
+	}
+	var eps, lines []string
+	for i := 0; byIndex[i] != nil; i++ {
+		e := byIndex[i]
+		eps = append(eps, e.Value[0]+":"+e.Value[1])
+		lines = append(lines, fmt.Sprintf("map %s: %s : %s", m, strings.Join(e.Key, " . "), strings.Join(e.Value, " . ")))
+	}
+	return eps, lines, nil
 }
 
 // element is the verdict of a map element, "" when there is none.

@@ -9,7 +9,7 @@ import (
 )
 
 // Explain reads a packet's way from the table: the map element, the
-// Service chain, each endpoint's DNAT, the masquerade for this node's
+// Service chain with each endpoint's DNAT, the masquerade for this node's
 // pods reaching this node's endpoint, and the reject of a Service
 // without endpoints.
 func TestExplainFollowsThePacket(t *testing.T) {
@@ -35,14 +35,15 @@ func TestExplainFollowsThePacket(t *testing.T) {
 		b.WriteString(h.Object + " | " + strings.Join(h.Lines, " ; ") + " | " + h.Explain + "\n")
 	}
 	got := b.String()
-	if len(hops) != 4 {
-		t.Fatalf("%d hops, want map, Service chain and 2 endpoint chains:\n%s", len(hops), got)
+	if len(hops) != 3 {
+		t.Fatalf("%d hops, want map, Service chain and the masquerade:\n%s", len(hops), got)
 	}
 	for _, want := range []string{
-		"map service-ips | 10.96.0.10 . tcp . 80 : goto service-",
-		"one of 2 endpoints at random",
-		"DNAT to 10.244.1.2:8080; masqueraded: 10.244.1.9 is a pod of this node",
-		"DNAT to 10.244.2.3:8080\n",
+		"map service-ips | 10.96.0.10 . tcp . 80 : goto lb-tcp-2 |",
+		"chain lb-tcp-2 | meta l4proto tcp dnat to ip daddr . meta l4proto . tcp dport . numgen random mod 2 map @service-endpoints ; map service-endpoints: 10.96.0.10 . tcp . 80 . 0 : 10.244.1.2 . 8080 ;",
+		"one of 2 endpoints at random for each new connection (numgen random, an index into the endpoints map): DNAT to 10.244.1.2:8080, DNAT to 10.244.2.3:8080",
+		"map service-endpoints: 10.96.0.10 . tcp . 80 . 1 : 10.244.2.3 . 8080",
+		"chain masquerading | ip saddr 10.244.1.0/24 ip daddr 10.244.1.0/24 ct status dnat jump mark-for-masquerade | masqueraded after DNAT to 10.244.1.2:8080: 10.244.1.9 is a pod of this node",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)
@@ -53,7 +54,7 @@ func TestExplainFollowsThePacket(t *testing.T) {
 		t.Errorf("a Service without endpoints: %+v %v", hops, err)
 	}
 	hops, err = p.Explain(ctx, text, "10.96.0.13", "tcp", 80, "")
-	if err != nil || len(hops) != 3 || !strings.Contains(hops[1].Explain, "ClientIP") {
+	if err != nil || len(hops) != 2 || !strings.Contains(hops[1].Explain, "ClientIP") || !strings.Contains(hops[1].Explain, "10.244.2.5:8080") {
 		t.Errorf("a sticky Service: %+v %v", hops, err)
 	}
 	if hops, err = p.Explain(ctx, text, "10.96.9.9", "tcp", 80, ""); err != nil || len(hops) != 1 || !strings.Contains(hops[0].Explain, "does not know") {

@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -108,14 +110,19 @@ func TestRulesForServices(t *testing.T) {
 	sync(t, p, svcs, slices)
 	dump := fake.Dump()
 	for _, want := range []string{
-		"add element ip kobune-proxy service-ips { 10.96.0.10 . tcp . 80 : goto service-",
+		"add element ip kobune-proxy service-ips { 10.96.0.10 . tcp . 80 : goto lb-tcp-2 }",
 		"add element ip kobune-proxy no-endpoint-services { 10.96.0.11 . tcp . 80 : goto reject-chain }",
-		"add element ip kobune-proxy service-nodeports { tcp . 30080 : goto external-",
-		"numgen random mod 2 0 goto endpoint-",
-		"ip saddr 10.244.1.0/24 jump mark-for-masquerade",
-		"meta l4proto tcp dnat to 10.244.1.2:8080",
-		"meta l4proto tcp dnat to 10.244.2.3:8080",
-		"update @affinity-",
+		"add element ip kobune-proxy service-nodeports { tcp . 30080 : goto lb-tcp-1-nodeport }",
+		"add element ip kobune-proxy service-ips { 10.96.0.13 . tcp . 80 : goto service-H6U4RGLG-default/sticky/tcp/http }",
+		"add rule ip kobune-proxy lb-tcp-1-nodeport jump mark-for-masquerade",
+		"add rule ip kobune-proxy lb-tcp-2 meta l4proto tcp dnat to ip daddr . meta l4proto . tcp dport . numgen random mod 2 map @service-endpoints",
+		"add element ip kobune-proxy service-endpoints { 10.96.0.10 . tcp . 80 . 0 : 10.244.1.2 . 8080 }",
+		"add element ip kobune-proxy service-endpoints { 10.96.0.10 . tcp . 80 . 1 : 10.244.2.3 . 8080 }",
+		"add rule ip kobune-proxy lb-tcp-1-nodeport meta l4proto tcp dnat to meta l4proto . tcp dport . numgen random mod 1 map @nodeport-endpoints",
+		"add element ip kobune-proxy nodeport-endpoints { tcp . 30080 . 0 : 10.244.2.3 . 8080 }",
+		"add rule ip kobune-proxy masquerading ip saddr 10.244.1.0/24 ip daddr 10.244.1.0/24 ct status dnat jump mark-for-masquerade",
+		"ip saddr @affinity-FM3PDP2R update @affinity-FM3PDP2R { ip saddr } meta l4proto tcp dnat to 10.244.2.5:8080",
+		"update @affinity-FM3PDP2R { ip saddr } meta l4proto tcp dnat to 10.244.2.5:8080",
 		"timeout 60s",
 	} {
 		if !strings.Contains(dump, want) {
@@ -127,8 +134,8 @@ func TestRulesForServices(t *testing.T) {
 			t.Errorf("ruleset has %q (a not-ready endpoint, a headless Service):\n%s", absent, dump)
 		}
 	}
-	if strings.Count(dump, "ip saddr 10.244.1.0/24 jump mark-for-masquerade") != 1 {
-		t.Errorf("masquerade for local pods only in front of the one endpoint on node-1:\n%s", dump)
+	if n := strings.Count(dump, "dnat to "); n != 5 {
+		t.Errorf("%d DNAT rules, want 5: web 1, np 1 (+1 for the node port), sticky 2 (affinity, then pick):\n%s", n, dump)
 	}
 }
 
@@ -176,15 +183,15 @@ func TestIncrementalSyncMatchesAFullOne(t *testing.T) {
 		}
 	}
 	// Counting operations: a sync of one change, and of none.
-	tx := fake.NewTransaction()
-	p.incremental(tx, p.build(svcs, slices))
-	if n := tx.NumOperations(); n != 0 {
+	w := &nftWriter{tx: fake.NewTransaction()}
+	plan(p, w, svcs, slices)
+	if n := w.tx.NumOperations(); n != 0 {
 		t.Errorf("a sync without change has %d operations", n)
 	}
 	*slices[10].Endpoints[0].Conditions.Ready = false
-	tx = fake.NewTransaction()
-	p.incremental(tx, p.build(svcs, slices))
-	if n := tx.NumOperations(); n == 0 || n > 12 {
+	w = &nftWriter{tx: fake.NewTransaction()}
+	plan(p, w, svcs, slices)
+	if n := w.tx.NumOperations(); n == 0 || n > 12 {
 		t.Errorf("one endpoint change among 50 Services: %d operations, want a handful", n)
 	}
 }
@@ -269,4 +276,72 @@ func TestUDPConntrackCleanup(t *testing.T) {
 	step([]string{"10.96.0.53:80<-", ":30053<-"}, udpSlice(a), slice("web", 8080, b))
 	svcs = svcs[1:]
 	step([]string{"10.96.0.53:80<-10.244.2.3", ":30053<-10.244.2.3"}, slice("web", 8080, b))
+}
+
+// plan writes to w what a sync of svcs and slices would change, without
+// applying it.
+func plan(p *Proxy, w writer, svcs []*core.Service, slices []*discovery.EndpointSlice) {
+	last, want, _ := p.changed(p.fragmentsFor(svcs, slices))
+	incremental(w, last, want)
+}
+
+// A sync rebuilds only the Services whose object or slices moved to a new
+// resourceVersion (as every change in the API does); the others' rules
+// are reused as they are, and nothing is written for them.
+func TestUnchangedServicesAreReused(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	p := New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake)
+	var svcs []*core.Service
+	var slices []*discovery.EndpointSlice
+	for i := range 20 {
+		name := fmt.Sprintf("svc-%d", i)
+		svcs = append(svcs, svc(name, fmt.Sprintf("10.96.1.%d", i+1)))
+		svcs[i].ResourceVersion = "1"
+		slices = append(slices, slice(name, 8080, ep{fmt.Sprintf("10.244.2.%d", i+1), "node-2", true}))
+		slices[i].ResourceVersion = "1"
+	}
+	sync(t, p, svcs, slices)
+	before := p.fragments
+	slices[4] = slice("svc-4", 8080, ep{"10.244.2.99", "node-2", true})
+	slices[4].ResourceVersion = "2"
+	slices = append(slices[:9], slices[10:]...) // svc-9 loses its slice
+	sync(t, p, svcs, slices)
+	for id, f := range p.fragments {
+		if reused := before[id] == f; reused != (id.name != "svc-4" && id.name != "svc-9") {
+			t.Errorf("%s: fragment reused %v", id, reused)
+		}
+	}
+	if n := p.LastSync.Operations; n == 0 || n > 10 {
+		t.Errorf("two Services changed among 20: %d operations", n)
+	}
+	if got, want := canonical(fake.Dump()), fresh(t, svcs, slices); got != want {
+		t.Errorf("the result differs from a full sync:\n%s", lineDiff(got, want))
+	}
+	if !strings.Contains(fake.Dump(), "10.96.1.5 . tcp . 80 . 0 : 10.244.2.99 . 8080") || !strings.Contains(fake.Dump(), "10.96.1.10 . tcp . 80 : goto reject-chain") {
+		t.Errorf("the changes are not in the table:\n%s", fake.Dump())
+	}
+}
+
+// Map elements in the kernel's form, as nft lays them out: every part
+// padded to 4 bytes, addresses and ports in network order, numgen's index
+// in host order (TestNetlinkRulesListAsTheirText checks the whole against
+// nft as root).
+func TestElementEncoding(t *testing.T) {
+	k, err := encode(layouts[endpointsMap][0], "10.96.0.10 . tcp . 80 . 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{10, 96, 0, 10, 6, 0, 0, 0, 0, 80, 0, 0}
+	want = binary.NativeEndian.AppendUint32(want, 1)
+	if !bytes.Equal(k, want) {
+		t.Errorf("key % x, want % x", k, want)
+	}
+	if v, err := encode(layouts[endpointsMap][1], "10.244.1.2 . 8080"); err != nil || !bytes.Equal(v, []byte{10, 244, 1, 2, 0x1f, 0x90, 0, 0}) {
+		t.Errorf("value % x, %v", v, err)
+	}
+	for _, bad := range []string{"10.96.0.10 . tcp . 80", "fe80::1 . tcp . 80 . 0", "10.96.0.10 . tcp . http . 0"} {
+		if _, err := encode(layouts[endpointsMap][0], bad); err == nil {
+			t.Errorf("%q encoded without error", bad)
+		}
+	}
 }

@@ -158,14 +158,14 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 	}
 
 	// explain-path reads the way from node-1's kernel: map element, the
-	// Service chain, both endpoints' DNAT, the masquerade for the client
-	// (a pod of node-1) to web-a (on node-1).
+	// Service chain and its endpoints map, both endpoints' DNAT, the
+	// masquerade for the client (a pod of node-1) to web-a (on node-1).
 	ep, epErr, _ := kobectl(ctx, srv.Addr(), "explain-path", "svc/web", "--from", "client")
 	a, _ := pods.Get(ctx, "default", "web-a")
 	b, _ := pods.Get(ctx, "default", "web-b")
-	for _, want := range []string{"on node node-1, from pod client (" + clientPod.Status.PodIP + ")", "1. map service-ips", web.Spec.ClusterIP + " . tcp . 80 : goto service-",
-		"numgen random mod 2", "DNAT to pod web-a (node-1) " + a.Status.PodIP + ":8080; masqueraded: " + clientPod.Status.PodIP + " is a pod of this node",
-		"DNAT to pod web-b (node-2) " + b.Status.PodIP + ":8080"} {
+	for _, want := range []string{"on node node-1, from pod client (" + clientPod.Status.PodIP + ")", "1. map service-ips", web.Spec.ClusterIP + " . tcp . 80 : goto lb-tcp-2", "2. chain lb-tcp-2",
+		"numgen random mod 2 map @service-endpoints", "DNAT to pod web-a (node-1) " + a.Status.PodIP + ":8080", "DNAT to pod web-b (node-2) " + b.Status.PodIP + ":8080",
+		"masqueraded after DNAT to pod web-a (node-1) " + a.Status.PodIP + ":8080: " + clientPod.Status.PodIP + " is a pod of this node"} {
 		if !strings.Contains(ep, want) {
 			t.Errorf("kobectl explain-path svc/web --from client: no %q in\n%s%s", want, ep, epErr)
 		}
