@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/kobune/kobune/agent/volume"
+	"github.com/kobune/kobune/api/resource"
 	"log"
 	"net"
 	"sync"
@@ -55,6 +57,13 @@ type Config struct {
 	// route other nodes' pod CIDRs (network.SyncRoutes on real nodes; nil
 	// for simulated ones).
 	Routes func(ctx context.Context, self string, nodes []*core.Node) error
+	// PodDir is where pods' volumes are made (<state>/pods; the same
+	// directory as the runtime's per-pod files). Empty: no volumes (the
+	// fake runtime, which runs nothing).
+	PodDir string
+	// LocalStorageInterval is how often emptyDir usage is measured
+	// against sizeLimit (5 s).
+	LocalStorageInterval time.Duration
 	// Proxy, when set, programs this node's Service rules from the
 	// Services and EndpointSlices (kube-proxy; nil for simulated nodes).
 	Proxy *proxy.Proxy
@@ -68,6 +77,9 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	if c.LocalStorageInterval == 0 {
+		c.LocalStorageInterval = 5 * time.Second
+	}
 	if c.LeaseInterval == 0 {
 		c.LeaseInterval = 10 * time.Second
 	}
@@ -129,6 +141,20 @@ type Agent struct {
 	health health
 	// hooks run the containers' postStart and preStop (hooks.go).
 	hooks hooks
+	// sources watch the ConfigMaps and Secrets the pods name; volumes
+	// makes the pods' volumes (nil without Config.PodDir).
+	sources *sources
+	volumes *volume.Manager
+	// volumePaths are each running pod's volumes on the node, by name;
+	// evictions the pods to evict (uid → why), done by their next sync.
+	volumePaths map[string]map[string]string
+	evictions   map[string]string
+}
+
+// allocatable is the node's (what a resourceFieldRef to a limit not set
+// reads, as in Kubernetes).
+func (a *Agent) allocatable() resource.List {
+	return node.Allocatable(a.cfg.Node.Capacity, a.cfg.Node.SystemReserved)
 }
 
 // event records an event about a pod or the node, in the background.
@@ -151,17 +177,23 @@ func (a *Agent) Ready() error {
 // New returns an agent for the node in cfg, on runtime rt.
 func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	cfg.setDefaults()
-	a := &Agent{cfg: cfg, client: c, runtime: rt, running: map[string]string{}, streamer: asStreamer(rt),
+	a := &Agent{cfg: cfg, client: c, runtime: rt, running: map[string]string{}, volumePaths: map[string]map[string]string{}, evictions: map[string]string{}, streamer: asStreamer(rt),
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
 	a.hooks.since = time.Now()
 	a.hooks.execer, _ = rt.(probe.Execer)
 	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	a.cleaner, _ = rt.(runtime.SandboxCleaner)
-	if se, ok := rt.(runtime.ServiceEnvSetter); ok || cfg.Proxy != nil {
+	a.sources = newSources(c, func(key string) { a.podLoop.Queue.Add(key) })
+	if cs, ok := rt.(runtime.ConfigSetter); ok {
+		cs.SetContainerConfig(a.containerConfig)
+	}
+	if cfg.Proxy != nil || cfg.PodDir != "" {
+		// A node that runs containers (not a simulated one) gives them
+		// their Service link variables.
 		a.services = client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{})
-		if ok {
-			se.SetServiceEnv(func(p *core.Pod) []core.EnvVar { return serviceEnv(p, a.services.List()) })
-		}
+	}
+	if cfg.PodDir != "" {
+		a.volumes = &volume.Manager{Dir: cfg.PodDir, Sources: a.sources, Allocatable: a.allocatable}
 	}
 	if cfg.Proxy != nil {
 		a.slices = client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{})
@@ -257,6 +289,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() { defer wg.Done(); f(ctx) }()
 	}
 	run(func(ctx context.Context) { a.recorder.Run(ctx, 1) })
+	a.sources.ctx = ctx
 	run(a.pods.Run)
 	if lis != nil {
 		run(func(ctx context.Context) { a.serveNodeAPI(ctx, lis) })
@@ -280,6 +313,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	run(a.leaseLoop)
 	run(a.exitLoop)
+	if a.volumes != nil {
+		run(a.localStorageLoop)
+	}
 	run(a.statusLoop)
 	run(a.runtimeCheckLoop)
 	if !client.WaitForSync(ctx, synced...) {
@@ -357,6 +393,7 @@ func (a *Agent) housekeeping(ctx context.Context) {
 		a.podLoop.Queue.Add(key)
 	}
 	a.mu.Unlock()
+	a.orphanVolumes(keep)
 	if a.cleaner == nil {
 		return
 	}

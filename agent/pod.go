@@ -36,10 +36,24 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if pod.Status.Phase == core.PodSucceeded || pod.Status.Phase == core.PodFailed {
 		return nil
 	}
+	a.mu.Lock()
+	eviction := a.evictions[pod.UID]
+	a.mu.Unlock()
+	if eviction != "" {
+		return a.evict(ctx, key, pod, eviction)
+	}
+	if err := a.setupVolumes(ctx, pod); err != nil {
+		a.event(pod, core.EventTypeWarning, "FailedMount", err.Error())
+		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, "", "", "")))
+	}
 	state, err := a.runtime.RunPod(ctx, pod, nil)
 	var imgErr *runtime.ImageError
 	var sbErr *runtime.SandboxError
+	var cfgErr *runtime.ConfigError
 	switch {
+	case errors.As(err, &cfgErr):
+		a.event(pod, core.EventTypeWarning, "Failed", "Error: "+cfgErr.Error())
+		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, cfgErr.Container, "CreateContainerConfigError", cfgErr.Error())))
 	case errors.As(err, &imgErr):
 		// Say why the pod cannot start (kubectl shows ErrImageNeverPull), and retry later.
 		if imgErr.Reason != "CreateContainerError" { // the runtime reported that one
@@ -200,6 +214,9 @@ func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) 
 		a.probes.Forget(uid)
 	}
 	if err := a.runtime.StopPod(ctx, uid, grace); err != nil {
+		return err
+	}
+	if err := a.teardownVolumes(key, uid); err != nil {
 		return err
 	}
 	a.hooks.forget(uid)

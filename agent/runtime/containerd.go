@@ -64,9 +64,10 @@ type Containerd struct {
 	client    *client.Client
 	namespace string
 	network   network.Network
-	// serviceEnv gives a pod its Service link variables (SetServiceEnv).
-	serviceEnv func(*core.Pod) []core.EnvVar
-	logDir     string
+	// config resolves a container's environment and mounts
+	// (SetContainerConfig); nil: only the env values written in the spec.
+	config func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error)
+	logDir string
 	// DNS and PodDir: each pod's resolv.conf is written under PodDir
 	// (<state>/pods/<uid>/) and mounted at /etc/resolv.conf; empty PodDir:
 	// the image's own.
@@ -88,8 +89,10 @@ type Containerd struct {
 	watched map[string]bool // container IDs whose task exit is awaited
 }
 
-// SetServiceEnv implements ServiceEnvSetter.
-func (r *Containerd) SetServiceEnv(f func(*core.Pod) []core.EnvVar) { r.serviceEnv = f }
+// SetContainerConfig implements ConfigSetter.
+func (r *Containerd) SetContainerConfig(f func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error)) {
+	r.config = f
+}
 
 // NewContainerd connects to the containerd socket. Pods live in the
 // containerd namespace ns; container logs go under logDir.

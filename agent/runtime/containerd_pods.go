@@ -197,17 +197,31 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	case len(c.Args) > 0:
 		opts = append(opts, oci.WithImageConfigArgs(img, c.Args))
 	}
-	env := envList(pod, c, st.IP)
-	if r.serviceEnv != nil {
-		// Service links first: the container's own env wins a name they share.
-		var links []string
-		for _, e := range r.serviceEnv(pod) {
-			links = append(links, e.Name+"="+e.Value)
+	var cfg ContainerConfig
+	if r.config != nil {
+		if cfg, err = r.config(ctx, pod, c, st.IP); err != nil {
+			return &ConfigError{Container: c.Name, Err: err}
 		}
-		env = append(links, env...)
+	} else {
+		for _, e := range c.Env {
+			cfg.Env = append(cfg.Env, e.Name+"="+e.Value)
+		}
 	}
-	if len(env) > 0 {
-		opts = append(opts, oci.WithEnv(env))
+	if len(cfg.Env) > 0 {
+		opts = append(opts, oci.WithEnv(cfg.Env))
+	}
+	var mounts []specs.Mount
+	for _, m := range cfg.Mounts {
+		o := []string{"rbind", "rprivate"}
+		if m.ReadOnly {
+			o = append(o, "ro")
+		} else {
+			o = append(o, "rw")
+		}
+		mounts = append(mounts, specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: o})
+	}
+	if len(mounts) > 0 {
+		opts = append(opts, oci.WithMounts(mounts))
 	}
 	if c.WorkingDir != "" {
 		opts = append(opts, oci.WithProcessCwd(c.WorkingDir))
@@ -334,41 +348,6 @@ func (r *Containerd) removeContainer(ctx context.Context, id string) error {
 	return stopContainer(ctx, ctr, 0)
 }
 
-// envList resolves env values, including references to the pod's own fields.
-func envList(pod *core.Pod, c *core.Container, podIP string) []string {
-	var out []string
-	for _, e := range c.Env {
-		v := e.Value
-		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
-			switch e.ValueFrom.FieldRef.FieldPath {
-			case "metadata.name":
-				v = pod.Name
-			case "metadata.namespace":
-				v = pod.Namespace
-			case "metadata.uid":
-				v = pod.UID
-			case "spec.nodeName":
-				v = pod.Spec.NodeName
-			case "spec.serviceAccountName":
-				v = pod.Spec.ServiceAccountName
-			case "status.podIP", "status.podIPs":
-				v = podIP
-			case "status.hostIP":
-				v = pod.Status.HostIP
-			default: // metadata.annotations['k'], metadata.labels['k']
-				fp := e.ValueFrom.FieldRef.FieldPath
-				if k, ok := strings.CutPrefix(fp, "metadata.annotations['"); ok {
-					v = pod.Annotations[strings.TrimSuffix(k, "']")]
-				} else if k, ok := strings.CutPrefix(fp, "metadata.labels['"); ok {
-					v = pod.Labels[strings.TrimSuffix(k, "']")]
-				}
-			}
-		}
-		out = append(out, e.Name+"="+v)
-	}
-	return out
-}
-
 // podState reads what containerd runs for a pod uid.
 func (r *Containerd) podState(ctx context.Context, uid string) (PodState, error) {
 	all, err := r.list(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
@@ -488,7 +467,13 @@ func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duratio
 		return err
 	}
 	if r.PodDir != "" {
-		_ = os.RemoveAll(filepath.Join(r.PodDir, uid))
+		// Only the runtime's own files: the pod's volumes (the agent's
+		// volume manager) may be mounts, and a RemoveAll would reach
+		// through them.
+		for _, name := range []string{"resolv.conf", "hosts", "resolv.conf.tmp", "hosts.tmp"} {
+			_ = os.Remove(filepath.Join(r.PodDir, uid, name))
+		}
+		_ = os.Remove(filepath.Join(r.PodDir, uid)) // once empty
 	}
 	// The pod's log files go with it (namespace_name_uid).
 	dirs, _ := filepath.Glob(filepath.Join(r.logDir, "*_"+uid))

@@ -22,6 +22,25 @@ type Fake struct {
 	cidr *net.IPNet
 	next uint32
 	used map[string]bool
+	// config is the agent's hook (SetContainerConfig); configs what it
+	// gave each container (pod uid → container → config), for tests.
+	config  func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error)
+	configs map[string]map[string]ContainerConfig
+}
+
+// SetContainerConfig implements ConfigSetter: the fake resolves each
+// container's environment and mounts as the real runtime does (nothing
+// uses them) and remembers them for Config.
+func (f *Fake) SetContainerConfig(h func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error)) {
+	f.config = h
+}
+
+// Config is what the agent resolved for a container of a pod.
+func (f *Fake) Config(uid, container string) (ContainerConfig, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.configs[uid][container]
+	return c, ok
 }
 
 // NewFake returns a fake runtime that hands out IPs from cidr ("10.244.1.0/24").
@@ -38,11 +57,27 @@ func (f *Fake) Version(context.Context) (string, error) { return "fake://0.1", n
 
 // RunPod implements Runtime.
 // Simulated containers never exit, so restart is never needed.
-func (f *Fake) RunPod(_ context.Context, pod *core.Pod, _ []string) (PodState, error) {
+func (f *Fake) RunPod(ctx context.Context, pod *core.Pod, _ []string) (PodState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if p, ok := f.pods[pod.UID]; ok {
 		return clone(p), nil
+	}
+	if f.config != nil {
+		configs := map[string]ContainerConfig{}
+		for _, list := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for i := range list {
+				cfg, err := f.config(ctx, pod, &list[i], pod.Status.PodIP)
+				if err != nil {
+					return PodState{}, &ConfigError{Container: list[i].Name, Err: err}
+				}
+				configs[list[i].Name] = cfg
+			}
+		}
+		if f.configs == nil {
+			f.configs = map[string]map[string]ContainerConfig{}
+		}
+		f.configs[pod.UID] = configs
 	}
 	ip := pod.Status.PodIP // adopt the address the pod already had (agent restart)
 	if ip == "" || f.used[ip] {

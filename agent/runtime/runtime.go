@@ -36,10 +36,37 @@ type EventSource interface {
 	OnEvent(record func(pod *core.Pod, typ, reason, message string))
 }
 
-// ServiceEnvSetter is a runtime that gives containers the Service link
-// variables the agent computes (<NAME>_SERVICE_HOST ...).
-type ServiceEnvSetter interface {
-	SetServiceEnv(func(*core.Pod) []core.EnvVar)
+// ContainerConfig is what the agent resolves for a container just before
+// the runtime creates it.
+type ContainerConfig struct {
+	// Env is the container's whole environment ("NAME=value"), in order:
+	// a later entry wins a name.
+	Env []string
+	// Mounts are the pod's volumes as this container mounts them.
+	Mounts []Mount
+}
+
+// Mount is a path of the node bound into a container.
+type Mount struct {
+	Source, Destination string
+	ReadOnly            bool
+}
+
+// ConfigError is a container whose configuration cannot be resolved (a
+// missing ConfigMap key, say): it waits with reason
+// CreateContainerConfigError until it can.
+type ConfigError struct {
+	Container string
+	Err       error
+}
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ConfigSetter is a runtime that asks the agent for each container's
+// environment and mounts (config), given the pod's address.
+type ConfigSetter interface {
+	SetContainerConfig(config func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error))
 }
 
 // SandboxCleaner is a runtime whose pod sandboxes can outlive their

@@ -60,6 +60,8 @@ type PodSpec struct {
 	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 	// HostAliases are extra lines of the pod's /etc/hosts.
 	HostAliases []HostAlias `json:"hostAliases,omitempty"`
+	// Volumes are what the containers' volumeMounts mount.
+	Volumes []Volume `json:"volumes,omitempty"`
 }
 
 // HostAlias maps hostnames to an IP in the pod's /etc/hosts.
@@ -70,13 +72,17 @@ type HostAlias struct {
 
 // Container is one container of a pod.
 type Container struct {
-	Name           string               `json:"name"`
-	Image          string               `json:"image,omitempty"`
-	Command        []string             `json:"command,omitempty"`
-	Args           []string             `json:"args,omitempty"`
-	WorkingDir     string               `json:"workingDir,omitempty"`
-	Ports          []ContainerPort      `json:"ports,omitempty"`
-	Env            []EnvVar             `json:"env,omitempty"`
+	Name       string          `json:"name"`
+	Image      string          `json:"image,omitempty"`
+	Command    []string        `json:"command,omitempty"`
+	Args       []string        `json:"args,omitempty"`
+	WorkingDir string          `json:"workingDir,omitempty"`
+	Ports      []ContainerPort `json:"ports,omitempty"`
+	Env        []EnvVar        `json:"env,omitempty"`
+	// EnvFrom puts every key of ConfigMaps and Secrets in the environment
+	// (Env wins a name both set).
+	EnvFrom        []EnvFromSource      `json:"envFrom,omitempty"`
+	VolumeMounts   []VolumeMount        `json:"volumeMounts,omitempty"`
 	Resources      ResourceRequirements `json:"resources,omitzero"`
 	LivenessProbe  *Probe               `json:"livenessProbe,omitempty"`
 	ReadinessProbe *Probe               `json:"readinessProbe,omitempty"`
@@ -128,9 +134,14 @@ type EnvVar struct {
 	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
 }
 
-// EnvVarSource points an environment variable at a field of the pod.
+// EnvVarSource is where an environment variable's value comes from: a
+// field of the pod, a container's resources, a key of a ConfigMap or
+// Secret (exactly one).
 type EnvVarSource struct {
-	FieldRef *ObjectFieldSelector `json:"fieldRef,omitempty"`
+	FieldRef         *ObjectFieldSelector   `json:"fieldRef,omitempty"`
+	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+	ConfigMapKeyRef  *ConfigMapKeySelector  `json:"configMapKeyRef,omitempty"`
+	SecretKeyRef     *SecretKeySelector     `json:"secretKeyRef,omitempty"`
 }
 
 // ObjectFieldSelector names a field of the pod (metadata.name, status.podIP, spec.nodeName, ...).

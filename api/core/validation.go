@@ -39,8 +39,10 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 		errs = append(errs, v.NewRequired(p.Child("containers"), "a pod needs at least one container"))
 	}
 	names := map[string]bool{}
-	errs = append(errs, validateContainers(s.InitContainers, p.Child("initContainers"), names, true)...)
-	errs = append(errs, validateContainers(s.Containers, p.Child("containers"), names, false)...)
+	vols, verrs := validateVolumes(s, p)
+	errs = append(errs, verrs...)
+	errs = append(errs, validateContainers(s, s.InitContainers, p.Child("initContainers"), names, vols, true)...)
+	errs = append(errs, validateContainers(s, s.Containers, p.Child("containers"), names, vols, false)...)
 	grace := int64(DefaultTerminationGracePeriodSeconds)
 	if s.TerminationGracePeriodSeconds != nil {
 		grace = *s.TerminationGracePeriodSeconds
@@ -111,7 +113,7 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 // Path is the field path type, re-exported for the kinds that embed pod specs.
 type Path = v.Path
 
-func validateContainers(cs []Container, p *Path, names map[string]bool, init bool) v.ErrorList {
+func validateContainers(s *PodSpec, cs []Container, p *Path, names map[string]bool, vols map[string]*Volume, init bool) v.ErrorList {
 	var errs v.ErrorList
 	for i := range cs {
 		c := &cs[i]
@@ -131,7 +133,9 @@ func validateContainers(cs []Container, p *Path, names map[string]bool, init boo
 			errs = append(errs, v.NewNotSupported(cp.Child("imagePullPolicy"), string(c.ImagePullPolicy), pullPolicies))
 		}
 		errs = append(errs, validatePorts(c.Ports, cp.Child("ports"))...)
-		errs = append(errs, validateEnv(c.Env, cp.Child("env"))...)
+		errs = append(errs, validateEnv(s, c.Env, cp.Child("env"))...)
+		errs = append(errs, validateEnvFrom(c.EnvFrom, cp.Child("envFrom"))...)
+		errs = append(errs, validateMounts(c.VolumeMounts, vols, cp.Child("volumeMounts"))...)
 		errs = append(errs, validateResources(&c.Resources, cp.Child("resources"))...)
 		errs = append(errs, validateProbe(c.LivenessProbe, cp.Child("livenessProbe"), true)...)
 		errs = append(errs, validateProbe(c.ReadinessProbe, cp.Child("readinessProbe"), false)...)
@@ -197,7 +201,7 @@ func validateHostPorts(s *PodSpec, p *Path) v.ErrorList {
 	return errs
 }
 
-func validateEnv(env []EnvVar, p *Path) v.ErrorList {
+func validateEnv(s *PodSpec, env []EnvVar, p *Path) v.ErrorList {
 	var errs v.ErrorList
 	for i, e := range env {
 		ep := p.Index(i)
@@ -212,8 +216,19 @@ func validateEnv(env []EnvVar, p *Path) v.ErrorList {
 		if e.Value != "" {
 			errs = append(errs, v.NewInvalid(ep.Child("valueFrom"), "", "may not be specified when `value` is not empty"))
 		}
-		if e.ValueFrom.FieldRef == nil {
-			errs = append(errs, v.NewRequired(ep.Child("valueFrom", "fieldRef"), "kobune supports fieldRef references"))
+		src := e.ValueFrom
+		n := 0
+		for _, set := range []bool{src.FieldRef != nil, src.ResourceFieldRef != nil, src.ConfigMapKeyRef != nil, src.SecretKeyRef != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			errs = append(errs, v.NewInvalid(ep.Child("valueFrom"), "", "must specify exactly one of fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef"))
+			continue
+		}
+		if src.FieldRef == nil {
+			errs = append(errs, validateEnvSource(src, s, ep.Child("valueFrom"))...)
 			continue
 		}
 		fp := e.ValueFrom.FieldRef.FieldPath

@@ -138,3 +138,99 @@ func TestQOSClass(t *testing.T) {
 		})
 	}
 }
+
+// Volumes, mounts and env sources: each mistake is named by its field.
+func TestValidatePodVolumes(t *testing.T) {
+	cm := func(name string) VolumeSource {
+		return VolumeSource{ConfigMap: &ConfigMapVolumeSource{LocalObjectReference: LocalObjectReference{Name: name}}}
+	}
+	mode := int32(0o1777)
+	tests := []struct {
+		name   string
+		mutate func(*Pod)
+		want   string
+	}{
+		{"every kind", func(p *Pod) {
+			dir := HostPathDirectoryOrCreate
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: cm("c")}, {Name: "b", VolumeSource: VolumeSource{EmptyDir: &EmptyDirVolumeSource{Medium: StorageMediumMemory}}},
+				{Name: "c", VolumeSource: VolumeSource{HostPath: &HostPathVolumeSource{Path: "/srv", Type: &dir}}},
+				{Name: "d", VolumeSource: VolumeSource{Secret: &SecretVolumeSource{SecretName: "s"}}},
+				{Name: "e", VolumeSource: VolumeSource{Projected: &ProjectedVolumeSource{Sources: []VolumeProjection{{ConfigMap: &ConfigMapProjection{LocalObjectReference: LocalObjectReference{Name: "c"}}}}}}}}
+			p.Spec.Containers[0].VolumeMounts = []VolumeMount{{Name: "a", MountPath: "/etc/a"}, {Name: "b", MountPath: "/tmp", SubPath: "x/y"}}
+		}, ""},
+		{"two sources", func(p *Pod) {
+			v := cm("c")
+			v.EmptyDir = &EmptyDirVolumeSource{}
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: v}}
+		}, "spec.volumes[0]: Forbidden: may not specify more than 1 volume type"},
+		{"no source", func(p *Pod) { p.Spec.Volumes = []Volume{{Name: "a"}} }, "spec.volumes[0]: Required value: must specify a volume type"},
+		{"duplicate volume", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: cm("c")}, {Name: "a", VolumeSource: cm("d")}}
+		}, `spec.volumes[1].name: Duplicate value: "a"`},
+		{"mount of no volume", func(p *Pod) { p.Spec.Containers[0].VolumeMounts = []VolumeMount{{Name: "nope", MountPath: "/x"}} },
+			`spec.containers[0].volumeMounts[0].name: Invalid value: "nope": must name a volume of the pod`},
+		{"relative mount path", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: cm("c")}}
+			p.Spec.Containers[0].VolumeMounts = []VolumeMount{{Name: "a", MountPath: "etc"}}
+		}, `volumeMounts[0].mountPath: Invalid value: "etc": must be an absolute path`},
+		{"subPath out of the volume", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: cm("c")}}
+			p.Spec.Containers[0].VolumeMounts = []VolumeMount{{Name: "a", MountPath: "/x", SubPath: "../../etc"}}
+		}, `volumeMounts[0].subPath: Invalid value: "../../etc"`},
+		{"propagation", func(p *Pod) {
+			b := "Bidirectional"
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: cm("c")}}
+			p.Spec.Containers[0].VolumeMounts = []VolumeMount{{Name: "a", MountPath: "/x", MountPropagation: &b}}
+		}, `volumeMounts[0].mountPropagation: Unsupported value: "Bidirectional"`},
+		{"item path escapes", func(p *Pod) {
+			v := cm("c")
+			v.ConfigMap.Items = []KeyToPath{{Key: "k", Path: "../k"}}
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: v}}
+		}, `spec.volumes[0].configMap.items[0].path: Invalid value: "../k"`},
+		{"mode too big", func(p *Pod) {
+			v := cm("c")
+			v.ConfigMap.DefaultMode = &mode
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: v}}
+		}, "spec.volumes[0].configMap.defaultMode: Invalid value: 1023"},
+		{"hostPath type", func(p *Pod) {
+			t := HostPathType("Anything")
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{HostPath: &HostPathVolumeSource{Path: "/x", Type: &t}}}}
+		}, `spec.volumes[0].hostPath.type: Unsupported value: "Anything"`},
+		{"emptyDir medium", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{EmptyDir: &EmptyDirVolumeSource{Medium: "HugePages"}}}}
+		}, `spec.volumes[0].emptyDir.medium: Unsupported value: "HugePages"`},
+		{"downward API of the pod's IP", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{DownwardAPI: &DownwardAPIVolumeSource{Items: []DownwardAPIVolumeFile{
+				{Path: "ip", FieldRef: &ObjectFieldSelector{FieldPath: "status.podIP"}}}}}}}
+		}, `spec.volumes[0].downwardAPI.items[0].fieldRef.fieldPath: Unsupported value: "status.podIP"`},
+		{"configMapKeyRef without key", func(p *Pod) {
+			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{ConfigMapKeyRef: &ConfigMapKeySelector{LocalObjectReference: LocalObjectReference{Name: "c"}}}}}
+		}, "spec.containers[0].env[0].valueFrom.configMapKeyRef.key: Required value"},
+		{"two env sources", func(p *Pod) {
+			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{FieldRef: &ObjectFieldSelector{FieldPath: "metadata.name"},
+				SecretKeyRef: &SecretKeySelector{LocalObjectReference: LocalObjectReference{Name: "s"}, Key: "k"}}}}
+		}, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify exactly one of"},
+		{"resourceFieldRef of a resource", func(p *Pod) {
+			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{ResourceFieldRef: &ResourceFieldSelector{Resource: "limits.gpu"}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Unsupported value: "limits.gpu"`},
+		{"envFrom with both", func(p *Pod) {
+			p.Spec.Containers[0].EnvFrom = []EnvFromSource{{ConfigMapRef: &ConfigMapEnvSource{LocalObjectReference: LocalObjectReference{Name: "c"}},
+				SecretRef: &SecretEnvSource{LocalObjectReference: LocalObjectReference{Name: "s"}}}}
+		}, "spec.containers[0].envFrom[0]: Invalid value: \"\": must specify exactly one of configMapRef and secretRef"},
+		{"service account token", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{Projected: &ProjectedVolumeSource{Sources: []VolumeProjection{{ServiceAccountToken: &ServiceAccountTokenProjection{Path: "t"}}}}}}}
+		}, "spec.volumes[0].projected.sources[0].serviceAccountToken: Forbidden: not supported by kobune yet"},
+	}
+	for _, tt := range tests {
+		p := &Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default"}, Spec: PodSpec{RestartPolicy: RestartPolicyAlways,
+			Containers: []Container{{Name: "app", Image: "i"}}}}
+		tt.mutate(p)
+		got := ValidatePod(p).ToError()
+		switch {
+		case tt.want == "" && got != nil:
+			t.Errorf("%s: unexpected error %v", tt.name, got)
+		case tt.want != "" && (got == nil || !strings.Contains(got.Error(), tt.want)):
+			t.Errorf("%s: got %v, want %q", tt.name, got, tt.want)
+		}
+	}
+}

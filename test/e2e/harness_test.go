@@ -186,6 +186,9 @@ func (n *node) removeLeftovers(t *testing.T) {
 			t.Logf("removed leftover pod network namespace %s", network.NetnsName(id))
 		}
 	}
+	// The pods' tmpfs volumes (secrets, projected, Memory emptyDirs): the
+	// agent shares the host's mount namespace.
+	unmountUnder(filepath.Join(n.dir, "agent") + "/")
 	for uid := range uids {
 		_ = exec.Command("ip", "netns", "delete", "kobune-"+uid[:12]).Run()
 		dirs, _ := filepath.Glob("/sys/fs/cgroup/*/kobune/*/pod" + uid)

@@ -1,0 +1,226 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kobune/kobune/agent/volume"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/client"
+)
+
+// sources are the ConfigMaps and Secrets the node's pods use, each watched
+// on its own — a watch with the field selector metadata.name=<name>, the
+// kubelet's Watch strategy — for as long as a pod uses it. The agent never
+// lists every Secret of the cluster: it reads only what its pods name.
+// A change requeues the pods that use the object, so their volumes are
+// rewritten within moments (the kubelet's periodic sync takes up to a
+// minute or more).
+type sources struct {
+	client   *client.Client
+	ctx      context.Context // the agent's: watches end with it
+	requeue  func(podKey string)
+	syncWait time.Duration
+
+	mu      sync.Mutex
+	watches map[sourceRef]*sourceWatch
+	byPod   map[string][]sourceRef
+}
+
+type sourceRef struct{ kind, namespace, name string }
+
+type sourceWatch struct {
+	cancel context.CancelFunc
+	pods   map[string]bool
+	synced func() bool
+	cm     *client.Informer[*core.ConfigMap]
+	secret *client.Informer[*core.Secret]
+}
+
+func newSources(c *client.Client, requeue func(string)) *sources {
+	return &sources{client: c, ctx: context.Background(), requeue: requeue, syncWait: 10 * time.Second,
+		watches: map[sourceRef]*sourceWatch{}, byPod: map[string][]sourceRef{}}
+}
+
+// refs are the ConfigMaps and Secrets a pod names, in env and volumes.
+func refs(pod *core.Pod) []sourceRef {
+	seen := map[sourceRef]bool{}
+	var out []sourceRef
+	add := func(kind, name string) {
+		r := sourceRef{kind, pod.Namespace, name}
+		if name != "" && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, list := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+					add("ConfigMap", e.ValueFrom.ConfigMapKeyRef.Name)
+				}
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					add("Secret", e.ValueFrom.SecretKeyRef.Name)
+				}
+			}
+			for _, f := range c.EnvFrom {
+				if f.ConfigMapRef != nil {
+					add("ConfigMap", f.ConfigMapRef.Name)
+				}
+				if f.SecretRef != nil {
+					add("Secret", f.SecretRef.Name)
+				}
+			}
+		}
+	}
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.ConfigMap != nil:
+			add("ConfigMap", v.ConfigMap.Name)
+		case v.Secret != nil:
+			add("Secret", v.Secret.SecretName)
+		case v.Projected != nil:
+			for _, s := range v.Projected.Sources {
+				if s.ConfigMap != nil {
+					add("ConfigMap", s.ConfigMap.Name)
+				}
+				if s.Secret != nil {
+					add("Secret", s.Secret.Name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// use registers what pod names (replacing what it named before) and
+// starts the watches not yet running; the ones nobody uses any more stop.
+func (s *sources) use(pod *core.Pod) {
+	key := meta.Key(pod)
+	now := refs(pod)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.byPod[key] {
+		if w := s.watches[r]; w != nil {
+			delete(w.pods, key)
+		}
+	}
+	for _, r := range now {
+		w := s.watches[r]
+		if w == nil {
+			w = s.start(r)
+			s.watches[r] = w
+		}
+		w.pods[key] = true
+	}
+	s.byPod[key] = now
+	s.gc()
+}
+
+// release forgets a pod; the watches only it used stop.
+func (s *sources) release(podKey string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.byPod[podKey] {
+		if w := s.watches[r]; w != nil {
+			delete(w.pods, podKey)
+		}
+	}
+	delete(s.byPod, podKey)
+	s.gc()
+}
+
+func (s *sources) gc() {
+	for r, w := range s.watches {
+		if len(w.pods) == 0 {
+			w.cancel()
+			delete(s.watches, r)
+		}
+	}
+}
+
+// watching is the number of objects watched (for tests and metrics).
+func (s *sources) watching() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.watches)
+}
+
+func (s *sources) start(r sourceRef) *sourceWatch {
+	ctx, cancel := context.WithCancel(s.ctx)
+	w := &sourceWatch{cancel: cancel, pods: map[string]bool{}}
+	opts := client.ListOptions{FieldSelector: "metadata.name=" + r.name}
+	notify := func() {
+		s.mu.Lock()
+		var keys []string
+		for k := range w.pods {
+			keys = append(keys, k)
+		}
+		s.mu.Unlock()
+		for _, k := range keys {
+			s.requeue(k)
+		}
+	}
+	switch r.kind {
+	case "ConfigMap":
+		w.cm = client.NewInformer(client.For[*core.ConfigMap](s.client), r.namespace, opts)
+		w.cm.AddHandler(client.Handler[*core.ConfigMap]{OnAdd: func(*core.ConfigMap) { notify() },
+			OnUpdate: func(_, _ *core.ConfigMap) { notify() }, OnDelete: func(*core.ConfigMap) { notify() }})
+		w.synced = w.cm.HasSynced
+		go w.cm.Run(ctx)
+	default:
+		w.secret = client.NewInformer(client.For[*core.Secret](s.client), r.namespace, opts)
+		w.secret.AddHandler(client.Handler[*core.Secret]{OnAdd: func(*core.Secret) { notify() },
+			OnUpdate: func(_, _ *core.Secret) { notify() }, OnDelete: func(*core.Secret) { notify() }})
+		w.synced = w.secret.HasSynced
+		go w.secret.Run(ctx)
+	}
+	return w
+}
+
+// watch is the running watch of r, synced (waiting for it a moment when
+// it just started).
+func (s *sources) watch(ctx context.Context, r sourceRef) (*sourceWatch, error) {
+	s.mu.Lock()
+	w := s.watches[r]
+	s.mu.Unlock()
+	if w == nil {
+		return nil, fmt.Errorf("%s %s/%s is not watched: no pod of this node names it", r.kind, r.namespace, r.name)
+	}
+	if w.synced() {
+		return w, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.syncWait)
+	defer cancel()
+	if !client.WaitForSync(wctx, w.synced) {
+		return nil, fmt.Errorf("%s %s/%s: the watch did not sync within %v", r.kind, r.namespace, r.name, s.syncWait)
+	}
+	return w, nil
+}
+
+// ConfigMap implements volume.Sources.
+func (s *sources) ConfigMap(ctx context.Context, namespace, name string) (*core.ConfigMap, error) {
+	w, err := s.watch(ctx, sourceRef{"ConfigMap", namespace, name})
+	if err != nil {
+		return nil, err
+	}
+	if cm, ok := w.cm.Get(namespace, name); ok {
+		return cm, nil
+	}
+	return nil, volume.ErrNotFound
+}
+
+// Secret implements volume.Sources.
+func (s *sources) Secret(ctx context.Context, namespace, name string) (*core.Secret, error) {
+	w, err := s.watch(ctx, sourceRef{"Secret", namespace, name})
+	if err != nil {
+		return nil, err
+	}
+	if sec, ok := w.secret.Get(namespace, name); ok {
+		return sec, nil
+	}
+	return nil, volume.ErrNotFound
+}

@@ -1,0 +1,224 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+)
+
+// setupVolumes registers what the pod names and makes its volumes; an
+// error is the kubelet's FailedMount (the pod stays ContainerCreating).
+func (a *Agent) setupVolumes(ctx context.Context, pod *core.Pod) error {
+	a.sources.use(pod)
+	if a.volumes == nil || len(pod.Spec.Volumes) == 0 {
+		return nil
+	}
+	paths, err := a.volumes.Setup(ctx, pod)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.volumePaths[pod.UID] = paths
+	a.mu.Unlock()
+	return nil
+}
+
+// teardownVolumes removes a stopped pod's volumes.
+func (a *Agent) teardownVolumes(key, uid string) error {
+	a.sources.release(key)
+	a.mu.Lock()
+	delete(a.volumePaths, uid)
+	a.mu.Unlock()
+	if a.volumes == nil {
+		return nil
+	}
+	return a.volumes.Teardown(uid)
+}
+
+// containerConfig is the runtime's hook: a container's environment and
+// mounts, resolved just before it is created.
+func (a *Agent) containerConfig(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (runtime.ContainerConfig, error) {
+	env, skipped, err := a.containerEnv(ctx, pod, c, podIP)
+	if err != nil {
+		return runtime.ContainerConfig{}, err
+	}
+	if len(skipped) > 0 {
+		a.event(pod, core.EventTypeWarning, "InvalidEnvironmentVariableNames",
+			fmt.Sprintf("Keys [%s] from the EnvFrom of container %s were skipped since they are considered invalid environment variable names.", strings.Join(skipped, ", "), c.Name))
+	}
+	cfg := runtime.ContainerConfig{Env: env}
+	if len(c.VolumeMounts) == 0 {
+		return cfg, nil
+	}
+	a.mu.Lock()
+	paths := a.volumePaths[pod.UID]
+	a.mu.Unlock()
+	for _, m := range c.VolumeMounts {
+		vol := volumeNamed(pod, m.Name)
+		root, ok := paths[m.Name]
+		if vol == nil || !ok {
+			return cfg, fmt.Errorf("volume %q of mount %s is not set up on this node", m.Name, m.MountPath)
+		}
+		if m.MountPropagation != nil && *m.MountPropagation != "None" {
+			return cfg, fmt.Errorf("volumeMounts %s: mountPropagation %s is not supported (None only: every mount is private)", m.MountPath, *m.MountPropagation)
+		}
+		src, err := subPath(root, m.SubPath, vol)
+		if err != nil {
+			return cfg, fmt.Errorf("volumeMounts %s: %w", m.MountPath, err)
+		}
+		// ConfigMap, Secret, downward API and projected volumes are
+		// always read-only, as in Kubernetes.
+		ro := m.ReadOnly || vol.ConfigMap != nil || vol.Secret != nil || vol.DownwardAPI != nil || vol.Projected != nil
+		cfg.Mounts = append(cfg.Mounts, runtime.Mount{Source: src, Destination: m.MountPath, ReadOnly: ro})
+	}
+	return cfg, nil
+}
+
+func volumeNamed(pod *core.Pod, name string) *core.Volume {
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == name {
+			return &pod.Spec.Volumes[i]
+		}
+	}
+	return nil
+}
+
+// subPath is the path a mount binds: the volume's root, or sub in it. A
+// subPath of a writable volume that does not exist is made (a directory,
+// as the kubelet does); one that leads out of the volume through a
+// symlink is refused.
+func subPath(root, sub string, vol *core.Volume) (string, error) {
+	if sub == "" {
+		return root, nil
+	}
+	p := filepath.Join(root, sub)
+	projected := vol.ConfigMap != nil || vol.Secret != nil || vol.DownwardAPI != nil || vol.Projected != nil
+	if _, err := os.Lstat(p); os.IsNotExist(err) && !projected {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return "", err
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("subPath %q: %w", sub, err)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	if real != realRoot && !strings.HasPrefix(real, realRoot+"/") {
+		return "", fmt.Errorf("subPath %q leads out of the volume (to %s)", sub, real)
+	}
+	return real, nil
+}
+
+// orphanVolumes removes the volumes of pods the agent does not know
+// (deleted while it was down).
+func (a *Agent) orphanVolumes(keep map[string]bool) {
+	if a.volumes == nil {
+		return
+	}
+	for _, uid := range a.volumes.Pods() {
+		if keep[uid] {
+			continue
+		}
+		if err := a.volumes.Teardown(uid); err != nil {
+			a.cfg.Logf("remove volumes of gone pod %s: %v", uid, err)
+		} else {
+			a.cfg.Logf("removed the volumes of pod %s (no longer on this node)", uid)
+		}
+	}
+}
+
+// localStorageLoop measures each running pod's emptyDir volumes on disk
+// and evicts a pod whose emptyDir grows past its sizeLimit (the kubelet's
+// local storage capacity isolation; a Memory emptyDir is bounded by its
+// tmpfs instead).
+func (a *Agent) localStorageLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(a.cfg.LocalStorageInterval):
+		}
+		a.mu.Lock()
+		running := make(map[string]string, len(a.running))
+		for key, uid := range a.running {
+			running[key] = uid
+		}
+		paths := make(map[string]map[string]string, len(a.volumePaths))
+		for uid, p := range a.volumePaths {
+			paths[uid] = p
+		}
+		a.mu.Unlock()
+		for key, uid := range running {
+			pod, ok := a.pods.GetByKey(key)
+			if !ok || pod.UID != uid {
+				continue
+			}
+			for _, v := range pod.Spec.Volumes {
+				if v.EmptyDir == nil || v.EmptyDir.Medium != core.StorageMediumDefault || v.EmptyDir.SizeLimit == nil || paths[uid][v.Name] == "" {
+					continue
+				}
+				used := dirSize(paths[uid][v.Name])
+				if limit := v.EmptyDir.SizeLimit.Value(); used > limit {
+					a.mu.Lock()
+					a.evictions[uid] = fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q.", v.Name, v.EmptyDir.SizeLimit.String())
+					a.mu.Unlock()
+					a.podLoop.Queue.Add(key)
+					break
+				}
+			}
+		}
+	}
+}
+
+// dirSize is the bytes the files under dir use.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// evict stops a pod the node cannot keep and marks it Failed with reason
+// Evicted, as the kubelet's eviction manager does; its controller makes a
+// replacement.
+func (a *Agent) evict(ctx context.Context, key string, pod *core.Pod, message string) error {
+	a.event(pod, core.EventTypeWarning, "Evicted", message)
+	if err := a.stop(ctx, key, pod.UID, gracePeriod(pod)); err != nil {
+		return err
+	}
+	status := pod.Status
+	status.Phase, status.Reason, status.Message = core.PodFailed, "Evicted", message
+	status.ContainerStatuses = nil
+	for _, cs := range pod.Status.ContainerStatuses {
+		cs.Ready = false
+		if cs.State.Running != nil {
+			cs.State = core.ContainerState{Terminated: &core.ContainerStateTerminated{ExitCode: 137, Reason: "Error",
+				StartedAt: cs.State.Running.StartedAt, FinishedAt: meta.Now()}}
+		}
+		status.ContainerStatuses = append(status.ContainerStatuses, cs)
+	}
+	if err := a.writeStatus(ctx, pod, status); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	delete(a.evictions, pod.UID)
+	a.mu.Unlock()
+	return nil
+}
