@@ -89,13 +89,13 @@ func TestConfigAndVolumesInPods(t *testing.T) {
 		return strings.TrimSpace(out)
 	}
 	for cmd, want := range map[string]string{
-		"cat /etc/config/index.html":                                                      "v1",
-		"cat /index.html":                                                                 "v1",
-		"echo $CFG_LOG_LEVEL $LEVEL $DB_PASSWORD":                                         "debug debug s3cret",
-		"cat /etc/secret/pw; stat -c %a /etc/secret/pw/":                                  "s3cret",
-		"stat -L -c %a /etc/secret/pw":                                                    "400",
-		"cat /etc/podinfo/labels":                                                         `app="vols"`,
-		"cat /etc/all/web/index.html /etc/all/password /etc/all/name":                     "v1\ns3cret\nvols",
+		"cat /etc/config/index.html":                                  "v1",
+		"cat /index.html":                                             "v1",
+		"echo $CFG_LOG_LEVEL $LEVEL $DB_PASSWORD":                     "debug debug s3cret",
+		"cat /etc/secret/pw":                                          "s3cret",
+		"stat -L -c %a /etc/secret/pw":                                "400",
+		"cat /etc/podinfo/labels":                                     `app="vols"`,
+		"cat /etc/all/web/index.html /etc/all/password /etc/all/name": "v1s3cretvols", // the values as stored: no newlines
 		"grep -c ' /mem tmpfs ' /proc/mounts; grep -c ' /etc/secret tmpfs ' /proc/mounts": "1\n1",
 		"touch /etc/config/x 2>&1 || echo read-only":                                      "read-only",
 		"echo from-pod > /host/f && echo from-pod > /scratch/f && cat /scratch/f":         "from-pod",
