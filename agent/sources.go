@@ -224,3 +224,22 @@ func (s *sources) Secret(ctx context.Context, namespace, name string) (*core.Sec
 	}
 	return nil, volume.ErrNotFound
 }
+
+// Claim implements volume.Sources: read when a pod's volumes are made
+// (a claim's binding does not change under a running pod).
+func (s *sources) Claim(ctx context.Context, namespace, name string) (*core.PersistentVolumeClaim, error) {
+	c, err := client.For[*core.PersistentVolumeClaim](s.client).Get(ctx, namespace, name)
+	if client.IsNotFound(err) {
+		return nil, volume.ErrNotFound
+	}
+	return c, err
+}
+
+// Volume implements volume.Sources.
+func (s *sources) Volume(ctx context.Context, name string) (*core.PersistentVolume, error) {
+	v, err := client.For[*core.PersistentVolume](s.client).Get(ctx, "", name)
+	if client.IsNotFound(err) {
+		return nil, volume.ErrNotFound
+	}
+	return v, err
+}

@@ -76,7 +76,8 @@ func (a *Agent) containerConfig(ctx context.Context, pod *core.Pod, c *core.Cont
 		}
 		// ConfigMap, Secret, downward API and projected volumes are
 		// always read-only, as in Kubernetes.
-		ro := m.ReadOnly || vol.ConfigMap != nil || vol.Secret != nil || vol.DownwardAPI != nil || vol.Projected != nil
+		ro := m.ReadOnly || vol.ConfigMap != nil || vol.Secret != nil || vol.DownwardAPI != nil || vol.Projected != nil ||
+			(vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly)
 		cfg.Mounts = append(cfg.Mounts, runtime.Mount{Source: src, Destination: m.MountPath, ReadOnly: ro})
 	}
 	return cfg, nil

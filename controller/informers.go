@@ -9,6 +9,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/client"
 )
 
@@ -42,6 +43,9 @@ type Informers struct {
 	Services       *client.Informer[*core.Service]
 	Endpoints      *client.Informer[*core.Endpoints]
 	EndpointSlices *client.Informer[*discovery.EndpointSlice]
+	Volumes        *client.Informer[*core.PersistentVolume]
+	Claims         *client.Informer[*core.PersistentVolumeClaim]
+	StorageClasses *client.Informer[*storage.StorageClass]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -59,6 +63,9 @@ func NewInformers(c *client.Client) *Informers {
 		Services:       client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{}),
 		Endpoints:      client.NewInformer(client.For[*core.Endpoints](c), "", client.ListOptions{}),
 		EndpointSlices: client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{}),
+		Volumes:        client.NewInformer(client.For[*core.PersistentVolume](c), "", client.ListOptions{}),
+		Claims:         client.NewInformer(client.For[*core.PersistentVolumeClaim](c), "", client.ListOptions{}),
+		StorageClasses: client.NewInformer(client.For[*storage.StorageClass](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -88,6 +95,9 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Services.Run(ctx)
 	go i.Endpoints.Run(ctx)
 	go i.EndpointSlices.Run(ctx)
+	go i.Volumes.Run(ctx)
+	go i.Claims.Run(ctx)
+	go i.StorageClasses.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -108,5 +118,5 @@ func (i *Informers) WaitForSync(ctx context.Context) bool {
 func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
-		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced}
+		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/api/storage"
 )
 
 // table is how `kobectl get` prints one kind: kubectl's columns.
@@ -178,7 +179,60 @@ func tables(wide bool) map[string]table {
 			p := o.(*scheduling.PriorityClass)
 			return []string{p.Name, fmt.Sprint(p.Value), fmt.Sprint(p.GlobalDefault), age(o)}
 		}},
+		"PersistentVolume": {w([]string{"NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"},
+			[]string{"VOLUMEMODE"}), func(o meta.Object) []string {
+			v := o.(*core.PersistentVolume)
+			claim := ""
+			if r := v.Spec.ClaimRef; r != nil {
+				claim = r.Namespace + "/" + r.Name
+			}
+			mode := "Filesystem"
+			if v.Spec.VolumeMode != nil {
+				mode = *v.Spec.VolumeMode
+			}
+			return w([]string{v.Name, v.Spec.Capacity["storage"].String(), accessModes(v.Spec.AccessModes), string(v.Spec.PersistentVolumeReclaimPolicy),
+				v.Status.Phase, claim, v.Spec.StorageClassName, "<unset>", v.Status.Reason, age(o)}, []string{mode})
+		}},
+		"PersistentVolumeClaim": {w([]string{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE"},
+			[]string{"VOLUMEMODE"}), func(o meta.Object) []string {
+			c := o.(*core.PersistentVolumeClaim)
+			capacity := ""
+			if q, ok := c.Status.Capacity["storage"]; ok {
+				capacity = q.String()
+			}
+			mode := "Filesystem"
+			if c.Spec.VolumeMode != nil {
+				mode = *c.Spec.VolumeMode
+			}
+			return w([]string{c.Name, c.Status.Phase, c.Spec.VolumeName, capacity, accessModes(c.Status.AccessModes), core.ClaimClass(c), "<unset>", age(o)}, []string{mode})
+		}},
+		"StorageClass": {[]string{"NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"}, func(o meta.Object) []string {
+			sc := o.(*storage.StorageClass)
+			name := sc.Name
+			if sc.Annotations[core.AnnDefaultStorageClass] == "true" {
+				name += " (default)"
+			}
+			policy, mode := "Delete", string(storage.Immediate)
+			if sc.ReclaimPolicy != nil {
+				policy = string(*sc.ReclaimPolicy)
+			}
+			if sc.VolumeBindingMode != nil {
+				mode = string(*sc.VolumeBindingMode)
+			}
+			expand := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
+			return []string{name, sc.Provisioner, policy, mode, fmt.Sprint(expand), age(o)}
+		}},
 	}
+}
+
+// accessModes is kubectl's short form: RWO,ROX,RWX,RWOP.
+func accessModes(modes []core.PersistentVolumeAccessMode) string {
+	short := map[core.PersistentVolumeAccessMode]string{core.ReadWriteOnce: "RWO", core.ReadOnlyMany: "ROX", core.ReadWriteMany: "RWX", core.ReadWriteOncePod: "RWOP"}
+	var out []string
+	for _, m := range modes {
+		out = append(out, short[m])
+	}
+	return strings.Join(out, ",")
 }
 
 // podStatus is kubectl's STATUS column: a waiting or terminated reason

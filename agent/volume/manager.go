@@ -21,10 +21,13 @@ import (
 // ErrNotFound is what Sources return for an object that does not exist.
 var ErrNotFound = errors.New("not found")
 
-// Sources are where configMap and secret volumes (and env) read from.
+// Sources are where configMap and secret volumes (and env) read from,
+// and persistentVolumeClaim volumes find their volume.
 type Sources interface {
 	ConfigMap(ctx context.Context, namespace, name string) (*core.ConfigMap, error)
 	Secret(ctx context.Context, namespace, name string) (*core.Secret, error)
+	Claim(ctx context.Context, namespace, name string) (*core.PersistentVolumeClaim, error)
+	Volume(ctx context.Context, name string) (*core.PersistentVolume, error)
 }
 
 // Plugin directory names, the kubelet's.
@@ -136,9 +139,39 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 		}
 		return m.project(m.dir(pod, projectedPlugin, vol.Name), true, files)
 	case src.PersistentVolumeClaim != nil:
-		return "", errors.New("persistentVolumeClaim volumes are not supported by kobune yet")
+		return m.claimPath(ctx, pod, src.PersistentVolumeClaim.ClaimName)
 	}
 	return "", errors.New("no volume source")
+}
+
+// claimPath is the node path of the volume bound to a claim: a hostPath
+// or local volume's path (a CSI volume's comes with the CSI node plugin).
+func (m *Manager) claimPath(ctx context.Context, pod *core.Pod, name string) (string, error) {
+	claim, err := m.Sources.Claim(ctx, pod.Namespace, name)
+	if errors.Is(err, ErrNotFound) {
+		return "", fmt.Errorf("persistentvolumeclaim %q not found", name)
+	}
+	if err != nil {
+		return "", err
+	}
+	if claim.DeletionTimestamp != nil {
+		return "", fmt.Errorf("persistentvolumeclaim %q is being deleted", name)
+	}
+	if claim.Spec.VolumeName == "" || claim.Status.Phase != core.ClaimBound {
+		return "", fmt.Errorf("persistentvolumeclaim %q is not bound", name)
+	}
+	pv, err := m.Sources.Volume(ctx, claim.Spec.VolumeName)
+	if err != nil {
+		return "", fmt.Errorf("persistentvolume %q of claim %q: %w", claim.Spec.VolumeName, name, err)
+	}
+	switch {
+	case pv.Spec.HostPath != nil:
+		return pv.Spec.HostPath.Path, hostPath(pv.Spec.HostPath)
+	case pv.Spec.Local != nil:
+		dir := core.HostPathDirectory
+		return pv.Spec.Local.Path, hostPath(&core.HostPathVolumeSource{Path: pv.Spec.Local.Path, Type: &dir})
+	}
+	return "", fmt.Errorf("persistentvolume %q: CSI volumes are not supported by kobune's agent yet", pv.Name)
 }
 
 // project writes files into dir with the atomic writer, in a tmpfs when

@@ -131,7 +131,7 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 			}
 		}
 	case src.PersistentVolumeClaim != nil:
-		errs = append(errs, v.NewForbidden(p.Child("persistentVolumeClaim"), "not supported by kobune yet"))
+		errs = append(errs, validateRefName(src.PersistentVolumeClaim.ClaimName, p.Child("persistentVolumeClaim", "claimName"))...)
 	}
 	return errs
 }

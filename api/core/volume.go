@@ -146,10 +146,10 @@ type ServiceAccountTokenProjection struct {
 	Path              string `json:"path"`
 }
 
-// PersistentVolumeClaimVolumeSource mounts a claim's volume. Not yet:
-// validation refuses the volume, with PersistentVolumes to come.
+// PersistentVolumeClaimVolumeSource mounts the volume bound to a claim of
+// the pod's namespace.
 type PersistentVolumeClaimVolumeSource struct {
-	ClaimName string `json:"claimName" kobune:"unsupported"`
+	ClaimName string `json:"claimName"`
 	ReadOnly  bool   `json:"readOnly,omitempty"`
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheduling"
+	"github.com/kobune/kobune/api/storage"
 	v "github.com/kobune/kobune/api/validation"
 )
 
@@ -29,6 +30,14 @@ func buildKinds() []*Kind {
 		kind("Secret", "v1", "secrets", nil, true, false, core.SetDefaultsSecret, core.ValidateSecret,
 			func(n, o *core.Secret) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) },
 			func(s *core.Secret) map[string]string { return map[string]string{"type": s.Type} }),
+		kind("PersistentVolume", "v1", "persistentvolumes", []string{"pv"}, false, true, core.SetDefaultsPersistentVolume, core.ValidatePersistentVolume,
+			core.ValidatePersistentVolumeUpdate, func(pv *core.PersistentVolume) map[string]string {
+				return map[string]string{"status.phase": pv.Status.Phase, "spec.storageClassName": pv.Spec.StorageClassName}
+			}),
+		kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims", []string{"pvc"}, true, true, core.SetDefaultsPersistentVolumeClaim,
+			core.ValidatePersistentVolumeClaim, core.ValidatePersistentVolumeClaimUpdate, func(c *core.PersistentVolumeClaim) map[string]string {
+				return map[string]string{"status.phase": c.Status.Phase, "spec.volumeName": c.Spec.VolumeName}
+			}),
 		kind("Event", "v1", "events", []string{"ev"}, true, false, nil, core.ValidateEvent, nil, eventFields),
 		kind("ReplicaSet", "apps/v1", "replicasets", []string{"rs"}, true, true, apps.SetDefaultsReplicaSet, apps.ValidateReplicaSet,
 			func(n, o *apps.ReplicaSet) v.ErrorList {
@@ -51,6 +60,10 @@ func buildKinds() []*Kind {
 		kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, true, false, nil, discovery.ValidateEndpointSlice, nil,
 			func(e *discovery.EndpointSlice) map[string]string {
 				return map[string]string{"addressType": e.AddressType}
+			}),
+		kind("StorageClass", "storage.k8s.io/v1", "storageclasses", []string{"sc"}, false, false, storage.SetDefaultsStorageClass, storage.ValidateStorageClass,
+			storage.ValidateStorageClassUpdate, func(sc *storage.StorageClass) map[string]string {
+				return map[string]string{"provisioner": sc.Provisioner}
 			}),
 		kind("Lease", "coordination.k8s.io/v1", "leases", nil, true, false, nil, coordination.ValidateLease, nil, nil),
 		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, false, false, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,

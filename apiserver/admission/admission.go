@@ -58,11 +58,12 @@ type NamespaceGetter interface {
 //	                                  first, so that validation sees the complete object
 //	            Priority            — a pod's priorityClassName becomes spec.priority
 //	            DefaultTolerationSeconds — pods tolerate not-ready/unreachable nodes for a while
+//	            StorageObjectInUseProtection — new claims and volumes get their protection finalizer
 //	validating: NamespaceLifecycle  — the namespace must exist and not be terminating
 //	            Validation          — the kind's rules, with field paths
 func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter, defaultTolerationSeconds int64) *Chain {
 	return &Chain{
-		Mutators:   []Mutator{Defaulting{}, Priority{Classes: classes}, DefaultTolerationSeconds{Seconds: defaultTolerationSeconds}},
+		Mutators:   []Mutator{Defaulting{}, Priority{Classes: classes}, DefaultTolerationSeconds{Seconds: defaultTolerationSeconds}, StorageObjectInUseProtection{}},
 		Validators: []Validator{NamespaceLifecycle{Namespaces: namespaces}, Validation{}},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kobune/kobune/controller/job"
 	"github.com/kobune/kobune/controller/nodeipam"
 	"github.com/kobune/kobune/controller/nodelifecycle"
+	"github.com/kobune/kobune/controller/persistentvolume"
 	"github.com/kobune/kobune/controller/replicaset"
 	"github.com/kobune/kobune/controller/statefulset"
 )
@@ -33,7 +34,8 @@ type Config struct {
 }
 
 // Names are the controllers, as their loops log themselves.
-var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name}
+var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
+	persistentvolume.Name, persistentvolume.ProtectionName}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -54,7 +56,9 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(job.New(c, inf, recorder, cfg.Job).Loop, reconcile.ObjectsOf(inf.Jobs))
 	add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop, reconcile.ObjectsOf(inf.CronJobs))
 	add(endpointslice.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.Services))
-	add(garbagecollector.New(c, inf).Loop, nil) // keys are kind/namespace/name
+	add(garbagecollector.New(c, inf).Loop, nil)           // keys are kind/namespace/name
+	add(persistentvolume.New(c, inf, recorder).Loop, nil) // keys are claim/<ns>/<name> and volume/<name>
+	add(persistentvolume.NewProtection(c, inf).Loop, nil)
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
 	if cfg.AllocateNodeCIDRs {
 		ipam, err := nodeipam.New(c, inf, recorder, cfg.NodeIPAM)

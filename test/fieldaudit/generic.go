@@ -3,18 +3,22 @@ package fieldaudit
 // actedOnGenerically lists fields that no code outside api/ names, and who
 // acts on them.
 var actedOnGenerically = map[string]string{
-	"batch.JobSpec.completionMode":           "the Job controller, through Job.Indexed() (api/batch)",
-	"core.ConfigMap.immutable":               "the API server refuses changes to an immutable ConfigMap (core.ValidateImmutableData)",
-	"core.Secret.immutable":                  "the API server refuses changes to an immutable Secret (core.ValidateImmutableData)",
-	"core.Secret.stringData":                 "the API server merges it into data on write (core.SetDefaultsSecret)",
-	"core.Event.action":                      "an event is a record: kobectl get events -o yaml shows every field",
-	"core.NodeSelectorTerm.matchExpressions": "core.PodMatchesNodeSelectorAndAffinity (api/core/nodefit.go), used by the scheduler and the DaemonSet controller",
-	"meta.LabelSelector.matchExpressions":    "selector.FromLabelSelector (api/selector), used by every controller",
+	"batch.JobSpec.completionMode":              "the Job controller, through Job.Indexed() (api/batch)",
+	"core.ConfigMap.immutable":                  "the API server refuses changes to an immutable ConfigMap (core.ValidateImmutableData)",
+	"core.Secret.immutable":                     "the API server refuses changes to an immutable Secret (core.ValidateImmutableData)",
+	"core.Secret.stringData":                    "the API server merges it into data on write (core.SetDefaultsSecret)",
+	"core.Event.action":                         "an event is a record: kobectl get events -o yaml shows every field",
+	"core.NodeSelectorTerm.matchExpressions":    "core.PodMatchesNodeSelectorAndAffinity (api/core/nodefit.go), used by the scheduler and the DaemonSet controller",
+	"meta.LabelSelector.matchExpressions":       "selector.FromLabelSelector (api/selector), used by every controller",
+	"core.PersistentVolumeSpec.volumeMode":      "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolume)",
+	"core.PersistentVolumeClaimSpec.volumeMode": "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolumeClaim)",
 }
 
 // usedAnyway lists unsupported-tagged fields whose Go name another type's
 // field shares, so that the selector check finds the name in use.
 var usedAnyway = map[string]bool{
-	"core.Container.stdin": true, // the exec request's Stdin
-	"core.Container.tty":   true, // the exec request's TTY (client.ExecOptions)
+	"core.Container.stdin":                    true, // the exec request's Stdin
+	"core.Container.tty":                      true, // the exec request's TTY (client.ExecOptions)
+	"core.VolumeResourceRequirements.limits":  true, // a container's resource Limits
+	"core.CSIPersistentVolumeSource.readOnly": true, // a volumeMount's, a claim volume's ReadOnly
 }
