@@ -21,4 +21,8 @@ var usedAnyway = map[string]bool{
 	"core.Container.tty":                      true, // the exec request's TTY (client.ExecOptions)
 	"core.VolumeResourceRequirements.limits":  true, // a container's resource Limits
 	"core.CSIPersistentVolumeSource.readOnly": true, // a volumeMount's, a claim volume's ReadOnly
+	// kobectl get sc prints them (kubectl's columns); nothing acts on them
+	// until a provisioner makes volumes.
+	"storage.StorageClass.reclaimPolicy":        true,
+	"storage.StorageClass.allowVolumeExpansion": true,
 }
