@@ -151,6 +151,21 @@ type StatefulSetSpec struct {
 	UpdateStrategy       StatefulSetUpdateStrategy `json:"updateStrategy,omitzero"`
 	RevisionHistoryLimit *int32                    `json:"revisionHistoryLimit,omitempty"`
 	MinReadySeconds      int32                     `json:"minReadySeconds,omitempty"`
+	// VolumeClaimTemplates give each pod claims of its own, named
+	// <template>-<set>-<ordinal>, kept across the pod's restarts and
+	// rescheduling.
+	VolumeClaimTemplates []core.PersistentVolumeClaim `json:"volumeClaimTemplates,omitempty"`
+	// PersistentVolumeClaimRetentionPolicy says whether those claims are
+	// deleted with the set (whenDeleted) or with a scale-down (whenScaled):
+	// Retain (the default) or Delete.
+	PersistentVolumeClaimRetentionPolicy *StatefulSetPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
+}
+
+// StatefulSetPersistentVolumeClaimRetentionPolicy is Retain or Delete, for
+// the set's deletion and for scale-down.
+type StatefulSetPersistentVolumeClaimRetentionPolicy struct {
+	WhenDeleted string `json:"whenDeleted,omitempty"`
+	WhenScaled  string `json:"whenScaled,omitempty"`
 }
 
 // StatefulSetUpdateStrategy is RollingUpdate (with a partition) or OnDelete.

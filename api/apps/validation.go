@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/kobune/kobune/api/core"
@@ -160,7 +161,16 @@ func ValidateStatefulSet(ss *StatefulSet) v.ErrorList {
 	errs := v.ValidateObjectMeta(&ss.ObjectMeta, true, v.IsDNS1123Label, v.NewPath("metadata"))
 	sp := v.NewPath("spec")
 	errs = append(errs, validateReplicas(ss.Spec.Replicas, sp.Child("replicas"))...)
-	errs = append(errs, ValidateWorkloadTemplate(ss.Spec.Selector, &ss.Spec.Template, sp)...)
+	// The pods also get a volume per claim template: mounts may name them.
+	tmpl := ss.Spec.Template
+	tmpl.Spec.Volumes = append([]core.Volume(nil), tmpl.Spec.Volumes...)
+	for _, c := range ss.Spec.VolumeClaimTemplates {
+		if !slices.ContainsFunc(tmpl.Spec.Volumes, func(v core.Volume) bool { return v.Name == c.Name }) {
+			tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, core.Volume{Name: c.Name, VolumeSource: core.VolumeSource{
+				PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{ClaimName: c.Name}}})
+		}
+	}
+	errs = append(errs, ValidateWorkloadTemplate(ss.Spec.Selector, &tmpl, sp)...)
 	if p := ss.Spec.PodManagementPolicy; p != "OrderedReady" && p != "Parallel" {
 		errs = append(errs, v.NewNotSupported(sp.Child("podManagementPolicy"), p, []string{"OrderedReady", "Parallel"}))
 	}
@@ -173,6 +183,41 @@ func ValidateStatefulSet(ss *StatefulSet) v.ErrorList {
 	case "OnDelete":
 	default:
 		errs = append(errs, v.NewNotSupported(sp.Child("updateStrategy", "type"), u.Type, []string{"RollingUpdate", "OnDelete"}))
+	}
+	return append(errs, validateClaimTemplates(ss, sp)...)
+}
+
+// validateClaimTemplates checks each template as the claim a pod gets
+// (in the set's namespace), and the retention policy.
+func validateClaimTemplates(ss *StatefulSet, sp *v.Path) v.ErrorList {
+	var errs v.ErrorList
+	names := map[string]bool{}
+	for i := range ss.Spec.VolumeClaimTemplates {
+		tp := sp.Child("volumeClaimTemplates").Index(i)
+		c := ss.Spec.VolumeClaimTemplates[i]
+		if msg := v.IsDNS1123Label(c.Name); c.Name == "" || msg != "" {
+			errs = append(errs, v.NewInvalid(tp.Child("metadata", "name"), c.Name, "must be a DNS label (it starts the claims' names)"))
+		} else if names[c.Name] {
+			errs = append(errs, v.NewDuplicate(tp.Child("metadata", "name"), c.Name))
+		}
+		names[c.Name] = true
+		c.Namespace = ss.Namespace
+		for _, e := range core.ValidatePersistentVolumeClaim(&c) {
+			if strings.HasPrefix(e.Field, "metadata.") {
+				continue
+			}
+			e.Field = tp.String() + "." + e.Field
+			errs = append(errs, e)
+		}
+	}
+	if r := ss.Spec.PersistentVolumeClaimRetentionPolicy; r != nil {
+		rp := sp.Child("persistentVolumeClaimRetentionPolicy")
+		if r.WhenDeleted != "" && r.WhenDeleted != "Retain" && r.WhenDeleted != "Delete" {
+			errs = append(errs, v.NewNotSupported(rp.Child("whenDeleted"), r.WhenDeleted, []string{"Retain", "Delete"}))
+		}
+		if r.WhenScaled != "" && r.WhenScaled != "Retain" && r.WhenScaled != "Delete" {
+			errs = append(errs, v.NewNotSupported(rp.Child("whenScaled"), r.WhenScaled, []string{"Retain", "Delete"}))
+		}
 	}
 	return errs
 }

@@ -122,3 +122,92 @@ func TestStatefulSet(t *testing.T) {
 		t.Errorf("left %v, want db-0", p)
 	}
 }
+
+// volumeClaimTemplates: each ordinal gets its claim (data-db-N, bound to a
+// volume), made before its pod and named in the pod's volumes; a pod
+// deleted and made again finds the same claim; a scale-down under
+// whenScaled: Delete deletes the claim of the removed ordinal once its pod
+// is gone, and the set's deletion under whenDeleted: Retain keeps the rest.
+func TestStatefulSetClaims(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := testcluster.Start(t, ctx, testcluster.Options{Nodes: 2}).Client
+	for _, name := range []string{"pv-a", "pv-b"} {
+		v := pv(name, "1Gi", "", core.ReadWriteOnce)
+		if _, err := client.For[*core.PersistentVolume](c).Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two := int32(2)
+	set := &apps.StatefulSet{ObjectMeta: meta.ObjectMeta{Name: "db", Namespace: "default"},
+		Spec: apps.StatefulSetSpec{Replicas: &two, ServiceName: "db", PodManagementPolicy: "Parallel",
+			Selector: &meta.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			Template: core.PodTemplateSpec{ObjectMeta: meta.ObjectMeta{Labels: map[string]string{"app": "db"}},
+				Spec: core.PodSpec{Containers: []core.Container{{Name: "db", Image: "kobune.local/labapp:1.0",
+					VolumeMounts: []core.VolumeMount{{Name: "data", MountPath: "/data"}}}}}},
+			VolumeClaimTemplates:                 []core.PersistentVolumeClaim{*pvc("data", "500Mi", nil, core.ReadWriteOnce)},
+			PersistentVolumeClaimRetentionPolicy: &apps.StatefulSetPersistentVolumeClaimRetentionPolicy{WhenDeleted: "Retain", WhenScaled: "Delete"}}}
+	set.Spec.VolumeClaimTemplates[0].Namespace = ""
+	sets, claims, pods := client.For[*apps.StatefulSet](c), client.For[*core.PersistentVolumeClaim](c), client.For[*core.Pod](c)
+	if _, err := sets.Create(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	claimOf := func(pod string) string {
+		p := waitFor(t, pod+" made", func() (*core.Pod, error) { return pods.Get(ctx, "default", pod) }, func(*core.Pod) bool { return true })
+		for _, v := range p.Spec.Volumes {
+			if v.Name == "data" && v.PersistentVolumeClaim != nil {
+				return v.PersistentVolumeClaim.ClaimName
+			}
+		}
+		t.Fatalf("pod %s has no claim volume: %+v", pod, p.Spec.Volumes)
+		return ""
+	}
+	uids := map[string]string{}
+	for i, pod := range []string{"db-0", "db-1"} {
+		want := fmt.Sprintf("data-db-%d", i)
+		if got := claimOf(pod); got != want {
+			t.Errorf("%s mounts claim %s, want %s", pod, got, want)
+		}
+		cl := waitFor(t, want+" bound", func() (*core.PersistentVolumeClaim, error) { return claims.Get(ctx, "default", want) },
+			func(c *core.PersistentVolumeClaim) bool { return c.Status.Phase == core.ClaimBound })
+		if cl.Labels["app"] != "db" {
+			t.Errorf("claim %s labels %v", want, cl.Labels)
+		}
+		uids[want] = cl.UID
+	}
+	// db-0 deleted: made again, with the same claim.
+	old, _ := pods.Get(ctx, "default", "db-0")
+	zero := int64(0)
+	if err := pods.Delete(ctx, "default", "db-0", client.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "db-0 made again", func() (*core.Pod, error) { return pods.Get(ctx, "default", "db-0") }, func(p *core.Pod) bool { return p.UID != old.UID })
+	if got := claimOf("db-0"); got != "data-db-0" {
+		t.Errorf("db-0 came back with claim %s", got)
+	}
+	if cl, _ := claims.Get(ctx, "default", "data-db-0"); cl == nil || cl.UID != uids["data-db-0"] {
+		t.Errorf("data-db-0 was made again")
+	}
+	// Scale to 1: db-1 goes, then its claim.
+	s, _ := sets.Get(ctx, "default", "db")
+	one := int32(1)
+	s.Spec.Replicas = &one
+	if _, err := sets.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "data-db-1 deleted after the scale-down", func() (bool, error) {
+		_, err := claims.Get(ctx, "default", "data-db-1")
+		return client.IsNotFound(err), nil
+	}, func(gone bool) bool { return gone })
+	// The set deleted: its pods go, data-db-0 stays (Retain).
+	if err := sets.Delete(ctx, "default", "db", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "db-0 gone with the set", func() (bool, error) {
+		_, err := pods.Get(ctx, "default", "db-0")
+		return client.IsNotFound(err), nil
+	}, func(gone bool) bool { return gone })
+	if cl, err := claims.Get(ctx, "default", "data-db-0"); err != nil || cl.DeletionTimestamp != nil {
+		t.Errorf("Retain: data-db-0 after the set's deletion: %v %v", cl, err)
+	}
+}

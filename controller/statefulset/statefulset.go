@@ -8,8 +8,13 @@
 // spec.updateStrategy.rollingUpdate.partition, one pod at a time, each
 // replaced only when the others are ready (RollingUpdate), or only as pods
 // are deleted (OnDelete). Pods carry the template's hash in
-// controller-revision-hash. (Volumes, and so volumeClaimTemplates, come
-// later.)
+// controller-revision-hash. Each pod gets its own claims from
+// volumeClaimTemplates, named <template>-<set>-<ordinal> and made before
+// the pod, so a pod that is deleted and made again (on whatever node)
+// finds its data; persistentVolumeClaimRetentionPolicy deletes them with
+// the set (whenDeleted: Delete, through an owner reference the garbage
+// collector follows) or once a scale-down removed their pod (whenScaled:
+// Delete); by default they stay.
 package statefulset
 
 import (
@@ -43,6 +48,7 @@ type Controller struct {
 	client   *client.Client
 	sets     *client.Informer[*apps.StatefulSet]
 	pods     *client.Informer[*core.Pod]
+	claims   *client.Informer[*core.PersistentVolumeClaim]
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
@@ -51,7 +57,7 @@ type Controller struct {
 
 // New returns the controller and registers its handlers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
-	sc := &Controller{client: c, sets: inf.StatefulSets, pods: inf.Pods, recorder: recorder, now: time.Now}
+	sc := &Controller{client: c, sets: inf.StatefulSets, pods: inf.Pods, claims: inf.Claims, recorder: recorder, now: time.Now}
 	sc.Loop = reconcile.NewLoop(Name, sc, 3)
 	enqueue := func(s *apps.StatefulSet) { sc.Loop.Queue.Add(meta.Key(s)) }
 	inf.StatefulSets.AddHandler(client.Handler[*apps.StatefulSet]{OnAdd: enqueue, OnUpdate: func(_, s *apps.StatefulSet) { enqueue(s) }})
@@ -88,6 +94,9 @@ func (sc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	parallel := set.Spec.PodManagementPolicy == "Parallel"
 	err := sc.step(ctx, set, replicas, hash, byOrdinal, extra, parallel)
 	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := sc.deleteScaledClaims(ctx, set, replicas, byOrdinal, extra); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, sc.writeStatus(ctx, set, replicas, hash, byOrdinal, extra)
@@ -174,6 +183,9 @@ func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod],
 	p := controller.PodFromTemplate(&t, set.Namespace, "", set)
 	p.Name, p.GenerateName = name, ""
 	p.Spec.Hostname, p.Spec.Subdomain = name, set.Spec.ServiceName
+	if err := sc.claimsFor(ctx, set, i, p); err != nil {
+		return err
+	}
 	if _, err := pods.Create(ctx, p); err != nil {
 		if client.IsAlreadyExists(err) {
 			return nil // made by an earlier pass; the cache will show it
@@ -182,6 +194,83 @@ func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod],
 		return fmt.Errorf("create pod %s: %w", name, err)
 	}
 	sc.recorder.Event(set, core.EventTypeNormal, "SuccessfulCreate", fmt.Sprintf("create Pod %s in StatefulSet %s successful", name, set.Name))
+	return nil
+}
+
+// ClaimName is the claim of template for ordinal i of set.
+func ClaimName(template string, set *apps.StatefulSet, i int) string {
+	return fmt.Sprintf("%s-%s-%d", template, set.Name, i)
+}
+
+// claimsFor makes the claims of ordinal i that do not exist yet and gives
+// the pod a volume for each (replacing a template volume of the same
+// name, as Kubernetes does).
+func (sc *Controller) claimsFor(ctx context.Context, set *apps.StatefulSet, i int, p *core.Pod) error {
+	claims := client.For[*core.PersistentVolumeClaim](sc.client)
+	deleteWithSet := set.Spec.PersistentVolumeClaimRetentionPolicy != nil && set.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted == "Delete"
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		name := ClaimName(t.Name, set, i)
+		if _, ok := sc.claims.Get(set.Namespace, name); !ok {
+			c := &core.PersistentVolumeClaim{ObjectMeta: meta.ObjectMeta{Namespace: set.Namespace, Name: name,
+				Labels: maps.Clone(t.Labels), Annotations: maps.Clone(t.Annotations)}, Spec: t.Spec}
+			if c.Labels == nil {
+				c.Labels = map[string]string{}
+			}
+			if set.Spec.Selector != nil {
+				maps.Copy(c.Labels, set.Spec.Selector.MatchLabels) // as Kubernetes: the set's selector labels
+			}
+			if deleteWithSet {
+				c.OwnerReferences = []meta.OwnerReference{controller.OwnerRef(set)}
+			}
+			if _, err := claims.Create(ctx, c); err != nil && !client.IsAlreadyExists(err) {
+				sc.recorder.Event(set, core.EventTypeWarning, "FailedCreate", fmt.Sprintf("create Claim %s for Pod %s in StatefulSet %s failed error: %s", name, p.Name, set.Name, client.Message(err)))
+				return fmt.Errorf("create claim %s: %w", name, err)
+			} else if err == nil {
+				sc.recorder.Event(set, core.EventTypeNormal, "SuccessfulCreate", fmt.Sprintf("create Claim %s Pod %s in StatefulSet %s success", name, p.Name, set.Name))
+			}
+		}
+		vol := core.Volume{Name: t.Name, VolumeSource: core.VolumeSource{PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{ClaimName: name}}}
+		replaced := false
+		for j := range p.Spec.Volumes {
+			if p.Spec.Volumes[j].Name == t.Name {
+				p.Spec.Volumes[j], replaced = vol, true
+			}
+		}
+		if !replaced {
+			p.Spec.Volumes = append(p.Spec.Volumes, vol)
+		}
+	}
+	return nil
+}
+
+// deleteScaledClaims deletes, under whenScaled: Delete, the claims of the
+// ordinals at or above replicas whose pod is gone.
+func (sc *Controller) deleteScaledClaims(ctx context.Context, set *apps.StatefulSet, replicas int, byOrdinal map[int]*core.Pod, extra []*core.Pod) error {
+	r := set.Spec.PersistentVolumeClaimRetentionPolicy
+	if r == nil || r.WhenScaled != "Delete" || len(set.Spec.VolumeClaimTemplates) == 0 {
+		return nil
+	}
+	alive := map[int]bool{}
+	for i := range byOrdinal {
+		alive[i] = true
+	}
+	for _, p := range extra {
+		alive[mustOrdinal(set.Name, p.Name)] = true
+	}
+	for _, c := range sc.claims.ByIndex(client.IndexNamespace, set.Namespace) {
+		for _, t := range set.Spec.VolumeClaimTemplates {
+			rest, ok := strings.CutPrefix(c.Name, t.Name+"-"+set.Name+"-")
+			i, err := strconv.Atoi(rest)
+			if !ok || err != nil || i < replicas || alive[i] || c.DeletionTimestamp != nil {
+				continue
+			}
+			err = client.For[*core.PersistentVolumeClaim](sc.client).Delete(ctx, c.Namespace, c.Name, client.DeleteOptions{UID: c.UID})
+			if err != nil && !client.IsNotFound(err) {
+				return fmt.Errorf("delete claim %s: %w", c.Name, err)
+			}
+			sc.recorder.Event(set, core.EventTypeNormal, "SuccessfulDelete", fmt.Sprintf("delete Claim %s in StatefulSet %s successful", c.Name, set.Name))
+		}
+	}
 	return nil
 }
 
