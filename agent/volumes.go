@@ -55,8 +55,8 @@ func (a *Agent) containerConfig(ctx context.Context, pod *core.Pod, c *core.Cont
 			fmt.Sprintf("Keys [%s] from the EnvFrom of container %s were skipped since they are considered invalid environment variable names.", strings.Join(skipped, ", "), c.Name))
 	}
 	cfg := runtime.ContainerConfig{Env: env}
-	if len(c.VolumeMounts) == 0 {
-		return cfg, nil
+	if len(c.VolumeMounts) == 0 || a.volumes == nil {
+		return cfg, nil // a simulated node (no PodDir) makes no volumes: it runs nothing
 	}
 	a.mu.Lock()
 	paths := a.volumePaths[pod.UID]

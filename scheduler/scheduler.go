@@ -43,6 +43,7 @@ type Scheduler struct {
 	client   *client.Client
 	pods     *client.Informer[*core.Pod]
 	nodes    *client.Informer[*core.Node]
+	volumes  *volumes
 	queue    *Queue
 	cache    *cache
 	recorder *client.AsyncRecorder
@@ -88,6 +89,7 @@ func New(cfg Config, c *client.Client) *Scheduler {
 	s.Metrics = newMetrics(s.queue.Lens, func() float64 { return float64(s.recorder.Dropped()) })
 	s.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{})
 	s.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
+	s.volumes = newVolumes(c, func() { s.queue.MoveAllToActive() })
 	s.pods.AddHandler(client.Handler[*core.Pod]{
 		OnAdd: func(p *core.Pod) { s.cache.setPod(p); s.podChanged(p) },
 		OnUpdate: func(old, p *core.Pod) {
@@ -174,7 +176,8 @@ func (s *Scheduler) Run(ctx context.Context) {
 	go s.pods.Run(ctx)
 	go s.nodes.Run(ctx)
 	go s.recorder.Run(ctx, 2)
-	if !client.WaitForSync(ctx, s.pods.HasSynced, s.nodes.HasSynced) {
+	s.volumes.run(ctx)
+	if !client.WaitForSync(ctx, append(s.volumes.synced(), s.pods.HasSynced, s.nodes.HasSynced)...) {
 		return
 	}
 	go s.queue.Run(ctx.Done(), 200*time.Millisecond)
@@ -259,6 +262,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) (async bool, er
 // bind writes the decision; a failed bind undoes the assumption.
 func (s *Scheduler) bind(ctx context.Context, pod *core.Pod, d *decision) error {
 	node := d.winner
+	if err := s.volumes.selectNode(ctx, s.client, pod, node); err != nil {
+		s.cache.forget(pod)
+		return err
+	}
 	err := s.client.Bind(ctx, pod.Namespace, pod.Name, pod.UID, node, map[string]string{DecisionAnnotation: d.String()})
 	if err != nil {
 		s.cache.forget(pod)

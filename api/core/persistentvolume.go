@@ -51,6 +51,10 @@ const (
 	// AnnBoundByController on a claim or volume: the binder (not the user)
 	// made the binding.
 	AnnBoundByController = "pv.kubernetes.io/bound-by-controller"
+	// AnnSelectedNode on a claim: the node the scheduler chose for the
+	// first pod that uses it (WaitForFirstConsumer); the binder then binds
+	// a volume that node reaches.
+	AnnSelectedNode = "volume.kubernetes.io/selected-node"
 	// AnnDefaultStorageClass on a StorageClass: claims without a class get it.
 	AnnDefaultStorageClass = "storageclass.kubernetes.io/is-default-class"
 )

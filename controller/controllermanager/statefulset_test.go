@@ -3,12 +3,14 @@ package controllermanager_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/client"
 	testcluster "github.com/kobune/kobune/test/cluster"
 )
@@ -209,5 +211,72 @@ func TestStatefulSetClaims(t *testing.T) {
 	}, func(gone bool) bool { return gone })
 	if cl, err := claims.Get(ctx, "default", "data-db-0"); err != nil || cl.DeletionTimestamp != nil {
 		t.Errorf("Retain: data-db-0 after the set's deletion: %v %v", cl, err)
+	}
+}
+
+// Local volumes with WaitForFirstConsumer, end to end through the real
+// scheduler: each node has one local volume; the StatefulSet's two pods
+// land on different nodes (the volume is where it is), each claim is bound
+// to the volume of its pod's node, and the scheduler's decision names the
+// volume reason for the node that could not take a pod. A pod deleted
+// comes back to the same node: its claim's volume is there.
+func TestStatefulSetOnLocalVolumes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := testcluster.Start(t, ctx, testcluster.Options{Nodes: 2}).Client
+	wait := storage.WaitForFirstConsumer
+	if _, err := client.For[*storage.StorageClass](c).Create(ctx, &storage.StorageClass{ObjectMeta: meta.ObjectMeta{Name: "local"},
+		Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wait}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"node-1", "node-2"} {
+		v := pv("local-"+n, "1Gi", "local", core.ReadWriteOnce)
+		v.Spec.HostPath, v.Spec.Local = nil, &core.LocalVolumeSource{Path: "/srv/data"}
+		v.Spec.NodeAffinity = &core.VolumeNodeAffinity{Required: &core.NodeSelector{NodeSelectorTerms: []core.NodeSelectorTerm{{MatchExpressions: []core.NodeSelectorRequirement{
+			{Key: "kubernetes.io/hostname", Operator: "In", Values: []string{n}}}}}}}
+		if _, err := client.For[*core.PersistentVolume](c).Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local := "local"
+	two := int32(2)
+	tmpl := pvc("data", "500Mi", &local, core.ReadWriteOnce)
+	tmpl.Namespace = ""
+	set := &apps.StatefulSet{ObjectMeta: meta.ObjectMeta{Name: "db", Namespace: "default"},
+		Spec: apps.StatefulSetSpec{Replicas: &two, ServiceName: "db", Selector: &meta.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			Template: core.PodTemplateSpec{ObjectMeta: meta.ObjectMeta{Labels: map[string]string{"app": "db"}},
+				Spec: core.PodSpec{Containers: []core.Container{{Name: "db", Image: "kobune.local/labapp:1.0",
+					VolumeMounts: []core.VolumeMount{{Name: "data", MountPath: "/data"}}}}}},
+			VolumeClaimTemplates: []core.PersistentVolumeClaim{*tmpl}}}
+	if _, err := client.For[*apps.StatefulSet](c).Create(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	pods, claims := client.For[*core.Pod](c), client.For[*core.PersistentVolumeClaim](c)
+	nodes := map[string]string{}
+	for i, name := range []string{"db-0", "db-1"} {
+		p := waitFor(t, name+" scheduled", func() (*core.Pod, error) { return pods.Get(ctx, "default", name) }, func(p *core.Pod) bool { return p.Spec.NodeName != "" })
+		cl := waitFor(t, fmt.Sprintf("data-db-%d bound", i), func() (*core.PersistentVolumeClaim, error) { return claims.Get(ctx, "default", fmt.Sprintf("data-db-%d", i)) },
+			func(c *core.PersistentVolumeClaim) bool { return c.Status.Phase == core.ClaimBound })
+		if cl.Spec.VolumeName != "local-"+p.Spec.NodeName || cl.Annotations[core.AnnSelectedNode] != p.Spec.NodeName {
+			t.Errorf("%s on %s, its claim bound to %s (selected node %q)", name, p.Spec.NodeName, cl.Spec.VolumeName, cl.Annotations[core.AnnSelectedNode])
+		}
+		nodes[name] = p.Spec.NodeName
+	}
+	if nodes["db-0"] == nodes["db-1"] {
+		t.Fatalf("both pods on %s, with one local volume per node", nodes["db-0"])
+	}
+	p1, _ := pods.Get(ctx, "default", "db-1")
+	if d := p1.Annotations["scheduler.kobune.io/decision"]; !strings.Contains(d, "node(s) didn't find available persistent volumes to bind") {
+		t.Errorf("db-1's decision does not name the volume reason: %s", d)
+	}
+	old, _ := pods.Get(ctx, "default", "db-0")
+	zero := int64(0)
+	if err := pods.Delete(ctx, "default", "db-0", client.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	back := waitFor(t, "db-0 back", func() (*core.Pod, error) { return pods.Get(ctx, "default", "db-0") },
+		func(p *core.Pod) bool { return p.UID != old.UID && p.Spec.NodeName != "" })
+	if back.Spec.NodeName != nodes["db-0"] {
+		t.Errorf("db-0 came back on %s, its volume is on %s", back.Spec.NodeName, nodes["db-0"])
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
-	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/reconcile"
@@ -34,7 +33,7 @@ const Name = "persistentvolume-binder-controller"
 
 // AnnSelectedNode on a claim: the node the scheduler chose for the first
 // pod that uses it (WaitForFirstConsumer).
-const AnnSelectedNode = "volume.kubernetes.io/selected-node"
+const AnnSelectedNode = core.AnnSelectedNode
 
 // NoProvisioner is the provisioner of classes whose volumes are made by
 // hand.
@@ -129,15 +128,6 @@ func (b *Binder) syncClaim(ctx context.Context, key string) error {
 // match is the smallest Available volume that fits the claim, or the one
 // pre-bound to it (claimRef set by the user).
 func (b *Binder) match(claim *core.PersistentVolumeClaim) *core.PersistentVolume {
-	want := claim.Spec.Resources.Requests[resource.Name("storage")]
-	sel := selector.Everything()
-	if claim.Spec.Selector != nil {
-		s, err := selector.FromLabelSelector(claim.Spec.Selector)
-		if err != nil {
-			return nil
-		}
-		sel = s
-	}
 	var best *core.PersistentVolume
 	for _, pv := range b.volumes.List() {
 		if pv.DeletionTimestamp != nil {
@@ -147,12 +137,12 @@ func (b *Binder) match(claim *core.PersistentVolumeClaim) *core.PersistentVolume
 			if r.Namespace != claim.Namespace || r.Name != claim.Name || (r.UID != "" && r.UID != claim.UID) {
 				continue // bound or reserved to another claim
 			}
-			if Fits(pv, claim, want, sel) {
+			if core.VolumeFits(pv, claim) {
 				return pv // reserved for this claim: it wins
 			}
 			continue
 		}
-		if !Fits(pv, claim, want, sel) || !b.reachable(pv, claim) {
+		if !core.VolumeFits(pv, claim) || !b.reachable(pv, claim) {
 			continue
 		}
 		if best == nil || pv.Spec.Capacity[resource.Name("storage")].Cmp(best.Spec.Capacity[resource.Name("storage")]) < 0 {
@@ -160,23 +150,6 @@ func (b *Binder) match(claim *core.PersistentVolumeClaim) *core.PersistentVolume
 		}
 	}
 	return best
-}
-
-// Fits: the volume has the claim's class, every access mode it asks for,
-// at least the storage it asks for, and the labels its selector wants.
-func Fits(pv *core.PersistentVolume, claim *core.PersistentVolumeClaim, want resource.Quantity, sel selector.Selector) bool {
-	if pv.Spec.StorageClassName != core.ClaimClass(claim) {
-		return false
-	}
-	for _, m := range claim.Spec.AccessModes {
-		if !slices.Contains(pv.Spec.AccessModes, m) {
-			return false
-		}
-	}
-	if pv.Spec.Capacity[resource.Name("storage")].Cmp(want) < 0 {
-		return false
-	}
-	return sel.Matches(pv.Labels)
 }
 
 // reachable: a claim the scheduler placed (WaitForFirstConsumer) takes
@@ -187,24 +160,7 @@ func (b *Binder) reachable(pv *core.PersistentVolume, claim *core.PersistentVolu
 		return true
 	}
 	n, ok := b.nodes.Get("", node)
-	if !ok {
-		return false
-	}
-	return VolumeReachableFrom(pv, n)
-}
-
-// VolumeReachableFrom: the volume's node affinity admits the node (a
-// volume without one is reachable from every node).
-func VolumeReachableFrom(pv *core.PersistentVolume, n *core.Node) bool {
-	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
-		return true
-	}
-	for _, t := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
-		if core.NodeSelectorTermMatches(t, n.Labels, n.Name) {
-			return true
-		}
-	}
-	return false
+	return ok && core.VolumeReachableFrom(pv, n)
 }
 
 // bind writes the binding: the volume's claimRef and phase first (so a
@@ -275,8 +231,7 @@ func (b *Binder) syncBoundClaim(ctx context.Context, claim *core.PersistentVolum
 		return nil
 	}
 	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID == "" || pv.Status.Phase != core.VolumeBound {
-		want := claim.Spec.Resources.Requests[resource.Name("storage")]
-		if pv.Spec.ClaimRef == nil && !Fits(pv, claim, want, selector.Everything()) {
+		if pv.Spec.ClaimRef == nil && !core.VolumeFits(pv, claim) {
 			b.recorder.Event(claim, core.EventTypeWarning, "FailedBinding", fmt.Sprintf("volume %q does not fit the claim (class, access modes or size)", pv.Name))
 			return nil
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/storage"
 )
 
 // MaxNodeScore is the best score a plugin gives.
@@ -68,7 +69,19 @@ type CycleState struct {
 	// Index, when set, answers cluster-wide counting questions faster
 	// than walking AllNodes (the scheduler sets it; tests may not).
 	Index ClusterIndex
-	data  map[string]any
+	// Volumes, when set, reads the claims, volumes and classes that
+	// VolumeBinding judges by (the scheduler sets it).
+	Volumes VolumeLister
+	data    map[string]any
+}
+
+// VolumeLister reads claims, volumes and storage classes from the
+// scheduler's caches.
+type VolumeLister interface {
+	Claim(namespace, name string) (*core.PersistentVolumeClaim, bool)
+	Volume(name string) (*core.PersistentVolume, bool)
+	Volumes() []*core.PersistentVolume
+	Class(name string) (*storage.StorageClass, bool)
 }
 
 // NewCycleState returns the state for one attempt at scheduling pod.

@@ -11,7 +11,7 @@ import (
 // default: cheap checks first, those that look at other pods last.
 var filters = []framework.FilterPlugin{
 	NodeUnschedulable{}, NodeName{}, NodeReady{}, TaintToleration{}, NodeAffinity{}, NodePorts{}, NodeResourcesFit{},
-	InterPodAffinity{}, PodTopologySpread{},
+	VolumeBinding{}, InterPodAffinity{}, PodTopologySpread{},
 }
 
 // scores are the score plugins with kube-scheduler's default weights

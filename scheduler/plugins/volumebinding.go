@@ -1,0 +1,109 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/storage"
+	"github.com/kobune/kobune/scheduler/framework"
+)
+
+// VolumeBinding keeps a pod with PersistentVolumeClaims to the nodes that
+// can reach their volumes (kube-scheduler's VolumeBinding): a bound
+// claim's volume must admit the node by its node affinity (a local volume:
+// its node); an unbound claim of a WaitForFirstConsumer class needs an
+// available volume the node reaches, or a class that provisions; an
+// unbound claim of any other class keeps the pod waiting until the binder
+// binds it. The scheduler then names the chosen node on the waiting claims
+// (volume.kubernetes.io/selected-node) so the binder binds them there.
+type VolumeBinding struct{}
+
+var (
+	_ framework.FilterPlugin    = VolumeBinding{}
+	_ framework.PreFilterPlugin = VolumeBinding{}
+)
+
+// Name implements framework.Plugin.
+func (VolumeBinding) Name() string { return "VolumeBinding" }
+
+// noProvisioner is the provisioner of classes whose volumes are made by hand.
+const noProvisioner = "kubernetes.io/no-provisioner"
+
+type volumeState struct {
+	bound   []*core.PersistentVolume
+	waiting []*core.PersistentVolumeClaim
+	classes map[string]*storage.StorageClass
+}
+
+// PreFilter implements framework.PreFilterPlugin: the pod's claims, read
+// once.
+func (VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, pod *core.Pod) *framework.Status {
+	if state.Volumes == nil {
+		return nil
+	}
+	var vs volumeState
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		name := v.PersistentVolumeClaim.ClaimName
+		c, ok := state.Volumes.Claim(pod.Namespace, name)
+		switch {
+		case !ok:
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("persistentvolumeclaim %q not found", name))
+		case c.DeletionTimestamp != nil:
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("persistentvolumeclaim %q is being deleted", name))
+		case c.Spec.VolumeName != "":
+			pv, ok := state.Volumes.Volume(c.Spec.VolumeName)
+			if !ok {
+				return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("persistentvolume %q not found", c.Spec.VolumeName))
+			}
+			vs.bound = append(vs.bound, pv)
+		default:
+			class, ok := state.Volumes.Class(core.ClaimClass(c))
+			if !ok || class.VolumeBindingMode == nil || *class.VolumeBindingMode != storage.WaitForFirstConsumer {
+				return framework.NewStatus(framework.UnschedulableAndUnresolvable, "pod has unbound immediate PersistentVolumeClaims")
+			}
+			if vs.classes == nil {
+				vs.classes = map[string]*storage.StorageClass{}
+			}
+			vs.classes[class.Name] = class
+			vs.waiting = append(vs.waiting, c)
+		}
+	}
+	state.Write("VolumeBinding", &vs)
+	return nil
+}
+
+// Filter implements framework.FilterPlugin.
+func (VolumeBinding) Filter(_ context.Context, state *framework.CycleState, _ *core.Pod, n *framework.NodeInfo) *framework.Status {
+	vs, _ := state.Read("VolumeBinding").(*volumeState)
+	if vs == nil {
+		return nil
+	}
+	for _, pv := range vs.bound {
+		if !core.VolumeReachableFrom(pv, n.Node) {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) had volume node affinity conflict")
+		}
+	}
+	for _, c := range vs.waiting {
+		if vs.classes[core.ClaimClass(c)].Provisioner != noProvisioner {
+			continue // a provisioner makes the volume for the node chosen
+		}
+		found := false
+		for _, pv := range state.Volumes.Volumes() {
+			if r := pv.Spec.ClaimRef; r != nil && (r.Namespace != c.Namespace || r.Name != c.Name) {
+				continue
+			}
+			if pv.DeletionTimestamp == nil && core.VolumeFits(pv, c) && core.VolumeReachableFrom(pv, n.Node) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) didn't find available persistent volumes to bind")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package plugins
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/storage"
+	"github.com/kobune/kobune/scheduler/framework"
+)
+
+// fakeVolumes is a VolumeLister over fixed objects.
+type fakeVolumes struct {
+	claims  map[string]*core.PersistentVolumeClaim
+	volumes []*core.PersistentVolume
+	classes map[string]*storage.StorageClass
+}
+
+func (f fakeVolumes) Claim(_, name string) (*core.PersistentVolumeClaim, bool) {
+	c, ok := f.claims[name]
+	return c, ok
+}
+func (f fakeVolumes) Volume(name string) (*core.PersistentVolume, bool) {
+	for _, v := range f.volumes {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return nil, false
+}
+func (f fakeVolumes) Volumes() []*core.PersistentVolume { return f.volumes }
+func (f fakeVolumes) Class(name string) (*storage.StorageClass, bool) {
+	c, ok := f.classes[name]
+	return c, ok
+}
+
+func localPV(name, node, class string) *core.PersistentVolume {
+	return &core.PersistentVolume{ObjectMeta: meta.ObjectMeta{Name: name}, Spec: core.PersistentVolumeSpec{
+		Capacity: resource.List{"storage": resource.MustParse("1Gi")}, AccessModes: []core.PersistentVolumeAccessMode{core.ReadWriteOnce},
+		StorageClassName: class, Local: &core.LocalVolumeSource{Path: "/srv/" + name},
+		NodeAffinity: &core.VolumeNodeAffinity{Required: &core.NodeSelector{NodeSelectorTerms: []core.NodeSelectorTerm{{MatchExpressions: []core.NodeSelectorRequirement{
+			{Key: "kubernetes.io/hostname", Operator: "In", Values: []string{node}}}}}}}}}
+}
+
+func claim(name, class, volume string) *core.PersistentVolumeClaim {
+	return &core.PersistentVolumeClaim{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default"}, Spec: core.PersistentVolumeClaimSpec{
+		AccessModes: []core.PersistentVolumeAccessMode{core.ReadWriteOnce}, StorageClassName: &class, VolumeName: volume,
+		Resources: core.VolumeResourceRequirements{Requests: resource.List{"storage": resource.MustParse("500Mi")}}}}
+}
+
+func withClaims(names ...string) func(*core.Pod) {
+	return func(p *core.Pod) {
+		for _, n := range names {
+			p.Spec.Volumes = append(p.Spec.Volumes, core.Volume{Name: n, VolumeSource: core.VolumeSource{
+				PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{ClaimName: n}}})
+		}
+	}
+}
+
+func TestVolumeBinding(t *testing.T) {
+	wait, immediate := storage.WaitForFirstConsumer, storage.Immediate
+	lister := fakeVolumes{
+		claims: map[string]*core.PersistentVolumeClaim{
+			"bound-a": claim("bound-a", "local", "pv-a"), "waits": claim("waits", "local", ""), "immediate": claim("immediate", "standard", ""),
+			"dynamic": claim("dynamic", "csi", ""),
+		},
+		volumes: []*core.PersistentVolume{localPV("pv-a", "node-a", "local"), localPV("pv-b", "node-b", "local")},
+		classes: map[string]*storage.StorageClass{
+			"local":    {ObjectMeta: meta.ObjectMeta{Name: "local"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wait},
+			"standard": {ObjectMeta: meta.ObjectMeta{Name: "standard"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &immediate},
+			"csi":      {ObjectMeta: meta.ObjectMeta{Name: "csi"}, Provisioner: "local.csi.kobune.io", VolumeBindingMode: &wait},
+		},
+	}
+	lister.volumes[0].Spec.ClaimRef = &core.ObjectReference{Namespace: "default", Name: "bound-a"}
+	a, b, c := framework.NewNodeInfo(node("node-a")), framework.NewNodeInfo(node("node-b")), framework.NewNodeInfo(node("node-c"))
+	filter := func(name string, p *core.Pod, n *framework.NodeInfo, want string) {
+		t.Helper()
+		state := framework.NewCycleState(p, []*framework.NodeInfo{a, b, c})
+		state.Volumes = lister
+		st := VolumeBinding{}.PreFilter(context.Background(), state, p)
+		if st.IsSuccess() {
+			st = VolumeBinding{}.Filter(context.Background(), state, p, n)
+		}
+		if got := st.Message(); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	filter("no claims", pod("", ""), a, "")
+	filter("bound to node-a's volume, on node-a", pod("", "", withClaims("bound-a")), a, "")
+	filter("bound to node-a's volume, on node-b", pod("", "", withClaims("bound-a")), b, "node(s) had volume node affinity conflict")
+	filter("waiting, node-b has a free volume", pod("", "", withClaims("waits")), b, "")
+	filter("waiting, node-a's is taken", pod("", "", withClaims("waits")), a, "node(s) didn't find available persistent volumes to bind")
+	filter("waiting, node-c has none", pod("", "", withClaims("waits")), c, "node(s) didn't find available persistent volumes to bind")
+	filter("waiting for a provisioner", pod("", "", withClaims("dynamic")), c, "")
+	filter("unbound immediate claim", pod("", "", withClaims("immediate")), a, "pod has unbound immediate PersistentVolumeClaims")
+	filter("missing claim", pod("", "", withClaims("nope")), a, `persistentvolumeclaim "nope" not found`)
+}
