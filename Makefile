@@ -45,8 +45,10 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# The end-to-end package runs real nodes one test after another (over
+# ten minutes as root): past go test's default 10-minute limit.
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
