@@ -112,6 +112,12 @@ func TestPersistentVolumeBinding(t *testing.T) {
 			t.Errorf("claim %s: %s %q, want Pending and unbound", name, cl.Status.Phase, cl.Spec.VolumeName)
 		}
 	}
+	waitFor(t, "a FailedBinding event for claim none (kobectl describe pvc shows it)", func() ([]*core.Event, error) {
+		evs, _, err := client.For[*core.Event](c).List(ctx, "default", client.ListOptions{FieldSelector: "involvedObject.name=none,involvedObject.kind=PersistentVolumeClaim"})
+		return evs, err
+	}, func(evs []*core.Event) bool {
+		return len(evs) > 0 && evs[0].Reason == "FailedBinding" && evs[0].Message == "no persistent volumes available for this claim and no storage class is set"
+	})
 	if v, _ := volumes.Get(ctx, "", "local-1"); v.Status.Phase != core.VolumeAvailable {
 		t.Errorf("local-1 is %s before any consumer", v.Status.Phase)
 	}
