@@ -255,7 +255,9 @@ func TestStatefulSetOnLocalVolumes(t *testing.T) {
 	nodes := map[string]string{}
 	for i, name := range []string{"db-0", "db-1"} {
 		p := waitFor(t, name+" scheduled", func() (*core.Pod, error) { return pods.Get(ctx, "default", name) }, func(p *core.Pod) bool { return p.Spec.NodeName != "" })
-		cl := waitFor(t, fmt.Sprintf("data-db-%d bound", i), func() (*core.PersistentVolumeClaim, error) { return claims.Get(ctx, "default", fmt.Sprintf("data-db-%d", i)) },
+		cl := waitFor(t, fmt.Sprintf("data-db-%d bound", i), func() (*core.PersistentVolumeClaim, error) {
+			return claims.Get(ctx, "default", fmt.Sprintf("data-db-%d", i))
+		},
 			func(c *core.PersistentVolumeClaim) bool { return c.Status.Phase == core.ClaimBound })
 		if cl.Spec.VolumeName != "local-"+p.Spec.NodeName || cl.Annotations[core.AnnSelectedNode] != p.Spec.NodeName {
 			t.Errorf("%s on %s, its claim bound to %s (selected node %q)", name, p.Spec.NodeName, cl.Spec.VolumeName, cl.Annotations[core.AnnSelectedNode])
