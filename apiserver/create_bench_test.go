@@ -21,7 +21,7 @@ func (allNamespaces) NamespacePhase(context.Context, string) (string, bool, erro
 // BenchmarkCreatePath measures the API server's own work per create —
 // decode, defaults, admission, validation, encode — without etcd or gRPC.
 func BenchmarkCreatePath(b *testing.B) {
-	s := &Server{admission: admission.NewChain(allNamespaces{}, nil, 300)}
+	s := &Server{admission: admission.NewChain(allNamespaces{}, nil, 300, nil)}
 	c := func(n string) core.Container {
 		return core.Container{Name: n, Image: "kobune.local/labapp:1.0", Args: []string{"--listen=:8080"},
 			Ports: []core.ContainerPort{{Name: "http", ContainerPort: 8080}},

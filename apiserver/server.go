@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	storagev1 "github.com/kobune/kobune/api/storage"
 	"log"
 	"net"
 	"net/http"
@@ -155,7 +156,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.store.RegisterClaims(storage.ListPrefix("services", ""), serviceClaims)
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
-	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds)
+	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
 	// Right after defaulting, so that validation sees the allocated values.
 	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{serviceAllocation{ranges: ranges, store: s.store}}, s.admission.Mutators[1:]...)...)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
@@ -343,6 +344,27 @@ func (p priorityClasses) PriorityClass(ctx context.Context, name string) (*sched
 		return nil, false, err
 	}
 	return o.(*scheduling.PriorityClass), true, nil
+}
+
+// storageClasses lists StorageClasses for the DefaultStorageClass
+// admission step.
+type storageClasses struct{ store *storage.Store }
+
+func (c storageClasses) StorageClasses(ctx context.Context) ([]*storagev1.StorageClass, error) {
+	kvs, _, err := c.store.List(ctx, storage.ListPrefix("storageclasses", ""))
+	if err != nil {
+		return nil, err
+	}
+	k, _ := scheme.ByResource("storageclasses")
+	out := make([]*storagev1.StorageClass, 0, len(kvs))
+	for _, kv := range kvs {
+		o, err := k.Decode(kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o.(*storagev1.StorageClass))
+	}
+	return out, nil
 }
 
 var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}

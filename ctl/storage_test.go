@@ -1,15 +1,19 @@
 package ctl_test
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
 )
 
-// kobectl get pv,pvc,sc prints kubectl's columns; a bad claim is refused
-// with the field named and nothing stored.
+// kobectl get pv,pvc,sc prints kubectl's columns; a claim without a class
+// gets the default StorageClass; a bad claim is refused with the field
+// named and nothing stored.
 func TestGetStorageObjects(t *testing.T) {
 	s := testserver.New(t)
 	r := kobectl(t, s, `apiVersion: storage.k8s.io/v1
@@ -49,6 +53,31 @@ spec:
 	} {
 		if !regexp.MustCompile(re).MatchString(r.stdout) {
 			t.Errorf("get pv,pvc,sc: no %s in\n%s", re, r.stdout)
+		}
+	}
+	// A claim that names no class gets the default one; "" asks for none.
+	r = kobectl(t, s, `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: nodef}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: noclass}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  resources: {requests: {storage: 1Gi}}
+`, "apply", "-f", "-")
+	if r.code != 0 {
+		t.Fatalf("apply: %s", r.stderr)
+	}
+	for name, want := range map[string]string{"nodef": "local", "noclass": ""} {
+		c, err := client.For[*core.PersistentVolumeClaim](s.Client).Get(context.Background(), "default", name)
+		if err != nil || c.Spec.StorageClassName == nil || *c.Spec.StorageClassName != want {
+			t.Errorf("claim %s: class %v (%v), want %q", name, c.Spec.StorageClassName, err, want)
 		}
 	}
 	r = kobectl(t, s, `apiVersion: v1

@@ -59,11 +59,13 @@ type NamespaceGetter interface {
 //	            Priority            — a pod's priorityClassName becomes spec.priority
 //	            DefaultTolerationSeconds — pods tolerate not-ready/unreachable nodes for a while
 //	            StorageObjectInUseProtection — new claims and volumes get their protection finalizer
+//	            DefaultStorageClass — a new claim that names no class gets the default one
 //	validating: NamespaceLifecycle  — the namespace must exist and not be terminating
 //	            Validation          — the kind's rules, with field paths
-func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter, defaultTolerationSeconds int64) *Chain {
+func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter, defaultTolerationSeconds int64, storageClasses StorageClassLister) *Chain {
 	return &Chain{
-		Mutators:   []Mutator{Defaulting{}, Priority{Classes: classes}, DefaultTolerationSeconds{Seconds: defaultTolerationSeconds}, StorageObjectInUseProtection{}},
+		Mutators: []Mutator{Defaulting{}, Priority{Classes: classes}, DefaultTolerationSeconds{Seconds: defaultTolerationSeconds}, StorageObjectInUseProtection{},
+			DefaultStorageClass{Classes: storageClasses}},
 		Validators: []Validator{NamespaceLifecycle{Namespaces: namespaces}, Validation{}},
 	}
 }
