@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/storage"
@@ -15,7 +16,8 @@ import (
 // its node); an unbound claim of a WaitForFirstConsumer class needs an
 // available volume the node reaches, or a class that provisions; an
 // unbound claim of any other class keeps the pod waiting until the binder
-// binds it. The scheduler then names the chosen node on the waiting claims
+// binds it; a ReadWriteOncePod claim another pod uses keeps the pod out
+// (kube-scheduler's VolumeRestrictions). The scheduler then names the chosen node on the waiting claims
 // (volume.kubernetes.io/selected-node) so the binder binds them there.
 type VolumeBinding struct{}
 
@@ -54,6 +56,10 @@ func (VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, p
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("persistentvolumeclaim %q not found", name))
 		case c.DeletionTimestamp != nil:
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("persistentvolumeclaim %q is being deleted", name))
+		case slices.Contains(c.Spec.AccessModes, core.ReadWriteOncePod) && claimInUse(state, pod, name):
+			// Kubernetes' VolumeRestrictions: one pod at a time. Preempting
+			// the user (lower priority) can make room.
+			return framework.NewStatus(framework.Unschedulable, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode")
 		case c.Spec.VolumeName != "":
 			pv, ok := state.Volumes.Volume(c.Spec.VolumeName)
 			if !ok {
@@ -74,6 +80,23 @@ func (VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, p
 	}
 	state.Write("VolumeBinding", &vs)
 	return nil
+}
+
+// claimInUse: another placed pod that has not finished uses the claim.
+func claimInUse(state *framework.CycleState, pod *core.Pod, claim string) bool {
+	for _, n := range state.AllNodes {
+		for _, p := range n.Pods {
+			if p.UID == pod.UID || p.Namespace != pod.Namespace || p.Status.Phase == core.PodSucceeded || p.Status.Phase == core.PodFailed {
+				continue
+			}
+			for _, v := range p.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Filter implements framework.FilterPlugin.

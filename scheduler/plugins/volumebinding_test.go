@@ -96,4 +96,14 @@ func TestVolumeBinding(t *testing.T) {
 	filter("waiting for a provisioner", pod("", "", withClaims("dynamic")), c, "")
 	filter("unbound immediate claim", pod("", "", withClaims("immediate")), a, "pod has unbound immediate PersistentVolumeClaims")
 	filter("missing claim", pod("", "", withClaims("nope")), a, `persistentvolumeclaim "nope" not found`)
+
+	// ReadWriteOncePod: one pod at a time.
+	once := claim("once", "local", "pv-b")
+	once.Spec.AccessModes = []core.PersistentVolumeAccessMode{core.ReadWriteOncePod}
+	lister.claims["once"] = once
+	user := pod("", "", withClaims("once"), labeled("user", nil))
+	user.UID = "u1"
+	filter("RWOP claim unused", pod("", "", withClaims("once")), b, "")
+	b = framework.NewNodeInfo(node("node-b"), user)
+	filter("RWOP claim in use", pod("", "", withClaims("once")), b, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode")
 }
