@@ -53,6 +53,11 @@ func run(t *testing.T, name string, args ...string) string {
 
 // TestMain removes the binaries and images built for the run.
 func TestMain(m *testing.M) {
+	if os.Geteuid() == 0 {
+		for _, r := range removeStaleRuns() {
+			fmt.Fprintln(os.Stderr, "e2e: removed what an earlier run left:", r)
+		}
+	}
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
