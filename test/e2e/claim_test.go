@@ -20,7 +20,7 @@ import (
 // under Retain, its data stays.
 func TestClaimOnARealNode(t *testing.T) {
 	requireRoot(t)
-	srv, _, ctx := startWithControllers(t, 3*time.Minute, "10.244.99.0/24")
+	srv, nodes, ctx := startWithControllers(t, 3*time.Minute, "10.244.99.0/24")
 	dir := filepath.Join(t.TempDir(), "pv")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
@@ -36,11 +36,12 @@ func TestClaimOnARealNode(t *testing.T) {
 			Resources: core.VolumeResourceRequirements{Requests: resource.List{"storage": resource.MustParse("100Mi")}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "writer"}, Spec: core.PodSpec{NodeName: "node-1",
+	writer, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "writer"}, Spec: core.PodSpec{NodeName: "node-1",
 		Volumes: []core.Volume{{Name: "data", VolumeSource: core.VolumeSource{PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
 		Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
 			Command:      []string{"sh", "-c", "echo kept > /data/file && sleep 3600"},
-			VolumeMounts: []core.VolumeMount{{Name: "data", MountPath: "/data"}}}}}}); err != nil {
+			VolumeMounts: []core.VolumeMount{{Name: "data", MountPath: "/data"}}}}}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	waitForPod(t, ctx, pods, "writer", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
@@ -78,5 +79,15 @@ func TestClaimOnARealNode(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "file")); err != nil || strings.TrimSpace(string(b)) != "kept" {
 		t.Errorf("Retain: the data went: %q %v", b, err)
+	}
+	// The agent has stopped the pod (its directory goes last): the test
+	// does not end while it is at it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(nodes[0].dir, "agent", "pods", writer.UID)); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deleted pod is still on the node after 30 s")
+		}
 	}
 }
