@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/storage"
@@ -68,9 +69,9 @@ func (v *volumes) selectNode(ctx context.Context, c *client.Client, pod *core.Po
 			continue
 		}
 		updated := *claim
-		updated.Annotations = map[string]string{}
-		for k, val := range claim.Annotations {
-			updated.Annotations[k] = val
+		updated.Annotations = maps.Clone(claim.Annotations)
+		if updated.Annotations == nil {
+			updated.Annotations = map[string]string{}
 		}
 		updated.Annotations[core.AnnSelectedNode] = node
 		if _, err := client.For[*core.PersistentVolumeClaim](c).Update(ctx, &updated); err != nil {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/kobune/kobune/api/resource"
@@ -163,7 +164,7 @@ func ValidatePersistentVolumeClaim(c *PersistentVolumeClaim) v.ErrorList {
 func ValidatePersistentVolumeClaimUpdate(n, o *PersistentVolumeClaim) v.ErrorList {
 	var errs v.ErrorList
 	sp := v.NewPath("spec")
-	if !sameModes(n.Spec.AccessModes, o.Spec.AccessModes) || ClaimClass(n) != ClaimClass(o) && o.Spec.StorageClassName != nil {
+	if !slices.Equal(n.Spec.AccessModes, o.Spec.AccessModes) || ClaimClass(n) != ClaimClass(o) && o.Spec.StorageClassName != nil {
 		errs = append(errs, v.NewForbidden(sp, "spec is immutable after creation except resources.requests and volumeName of an unbound claim"))
 	}
 	if o.Spec.VolumeName != "" && n.Spec.VolumeName != o.Spec.VolumeName {
@@ -174,16 +175,4 @@ func ValidatePersistentVolumeClaimUpdate(n, o *PersistentVolumeClaim) v.ErrorLis
 		errs = append(errs, v.NewForbidden(sp.Child("resources", "requests", "storage"), "field can not be less than previous value"))
 	}
 	return errs
-}
-
-func sameModes(a, b []PersistentVolumeAccessMode) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
