@@ -3,6 +3,7 @@ module github.com/kobune/kobune
 go 1.26.6
 
 require (
+	github.com/container-storage-interface/spec v1.13.0
 	github.com/containerd/containerd/v2 v2.4.2
 	github.com/containerd/errdefs v1.0.0
 	github.com/containernetworking/cni v1.3.1

@@ -61,6 +61,13 @@ type Config struct {
 	// directory as the runtime's per-pod files). Empty: no volumes (the
 	// fake runtime, which runs nothing).
 	PodDir string
+	// CSIPluginDir is where CSI drivers put their sockets
+	// (<dir>/<driver>/csi.sock) and where their volumes are staged
+	// (<state>/plugins; empty: no CSI volumes).
+	CSIPluginDir string
+	// CSIInterval is how often CSIPluginDir is looked at for drivers that
+	// came or went (2 s).
+	CSIInterval time.Duration
 	// LocalStorageInterval is how often emptyDir usage is measured
 	// against sizeLimit (5 s).
 	LocalStorageInterval time.Duration
@@ -77,6 +84,9 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	if c.CSIInterval == 0 {
+		c.CSIInterval = 2 * time.Second
+	}
 	if c.LocalStorageInterval == 0 {
 		c.LocalStorageInterval = 5 * time.Second
 	}
@@ -149,6 +159,11 @@ type Agent struct {
 	// evictions the pods to evict (uid → why), done by their next sync.
 	volumePaths map[string]map[string]string
 	evictions   map[string]string
+	// orphansLeft: a gone pod's volumes could not be removed (csiLoop
+	// tries again).
+	orphansLeft atomic.Bool
+	// csiRegistered: the CSINode says what drivers this node has (csi.go).
+	csiRegistered bool
 }
 
 // allocatable is the node's (what a resourceFieldRef to a limit not set
@@ -194,6 +209,9 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	}
 	if cfg.PodDir != "" {
 		a.volumes = &volume.Manager{Dir: cfg.PodDir, Sources: a.sources, Allocatable: a.allocatable}
+		if cfg.CSIPluginDir != "" {
+			a.volumes.CSI = &volume.Plugins{Dir: cfg.CSIPluginDir}
+		}
 	}
 	if cfg.Proxy != nil {
 		a.slices = client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{})
@@ -322,7 +340,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Wait()
 		return ctx.Err()
 	}
+	if a.volumes != nil && a.volumes.CSI != nil {
+		a.discoverCSI(ctx) // the drivers already there mount the first pods' volumes
+	}
 	a.housekeeping(ctx)
+	if a.volumes != nil && a.volumes.CSI != nil {
+		run(a.csiLoop)
+	}
 	run(a.podLoop.Run)
 	if a.proxyLoop != nil {
 		a.proxyLoop.Queue.Add(proxyKey) // the first sync takes over the table a previous agent left
@@ -383,13 +407,9 @@ func (a *Agent) adopt(ctx context.Context) error {
 // killed between setting up a sandbox and starting its first container
 // leaves one behind).
 func (a *Agent) housekeeping(ctx context.Context) {
-	keep := map[string]bool{}
-	for _, p := range a.pods.List() {
-		keep[p.UID] = true
-	}
+	keep := a.knownPods()
 	a.mu.Lock()
-	for key, uid := range a.running {
-		keep[uid] = true
+	for key := range a.running {
 		a.podLoop.Queue.Add(key)
 	}
 	a.mu.Unlock()
@@ -404,6 +424,21 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	if len(removed) > 0 {
 		a.cfg.Logf("removed %d orphaned pod sandboxes (no pod, no container): %v", len(removed), removed)
 	}
+}
+
+// knownPods are the uids of the pods bound to the node and of those the
+// runtime runs.
+func (a *Agent) knownPods() map[string]bool {
+	keep := map[string]bool{}
+	for _, p := range a.pods.List() {
+		keep[p.UID] = true
+	}
+	a.mu.Lock()
+	for _, uid := range a.running {
+		keep[uid] = true
+	}
+	a.mu.Unlock()
+	return keep
 }
 
 // exitLoop looks at a pod as soon as one of its containers exits.

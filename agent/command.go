@@ -167,6 +167,7 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 	ctrd.DNS = runtime.DNS{ClusterDNS: c.ClusterDNS, Domain: c.ClusterDomain, HostResolvConf: "/etc/resolv.conf"}
 	ctrd.PodDir = filepath.Join(c.StateDir, "pods")
 	cfg.PodDir = ctrd.PodDir
+	cfg.CSIPluginDir = filepath.Join(c.StateDir, "plugins")
 	ctrd.Observe = func(phase string, d time.Duration) { m.ContainerPhases.WithLabelValues(phase).Observe(d.Seconds()) }
 	ctrd.Node = runtime.HostNode{Name: c.NodeName, IP: c.NodeIP, Netns: fmt.Sprintf("/proc/%d/ns/net", os.Getpid())}
 	if c.LoadImages != "" {

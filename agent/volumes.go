@@ -40,7 +40,7 @@ func (a *Agent) teardownVolumes(key, uid string) error {
 	if a.volumes == nil {
 		return nil
 	}
-	return a.volumes.Teardown(uid)
+	return a.volumes.Teardown(context.Background(), uid)
 }
 
 // containerConfig is the runtime's hook: a container's environment and
@@ -122,7 +122,8 @@ func subPath(root, sub string, vol *core.Volume) (string, error) {
 }
 
 // orphanVolumes removes the volumes of pods the agent does not know
-// (deleted while it was down).
+// (deleted while it was down). One that fails (its CSI driver not back
+// yet) is tried again by csiLoop.
 func (a *Agent) orphanVolumes(keep map[string]bool) {
 	if a.volumes == nil {
 		return
@@ -131,7 +132,8 @@ func (a *Agent) orphanVolumes(keep map[string]bool) {
 		if keep[uid] {
 			continue
 		}
-		if err := a.volumes.Teardown(uid); err != nil {
+		if err := a.volumes.Teardown(context.Background(), uid); err != nil {
+			a.orphansLeft.Store(true)
 			a.cfg.Logf("remove volumes of gone pod %s: %v", uid, err)
 		} else {
 			a.cfg.Logf("removed the volumes of pod %s (no longer on this node)", uid)

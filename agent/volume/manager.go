@@ -49,6 +49,8 @@ type Manager struct {
 	Allocatable func() resource.List
 	// Mounts reads the mount table (MountPoints by default; tests swap it).
 	Mounts func() ([]string, error)
+	// CSI are the node's CSI drivers (nil: CSI volumes fail to mount).
+	CSI *Plugins
 
 	mu sync.Mutex
 }
@@ -139,14 +141,14 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 		}
 		return m.project(m.dir(pod, projectedPlugin, vol.Name), true, files)
 	case src.PersistentVolumeClaim != nil:
-		return m.claimPath(ctx, pod, src.PersistentVolumeClaim.ClaimName)
+		return m.claimPath(ctx, pod, vol.Name, src.PersistentVolumeClaim.ClaimName, src.PersistentVolumeClaim.ReadOnly)
 	}
 	return "", errors.New("no volume source")
 }
 
 // claimPath is the node path of the volume bound to a claim: a hostPath
-// or local volume's path (a CSI volume's comes with the CSI node plugin).
-func (m *Manager) claimPath(ctx context.Context, pod *core.Pod, name string) (string, error) {
+// or local volume's path, or where its CSI driver published it.
+func (m *Manager) claimPath(ctx context.Context, pod *core.Pod, volName, name string, readOnly bool) (string, error) {
 	claim, err := m.Sources.Claim(ctx, pod.Namespace, name)
 	if errors.Is(err, ErrNotFound) {
 		return "", fmt.Errorf("persistentvolumeclaim %q not found", name)
@@ -170,8 +172,10 @@ func (m *Manager) claimPath(ctx context.Context, pod *core.Pod, name string) (st
 	case pv.Spec.Local != nil:
 		dir := core.HostPathDirectory
 		return pv.Spec.Local.Path, hostPath(&core.HostPathVolumeSource{Path: pv.Spec.Local.Path, Type: &dir})
+	case pv.Spec.CSI != nil:
+		return m.csiSetup(ctx, pod, volName, pv, readOnly)
 	}
-	return "", fmt.Errorf("persistentvolume %q: CSI volumes are not supported by kobune's agent yet", pv.Name)
+	return "", fmt.Errorf("persistentvolume %q has no source this agent mounts", pv.Name)
 }
 
 // project writes files into dir with the atomic writer, in a tmpfs when
@@ -545,17 +549,23 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// Teardown removes a pod's volumes: unmounts what the manager mounted
-// under the pod's directory, then deletes the directory — only once no
-// mount is left below it, so a delete never reaches into a mounted
-// filesystem.
-func (m *Manager) Teardown(uid string) error {
+// Teardown removes a pod's volumes: has each CSI volume unpublished by its
+// driver (and unstaged once no pod on the node uses it), unmounts what the
+// manager mounted under the pod's directory, then deletes the directory —
+// only once no mount is left below it, so a delete never reaches into a
+// mounted filesystem. A volume that could not be unstaged stays recorded
+// for UnstageUnused.
+func (m *Manager) Teardown(ctx context.Context, uid string) error {
 	if uid == "" || strings.ContainsAny(uid, "/.") {
 		return fmt.Errorf("bad pod uid %q", uid)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	dir := filepath.Join(m.Dir, uid)
+	if err := m.csiTeardown(ctx, dir); err != nil {
+		return err
+	}
+	_ = m.unstageUnused(ctx) // retried by UnstageUnused
 	points, err := m.mountPoints()
 	if err != nil {
 		return err

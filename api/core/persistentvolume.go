@@ -98,15 +98,33 @@ type LocalVolumeSource struct {
 	Path string `json:"path"`
 }
 
-// CSIPersistentVolumeSource is a volume of a CSI driver. The agent does
-// not call CSI node plugins yet: a pod using such a volume waits
-// (FailedMount) and its fields are named unsupported.
+// CSIPersistentVolumeSource is a volume of a CSI driver: the agent of the
+// node that mounts it calls the driver's NodeStageVolume and
+// NodePublishVolume with these (agent/volume/csi.go).
 type CSIPersistentVolumeSource struct {
-	Driver           string            `json:"driver" kobune:"unsupported"`
-	VolumeHandle     string            `json:"volumeHandle" kobune:"unsupported"`
-	ReadOnly         bool              `json:"readOnly,omitempty" kobune:"unsupported"`
-	FSType           string            `json:"fsType,omitempty" kobune:"unsupported"`
-	VolumeAttributes map[string]string `json:"volumeAttributes,omitempty" kobune:"unsupported"`
+	Driver       string `json:"driver"`
+	VolumeHandle string `json:"volumeHandle"`
+	// ReadOnly publishes the volume read-only for every pod.
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// FSType goes to the driver in the volume capability.
+	FSType string `json:"fsType,omitempty"`
+	// VolumeAttributes go to the driver as the volume context.
+	VolumeAttributes map[string]string `json:"volumeAttributes,omitempty"`
+}
+
+// CSIAccessMode is the name of the CSI access mode an access mode becomes
+// (csi.VolumeCapability_AccessMode_Mode), as the kubelet and the
+// external-provisioner map them.
+func CSIAccessMode(m PersistentVolumeAccessMode) string {
+	switch m {
+	case ReadOnlyMany:
+		return "MULTI_NODE_READER_ONLY"
+	case ReadWriteMany:
+		return "MULTI_NODE_MULTI_WRITER"
+	case ReadWriteOncePod:
+		return "SINGLE_NODE_SINGLE_WRITER"
+	}
+	return "SINGLE_NODE_WRITER"
 }
 
 // PersistentVolumeStatus is the volume's phase.

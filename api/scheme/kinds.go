@@ -65,6 +65,7 @@ func buildKinds() []*Kind {
 			storage.ValidateStorageClassUpdate, func(sc *storage.StorageClass) map[string]string {
 				return map[string]string{"provisioner": sc.Provisioner}
 			}),
+		kind("CSINode", "storage.k8s.io/v1", "csinodes", nil, false, false, nil, storage.ValidateCSINode, nil, nil),
 		kind("Lease", "coordination.k8s.io/v1", "leases", nil, true, false, nil, coordination.ValidateLease, nil, nil),
 		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, false, false, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
 			func(n, o *scheduling.PriorityClass) v.ErrorList {

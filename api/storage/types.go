@@ -24,11 +24,12 @@ type StorageClass struct {
 	meta.ObjectMeta   `json:"metadata"`
 	Provisioner       string             `json:"provisioner"`
 	VolumeBindingMode *VolumeBindingMode `json:"volumeBindingMode,omitempty"`
-	// ReclaimPolicy and Parameters go to the volumes a provisioner makes,
-	// AllowVolumeExpansion lets claims grow: not yet (no provisioner runs).
-	ReclaimPolicy        *core.PersistentVolumeReclaimPolicy `json:"reclaimPolicy,omitempty" kobune:"unsupported"`
-	Parameters           map[string]string                   `json:"parameters,omitempty" kobune:"unsupported"`
-	AllowVolumeExpansion *bool                               `json:"allowVolumeExpansion,omitempty" kobune:"unsupported"`
+	// ReclaimPolicy goes to the volumes a provisioner makes; Parameters go
+	// to the driver's CreateVolume.
+	ReclaimPolicy *core.PersistentVolumeReclaimPolicy `json:"reclaimPolicy,omitempty"`
+	Parameters    map[string]string                   `json:"parameters,omitempty"`
+	// AllowVolumeExpansion lets claims grow: not yet.
+	AllowVolumeExpansion *bool `json:"allowVolumeExpansion,omitempty" kobune:"unsupported"`
 	// MountOptions and AllowedTopologies are not supported yet.
 	MountOptions      []string `json:"mountOptions,omitempty" kobune:"unsupported"`
 	AllowedTopologies []any    `json:"allowedTopologies,omitempty" kobune:"unsupported"`
@@ -86,6 +87,62 @@ func ValidateStorageClassUpdate(n, o *StorageClass) v.ErrorList {
 	}
 	if *n.VolumeBindingMode != *o.VolumeBindingMode {
 		errs = append(errs, v.NewForbidden(v.NewPath("volumeBindingMode"), "updates to volumeBindingMode are forbidden"))
+	}
+	return errs
+}
+
+// CSINode is what CSI drivers a node has (storage.k8s.io/v1): kobune-agent
+// writes it, named as its Node and owned by it, when it finds a driver's
+// socket, from the driver's NodeGetInfo.
+type CSINode struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            CSINodeSpec `json:"spec"`
+}
+
+// CSINodeSpec lists the node's drivers.
+type CSINodeSpec struct {
+	Drivers []CSINodeDriver `json:"drivers"`
+}
+
+// CSINodeDriver is one driver on the node.
+type CSINodeDriver struct {
+	Name string `json:"name"`
+	// NodeID is the node's name for the driver.
+	NodeID string `json:"nodeID"`
+	// TopologyKeys are the node labels the driver's topology sets (the
+	// agent adds them to the Node, with the values NodeGetInfo gave).
+	TopologyKeys []string `json:"topologyKeys"`
+	// Allocatable is how many of the driver's volumes the node takes.
+	Allocatable *VolumeNodeResources `json:"allocatable,omitempty"`
+}
+
+// VolumeNodeResources is a driver's volume limit on a node.
+type VolumeNodeResources struct {
+	Count *int32 `json:"count,omitempty"`
+}
+
+// ValidateCSINode checks the driver list: names and node ids set, each
+// driver once.
+func ValidateCSINode(n *CSINode) v.ErrorList {
+	errs := v.ValidateObjectMeta(&n.ObjectMeta, false, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	seen := map[string]bool{}
+	for i, d := range n.Spec.Drivers {
+		p := v.NewPath("spec", "drivers").Index(i)
+		if d.Name == "" {
+			errs = append(errs, v.NewRequired(p.Child("name"), ""))
+		} else if msg := v.IsDNS1123Subdomain(d.Name); msg != "" {
+			errs = append(errs, v.NewInvalid(p.Child("name"), d.Name, msg))
+		} else if seen[d.Name] {
+			errs = append(errs, v.NewDuplicate(p.Child("name"), d.Name))
+		}
+		seen[d.Name] = true
+		if d.NodeID == "" {
+			errs = append(errs, v.NewRequired(p.Child("nodeID"), ""))
+		}
+		if a := d.Allocatable; a != nil && a.Count != nil && *a.Count < 0 {
+			errs = append(errs, v.NewInvalid(p.Child("allocatable", "count"), *a.Count, "must be greater than or equal to 0"))
+		}
 	}
 	return errs
 }

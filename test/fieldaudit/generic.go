@@ -17,12 +17,9 @@ var actedOnGenerically = map[string]string{
 // usedAnyway lists unsupported-tagged fields whose Go name another type's
 // field shares, so that the selector check finds the name in use.
 var usedAnyway = map[string]bool{
-	"core.Container.stdin":                    true, // the exec request's Stdin
-	"core.Container.tty":                      true, // the exec request's TTY (client.ExecOptions)
-	"core.VolumeResourceRequirements.limits":  true, // a container's resource Limits
-	"core.CSIPersistentVolumeSource.readOnly": true, // a volumeMount's, a claim volume's ReadOnly
-	// kobectl get sc prints them (kubectl's columns); nothing acts on them
-	// until a provisioner makes volumes.
-	"storage.StorageClass.reclaimPolicy":        true,
+	"core.Container.stdin":                   true, // the exec request's Stdin
+	"core.Container.tty":                     true, // the exec request's TTY (client.ExecOptions)
+	"core.VolumeResourceRequirements.limits": true, // a container's resource Limits
+	// kobectl get sc prints it (kubectl's column); nothing acts on it yet.
 	"storage.StorageClass.allowVolumeExpansion": true,
 }

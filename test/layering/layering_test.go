@@ -13,7 +13,7 @@ import (
 
 const module = "github.com/kobune/kobune/"
 
-var components = []string{"apiserver", "scheduler", "controller", "agent"}
+var components = []string{"apiserver", "scheduler", "controller", "agent", "csi"}
 
 // allowed says which of the module's top-level folders code in each
 // top-level folder may import (its own always).
@@ -26,11 +26,14 @@ var allowed = map[string][]string{
 	"scheduler":  {"api", "proto", "client"},
 	"controller": {"api", "proto", "client"},
 	"agent":      {"api", "proto", "client"},
+	// Kobune's CSI driver and provisioner: they reach the agent only
+	// through the CSI gRPC services.
+	"csi": {"api", "proto", "client"},
 	// kobectl: the API's types and the client; the wire format (proto) stays
 	// behind the client, so the API's transport can change beneath kobectl.
 	"ctl": {"api", "client"},
 	// Mains wire one component each.
-	"cmd":    {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "ctl"},
+	"cmd":    {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "csi", "ctl"},
 	"deploy": {"api"},
 }
 
