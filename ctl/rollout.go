@@ -76,7 +76,7 @@ func newScaleCommand(o *Options) *cobra.Command {
 	var replicas int32
 	cmd := &cobra.Command{
 		Use:   "scale TYPE/NAME --replicas=N",
-		Short: "Set the replicas of a Deployment or ReplicaSet (kubectl scale)",
+		Short: "Set the replicas of a Deployment, ReplicaSet or StatefulSet (kubectl scale)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if replicas < 0 {
@@ -98,19 +98,11 @@ func newScaleCommand(o *Options) *cobra.Command {
 				case "Deployment":
 					err = updateDeployment(ctx, c, ns, name, func(d *apps.Deployment) error { d.Spec.Replicas = &replicas; return nil })
 				case "ReplicaSet":
-					rs := client.For[*apps.ReplicaSet](c)
-					for {
-						var r *apps.ReplicaSet
-						if r, err = rs.Get(ctx, ns, name); err != nil {
-							break
-						}
-						r.Spec.Replicas = &replicas
-						if _, err = rs.Update(ctx, r); err == nil || !client.IsConflict(err) {
-							break
-						}
-					}
+					err = updateRetrying(ctx, client.For[*apps.ReplicaSet](c), ns, name, func(r *apps.ReplicaSet) { r.Spec.Replicas = &replicas })
+				case "StatefulSet":
+					err = updateRetrying(ctx, client.For[*apps.StatefulSet](c), ns, name, func(r *apps.StatefulSet) { r.Spec.Replicas = &replicas })
 				default:
-					return fmt.Errorf("%s cannot be scaled: only deployments and replicasets", k.Resource)
+					return fmt.Errorf("%s cannot be scaled: only deployments, replicasets and statefulsets", k.Resource)
 				}
 				if err != nil {
 					return err
@@ -123,6 +115,21 @@ func newScaleCommand(o *Options) *cobra.Command {
 	cmd.Flags().Int32Var(&replicas, "replicas", -1, "the new number of replicas (required)")
 	_ = cmd.MarkFlagRequired("replicas")
 	return cmd
+}
+
+// updateRetrying reads the object, changes it and writes it back, again
+// on a conflict.
+func updateRetrying[T meta.Object](ctx context.Context, typed *client.Typed[T], ns, name string, change func(T)) error {
+	for {
+		o, err := typed.Get(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		change(o)
+		if _, err = typed.Update(ctx, o); err == nil || !client.IsConflict(err) {
+			return err
+		}
+	}
 }
 
 // qualified prints a resource as kubectl does: "deployment.apps".

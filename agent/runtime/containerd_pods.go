@@ -81,6 +81,13 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 	ensure := func(c *core.Container, init bool) (bool, error) {
 		cs, ok := have[c.Name]
 		switch {
+		case ok && cs.Reason == reasonNeverStarted:
+			// Made but never started: an agent killed between creating the
+			// container and starting its task. Make it again, same attempt.
+			if err := r.removeContainer(ctx, containerID(pod.UID, c.Name)); err != nil {
+				return false, err
+			}
+			return false, r.start(ctx, pod, c, st, init, cs.Restarts, cs.Last)
 		case ok && (cs.Running || !again[c.Name]):
 			return true, nil
 		case ok:
@@ -348,6 +355,10 @@ func (r *Containerd) removeContainer(ctx context.Context, id string) error {
 	return stopContainer(ctx, ctr, 0)
 }
 
+// reasonNeverStarted is the waiting reason of a container whose process
+// was never started (kubectl shows ContainerCreating): RunPod makes it again.
+const reasonNeverStarted = "ContainerCreating"
+
 // podState reads what containerd runs for a pod uid.
 func (r *Containerd) podState(ctx context.Context, uid string) (PodState, error) {
 	all, err := r.list(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
@@ -411,19 +422,25 @@ func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l
 		return cs
 	}
 	if err != nil {
-		cs.Reason = "ContainerCreating"
+		cs.Reason = reasonNeverStarted
 		return cs
 	}
 	st, err := task.Status(ctx)
 	if err != nil {
 		return cs
 	}
+	r.mu.Lock()
+	known := r.watched[ctr.ID()]
+	r.mu.Unlock()
 	switch st.Status {
-	case client.Running, client.Created, client.Paused:
+	case client.Created:
+		if !known { // a task a killed agent made and never started
+			cs.Reason = reasonNeverStarted
+			return cs
+		}
 		cs.Running = true
-		r.mu.Lock()
-		known := r.watched[ctr.ID()]
-		r.mu.Unlock()
+	case client.Running, client.Paused:
+		cs.Running = true
 		if !known { // adopted after an agent restart
 			if exited, err := task.Wait(context.WithoutCancel(ctx)); err == nil {
 				r.watch(ctr.ID(), l[LabelPodUID], exited)

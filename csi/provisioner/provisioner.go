@@ -295,7 +295,7 @@ func AccessMode(m core.PersistentVolumeAccessMode) csi.VolumeCapability_AccessMo
 // whose policy is Delete.
 func (p *Provisioner) syncVolume(ctx context.Context, name string) error {
 	pv, ok := p.volumes.Get("", name)
-	if !ok || pv.Spec.CSI == nil || pv.Spec.CSI.Driver != p.driver || pv.Annotations[AnnProvisionedBy] != p.driver ||
+	if !ok || pv.DeletionTimestamp != nil || pv.Spec.CSI == nil || pv.Spec.CSI.Driver != p.driver || pv.Annotations[AnnProvisionedBy] != p.driver ||
 		pv.Status.Phase != core.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != core.ReclaimDelete || !p.local(pv) {
 		return nil
 	}

@@ -27,6 +27,8 @@ type node struct {
 	containerd          *exec.Cmd
 	agent               *exec.Cmd
 	agentDone           chan struct{}
+	csi                 *exec.Cmd
+	csiDone             chan struct{}
 }
 
 // requireRoot skips the test, saying why, unless it can run for real.
@@ -76,6 +78,7 @@ func TestMain(m *testing.M) {
 var built struct {
 	dir           string
 	agent, images string
+	csi           string
 	err           error
 	done          bool
 }
@@ -90,9 +93,11 @@ func buildArtifacts(t *testing.T) (agentBin, imagesDir string) {
 			built.err = err
 		} else {
 			built.agent, built.images = filepath.Join(dir, "kobune-agent"), filepath.Join(dir, "images")
+			built.csi = filepath.Join(dir, "kobune-csi-local")
 			root := repoRoot()
 			for _, c := range [][]string{
 				{"go", "build", "-o", built.agent, "./cmd/kobune-agent"},
+				{"go", "build", "-o", built.csi, "./cmd/kobune-csi-local"},
 				{"go", "run", "./deploy/images/build", "-out", built.images},
 			} {
 				cmd := exec.Command(c[0], c[1:]...)
@@ -268,6 +273,34 @@ func (n *node) startAgent(t *testing.T, server string, podCIDR string) {
 		if t.Failed() {
 			b, _ := os.ReadFile(filepath.Join(n.dir, "agent.log"))
 			t.Logf("agent log:\n%s", b)
+		}
+	})
+}
+
+// csiDataDir is where the node's kobune-csi-local makes its volumes.
+func (n *node) csiDataDir() string { return filepath.Join(n.dir, "csi-local") }
+
+// startCSI runs kobune-csi-local (driver and provisioner) in the node's
+// network namespace, its socket where the agent looks.
+func (n *node) startCSI(t *testing.T, server string) {
+	t.Helper()
+	buildArtifacts(t)
+	n.csi = exec.Command("nsenter", "--net=/run/netns/"+n.netns, built.csi, "--node-id", n.name, "--server", server,
+		"--data-dir", n.csiDataDir(), "--endpoint", filepath.Join(n.dir, "agent", "plugins", "localpath.csi.kobune.io", "csi.sock"))
+	logf, _ := os.OpenFile(filepath.Join(n.dir, "csi.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	n.csi.Stdout, n.csi.Stderr = logf, logf
+	if err := n.csi.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd, done := n.csi, make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	n.csiDone = done
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(n.dir, "csi.log"))
+			t.Logf("%s kobune-csi-local log:\n%s", n.name, b)
 		}
 	})
 }

@@ -87,6 +87,8 @@ func removeStaleRuns() []string {
 			stale = true // an orphaned containerd of an earlier run
 		case strings.Contains(p.cmd, "kobune-agent ") && strings.Contains(p.cmd, "--containerd-namespace kobune-e2e") && p.ppid == 1:
 			stale = true
+		case strings.Contains(p.cmd, "/kobune-e2e-build") && strings.Contains(p.cmd, "/kobune-csi-local ") && p.ppid == 1:
+			stale = true
 		case strings.HasPrefix(p.cmd, "/usr/bin/containerd-shim-runc-v2 -namespace kobune-e2e "):
 			m := regexp.MustCompile(`-address (/tmp/Test\S+/containerd\.sock)`).FindStringSubmatch(p.cmd)
 			stale = m != nil && !live[m[1]]
