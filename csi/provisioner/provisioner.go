@@ -332,4 +332,3 @@ func (p *Provisioner) local(pv *core.PersistentVolume) bool {
 	}
 	return false
 }
-
