@@ -126,7 +126,9 @@ func TestStatefulSetOnLocalCSI(t *testing.T) {
 	published := func(uid string) []string {
 		return mountsUnder(t, filepath.Join(n0.dir, "agent", "pods", uid))
 	}
-	staged := func() []string { return mountsUnder(t, filepath.Join(n0.dir, "agent", "plugins", "kubernetes.io", "csi")) }
+	staged := func() []string {
+		return mountsUnder(t, filepath.Join(n0.dir, "agent", "plugins", "kubernetes.io", "csi"))
+	}
 	if p := published(db0.UID); len(p) != 1 {
 		t.Errorf("db-0's mounts below its pod directory: %v, want exactly the published volume", p)
 	}
