@@ -133,6 +133,17 @@ agent_up() {
     --load-images "$BIN/images" --lease-interval 2s --crashloop-backoff-base 2s --crashloop-backoff-max 30s
 }
 
+# csi_up NODE: kobune-csi-local, the lab's CSI driver and its provisioner,
+# in the node's namespace; its socket is where the node's agent looks, its
+# volumes are directories under the node's state.
+csi_up() {
+  local node=$1 dir
+  dir="$STATE/nodes/$node"
+  start "csi-$node" nsenter --net=/run/netns/"$(node_ns "$node")" "$BIN/kobune-csi-local" \
+    --node-id "$node" --server "$HOST_IP:6443" --data-dir "$dir/csi-local" \
+    --endpoint "$dir/agent/plugins/localpath.csi.kobune.io/csi.sock"
+}
+
 control_plane_up() {
   # Lab timings: a node whose agent stops is Unknown after 8 s and its pods
   # are evicted 5 s later (Kubernetes: 40 s and 300 s).
@@ -181,6 +192,7 @@ up() {
     step "Node node-$i ($(node_ip node-$i), pod CIDR 10.244.$i.0/24)"
     node_up "node-$i"
     agent_up "node-$i"
+    csi_up "node-$i"
   done
   step "Waiting for $n nodes to be Ready"
   wait_nodes_ready "$n"
@@ -210,6 +222,15 @@ up() {
     sleep 0.3
   done
   say "GET http://web.demo.svc.cluster.local/ -> ${answer:-no answer}"
+  step "A StatefulSet with a volume per pod from the CSI driver (deploy/examples/db.yaml)"
+  "$BIN/kobectl" apply -f "$REPO/deploy/examples/db.yaml" | sed 's/^/    /'
+  for _ in $(seq 300); do
+    [ "$("$BIN/kobectl" get pods -l app=db 2>/dev/null | grep -c Running)" -ge 2 ] && break
+    sleep 0.2
+  done
+  "$BIN/kobectl" get pods -l app=db -o wide | sed 's/^/    /'
+  "$BIN/kobectl" get pvc,pv | sed 's/^/    /'
+  say "db-0 /data/boots -> $("$BIN/kobectl" exec db-0 -- cat /data/boots 2>&1 || echo 'not readable yet')"
   cat <<TXT
 
 The lab is up. Try:
@@ -227,13 +248,17 @@ The lab is up. Try:
     bin/kobectl rollout undo deployment/web -n demo
     deploy/lab/lab.sh kill-agent node-2; bin/kobectl get pods -n demo -o wide -w
                          # node-2 goes Unknown after 8 s, its pods move 5 s later
+    bin/kobectl delete pod db-0; bin/kobectl exec db-0 -- cat /data/boots
+                         # back on its volume's node, with its data
+    bin/kobectl scale statefulset/db --replicas 1; bin/kobectl get pv
+                         # data-db-1 and its directory are deleted (whenScaled: Delete)
 TXT
 }
 
 down() {
   step "Stopping lab processes"
   local node
-  for node in $(nodes); do stop "agent-$node"; done
+  for node in $(nodes); do stop "agent-$node"; stop "csi-$node"; done
   stop controller
   stop scheduler
   stop apiserver

@@ -50,7 +50,7 @@ func TestLabUpAndDown(t *testing.T) {
 	})
 	out := run("up", "--nodes", "2")
 	for _, want := range []string{"The lab is up", "-> labapp 1.0 on hello-1", "-> labapp 2.0 on hello-2", `deployment "web" successfully rolled out`,
-		"GET http://web.demo.svc.cluster.local/ -> labapp 1.0 on web-"} {
+		"GET http://web.demo.svc.cluster.local/ -> labapp 1.0 on web-", "db-0 /data/boots -> started db-0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab.sh up output lacks %q:\n%s", want, out)
 		}
@@ -80,8 +80,8 @@ func TestLabUpAndDown(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		pids = append(pids, strings.TrimSpace(string(b)))
 	}
-	if len(pids) != 7 { // apiserver, scheduler, controller, 2 containerd, 2 agents
-		t.Errorf("lab runs %d processes, want 7", len(pids))
+	if len(pids) != 9 { // apiserver, scheduler, controller, 2 containerd, 2 agents, 2 kobune-csi-local
+		t.Errorf("lab runs %d processes, want 9", len(pids))
 	}
 	controlPlaneOutageOnTheLab(t, ctx, c, run)
 	deploymentOnTheLab(t, ctx, c, run)
