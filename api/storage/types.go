@@ -28,8 +28,10 @@ type StorageClass struct {
 	// to the driver's CreateVolume.
 	ReclaimPolicy *core.PersistentVolumeReclaimPolicy `json:"reclaimPolicy,omitempty"`
 	Parameters    map[string]string                   `json:"parameters,omitempty"`
-	// AllowVolumeExpansion lets claims grow: not yet.
-	AllowVolumeExpansion *bool `json:"allowVolumeExpansion,omitempty" kobune:"unsupported"`
+	// AllowVolumeExpansion lets bound claims grow (the API server's
+	// PersistentVolumeClaimResize admission; the provisioner's resizer
+	// expands the volume).
+	AllowVolumeExpansion *bool `json:"allowVolumeExpansion,omitempty"`
 	// MountOptions and AllowedTopologies are not supported yet.
 	MountOptions      []string `json:"mountOptions,omitempty" kobune:"unsupported"`
 	AllowedTopologies []any    `json:"allowedTopologies,omitempty" kobune:"unsupported"`

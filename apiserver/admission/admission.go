@@ -66,7 +66,7 @@ func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter, defaultTo
 	return &Chain{
 		Mutators: []Mutator{Defaulting{}, Priority{Classes: classes}, DefaultTolerationSeconds{Seconds: defaultTolerationSeconds}, StorageObjectInUseProtection{},
 			DefaultStorageClass{Classes: storageClasses}},
-		Validators: []Validator{NamespaceLifecycle{Namespaces: namespaces}, Validation{}},
+		Validators: []Validator{NamespaceLifecycle{Namespaces: namespaces}, Validation{}, PersistentVolumeClaimResize{Classes: storageClasses}},
 	}
 }
 

@@ -9,7 +9,8 @@
 //     some nodes (VOLUME_ACCESSIBILITY_CONSTRAINTS);
 //   - Controller: CreateVolume makes <data>/volumes/<name> and answers
 //     with the volume's topology (topology.localpath.csi.kobune.io/node =
-//     this node), DeleteVolume removes it. There is no central
+//     this node), DeleteVolume removes it, ControllerExpandVolume answers
+//     the new size (a directory has none to change). There is no central
 //     controller: a provisioner runs beside the driver on every node and
 //     asks its own node's driver (Kubernetes' external-provisioner in
 //     node deployment);
@@ -88,6 +89,7 @@ func (d *Driver) GetPluginCapabilities(context.Context, *csi.GetPluginCapabiliti
 	return &csi.GetPluginCapabilitiesResponse{Capabilities: []*csi.PluginCapability{
 		service(csi.PluginCapability_Service_CONTROLLER_SERVICE),
 		service(csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS),
+		{Type: &csi.PluginCapability_VolumeExpansion_{VolumeExpansion: &csi.PluginCapability_VolumeExpansion{Type: csi.PluginCapability_VolumeExpansion_ONLINE}}},
 	}}, nil
 }
 
@@ -101,9 +103,12 @@ func (d *Driver) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, 
 
 // ControllerGetCapabilities implements csi.ControllerServer.
 func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	return &csi.ControllerGetCapabilitiesResponse{Capabilities: []*csi.ControllerServiceCapability{{
-		Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME}},
-	}}}, nil
+	rpc := func(t csi.ControllerServiceCapability_RPC_Type) *csi.ControllerServiceCapability {
+		return &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: t}}}
+	}
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: []*csi.ControllerServiceCapability{
+		rpc(csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME), rpc(csi.ControllerServiceCapability_RPC_EXPAND_VOLUME),
+	}}, nil
 }
 
 func (d *Driver) topology() *csi.Topology {
@@ -186,6 +191,22 @@ func (d *Driver) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
 	return &csi.DeleteVolumeResponse{}, nil
+}
+
+// ControllerExpandVolume grows a volume: a directory has no size, so only
+// the new capacity is answered (online, no node step needed).
+func (d *Driver) ControllerExpandVolume(_ context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
+	dir, err := d.volumeDir(req.GetVolumeId())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, status.Errorf(codes.NotFound, "volume %s: %v", req.GetVolumeId(), err)
+	}
+	if req.GetCapacityRange().GetRequiredBytes() <= 0 {
+		return nil, status.Error(codes.InvalidArgument, "capacity_range.required_bytes: required")
+	}
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: req.GetCapacityRange().GetRequiredBytes()}, nil
 }
 
 // ValidateVolumeCapabilities implements csi.ControllerServer.

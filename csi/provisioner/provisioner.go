@@ -17,7 +17,11 @@
 //     volume's topology, annotation pv.kubernetes.io/provisioned-by; the
 //     binder (kobune-controller) then binds the pair;
 //   - deletes a Released volume it made on this node whose policy is
-//     Delete: DeleteVolume, then the PersistentVolume object.
+//     Delete: DeleteVolume, then the PersistentVolume object;
+//   - expands this node's volume of a bound claim whose request grew
+//     (Kubernetes' external-resizer): ControllerExpandVolume, then the
+//     volume's capacity and the claim's status.capacity. The API server
+//     lets a request grow only when the class allows volume expansion.
 //
 // Both steps are idempotent (CreateVolume by name, the PV by its name), so
 // a provisioner killed half-way finishes the work when it comes back.
@@ -173,8 +177,11 @@ func VolumeName(claim *core.PersistentVolumeClaim) string { return "pvc-" + clai
 
 func (p *Provisioner) syncClaim(ctx context.Context, key string) error {
 	claim, ok := p.claims.GetByKey(key)
-	if !ok || claim.DeletionTimestamp != nil || claim.Spec.VolumeName != "" {
+	if !ok || claim.DeletionTimestamp != nil {
 		return nil
+	}
+	if claim.Spec.VolumeName != "" {
+		return p.resize(ctx, claim)
 	}
 	class, ok := p.classes.Get("", core.ClaimClass(claim))
 	if !ok || class.Provisioner != p.driver {
@@ -289,6 +296,62 @@ func Capabilities(modes []core.PersistentVolumeAccessMode, fsType string) []*csi
 // AccessMode maps one access mode.
 func AccessMode(m core.PersistentVolumeAccessMode) csi.VolumeCapability_AccessMode_Mode {
 	return csi.VolumeCapability_AccessMode_Mode(csi.VolumeCapability_AccessMode_Mode_value[core.CSIAccessMode(m)])
+}
+
+// resize expands this node's volume of a bound claim whose request grew
+// past the volume's capacity (Kubernetes' external-resizer): the driver's
+// ControllerExpandVolume, then the volume's capacity, then the claim's
+// status once no step on the node is needed.
+func (p *Provisioner) resize(ctx context.Context, claim *core.PersistentVolumeClaim) error {
+	pv, ok := p.volumes.Get("", claim.Spec.VolumeName)
+	if !ok || pv.Spec.CSI == nil || pv.Spec.CSI.Driver != p.driver || !p.local(pv) {
+		return nil
+	}
+	want, have := claim.Spec.Resources.Requests[resource.Name("storage")], pv.Spec.Capacity[resource.Name("storage")]
+	if want.Cmp(have) > 0 {
+		p.recorder.Event(claim, core.EventTypeNormal, "Resizing", fmt.Sprintf("External resizer is resizing volume %s", pv.Name))
+		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+		resp, err := p.ctrl.ControllerExpandVolume(cctx, &csi.ControllerExpandVolumeRequest{VolumeId: pv.Spec.CSI.VolumeHandle,
+			CapacityRange: &csi.CapacityRange{RequiredBytes: want.Value()}, VolumeCapability: Capabilities(firstMode(pv), pv.Spec.CSI.FSType)[0]})
+		cancel()
+		if err != nil {
+			p.recorder.Event(claim, core.EventTypeWarning, "VolumeResizeFailed", fmt.Sprintf("resize volume %q by resizer %q failed: %v", pv.Name, p.driver, err))
+			return err
+		}
+		if resp.GetNodeExpansionRequired() {
+			p.recorder.Event(claim, core.EventTypeWarning, "VolumeResizeFailed",
+				fmt.Sprintf("driver %s needs a NodeExpandVolume step for volume %s, which kobune-agent does not make", p.driver, pv.Name))
+			return nil
+		}
+		size := want
+		if b := resp.GetCapacityBytes(); b > want.Value() {
+			size = resource.NewQuantity(b, resource.BinarySI)
+		}
+		v := *pv
+		v.Spec.Capacity = resource.List{resource.Name("storage"): size}
+		updated, err := client.For[*core.PersistentVolume](p.client).Update(ctx, &v)
+		if err != nil {
+			return err
+		}
+		pv = updated
+		p.recorder.Event(claim, core.EventTypeNormal, "VolumeResizeSuccessful", fmt.Sprintf("resize volume %q by resizer %q succeeded", pv.Name, p.driver))
+	}
+	capacity := pv.Spec.Capacity[resource.Name("storage")]
+	if cur := claim.Status.Capacity[resource.Name("storage")]; claim.Status.Phase == core.ClaimBound && cur.Cmp(capacity) < 0 {
+		c := *claim
+		c.Status.Capacity = resource.List{resource.Name("storage"): capacity}
+		_, err := client.For[*core.PersistentVolumeClaim](p.client).UpdateStatus(ctx, &c)
+		return err
+	}
+	return nil
+}
+
+// firstMode is the volume's first access mode (ReadWriteOnce if none).
+func firstMode(pv *core.PersistentVolume) []core.PersistentVolumeAccessMode {
+	if len(pv.Spec.AccessModes) == 0 {
+		return []core.PersistentVolumeAccessMode{core.ReadWriteOnce}
+	}
+	return pv.Spec.AccessModes[:1]
 }
 
 // syncVolume deletes a Released volume of this driver made on this node

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,5 +203,76 @@ func TestReleasedVolumes(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dirs["node-1"], pvs["kept"].Spec.CSI.VolumeHandle)); err != nil {
 		t.Errorf("the Retain volume's directory: %v", err)
+	}
+}
+
+// TestResize: the API server refuses to grow a claim that is not bound,
+// or whose class does not allow expansion (naming the field and the
+// rule); a bound claim of a class that does is expanded by the resizer —
+// the volume's capacity, then the claim's status.
+func TestResize(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, _ := nodes(t, ctx, "node-1")
+	class(t, ctx, c, "fixed", storage.Immediate, core.ReclaimDelete)
+	yes := true
+	mode, policy := storage.Immediate, core.ReclaimDelete
+	if _, err := client.For[*storage.StorageClass](c).Create(ctx, &storage.StorageClass{ObjectMeta: meta.ObjectMeta{Name: "growing"},
+		Provisioner: localpath.Name, VolumeBindingMode: &mode, ReclaimPolicy: &policy, AllowVolumeExpansion: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	claims, volumes := client.For[*core.PersistentVolumeClaim](c), client.For[*core.PersistentVolume](c)
+	// bound makes the claim and binds it to its volume, as the binder does.
+	bound := func(name, class string) *core.PersistentVolumeClaim {
+		cl, err := claims.Create(ctx, claim(name, class))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pv := waitFor(t, "the volume of claim "+name, func() (*core.PersistentVolume, error) { return volumes.Get(ctx, "", provisioner.VolumeName(cl)) },
+			func(*core.PersistentVolume) bool { return true })
+		cl, _ = claims.Get(ctx, "default", name)
+		cl.Spec.VolumeName = pv.Name
+		if cl, err = claims.Update(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		cl.Status = core.PersistentVolumeClaimStatus{Phase: core.ClaimBound, AccessModes: pv.Spec.AccessModes, Capacity: pv.Spec.Capacity}
+		if cl, err = claims.UpdateStatus(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	grow := func(cl *core.PersistentVolumeClaim) error {
+		cl.Spec.Resources.Requests = resource.List{"storage": resource.MustParse("128Mi")}
+		_, err := claims.Update(ctx, cl)
+		return err
+	}
+	unbound, err := claims.Create(ctx, &core.PersistentVolumeClaim{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "unbound"},
+		Spec: core.PersistentVolumeClaimSpec{AccessModes: []core.PersistentVolumeAccessMode{core.ReadWriteOnce}, StorageClassName: new(string),
+			Resources: core.VolumeResourceRequirements{Requests: resource.List{"storage": resource.MustParse("64Mi")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := grow(unbound); err == nil || !strings.Contains(err.Error(), "an unbound claim cannot be resized") {
+		t.Errorf("growing an unbound claim: %v", err)
+	}
+	fixed := bound("fixed", "fixed")
+	if err := grow(fixed); err == nil || !strings.Contains(err.Error(), "must support resize") {
+		t.Errorf("growing a claim whose class does not allow expansion: %v", err)
+	}
+	if cur, _ := claims.Get(ctx, "default", "fixed"); cur.Spec.Resources.Requests["storage"].Cmp(resource.MustParse("64Mi")) != 0 {
+		t.Errorf("the refused resize changed the stored claim: %v", cur.Spec.Resources.Requests)
+	}
+	growing := bound("growing", "growing")
+	if err := grow(growing); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the claim's status after the resize", func() (*core.PersistentVolumeClaim, error) { return claims.Get(ctx, "default", "growing") },
+		func(cl *core.PersistentVolumeClaim) bool {
+			q := cl.Status.Capacity["storage"]
+			return q.Cmp(resource.MustParse("128Mi")) == 0
+		})
+	pv, err := volumes.Get(ctx, "", growing.Spec.VolumeName)
+	if q := pv.Spec.Capacity["storage"]; err != nil || q.Cmp(resource.MustParse("128Mi")) != 0 {
+		t.Errorf("the volume after the resize: %v %v", pv.Spec.Capacity, err)
 	}
 }

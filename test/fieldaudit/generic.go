@@ -20,6 +20,4 @@ var usedAnyway = map[string]bool{
 	"core.Container.stdin":                   true, // the exec request's Stdin
 	"core.Container.tty":                     true, // the exec request's TTY (client.ExecOptions)
 	"core.VolumeResourceRequirements.limits": true, // a container's resource Limits
-	// kobectl get sc prints it (kubectl's column); nothing acts on it yet.
-	"storage.StorageClass.allowVolumeExpansion": true,
 }
