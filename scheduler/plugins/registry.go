@@ -16,7 +16,7 @@ var filters = []framework.FilterPlugin{
 
 // scores are the score plugins with kube-scheduler's default weights
 // (TaintToleration 3; NodeAffinity, InterPodAffinity, PodTopologySpread 2;
-// the resource scores 1). MostAllocated is off by default: it is the other
+// the resource scores and VolumeBinding 1). MostAllocated is off by default: it is the other
 // resource strategy, enabled instead of LeastAllocated in a config file.
 var scores = []struct {
 	plugin  framework.ScorePlugin
@@ -30,6 +30,7 @@ var scores = []struct {
 	{NodeAffinity{}, 2, true},
 	{InterPodAffinity{}, 2, true},
 	{PodTopologySpread{}, 2, true},
+	{VolumeBinding{}, 1, true},
 }
 
 // DefaultFilters are the filters in the order they run.

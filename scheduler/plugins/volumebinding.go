@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/scheduler/framework"
 )
@@ -19,11 +20,19 @@ import (
 // binds it; a ReadWriteOncePod claim another pod uses keeps the pod out
 // (kube-scheduler's VolumeRestrictions). The scheduler then names the chosen node on the waiting claims
 // (volume.kubernetes.io/selected-node) so the binder binds them there.
+//
+// Its score prefers, for a pod whose WaitForFirstConsumer claims would
+// take existing volumes, the node whose volumes fit them most tightly
+// (kube-scheduler's VolumeBinding score with its default shape:
+// utilization 0 % scores 0, 100 % scores the maximum), so large volumes
+// stay free for large claims; a claim a provisioner will make a volume for
+// counts as 0 %.
 type VolumeBinding struct{}
 
 var (
 	_ framework.FilterPlugin    = VolumeBinding{}
 	_ framework.PreFilterPlugin = VolumeBinding{}
+	_ framework.ScorePlugin     = VolumeBinding{}
 )
 
 // Name implements framework.Plugin.
@@ -129,4 +138,34 @@ func (VolumeBinding) Filter(_ context.Context, state *framework.CycleState, _ *c
 		}
 	}
 	return nil
+}
+
+// Score implements framework.ScorePlugin: the mean utilization (request /
+// capacity) of the volumes the pod's waiting claims would take on the node.
+func (VolumeBinding) Score(_ context.Context, state *framework.CycleState, _ *core.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
+	vs, _ := state.Read("VolumeBinding").(*volumeState)
+	if vs == nil || len(vs.waiting) == 0 {
+		return 0, nil
+	}
+	var sum float64
+	for _, c := range vs.waiting {
+		var best *core.PersistentVolume
+		for _, pv := range state.Volumes.Volumes() {
+			if r := pv.Spec.ClaimRef; pv.DeletionTimestamp != nil || (r != nil && (r.Namespace != c.Namespace || r.Name != c.Name)) ||
+				!core.VolumeFits(pv, c) || !core.VolumeReachableFrom(pv, n.Node) {
+				continue
+			}
+			if best == nil || pv.Spec.Capacity[resource.Name("storage")].Cmp(best.Spec.Capacity[resource.Name("storage")]) < 0 {
+				best = pv
+			}
+		}
+		if best == nil {
+			continue // provisioned: 0 %
+		}
+		req, capacity := c.Spec.Resources.Requests[resource.Name("storage")], best.Spec.Capacity[resource.Name("storage")]
+		if capacity.Value() > 0 {
+			sum += min(1, float64(req.Value())/float64(capacity.Value()))
+		}
+	}
+	return int64(sum / float64(len(vs.waiting)) * framework.MaxNodeScore), nil
 }

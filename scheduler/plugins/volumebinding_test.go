@@ -107,3 +107,43 @@ func TestVolumeBinding(t *testing.T) {
 	b = framework.NewNodeInfo(node("node-b"), user)
 	filter("RWOP claim in use", pod("", "", withClaims("once")), b, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode")
 }
+
+// TestVolumeBindingScore: a waiting claim of 500Mi scores the node whose
+// free volume fits it most tightly highest; a node where it would be
+// provisioned scores 0; a pod without waiting claims scores 0 everywhere.
+func TestVolumeBindingScore(t *testing.T) {
+	wait := storage.WaitForFirstConsumer
+	big := localPV("pv-big", "node-b", "local")
+	big.Spec.Capacity = resource.List{"storage": resource.MustParse("10Gi")}
+	lister := fakeVolumes{
+		claims:  map[string]*core.PersistentVolumeClaim{"waits": claim("waits", "local", ""), "dynamic": claim("dynamic", "csi", "")},
+		volumes: []*core.PersistentVolume{localPV("pv-a", "node-a", "local"), big},
+		classes: map[string]*storage.StorageClass{
+			"local": {ObjectMeta: meta.ObjectMeta{Name: "local"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wait},
+			"csi":   {ObjectMeta: meta.ObjectMeta{Name: "csi"}, Provisioner: "local.csi.kobune.io", VolumeBindingMode: &wait},
+		},
+	}
+	nodes := []*framework.NodeInfo{framework.NewNodeInfo(node("node-a")), framework.NewNodeInfo(node("node-b"))}
+	score := func(p *core.Pod) []int64 {
+		state := framework.NewCycleState(p, nodes)
+		state.Volumes = lister
+		if st := (VolumeBinding{}).PreFilter(context.Background(), state, p); !st.IsSuccess() {
+			t.Fatal(st.Message())
+		}
+		var out []int64
+		for _, n := range nodes {
+			s, _ := VolumeBinding{}.Score(context.Background(), state, p, n)
+			out = append(out, s)
+		}
+		return out
+	}
+	if got := score(pod("", "", withClaims("waits"))); got[0] != 48 || got[1] != 4 {
+		t.Errorf("500Mi into 1Gi on node-a, 10Gi on node-b: scores %v, want [48 4]", got)
+	}
+	if got := score(pod("", "", withClaims("dynamic"))); got[0] != 0 || got[1] != 0 {
+		t.Errorf("provisioned: %v, want zeros", got)
+	}
+	if got := score(pod("", "")); got[0] != 0 || got[1] != 0 {
+		t.Errorf("no claims: %v, want zeros", got)
+	}
+}
