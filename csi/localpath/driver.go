@@ -129,9 +129,9 @@ func checkCapabilities(caps []*csi.VolumeCapability) error {
 		if c.GetMount() == nil {
 			return status.Error(codes.InvalidArgument, "volume_capabilities: access_type mount is required")
 		}
-		if fs := c.GetMount().GetFsType(); fs != "" && fs != "ext4" && fs != "xfs" {
+		if fs := c.GetMount().GetFsType(); fs != "" {
 			// A directory has the node's filesystem; fsType names nothing to make.
-			return status.Errorf(codes.InvalidArgument, "volume_capabilities: fs_type %q: a local path has the filesystem of the node's data directory", fs)
+			return status.Errorf(codes.InvalidArgument, "volume_capabilities: fs_type %q: a local path has the filesystem of the node's data directory (leave fsType empty)", fs)
 		}
 	}
 	return nil
@@ -146,6 +146,9 @@ func (d *Driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 	}
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return nil, err
+	}
+	for k := range req.GetParameters() {
+		return nil, status.Errorf(codes.InvalidArgument, "parameters: %s takes none (the StorageClass sets %q)", Name, k)
 	}
 	if req.GetVolumeContentSource() != nil {
 		return nil, status.Error(codes.InvalidArgument, "volume_content_source: snapshots and clones are not supported")

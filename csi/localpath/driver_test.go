@@ -74,8 +74,9 @@ func TestIdentityAndTopology(t *testing.T) {
 }
 
 // TestCreateRefusesBadNamesAndOtherNodes: a name that is not one path
-// element, a block volume and a topology that excludes this node are
-// refused with the field named, and nothing is made.
+// element, a block volume, a StorageClass parameter, an fsType and a
+// topology that excludes this node are refused with the field named, and
+// nothing is made.
 func TestCreateRefusesBadNamesAndOtherNodes(t *testing.T) {
 	d, conn := serve(t)
 	ctl := csi.NewControllerClient(conn)
@@ -90,6 +91,13 @@ func TestCreateRefusesBadNamesAndOtherNodes(t *testing.T) {
 		AccessMode: mount[0].AccessMode}}
 	if _, err := ctl.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: block}); code(err) != codes.InvalidArgument {
 		t.Errorf("block volume: %v, want InvalidArgument", err)
+	}
+	if _, err := ctl.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: mount, Parameters: map[string]string{"type": "ssd"}}); code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `"type"`) {
+		t.Errorf("a parameter: %v, want InvalidArgument naming it", err)
+	}
+	ext4 := []*csi.VolumeCapability{{AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{FsType: "ext4"}}, AccessMode: mount[0].AccessMode}}
+	if _, err := ctl.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: ext4}); code(err) != codes.InvalidArgument {
+		t.Errorf("fsType ext4: %v, want InvalidArgument", err)
 	}
 	other := &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{TopologyKey: "node-2"}}}}
 	if _, err := ctl.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: mount, AccessibilityRequirements: other}); code(err) != codes.ResourceExhausted {

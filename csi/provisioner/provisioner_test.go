@@ -74,7 +74,7 @@ func waitFor[T any](t *testing.T, what string, get func() (T, error), ok func(T)
 func class(t *testing.T, ctx context.Context, c *client.Client, name string, mode storage.VolumeBindingMode, policy core.PersistentVolumeReclaimPolicy) {
 	t.Helper()
 	if _, err := client.For[*storage.StorageClass](c).Create(ctx, &storage.StorageClass{ObjectMeta: meta.ObjectMeta{Name: name},
-		Provisioner: localpath.Name, VolumeBindingMode: &mode, ReclaimPolicy: &policy, Parameters: map[string]string{"unused": "x"}}); err != nil {
+		Provisioner: localpath.Name, VolumeBindingMode: &mode, ReclaimPolicy: &policy}); err != nil {
 		t.Fatal(err)
 	}
 }
