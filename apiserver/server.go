@@ -20,6 +20,7 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/encryption"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -68,6 +69,10 @@ type Config struct {
 	// ServiceRepairInterval is how often Service allocations are checked
 	// against the Services (3 min, as kube-apiserver's repair loops).
 	ServiceRepairInterval time.Duration
+	// EncryptionProviderConfig is an EncryptionConfiguration file: which
+	// resources are encrypted in etcd, with which keys (apiserver/encryption;
+	// "": stored as they are).
+	EncryptionProviderConfig string
 	// Logf logs server events; nil uses the standard logger.
 	Logf func(format string, args ...any)
 }
@@ -139,6 +144,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	var transformers map[string]*encryption.Transformer
+	if cfg.EncryptionProviderConfig != "" {
+		if transformers, err = encryption.Load(cfg.EncryptionProviderConfig); err != nil {
+			return nil, fmt.Errorf("--encryption-provider-config: %w", err)
+		}
+		for r := range transformers {
+			if _, ok := scheme.ByResource(r); !ok {
+				return nil, fmt.Errorf("--encryption-provider-config: resource %q is not served (kobectl api-resources lists them)", r)
+			}
+		}
+	}
 	var backend *etcdBackend
 	if cfg.EtcdServers != "" {
 		backend, err = connectEtcd(ctx, cfg.EtcdServers)
@@ -154,6 +170,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, etcd: backend, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1),
 		serviceRanges: ranges}
 	s.store.RegisterClaims(storage.ListPrefix("services", ""), serviceClaims)
+	for r, t := range transformers {
+		s.store.SetTransformer(storage.ListPrefix(r, ""), t)
+	}
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})

@@ -113,8 +113,10 @@ func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Ob
 	if len(b) > MaxObjectBytes {
 		return nil, tooLarge(len(b))
 	}
-	if dryRun || bytes.Equal(b, kv.Value) {
-		// Nothing changed: no write, no new revision (as in Kubernetes).
+	if dryRun || (bytes.Equal(b, kv.Value) && !kv.Stale) {
+		// Nothing changed: no write, no new revision (as in Kubernetes). A
+		// value under an old encryption key is written again, so that
+		// rewriting every object rotates the key.
 		return encodeWithRevision(newObj, kv.Revision)
 	}
 	nm := newObj.GetObjectMeta()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -37,13 +38,71 @@ type KV struct {
 	Key      string
 	Value    []byte
 	Revision int64
+	// Stale: the value was stored under an older encryption key or
+	// provider; an update writes it again even if nothing changed.
+	Stale bool
+}
+
+// Transformer turns values into what etcd stores and back (encryption at
+// rest, apiserver/encryption). FromStorage reports a value it read with
+// anything but its current key as stale.
+type Transformer interface {
+	ToStorage(key string, plain []byte) ([]byte, error)
+	FromStorage(key string, stored []byte) (plain []byte, stale bool, err error)
 }
 
 // Store reads and writes objects in etcd.
 type Store struct {
-	cli      *clientv3.Client
-	watchCli *clientv3.Client
-	claims   claimers
+	cli          *clientv3.Client
+	watchCli     *clientv3.Client
+	claims       claimers
+	transformers map[string]Transformer // key prefix → transformer; set before use
+}
+
+// SetTransformer makes every value under prefix pass through t on its way
+// to and from etcd. It is set once, before the store is used.
+func (s *Store) SetTransformer(prefix string, t Transformer) {
+	if s.transformers == nil {
+		s.transformers = map[string]Transformer{}
+	}
+	s.transformers[prefix] = t
+}
+
+func (s *Store) transformerFor(key string) Transformer {
+	for p, t := range s.transformers {
+		if strings.HasPrefix(key, p) {
+			return t
+		}
+	}
+	return nil
+}
+
+// toStorage is what etcd stores for value at key.
+func (s *Store) toStorage(key string, value []byte) ([]byte, error) {
+	if t := s.transformerFor(key); t != nil {
+		out, err := t.ToStorage(key, value)
+		if err != nil {
+			return nil, fmt.Errorf("encrypt %s: %w", key, err)
+		}
+		return out, nil
+	}
+	return value, nil
+}
+
+// fromStorage is the value etcd's bytes at key stand for.
+func (s *Store) fromStorage(key string, stored []byte) ([]byte, bool, error) {
+	if t := s.transformerFor(key); t != nil && stored != nil {
+		return t.FromStorage(key, stored)
+	}
+	return stored, false, nil
+}
+
+func (s *Store) kv(kv *mvccpb.KeyValue) (KV, error) {
+	v, stale, err := s.fromStorage(string(kv.Key), kv.Value)
+	if err != nil {
+		return KV{}, err
+	}
+	return KV{Key: string(kv.Key), Value: v, Revision: kv.ModRevision, Stale: stale}, nil
 }
 
 // New returns a store that reads and writes through cli and watches through
@@ -59,8 +118,12 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	if err := ctx.Err(); err != nil {
 		return 0, err // the client is gone (a killed leader): write nothing for it
 	}
+	stored, err := s.toStorage(key, value)
+	if err != nil {
+		return 0, err
+	}
 	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)}
-	ops := []clientv3.Op{clientv3.OpPut(key, string(value))}
+	ops := []clientv3.Op{clientv3.OpPut(key, string(stored))}
 	var change claimChange
 	if f := s.claimsFor(key); f != nil {
 		change = diffClaims(nil, f(value))
@@ -91,8 +154,7 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 	if len(resp.Kvs) == 0 {
 		return KV{}, ErrNotFound
 	}
-	kv := resp.Kvs[0]
-	return KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision}, nil
+	return s.kv(resp.Kvs[0])
 }
 
 // List reads every key under prefix and returns the revision of the read.
@@ -103,7 +165,9 @@ func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
 	}
 	out := make([]KV, len(resp.Kvs))
 	for i, kv := range resp.Kvs {
-		out[i] = KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision}
+		if out[i], err = s.kv(kv); err != nil {
+			return nil, 0, err
+		}
 	}
 	return out, resp.Header.Revision, nil
 }
@@ -113,8 +177,12 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 	if err := ctx.Err(); err != nil {
 		return 0, err // the client is gone (a killed leader): write nothing for it
 	}
+	stored, err := s.toStorage(key, value)
+	if err != nil {
+		return 0, err
+	}
 	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", expected)}
-	ops := []clientv3.Op{clientv3.OpPut(key, string(value))}
+	ops := []clientv3.Op{clientv3.OpPut(key, string(stored))}
 	change, err := s.claimChangeOf(ctx, key, expected, value)
 	if err != nil {
 		return 0, err
@@ -274,7 +342,12 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 				continue
 			}
 			for _, ev := range resp.Events {
-				if werr = send(ctx, events, convert(ev)); werr != nil {
+				e, err := s.convert(ev)
+				if err != nil {
+					werr = err
+					return
+				}
+				if werr = send(ctx, events, e); werr != nil {
 					return
 				}
 			}
@@ -309,17 +382,25 @@ func send(ctx context.Context, ch chan<- Event, ev Event) error {
 	}
 }
 
-func convert(ev *clientv3.Event) Event {
+func (s *Store) convert(ev *clientv3.Event) (Event, error) {
 	out := Event{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}
 	if ev.PrevKv != nil {
-		out.Prev = ev.PrevKv.Value
+		prev, _, err := s.fromStorage(out.Key, ev.PrevKv.Value)
+		if err != nil {
+			return out, err
+		}
+		out.Prev = prev
 	}
 	if ev.Type == mvccpb.DELETE {
 		out.Type = Deleted
-		return out
+		return out, nil
 	}
 	out.Type = Put
-	out.Value = ev.Kv.Value
+	v, _, err := s.fromStorage(out.Key, ev.Kv.Value)
+	if err != nil {
+		return out, err
+	}
+	out.Value = v
 	out.Created = ev.IsCreate()
-	return out
+	return out, nil
 }

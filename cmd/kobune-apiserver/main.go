@@ -27,6 +27,7 @@ func main() {
 	flag.StringVar(&cfg.EtcdLogLevel, "etcd-log-level", "fatal", "log level of the embedded etcd (debug, info, warn, error, fatal)")
 	flag.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/16", "the range Services' cluster IPs are allocated from; the first address is the kubernetes Service's")
 	flag.StringVar(&cfg.ServiceNodePortRange, "service-node-port-range", "30000-32767", "the range NodePort Services' node ports are allocated from")
+	flag.StringVar(&cfg.EncryptionProviderConfig, "encryption-provider-config", "", "an EncryptionConfiguration file (aesgcm, aescbc, secretbox, identity providers per resource): those resources are encrypted in etcd (docs/security.md)")
 	flag.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "the address the kubernetes Service's endpoint names (default: the last --listen address that is not loopback)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: kobune-apiserver [flags]\n\nServes the Kobune API (the kube-apiserver of Kobune). Flags:\n")

@@ -144,11 +144,33 @@ csi_up() {
     --endpoint "$dir/agent/plugins/localpath.csi.kobune.io/csi.sock"
 }
 
+# encryption_config: Secrets are encrypted in etcd with a key made once for
+# this lab (mode 0600, readable by root only); see docs/security.md.
+encryption_config() {
+  local f="$STATE/encryption.yaml"
+  if [ ! -f "$f" ]; then
+    (umask 077; cat >"$f" <<YAML
+apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+  - resources: [secrets]
+    providers:
+      - aesgcm:
+          keys:
+            - name: key1
+              secret: $(head -c 32 /dev/urandom | base64)
+      - identity: {}
+YAML
+    )
+  fi
+  echo "$f"
+}
+
 control_plane_up() {
   # Lab timings: a node whose agent stops is Unknown after 8 s and its pods
   # are evicted 5 s later (Kubernetes: 40 s and 300 s).
   start apiserver "$BIN/kobune-apiserver" --data-dir "$STATE/etcd" --listen "127.0.0.1:6443,$HOST_IP:6443" \
-    --metrics-listen 127.0.0.1:6444 --default-toleration-seconds 5
+    --metrics-listen 127.0.0.1:6444 --default-toleration-seconds 5 --encryption-provider-config "$(encryption_config)"
   for _ in $(seq 100); do "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 && break; sleep 0.2; done
   "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 || die "the API server did not answer; see $STATE/logs/apiserver.log"
   start scheduler "$BIN/kobune-scheduler" --server 127.0.0.1:6443
