@@ -166,6 +166,7 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 	}
 	ctrd.DNS = runtime.DNS{ClusterDNS: c.ClusterDNS, Domain: c.ClusterDomain, HostResolvConf: "/etc/resolv.conf"}
 	ctrd.PodDir = filepath.Join(c.StateDir, "pods")
+	ctrd.SeccompDir = filepath.Join(c.StateDir, "seccomp")
 	cfg.PodDir = ctrd.PodDir
 	cfg.CSIPluginDir = filepath.Join(c.StateDir, "plugins")
 	ctrd.Observe = func(phase string, d time.Duration) { m.ContainerPhases.WithLabelValues(phase).Observe(d.Seconds()) }

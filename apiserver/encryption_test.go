@@ -154,7 +154,7 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 func TestBadEncryptionConfigStopsTheServer(t *testing.T) {
 	for cfg, want := range map[string]string{
 		encryptionConfig(t, "  - aesgcm: {keys: [{name: k, secret: c2hvcnQ=}]}\n"): "aesgcm.keys[0].secret",
-		filepath.Join(t.TempDir(), "missing.yaml"):                                  "no such file",
+		filepath.Join(t.TempDir(), "missing.yaml"):                                 "no such file",
 	} {
 		_, err := testserver.Start(t.TempDir(), "", func(c *apiserver.Config) { c.EncryptionProviderConfig = cfg })
 		if err == nil || !strings.Contains(err.Error(), "--encryption-provider-config") || !strings.Contains(err.Error(), want) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,18 +27,36 @@ type etcdBackend struct {
 	version     string
 }
 
-// startEmbeddedEtcd runs etcd inside the apiserver with its data in dir. It
-// listens only on loopback ports chosen by the kernel; the apiserver talks
-// to it over loopback.
+// startEmbeddedEtcd runs etcd inside the apiserver with its data in dir
+// (mode 0700). Its client endpoint is a unix socket in dir (0600), so only
+// root and the API server itself can reach it — a local user cannot read
+// or write the cluster's objects past the API server. etcd also listens
+// for raft peers, on a TCP loopback port (it takes no unix socket there):
+// that port speaks TLS and admits only a client certificate of a CA made
+// for this start, whose key is in dir (peertls.go).
 func startEmbeddedEtcd(dir, logLevel string, quota int64) (*etcdBackend, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded etcd: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded etcd: %w", err)
+	}
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
-	loop, _ := url.Parse("http://127.0.0.1:0")
-	cfg.ListenClientUrls = []url.URL{*loop}
-	cfg.AdvertiseClientUrls = []url.URL{*loop}
-	cfg.ListenPeerUrls = []url.URL{*loop}
-	cfg.AdvertisePeerUrls = []url.URL{*loop}
-	cfg.InitialCluster = cfg.Name + "=http://127.0.0.1:0"
+	client := filepath.Join(dir, "client.sock")
+	_ = os.Remove(client) // left by a killed server
+	clientURL := url.URL{Scheme: "unix", Path: client}
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	peerTLS, err := writePeerTLS(filepath.Join(dir, "peer-tls"))
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd: peer certificates: %w", err)
+	}
+	cfg.PeerTLSInfo = peerTLS
+	peer, _ := url.Parse("https://127.0.0.1:0")
+	cfg.ListenPeerUrls = []url.URL{*peer}
+	cfg.AdvertisePeerUrls = []url.URL{*peer}
+	cfg.InitialCluster = cfg.Name + "=https://127.0.0.1:0"
 	cfg.LogLevel = logLevel
 	// Our own limit (1.5 MiB per object) must trigger before etcd's.
 	cfg.MaxRequestBytes = 3 * 1024 * 1024
@@ -51,7 +71,11 @@ func startEmbeddedEtcd(dir, logLevel string, quota int64) (*etcdBackend, error) 
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd in %s did not become ready within 60s", dir)
 	}
-	watchCli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + e.Clients[0].Addr().String()}, DialTimeout: 10 * time.Second})
+	if err := os.Chmod(client, 0o600); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd: %w", err)
+	}
+	watchCli, err := clientv3.New(clientv3.Config{Endpoints: []string{clientURL.String()}, DialTimeout: 10 * time.Second})
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("connect to embedded etcd: %w", err)

@@ -84,6 +84,9 @@ type Containerd struct {
 	// Node is the node's name and IP and the path of its network
 	// namespace (the agent's own): what hostNetwork pods share.
 	Node HostNode
+	// SeccompDir holds the node's seccomp profiles, for pods that name
+	// one (seccompProfile type Localhost): <state>/seccomp.
+	SeccompDir string
 
 	mu      sync.Mutex
 	watched map[string]bool // container IDs whose task exit is awaited

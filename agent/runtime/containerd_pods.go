@@ -246,6 +246,11 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: "/etc/resolv.conf", Type: "bind", Source: path, Options: []string{"rbind", "rw"}},
 			{Destination: "/etc/hosts", Type: "bind", Source: hosts, Options: []string{"rbind", "rw"}}}))
 	}
+	sec, err := r.securityOpts(ctx, pod, c, img)
+	if err != nil {
+		return &ConfigError{Container: c.Name, Err: err}
+	}
+	opts = append(opts, sec...)
 	cgroup := podCgroup(pod) + "/" + id
 	opts = append(opts, oci.WithCgroup(cgroup))
 	opts = append(opts, resourceOpts(c)...)

@@ -95,7 +95,17 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 				return "", err
 			}
 		}
-		return dir, os.Chmod(dir, 0o777) // as the kubelet: writable by any user of the pod
+		if err := os.Chmod(dir, 0o777); err != nil { // as the kubelet: writable by any user of the pod
+			return "", err
+		}
+		if g := fsGroupOf(pod); g != nil {
+			// New files in it belong to the pod's fsGroup.
+			if err := os.Chown(dir, -1, int(*g)); err != nil {
+				return "", err
+			}
+			return dir, os.Chmod(dir, 0o777|os.ModeSetgid)
+		}
+		return dir, nil
 	case src.HostPath != nil:
 		return src.HostPath.Path, hostPath(src.HostPath)
 	case src.ConfigMap != nil:
@@ -103,19 +113,19 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 		if err != nil {
 			return "", err
 		}
-		return m.project(m.dir(pod, configMapPlugin, vol.Name), false, files)
+		return m.project(m.dir(pod, configMapPlugin, vol.Name), false, files, fsGroupOf(pod))
 	case src.Secret != nil:
 		files, err := m.secretFiles(ctx, pod.Namespace, src.Secret.SecretName, src.Secret.Items, src.Secret.Optional, mode(src.Secret.DefaultMode))
 		if err != nil {
 			return "", err
 		}
-		return m.project(m.dir(pod, secretPlugin, vol.Name), true, files)
+		return m.project(m.dir(pod, secretPlugin, vol.Name), true, files, fsGroupOf(pod))
 	case src.DownwardAPI != nil:
 		files, err := m.downwardFiles(pod, src.DownwardAPI.Items, mode(src.DownwardAPI.DefaultMode))
 		if err != nil {
 			return "", err
 		}
-		return m.project(m.dir(pod, downwardPlugin, vol.Name), false, files)
+		return m.project(m.dir(pod, downwardPlugin, vol.Name), false, files, fsGroupOf(pod))
 	case src.Projected != nil:
 		files := map[string]File{}
 		def := mode(src.Projected.DefaultMode)
@@ -139,7 +149,7 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 				files[p] = f
 			}
 		}
-		return m.project(m.dir(pod, projectedPlugin, vol.Name), true, files)
+		return m.project(m.dir(pod, projectedPlugin, vol.Name), true, files, fsGroupOf(pod))
 	case src.PersistentVolumeClaim != nil:
 		return m.claimPath(ctx, pod, vol.Name, src.PersistentVolumeClaim.ClaimName, src.PersistentVolumeClaim.ReadOnly)
 	}
@@ -181,7 +191,7 @@ func (m *Manager) claimPath(ctx context.Context, pod *core.Pod, volName, name st
 // project writes files into dir with the atomic writer, in a tmpfs when
 // inMemory (secrets and projected volumes, as the kubelet: their contents
 // never touch the node's disk).
-func (m *Manager) project(dir string, inMemory bool, files map[string]File) (string, error) {
+func (m *Manager) project(dir string, inMemory bool, files map[string]File, fsGroup *int64) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -190,8 +200,49 @@ func (m *Manager) project(dir string, inMemory bool, files map[string]File) (str
 			return "", err
 		}
 	}
-	_, err := WriteAtomic(dir, files)
+	changed, err := WriteAtomic(dir, files)
+	if err == nil && changed && fsGroup != nil {
+		err = groupOwn(dir, int(*fsGroup), true)
+	}
 	return dir, err
+}
+
+// fsGroupOf is the pod's fsGroup, if it has one.
+func fsGroupOf(pod *core.Pod) *int64 {
+	if pod.Spec.SecurityContext == nil {
+		return nil
+	}
+	return pod.Spec.SecurityContext.FSGroup
+}
+
+// groupOwn gives dir and everything in it to the group gid, as the
+// kubelet's SetVolumeOwnership does for a pod's fsGroup: group read (and
+// write, unless readOnly) on files, setgid on directories so new files
+// keep the group. Symlinks are changed themselves, never followed.
+func groupOwn(dir string, gid int, readOnly bool) error {
+	fileBits, dirBits := os.FileMode(0o660), os.FileMode(0o770)
+	if readOnly {
+		fileBits, dirBits = 0o440, 0o550
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(p, -1, gid); err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(p, info.Mode().Perm()|dirBits|os.ModeSetgid)
+		}
+		return os.Chmod(p, info.Mode().Perm()|fileBits)
+	})
 }
 
 func mode(m *int32) os.FileMode {

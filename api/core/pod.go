@@ -62,6 +62,12 @@ type PodSpec struct {
 	HostAliases []HostAlias `json:"hostAliases,omitempty"`
 	// Volumes are what the containers' volumeMounts mount.
 	Volumes []Volume `json:"volumes,omitempty"`
+	// SecurityContext is what the containers run as (security.go).
+	SecurityContext *PodSecurityContext `json:"securityContext,omitempty"`
+	// HostPID and HostIPC put the containers in the node's PID and IPC
+	// namespaces.
+	HostPID bool `json:"hostPID,omitempty"`
+	HostIPC bool `json:"hostIPC,omitempty"`
 }
 
 // HostAlias maps hostnames to an IP in the pod's /etc/hosts.
@@ -94,8 +100,10 @@ type Container struct {
 	TerminationMessagePath   string     `json:"terminationMessagePath,omitempty" kobune:"unsupported"`
 	TerminationMessagePolicy string     `json:"terminationMessagePolicy,omitempty" kobune:"unsupported"`
 	ImagePullPolicy          PullPolicy `json:"imagePullPolicy,omitempty"`
-	Stdin                    bool       `json:"stdin,omitempty" kobune:"unsupported"`
-	TTY                      bool       `json:"tty,omitempty" kobune:"unsupported"`
+	// SecurityContext overrides the pod's for this container.
+	SecurityContext *SecurityContext `json:"securityContext,omitempty"`
+	Stdin           bool             `json:"stdin,omitempty" kobune:"unsupported"`
+	TTY             bool             `json:"tty,omitempty" kobune:"unsupported"`
 }
 
 // PullPolicy is Always, IfNotPresent or Never.

@@ -52,6 +52,7 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 	}
 	errs = append(errs, validateHostPorts(s, p)...)
 	errs = append(errs, validatePodTotals(s, p)...)
+	errs = append(errs, validatePodSecurityContext(s.SecurityContext, p.Child("securityContext"))...)
 	if !in(string(s.RestartPolicy), restartPolicies) {
 		errs = append(errs, v.NewNotSupported(p.Child("restartPolicy"), string(s.RestartPolicy), restartPolicies))
 	}
@@ -128,6 +129,9 @@ func validateContainers(s *PodSpec, cs []Container, p *Path, names map[string]bo
 		names[c.Name] = true
 		if c.Image == "" {
 			errs = append(errs, v.NewRequired(cp.Child("image"), ""))
+		}
+		if c.SecurityContext != nil {
+			errs = append(errs, validateSecurityContext(c.SecurityContext, cp.Child("securityContext"))...)
 		}
 		if c.ImagePullPolicy != "" && !in(string(c.ImagePullPolicy), pullPolicies) {
 			errs = append(errs, v.NewNotSupported(cp.Child("imagePullPolicy"), string(c.ImagePullPolicy), pullPolicies))

@@ -234,3 +234,65 @@ func TestValidatePodVolumes(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateSecurityContext(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	yes, no := true, false
+	local := "profiles/audit.json"
+	tests := []struct {
+		name   string
+		mutate func(*Pod)
+		want   string
+	}{
+		{"a restricted pod", func(p *Pod) {
+			p.Spec.SecurityContext = &PodSecurityContext{RunAsUser: i64(1000), RunAsNonRoot: &yes, FSGroup: i64(2000), SeccompProfile: &SeccompProfile{Type: SeccompRuntimeDefault}}
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &Capabilities{Drop: []string{"ALL"}, Add: []string{"NET_BIND_SERVICE"}}}
+		}, ""},
+		{"localhost profile", func(p *Pod) {
+			p.Spec.SecurityContext = &PodSecurityContext{SeccompProfile: &SeccompProfile{Type: SeccompLocalhost, LocalhostProfile: &local}}
+		}, ""},
+		{"negative user", func(p *Pod) { p.Spec.SecurityContext = &PodSecurityContext{RunAsUser: i64(-1)} },
+			"spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647"},
+		{"negative group in a container", func(p *Pod) { p.Spec.Containers[0].SecurityContext = &SecurityContext{RunAsGroup: i64(-5)} },
+			"spec.containers[0].securityContext.runAsGroup: Invalid value: -5"},
+		{"bad supplemental group", func(p *Pod) { p.Spec.SecurityContext = &PodSecurityContext{SupplementalGroups: []int64{1, -2}} },
+			"spec.securityContext.supplementalGroups[1]"},
+		{"CAP_ prefix", func(p *Pod) {
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{Capabilities: &Capabilities{Add: []string{"CAP_NET_ADMIN"}}}
+		}, `spec.containers[0].securityContext.capabilities.add[0]: Invalid value: "CAP_NET_ADMIN"`},
+		{"lower case capability", func(p *Pod) {
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{Capabilities: &Capabilities{Drop: []string{"net_raw"}}}
+		}, "capabilities.drop[0]"},
+		{"privileged without escalation", func(p *Pod) {
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{Privileged: &yes, AllowPrivilegeEscalation: &no}
+		}, "cannot set allowPrivilegeEscalation to false and privileged to true"},
+		{"SYS_ADMIN without escalation", func(p *Pod) {
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &Capabilities{Add: []string{"SYS_ADMIN"}}}
+		}, "capabilities.Add CAP_SYS_ADMIN"},
+		{"non-root as root", func(p *Pod) { p.Spec.SecurityContext = &PodSecurityContext{RunAsUser: i64(0), RunAsNonRoot: &yes} },
+			"spec.securityContext.runAsNonRoot: Invalid value: true: must be false when runAsUser is 0"},
+		{"unknown seccomp type", func(p *Pod) {
+			p.Spec.SecurityContext = &PodSecurityContext{SeccompProfile: &SeccompProfile{Type: "Strict"}}
+		},
+			`spec.securityContext.seccompProfile.type: Unsupported value: "Strict"`},
+		{"localhost without a file", func(p *Pod) {
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{SeccompProfile: &SeccompProfile{Type: SeccompLocalhost}}
+		}, "spec.containers[0].securityContext.seccompProfile.localhostProfile: Required value"},
+		{"localhost out of the directory", func(p *Pod) {
+			up := "../../etc/shadow"
+			p.Spec.SecurityContext = &PodSecurityContext{SeccompProfile: &SeccompProfile{Type: SeccompLocalhost, LocalhostProfile: &up}}
+		}, "must be a relative path without '..'"},
+	}
+	for _, tt := range tests {
+		p := &Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default"}, Spec: PodSpec{RestartPolicy: RestartPolicyAlways,
+			Containers: []Container{{Name: "app", Image: "i"}}}}
+		tt.mutate(p)
+		got := ValidatePod(p).ToError()
+		switch {
+		case tt.want == "" && got != nil:
+			t.Errorf("%s: unexpected error %v", tt.name, got)
+		case tt.want != "" && (got == nil || !strings.Contains(got.Error(), tt.want)):
+			t.Errorf("%s: got %v, want %q", tt.name, got, tt.want)
+		}
+	}
+}

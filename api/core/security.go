@@ -1,0 +1,160 @@
+package core
+
+import (
+	"regexp"
+
+	v "github.com/kobune/kobune/api/validation"
+)
+
+// PodSecurityContext is what a pod's containers run as, unless their own
+// securityContext says otherwise (kobune-agent turns it into the OCI
+// spec: agent/runtime/security.go).
+type PodSecurityContext struct {
+	RunAsUser    *int64 `json:"runAsUser,omitempty"`
+	RunAsGroup   *int64 `json:"runAsGroup,omitempty"`
+	RunAsNonRoot *bool  `json:"runAsNonRoot,omitempty"`
+	// FSGroup owns the pod's volumes (group, setgid directories) and is a
+	// supplementary group of every container.
+	FSGroup            *int64          `json:"fsGroup,omitempty"`
+	SupplementalGroups []int64         `json:"supplementalGroups,omitempty"`
+	SeccompProfile     *SeccompProfile `json:"seccompProfile,omitempty"`
+	// Not supported: no SELinux, AppArmor, sysctls, Windows or
+	// fsGroupChangePolicy (volumes are always changed).
+	SELinuxOptions      any    `json:"seLinuxOptions,omitempty" kobune:"unsupported"`
+	AppArmorProfile     any    `json:"appArmorProfile,omitempty" kobune:"unsupported"`
+	Sysctls             any    `json:"sysctls,omitempty" kobune:"unsupported"`
+	WindowsOptions      any    `json:"windowsOptions,omitempty" kobune:"unsupported"`
+	FSGroupChangePolicy string `json:"fsGroupChangePolicy,omitempty" kobune:"unsupported"`
+}
+
+// SecurityContext is one container's: it overrides the pod's.
+type SecurityContext struct {
+	RunAsUser    *int64 `json:"runAsUser,omitempty"`
+	RunAsGroup   *int64 `json:"runAsGroup,omitempty"`
+	RunAsNonRoot *bool  `json:"runAsNonRoot,omitempty"`
+	// ReadOnlyRootFilesystem mounts the image read-only.
+	ReadOnlyRootFilesystem *bool         `json:"readOnlyRootFilesystem,omitempty"`
+	Capabilities           *Capabilities `json:"capabilities,omitempty"`
+	// Privileged: every capability, every device, no seccomp, writable
+	// /sys.
+	Privileged *bool `json:"privileged,omitempty"`
+	// AllowPrivilegeEscalation false sets no_new_privs.
+	AllowPrivilegeEscalation *bool           `json:"allowPrivilegeEscalation,omitempty"`
+	SeccompProfile           *SeccompProfile `json:"seccompProfile,omitempty"`
+	ProcMount                string          `json:"procMount,omitempty" kobune:"unsupported"`
+	SELinuxOptions           any             `json:"seLinuxOptions,omitempty" kobune:"unsupported"`
+	AppArmorProfile          any             `json:"appArmorProfile,omitempty" kobune:"unsupported"`
+	WindowsOptions           any             `json:"windowsOptions,omitempty" kobune:"unsupported"`
+}
+
+// Capabilities are Linux capabilities added to and dropped from the
+// runtime's default set, by name without CAP_ (NET_ADMIN), or ALL.
+type Capabilities struct {
+	Add  []string `json:"add,omitempty"`
+	Drop []string `json:"drop,omitempty"`
+}
+
+// SeccompProfile is a seccomp filter: the runtime's default, none, or a
+// file of the node's (Localhost: <agent state>/seccomp/<localhostProfile>).
+type SeccompProfile struct {
+	Type             string  `json:"type"`
+	LocalhostProfile *string `json:"localhostProfile,omitempty"`
+}
+
+// Seccomp profile types.
+const (
+	SeccompRuntimeDefault = "RuntimeDefault"
+	SeccompUnconfined     = "Unconfined"
+	SeccompLocalhost      = "Localhost"
+)
+
+var capabilityName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+func validateSeccomp(s *SeccompProfile, p *v.Path) v.ErrorList {
+	if s == nil {
+		return nil
+	}
+	var errs v.ErrorList
+	switch s.Type {
+	case SeccompRuntimeDefault, SeccompUnconfined:
+		if s.LocalhostProfile != nil {
+			errs = append(errs, v.NewInvalid(p.Child("localhostProfile"), *s.LocalhostProfile, "can only be set for type Localhost"))
+		}
+	case SeccompLocalhost:
+		if s.LocalhostProfile == nil || *s.LocalhostProfile == "" {
+			errs = append(errs, v.NewRequired(p.Child("localhostProfile"), "a file name under the node's seccomp directory"))
+		} else if hasDotDot(*s.LocalhostProfile) || (*s.LocalhostProfile)[0] == '/' {
+			errs = append(errs, v.NewInvalid(p.Child("localhostProfile"), *s.LocalhostProfile, "must be a relative path without '..'"))
+		}
+	case "":
+		errs = append(errs, v.NewRequired(p.Child("type"), ""))
+	default:
+		errs = append(errs, v.NewNotSupported(p.Child("type"), s.Type, []string{SeccompRuntimeDefault, SeccompUnconfined, SeccompLocalhost}))
+	}
+	return errs
+}
+
+func validateIDs(user, group *int64, p *v.Path) v.ErrorList {
+	var errs v.ErrorList
+	for i, id := range []*int64{user, group} {
+		if id != nil && (*id < 0 || *id > 2147483647) {
+			errs = append(errs, v.NewInvalid(p.Child([]string{"runAsUser", "runAsGroup"}[i]), *id, "must be between 0 and 2147483647, inclusive"))
+		}
+	}
+	return errs
+}
+
+// validatePodSecurityContext checks the pod's securityContext.
+func validatePodSecurityContext(s *PodSecurityContext, p *v.Path) v.ErrorList {
+	if s == nil {
+		return nil
+	}
+	errs := validateIDs(s.RunAsUser, s.RunAsGroup, p)
+	if s.FSGroup != nil && (*s.FSGroup < 0 || *s.FSGroup > 2147483647) {
+		errs = append(errs, v.NewInvalid(p.Child("fsGroup"), *s.FSGroup, "must be between 0 and 2147483647, inclusive"))
+	}
+	for i, g := range s.SupplementalGroups {
+		if g < 0 || g > 2147483647 {
+			errs = append(errs, v.NewInvalid(p.Child("supplementalGroups").Index(i), g, "must be between 0 and 2147483647, inclusive"))
+		}
+	}
+	if s.RunAsNonRoot != nil && *s.RunAsNonRoot && s.RunAsUser != nil && *s.RunAsUser == 0 {
+		errs = append(errs, v.NewInvalid(p.Child("runAsNonRoot"), true, "must be false when runAsUser is 0 (root)"))
+	}
+	return append(errs, validateSeccomp(s.SeccompProfile, p.Child("seccompProfile"))...)
+}
+
+// validateSecurityContext checks a container's securityContext.
+func validateSecurityContext(s *SecurityContext, p *v.Path) v.ErrorList {
+	if s == nil {
+		return nil
+	}
+	errs := validateIDs(s.RunAsUser, s.RunAsGroup, p)
+	if s.Capabilities != nil {
+		for f, list := range [][]string{s.Capabilities.Add, s.Capabilities.Drop} {
+			field := []string{"add", "drop"}[f]
+			for i, c := range list {
+				if !capabilityName.MatchString(c) || len(c) > 4 && c[:4] == "CAP_" {
+					errs = append(errs, v.NewInvalid(p.Child("capabilities", field).Index(i), c, "a capability name without CAP_, in capitals (NET_ADMIN), or ALL"))
+				}
+			}
+		}
+	}
+	privileged := s.Privileged != nil && *s.Privileged
+	if s.AllowPrivilegeEscalation != nil && !*s.AllowPrivilegeEscalation {
+		if privileged {
+			errs = append(errs, v.NewInvalid(p.Child("allowPrivilegeEscalation"), false, "cannot set allowPrivilegeEscalation to false and privileged to true"))
+		}
+		if s.Capabilities != nil {
+			for _, c := range s.Capabilities.Add {
+				if c == "SYS_ADMIN" {
+					errs = append(errs, v.NewInvalid(p.Child("allowPrivilegeEscalation"), false, "cannot set allowPrivilegeEscalation to false and capabilities.Add CAP_SYS_ADMIN"))
+				}
+			}
+		}
+	}
+	if s.RunAsNonRoot != nil && *s.RunAsNonRoot && s.RunAsUser != nil && *s.RunAsUser == 0 {
+		errs = append(errs, v.NewInvalid(p.Child("runAsNonRoot"), true, "must be false when runAsUser is 0 (root)"))
+	}
+	return append(errs, validateSeccomp(s.SeccompProfile, p.Child("seccompProfile"))...)
+}
