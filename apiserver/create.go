@@ -26,14 +26,19 @@ func (s *Server) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.O
 	if err != nil {
 		return nil, err
 	}
+	ctx, admitted := admission.WithWarnings(ctx)
 	if req.DryRun {
-		return s.dryRunCreate(ctx, k, o, warnings)
+		resp, err := s.dryRunCreate(ctx, k, o, warnings)
+		if resp != nil {
+			resp.Warnings = append(resp.Warnings, *admitted...)
+		}
+		return resp, err
 	}
 	b, err := s.create(ctx, k, o)
 	if err != nil {
 		return nil, err
 	}
-	return &apipb.ObjectResponse{Object: b, Warnings: warnings}, nil
+	return &apipb.ObjectResponse{Object: b, Warnings: append(warnings, *admitted...)}, nil
 }
 
 // decodeRequest checks size and kind, collects warnings for unsupported

@@ -23,11 +23,36 @@ type namespaceCache struct {
 	store  *storage.Store
 	mu     sync.RWMutex
 	phases map[string]string
+	// labels are the namespaces' labels (Pod Security admission reads
+	// them).
+	labels map[string]map[string]string
 	synced bool
 }
 
 func newNamespaceCache(st *storage.Store) *namespaceCache {
-	return &namespaceCache{store: st, phases: map[string]string{}}
+	return &namespaceCache{store: st, phases: map[string]string{}, labels: map[string]map[string]string{}}
+}
+
+// NamespaceLabels implements admission.NamespaceLabeler.
+func (c *namespaceCache) NamespaceLabels(ctx context.Context, name string) (map[string]string, bool, error) {
+	c.mu.RLock()
+	labels, ok := c.labels[name]
+	c.mu.RUnlock()
+	if ok {
+		return labels, true, nil
+	}
+	kv, err := c.store.Get(ctx, storage.Key("namespaces", "", name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	ns, err := decodeNamespace(kv.Value)
+	if err != nil {
+		return nil, false, err
+	}
+	return ns.Labels, true, nil
 }
 
 // NamespacePhase implements admission.NamespaceGetter.
@@ -81,14 +106,14 @@ func (c *namespaceCache) run(ctx context.Context) {
 			sleep(ctx, time.Second)
 			continue
 		}
-		fresh := map[string]string{}
+		fresh, labels := map[string]string{}, map[string]map[string]string{}
 		for _, kv := range kvs {
 			if ns, err := decodeNamespace(kv.Value); err == nil {
-				fresh[ns.Name] = ns.Status.Phase
+				fresh[ns.Name], labels[ns.Name] = ns.Status.Phase, ns.Labels
 			}
 		}
 		c.mu.Lock()
-		c.phases, c.synced = fresh, true
+		c.phases, c.labels, c.synced = fresh, labels, true
 		c.mu.Unlock()
 		w := c.store.Watch(ctx, prefix, rev)
 		for ev := range w.Events {
@@ -97,10 +122,11 @@ func (c *namespaceCache) run(ctx context.Context) {
 			switch ev.Type {
 			case storage.Put:
 				if ns, err := decodeNamespace(ev.Value); err == nil {
-					c.phases[name] = ns.Status.Phase
+					c.phases[name], c.labels[name] = ns.Status.Phase, ns.Labels
 				}
 			case storage.Deleted:
 				delete(c.phases, name)
+				delete(c.labels, name)
 			}
 			c.mu.Unlock()
 		}

@@ -37,11 +37,12 @@ func (s *Server) updateRequest(ctx context.Context, req *apipb.UpdateRequest, st
 			return nil, status.Errorf(codes.InvalidArgument, "%s has no status subresource", k.Kind)
 		}
 	}
+	ctx, admitted := admission.WithWarnings(ctx)
 	b, err := s.update(ctx, k, o, statusOnly, req.DryRun)
 	if err != nil {
 		return nil, err
 	}
-	return &apipb.ObjectResponse{Object: b, Warnings: warnings}, nil
+	return &apipb.ObjectResponse{Object: b, Warnings: append(warnings, *admitted...)}, nil
 }
 
 // update applies a client's object to the stored one. With an expected

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +22,14 @@ type writeFlags struct {
 	files  []string
 	strict bool
 	dryRun bool
+	// heard are the warnings the server gave for the manifest being
+	// written (admission's, such as Pod Security's); forEachManifest
+	// prints those kobectl has not printed itself.
+	heard []string
 }
+
+// hear keeps a write's warnings.
+func (f *writeFlags) hear(w client.Written) { f.heard = append(f.heard, w.Warnings...) }
 
 func (f *writeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "file, directory or - (stdin) with manifests")
@@ -61,7 +69,8 @@ func newCreateCommand(o *Options) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
-				_, err := c.Resource(m.Kind).Create(ctx, m.Object.GetObjectMeta().Namespace, m.Raw, f.writeOptions())
+				w, err := c.Resource(m.Kind).Create(ctx, m.Object.GetObjectMeta().Namespace, m.Raw, f.writeOptions())
+				f.hear(w)
 				return "created", err
 			})
 		},
@@ -78,7 +87,8 @@ func newReplaceCommand(o *Options) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
-				_, err := c.Resource(m.Kind).Update(ctx, m.Object.GetObjectMeta().Namespace, m.Raw, f.writeOptions())
+				w, err := c.Resource(m.Kind).Update(ctx, m.Object.GetObjectMeta().Namespace, m.Raw, f.writeOptions())
+				f.hear(w)
 				return "replaced", err
 			})
 		},
@@ -125,9 +135,15 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 	var failed []error
 	for _, m := range ms {
 		ctx, cancel := ctxFor(cmd)
+		f.heard = nil
 		verb, err := do(ctx, c, m)
 		cancel()
 		name := ref(m.Kind, m.Object.GetObjectMeta().Name)
+		for _, w := range slices.Compact(f.heard) {
+			if !slices.Contains(m.Unsupported, w) {
+				fmt.Fprintf(o.ErrOut, "Warning: %s: %s\n", name, w)
+			}
+		}
 		if err != nil {
 			failed = append(failed, fmt.Errorf("%s (%s line %d): %w", name, m.Source, m.Line, err))
 			continue
@@ -189,7 +205,8 @@ func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) 
 	for attempt := 0; ; attempt++ {
 		live, err := r.Get(ctx, meta.Namespace, meta.Name)
 		if client.IsNotFound(err) {
-			_, err = r.Create(ctx, meta.Namespace, applied, f.writeOptions())
+			w, err := r.Create(ctx, meta.Namespace, applied, f.writeOptions())
+			f.hear(w)
 			return "created", err
 		}
 		if err != nil {
@@ -203,6 +220,7 @@ func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) 
 			return "unchanged", nil
 		}
 		resp, err := r.Update(ctx, meta.Namespace, merged, f.writeOptions())
+		f.hear(resp)
 		if client.IsConflict(err) && attempt < 5 {
 			continue // someone wrote in between: merge again onto the new state
 		}

@@ -1,0 +1,370 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/core"
+)
+
+// Pod Security levels and the namespace labels that choose them.
+const (
+	LevelPrivileged = "privileged"
+	LevelBaseline   = "baseline"
+	LevelRestricted = "restricted"
+
+	LabelEnforce = "pod-security.kubernetes.io/enforce"
+	LabelWarn    = "pod-security.kubernetes.io/warn"
+	LabelAudit   = "pod-security.kubernetes.io/audit"
+)
+
+// NamespaceLabeler gives a namespace's labels (the API server's cache).
+type NamespaceLabeler interface {
+	NamespaceLabels(ctx context.Context, name string) (map[string]string, bool, error)
+}
+
+// PodSecurity is Kubernetes' Pod Security admission: a namespace's labels
+// pod-security.kubernetes.io/enforce, warn and audit name a level —
+// privileged (no checks), baseline, restricted — and pods that break the
+// enforced level are refused, with every check they fail named; the warn
+// level adds a warning to the response; pods and the pod templates of
+// workloads (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob)
+// are checked against warn and audit, pods only against enforce, as in
+// Kubernetes. The audit level is logged by the API server (there is no
+// audit log yet). The checks are those of the Pod Security Standards,
+// latest version (the -version labels are accepted; every version gets
+// the latest checks).
+type PodSecurity struct {
+	Namespaces NamespaceLabeler
+	// Logf receives audit-level violations.
+	Logf func(format string, args ...any)
+}
+
+// Name implements Validator.
+func (PodSecurity) Name() string { return "PodSecurity" }
+
+// Validate implements Validator.
+func (ps PodSecurity) Validate(ctx context.Context, a *Attributes) error {
+	if ns, ok := a.Object.(*core.Namespace); ok {
+		return validateLevels(ns)
+	}
+	spec, isPod := podSpecOf(a)
+	if spec == nil || ps.Namespaces == nil {
+		return nil
+	}
+	if isPod && a.Operation == Update {
+		return nil // a pod's spec changes only in its images; it was checked when made
+	}
+	meta := a.Object.GetObjectMeta()
+	labels, ok, err := ps.Namespaces.NamespaceLabels(ctx, meta.Namespace)
+	if err != nil || !ok {
+		return err // a missing namespace is NamespaceLifecycle's to refuse
+	}
+	what := fmt.Sprintf("%s %q", a.Kind.Resource, meta.Name)
+	for _, mode := range []string{LabelEnforce, LabelWarn, LabelAudit} {
+		level, ok := labels[mode]
+		if !ok || level == LevelPrivileged {
+			continue
+		}
+		if level != LevelBaseline && level != LevelRestricted {
+			if mode == LabelEnforce {
+				return status.Errorf(codes.PermissionDenied, "%s is forbidden: namespace %s has %s=%q: want privileged, baseline or restricted", what, meta.Namespace, mode, level)
+			}
+			continue
+		}
+		failed := PodSecurityViolations(level, spec)
+		if len(failed) == 0 {
+			continue
+		}
+		checks := fmt.Sprintf("PodSecurity %q: %s", level+":latest", strings.Join(failed, ", "))
+		switch mode {
+		case LabelEnforce:
+			if isPod {
+				return status.Errorf(codes.PermissionDenied, "%s is forbidden: violates %s", what, checks)
+			}
+			// A workload's pods are checked when they are made; say so now.
+			Warn(ctx, "would violate "+checks)
+		case LabelWarn:
+			if !isPod || labels[LabelEnforce] != level {
+				Warn(ctx, "would violate "+checks)
+			}
+		case LabelAudit:
+			if ps.Logf != nil {
+				ps.Logf("pod security audit: %s in namespace %s violates %s", what, meta.Namespace, checks)
+			}
+		}
+	}
+	return nil
+}
+
+// validateLevels refuses a namespace whose pod-security labels name no
+// level or version, as Kubernetes does.
+func validateLevels(ns *core.Namespace) error {
+	var errs []string
+	for _, mode := range []string{LabelEnforce, LabelWarn, LabelAudit} {
+		if v, ok := ns.Labels[mode]; ok && v != LevelPrivileged && v != LevelBaseline && v != LevelRestricted {
+			errs = append(errs, fmt.Sprintf("metadata.labels[%s]: Unsupported value: %q: supported values: \"privileged\", \"baseline\", \"restricted\"", mode, v))
+		}
+		if v, ok := ns.Labels[mode+"-version"]; ok && v != "latest" && !versionLabel.MatchString(v) {
+			errs = append(errs, fmt.Sprintf("metadata.labels[%s-version]: Invalid value: %q: must be \"latest\" or \"v1.<minor>\"", mode, v))
+		}
+	}
+	if errs != nil {
+		return status.Errorf(codes.InvalidArgument, "Namespace %q is invalid: %s", ns.Name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+var versionLabel = regexp.MustCompile(`^v1\.[0-9]+$`)
+
+// podSpecOf is the pod spec an object carries: a pod's own, or a
+// workload's template.
+func podSpecOf(a *Attributes) (*core.PodSpec, bool) {
+	switch o := a.Object.(type) {
+	case *core.Pod:
+		return &o.Spec, true
+	case *apps.Deployment:
+		return &o.Spec.Template.Spec, false
+	case *apps.ReplicaSet:
+		return &o.Spec.Template.Spec, false
+	case *apps.StatefulSet:
+		return &o.Spec.Template.Spec, false
+	case *apps.DaemonSet:
+		return &o.Spec.Template.Spec, false
+	case *batch.Job:
+		return &o.Spec.Template.Spec, false
+	case *batch.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template.Spec, false
+	}
+	return nil, false
+}
+
+// baselineCapabilities may be added under baseline.
+var baselineCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
+	"SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+
+// restrictedVolumes are the volume types restricted admits.
+var restrictedVolumes = map[string]bool{"configMap": true, "csi": true, "downwardAPI": true, "emptyDir": true, "ephemeral": true,
+	"persistentVolumeClaim": true, "projected": true, "secret": true}
+
+// PodSecurityViolations lists the checks of the Pod Security Standards a
+// pod spec fails at a level, each worded as Kubernetes words it
+// ("privileged (container "app" must not set securityContext.privileged=true)").
+func PodSecurityViolations(level string, s *core.PodSpec) []string {
+	if level != LevelBaseline && level != LevelRestricted {
+		return nil
+	}
+	var out []string
+	containers := append(append([]core.Container(nil), s.InitContainers...), s.Containers...)
+	quote := func(names []string) string {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = fmt.Sprintf("%q", n)
+		}
+		return strings.Join(q, ", ")
+	}
+	plural := func(names []string) string {
+		if len(names) == 1 {
+			return "container " + quote(names)
+		}
+		return "containers " + quote(names)
+	}
+	each := func(bad func(c *core.Container) bool) []string {
+		var names []string
+		for i := range containers {
+			if bad(&containers[i]) {
+				names = append(names, containers[i].Name)
+			}
+		}
+		return names
+	}
+	sc := func(c *core.Container) *core.SecurityContext {
+		if c.SecurityContext == nil {
+			return &core.SecurityContext{}
+		}
+		return c.SecurityContext
+	}
+	pod := s.SecurityContext
+	if pod == nil {
+		pod = &core.PodSecurityContext{}
+	}
+
+	// Baseline.
+	var host []string
+	if s.HostNetwork {
+		host = append(host, "hostNetwork=true")
+	}
+	if s.HostPID {
+		host = append(host, "hostPID=true")
+	}
+	if s.HostIPC {
+		host = append(host, "hostIPC=true")
+	}
+	if len(host) > 0 {
+		out = append(out, fmt.Sprintf("host namespaces (%s)", strings.Join(host, ", ")))
+	}
+	if names := each(func(c *core.Container) bool { p := sc(c).Privileged; return p != nil && *p }); names != nil {
+		out = append(out, fmt.Sprintf("privileged (%s must not set securityContext.privileged=true)", plural(names)))
+	}
+	var addedCaps []string
+	if names := each(func(c *core.Container) bool {
+		caps := sc(c).Capabilities
+		bad := false
+		for _, a := range capsOf(caps, true) {
+			if !slices.Contains(baselineCapabilities, a) {
+				addedCaps, bad = append(addedCaps, a), true
+			}
+		}
+		return bad
+	}); names != nil {
+		sort.Strings(addedCaps)
+		out = append(out, fmt.Sprintf("non-default capabilities (%s must not include %s in securityContext.capabilities.add)", plural(names), quote(slices.Compact(addedCaps))))
+	}
+	var hostPaths []string
+	for _, v := range s.Volumes {
+		if v.HostPath != nil {
+			hostPaths = append(hostPaths, v.Name)
+		}
+	}
+	if hostPaths != nil {
+		out = append(out, fmt.Sprintf("hostPath volumes (volumes %s)", quote(hostPaths)))
+	}
+	var ports []string
+	portNames := each(func(c *core.Container) bool {
+		bad := false
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				ports, bad = append(ports, fmt.Sprint(p.HostPort)), true
+			}
+		}
+		return bad
+	})
+	if portNames != nil {
+		out = append(out, fmt.Sprintf("hostPort (%s uses hostPorts %s)", plural(portNames), strings.Join(ports, ", ")))
+	}
+	unconfined := pod.SeccompProfile != nil && pod.SeccompProfile.Type == core.SeccompUnconfined
+	if names := each(func(c *core.Container) bool {
+		p := sc(c).SeccompProfile
+		return p != nil && p.Type == core.SeccompUnconfined
+	}); unconfined || names != nil {
+		switch {
+		case unconfined && names == nil:
+			out = append(out, `seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined")`)
+		case unconfined:
+			out = append(out, fmt.Sprintf(`seccompProfile (pod and %s must not set securityContext.seccompProfile.type to "Unconfined")`, plural(names)))
+		default:
+			out = append(out, fmt.Sprintf(`seccompProfile (%s must not set securityContext.seccompProfile.type to "Unconfined")`, plural(names)))
+		}
+	}
+	if level == LevelBaseline {
+		return out
+	}
+
+	// Restricted.
+	var volumes []string
+	for _, v := range s.Volumes {
+		if t := volumeType(&v.VolumeSource); !restrictedVolumes[t] {
+			volumes = append(volumes, fmt.Sprintf("%q uses restricted volume type %q", v.Name, t))
+		}
+	}
+	if volumes != nil {
+		out = append(out, fmt.Sprintf("restricted volume types (volume %s)", strings.Join(volumes, ", ")))
+	}
+	if names := each(func(c *core.Container) bool { p := sc(c).AllowPrivilegeEscalation; return p == nil || *p }); names != nil {
+		out = append(out, fmt.Sprintf("allowPrivilegeEscalation != false (%s must set securityContext.allowPrivilegeEscalation=false)", plural(names)))
+	}
+	if names := each(func(c *core.Container) bool {
+		caps := sc(c).Capabilities
+		return !slices.Contains(capsOf(caps, false), "ALL")
+	}); names != nil {
+		out = append(out, fmt.Sprintf(`unrestricted capabilities (%s must set securityContext.capabilities.drop=["ALL"])`, plural(names)))
+	}
+	if names := each(func(c *core.Container) bool {
+		for _, a := range capsOf(sc(c).Capabilities, true) {
+			if a != "NET_BIND_SERVICE" {
+				return true
+			}
+		}
+		return false
+	}); names != nil {
+		out = append(out, fmt.Sprintf(`unrestricted capabilities (%s must not include capabilities other than "NET_BIND_SERVICE" in securityContext.capabilities.add)`, plural(names)))
+	}
+	podNonRoot := pod.RunAsNonRoot != nil && *pod.RunAsNonRoot
+	explicitFalse := each(func(c *core.Container) bool { p := sc(c).RunAsNonRoot; return p != nil && !*p })
+	unset := each(func(c *core.Container) bool { return sc(c).RunAsNonRoot == nil })
+	switch {
+	case explicitFalse != nil:
+		out = append(out, fmt.Sprintf("runAsNonRoot != true (%s must not set securityContext.runAsNonRoot=false)", plural(explicitFalse)))
+	case !podNonRoot && unset != nil:
+		out = append(out, fmt.Sprintf("runAsNonRoot != true (pod or %s must set securityContext.runAsNonRoot=true)", plural(unset)))
+	}
+	rootUser := each(func(c *core.Container) bool { u := sc(c).RunAsUser; return u != nil && *u == 0 })
+	if pod.RunAsUser != nil && *pod.RunAsUser == 0 {
+		out = append(out, "runAsUser=0 (pod must not set runAsUser=0)")
+	} else if rootUser != nil {
+		out = append(out, fmt.Sprintf("runAsUser=0 (%s must not set runAsUser=0)", plural(rootUser)))
+	}
+	podSeccomp := pod.SeccompProfile != nil && (pod.SeccompProfile.Type == core.SeccompRuntimeDefault || pod.SeccompProfile.Type == core.SeccompLocalhost)
+	if names := each(func(c *core.Container) bool { return sc(c).SeccompProfile == nil }); !podSeccomp && names != nil && !unconfined {
+		out = append(out, fmt.Sprintf(`seccompProfile (pod or %s must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`, plural(names)))
+	}
+	return out
+}
+
+// capsOf is a capabilities' add (or drop) list.
+func capsOf(c *core.Capabilities, add bool) []string {
+	if c == nil {
+		return nil
+	}
+	if add {
+		return c.Add
+	}
+	return c.Drop
+}
+
+// volumeType is the field name of a volume's source.
+func volumeType(v *core.VolumeSource) string {
+	switch {
+	case v.EmptyDir != nil:
+		return "emptyDir"
+	case v.HostPath != nil:
+		return "hostPath"
+	case v.ConfigMap != nil:
+		return "configMap"
+	case v.Secret != nil:
+		return "secret"
+	case v.DownwardAPI != nil:
+		return "downwardAPI"
+	case v.Projected != nil:
+		return "projected"
+	case v.PersistentVolumeClaim != nil:
+		return "persistentVolumeClaim"
+	}
+	return "unknown"
+}
+
+type warningsKey struct{}
+
+// WithWarnings returns a context that collects the warnings admission
+// plugins give (Warn), and the list they go into.
+func WithWarnings(ctx context.Context) (context.Context, *[]string) {
+	w := &[]string{}
+	return context.WithValue(ctx, warningsKey{}, w), w
+}
+
+// Warn adds a warning to the response of the request ctx belongs to (the
+// Warning header of Kubernetes' API; kobectl prints "Warning: ...").
+func Warn(ctx context.Context, msg string) {
+	if w, ok := ctx.Value(warningsKey{}).(*[]string); ok && !slices.Contains(*w, msg) {
+		*w = append(*w, msg)
+	}
+}
