@@ -39,8 +39,9 @@ type NamespaceLabeler interface {
 // level adds a warning to the response; pods and the pod templates of
 // workloads (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob)
 // are checked against warn and audit, pods only against enforce, as in
-// Kubernetes. The audit level is logged by the API server (there is no
-// audit log yet). The checks are those of the Pod Security Standards,
+// Kubernetes. The audit level goes into the request's audit event
+// (annotation pod-security.kubernetes.io/audit-violations) and the API
+// server's log. The checks are those of the Pod Security Standards,
 // latest version (the -version labels are accepted; every version gets
 // the latest checks).
 type PodSecurity struct {
@@ -98,6 +99,8 @@ func (ps PodSecurity) Validate(ctx context.Context, a *Attributes) error {
 				Warn(ctx, "would violate "+checks)
 			}
 		case LabelAudit:
+			// Into the request's audit event, as Kubernetes does.
+			Annotate(ctx, "pod-security.kubernetes.io/audit-violations", "would violate "+checks)
 			if ps.Logf != nil {
 				ps.Logf("pod security audit: %s in namespace %s violates %s", what, meta.Namespace, checks)
 			}
@@ -366,5 +369,22 @@ func WithWarnings(ctx context.Context) (context.Context, *[]string) {
 func Warn(ctx context.Context, msg string) {
 	if w, ok := ctx.Value(warningsKey{}).(*[]string); ok && !slices.Contains(*w, msg) {
 		*w = append(*w, msg)
+	}
+}
+
+type annotationsKey struct{}
+
+// WithAnnotations returns a context that collects the audit annotations
+// admission plugins give (Annotate), and the map they go into.
+func WithAnnotations(ctx context.Context) (context.Context, map[string]string) {
+	m := map[string]string{}
+	return context.WithValue(ctx, annotationsKey{}, m), m
+}
+
+// Annotate adds an annotation to the audit event of the request ctx
+// belongs to.
+func Annotate(ctx context.Context, key, value string) {
+	if m, ok := ctx.Value(annotationsKey{}).(map[string]string); ok {
+		m[key] = value
 	}
 }

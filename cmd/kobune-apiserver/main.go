@@ -28,6 +28,9 @@ func main() {
 	flag.StringVar(&cfg.ServiceClusterIPRange, "service-cluster-ip-range", "10.96.0.0/16", "the range Services' cluster IPs are allocated from; the first address is the kubernetes Service's")
 	flag.StringVar(&cfg.ServiceNodePortRange, "service-node-port-range", "30000-32767", "the range NodePort Services' node ports are allocated from")
 	flag.StringVar(&cfg.EncryptionProviderConfig, "encryption-provider-config", "", "an EncryptionConfiguration file (aesgcm, aescbc, secretbox, identity providers per resource): those resources are encrypted in etcd (docs/security.md)")
+	flag.StringVar(&cfg.AuditPolicyFile, "audit-policy-file", "", "an audit.k8s.io/v1 Policy: which requests the audit log records, at which level (docs/security.md)")
+	flag.StringVar(&cfg.AuditLogPath, "audit-log-path", "", "where audit events go, one JSON line each (- for standard output)")
+	flag.Int64Var(&cfg.AuditLogMaxBytes, "audit-log-maxsize-bytes", 100<<20, "the audit log is rotated (to PATH.1) past this size")
 	flag.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "the address the kubernetes Service's endpoint names (default: the last --listen address that is not loopback)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: kobune-apiserver [flags]\n\nServes the Kobune API (the kube-apiserver of Kobune). Flags:\n")

@@ -166,11 +166,27 @@ YAML
   echo "$f"
 }
 
+# audit_policy: the lab's audit log records every request at Metadata
+# (who, what, when, the answer), except Lease renewals and Events.
+audit_policy() {
+  local f="$STATE/audit-policy.yaml"
+  cat >"$f" <<YAML
+apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+  - level: None
+    resources: [{group: coordination.k8s.io, resources: [leases]}, {group: "", resources: [events]}]
+  - level: Metadata
+YAML
+  echo "$f"
+}
+
 control_plane_up() {
   # Lab timings: a node whose agent stops is Unknown after 8 s and its pods
   # are evicted 5 s later (Kubernetes: 40 s and 300 s).
   start apiserver "$BIN/kobune-apiserver" --data-dir "$STATE/etcd" --listen "127.0.0.1:6443,$HOST_IP:6443" \
-    --metrics-listen 127.0.0.1:6444 --default-toleration-seconds 5 --encryption-provider-config "$(encryption_config)"
+    --metrics-listen 127.0.0.1:6444 --default-toleration-seconds 5 --encryption-provider-config "$(encryption_config)" \
+    --audit-policy-file "$(audit_policy)" --audit-log-path "$STATE/logs/audit.log"
   for _ in $(seq 100); do "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 && break; sleep 0.2; done
   "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 || die "the API server did not answer; see $STATE/logs/apiserver.log"
   start scheduler "$BIN/kobune-scheduler" --server 127.0.0.1:6443
