@@ -3,6 +3,8 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -47,6 +49,9 @@ func (s *Server) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb.O
 	}
 	if opts.grace != nil && *opts.grace < 0 {
 		return nil, invalid("gracePeriodSeconds: Invalid value: %d: must be greater than or equal to 0", *opts.grace)
+	}
+	if err := undeletable(k, req.Name); err != nil {
+		return nil, err
 	}
 	ns := req.Namespace
 	if !k.Namespaced {
@@ -147,4 +152,17 @@ func deref(p *int64) int64 {
 		return 1<<62 - 1
 	}
 	return *p
+}
+
+// undeletable refuses to delete what the cluster cannot run without, as
+// Kubernetes does: the system namespaces (NamespaceLifecycle) and the
+// system-* PriorityClasses (the Priority admission plugin).
+func undeletable(k *scheme.Kind, name string) error {
+	switch {
+	case k.Resource == "namespaces" && slices.Contains(systemNamespaces, name):
+		return status.Errorf(codes.PermissionDenied, "namespaces %q is forbidden: this namespace may not be deleted", name)
+	case k.Resource == "priorityclasses" && strings.HasPrefix(name, "system-"):
+		return status.Errorf(codes.PermissionDenied, "priorityclasses.scheduling.k8s.io %q is forbidden: the system priority class %s cannot be deleted", name, name)
+	}
+	return nil
 }

@@ -83,3 +83,36 @@ spec:
 		t.Errorf("a privileged pod in an unlabelled namespace: %s", errOut)
 	}
 }
+
+// TestSystemObjectsCannotBeDeleted: the system namespaces and
+// PriorityClasses survive a delete, with Kubernetes' refusal; an
+// ordinary namespace goes.
+func TestSystemObjectsCannotBeDeleted(t *testing.T) {
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := func(args ...string) (string, int) {
+		var out, errOut bytes.Buffer
+		code := ctl.RunContext(ctx, append([]string{"--server", s.Addr()}, args...), strings.NewReader(""), &out, &errOut)
+		return out.String() + errOut.String(), code
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"delete", "namespace", "kube-system"}},
+		{[]string{"delete", "namespace", "default"}},
+		{[]string{"delete", "priorityclass", "system-node-critical"}},
+	} {
+		out, code := run(c.args...)
+		if code == 0 || !strings.Contains(out, "is forbidden") {
+			t.Errorf("%v: exit %d: %s", c.args, code, out)
+		}
+		if out, code := run("get", c.args[1], c.args[2]); code != 0 || strings.Contains(out, "Terminating") {
+			t.Errorf("after %v: exit %d: %s", c.args, code, out)
+		}
+	}
+	if out, code := run("create", "namespace", "scratch"); code != 0 {
+		t.Fatal(out)
+	}
+	if out, code := run("delete", "namespace", "scratch"); code != 0 {
+		t.Errorf("deleting an ordinary namespace: %s", out)
+	}
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 )
 
@@ -76,6 +78,25 @@ func newCreateCommand(o *Options) *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	cmd.AddCommand(&cobra.Command{
+		Use:     "namespace NAME",
+		Aliases: []string{"ns"},
+		Short:   "Create a namespace (kubectl create namespace)",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			if _, err := client.For[*core.Namespace](c).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: args[0]}}); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "namespace/%s created\n", args[0])
+			return nil
+		},
+	})
 	return cmd
 }
 
