@@ -62,7 +62,7 @@ func TestBadPolicyNamesTheField(t *testing.T) {
 		"apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Everything\n": `rules[0].level: Unsupported value "Everything"`,
 		"apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: []\n":                   "rules: at least one rule",
 		"apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- levle: None\n":       `unknown field "levle"`,
-		"apiVersion: v1\nkind: ConfigMap\n":                                         "want apiVersion audit.k8s.io/v1, kind Policy",
+		"apiVersion: v1\nkind: ConfigMap\n":                                        "want apiVersion audit.k8s.io/v1, kind Policy",
 	} {
 		if _, err := policy(t, yaml); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", yaml, err, want)
