@@ -82,6 +82,14 @@ spec:
 	if _, errOut, code := run(strings.ReplaceAll(priv, "secure", "default"), "apply", "-f", "-"); code != 0 {
 		t.Errorf("a privileged pod in an unlabelled namespace: %s", errOut)
 	}
+	// Raising default's level warns about the pod already there, which stays.
+	out, errOut, code := run("", "label", "namespace", "default", "pod-security.kubernetes.io/enforce=baseline")
+	if code != 0 || !strings.Contains(errOut, `existing pods in namespace "default" violate the new PodSecurity enforce level "baseline:latest": priv`) {
+		t.Errorf("raising the level: exit %d: %s%s", code, out, errOut)
+	}
+	if out, _, _ := run("", "get", "pod", "priv"); !strings.Contains(out, "priv") {
+		t.Errorf("the existing pod after the level was raised: %s", out)
+	}
 }
 
 // TestSystemObjectsCannotBeDeleted: the system namespaces and

@@ -202,7 +202,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
-	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf})
+	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
 	// Right after defaulting, so that validation sees the allocated values.
 	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{serviceAllocation{ranges: ranges, store: s.store}}, s.admission.Mutators[1:]...)...)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
@@ -466,4 +466,21 @@ func (s *Server) httpHandler() http.Handler {
 	mux.HandleFunc("/readyz", ready)
 	mux.Handle("/metrics", s.metrics.handler())
 	return mux
+}
+
+// podsIn lists a namespace's pods from etcd (Pod Security's warning when a
+// namespace's level is raised).
+func (s *Server) podsIn(ctx context.Context, namespace string) ([]*core.Pod, error) {
+	kvs, _, err := s.store.List(ctx, storage.ListPrefix("pods", namespace))
+	if err != nil {
+		return nil, err
+	}
+	k, _ := scheme.ByResource("pods")
+	var out []*core.Pod
+	for _, kv := range kvs {
+		if o, err := k.Decode(kv.Value); err == nil {
+			out = append(out, o.(*core.Pod))
+		}
+	}
+	return out, nil
 }

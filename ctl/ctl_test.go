@@ -325,3 +325,29 @@ func TestApplyKeepsFieldsOthersSet(t *testing.T) {
 		t.Errorf("update moving podCIDR: %v", err)
 	}
 }
+
+// TestLabel: labels are set, refused over an existing value without
+// --overwrite (nothing changes), changed with it, removed with KEY-; a bad
+// key names the field.
+func TestLabel(t *testing.T) {
+	s := testserver.New(t)
+	if r := kobectl(t, s, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, labels: {tier: web}}\n", "apply", "-f", "-"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := kobectl(t, s, "", "label", "configmap", "cfg", "team=a"); r.code != 0 || r.stdout != "configmap/cfg labeled\n" {
+		t.Errorf("label: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := kobectl(t, s, "", "label", "configmap/cfg", "tier=db"); r.code == 0 || !strings.Contains(r.stderr, "'tier' already has a value (web), and --overwrite is false") {
+		t.Errorf("without --overwrite: %d %q", r.code, r.stderr)
+	}
+	if r := kobectl(t, s, "", "label", "configmap", "cfg", "tier=db", "team-", "--overwrite"); r.code != 0 {
+		t.Errorf("overwrite and remove: %q", r.stderr)
+	}
+	r := kobectl(t, s, "", "get", "configmap", "cfg", "-o", "json")
+	if !strings.Contains(r.stdout, `"tier": "db"`) || strings.Contains(r.stdout, `"team"`) {
+		t.Errorf("labels after: %s", r.stdout)
+	}
+	if r := kobectl(t, s, "", "label", "configmap", "cfg", "bad key=x"); r.code == 0 || !strings.Contains(r.stderr, "metadata.labels") {
+		t.Errorf("a bad key: %d %q", r.code, r.stderr)
+	}
+}

@@ -56,7 +56,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
 		newLogsCommand(o), newExecCommand(o),
-		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o),
+		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
 		newExplainPathCommand(o),
 	)

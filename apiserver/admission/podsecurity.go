@@ -46,6 +46,9 @@ type NamespaceLabeler interface {
 // the latest checks).
 type PodSecurity struct {
 	Namespaces NamespaceLabeler
+	// Pods lists a namespace's pods, to warn about those a new enforce
+	// level would refuse (nil: no such warning).
+	Pods func(ctx context.Context, namespace string) ([]*core.Pod, error)
 	// Logf receives audit-level violations.
 	Logf func(format string, args ...any)
 }
@@ -56,7 +59,11 @@ func (PodSecurity) Name() string { return "PodSecurity" }
 // Validate implements Validator.
 func (ps PodSecurity) Validate(ctx context.Context, a *Attributes) error {
 	if ns, ok := a.Object.(*core.Namespace); ok {
-		return validateLevels(ns)
+		if err := validateLevels(ns); err != nil {
+			return err
+		}
+		ps.warnExisting(ctx, a, ns)
+		return nil
 	}
 	spec, isPod := podSpecOf(a)
 	if spec == nil || ps.Namespaces == nil {
@@ -107,6 +114,38 @@ func (ps PodSecurity) Validate(ctx context.Context, a *Attributes) error {
 		}
 	}
 	return nil
+}
+
+// warnExisting warns, when a namespace's enforce level is raised, about
+// the pods already in it that the new level would refuse (they keep
+// running), as Kubernetes does.
+func (ps PodSecurity) warnExisting(ctx context.Context, a *Attributes, ns *core.Namespace) {
+	level := ns.Labels[LabelEnforce]
+	if a.Operation != Update || ps.Pods == nil || level == "" || level == LevelPrivileged {
+		return
+	}
+	if old, ok := a.OldObject.(*core.Namespace); ok && old.Labels[LabelEnforce] == level {
+		return
+	}
+	pods, err := ps.Pods(ctx, ns.Name)
+	if err != nil {
+		return
+	}
+	var bad []string
+	for _, p := range pods {
+		if len(PodSecurityViolations(level, &p.Spec)) > 0 {
+			bad = append(bad, p.Name)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	sort.Strings(bad)
+	more := ""
+	if len(bad) > 10 {
+		more, bad = fmt.Sprintf(" and %d other pods", len(bad)-10), bad[:10]
+	}
+	Warn(ctx, fmt.Sprintf("existing pods in namespace %q violate the new PodSecurity enforce level %q: %s%s", ns.Name, level+":latest", strings.Join(bad, ", "), more))
 }
 
 // validateLevels refuses a namespace whose pod-security labels name no

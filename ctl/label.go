@@ -1,0 +1,106 @@
+package ctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kobune/kobune/api/validation"
+	"github.com/kobune/kobune/client"
+)
+
+// newLabelCommand is kubectl label: set (KEY=VALUE) or remove (KEY-)
+// labels of one object; an existing key changes only with --overwrite.
+// Admission warnings (Pod Security's, when a namespace's level is raised)
+// are printed.
+func newLabelCommand(o *Options) *cobra.Command {
+	var overwrite bool
+	cmd := &cobra.Command{
+		Use:   "label TYPE NAME KEY=VALUE ... | KEY- ...",
+		Short: "Set or remove labels of an object (kubectl label)",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			split := 2
+			if strings.Contains(args[0], "/") {
+				split = 1
+			}
+			if len(args) <= split {
+				return fmt.Errorf("at least one label update is required (KEY=VALUE or KEY-)")
+			}
+			k, names, err := parseTarget(args[:split])
+			if err != nil {
+				return err
+			}
+			if len(names) != 1 {
+				return fmt.Errorf("name one object")
+			}
+			set, remove := map[string]string{}, []string{}
+			for _, a := range args[split:] {
+				if key, ok := strings.CutSuffix(a, "-"); ok && !strings.Contains(a, "=") {
+					remove = append(remove, key)
+					continue
+				}
+				key, value, ok := strings.Cut(a, "=")
+				if !ok {
+					return fmt.Errorf("%q: want KEY=VALUE or KEY-", a)
+				}
+				if errs := validation.ValidateLabels(map[string]string{key: value}, validation.NewPath("metadata", "labels")); len(errs) > 0 {
+					return errs.ToError()
+				}
+				set[key] = value
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			ns, r := o.namespaceFor(k, false), c.Resource(k)
+			for {
+				raw, err := r.Get(ctx, ns, names[0])
+				if err != nil {
+					return err
+				}
+				var obj map[string]any
+				if err := json.Unmarshal(raw, &obj); err != nil {
+					return err
+				}
+				md, _ := obj["metadata"].(map[string]any)
+				labels, _ := md["labels"].(map[string]any)
+				if labels == nil {
+					labels = map[string]any{}
+				}
+				for key, value := range set {
+					if old, ok := labels[key]; ok && old != value && !overwrite {
+						return fmt.Errorf("'%s' already has a value (%v), and --overwrite is false", key, old)
+					}
+					labels[key] = value
+				}
+				for _, key := range remove {
+					delete(labels, key)
+				}
+				md["labels"] = labels
+				b, err := json.Marshal(obj)
+				if err != nil {
+					return err
+				}
+				w, err := r.Update(ctx, ns, b, client.WriteOptions{})
+				if client.IsConflict(err) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				for _, warning := range w.Warnings {
+					fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
+				}
+				fmt.Fprintf(o.Out, "%s/%s labeled\n", qualified(k.Resource, k.APIVersion), names[0])
+				return nil
+			}
+		},
+	}
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "change a label that is already set")
+	return cmd
+}
