@@ -290,6 +290,9 @@ The lab is up. Try:
                          # back on its volume's node, with its data
     bin/kobectl scale statefulset/db --replicas 1; bin/kobectl get pv
                          # data-db-1 and its directory are deleted (whenScaled: Delete)
+    bin/kobectl label namespace demo pod-security.kubernetes.io/enforce=restricted
+                         # warns about the pods the restricted level would refuse
+    sudo tail -f $STATE/logs/audit.log    # every request, as audit.k8s.io/v1 events
 TXT
 }
 
