@@ -25,6 +25,7 @@ import (
 // flags into it and calls Run.
 type Command struct {
 	Server, NodeName, NodeIP, Runtime, Capacity, Socket, ContainerdNS string
+	Kubeconfig                                                        string
 	StateDir, CNIDirs, LoadImages, NodeAPIListen, MetricsListen       string
 	SystemReserved, Labels, Taints, PodCIDR                           string
 	Workers                                                           int
@@ -44,6 +45,7 @@ type Command struct {
 func (c *Command) Register(fs *flag.FlagSet) {
 	hostname, _ := os.Hostname()
 	fs.StringVar(&c.Server, "server", "127.0.0.1:6443", "address of kobune-apiserver")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "a kubeconfig with the API server's https:// address, its CA and this component's certificate (instead of --server, plaintext)")
 	fs.StringVar(&c.NodeName, "node-name", hostname, "name of this node")
 	fs.StringVar(&c.NodeIP, "node-ip", "", "the node's InternalIP address")
 	fs.StringVar(&c.Runtime, "runtime", "containerd", "container runtime: containerd, or fake (simulated pods, for scale and controller tests)")
@@ -109,7 +111,7 @@ func (c *Command) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := client.New(c.Server)
+	cl, err := client.Dial(c.Server, c.Kubeconfig)
 	if err != nil {
 		return err
 	}

@@ -66,10 +66,10 @@ func (a *auditedStream) RecvMsg(m any) error {
 	return err
 }
 
-// auditRequest describes a call for the audit log. Until authentication
-// lands every caller is anonymous.
+// auditRequest describes a call for the audit log.
 func auditRequest(ctx context.Context, method string, req any, received time.Time) *audit.Request {
-	r := &audit.Request{User: "system:anonymous", Groups: []string{"system:unauthenticated"}, Received: received}
+	u := UserFrom(ctx)
+	r := &audit.Request{User: u.Name, Groups: u.Groups, Received: received}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		host := p.Addr.String()
 		if i := strings.LastIndex(host, ":"); i > 0 {

@@ -93,18 +93,19 @@ func Message(err error) string {
 	return err.Error()
 }
 
-// Connect returns a client for a component (kobune-scheduler, ...) and
+// Connect returns a client for a component (kobune-scheduler, ...) —
+// through kubeconfig when it is set, else to addr in plaintext — and
 // says in the log when the API server does not answer within 30 s: the
 // component waits for it (every call retries), it does not exit.
-func Connect(ctx context.Context, addr, component string, logf func(string, ...any)) (*Client, error) {
-	c, err := New(addr)
+func Connect(ctx context.Context, addr, kubeconfig, component string, logf func(string, ...any)) (*Client, error) {
+	c, err := Dial(addr, kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := c.API.Version(vctx, &apipb.VersionRequest{}, grpc.WaitForReady(true)); err != nil && ctx.Err() == nil {
-		logf("%s: the API server at %s does not answer yet (%s); waiting for it", component, addr, Message(err))
+		logf("%s: the API server at %s does not answer yet (%s); waiting for it", component, c.Addr, Message(err))
 	}
 	return c, nil
 }

@@ -61,6 +61,9 @@ func (o *Options) namespaceFor(k *scheme.Kind, all bool) string {
 	case o.Namespace != "":
 		return o.Namespace
 	}
+	if cfg, err := o.clientConfig(); err == nil && cfg.Namespace != "" {
+		return cfg.Namespace // the kubeconfig context's
+	}
 	return "default"
 }
 

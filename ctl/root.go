@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,11 +24,12 @@ const DefaultServer = "127.0.0.1:6443"
 
 // Options are the global flags and streams of one kobectl run.
 type Options struct {
-	Server    string
-	Namespace string
-	In        io.Reader
-	Out       io.Writer
-	ErrOut    io.Writer
+	Server     string
+	Kubeconfig string
+	Namespace  string
+	In         io.Reader
+	Out        io.Writer
+	ErrOut     io.Writer
 	// Home is where ~/.kobune/config is looked up ("" means $HOME).
 	Home string
 
@@ -51,6 +53,7 @@ func NewCommand(o *Options) *cobra.Command {
 	root.SetOut(o.Out)
 	root.SetErr(o.ErrOut)
 	root.PersistentFlags().StringVar(&o.Server, "server", "", "API server address (default: $KOBUNE_SERVER, then ~/.kobune/config, then "+DefaultServer+")")
+	root.PersistentFlags().StringVar(&o.Kubeconfig, "kubeconfig", "", "a kubeconfig file: the server's https:// address, its CA and your certificate (default: $KUBECONFIG, then ~/.kobune/config)")
 	root.PersistentFlags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the object's own, then \"default\")")
 	root.AddCommand(
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
@@ -58,7 +61,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newLogsCommand(o), newExecCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
-		newExplainPathCommand(o),
+		newExplainPathCommand(o), newPKICommand(o),
 	)
 	return root
 }
@@ -87,12 +90,30 @@ func RunContext(ctx context.Context, args []string, in io.Reader, out, errOut io
 
 // serverAddress resolves the server: --server, KOBUNE_SERVER, ~/.kobune/config.
 func (o *Options) serverAddress() (string, error) {
+	cfg, err := o.clientConfig()
+	return cfg.Server, err
+}
+
+// clientConfig is where kobectl connects and as whom: --server
+// (plaintext), else --kubeconfig, $KUBECONFIG, $KOBUNE_SERVER, then
+// ~/.kobune/config — a kubeconfig, or a line `server: 127.0.0.1:6443` —
+// then DefaultServer.
+func (o *Options) clientConfig() (client.Config, error) {
 	if o.Server != "" {
-		return o.Server, nil
+		return client.Config{Server: o.Server}, nil
+	}
+	for _, path := range []string{o.Kubeconfig, os.Getenv("KUBECONFIG")} {
+		if path != "" {
+			cfg, err := client.LoadKubeconfig(path, "")
+			if err == nil {
+				o.Server = cfg.Server
+			}
+			return cfg, err
+		}
 	}
 	if s := os.Getenv("KOBUNE_SERVER"); s != "" {
 		o.Server = s
-		return s, nil
+		return client.Config{Server: s}, nil
 	}
 	home := o.Home
 	if home == "" {
@@ -102,32 +123,42 @@ func (o *Options) serverAddress() (string, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		o.Server = DefaultServer
-		return DefaultServer, nil
+		return client.Config{Server: DefaultServer}, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
+		return client.Config{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	if bytes.Contains(b, []byte("kind: Config")) {
+		cfg, err := client.LoadKubeconfig(path, "")
+		if err == nil {
+			o.Server = cfg.Server
+		}
+		return cfg, err
 	}
 	var cfg Config
 	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
-		return "", fmt.Errorf("%s: %w (expected a line such as `server: 127.0.0.1:6443`)", path, err)
+		return client.Config{}, fmt.Errorf("%s: %w (expected a kubeconfig, or a line such as `server: 127.0.0.1:6443`)", path, err)
 	}
 	if cfg.Server == "" {
-		return "", fmt.Errorf("%s: no `server:` set", path)
+		return client.Config{}, fmt.Errorf("%s: no `server:` set", path)
 	}
 	o.Server = cfg.Server
-	return cfg.Server, nil
+	return client.Config{Server: cfg.Server}, nil
 }
 
-// Client connects to the resolved server once per run.
+// Client connects as clientConfig says, once per run.
 func (o *Options) Client() (*client.Client, error) {
 	if o.client != nil {
 		return o.client, nil
 	}
-	addr, err := o.serverAddress()
+	cfg, err := o.clientConfig()
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(addr)
+	if o.Namespace == "" {
+		o.Namespace = cfg.Namespace
+	}
+	c, err := client.NewFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 // the flags into it and calls Run.
 type Command struct {
 	Server        string
+	Kubeconfig    string
 	Name          string
 	MetricsListen string
 	ConfigPath    string
@@ -25,6 +26,7 @@ type Command struct {
 // Register adds the flags.
 func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Server, "server", "127.0.0.1:6443", "address of kobune-apiserver")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "a kubeconfig with the API server's https:// address, its CA and this component's certificate (instead of --server, plaintext)")
 	fs.StringVar(&c.Name, "scheduler-name", core.DefaultSchedulerName, "serve pods whose spec.schedulerName is this")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:10259", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	fs.StringVar(&c.ConfigPath, "config", "", "a SchedulerConfiguration file: plugins to enable or disable, score weights, percentageOfNodesToScore (see scheduler.FileConfig)")
@@ -46,7 +48,7 @@ func (c *Command) Run(ctx context.Context) error {
 			c.Name = cfgName
 		}
 	}
-	cl, err := client.Connect(ctx, c.Server, "kobune-scheduler", log.Printf)
+	cl, err := client.Connect(ctx, c.Server, c.Kubeconfig, "kobune-scheduler", log.Printf)
 	if err != nil {
 		return err
 	}

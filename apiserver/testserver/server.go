@@ -32,6 +32,16 @@ type Server struct {
 // Start runs an API server on a free loopback port with its etcd data in
 // dataDir. listen may be "" (a free port) or an address to reuse one.
 func Start(dataDir, listen string, mutate ...func(*apiserver.Config)) (*Server, error) {
+	return start(dataDir, listen, "", mutate...)
+}
+
+// StartTLS is Start for a server with TLS (the mutations set its
+// certificate files); the client connects with kubeconfig.
+func StartTLS(dataDir, listen, kubeconfig string, mutate ...func(*apiserver.Config)) (*Server, error) {
+	return start(dataDir, listen, kubeconfig, mutate...)
+}
+
+func start(dataDir, listen, kubeconfig string, mutate ...func(*apiserver.Config)) (*Server, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
@@ -48,6 +58,10 @@ func Start(dataDir, listen string, mutate ...func(*apiserver.Config)) (*Server, 
 	s := &Server{Server: srv, DataDir: dataDir, cancel: cancel, done: make(chan struct{})}
 	go func() { defer close(s.done); _ = srv.Serve(ctx) }()
 	s.Client, err = client.New(srv.Addr())
+	if kubeconfig != "" {
+		s.Client.Close()
+		s.Client, err = client.Dial("", kubeconfig)
+	}
 	if err != nil {
 		s.Stop()
 		return nil, err

@@ -14,6 +14,7 @@ import (
 // parses the flags into it and calls Run.
 type Command struct {
 	Server        string
+	Kubeconfig    string
 	MetricsListen string
 	Leader        client.LeaderFlags
 	Config        Config
@@ -22,6 +23,7 @@ type Command struct {
 // Register adds the flags.
 func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Server, "server", "127.0.0.1:6443", "address of kobune-apiserver")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "a kubeconfig with the API server's https:// address, its CA and this component's certificate (instead of --server, plaintext)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:10257", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	c.Leader.Register(fs, "kube-system/kobune-controller")
 	fs.DurationVar(&c.Config.NodeLifecycle.GracePeriod, "node-monitor-grace-period", 40*time.Second, "how long the controller may see no change of a node's Lease before the node is marked Unknown and tainted unreachable")
@@ -34,7 +36,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 // Run connects, serves health and metrics, and runs the controllers while
 // it leads, until ctx ends. An error means the process should exit.
 func (c *Command) Run(ctx context.Context) error {
-	cl, err := client.Connect(ctx, c.Server, "kobune-controller", log.Printf)
+	cl, err := client.Connect(ctx, c.Server, c.Kubeconfig, "kobune-controller", log.Printf)
 	if err != nil {
 		return err
 	}

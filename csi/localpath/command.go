@@ -21,6 +21,7 @@ type Command struct {
 	NodeID      string
 	DataDir     string
 	Server      string
+	Kubeconfig  string
 	Provisioner bool
 }
 
@@ -30,6 +31,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "", "where volumes are made: DIR/volumes/<name> (default /var/lib/kobune/csi-local/NODE)")
 	fs.StringVar(&c.Endpoint, "endpoint", "", "the CSI socket the agent finds: <agent state dir>/plugins/"+Name+"/csi.sock (default /var/lib/kobune/agent/NODE/plugins/"+Name+"/csi.sock)")
 	fs.StringVar(&c.Server, "server", "127.0.0.1:6443", "API server address (for the provisioner)")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "a kubeconfig with the API server's https:// address, its CA and this component's certificate (instead of --server, plaintext)")
 	fs.BoolVar(&c.Provisioner, "provisioner", true, "also run the provisioner for this node (CreateVolume/DeleteVolume for claims of classes whose provisioner is "+Name+")")
 }
 
@@ -50,7 +52,7 @@ func (c *Command) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var provErr error
 	if c.Provisioner {
-		cl, err := client.New(c.Server)
+		cl, err := client.Dial(c.Server, c.Kubeconfig)
 		if err != nil {
 			return err
 		}

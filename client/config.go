@@ -1,0 +1,241 @@
+package client
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Config is how to reach an API server: its address and, over TLS, the
+// CA its certificate must be signed by and the client's own certificate
+// (its identity: CN the user, O the groups).
+type Config struct {
+	// Server is "https://host:port" (TLS) or "host:port" / "http://host:port"
+	// (plaintext, for a server started without TLS).
+	Server string
+	// CA, Cert and Key are PEM.
+	CA, Cert, Key []byte
+	// Namespace is the kubeconfig context's default namespace.
+	Namespace string
+}
+
+// NewFromConfig connects as cfg says (lazily, as New).
+func NewFromConfig(cfg Config) (*Client, error) {
+	addr, secure := strings.CutPrefix(cfg.Server, "https://")
+	if !secure {
+		addr = strings.TrimPrefix(addr, "http://")
+		if len(cfg.Cert) > 0 || len(cfg.CA) > 0 {
+			return nil, fmt.Errorf("server %q: certificates are given but the address is not https://", cfg.Server)
+		}
+		return New(addr)
+	}
+	tc, err := TLSConfig(cfg, addr)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(tc)), grpc.WithConnectParams(reconnect),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(8<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	return &Client{conn: conn, API: apipb.NewResourceAPIClient(conn), Addr: addr}, nil
+}
+
+// TLSConfig is the client side of TLS 1.3 to addr: the server is verified
+// against the CA (and its name or IP), the client presents its
+// certificate.
+func TLSConfig(cfg Config, addr string) (*tls.Config, error) {
+	if len(cfg.CA) == 0 {
+		return nil, errors.New("an https:// server needs the certificate authority that signed its certificate (certificate-authority in the kubeconfig)")
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(cfg.CA) {
+		return nil, errors.New("certificate-authority: no PEM certificate in it")
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", addr, err)
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: roots, ServerName: host}
+	if len(cfg.Cert) > 0 || len(cfg.Key) > 0 {
+		pair, err := tls.X509KeyPair(cfg.Cert, cfg.Key)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate and key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return tc, nil
+}
+
+// Kubeconfig is the kubeconfig file's shape (clientcmd's v1 Config): the
+// same file real kubectl reads.
+type Kubeconfig struct {
+	APIVersion     string         `json:"apiVersion"`
+	Kind           string         `json:"kind"`
+	Clusters       []NamedCluster `json:"clusters"`
+	Users          []NamedUser    `json:"users"`
+	Contexts       []NamedContext `json:"contexts"`
+	CurrentContext string         `json:"current-context"`
+	Preferences    map[string]any `json:"preferences,omitempty"`
+}
+
+// NamedCluster is a cluster entry.
+type NamedCluster struct {
+	Name    string  `json:"name"`
+	Cluster Cluster `json:"cluster"`
+}
+
+// Cluster is where a server is and what signed its certificate.
+type Cluster struct {
+	Server                   string `json:"server"`
+	CertificateAuthority     string `json:"certificate-authority,omitempty"`
+	CertificateAuthorityData string `json:"certificate-authority-data,omitempty"`
+}
+
+// NamedUser is a user entry.
+type NamedUser struct {
+	Name string `json:"name"`
+	User User   `json:"user"`
+}
+
+// User is a client identity: a certificate and its key. Tokens are not
+// supported yet.
+type User struct {
+	ClientCertificate     string `json:"client-certificate,omitempty"`
+	ClientCertificateData string `json:"client-certificate-data,omitempty"`
+	ClientKey             string `json:"client-key,omitempty"`
+	ClientKeyData         string `json:"client-key-data,omitempty"`
+	Token                 string `json:"token,omitempty"`
+}
+
+// NamedContext is a context entry.
+type NamedContext struct {
+	Name    string  `json:"name"`
+	Context Context `json:"context"`
+}
+
+// Context joins a cluster, a user and a default namespace.
+type Context struct {
+	Cluster   string `json:"cluster"`
+	User      string `json:"user"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// LoadKubeconfig reads a kubeconfig and resolves a context ("" for its
+// current-context) into a Config; file paths in it are relative to the
+// file.
+func LoadKubeconfig(path, context string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("kubeconfig: %w", err)
+	}
+	var k Kubeconfig
+	if err := yaml.UnmarshalStrict(b, &k); err != nil {
+		return Config{}, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return k.Resolve(filepath.Dir(path), context)
+}
+
+// Resolve turns a context of the kubeconfig into a Config.
+func (k *Kubeconfig) Resolve(dir, context string) (Config, error) {
+	if k.Kind != "Config" {
+		return Config{}, fmt.Errorf("kubeconfig: kind %q, want Config", k.Kind)
+	}
+	if context == "" {
+		context = k.CurrentContext
+	}
+	var ctx *Context
+	for i := range k.Contexts {
+		if k.Contexts[i].Name == context {
+			ctx = &k.Contexts[i].Context
+		}
+	}
+	if ctx == nil {
+		return Config{}, fmt.Errorf("kubeconfig: context %q not found (kobectl config get-contexts lists them)", context)
+	}
+	cfg := Config{Namespace: ctx.Namespace}
+	found := false
+	for _, c := range k.Clusters {
+		if c.Name != ctx.Cluster {
+			continue
+		}
+		found = true
+		cfg.Server = c.Cluster.Server
+		var err error
+		if cfg.CA, err = fileOrData(dir, c.Cluster.CertificateAuthority, c.Cluster.CertificateAuthorityData, "certificate-authority"); err != nil {
+			return Config{}, err
+		}
+	}
+	if !found {
+		return Config{}, fmt.Errorf("kubeconfig: context %q names cluster %q, which is not in clusters", context, ctx.Cluster)
+	}
+	if ctx.User != "" {
+		found = false
+		for _, u := range k.Users {
+			if u.Name != ctx.User {
+				continue
+			}
+			found = true
+			if u.User.Token != "" {
+				return Config{}, fmt.Errorf("kubeconfig: user %q: token authentication is not supported by kobune yet (use client-certificate and client-key)", u.Name)
+			}
+			var err error
+			if cfg.Cert, err = fileOrData(dir, u.User.ClientCertificate, u.User.ClientCertificateData, "client-certificate"); err != nil {
+				return Config{}, err
+			}
+			if cfg.Key, err = fileOrData(dir, u.User.ClientKey, u.User.ClientKeyData, "client-key"); err != nil {
+				return Config{}, err
+			}
+		}
+		if !found {
+			return Config{}, fmt.Errorf("kubeconfig: context %q names user %q, which is not in users", context, ctx.User)
+		}
+	}
+	return cfg, nil
+}
+
+func fileOrData(dir, file, data, field string) ([]byte, error) {
+	switch {
+	case data != "":
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig: %s-data: not base64: %w", field, err)
+		}
+		return b, nil
+	case file != "":
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(dir, file)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig: %s: %w", field, err)
+		}
+		return b, nil
+	}
+	return nil, nil
+}
+
+// Dial is how components connect: through a kubeconfig when one is given,
+// else to server in plaintext.
+func Dial(server, kubeconfig string) (*Client, error) {
+	if kubeconfig == "" {
+		return New(server)
+	}
+	cfg, err := LoadKubeconfig(kubeconfig, "")
+	if err != nil {
+		return nil, err
+	}
+	return NewFromConfig(cfg)
+}
