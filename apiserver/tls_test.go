@@ -59,6 +59,15 @@ func TestTLSAndClientCertificates(t *testing.T) {
 	if _, err := client.For[*core.ConfigMap](srv.Client).Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "by-admin"}}); err != nil {
 		t.Fatalf("admin create: %v", err)
 	}
+	// A second connection as the same user (leader election's) works too.
+	second, err := srv.Client.Another()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.Version(ctx); err != nil {
+		t.Errorf("Another(): %v", err)
+	}
+	second.Close()
 	// kobectl with the kubeconfig.
 	out.Reset()
 	errOut.Reset()

@@ -22,6 +22,17 @@ type Client struct {
 	API apipb.ResourceAPIClient
 	// Addr is the server address this client dials.
 	Addr string
+	// cfg is how it connected (TLS and identity), for Another.
+	cfg Config
+}
+
+// Another is a second connection to the same server as the same user
+// (leader election keeps its Lease renewals on a connection of their own).
+func (c *Client) Another() (*Client, error) {
+	if c.cfg.Server == "" {
+		return New(c.Addr)
+	}
+	return NewFromConfig(c.cfg)
 }
 
 // reconnect is how fast a lost connection is retried: at most a second

@@ -50,7 +50,7 @@ func NewFromConfig(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
-	return &Client{conn: conn, API: apipb.NewResourceAPIClient(conn), Addr: addr}, nil
+	return &Client{conn: conn, API: apipb.NewResourceAPIClient(conn), Addr: addr, cfg: cfg}, nil
 }
 
 // TLSConfig is the client side of TLS 1.3 to addr: the server is verified

@@ -227,7 +227,7 @@ func (f *LeaderFlags) Run(ctx context.Context, c *Client, component, name string
 	// Its own connection, as kube-scheduler's leader election has its own
 	// client: the Lease renewals do not queue behind the component's own
 	// burst of requests (a new leader starting 256 binds at once).
-	ec, err := New(c.Addr)
+	ec, err := c.Another()
 	if err != nil {
 		return err
 	}

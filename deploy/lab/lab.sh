@@ -28,6 +28,10 @@ CHAIN=KOBUNE-LAB
 BIN=$REPO/bin
 export PATH="/usr/local/go/bin:$PATH"
 
+PKI=$STATE/pki
+# kobectl as the lab's admin (the admin kubeconfig kobectl pki init wrote).
+kobectl() { "$BIN/kobectl" --kubeconfig "$PKI/admin.kubeconfig" "$@"; }
+
 step() { printf '\n==> %s\n' "$*"; }
 say() { printf '    %s\n' "$*"; }
 die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
@@ -127,7 +131,7 @@ agent_up() {
   local node=$1 dir
   dir="$STATE/nodes/$node"
   start "agent-$node" nsenter --net=/run/netns/"$(node_ns "$node")" "$BIN/kobune-agent" \
-    --server "$HOST_IP:6443" --node-name "$node" --node-ip "$(node_ip "$node")" \
+    --kubeconfig "$PKI/agent-$node.kubeconfig" --node-name "$node" --node-ip "$(node_ip "$node")" \
     --runtime containerd --containerd "$dir/containerd.sock" --containerd-namespace kobune \
     --state-dir "$dir/agent" --pod-cidr "10.244.$(node_index "$node").0/24" \
     --load-images "$BIN/images" --lease-interval 2s --crashloop-backoff-base 2s --crashloop-backoff-max 30s
@@ -140,7 +144,7 @@ csi_up() {
   local node=$1 dir
   dir="$STATE/nodes/$node"
   start "csi-$node" nsenter --net=/run/netns/"$(node_ns "$node")" "$BIN/kobune-csi-local" \
-    --node-id "$node" --server "$HOST_IP:6443" --data-dir "$dir/csi-local" \
+    --node-id "$node" --kubeconfig "$PKI/csi-$node.kubeconfig" --data-dir "$dir/csi-local" \
     --endpoint "$dir/agent/plugins/localpath.csi.kobune.io/csi.sock"
 }
 
@@ -181,22 +185,34 @@ YAML
   echo "$f"
 }
 
+# pki_up NODES...: the cluster CA, the API server's certificate (for
+# 127.0.0.1 and the bridge address) and a kubeconfig per component and
+# node (kobectl pki init; the CA is kept if it exists).
+pki_up() {
+  local args=() node
+  for node in "$@"; do args+=(--node "$node"); done
+  "$BIN/kobectl" pki init --dir "$PKI" --apiserver-url "https://$HOST_IP:6443" --apiserver-name "$HOST_IP" "${args[@]}" >/dev/null \
+    || die "kobectl pki init failed"
+  say "certificates and kubeconfigs in $PKI (TLS 1.3, a client certificate per component)"
+}
+
 control_plane_up() {
   # Lab timings: a node whose agent stops is Unknown after 8 s and its pods
   # are evicted 5 s later (Kubernetes: 40 s and 300 s).
   start apiserver "$BIN/kobune-apiserver" --data-dir "$STATE/etcd" --listen "127.0.0.1:6443,$HOST_IP:6443" \
     --metrics-listen 127.0.0.1:6444 --default-toleration-seconds 5 --encryption-provider-config "$(encryption_config)" \
-    --audit-policy-file "$(audit_policy)" --audit-log-path "$STATE/logs/audit.log"
-  for _ in $(seq 100); do "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 && break; sleep 0.2; done
-  "$BIN/kobectl" --server 127.0.0.1:6443 version >/dev/null 2>&1 || die "the API server did not answer; see $STATE/logs/apiserver.log"
-  start scheduler "$BIN/kobune-scheduler" --server 127.0.0.1:6443
-  start controller "$BIN/kobune-controller" --server 127.0.0.1:6443 --node-monitor-grace-period 8s
+    --audit-policy-file "$(audit_policy)" --audit-log-path "$STATE/logs/audit.log" \
+    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" --client-ca-file "$PKI/ca.crt"
+  for _ in $(seq 100); do kobectl version >/dev/null 2>&1 && break; sleep 0.2; done
+  kobectl version >/dev/null 2>&1 || die "the API server did not answer; see $STATE/logs/apiserver.log"
+  start scheduler "$BIN/kobune-scheduler" --kubeconfig "$PKI/scheduler.kubeconfig"
+  start controller "$BIN/kobune-controller" --kubeconfig "$PKI/controller.kubeconfig" --node-monitor-grace-period 8s
 }
 
 wait_nodes_ready() {
   local want=$1
   for _ in $(seq 150); do
-    [ "$("$BIN/kobectl" get nodes 2>/dev/null | grep -c ' Ready ')" -ge "$want" ] && return
+    [ "$(kobectl get nodes 2>/dev/null | grep -c ' Ready ')" -ge "$want" ] && return
     sleep 0.2
   done
   die "nodes did not become Ready; see $STATE/logs/agent-*.log"
@@ -206,8 +222,9 @@ write_config() {
   local home=${SUDO_USER:+$(getent passwd "$SUDO_USER" | cut -d: -f6)}
   home=${home:-$HOME}
   mkdir -p "$home/.kobune"
-  echo "server: 127.0.0.1:6443" >"$home/.kobune/config"
-  say "wrote $home/.kobune/config (bin/kobectl now needs no --server)"
+  (umask 077; cp "$PKI/admin.kubeconfig" "$home/.kobune/config")
+  [ -n "${SUDO_USER:-}" ] && chown -R "$SUDO_USER" "$home/.kobune" 2>/dev/null || true
+  say "wrote $home/.kobune/config, the admin's kubeconfig (bin/kobectl now needs no flags)"
 }
 
 up() {
@@ -223,7 +240,11 @@ up() {
   build
   mkdir -p "$STATE/pids" "$STATE/logs" "$STATE/nodes"
   network_up
-  step "Control plane"
+  step "Certificates"
+  local nodes_list=() i
+  for i in $(seq "$n"); do nodes_list+=("node-$i"); done
+  pki_up "${nodes_list[@]}"
+  step "Control plane (TLS 1.3, client certificates, Secrets encrypted, audit log)"
   control_plane_up
   write_config
   for i in $(seq "$n"); do
@@ -234,41 +255,41 @@ up() {
   done
   step "Waiting for $n nodes to be Ready"
   wait_nodes_ready "$n"
-  "$BIN/kobectl" get nodes -o wide | sed 's/^/    /'
+  kobectl get nodes -o wide | sed 's/^/    /'
   step "Deploying the example (deploy/examples/lab-pods.yaml)"
-  "$BIN/kobectl" apply -f "$REPO/deploy/examples/lab-pods.yaml" | sed 's/^/    /'
+  kobectl apply -f "$REPO/deploy/examples/lab-pods.yaml" | sed 's/^/    /'
   for _ in $(seq 150); do
-    [ "$("$BIN/kobectl" get pods -n lab -l app=hello 2>/dev/null | grep -c Running)" -ge 2 ] && break
+    [ "$(kobectl get pods -n lab -l app=hello 2>/dev/null | grep -c Running)" -ge 2 ] && break
     sleep 0.2
   done
-  "$BIN/kobectl" get pods -n lab -o wide | sed 's/^/    /'
+  kobectl get pods -n lab -o wide | sed 's/^/    /'
   step "Asking each pod from inside node-1's namespace"
   local ip
-  for ip in $("$BIN/kobectl" get pods -n lab -l app=hello -o json | sed -n 's/.*"podIP": "\([0-9.]*\)".*/\1/p'); do
+  for ip in $(kobectl get pods -n lab -l app=hello -o json | sed -n 's/.*"podIP": "\([0-9.]*\)".*/\1/p'); do
     say "GET http://$ip:8080/ -> $(ip netns exec "$(node_ns node-1)" timeout 3 busybox wget -q -O - "http://$ip:8080/" 2>&1 || echo unreachable)"
   done
   step "Deploying a Deployment (deploy/examples/web.yaml) and waiting for its rollout"
-  "$BIN/kobectl" apply -f "$REPO/deploy/examples/web.yaml" | sed 's/^/    /'
-  "$BIN/kobectl" rollout status deployment/web -n demo --timeout 90s | sed 's/^/    /'
-  "$BIN/kobectl" get pods -n demo -o wide | sed 's/^/    /'
-  "$BIN/kobectl" get svc -n demo | sed 's/^/    /'
-  "$BIN/kobectl" get endpointslices -n demo | sed 's/^/    /'
+  kobectl apply -f "$REPO/deploy/examples/web.yaml" | sed 's/^/    /'
+  kobectl rollout status deployment/web -n demo --timeout 90s | sed 's/^/    /'
+  kobectl get pods -n demo -o wide | sed 's/^/    /'
+  kobectl get svc -n demo | sed 's/^/    /'
+  kobectl get endpointslices -n demo | sed 's/^/    /'
   step "Reaching the web Service by its DNS name from a pod on node-2 (cluster DNS, then the node's nftables rules)"
   local answer=""
   for _ in $(seq 100); do
-    answer=$("$BIN/kobectl" exec -n lab client -- timeout 3 wget -q -O - http://web.demo.svc.cluster.local/ 2>&1) && break
+    answer=$(kobectl exec -n lab client -- timeout 3 wget -q -O - http://web.demo.svc.cluster.local/ 2>&1) && break
     sleep 0.3
   done
   say "GET http://web.demo.svc.cluster.local/ -> ${answer:-no answer}"
   step "A StatefulSet with a volume per pod from the CSI driver (deploy/examples/db.yaml)"
-  "$BIN/kobectl" apply -f "$REPO/deploy/examples/db.yaml" | sed 's/^/    /'
+  kobectl apply -f "$REPO/deploy/examples/db.yaml" | sed 's/^/    /'
   for _ in $(seq 300); do
-    [ "$("$BIN/kobectl" get pods -l app=db 2>/dev/null | grep -c Running)" -ge 2 ] && break
+    [ "$(kobectl get pods -l app=db 2>/dev/null | grep -c Running)" -ge 2 ] && break
     sleep 0.2
   done
-  "$BIN/kobectl" get pods -l app=db -o wide | sed 's/^/    /'
-  "$BIN/kobectl" get pvc,pv | sed 's/^/    /'
-  say "db-0 /data/boots -> $("$BIN/kobectl" exec db-0 -- cat /data/boots 2>&1 || echo 'not readable yet')"
+  kobectl get pods -l app=db -o wide | sed 's/^/    /'
+  kobectl get pvc,pv | sed 's/^/    /'
+  say "db-0 /data/boots -> $(kobectl exec db-0 -- cat /data/boots 2>&1 || echo 'not readable yet')"
   cat <<TXT
 
 The lab is up. Try:
@@ -356,8 +377,8 @@ status() {
     if running "$name"; then say "$name: running (pid $(cat "$f"))"; else say "$name: stopped"; fi
   done
   step "Nodes and pods"
-  "$BIN/kobectl" get nodes -o wide 2>&1 | sed 's/^/    /' || true
-  "$BIN/kobectl" get pods -A -o wide 2>&1 | sed 's/^/    /' || true
+  kobectl get nodes -o wide 2>&1 | sed 's/^/    /' || true
+  kobectl get pods -A -o wide 2>&1 | sed 's/^/    /' || true
 }
 
 need_node() { [ -n "${1:-}" ] && [ -d "$STATE/nodes/$1" ] || die "name a lab node: $(nodes | tr '\n' ' ')"; }

@@ -10,11 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/test/benchreport"
 )
+
+// labKubeconfig is the admin kubeconfig of the lab TestLabUpAndDown runs.
+var labKubeconfig string
 
 // TestLabUpAndDown runs `lab.sh up` and `lab.sh down` as a user would and
 // checks that down leaves no namespaces, links, routes, iptables chains,
@@ -56,17 +62,34 @@ func TestLabUpAndDown(t *testing.T) {
 		}
 	}
 	// The lab's scheduler places a pod that names no node, and it runs.
-	apply := exec.Command(filepath.Join(repoRoot(), "bin", "kobectl"), "--server", "127.0.0.1:6443", "apply", "-f", filepath.Join(repoRoot(), "deploy", "examples", "pod-scheduled.yaml"))
+	admin := filepath.Join(state, "pki", "admin.kubeconfig")
+	labKubeconfig = admin
+	apply := exec.Command(filepath.Join(repoRoot(), "bin", "kobectl"), "--kubeconfig", admin, "apply", "-f", filepath.Join(repoRoot(), "deploy", "examples", "pod-scheduled.yaml"))
 	if out, err := apply.CombinedOutput(); err != nil {
 		t.Fatalf("apply pod-scheduled.yaml: %v %s", err, out)
 	}
-	c, err := client.New("127.0.0.1:6443")
+	c, err := client.Dial("", admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// The lab's API is TLS with client certificates: plaintext and a TLS
+	// client without a certificate get nothing.
+	plain, _ := client.New("127.0.0.1:6443")
+	if _, err := plain.Version(ctx); err == nil {
+		t.Error("the lab's API server answered a plaintext client")
+	}
+	plain.Close()
+	anon, _ := client.LoadKubeconfig(admin, "")
+	anon.Cert, anon.Key = nil, nil
+	if ac, err := client.NewFromConfig(anon); err == nil {
+		if _, err := ac.Version(ctx); status.Code(err) != codes.Unauthenticated {
+			t.Errorf("a TLS client without a certificate: %v, want Unauthenticated", err)
+		}
+		ac.Close()
+	}
 	placed, err := client.WaitFor(ctx, client.For[*core.Pod](c), "lab", "placed", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
 	if err != nil {
 		t.Fatalf("the scheduled pod did not run: %v", err)
@@ -129,7 +152,7 @@ func TestLabUpAndDown(t *testing.T) {
 func deploymentOnTheLab(t *testing.T, ctx context.Context, c *client.Client, lab func(...string) string) {
 	kobectl := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command(filepath.Join(repoRoot(), "bin", "kobectl"), append([]string{"--server", "127.0.0.1:6443", "-n", "demo"}, args...)...).CombinedOutput()
+		out, err := exec.Command(filepath.Join(repoRoot(), "bin", "kobectl"), append([]string{"--kubeconfig", labKubeconfig, "-n", "demo"}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("kobectl %v: %v\n%s", args, err, out)
 		}
