@@ -46,6 +46,20 @@ func removeStaleRuns() []string {
 			removed = append(removed, "namespace "+m[1])
 		}
 	}
+	// Pod network namespaces (kobune-<uid prefix>) of dead runs: nothing
+	// runs in them and their veth went with the node's namespace, so only
+	// lo is left. (A live lab's or run's pod namespace has its eth0.)
+	for _, m := range regexp.MustCompile(`(?m)^(kobune-[0-9a-f]{8}-[0-9a-f]{3})\b`).FindAllStringSubmatch(string(netns), -1) {
+		pids, _ := exec.Command("ip", "netns", "pids", m[1]).Output()
+		nsLinks, err := exec.Command("ip", "-n", m[1], "-o", "link").Output()
+		if err != nil || len(strings.TrimSpace(string(pids))) > 0 || strings.Count(strings.TrimSpace(string(nsLinks)), "\n") > 0 ||
+			!strings.Contains(string(nsLinks), ": lo:") {
+			continue
+		}
+		if exec.Command("ip", "netns", "delete", m[1]).Run() == nil {
+			removed = append(removed, "pod namespace "+m[1])
+		}
+	}
 	// Processes: a containerd or agent whose parent (the test) is gone, a
 	// shim whose containerd is gone.
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
