@@ -30,7 +30,10 @@ func kobectl(t *testing.T, s *testserver.Server, stdin string, args ...string) r
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code := ctl.RunContext(ctx, append([]string{"--server", s.Addr()}, args...), strings.NewReader(stdin), &out, &errOut)
+	if s != nil {
+		args = append([]string{"--server", s.Addr()}, args...)
+	}
+	code := ctl.RunContext(ctx, args, strings.NewReader(stdin), &out, &errOut)
 	return run{code, out.String(), errOut.String()}
 }
 
@@ -349,5 +352,48 @@ func TestLabel(t *testing.T) {
 	}
 	if r := kobectl(t, s, "", "label", "configmap", "cfg", "bad key=x"); r.code == 0 || !strings.Contains(r.stderr, "metadata.labels") {
 		t.Errorf("a bad key: %d %q", r.code, r.stderr)
+	}
+}
+
+// TestConfigCommands: kobectl config on a kubeconfig from pki init — view
+// redacts the keys (and --raw shows them), set-context makes a context
+// with a namespace that kobectl then uses, use-context switches,
+// get-contexts marks the current one; an unknown context is refused and
+// changes nothing.
+func TestConfigCommands(t *testing.T) {
+	dir := t.TempDir()
+	if r := kobectl(t, nil, "", "pki", "init", "--dir", dir, "--apiserver-url", "https://127.0.0.1:6443"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	kc := filepath.Join(dir, "admin.kubeconfig")
+	r := kobectl(t, nil, "", "--kubeconfig", kc, "config", "view")
+	if r.code != 0 || !strings.Contains(r.stdout, "client-key-data: REDACTED") || !strings.Contains(r.stdout, "certificate-authority-data: DATA+OMITTED") {
+		t.Errorf("view: %s%s", r.stdout, r.stderr)
+	}
+	if r := kobectl(t, nil, "", "--kubeconfig", kc, "config", "view", "--raw"); strings.Contains(r.stdout, "REDACTED") {
+		t.Error("view --raw redacted")
+	}
+	if r := kobectl(t, nil, "", "--kubeconfig", kc, "config", "set-context", "team-a", "--cluster", "kobune", "--user", "kubernetes-admin", "-n", "team-a"); r.code != 0 || r.stdout != "Context \"team-a\" created.\n" {
+		t.Errorf("set-context: %q %q", r.stdout, r.stderr)
+	}
+	if r := kobectl(t, nil, "", "--kubeconfig", kc, "config", "use-context", "nope"); r.code == 0 || !strings.Contains(r.stderr, `no context exists with the name: "nope"`) {
+		t.Errorf("use-context nope: %d %q", r.code, r.stderr)
+	}
+	if r := kobectl(t, nil, "", "--kubeconfig", kc, "config", "use-context", "team-a"); r.code != 0 {
+		t.Errorf("use-context: %q", r.stderr)
+	}
+	r = kobectl(t, nil, "", "--kubeconfig", kc, "config", "get-contexts")
+	if !strings.Contains(r.stdout, "*         team-a") || !strings.Contains(r.stdout, "team-a") {
+		t.Errorf("get-contexts:\n%s", r.stdout)
+	}
+	if r := kobectl(t, nil, "", "--kubeconfig", kc, "config", "current-context"); r.stdout != "team-a\n" {
+		t.Errorf("current-context: %q", r.stdout)
+	}
+	cfg, err := client.LoadKubeconfig(kc, "")
+	if err != nil || cfg.Namespace != "team-a" || len(cfg.Cert) == 0 {
+		t.Errorf("the kubeconfig after the changes: %+v %v", cfg.Namespace, err)
+	}
+	if fi, _ := os.Stat(kc); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the kubeconfig's mode after writing: %v", fi.Mode())
 	}
 }

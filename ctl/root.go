@@ -61,7 +61,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newLogsCommand(o), newExecCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
-		newExplainPathCommand(o), newPKICommand(o),
+		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o),
 	)
 	return root
 }
