@@ -145,11 +145,7 @@ func TestValidatePodVolumes(t *testing.T) {
 		return VolumeSource{ConfigMap: &ConfigMapVolumeSource{LocalObjectReference: LocalObjectReference{Name: name}}}
 	}
 	mode := int32(0o1777)
-	tests := []struct {
-		name   string
-		mutate func(*Pod)
-		want   string
-	}{
+	tests := []podCase{
 		{"every kind", func(p *Pod) {
 			dir := HostPathDirectoryOrCreate
 			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: cm("c")}, {Name: "b", VolumeSource: VolumeSource{EmptyDir: &EmptyDirVolumeSource{Medium: StorageMediumMemory}}},
@@ -221,29 +217,14 @@ func TestValidatePodVolumes(t *testing.T) {
 			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{Projected: &ProjectedVolumeSource{Sources: []VolumeProjection{{ServiceAccountToken: &ServiceAccountTokenProjection{Path: "t"}}}}}}}
 		}, "spec.volumes[0].projected.sources[0].serviceAccountToken: Forbidden: not supported by kobune yet"},
 	}
-	for _, tt := range tests {
-		p := &Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default"}, Spec: PodSpec{RestartPolicy: RestartPolicyAlways,
-			Containers: []Container{{Name: "app", Image: "i"}}}}
-		tt.mutate(p)
-		got := ValidatePod(p).ToError()
-		switch {
-		case tt.want == "" && got != nil:
-			t.Errorf("%s: unexpected error %v", tt.name, got)
-		case tt.want != "" && (got == nil || !strings.Contains(got.Error(), tt.want)):
-			t.Errorf("%s: got %v, want %q", tt.name, got, tt.want)
-		}
-	}
+	checkPodCases(t, tests)
 }
 
 func TestValidateSecurityContext(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	yes, no := true, false
 	local := "profiles/audit.json"
-	tests := []struct {
-		name   string
-		mutate func(*Pod)
-		want   string
-	}{
+	tests := []podCase{
 		{"a restricted pod", func(p *Pod) {
 			p.Spec.SecurityContext = &PodSecurityContext{RunAsUser: i64(1000), RunAsNonRoot: &yes, FSGroup: i64(2000), SeccompProfile: &SeccompProfile{Type: SeccompRuntimeDefault}}
 			p.Spec.Containers[0].SecurityContext = &SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &Capabilities{Drop: []string{"ALL"}, Add: []string{"NET_BIND_SERVICE"}}}
@@ -283,6 +264,19 @@ func TestValidateSecurityContext(t *testing.T) {
 			p.Spec.SecurityContext = &PodSecurityContext{SeccompProfile: &SeccompProfile{Type: SeccompLocalhost, LocalhostProfile: &up}}
 		}, "must be a relative path without '..'"},
 	}
+	checkPodCases(t, tests)
+}
+
+// podCase mutates a minimal valid pod; want is a substring of the
+// validation error ("" for none).
+type podCase struct {
+	name   string
+	mutate func(*Pod)
+	want   string
+}
+
+func checkPodCases(t *testing.T, tests []podCase) {
+	t.Helper()
 	for _, tt := range tests {
 		p := &Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default"}, Spec: PodSpec{RestartPolicy: RestartPolicyAlways,
 			Containers: []Container{{Name: "app", Image: "i"}}}}
