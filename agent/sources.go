@@ -45,52 +45,13 @@ func newSources(c *client.Client, requeue func(string)) *sources {
 		watches: map[sourceRef]*sourceWatch{}, byPod: map[string][]sourceRef{}}
 }
 
-// refs are the ConfigMaps and Secrets a pod names, in env and volumes.
+// refs are the ConfigMaps and Secrets a pod names, in env and volumes
+// (claims are read when the volume is set up).
 func refs(pod *core.Pod) []sourceRef {
-	seen := map[sourceRef]bool{}
 	var out []sourceRef
-	add := func(kind, name string) {
-		r := sourceRef{kind, pod.Namespace, name}
-		if name != "" && !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	for _, list := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range list {
-			for _, e := range c.Env {
-				if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
-					add("ConfigMap", e.ValueFrom.ConfigMapKeyRef.Name)
-				}
-				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-					add("Secret", e.ValueFrom.SecretKeyRef.Name)
-				}
-			}
-			for _, f := range c.EnvFrom {
-				if f.ConfigMapRef != nil {
-					add("ConfigMap", f.ConfigMapRef.Name)
-				}
-				if f.SecretRef != nil {
-					add("Secret", f.SecretRef.Name)
-				}
-			}
-		}
-	}
-	for _, v := range pod.Spec.Volumes {
-		switch {
-		case v.ConfigMap != nil:
-			add("ConfigMap", v.ConfigMap.Name)
-		case v.Secret != nil:
-			add("Secret", v.Secret.SecretName)
-		case v.Projected != nil:
-			for _, s := range v.Projected.Sources {
-				if s.ConfigMap != nil {
-					add("ConfigMap", s.ConfigMap.Name)
-				}
-				if s.Secret != nil {
-					add("Secret", s.Secret.Name)
-				}
-			}
+	for _, r := range core.PodReferences(pod) {
+		if r.Kind == "ConfigMap" || r.Kind == "Secret" {
+			out = append(out, sourceRef{r.Kind, pod.Namespace, r.Name})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/storage"
 	v "github.com/kobune/kobune/api/validation"
@@ -67,6 +68,12 @@ func buildKinds() []*Kind {
 			}),
 		kind("CSINode", "storage.k8s.io/v1", "csinodes", nil, false, false, nil, storage.ValidateCSINode, nil, nil),
 		kind("Lease", "coordination.k8s.io/v1", "leases", nil, true, false, nil, coordination.ValidateLease, nil, nil),
+		kind("Role", "rbac.authorization.k8s.io/v1", "roles", nil, true, false, nil, rbac.ValidateRole, nil, nil),
+		kind("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", nil, false, false, nil, rbac.ValidateClusterRole, nil, nil),
+		kind("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings", nil, true, false, rbac.SetDefaultsRoleBinding, rbac.ValidateRoleBinding,
+			func(n, o *rbac.RoleBinding) v.ErrorList { return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef) }, nil),
+		kind("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", nil, false, false, rbac.SetDefaultsClusterRoleBinding,
+			rbac.ValidateClusterRoleBinding, func(n, o *rbac.ClusterRoleBinding) v.ErrorList { return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef) }, nil),
 		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, false, false, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
 			func(n, o *scheduling.PriorityClass) v.ErrorList {
 				if n.Value != o.Value {

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/selector"
@@ -167,4 +168,17 @@ func ValidateNonnegative(v int64, p *Path) ErrorList {
 		return ErrorList{NewInvalid(p, v, "must be greater than or equal to 0")}
 	}
 	return nil
+}
+
+// IsPathSegmentName is Kubernetes' rule for names that need only be one
+// segment of a URL path (RBAC roles and bindings, such as
+// "system:kube-scheduler"): not "." or "..", no "/" and no "%".
+func IsPathSegmentName(s string) string {
+	switch {
+	case s == "." || s == "..":
+		return `may not be "." or ".."`
+	case strings.ContainsAny(s, "/%"):
+		return `may not contain "/" or "%"`
+	}
+	return ""
 }
