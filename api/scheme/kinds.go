@@ -73,7 +73,9 @@ func buildKinds() []*Kind {
 		kind("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings", nil, true, false, rbac.SetDefaultsRoleBinding, rbac.ValidateRoleBinding,
 			func(n, o *rbac.RoleBinding) v.ErrorList { return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef) }, nil),
 		kind("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", nil, false, false, rbac.SetDefaultsClusterRoleBinding,
-			rbac.ValidateClusterRoleBinding, func(n, o *rbac.ClusterRoleBinding) v.ErrorList { return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef) }, nil),
+			rbac.ValidateClusterRoleBinding, func(n, o *rbac.ClusterRoleBinding) v.ErrorList {
+				return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef)
+			}, nil),
 		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, false, false, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
 			func(n, o *scheduling.PriorityClass) v.ErrorList {
 				if n.Value != o.Value {
