@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/audit"
 	"github.com/kobune/kobune/proto/apipb"
@@ -68,7 +67,7 @@ func (a *auditedStream) RecvMsg(m any) error {
 
 // auditRequest describes a call for the audit log.
 func auditRequest(ctx context.Context, method string, req any, received time.Time) *audit.Request {
-	u := UserFrom(ctx)
+	u := request.UserFrom(ctx)
 	r := &audit.Request{User: u.Name, Groups: u.Groups, Received: received}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		host := p.Addr.String()
@@ -82,48 +81,10 @@ func auditRequest(ctx context.Context, method string, req any, received time.Tim
 			r.UserAgent = ua[0]
 		}
 	}
-	name := func(obj []byte) string {
-		var o struct {
-			Metadata struct{ Name string } `json:"metadata"`
-		}
-		_ = json.Unmarshal(obj, &o)
-		return o.Metadata.Name
-	}
-	switch q := req.(type) {
-	case *apipb.CreateRequest:
-		r.Verb, r.Resource, r.Namespace, r.Name, r.RequestObject = "create", q.Resource, q.Namespace, name(q.Object), q.Object
-	case *apipb.GetRequest:
-		r.Verb, r.Resource, r.Namespace, r.Name = "get", q.Resource, q.Namespace, q.Name
-	case *apipb.ListRequest:
-		r.Verb, r.Resource, r.Namespace = "list", q.Resource, q.Namespace
-	case *apipb.UpdateRequest:
-		r.Verb, r.Resource, r.Namespace, r.Name, r.RequestObject = "update", q.Resource, q.Namespace, name(q.Object), q.Object
-		if strings.HasSuffix(method, "/UpdateStatus") {
-			r.Subresource = "status"
-		}
-	case *apipb.DeleteRequest:
-		r.Verb, r.Resource, r.Namespace, r.Name = "delete", q.Resource, q.Namespace, q.Name
-	case *apipb.WatchRequest:
-		r.Verb, r.Resource, r.Namespace = "watch", q.Resource, q.Namespace
-	case *apipb.BindRequest:
-		r.Verb, r.Resource, r.Namespace, r.Name, r.Subresource = "create", "pods", q.Namespace, q.Name, "binding"
-	case *apipb.PodLogsRequest:
-		r.Verb, r.Resource, r.Namespace, r.Name, r.Subresource = "get", "pods", q.Namespace, q.Name, "log"
-	case *apipb.PodExecInput:
-		r.Verb, r.Resource, r.Namespace, r.Name, r.Subresource = "create", "pods", q.Namespace, q.Name, "exec"
-	default:
-		r.Verb = "get" // Version, ServicePath: no resource
-		if i := strings.LastIndex(method, "/"); i >= 0 {
-			r.Verb = "get " + strings.ToLower(method[i+1:])
-		}
-	}
-	if k, ok := scheme.ByResource(r.Resource); ok {
-		if g, v, found := strings.Cut(k.APIVersion, "/"); found {
-			r.Group, r.Version = g, v
-		} else {
-			r.Version = k.APIVersion
-		}
-	}
+	a, obj := attributesOf(method, req)
+	r.Verb, r.Group, r.Version, r.Resource, r.Subresource, r.Namespace, r.Name, r.RequestObject =
+		a.Verb, a.APIGroup, a.APIVersion, a.Resource, a.Subresource, a.Namespace, a.Name, obj
+	r.Path = a.Path
 	return r
 }
 

@@ -13,27 +13,9 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/apiserver/request"
 )
-
-// UserInfo is who a request comes from, as authentication found it.
-type UserInfo struct {
-	Name   string
-	Groups []string
-}
-
-// Anonymous is a request with no credentials.
-var Anonymous = UserInfo{Name: "system:anonymous", Groups: []string{"system:unauthenticated"}}
-
-type userKey struct{}
-
-// UserFrom is the request's user (Anonymous when authentication found
-// none).
-func UserFrom(ctx context.Context) UserInfo {
-	if u, ok := ctx.Value(userKey{}).(UserInfo); ok {
-		return u
-	}
-	return Anonymous
-}
 
 // serverTLS is the API server's TLS 1.3 configuration: its certificate,
 // and client certificates verified against the client CA when they are
@@ -62,17 +44,17 @@ func serverTLS(cfg Config) (*tls.Config, error) {
 // authenticate finds the caller's user from its verified client
 // certificate, and refuses anonymous callers unless they are allowed.
 func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
-	u := Anonymous
+	u := request.Anonymous
 	if p, ok := peer.FromContext(ctx); ok {
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
 			subj := ti.State.VerifiedChains[0][0].Subject
-			u = UserInfo{Name: subj.CommonName, Groups: append(slices.Clone(subj.Organization), "system:authenticated")}
+			u = request.UserInfo{Name: subj.CommonName, Groups: append(slices.Clone(subj.Organization), request.AllAuthenticated)}
 		}
 	}
-	if u.Name == Anonymous.Name && !s.anonymousAllowed() {
+	if u.Name == request.Anonymous.Name && !s.anonymousAllowed() {
 		return nil, status.Error(codes.Unauthenticated, "Unauthorized: no client certificate signed by the cluster CA (use a kubeconfig with client-certificate and client-key)")
 	}
-	return context.WithValue(ctx, userKey{}, u), nil
+	return request.WithUser(ctx, u), nil
 }
 
 // anonymousAllowed: without a client CA nobody can authenticate, so every

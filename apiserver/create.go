@@ -22,6 +22,9 @@ import (
 
 // Create implements the Create RPC.
 func (s *Server) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+	if r, ok := reviews[req.Resource]; ok {
+		return s.createReview(ctx, r, req)
+	}
 	k, o, warnings, err := s.decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err

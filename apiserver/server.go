@@ -22,6 +22,7 @@ import (
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/audit"
+	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/encryption"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
@@ -88,6 +89,10 @@ type Config struct {
 	// resources are encrypted in etcd, with which keys (apiserver/encryption;
 	// "": stored as they are).
 	EncryptionProviderConfig string
+	// AuthorizationMode is the comma-separated authorizers (AlwaysAllow,
+	// Node, RBAC); "" is Node,RBAC with ClientCAFile and AlwaysAllow
+	// without. Members of system:masters are always allowed.
+	AuthorizationMode string
 	// Logf logs server events; nil uses the standard logger.
 	Logf func(format string, args ...any)
 }
@@ -150,6 +155,13 @@ type Server struct {
 	space     *space
 	// serviceRanges are the cluster IP and node port ranges (services.go).
 	serviceRanges *serviceRanges
+	// authz decides every call (authorization.go); rbac and nodeAuthz are
+	// its RBAC and Node modes when enabled, authzSynced closes when their
+	// caches are filled.
+	authz       authorizer.Authorizer
+	rbac        *authorizer.RBAC
+	nodeAuthz   *authorizer.Node
+	authzSynced chan struct{}
 }
 
 // New connects to etcd (starting the embedded one if needed), makes sure the
@@ -208,11 +220,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
+	if err := s.newAuthorizer(); err != nil {
+		backend.close()
+		return nil, err
+	}
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
 	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
 	// Right after defaulting, so that validation sees the allocated values.
 	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{serviceAllocation{ranges: ranges, store: s.store}}, s.admission.Mutators[1:]...)...)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
+		backend.close()
+		return nil, err
+	}
+	if err := s.ensureBootstrapPolicy(ctx); err != nil {
 		backend.close()
 		return nil, err
 	}
@@ -258,8 +278,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// takes, so a create no longer pays for copying a stack (measured:
 		// decode CPU per create fell by a quarter under 16 clients).
 		grpc.NumStreamWorkers(32),
-		grpc.ChainUnaryInterceptor(s.metrics.unary, s.authnUnary, s.auditUnary),
-		grpc.ChainStreamInterceptor(s.metrics.stream, s.authnStream, s.auditStream),
+		grpc.ChainUnaryInterceptor(s.metrics.unary, s.authnUnary, s.auditUnary, s.authzUnary),
+		grpc.ChainStreamInterceptor(s.metrics.stream, s.authnStream, s.auditStream, s.authzStream),
 	)...)
 	apipb.RegisterResourceAPIServer(s.grpc, s)
 	return s, nil
@@ -306,6 +326,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 		}()
 	}
+	s.runAuthorizerCaches(ctx)
 	s.wg.Add(5)
 	go func() { defer s.wg.Done(); s.runServiceRepair(ctx, s.cfg.ServiceRepairInterval) }()
 	go func() { defer s.wg.Done(); s.space.run(ctx) }()

@@ -100,10 +100,12 @@ type Request struct {
 	Subresource string
 	Namespace   string
 	Name        string
-	User        string
-	Groups      []string
-	SourceIP    string
-	UserAgent   string
+	// Path is a non-resource request's path, such as /version.
+	Path      string
+	User      string
+	Groups    []string
+	SourceIP  string
+	UserAgent string
 	// RequestObject and ResponseObject are JSON (nil when there is none).
 	RequestObject, ResponseObject []byte
 	Code                          int
@@ -334,7 +336,7 @@ func (l *Log) Close() error {
 // requestURI is the request as Kubernetes' REST path would have it.
 func requestURI(r *Request) string {
 	if r.Resource == "" {
-		return "/" + r.Verb
+		return r.Path
 	}
 	base := "/api/" + r.Version
 	if r.Group != "" {

@@ -32,6 +32,7 @@ func main() {
 	flag.StringVar(&cfg.TLSPrivateKeyFile, "tls-private-key-file", "", "the serving certificate's key")
 	flag.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "the CA whose client certificates authenticate users (CN the user, O the groups); callers without one are refused")
 	flag.BoolVar(&cfg.AnonymousAuth, "anonymous-auth", false, "with --client-ca-file, let callers without a certificate in as system:anonymous")
+	flag.StringVar(&cfg.AuthorizationMode, "authorization-mode", "", "authorizers in order, comma-separated: Node, RBAC, AlwaysAllow (default Node,RBAC with --client-ca-file, AlwaysAllow without); system:masters is always allowed")
 	flag.StringVar(&cfg.AuditPolicyFile, "audit-policy-file", "", "an audit.k8s.io/v1 Policy: which requests the audit log records, at which level (docs/security.md)")
 	flag.StringVar(&cfg.AuditLogPath, "audit-log-path", "", "where audit events go, one JSON line each (- for standard output)")
 	flag.Int64Var(&cfg.AuditLogMaxBytes, "audit-log-maxsize-bytes", 100<<20, "the audit log is rotated (to PATH.1) past this size")

@@ -1,0 +1,87 @@
+// Package authorization holds the access reviews ("authorization.k8s.io/v1")
+// — "may this user do this?" asked of the API server's authorizer
+// (SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectAccessReview,
+// which `kobectl auth can-i` sends) — and SelfSubjectReview
+// ("authentication.k8s.io/v1": "who am I?", `kobectl auth whoami`). They
+// are never stored: a create returns the request with its status filled.
+package authorization
+
+import "github.com/kobune/kobune/api/meta"
+
+// ResourceAttributes are a resource request.
+type ResourceAttributes struct {
+	Namespace   string `json:"namespace,omitempty"`
+	Verb        string `json:"verb,omitempty"`
+	Group       string `json:"group,omitempty"`
+	Version     string `json:"version,omitempty"`
+	Resource    string `json:"resource,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
+	Name        string `json:"name,omitempty"`
+}
+
+// NonResourceAttributes are a request on a path.
+type NonResourceAttributes struct {
+	Path string `json:"path,omitempty"`
+	Verb string `json:"verb,omitempty"`
+}
+
+// SubjectAccessReviewSpec is the question: exactly one of the attributes,
+// and (for SubjectAccessReview) whom it is about.
+type SubjectAccessReviewSpec struct {
+	ResourceAttributes    *ResourceAttributes    `json:"resourceAttributes,omitempty"`
+	NonResourceAttributes *NonResourceAttributes `json:"nonResourceAttributes,omitempty"`
+	User                  string                 `json:"user,omitempty"`
+	Groups                []string               `json:"groups,omitempty"`
+	UID                   string                 `json:"uid,omitempty"`
+	Extra                 map[string][]string    `json:"extra,omitempty" kobune:"unsupported"`
+}
+
+// SelfSubjectAccessReviewSpec is the question about the caller.
+type SelfSubjectAccessReviewSpec struct {
+	ResourceAttributes    *ResourceAttributes    `json:"resourceAttributes,omitempty"`
+	NonResourceAttributes *NonResourceAttributes `json:"nonResourceAttributes,omitempty"`
+}
+
+// SubjectAccessReviewStatus is the answer.
+type SubjectAccessReviewStatus struct {
+	Allowed         bool   `json:"allowed"`
+	Denied          bool   `json:"denied,omitempty"`
+	Reason          string `json:"reason,omitempty"`
+	EvaluationError string `json:"evaluationError,omitempty"`
+}
+
+// SubjectAccessReview asks about any user (cluster-scoped).
+type SubjectAccessReview struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            SubjectAccessReviewSpec   `json:"spec"`
+	Status          SubjectAccessReviewStatus `json:"status,omitempty"`
+}
+
+// LocalSubjectAccessReview asks about any user in one namespace (its own).
+type LocalSubjectAccessReview SubjectAccessReview
+
+// SelfSubjectAccessReview asks about the caller.
+type SelfSubjectAccessReview struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            SelfSubjectAccessReviewSpec `json:"spec"`
+	Status          SubjectAccessReviewStatus   `json:"status,omitempty"`
+}
+
+// UserInfo is who the caller is, as authentication found it.
+type UserInfo struct {
+	Username string              `json:"username,omitempty"`
+	UID      string              `json:"uid,omitempty"`
+	Groups   []string            `json:"groups,omitempty"`
+	Extra    map[string][]string `json:"extra,omitempty"`
+}
+
+// SelfSubjectReview ("authentication.k8s.io/v1") returns the caller's user.
+type SelfSubjectReview struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Status          struct {
+		UserInfo UserInfo `json:"userInfo"`
+	} `json:"status,omitempty"`
+}

@@ -1,0 +1,455 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"reflect"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/rbac"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/apiserver/authorizer"
+	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// apiserverUser is who the API server's own writes come from (bootstrap
+// objects, namespace cleanup), as kube-apiserver's loopback client.
+var apiserverUser = request.UserInfo{Name: "system:apiserver", Groups: []string{request.SystemPrivilegedGroup, request.AllAuthenticated}}
+
+// attributesOf is what a call asks: verb, resource, subresource, namespace
+// and name (for the authorizer and the audit log), and the object it
+// carries.
+func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
+	name := func(obj []byte) string {
+		var o struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		_ = json.Unmarshal(obj, &o)
+		return o.Metadata.Name
+	}
+	// A list or watch of one object (the field selector metadata.name=X)
+	// names it, as in Kubernetes: the node authorizer lets an agent watch
+	// one Secret it needs, never all of them.
+	byField := func(fs string) string {
+		if fs == "" {
+			return ""
+		}
+		sel, err := selector.ParseFields(fs)
+		if err != nil {
+			return ""
+		}
+		n, _ := sel.RequiresExactMatch("metadata.name")
+		return n
+	}
+	switch q := req.(type) {
+	case *apipb.CreateRequest:
+		a = request.Attributes{Verb: "create", Resource: q.Resource, Namespace: q.Namespace, Name: name(q.Object)}
+		obj = q.Object
+	case *apipb.GetRequest:
+		a = request.Attributes{Verb: "get", Resource: q.Resource, Namespace: q.Namespace, Name: q.Name}
+	case *apipb.ListRequest:
+		a = request.Attributes{Verb: "list", Resource: q.Resource, Namespace: q.Namespace, Name: byField(q.FieldSelector)}
+	case *apipb.UpdateRequest:
+		a = request.Attributes{Verb: "update", Resource: q.Resource, Namespace: q.Namespace, Name: name(q.Object)}
+		obj = q.Object
+		if strings.HasSuffix(method, "/UpdateStatus") {
+			a.Subresource = "status"
+		}
+	case *apipb.DeleteRequest:
+		a = request.Attributes{Verb: "delete", Resource: q.Resource, Namespace: q.Namespace, Name: q.Name}
+	case *apipb.WatchRequest:
+		a = request.Attributes{Verb: "watch", Resource: q.Resource, Namespace: q.Namespace, Name: byField(q.FieldSelector)}
+	case *apipb.BindRequest:
+		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "binding"}
+	case *apipb.PodLogsRequest:
+		a = request.Attributes{Verb: "get", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "log"}
+	case *apipb.PodExecInput:
+		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "exec"}
+	case *apipb.ServicePathRequest:
+		// Read from the node's ruleset through the API server: Kubernetes'
+		// nodes/proxy, which only cluster-admin has by default.
+		a = request.Attributes{Verb: "get", Resource: "nodes", Name: q.Node, Subresource: "proxy"}
+	default:
+		a = request.Attributes{Verb: "get", Path: "/" + strings.ToLower(path.Base(method))} // Version: /version
+	}
+	if k, ok := scheme.ByResource(a.Resource); ok {
+		if !k.Namespaced {
+			a.Namespace = ""
+		} else if a.Namespace == "" && a.Name != "" && a.Verb != "list" && a.Verb != "watch" {
+			a.Namespace = "default" // as the handlers default it
+		}
+		if g, v, found := strings.Cut(k.APIVersion, "/"); found {
+			a.APIGroup, a.APIVersion = g, v
+		} else {
+			a.APIVersion = k.APIVersion
+		}
+	} else if r, ok := reviews[a.Resource]; ok {
+		a.APIGroup, a.APIVersion = r.group, "v1"
+		if !r.namespaced {
+			a.Namespace = ""
+		}
+	}
+	return a, obj
+}
+
+// newAuthorizer builds the chain --authorization-mode names. The default
+// is Node,RBAC with client certificates (--client-ca-file) and AlwaysAllow
+// without (nobody could be told apart).
+func (s *Server) newAuthorizer() error {
+	mode := s.cfg.AuthorizationMode
+	if mode == "" {
+		mode = "AlwaysAllow"
+		if s.cfg.ClientCAFile != "" {
+			mode = "Node,RBAC"
+		}
+	}
+	modes, err := authorizer.ParseModes(mode)
+	if err != nil {
+		return err
+	}
+	chain := authorizer.Union{authorizer.Privileged{}}
+	for _, m := range modes {
+		switch m {
+		case "AlwaysAllow":
+			s.authz = authorizer.AlwaysAllow{}
+			return nil
+		case "Node":
+			s.nodeAuthz = authorizer.NewNode()
+			s.nodeAuthz.Fallback = s.nodeFallback
+			chain = append(chain, s.nodeAuthz)
+		case "RBAC":
+			s.rbac = authorizer.NewRBAC()
+			chain = append(chain, s.rbac)
+		}
+	}
+	s.authz = chain
+	s.authzSynced = make(chan struct{})
+	return nil
+}
+
+// authorize decides a call, waiting (a bounded moment) for the caches of
+// roles and pods to be filled at start, so that the first calls after a
+// restart are not refused.
+func (s *Server) authorize(ctx context.Context, method string, req any) error {
+	if s.authzSynced != nil {
+		select {
+		case <-s.authzSynced:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(30 * time.Second):
+			return status.Error(codes.Unavailable, "the authorizer has not loaded the roles and bindings yet (is etcd healthy?); try again")
+		}
+	}
+	u := request.UserFrom(ctx)
+	a, _ := attributesOf(method, req)
+	d, reason := s.authz.Authorize(u, &a)
+	if d == authorizer.Allow {
+		return nil
+	}
+	what := a.Resource
+	if a.APIGroup != "" {
+		what += "." + a.APIGroup
+	}
+	if a.Name != "" {
+		what += fmt.Sprintf(" %q", a.Name)
+	}
+	if a.Path != "" {
+		what = a.Path
+	}
+	msg := fmt.Sprintf("%s is forbidden: %s", what, authorizer.Describe(u, &a))
+	if reason != "" {
+		msg += ": " + reason
+	}
+	if strings.HasPrefix(u.Name, "system:") {
+		// A component refused is a missing rule in its role, or an attack:
+		// worth a line either way.
+		s.cfg.Logf("kobune-apiserver: RBAC DENY %s", msg)
+	}
+	return status.Error(codes.PermissionDenied, msg)
+}
+
+func (s *Server) authzUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := s.authorize(ctx, info.FullMethod, req); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+// authzStream authorizes a stream on its first message (the request).
+func (s *Server) authzStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	return handler(srv, &authorizedStream{ServerStream: ss, s: s, method: info.FullMethod})
+}
+
+type authorizedStream struct {
+	grpc.ServerStream
+	s      *Server
+	method string
+	done   bool
+}
+
+func (a *authorizedStream) RecvMsg(m any) error {
+	if err := a.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if !a.done {
+		a.done = true
+		return a.s.authorize(a.Context(), a.method, m)
+	}
+	return nil
+}
+
+// nodeFallback answers a graph miss from storage: a pod bound to node in
+// the request's namespace names the object (or, for a PersistentVolume,
+// a claim such a pod names is bound to it). The graph follows a watch, so
+// a pod bound a moment ago may not be in it yet.
+func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pk, _ := scheme.ByResource("pods")
+	namesIt := func(ns, kind, name string) bool {
+		kvs, _, err := s.store.List(ctx, storage.ListPrefix("pods", ns))
+		if err != nil {
+			return false
+		}
+		for _, kv := range kvs {
+			o, err := decodeStored(pk, kv.Value, kv.Revision)
+			if err != nil {
+				continue
+			}
+			if p := o.(*core.Pod); p.Spec.NodeName == node && authorizer.PodNames(p, kind, name) {
+				return true
+			}
+		}
+		return false
+	}
+	switch a.Resource {
+	case "secrets":
+		return namesIt(a.Namespace, "Secret", a.Name)
+	case "configmaps":
+		return namesIt(a.Namespace, "ConfigMap", a.Name)
+	case "persistentvolumeclaims":
+		return namesIt(a.Namespace, "PersistentVolumeClaim", a.Name)
+	case "persistentvolumes":
+		vk, _ := scheme.ByResource("persistentvolumes")
+		kv, err := s.store.Get(ctx, storage.Key("persistentvolumes", "", a.Name))
+		if err != nil {
+			return false
+		}
+		o, err := decodeStored(vk, kv.Value, kv.Revision)
+		if err != nil {
+			return false
+		}
+		ref := o.(*core.PersistentVolume).Spec.ClaimRef
+		return ref != nil && namesIt(ref.Namespace, "PersistentVolumeClaim", ref.Name)
+	}
+	return false
+}
+
+// follow lists a resource and then watches it until ctx ends, relisting
+// after a broken watch: reset gets the listed objects, event each change.
+// The authorizer's caches and the namespace cache are kept this way.
+func (s *Server) follow(ctx context.Context, resource string, reset func([]meta.Object), event func(ev storage.Event, o meta.Object)) {
+	k, _ := scheme.ByResource(resource)
+	prefix := storage.ListPrefix(resource, "")
+	for ctx.Err() == nil {
+		kvs, rev, err := s.store.List(ctx, prefix)
+		if err != nil {
+			sleep(ctx, time.Second)
+			continue
+		}
+		var objs []meta.Object
+		for _, kv := range kvs {
+			if o, err := decodeStored(k, kv.Value, kv.Revision); err == nil {
+				objs = append(objs, o)
+			}
+		}
+		reset(objs)
+		w := s.store.Watch(ctx, prefix, rev)
+		for ev := range w.Events {
+			switch ev.Type {
+			case storage.Put:
+				if o, err := decodeStored(k, ev.Value, ev.Revision); err == nil {
+					event(ev, o)
+				}
+			case storage.Deleted:
+				event(ev, nil)
+			}
+		}
+	}
+}
+
+// runAuthorizerCaches starts keeping the RBAC objects and the node graph
+// current; authzSynced closes once every cache has listed.
+func (s *Server) runAuthorizerCaches(ctx context.Context) {
+	if s.authzSynced == nil {
+		return
+	}
+	var feeds []func(ready func())
+	if s.rbac != nil {
+		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
+			feeds = append(feeds, func(ready func()) {
+				s.follow(ctx, res, func(objs []meta.Object) {
+					all := make([]any, len(objs))
+					for i, o := range objs {
+						all[i] = o
+					}
+					s.rbac.Replace(res, all)
+					ready()
+				}, func(ev storage.Event, o meta.Object) {
+					if o == nil {
+						ns, name := keyParts(ev.Key, res)
+						s.rbac.Delete(res, ns, name)
+						return
+					}
+					s.rbac.Set(o)
+				})
+			})
+		}
+	}
+	if s.nodeAuthz != nil {
+		feeds = append(feeds, func(ready func()) {
+			s.follow(ctx, "pods", func(objs []meta.Object) {
+				s.nodeAuthz.ResetGraph()
+				for _, o := range objs {
+					s.nodeAuthz.SetPod(o.(*core.Pod))
+				}
+				ready()
+			}, func(ev storage.Event, o meta.Object) {
+				if o == nil {
+					ns, name := keyParts(ev.Key, "pods")
+					s.nodeAuthz.DeletePod(ns, name)
+					return
+				}
+				s.nodeAuthz.SetPod(o.(*core.Pod))
+			})
+		}, func(ready func()) {
+			s.follow(ctx, "persistentvolumeclaims", func(objs []meta.Object) {
+				for _, o := range objs {
+					c := o.(*core.PersistentVolumeClaim)
+					s.nodeAuthz.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
+				}
+				ready()
+			}, func(ev storage.Event, o meta.Object) {
+				if o == nil {
+					ns, name := keyParts(ev.Key, "persistentvolumeclaims")
+					s.nodeAuthz.SetClaim(ns, name, "")
+					return
+				}
+				c := o.(*core.PersistentVolumeClaim)
+				s.nodeAuthz.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
+			})
+		})
+	}
+	remaining := make(chan struct{}, len(feeds))
+	for _, f := range feeds {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			first := true
+			f(func() {
+				if first {
+					first = false
+					remaining <- struct{}{}
+				}
+			})
+		}()
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for range feeds {
+			select {
+			case <-remaining:
+			case <-ctx.Done():
+				return
+			}
+		}
+		close(s.authzSynced)
+	}()
+}
+
+// keyParts is the namespace and name in an object's storage key.
+func keyParts(key, resource string) (string, string) {
+	k, _ := scheme.ByResource(resource)
+	name := path.Base(key)
+	if !k.Namespaced {
+		return "", name
+	}
+	return path.Base(path.Dir(key)), name
+}
+
+// ensureBootstrapPolicy creates the bootstrap roles and bindings, and puts
+// back the ones that still carry rbac.authorization.kubernetes.io/autoupdate
+// "true" when they differ from what this version ships (an aggregated
+// role's rules are the aggregation controller's: only its aggregationRule
+// is put back), as kube-apiserver does at every start.
+func (s *Server) ensureBootstrapPolicy(ctx context.Context) error {
+	ctx = request.WithUser(ctx, apiserverUser)
+	crk, _ := scheme.ByResource("clusterroles")
+	for _, want := range authorizer.BootstrapClusterRoles() {
+		err := s.reconcileBootstrap(ctx, crk, want, func(have meta.Object) bool {
+			h := have.(*rbac.ClusterRole)
+			if want.AggregationRule != nil {
+				if reflect.DeepEqual(h.AggregationRule, want.AggregationRule) {
+					return false
+				}
+				want.Rules = h.Rules
+				return true
+			}
+			return !reflect.DeepEqual(h.Rules, want.Rules) || h.AggregationRule != nil
+		})
+		if err != nil {
+			return fmt.Errorf("bootstrap ClusterRole %s: %w", want.Name, err)
+		}
+	}
+	crbk, _ := scheme.ByResource("clusterrolebindings")
+	for _, want := range authorizer.BootstrapClusterRoleBindings() {
+		err := s.reconcileBootstrap(ctx, crbk, want, func(have meta.Object) bool {
+			h := have.(*rbac.ClusterRoleBinding)
+			return !reflect.DeepEqual(h.Subjects, want.Subjects) || h.RoleRef != want.RoleRef
+		})
+		if err != nil {
+			return fmt.Errorf("bootstrap ClusterRoleBinding %s: %w", want.Name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Server) reconcileBootstrap(ctx context.Context, k *scheme.Kind, want meta.Object, differs func(have meta.Object) bool) error {
+	m := want.GetObjectMeta()
+	kv, err := s.store.Get(ctx, storage.Key(k.Resource, m.Namespace, m.Name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return s.ensure(ctx, k, want)
+	}
+	if err != nil {
+		return err
+	}
+	have, err := decodeStored(k, kv.Value, kv.Revision)
+	if err != nil {
+		return err
+	}
+	hm := have.GetObjectMeta()
+	if hm.Annotations[rbac.AutoUpdateAnnotation] != "true" || !differs(have) {
+		return nil
+	}
+	m.ResourceVersion, m.UID, m.CreationTimestamp = hm.ResourceVersion, hm.UID, hm.CreationTimestamp
+	_, err = s.update(ctx, k, want, false, false)
+	if isNoSpace(err) {
+		s.cfg.Logf("kobune-apiserver: cannot update %s %s: %s", k.Kind, m.Name, s.space.describe())
+		return nil
+	}
+	return err
+}

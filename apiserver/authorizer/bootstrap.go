@@ -1,0 +1,213 @@
+package authorizer
+
+import (
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/rbac"
+)
+
+// Bootstrap users and groups (client/pki issues their certificates).
+const (
+	SchedulerUser         = "system:kube-scheduler"
+	ControllerManagerUser = "system:kube-controller-manager"
+	CSIProvisionersGroup  = "system:kobune-csi-provisioners"
+)
+
+var (
+	read   = []string{"get", "list", "watch"}
+	write  = []string{"create", "update", "patch", "delete", "deletecollection"}
+	all    = []string{"*"}
+	events = rule([]string{"create", "update", "patch"}, "", "events")
+)
+
+func rule(verbs []string, group string, resources ...string) rbac.PolicyRule {
+	return rbac.PolicyRule{Verbs: verbs, APIGroups: []string{group}, Resources: resources}
+}
+
+func join(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// NodeRules are what an agent may do beyond the graph (the system:node
+// ClusterRole, which the Node authorizer applies; NodeRestriction narrows
+// the writes to its own objects): kubelet's part (its Node and Lease, its
+// pods and their status, events, CSINode) and kube-proxy's and the DNS's
+// (Services, EndpointSlices).
+var NodeRules = []rbac.PolicyRule{
+	rule(join(read, []string{"create", "update", "patch", "delete"}), "", "nodes"),
+	rule([]string{"update", "patch"}, "", "nodes/status"),
+	rule(join(read, []string{"delete"}), "", "pods"),
+	rule([]string{"update", "patch"}, "", "pods/status"),
+	rule(read, "", "services"),
+	rule(read, "discovery.k8s.io", "endpointslices"),
+	events,
+	rule([]string{"get", "create", "update", "patch", "delete"}, "coordination.k8s.io", "leases"),
+	rule([]string{"get", "create", "update", "patch", "delete"}, "storage.k8s.io", "csinodes"),
+	rule(read, "storage.k8s.io", "storageclasses"),
+}
+
+// controllerRoles are the least-privilege roles of kobune-controller's
+// controllers, one per controller, named as Kubernetes names its
+// system:controller:* roles. Kubernetes binds each to its controller's
+// ServiceAccount in kube-system; kobune-controller runs them all under one
+// certificate, so each is bound to system:kube-controller-manager (see
+// docs/security.md).
+var controllerRoles = map[string][]rbac.PolicyRule{
+	"deployment-controller": {
+		rule(join(read, []string{"update"}), "apps", "deployments"), rule([]string{"update"}, "apps", "deployments/status"),
+		rule(join(read, write), "apps", "replicasets"), rule(join(read, []string{"update"}), "", "pods"), events},
+	"replicaset-controller": {
+		rule(join(read, []string{"update"}), "apps", "replicasets"), rule([]string{"update"}, "apps", "replicasets/status"),
+		rule(join(read, []string{"create", "update", "delete"}), "", "pods"), events},
+	"statefulset-controller": {
+		rule(join(read, []string{"update"}), "apps", "statefulsets"), rule([]string{"update"}, "apps", "statefulsets/status"),
+		rule(join(read, []string{"create", "update", "delete"}), "", "pods"),
+		rule(join(read, []string{"create", "update", "delete"}), "", "persistentvolumeclaims"), events},
+	"daemon-set-controller": {
+		rule(join(read, []string{"update"}), "apps", "daemonsets"), rule([]string{"update"}, "apps", "daemonsets/status"),
+		rule(join(read, []string{"create", "update", "delete"}), "", "pods"), rule(read, "", "nodes"), events},
+	"job-controller": {
+		rule(join(read, []string{"update", "delete"}), "batch", "jobs"), rule([]string{"update"}, "batch", "jobs/status"),
+		rule(join(read, []string{"create", "update", "delete"}), "", "pods"), events},
+	"cronjob-controller": {
+		rule(join(read, []string{"update"}), "batch", "cronjobs"), rule([]string{"update"}, "batch", "cronjobs/status"),
+		rule(join(read, []string{"create", "update", "delete"}), "batch", "jobs"), rule(read, "", "pods"), events},
+	"endpointslice-controller": {
+		rule(read, "", "services", "pods", "nodes"), rule(join(read, []string{"create", "update", "delete"}), "discovery.k8s.io", "endpointslices"),
+		rule(join(read, []string{"create", "update", "delete"}), "", "endpoints"), events},
+	"node-ipam-controller": {rule(join(read, []string{"update"}), "", "nodes"), events},
+	"node-controller": {
+		rule(join(read, []string{"update", "delete"}), "", "nodes"), rule([]string{"update"}, "", "nodes/status"),
+		rule(read, "coordination.k8s.io", "leases"), rule(join(read, []string{"delete"}), "", "pods"), rule([]string{"update"}, "", "pods/status"), events},
+	"persistent-volume-binder": {
+		rule(join(read, []string{"create", "update", "delete"}), "", "persistentvolumes"), rule([]string{"update"}, "", "persistentvolumes/status"),
+		rule(join(read, []string{"update"}), "", "persistentvolumeclaims"), rule([]string{"update"}, "", "persistentvolumeclaims/status"),
+		rule(read, "storage.k8s.io", "storageclasses"), rule(read, "", "pods", "nodes"), events},
+	"generic-garbage-collector": {{Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
+	"clusterrole-aggregation-controller": {rule([]string{"get", "list", "watch", "update", "escalate"}, rbac.GroupName, "clusterroles")},
+}
+
+// Labels that aggregate a ClusterRole's rules into admin, edit and view.
+const (
+	AggregateToAdmin = "rbac.authorization.k8s.io/aggregate-to-admin"
+	AggregateToEdit  = "rbac.authorization.k8s.io/aggregate-to-edit"
+	AggregateToView  = "rbac.authorization.k8s.io/aggregate-to-view"
+)
+
+// the namespaced resources the user-facing roles cover.
+var (
+	viewResources = []rbac.PolicyRule{
+		rule(read, "", "pods", "pods/log", "pods/status", "services", "endpoints", "configmaps", "persistentvolumeclaims", "persistentvolumeclaims/status", "events", "namespaces", "serviceaccounts"),
+		rule(read, "apps", "deployments", "deployments/status", "replicasets", "replicasets/status", "statefulsets", "statefulsets/status", "daemonsets", "daemonsets/status",
+			"deployments/scale", "replicasets/scale", "statefulsets/scale"),
+		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),
+		rule(read, "discovery.k8s.io", "endpointslices"),
+	}
+	editResources = []rbac.PolicyRule{
+		rule(join(read, write), "", "secrets"),
+		rule(write, "", "pods", "services", "endpoints", "configmaps", "persistentvolumeclaims", "serviceaccounts"),
+		rule([]string{"create", "get"}, "", "pods/exec", "pods/attach", "pods/portforward"),
+		rule([]string{"impersonate"}, "", "serviceaccounts"),
+		rule(write, "apps", "deployments", "replicasets", "statefulsets", "daemonsets", "deployments/scale", "replicasets/scale", "statefulsets/scale"),
+		rule(write, "batch", "jobs", "cronjobs"),
+	}
+	adminResources = []rbac.PolicyRule{
+		rule(join(read, write), rbac.GroupName, "roles", "rolebindings"),
+		rule([]string{"create"}, "authorization.k8s.io", "localsubjectaccessreviews"),
+	}
+)
+
+func clusterRole(name string, labels map[string]string, rules ...rbac.PolicyRule) *rbac.ClusterRole {
+	return &rbac.ClusterRole{TypeMeta: meta.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: meta.ObjectMeta{Name: name, Labels: merge(map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"}, labels),
+			Annotations: map[string]string{rbac.AutoUpdateAnnotation: "true"}}, Rules: rules}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
+}
+
+func aggregated(name string, labels map[string]string, selectorLabel string) *rbac.ClusterRole {
+	r := clusterRole(name, labels)
+	r.AggregationRule = &rbac.AggregationRule{ClusterRoleSelectors: []meta.LabelSelector{{MatchLabels: map[string]string{selectorLabel: "true"}}}}
+	return r
+}
+
+func binding(name, role string, subjects ...rbac.Subject) *rbac.ClusterRoleBinding {
+	return &rbac.ClusterRoleBinding{TypeMeta: meta.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: meta.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"},
+			Annotations: map[string]string{rbac.AutoUpdateAnnotation: "true"}},
+		RoleRef: rbac.RoleRef{APIGroup: rbac.GroupName, Kind: "ClusterRole", Name: role}, Subjects: subjects}
+}
+
+func user(name string) rbac.Subject  { return rbac.Subject{Kind: rbac.UserKind, APIGroup: rbac.GroupName, Name: name} }
+func group(name string) rbac.Subject { return rbac.Subject{Kind: rbac.GroupKind, APIGroup: rbac.GroupName, Name: name} }
+
+// BootstrapClusterRoles are the ClusterRoles the API server makes at start
+// (and puts back while they carry autoupdate=true), aggregated ones with
+// their rules already aggregated.
+func BootstrapClusterRoles() []*rbac.ClusterRole {
+	roles := []*rbac.ClusterRole{
+		clusterRole("cluster-admin", nil, rbac.PolicyRule{Verbs: all, APIGroups: all, Resources: all}, rbac.PolicyRule{Verbs: all, NonResourceURLs: all}),
+		aggregated("admin", nil, AggregateToAdmin),
+		aggregated("edit", map[string]string{AggregateToAdmin: "true"}, AggregateToEdit),
+		aggregated("view", map[string]string{AggregateToEdit: "true"}, AggregateToView),
+		clusterRole("system:aggregate-to-admin", map[string]string{AggregateToAdmin: "true"}, adminResources...),
+		clusterRole("system:aggregate-to-edit", map[string]string{AggregateToEdit: "true"}, editResources...),
+		clusterRole("system:aggregate-to-view", map[string]string{AggregateToView: "true"}, viewResources...),
+		clusterRole("system:basic-user", nil, rule([]string{"create"}, "authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
+			rule([]string{"create"}, "authentication.k8s.io", "selfsubjectreviews")),
+		clusterRole("system:discovery", nil, rbac.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"}}),
+		clusterRole("system:public-info-viewer", nil, rbac.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
+		clusterRole("system:node", nil, NodeRules...),
+		clusterRole("system:kube-scheduler", nil,
+			rule(join(read, []string{"delete"}), "", "pods"), rule([]string{"create"}, "", "pods/binding"), rule([]string{"update", "patch"}, "", "pods/status"),
+			rule(read, "", "nodes", "namespaces"), rule(join(read, []string{"update"}), "", "persistentvolumeclaims", "persistentvolumes"),
+			rule(read, "storage.k8s.io", "storageclasses", "csinodes"), rule(read, "scheduling.k8s.io", "priorityclasses"), events,
+			rule([]string{"get", "create", "update"}, "coordination.k8s.io", "leases")),
+		clusterRole("system:kube-controller-manager", nil, events, rule([]string{"get", "create", "update"}, "coordination.k8s.io", "leases")),
+		clusterRole("system:kobune-csi-provisioner", nil,
+			rule(join(read, []string{"create", "update", "delete"}), "", "persistentvolumes"),
+			rule(join(read, []string{"update"}), "", "persistentvolumeclaims"), rule([]string{"update"}, "", "persistentvolumeclaims/status"),
+			rule(read, "storage.k8s.io", "storageclasses"), rule(read, "", "nodes"), events),
+	}
+	for _, name := range controllerNames() {
+		roles = append(roles, clusterRole("system:controller:"+name, nil, controllerRoles[name]...))
+	}
+	byName := map[string]*rbac.ClusterRole{}
+	for _, r := range roles {
+		byName[r.Name] = r
+	}
+	for _, name := range []string{"view", "edit", "admin"} { // each feeds the next
+		byName[name].Rules, _ = rbac.AggregatedRules(byName[name], roles)
+	}
+	return roles
+}
+
+func controllerNames() []string {
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller", "endpointslice-controller",
+		"generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller", "statefulset-controller"}
+}
+
+// BootstrapClusterRoleBindings grant the bootstrap roles.
+func BootstrapClusterRoleBindings() []*rbac.ClusterRoleBinding {
+	bs := []*rbac.ClusterRoleBinding{
+		binding("cluster-admin", "cluster-admin", group("system:masters")),
+		binding("system:basic-user", "system:basic-user", group("system:authenticated")),
+		binding("system:discovery", "system:discovery", group("system:authenticated")),
+		binding("system:public-info-viewer", "system:public-info-viewer", group("system:authenticated"), group("system:unauthenticated")),
+		binding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
+		binding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
+		binding("system:kobune-csi-provisioner", "system:kobune-csi-provisioner", group(CSIProvisionersGroup)),
+	}
+	for _, name := range controllerNames() {
+		bs = append(bs, binding("system:controller:"+name, "system:controller:"+name, user(ControllerManagerUser)))
+	}
+	return bs
+}

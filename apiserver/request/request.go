@@ -1,0 +1,84 @@
+// Package request holds what the API server knows about a request once it
+// is decoded and authenticated: who made it (the user and its groups, as
+// Kubernetes' user.Info) and what it asks (verb, resource, subresource,
+// namespace, name — Kubernetes' RequestInfo and authorizer.Attributes).
+// Authentication puts the user in the request's context; authorization,
+// admission and the audit log read it from there.
+package request
+
+import "context"
+
+// UserInfo is who a request comes from, as authentication found it.
+type UserInfo struct {
+	Name   string
+	Groups []string
+}
+
+// Well-known users and groups.
+const (
+	AllAuthenticated   = "system:authenticated"
+	AllUnauthenticated = "system:unauthenticated"
+	// SystemPrivilegedGroup (system:masters) is allowed everything, before
+	// and regardless of RBAC, as in Kubernetes: the lab's admin is in it.
+	SystemPrivilegedGroup = "system:masters"
+	NodesGroup            = "system:nodes"
+	NodeUserPrefix        = "system:node:"
+	// ServiceAccountUserPrefix starts a ServiceAccount's user name,
+	// "system:serviceaccount:<namespace>:<name>".
+	ServiceAccountUserPrefix = "system:serviceaccount:"
+)
+
+// Anonymous is a request with no credentials.
+var Anonymous = UserInfo{Name: "system:anonymous", Groups: []string{AllUnauthenticated}}
+
+// InGroup reports whether the user is in group g.
+func (u UserInfo) InGroup(g string) bool {
+	for _, x := range u.Groups {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeName is the node an agent's user names (system:node:<name> in
+// group system:nodes), or "" for any other user.
+func (u UserInfo) NodeName() string {
+	if len(u.Name) > len(NodeUserPrefix) && u.Name[:len(NodeUserPrefix)] == NodeUserPrefix && u.InGroup(NodesGroup) {
+		return u.Name[len(NodeUserPrefix):]
+	}
+	return ""
+}
+
+type userKey struct{}
+
+// WithUser returns ctx carrying u.
+func WithUser(ctx context.Context, u UserInfo) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFrom is the request's user (Anonymous when authentication found
+// none).
+func UserFrom(ctx context.Context) UserInfo {
+	if u, ok := ctx.Value(userKey{}).(UserInfo); ok {
+		return u
+	}
+	return Anonymous
+}
+
+// Attributes are what a request asks, for authorization and the audit log.
+type Attributes struct {
+	Verb string
+	// A resource request: APIGroup ("" the core group), Resource and
+	// maybe Subresource, Namespace ("" for cluster-scoped resources and
+	// requests across all namespaces) and Name ("" when it names no
+	// object; a list or watch with the field selector metadata.name=X
+	// names X, as in Kubernetes).
+	APIGroup, APIVersion, Resource, Subresource, Namespace, Name string
+	// Path is a non-resource request's path (such as /version); then the
+	// resource fields are empty.
+	Path string
+}
+
+// ResourceRequest reports whether the request is on a resource.
+func (a *Attributes) ResourceRequest() bool { return a.Path == "" }

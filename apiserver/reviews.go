@@ -1,0 +1,106 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/kobune/kobune/api/authorization"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/apiserver/authorizer"
+	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// review is a create-only resource answered by the authorizer or the
+// authenticator and never stored.
+type review struct {
+	kind, group string
+	namespaced  bool
+}
+
+var reviews = map[string]review{
+	"selfsubjectaccessreviews":  {"SelfSubjectAccessReview", "authorization.k8s.io", false},
+	"subjectaccessreviews":      {"SubjectAccessReview", "authorization.k8s.io", false},
+	"localsubjectaccessreviews": {"LocalSubjectAccessReview", "authorization.k8s.io", true},
+	"selfsubjectreviews":        {"SelfSubjectReview", "authentication.k8s.io", false},
+}
+
+// createReview answers a review; the caller was authorized to create it.
+func (s *Server) createReview(ctx context.Context, r review, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+	caller := request.UserFrom(ctx)
+	tm := meta.TypeMeta{APIVersion: r.group + "/v1", Kind: r.kind}
+	var out any
+	switch r.kind {
+	case "SelfSubjectReview":
+		var o authorization.SelfSubjectReview
+		if err := json.Unmarshal(req.Object, &o); err != nil && len(req.Object) > 0 {
+			return nil, invalid("SelfSubjectReview: %v", err)
+		}
+		o.TypeMeta = tm
+		o.Status.UserInfo = authorization.UserInfo{Username: caller.Name, Groups: caller.Groups}
+		out = &o
+	case "SelfSubjectAccessReview":
+		var o authorization.SelfSubjectAccessReview
+		if err := json.Unmarshal(req.Object, &o); err != nil {
+			return nil, invalid("SelfSubjectAccessReview: %v", err)
+		}
+		st, err := s.decideReview(caller, o.Spec.ResourceAttributes, o.Spec.NonResourceAttributes, "")
+		if err != nil {
+			return nil, err
+		}
+		o.TypeMeta, o.Status = tm, st
+		out = &o
+	default: // SubjectAccessReview, LocalSubjectAccessReview
+		var o authorization.SubjectAccessReview
+		if err := json.Unmarshal(req.Object, &o); err != nil {
+			return nil, invalid("%s: %v", r.kind, err)
+		}
+		if o.Spec.User == "" && len(o.Spec.Groups) == 0 {
+			return nil, invalid("spec.user: Required value: at least one of user or groups must be given")
+		}
+		ns := ""
+		if r.namespaced {
+			ns = req.Namespace
+			if ns == "" {
+				ns = "default"
+			}
+			if o.Spec.ResourceAttributes == nil || o.Spec.ResourceAttributes.Namespace != ns {
+				return nil, invalid("spec.resourceAttributes.namespace: Invalid value: must match the review's namespace %q", ns)
+			}
+		}
+		st, err := s.decideReview(request.UserInfo{Name: o.Spec.User, Groups: o.Spec.Groups}, o.Spec.ResourceAttributes, o.Spec.NonResourceAttributes, ns)
+		if err != nil {
+			return nil, err
+		}
+		o.TypeMeta, o.Status = tm, st
+		out = &o
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &apipb.ObjectResponse{Object: b}, nil
+}
+
+func (s *Server) decideReview(u request.UserInfo, ra *authorization.ResourceAttributes, nra *authorization.NonResourceAttributes, _ string) (authorization.SubjectAccessReviewStatus, error) {
+	var a request.Attributes
+	switch {
+	case ra != nil && nra != nil:
+		return authorization.SubjectAccessReviewStatus{}, invalid("spec: Invalid value: resourceAttributes and nonResourceAttributes cannot both be set")
+	case ra != nil:
+		a = request.Attributes{Verb: ra.Verb, APIGroup: ra.Group, APIVersion: ra.Version, Resource: ra.Resource, Subresource: ra.Subresource, Namespace: ra.Namespace, Name: ra.Name}
+	case nra != nil:
+		a = request.Attributes{Verb: nra.Verb, Path: nra.Path}
+		if a.Path == "" {
+			return authorization.SubjectAccessReviewStatus{}, invalid("spec.nonResourceAttributes.path: Required value")
+		}
+	default:
+		return authorization.SubjectAccessReviewStatus{}, invalid("spec: Invalid value: exactly one of resourceAttributes or nonResourceAttributes must be set")
+	}
+	if a.Verb == "" {
+		return authorization.SubjectAccessReviewStatus{}, errors.New("spec: verb is required")
+	}
+	d, reason := s.authz.Authorize(u, &a)
+	return authorization.SubjectAccessReviewStatus{Allowed: d == authorizer.Allow, Denied: d == authorizer.Deny, Reason: reason}, nil
+}
