@@ -86,6 +86,9 @@ func (s *Server) delete(ctx context.Context, k *scheme.Kind, ns, name string, op
 		if opts.resourceVersion != "" && opts.resourceVersion != m.ResourceVersion {
 			return nil, storageError(storage.ErrConflict, k, name)
 		}
+		if err := s.admission.AdmitDelete(ctx, k, o); err != nil {
+			return nil, err
+		}
 		var out meta.Object
 		var rev int64
 		if del := strategyFor(k).delete; del != nil {

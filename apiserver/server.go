@@ -220,12 +220,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
+	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
+	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
 	if err := s.newAuthorizer(); err != nil {
 		backend.close()
 		return nil, err
 	}
-	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
-	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
+	if s.rbac != nil {
+		s.admission.Validators = append(s.admission.Validators, rbacEscalation{rbac: s.rbac, authz: s.authz})
+	}
+	if s.nodeAuthz != nil {
+		s.admission.Validators = append(s.admission.Validators, admission.NodeRestriction{})
+	}
 	// Right after defaulting, so that validation sees the allocated values.
 	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{serviceAllocation{ranges: ranges, store: s.store}}, s.admission.Mutators[1:]...)...)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {

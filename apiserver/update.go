@@ -99,7 +99,11 @@ func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Ob
 	if err != nil {
 		return nil, err
 	}
-	if !statusOnly {
+	if statusOnly {
+		if err := s.admission.AdmitStatus(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old}); err != nil {
+			return nil, err
+		}
+	} else {
 		if err := s.admission.Admit(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old}); err != nil {
 			return nil, err
 		}

@@ -40,6 +40,43 @@ type Validator interface {
 	Validate(ctx context.Context, a *Attributes) error
 }
 
+// DeleteValidator is a Validator that also judges deletes (of the stored
+// object), as NodeRestriction does.
+type DeleteValidator interface {
+	ValidateDelete(ctx context.Context, k *scheme.Kind, stored meta.Object) error
+}
+
+// AdmitDelete runs the validators that judge deletes.
+func (c *Chain) AdmitDelete(ctx context.Context, k *scheme.Kind, stored meta.Object) error {
+	for _, v := range c.Validators {
+		if d, ok := v.(DeleteValidator); ok {
+			if err := d.ValidateDelete(ctx, k, stored); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// StatusValidator is a Validator that also judges status updates (which
+// the rest of the chain leaves alone: status is the writer's business), as
+// NodeRestriction does.
+type StatusValidator interface {
+	ValidateStatus(ctx context.Context, a *Attributes) error
+}
+
+// AdmitStatus runs the validators that judge status updates.
+func (c *Chain) AdmitStatus(ctx context.Context, a *Attributes) error {
+	for _, v := range c.Validators {
+		if sv, ok := v.(StatusValidator); ok {
+			if err := sv.ValidateStatus(ctx, a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Chain runs mutators then validators, stopping at the first refusal.
 type Chain struct {
 	Mutators   []Mutator

@@ -1,0 +1,390 @@
+package apiserver_test
+
+import (
+	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/rbac"
+	"github.com/kobune/kobune/api/scheduling"
+	"github.com/kobune/kobune/apiserver"
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/pki"
+)
+
+// securedServer is an API server with the certificates of `kobectl pki
+// init` (TLS, client certificates, Node,RBAC by default), and a way to
+// connect as any user of its CA.
+type securedServer struct {
+	*testserver.Server
+	dir   string
+	admin client.Config
+}
+
+func startSecured(t *testing.T, mutate ...func(*apiserver.Config)) *securedServer {
+	t.Helper()
+	dir := t.TempDir()
+	addr := testserver.StableAddr()
+	p := func(f string) string { return filepath.Join(dir, "pki", f) }
+	if _, err := pki.Init(filepath.Join(dir, "pki"), pki.Options{Server: "https://" + addr, Nodes: []string{"node-1", "node-2"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := testserver.StartTLS(filepath.Join(dir, "etcd"), addr, p("admin.kubeconfig"), append([]func(*apiserver.Config){func(c *apiserver.Config) {
+		c.TLSCertFile, c.TLSPrivateKeyFile, c.ClientCAFile = p("apiserver.crt"), p("apiserver.key"), p("ca.crt")
+		c.Logf = t.Logf
+	}}, mutate...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	admin, err := client.LoadKubeconfig(p("admin.kubeconfig"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &securedServer{Server: srv, dir: dir, admin: admin}
+}
+
+// as connects with a fresh certificate for user in groups.
+func (s *securedServer) as(t *testing.T, user string, groups ...string) *client.Client {
+	t.Helper()
+	ca, key, err := pki.LoadCA(filepath.Join(s.dir, "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, k, err := pki.Issue(ca, key, &x509.Certificate{Subject: pkix.Name{CommonName: user, Organization: groups}, NotBefore: time.Now().Add(-time.Minute),
+		NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.admin
+	cfg.Cert, cfg.Key = cert, k
+	c, err := client.NewFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func forbidden(t *testing.T, what string, err error, words ...string) {
+	t.Helper()
+	if status.Code(err) != codes.PermissionDenied {
+		t.Errorf("%s: %v, want PermissionDenied", what, err)
+		return
+	}
+	for _, w := range words {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: %q does not say %q", what, err, w)
+		}
+	}
+}
+
+func allowed(t *testing.T, what string, err error) {
+	t.Helper()
+	if status.Code(err) == codes.PermissionDenied || status.Code(err) == codes.Unauthenticated {
+		t.Errorf("%s: %v, want it allowed", what, err)
+	}
+}
+
+// eventually retries f until it returns nil (RBAC changes reach the
+// authorizer through a watch).
+func eventually(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %v after 10s", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func binding(ns, name, kind, role string, subjects ...rbac.Subject) *rbac.RoleBinding {
+	return &rbac.RoleBinding{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name}, RoleRef: rbac.RoleRef{APIGroup: rbac.GroupName, Kind: kind, Name: role}, Subjects: subjects}
+}
+
+func userSubject(name string) rbac.Subject { return rbac.Subject{Kind: rbac.UserKind, Name: name} }
+
+// TestRBAC: with client certificates the API server authorizes with RBAC.
+// A user without bindings gets nothing but "who am I" and "may I"; a
+// RoleBinding of edit in one namespace opens that namespace and nothing
+// else (not Secrets elsewhere, not nodes, not RBAC); resourceNames and
+// subresources (pods/exec, pods/log) are their own permissions; deleting
+// the binding takes the access away again; system PriorityClasses stay.
+func TestRBAC(t *testing.T) {
+	s := startSecured(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := s.Client
+	if _, err := client.For[*core.Namespace](admin).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: "team"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*core.Secret](admin).Create(ctx, &core.Secret{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "db"}, StringData: map[string]string{"DB_PASSWORD": "s3cret"}}); err != nil {
+		t.Fatal(err)
+	}
+	alice := s.as(t, "alice", "developers")
+	_, _, err := client.For[*core.Pod](alice).List(ctx, "team", client.ListOptions{})
+	forbidden(t, "alice lists pods before any binding", err, `User "alice" cannot list resource "pods" in API group "" in the namespace "team"`)
+	me, err := alice.WhoAmI(ctx)
+	if err != nil || me.Username != "alice" || !strings.Contains(strings.Join(me.Groups, ","), "developers") {
+		t.Errorf("whoami: %+v %v", me, err)
+	}
+	if st, err := alice.CanI(ctx, client.AccessQuestion{Verb: "list", Resource: "pods", Namespace: "team"}, ""); err != nil || st.Allowed {
+		t.Errorf("can-i list pods before the binding: %+v %v", st, err)
+	}
+
+	if _, err := client.For[*rbac.RoleBinding](admin).Create(ctx, binding("team", "alice-edit", "ClusterRole", "edit", userSubject("alice"))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "alice lists pods in team after the binding", func() error {
+		_, _, err := client.For[*core.Pod](alice).List(ctx, "team", client.ListOptions{})
+		return err
+	})
+	_, err = client.For[*core.ConfigMap](alice).Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "team", Name: "settings"}})
+	allowed(t, "alice creates a ConfigMap in team", err)
+	_, err = client.For[*core.Secret](alice).Create(ctx, &core.Secret{ObjectMeta: meta.ObjectMeta{Namespace: "team", Name: "own"}})
+	allowed(t, "alice creates a Secret in team", err)
+	_, err = client.For[*core.Secret](alice).Get(ctx, "default", "db")
+	forbidden(t, "alice reads a Secret in default", err, `secrets "db" is forbidden`)
+	_, _, err = client.For[*core.Secret](alice).List(ctx, "", client.ListOptions{})
+	forbidden(t, "alice lists Secrets in every namespace", err, "at the cluster scope")
+	_, _, err = client.For[*core.Node](alice).List(ctx, "", client.ListOptions{})
+	forbidden(t, "alice lists nodes", err)
+	err = client.For[*core.Namespace](alice).Delete(ctx, "", "team", client.DeleteOptions{})
+	forbidden(t, "alice deletes her namespace", err)
+	_, err = client.For[*rbac.RoleBinding](alice).Create(ctx, binding("team", "self-admin", "ClusterRole", "admin", userSubject("alice")))
+	forbidden(t, "alice (edit) binds herself admin", err)
+	err = client.For[*scheduling.PriorityClass](alice).Delete(ctx, "", "system-node-critical", client.DeleteOptions{})
+	forbidden(t, "alice deletes system-node-critical", err)
+	if st, err := alice.CanI(ctx, client.AccessQuestion{Verb: "create", Resource: "pods", Subresource: "exec", Namespace: "team"}, ""); err != nil || !st.Allowed {
+		t.Errorf("can-i create pods/exec in team (edit): %+v %v", st, err)
+	}
+
+	// view: pods yes, their logs yes, exec no.
+	bob := s.as(t, "bob")
+	if _, err := client.For[*rbac.RoleBinding](admin).Create(ctx, binding("team", "bob-view", "ClusterRole", "view", userSubject("bob"))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "bob lists pods in team", func() error {
+		_, _, err := client.For[*core.Pod](bob).List(ctx, "team", client.ListOptions{})
+		return err
+	})
+	_, err = bob.Exec(ctx, "team", "web", client.ExecOptions{Command: []string{"id"}, Stdout: io.Discard, Stderr: io.Discard})
+	forbidden(t, "bob (view) execs", err, `cannot create resource "pods/exec"`)
+	_, err = alice.Exec(ctx, "team", "web", client.ExecOptions{Command: []string{"id"}, Stdout: io.Discard, Stderr: io.Discard})
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("alice (edit) execs into a pod that does not exist: %v, want NotFound (past authorization)", err)
+	}
+	_, err = client.For[*core.ConfigMap](bob).Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "team", Name: "by-bob"}})
+	forbidden(t, "bob (view) creates", err)
+	_, _, err = client.For[*core.Secret](bob).List(ctx, "team", client.ListOptions{})
+	forbidden(t, "bob (view) lists Secrets", err)
+
+	// resourceNames: one Secret, by name only.
+	carol := s.as(t, "carol")
+	role := &rbac.Role{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "db-reader"},
+		Rules: []rbac.PolicyRule{{Verbs: []string{"get", "watch", "list"}, APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"db"}}}}
+	if _, err := client.For[*rbac.Role](admin).Create(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*rbac.RoleBinding](admin).Create(ctx, binding("default", "carol-db", "Role", "db-reader", userSubject("carol"))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "carol reads Secret db", func() error {
+		_, err := client.For[*core.Secret](carol).Get(ctx, "default", "db")
+		return err
+	})
+	_, _, err = client.For[*core.Secret](carol).List(ctx, "default", client.ListOptions{})
+	forbidden(t, "carol lists every Secret", err)
+	_, _, err = client.For[*core.Secret](carol).List(ctx, "default", client.ListOptions{FieldSelector: "metadata.name=db"})
+	allowed(t, "carol lists Secret db by field selector", err)
+	_, err = client.For[*core.Secret](carol).Get(ctx, "team", "own")
+	forbidden(t, "carol reads another Secret", err)
+
+	// The binding goes, the access goes.
+	if err := client.For[*rbac.RoleBinding](admin).Delete(ctx, "team", "alice-edit", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "alice refused after her binding is deleted", func() error {
+		_, _, err := client.For[*core.Pod](alice).List(ctx, "team", client.ListOptions{})
+		if status.Code(err) == codes.PermissionDenied {
+			return nil
+		}
+		return err
+	})
+}
+
+// TestRBACEscalation: a namespace admin hands out view and Roles within
+// what they hold, and is refused cluster-admin, a Role with more than they
+// have, and any ClusterRoleBinding; the refusal names the missing rules.
+func TestRBACEscalation(t *testing.T) {
+	s := startSecured(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := s.Client
+	if _, err := client.For[*core.Namespace](admin).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: "team"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*rbac.RoleBinding](admin).Create(ctx, binding("team", "dana-admin", "ClusterRole", "admin", userSubject("dana"))); err != nil {
+		t.Fatal(err)
+	}
+	dana := s.as(t, "dana")
+	eventually(t, "dana (admin) grants view", func() error {
+		_, err := client.For[*rbac.RoleBinding](dana).Create(ctx, binding("team", "erin-view", "ClusterRole", "view", userSubject("erin")))
+		return err
+	})
+	_, err := client.For[*rbac.RoleBinding](dana).Create(ctx, binding("team", "erin-root", "ClusterRole", "cluster-admin", userSubject("erin")))
+	forbidden(t, "dana binds cluster-admin in her namespace", err, "attempting to grant RBAC permissions not currently held", `Verbs:["*"]`)
+	_, err = client.For[*rbac.Role](dana).Create(ctx, &rbac.Role{ObjectMeta: meta.ObjectMeta{Namespace: "team", Name: "secrets"},
+		Rules: []rbac.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"secrets"}}}})
+	allowed(t, "dana makes a Role she holds", err)
+	_, err = client.For[*rbac.Role](dana).Create(ctx, &rbac.Role{ObjectMeta: meta.ObjectMeta{Namespace: "team", Name: "nodes"},
+		Rules: []rbac.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"nodes"}}}})
+	forbidden(t, "dana makes a Role with nodes", err, `Resources:["nodes"]`)
+	_, err = client.For[*rbac.ClusterRoleBinding](dana).Create(ctx, &rbac.ClusterRoleBinding{ObjectMeta: meta.ObjectMeta{Name: "dana-everywhere"},
+		RoleRef: rbac.RoleRef{APIGroup: rbac.GroupName, Kind: "ClusterRole", Name: "view"}, Subjects: []rbac.Subject{userSubject("dana")}})
+	forbidden(t, "dana makes a ClusterRoleBinding", err)
+	if _, _, err := client.For[*rbac.RoleBinding](admin).List(ctx, "team", client.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBootstrapPolicy: the roles come back as shipped after a change
+// while they carry autoupdate=true, and stay changed when it is "false".
+func TestBootstrapPolicy(t *testing.T) {
+	s := startSecured(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	roles := client.For[*rbac.ClusterRole](s.Client)
+	view, err := roles.Get(ctx, "", "view")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Rules) == 0 || view.AggregationRule == nil {
+		t.Fatalf("view has no aggregated rules: %+v", view)
+	}
+	edit, _ := roles.Get(ctx, "", "edit")
+	if !rbac.Covers(edit.Rules, view.Rules[0]) {
+		t.Errorf("edit does not hold view's rules (aggregation)")
+	}
+	for _, name := range []string{"cluster-admin", "admin", "system:node", "system:kube-scheduler", "system:controller:deployment-controller"} {
+		if _, err := roles.Get(ctx, "", name); err != nil {
+			t.Errorf("bootstrap role %s: %v", name, err)
+		}
+	}
+}
+
+// TestNodeAuthorizer: an agent reads only the Secrets, ConfigMaps and
+// claims of pods bound to its node, and writes only its own Node, Lease
+// and its pods' status (Node authorizer + NodeRestriction).
+func TestNodeAuthorizer(t *testing.T) {
+	s := startSecured(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := s.Client
+	for _, n := range []string{"node-1", "node-2"} {
+		if _, err := client.For[*core.Node](admin).Create(ctx, &core.Node{ObjectMeta: meta.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"one", "two"} {
+		if _, err := client.For[*core.Secret](admin).Create(ctx, &core.Secret{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name}, StringData: map[string]string{"DB_PASSWORD": name}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.For[*core.ConfigMap](admin).Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := func(name, node, secret string) {
+		p := &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name}, Spec: core.PodSpec{NodeName: node,
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", Env: []core.EnvVar{{Name: "P", ValueFrom: &core.EnvVarSource{SecretKeyRef: &core.SecretKeySelector{LocalObjectReference: core.LocalObjectReference{Name: secret}, Key: "DB_PASSWORD"}}}}}},
+			Volumes: []core.Volume{{Name: "cfg", VolumeSource: core.VolumeSource{ConfigMap: &core.ConfigMapVolumeSource{LocalObjectReference: core.LocalObjectReference{Name: secret}}}}}}}
+		if _, err := client.For[*core.Pod](admin).Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod("on-1", "node-1", "one")
+	pod("on-2", "node-2", "two")
+	n1 := s.as(t, "system:node:node-1", "system:nodes")
+	// Read at once: a graph miss is checked against storage.
+	_, err := client.For[*core.Secret](n1).Get(ctx, "default", "one")
+	allowed(t, "node-1 reads the Secret of its pod", err)
+	_, err = client.For[*core.ConfigMap](n1).Get(ctx, "default", "one")
+	allowed(t, "node-1 reads the ConfigMap of its pod", err)
+	_, _, err = client.For[*core.Secret](n1).List(ctx, "default", client.ListOptions{FieldSelector: "metadata.name=one"})
+	allowed(t, "node-1 watches the Secret of its pod by name", err)
+	_, err = client.For[*core.Secret](n1).Get(ctx, "default", "two")
+	forbidden(t, "node-1 reads node-2's pod's Secret", err, "no relationship found between node \"node-1\"")
+	_, _, err = client.For[*core.Secret](n1).List(ctx, "default", client.ListOptions{})
+	forbidden(t, "node-1 lists every Secret", err)
+	_, err = client.For[*core.Secret](n1).Create(ctx, &core.Secret{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "planted"}})
+	forbidden(t, "node-1 creates a Secret", err)
+
+	n2node, err := client.For[*core.Node](n1).Get(ctx, "", "node-2")
+	allowed(t, "node-1 reads node-2", err)
+	if err == nil {
+		n2node.Labels = map[string]string{"hijacked": "yes"}
+		_, err = client.For[*core.Node](n1).Update(ctx, n2node)
+		forbidden(t, "node-1 updates node-2", err, "may only create or update its own Node")
+		_, err = client.For[*core.Node](n1).UpdateStatus(ctx, n2node)
+		forbidden(t, "node-1 updates node-2's status", err)
+	}
+	err = client.For[*core.Node](n1).Delete(ctx, "", "node-2", client.DeleteOptions{})
+	forbidden(t, "node-1 deletes node-2", err)
+	_, err = client.For[*core.Node](n1).Create(ctx, &core.Node{ObjectMeta: meta.ObjectMeta{Name: "node-3"}})
+	forbidden(t, "node-1 registers a fake node-3", err)
+	own, _ := client.For[*core.Node](n1).Get(ctx, "", "node-1")
+	own.Labels = map[string]string{"node-restriction.kubernetes.io/trusted": "true"}
+	_, err = client.For[*core.Node](n1).Update(ctx, own)
+	forbidden(t, "node-1 sets a node-restriction label on itself", err)
+	own, _ = client.For[*core.Node](n1).Get(ctx, "", "node-1")
+	own.Labels = map[string]string{"zone": "a"}
+	_, err = client.For[*core.Node](n1).Update(ctx, own)
+	allowed(t, "node-1 labels itself", err)
+
+	p2, _ := client.For[*core.Pod](admin).Get(ctx, "default", "on-2")
+	p2.Status.Phase = core.PodFailed
+	_, err = client.For[*core.Pod](n1).UpdateStatus(ctx, p2)
+	forbidden(t, "node-1 writes node-2's pod's status", err)
+	err = client.For[*core.Pod](n1).Delete(ctx, "default", "on-2", client.DeleteOptions{})
+	forbidden(t, "node-1 deletes node-2's pod", err)
+	p1, _ := client.For[*core.Pod](admin).Get(ctx, "default", "on-1")
+	p1.Status.Phase = core.PodRunning
+	_, err = client.For[*core.Pod](n1).UpdateStatus(ctx, p1)
+	allowed(t, "node-1 writes its pod's status", err)
+	_, err = client.For[*core.Pod](n1).Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "sneaky"}, Spec: core.PodSpec{NodeName: "node-1",
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0"}}}})
+	forbidden(t, "node-1 creates a pod", err)
+
+	// The pod moves away (deleted, made again on node-2): node-1 loses the
+	// Secret once the graph has seen it.
+	if err := client.For[*core.Pod](admin).Delete(ctx, "default", "on-1", client.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node-1 refused the Secret of a pod no longer bound to it", func() error {
+		_, err := client.For[*core.Secret](n1).Get(ctx, "default", "one")
+		if status.Code(err) == codes.PermissionDenied {
+			return nil
+		}
+		return err
+	})
+	// A user in system:nodes without a node name gets nothing written.
+	odd := s.as(t, "mallory", "system:nodes")
+	_, err = client.For[*core.Secret](odd).Get(ctx, "default", "two")
+	forbidden(t, "a system:nodes member not named system:node:<name> reads a Secret", err)
+}

@@ -1,0 +1,47 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/kobune/kobune/api/authorization"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// AccessQuestion is what CanI asks: a verb on a resource (with maybe a
+// subresource, a namespace and a name), or on a path.
+type AccessQuestion = authorization.ResourceAttributes
+
+// CanI asks the API server's authorizer whether the caller may do q
+// (a SelfSubjectAccessReview, as `kubectl auth can-i`); path, when set,
+// asks about a non-resource path instead.
+func (c *Client) CanI(ctx context.Context, q AccessQuestion, path string) (authorization.SubjectAccessReviewStatus, error) {
+	r := authorization.SelfSubjectAccessReview{}
+	r.APIVersion, r.Kind = "authorization.k8s.io/v1", "SelfSubjectAccessReview"
+	if path != "" {
+		r.Spec.NonResourceAttributes = &authorization.NonResourceAttributes{Path: path, Verb: q.Verb}
+	} else {
+		r.Spec.ResourceAttributes = &q
+	}
+	b, _ := json.Marshal(r)
+	resp, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: "selfsubjectaccessreviews", Object: b})
+	if err != nil {
+		return authorization.SubjectAccessReviewStatus{}, err
+	}
+	var out authorization.SelfSubjectAccessReview
+	err = json.Unmarshal(resp.Object, &out)
+	return out.Status, err
+}
+
+// WhoAmI is the caller's user as the API server authenticated it (a
+// SelfSubjectReview, as `kubectl auth whoami`).
+func (c *Client) WhoAmI(ctx context.Context) (authorization.UserInfo, error) {
+	resp, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: "selfsubjectreviews",
+		Object: []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview","metadata":{}}`)})
+	if err != nil {
+		return authorization.UserInfo{}, err
+	}
+	var out authorization.SelfSubjectReview
+	err = json.Unmarshal(resp.Object, &out)
+	return out.Status.UserInfo, err
+}
