@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/audit"
+	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/proto/apipb"
 )
 

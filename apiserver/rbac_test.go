@@ -313,7 +313,7 @@ func TestNodeAuthorizer(t *testing.T) {
 	pod := func(name, node, secret string) {
 		p := &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name}, Spec: core.PodSpec{NodeName: node,
 			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", Env: []core.EnvVar{{Name: "P", ValueFrom: &core.EnvVarSource{SecretKeyRef: &core.SecretKeySelector{LocalObjectReference: core.LocalObjectReference{Name: secret}, Key: "DB_PASSWORD"}}}}}},
-			Volumes: []core.Volume{{Name: "cfg", VolumeSource: core.VolumeSource{ConfigMap: &core.ConfigMapVolumeSource{LocalObjectReference: core.LocalObjectReference{Name: secret}}}}}}}
+			Volumes:    []core.Volume{{Name: "cfg", VolumeSource: core.VolumeSource{ConfigMap: &core.ConfigMapVolumeSource{LocalObjectReference: core.LocalObjectReference{Name: secret}}}}}}}
 		if _, err := client.For[*core.Pod](admin).Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}

@@ -94,7 +94,9 @@ func (NodeRestriction) Validate(ctx context.Context, a *Attributes) error {
 }
 
 // ValidateStatus implements StatusValidator: the same rules.
-func (n NodeRestriction) ValidateStatus(ctx context.Context, a *Attributes) error { return n.Validate(ctx, a) }
+func (n NodeRestriction) ValidateStatus(ctx context.Context, a *Attributes) error {
+	return n.Validate(ctx, a)
+}
 
 // ValidateDelete implements DeleteValidator.
 func (NodeRestriction) ValidateDelete(ctx context.Context, k *scheme.Kind, stored meta.Object) error {

@@ -86,7 +86,7 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 		rule(join(read, []string{"create", "update", "delete"}), "", "persistentvolumes"), rule([]string{"update"}, "", "persistentvolumes/status"),
 		rule(join(read, []string{"update"}), "", "persistentvolumeclaims"), rule([]string{"update"}, "", "persistentvolumeclaims/status"),
 		rule(read, "storage.k8s.io", "storageclasses"), rule(read, "", "pods", "nodes"), events},
-	"generic-garbage-collector": {{Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
+	"generic-garbage-collector":          {{Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
 	"clusterrole-aggregation-controller": {rule([]string{"get", "list", "watch", "update", "escalate"}, rbac.GroupName, "clusterroles")},
 }
 
@@ -146,8 +146,12 @@ func binding(name, role string, subjects ...rbac.Subject) *rbac.ClusterRoleBindi
 		RoleRef: rbac.RoleRef{APIGroup: rbac.GroupName, Kind: "ClusterRole", Name: role}, Subjects: subjects}
 }
 
-func user(name string) rbac.Subject  { return rbac.Subject{Kind: rbac.UserKind, APIGroup: rbac.GroupName, Name: name} }
-func group(name string) rbac.Subject { return rbac.Subject{Kind: rbac.GroupKind, APIGroup: rbac.GroupName, Name: name} }
+func user(name string) rbac.Subject {
+	return rbac.Subject{Kind: rbac.UserKind, APIGroup: rbac.GroupName, Name: name}
+}
+func group(name string) rbac.Subject {
+	return rbac.Subject{Kind: rbac.GroupKind, APIGroup: rbac.GroupName, Name: name}
+}
 
 // BootstrapClusterRoles are the ClusterRoles the API server makes at start
 // (and puts back while they carry autoupdate=true), aggregated ones with

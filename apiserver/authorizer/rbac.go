@@ -14,7 +14,7 @@ import (
 // a new index by subject, which requests read without locks, so a decision
 // costs the bindings of the user and its groups, not the number of roles.
 type RBAC struct {
-	mu              sync.Mutex // serializes writers
+	mu              sync.Mutex            // serializes writers
 	roles           map[string]*rbac.Role // namespace/name
 	clusterRoles    map[string]*rbac.ClusterRole
 	bindings        map[string]*rbac.RoleBinding // namespace/name
@@ -236,4 +236,6 @@ func (r *RBAC) RulesFor(u request.UserInfo, namespace string) []rbac.PolicyRule 
 func (r *RBAC) ClusterRole(name string) *rbac.ClusterRole { return r.index.Load().clusterRoles[name] }
 
 // Role is the stored Role (nil if none).
-func (r *RBAC) Role(namespace, name string) *rbac.Role { return r.index.Load().roles[namespace+"/"+name] }
+func (r *RBAC) Role(namespace, name string) *rbac.Role {
+	return r.index.Load().roles[namespace+"/"+name]
+}
