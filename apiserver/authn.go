@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/client"
 )
 
 // serverTLS is the API server's TLS 1.3 configuration: its certificate,
@@ -54,7 +58,53 @@ func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 	if u.Name == request.Anonymous.Name && !s.anonymousAllowed() {
 		return nil, status.Error(codes.Unauthenticated, "Unauthorized: no client certificate signed by the cluster CA (use a kubeconfig with client-certificate and client-key)")
 	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if users, groups := md.Get(client.ImpersonateUserHeader), md.Get(client.ImpersonateGroupHeader); len(users) > 0 || len(groups) > 0 {
+			as, err := s.impersonate(ctx, u, users, groups)
+			if err != nil {
+				return nil, err
+			}
+			u = as
+		}
+	}
 	return request.WithUser(ctx, u), nil
+}
+
+// impersonate is Kubernetes' impersonation (kubectl --as/--as-group): the
+// authenticated user acts as another, if allowed the impersonate verb on
+// the users (or serviceaccounts) and groups it names. The request then
+// carries only the impersonated identity.
+func (s *Server) impersonate(ctx context.Context, real request.UserInfo, users, groups []string) (request.UserInfo, error) {
+	if len(users) != 1 {
+		return real, status.Error(codes.InvalidArgument, "impersonation: name exactly one user (--as); groups (--as-group) go with a user")
+	}
+	if err := s.waitAuthorizer(ctx); err != nil {
+		return real, err
+	}
+	check := func(a request.Attributes) error {
+		if d, _ := s.authz.Authorize(real, &a); d != authorizer.Allow {
+			return status.Errorf(codes.PermissionDenied, "%s %q is forbidden: %s", a.Resource, a.Name, authorizer.Describe(real, &a))
+		}
+		return nil
+	}
+	as := request.UserInfo{Name: users[0]}
+	if rest, ok := strings.CutPrefix(as.Name, request.ServiceAccountUserPrefix); ok {
+		ns, name, _ := strings.Cut(rest, ":")
+		if err := check(request.Attributes{Verb: "impersonate", Resource: "serviceaccounts", APIVersion: "v1", Namespace: ns, Name: name}); err != nil {
+			return real, err
+		}
+		as.Groups = append(as.Groups, "system:serviceaccounts", "system:serviceaccounts:"+ns)
+	} else if err := check(request.Attributes{Verb: "impersonate", Resource: "users", APIVersion: "v1", Name: as.Name}); err != nil {
+		return real, err
+	}
+	for _, g := range groups {
+		if err := check(request.Attributes{Verb: "impersonate", Resource: "groups", APIVersion: "v1", Name: g}); err != nil {
+			return real, err
+		}
+		as.Groups = append(as.Groups, g)
+	}
+	as.Groups = append(as.Groups, request.AllAuthenticated)
+	return as, nil
 }
 
 // anonymousAllowed: without a client CA nobody can authenticate, so every

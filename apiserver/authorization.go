@@ -144,14 +144,8 @@ func (s *Server) newAuthorizer() error {
 // roles and pods to be filled at start, so that the first calls after a
 // restart are not refused.
 func (s *Server) authorize(ctx context.Context, method string, req any) error {
-	if s.authzSynced != nil {
-		select {
-		case <-s.authzSynced:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(30 * time.Second):
-			return status.Error(codes.Unavailable, "the authorizer has not loaded the roles and bindings yet (is etcd healthy?); try again")
-		}
+	if err := s.waitAuthorizer(ctx); err != nil {
+		return err
 	}
 	u := request.UserFrom(ctx)
 	a, _ := attributesOf(method, req)
@@ -179,6 +173,21 @@ func (s *Server) authorize(ctx context.Context, method string, req any) error {
 		s.cfg.Logf("kobune-apiserver: RBAC DENY %s", msg)
 	}
 	return status.Error(codes.PermissionDenied, msg)
+}
+
+// waitAuthorizer waits (a bounded moment) for the authorizer's caches.
+func (s *Server) waitAuthorizer(ctx context.Context) error {
+	if s.authzSynced == nil {
+		return nil
+	}
+	select {
+	case <-s.authzSynced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(30 * time.Second):
+		return status.Error(codes.Unavailable, "the authorizer has not loaded the roles and bindings yet (is etcd healthy?); try again")
+	}
 }
 
 func (s *Server) authzUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {

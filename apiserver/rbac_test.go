@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/pki"
+	"github.com/kobune/kobune/ctl"
 )
 
 // securedServer is an API server with the certificates of `kobectl pki
@@ -387,4 +389,79 @@ func TestNodeAuthorizer(t *testing.T) {
 	odd := s.as(t, "mallory", "system:nodes")
 	_, err = client.For[*core.Secret](odd).Get(ctx, "default", "two")
 	forbidden(t, "a system:nodes member not named system:node:<name> reads a Secret", err)
+}
+
+// TestImpersonationAndAuthCommands: kobectl auth whoami and can-i answer
+// as the server decides; --as works only with the impersonate verb.
+func TestImpersonationAndAuthCommands(t *testing.T) {
+	s := startSecured(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := s.Client
+	if _, err := client.For[*core.Namespace](admin).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: "team"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*rbac.RoleBinding](admin).Create(ctx, binding("team", "alice-edit", "ClusterRole", "edit", userSubject("alice"))); err != nil {
+		t.Fatal(err)
+	}
+	adminKC := filepath.Join(s.dir, "pki", "admin.kubeconfig")
+	run := func(args ...string) (string, string, int) {
+		var out, errOut strings.Builder
+		code := ctl.RunContext(ctx, append([]string{"--kubeconfig", adminKC}, args...), strings.NewReader(""), &out, &errOut)
+		return out.String(), errOut.String(), code
+	}
+	if out, _, code := run("auth", "whoami"); code != 0 || !strings.Contains(out, "kubernetes-admin") || !strings.Contains(out, "system:masters") {
+		t.Errorf("whoami: %d %q", code, out)
+	}
+	eventually(t, "can-i as alice", func() error {
+		if out, errOut, code := run("auth", "can-i", "create", "deployments", "-n", "team", "--as", "alice"); code != 0 || out != "yes\n" {
+			return fmt.Errorf("can-i create deployments -n team --as alice: %d %q %q", code, out, errOut)
+		}
+		return nil
+	})
+	if out, _, code := run("auth", "can-i", "create", "deployments", "-n", "default", "--as", "alice"); code != 1 || out != "no\n" {
+		t.Errorf("can-i create deployments -n default --as alice: %d %q, want no (exit 1)", code, out)
+	}
+	if out, _, code := run("auth", "can-i", "create", "pods", "--subresource", "exec", "-n", "team", "--as", "alice"); code != 0 || out != "yes\n" {
+		t.Errorf("can-i create pods/exec --as alice: %d %q", code, out)
+	}
+	if out, _, code := run("auth", "whoami", "--as", "alice", "--as-group", "developers"); code != 0 || !strings.Contains(out, "alice") || !strings.Contains(out, "developers") || strings.Contains(out, "system:masters") {
+		t.Errorf("whoami --as alice: %d %q", code, out)
+	}
+	if _, _, code := run("get", "pods", "-n", "default", "--as", "alice"); code == 0 {
+		t.Error("get pods -n default --as alice succeeded")
+	}
+	// Alice may not impersonate anyone, until a role lets her be bob.
+	cfg := s.admin
+	ca, key, _ := pki.LoadCA(filepath.Join(s.dir, "pki"))
+	cert, k, _ := pki.Issue(ca, key, &x509.Certificate{Subject: pkix.Name{CommonName: "alice"}, NotBefore: time.Now().Add(-time.Minute),
+		NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
+	cfg.Cert, cfg.Key, cfg.Impersonate = cert, k, "bob"
+	aliceAsBob, err := client.NewFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aliceAsBob.Close()
+	_, err = aliceAsBob.WhoAmI(ctx)
+	forbidden(t, "alice impersonates bob", err, `cannot impersonate resource "users"`)
+	cr := &rbac.ClusterRole{ObjectMeta: meta.ObjectMeta{Name: "be-bob"}, Rules: []rbac.PolicyRule{{Verbs: []string{"impersonate"}, APIGroups: []string{""}, Resources: []string{"users"}, ResourceNames: []string{"bob"}}}}
+	if _, err := client.For[*rbac.ClusterRole](admin).Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*rbac.ClusterRoleBinding](admin).Create(ctx, &rbac.ClusterRoleBinding{ObjectMeta: meta.ObjectMeta{Name: "alice-be-bob"},
+		RoleRef: rbac.RoleRef{APIGroup: rbac.GroupName, Kind: "ClusterRole", Name: "be-bob"}, Subjects: []rbac.Subject{userSubject("alice")}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "alice acts as bob", func() error {
+		u, err := aliceAsBob.WhoAmI(ctx)
+		if err == nil && u.Username != "bob" {
+			return fmt.Errorf("whoami says %q", u.Username)
+		}
+		return err
+	})
+	cfg.Impersonate = "carol"
+	aliceAsCarol, _ := client.NewFromConfig(cfg)
+	defer aliceAsCarol.Close()
+	_, err = aliceAsCarol.WhoAmI(ctx)
+	forbidden(t, "alice impersonates carol (only bob is allowed)", err)
 }

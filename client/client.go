@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 	grpcbackoff "google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -47,12 +48,14 @@ var reconnect = grpc.ConnectParams{
 
 // New connects to the API server at addr ("127.0.0.1:6443"). The connection
 // is lazy: an unreachable server shows up as Unavailable on the first call.
-func New(addr string) (*Client, error) {
-	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+func New(addr string) (*Client, error) { return dial(addr, insecure.NewCredentials()) }
+
+func dial(addr string, creds credentials.TransportCredentials, more ...grpc.DialOption) (*Client, error) {
+	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
 		grpc.WithConnectParams(reconnect),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(8<<20)),
-	)
+	}, more...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}

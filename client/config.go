@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -13,9 +14,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"sigs.k8s.io/yaml"
-
-	"github.com/kobune/kobune/proto/apipb"
 )
 
 // Config is how to reach an API server: its address and, over TLS, the
@@ -29,6 +30,39 @@ type Config struct {
 	CA, Cert, Key []byte
 	// Namespace is the kubeconfig context's default namespace.
 	Namespace string
+	// Impersonate and ImpersonateGroups make every call act as that user
+	// (and groups) — `kubectl --as/--as-group`; the server allows it only
+	// with the impersonate verb on users, groups or serviceaccounts.
+	Impersonate       string
+	ImpersonateGroups []string
+}
+
+// Impersonation headers, as Kubernetes' (Impersonate-User, Impersonate-Group).
+const (
+	ImpersonateUserHeader  = "impersonate-user"
+	ImpersonateGroupHeader = "impersonate-group"
+)
+
+// impersonation adds the impersonation headers to every call.
+func impersonation(cfg Config) []grpc.DialOption {
+	if cfg.Impersonate == "" && len(cfg.ImpersonateGroups) == 0 {
+		return nil
+	}
+	pairs := []string{}
+	if cfg.Impersonate != "" {
+		pairs = append(pairs, ImpersonateUserHeader, cfg.Impersonate)
+	}
+	for _, g := range cfg.ImpersonateGroups {
+		pairs = append(pairs, ImpersonateGroupHeader, g)
+	}
+	return []grpc.DialOption{
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return invoker(metadata.AppendToOutgoingContext(ctx, pairs...), method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(metadata.AppendToOutgoingContext(ctx, pairs...), desc, cc, method, opts...)
+		}),
+	}
 }
 
 // NewFromConfig connects as cfg says (lazily, as New).
@@ -39,18 +73,21 @@ func NewFromConfig(cfg Config) (*Client, error) {
 		if len(cfg.Cert) > 0 || len(cfg.CA) > 0 {
 			return nil, fmt.Errorf("server %q: certificates are given but the address is not https://", cfg.Server)
 		}
-		return New(addr)
+		c, err := dial(addr, insecure.NewCredentials(), impersonation(cfg)...)
+		if c != nil {
+			c.cfg = cfg
+		}
+		return c, err
 	}
 	tc, err := TLSConfig(cfg, addr)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(tc)), grpc.WithConnectParams(reconnect),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(8<<20)))
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	c, err := dial(addr, credentials.NewTLS(tc), impersonation(cfg)...)
+	if c != nil {
+		c.cfg = cfg
 	}
-	return &Client{conn: conn, API: apipb.NewResourceAPIClient(conn), Addr: addr, cfg: cfg}, nil
+	return c, err
 }
 
 // TLSConfig is the client side of TLS 1.3 to addr: the server is verified

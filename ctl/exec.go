@@ -52,6 +52,10 @@ func newExecCommand(o *Options) *cobra.Command {
 }
 
 // exitError carries a remote command's exit status to kobectl's own.
-type exitError struct{ code int }
+// quiet ones print nothing more (auth can-i has said "no" already).
+type exitError struct {
+	code  int
+	quiet bool
+}
 
 func (e exitError) Error() string { return fmt.Sprintf("command terminated with exit code %d", e.code) }

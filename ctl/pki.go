@@ -39,6 +39,7 @@ func newPKICommand(o *Options) *cobra.Command {
 	initCmd.Flags().StringVar(&opts.Server, "apiserver-url", "", "the API server's URL the kubeconfigs name (https://172.31.0.1:6443)")
 	initCmd.Flags().StringSliceVar(&opts.Names, "apiserver-name", nil, "an IP or DNS name of the API server for its certificate (127.0.0.1, localhost and kubernetes.default.svc are always in)")
 	initCmd.Flags().StringSliceVar(&opts.Nodes, "node", nil, "a node's name: it gets agent-NAME and csi-NAME kubeconfigs")
+	initCmd.Flags().StringArrayVar(&opts.Users, "user", nil, "a user: NAME or NAME:GROUP[:GROUP...] gets user-NAME.kubeconfig (no rights until a RoleBinding grants some)")
 	initCmd.Flags().DurationVar(&opts.Validity, "validity", 0, "how long the certificates are valid (default 8760h)")
 	root.AddCommand(initCmd)
 	return root

@@ -27,9 +27,12 @@ type Options struct {
 	Server     string
 	Kubeconfig string
 	Namespace  string
-	In         io.Reader
-	Out        io.Writer
-	ErrOut     io.Writer
+	// As and AsGroups impersonate (--as, --as-group).
+	As       string
+	AsGroups []string
+	In       io.Reader
+	Out      io.Writer
+	ErrOut   io.Writer
 	// Home is where ~/.kobune/config is looked up ("" means $HOME).
 	Home string
 
@@ -55,13 +58,15 @@ func NewCommand(o *Options) *cobra.Command {
 	root.PersistentFlags().StringVar(&o.Server, "server", "", "API server address (default: $KOBUNE_SERVER, then ~/.kobune/config, then "+DefaultServer+")")
 	root.PersistentFlags().StringVar(&o.Kubeconfig, "kubeconfig", "", "a kubeconfig file: the server's https:// address, its CA and your certificate (default: $KUBECONFIG, then ~/.kobune/config)")
 	root.PersistentFlags().StringVarP(&o.Namespace, "namespace", "n", "", "namespace (default: the object's own, then \"default\")")
+	root.PersistentFlags().StringVar(&o.As, "as", "", "act as this user (needs the impersonate verb on it; a ServiceAccount is system:serviceaccount:<namespace>:<name>)")
+	root.PersistentFlags().StringArrayVar(&o.AsGroups, "as-group", nil, "act as a member of this group, with --as (repeatable)")
 	root.AddCommand(
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
 		newLogsCommand(o), newExecCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
-		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o),
+		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o),
 	)
 	return root
 }
@@ -78,7 +83,9 @@ func RunContext(ctx context.Context, args []string, in io.Reader, out, errOut io
 	}
 	var exit exitError
 	if errors.As(err, &exit) {
-		fmt.Fprintln(errOut, exit.Error())
+		if !exit.quiet {
+			fmt.Fprintln(errOut, exit.Error())
+		}
 		return exit.code // as kubectl exec does
 	}
 	if err != nil {
@@ -158,6 +165,7 @@ func (o *Options) Client() (*client.Client, error) {
 	if o.Namespace == "" {
 		o.Namespace = cfg.Namespace
 	}
+	cfg.Impersonate, cfg.ImpersonateGroups = o.As, o.AsGroups
 	c, err := client.NewFromConfig(cfg)
 	if err != nil {
 		return nil, err

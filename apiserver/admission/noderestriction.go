@@ -22,7 +22,8 @@ const NodeRestrictionLabelPrefix = "node-restriction.kubernetes.io/"
 
 // NodeRestriction is Kubernetes' admission plugin of the same name: an
 // agent (system:node:<name>) writes only its own Node (not the
-// node-restriction.kubernetes.io/ labels), its own Lease and CSINode, and
+// node-restriction.kubernetes.io/ labels), its own Lease and CSINode (and
+// Kobune's: its kube-dns-<node> EndpointSlice), and
 // only the status of pods bound to it, and deletes only those pods. The
 // Node authorizer lets agents write these kinds at all; this says which
 // objects.
@@ -89,9 +90,17 @@ func (NodeRestriction) Validate(ctx context.Context, a *Attributes) error {
 		if m.Name != node {
 			return nodeForbidden(node, what, "may only write its own CSINode")
 		}
+	case "endpointslices":
+		if m.Namespace != "kube-system" || m.Name != NodeDNSSlice(node) {
+			return nodeForbidden(node, what, "may only write its own cluster DNS EndpointSlice (kube-system/"+NodeDNSSlice(node)+")")
+		}
 	}
 	return nil
 }
+
+// NodeDNSSlice is the EndpointSlice of kube-dns that a node's agent
+// publishes for the DNS server it runs.
+func NodeDNSSlice(node string) string { return "kube-dns-" + node }
 
 // ValidateStatus implements StatusValidator: the same rules.
 func (n NodeRestriction) ValidateStatus(ctx context.Context, a *Attributes) error {
@@ -118,6 +127,10 @@ func (NodeRestriction) ValidateDelete(ctx context.Context, k *scheme.Kind, store
 	case "leases":
 		if m.Namespace != NodeLeaseNamespace || m.Name != node {
 			return nodeForbidden(node, what, "may only delete its own Lease")
+		}
+	case "endpointslices":
+		if m.Namespace != "kube-system" || m.Name != NodeDNSSlice(node) {
+			return nodeForbidden(node, what, "may only delete its own cluster DNS EndpointSlice")
 		}
 	}
 	return nil

@@ -42,7 +42,9 @@ var NodeRules = []rbac.PolicyRule{
 	rule(join(read, []string{"delete"}), "", "pods"),
 	rule([]string{"update", "patch"}, "", "pods/status"),
 	rule(read, "", "services"),
-	rule(read, "discovery.k8s.io", "endpointslices"),
+	// Kobune's agent also serves cluster DNS and publishes its own
+	// kube-system/kube-dns-<node> EndpointSlice (NodeRestriction: only that one).
+	rule(join(read, []string{"create", "update", "delete"}), "discovery.k8s.io", "endpointslices"),
 	events,
 	rule([]string{"get", "create", "update", "patch", "delete"}, "coordination.k8s.io", "leases"),
 	rule([]string{"get", "create", "update", "patch", "delete"}, "storage.k8s.io", "csinodes"),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/pki"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -25,8 +26,12 @@ type Server struct {
 	*apiserver.Server
 	Client  *client.Client
 	DataDir string
-	cancel  context.CancelFunc
-	done    chan struct{}
+	// PKIDir, for a server from StartSecure, holds the CA and the
+	// kubeconfigs of `kobectl pki init` (Kubeconfig names them).
+	PKIDir string
+	cancel context.CancelFunc
+	done   chan struct{}
+	again  func() (*Server, error)
 }
 
 // Start runs an API server on a free loopback port with its etcd data in
@@ -41,7 +46,56 @@ func StartTLS(dataDir, listen, kubeconfig string, mutate ...func(*apiserver.Conf
 	return start(dataDir, listen, kubeconfig, mutate...)
 }
 
+// StartSecure is the secure server Kobune's lab runs: the certificates of
+// `kobectl pki init` in pkiDir (with a kubeconfig for each of nodes'
+// agents and CSI provisioners; names are extra server names and IPs), TLS
+// 1.3, client-certificate authentication, Node,RBAC authorization. The
+// client is the admin's (system:masters). listen must be a fixed address
+// (the kubeconfigs name it).
+func StartSecure(dataDir, listen, pkiDir string, nodes, names []string, mutate ...func(*apiserver.Config)) (*Server, error) {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("StartSecure needs a fixed address: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(pkiDir, "ca.crt")); err != nil {
+		if _, err := pki.Init(pkiDir, pki.Options{Server: "https://" + listen, Names: append([]string{host}, names...), Nodes: nodes}); err != nil {
+			return nil, err
+		}
+	}
+	secure := func(c *apiserver.Config) {
+		c.TLSCertFile, c.TLSPrivateKeyFile = filepath.Join(pkiDir, "apiserver.crt"), filepath.Join(pkiDir, "apiserver.key")
+		c.ClientCAFile = filepath.Join(pkiDir, "ca.crt")
+	}
+	s, err := start(dataDir, listen, filepath.Join(pkiDir, "admin.kubeconfig"), append([]func(*apiserver.Config){secure}, mutate...)...)
+	if err == nil {
+		s.PKIDir = pkiDir
+	}
+	return s, err
+}
+
+// Kubeconfig is the path of one of the PKI's kubeconfigs ("admin",
+// "scheduler", "controller", "agent-node-1", "csi-node-1").
+func (s *Server) Kubeconfig(name string) string { return filepath.Join(s.PKIDir, name+".kubeconfig") }
+
+// Again starts a new server like this one (same data, address and
+// settings), after Stop.
+func (s *Server) Again() (*Server, error) {
+	n, err := s.again()
+	if err == nil {
+		n.PKIDir = s.PKIDir
+	}
+	return n, err
+}
+
 func start(dataDir, listen, kubeconfig string, mutate ...func(*apiserver.Config)) (*Server, error) {
+	s, err := startOnce(dataDir, listen, kubeconfig, mutate...)
+	if err == nil {
+		s.again = func() (*Server, error) { return start(dataDir, s.Addr(), kubeconfig, mutate...) }
+	}
+	return s, err
+}
+
+func startOnce(dataDir, listen, kubeconfig string, mutate ...func(*apiserver.Config)) (*Server, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}

@@ -22,6 +22,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -39,6 +40,10 @@ type Options struct {
 	Names []string
 	// Nodes get an agent and a CSI provisioner kubeconfig each.
 	Nodes []string
+	// Users get a kubeconfig each (user-<name>.kubeconfig), with no
+	// permission until a binding grants some: "alice" or
+	// "alice:developers:ops" (the user, then its groups).
+	Users []string
 	// Validity of the certificates (1 year); the CA gets 10.
 	Validity time.Duration
 }
@@ -61,6 +66,10 @@ func Identities(opts Options) []Identity {
 		ids = append(ids, Identity{"agent-" + n, "system:node:" + n, []string{"system:nodes"}},
 			Identity{"csi-" + n, "system:kobune-csi-local:" + n, []string{"system:kobune-csi-provisioners"}})
 	}
+	for _, u := range opts.Users {
+		parts := strings.Split(u, ":")
+		ids = append(ids, Identity{"user-" + parts[0], parts[0], parts[1:]})
+	}
 	return ids
 }
 
@@ -72,6 +81,12 @@ func Init(dir string, opts Options) ([]string, error) {
 	}
 	if opts.Validity == 0 {
 		opts.Validity = 365 * 24 * time.Hour
+	}
+	for _, u := range opts.Users {
+		name, _, _ := strings.Cut(u, ":")
+		if name == "" || strings.ContainsAny(name, "/ \t") || strings.HasPrefix(name, "system:") {
+			return nil, fmt.Errorf("--user %q: want NAME or NAME:GROUP[:GROUP...], a name without spaces or slashes and not under system:", u)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err

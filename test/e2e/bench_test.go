@@ -27,7 +27,7 @@ func TestBenchPodStartup(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
 	n := nodes[0]
-	n.startAgent(t, srv.Addr(), "10.244.90.0/24")
+	n.startAgent(t, "10.244.90.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)

@@ -26,9 +26,9 @@ const csiDriver = "localpath.csi.kobune.io"
 func startCSICluster(t *testing.T, timeout time.Duration) (string, *client.Client, []*node, context.Context) {
 	t.Helper()
 	srv, nodes, ctx := startWithControllers(t, timeout, "10.244.91.0/24", "10.244.92.0/24")
-	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, srv.Client).Run(ctx)
+	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, componentClient(t, srv, "scheduler")).Run(ctx)
 	for _, n := range nodes {
-		n.startCSI(t, srv.Addr())
+		n.startCSI(t)
 	}
 	csiNodes, nodeAPI := client.For[*storage.CSINode](srv.Client), client.For[*core.Node](srv.Client)
 	for _, n := range nodes {
@@ -258,7 +258,7 @@ func TestRetainedCSIVolumeKeepsItsDirectory(t *testing.T) {
 // pod is deleted no mount of it — published or staged — is left.
 func TestAgentKilledMidMount(t *testing.T) {
 	requireRoot(t)
-	addr, c, nodes, ctx := startCSICluster(t, 6*time.Minute)
+	_, c, nodes, ctx := startCSICluster(t, 6*time.Minute)
 	n := nodes[0]
 	wffc := storage.WaitForFirstConsumer
 	if _, err := client.For[*storage.StorageClass](c).Create(ctx, &storage.StorageClass{ObjectMeta: meta.ObjectMeta{Name: "local"},
@@ -288,7 +288,7 @@ func TestAgentKilledMidMount(t *testing.T) {
 		}
 		time.Sleep(delay)
 		n.killAgent()
-		n.startAgent(t, addr, "10.244.91.0/24")
+		n.startAgent(t, "10.244.91.0/24")
 		wctx, wcancel := context.WithTimeout(ctx, 40*time.Second)
 		p, err := client.WaitFor(wctx, pods, "default", name, 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
 		wcancel()

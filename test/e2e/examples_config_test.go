@@ -18,7 +18,7 @@ import (
 func TestDocumentedConfigExample(t *testing.T) {
 	requireRoot(t)
 	srv, _, ctx := startWithControllers(t, 3*time.Minute, "10.244.98.0/24")
-	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, srv.Client).Run(ctx)
+	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, componentClient(t, srv, "scheduler")).Run(ctx)
 	out, errOut, code := kobectl(ctx, srv.Addr(), "apply", "-f", filepath.Join(repoRoot(), "deploy", "examples", "config.yaml"))
 	if code != 0 || errOut != "" {
 		t.Fatalf("kobectl apply: exit %d: %s%s", code, out, errOut)
@@ -51,7 +51,7 @@ func TestDocumentedStorageExample(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll("/tmp/kobune-examples") })
 	srv, _, ctx := startWithControllers(t, 3*time.Minute, "10.244.98.0/24")
-	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, srv.Client).Run(ctx)
+	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, componentClient(t, srv, "scheduler")).Run(ctx)
 	out, errOut, code := kobectl(ctx, srv.Addr(), "apply", "-f", filepath.Join(repoRoot(), "deploy", "examples", "task-pv.yaml"))
 	if code != 0 || errOut != "" {
 		t.Fatalf("kobectl apply: exit %d: %s%s", code, out, errOut)

@@ -60,7 +60,7 @@ func awaitEvents(t *testing.T, ctx context.Context, c *client.Client, pod *core.
 func TestContainerThatCannotStartSaysWhy(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.84.0/24")
+	nodes[0].startAgent(t, "10.244.84.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -111,7 +111,7 @@ func TestContainerRemovedBehindTheAgentKeepsThePodIP(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
 	n := nodes[0]
-	n.startAgent(t, srv.Addr(), "10.244.83.0/24")
+	n.startAgent(t, "10.244.83.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -130,7 +130,7 @@ func TestContainerRemovedBehindTheAgentKeepsThePodIP(t *testing.T) {
 			t.Fatalf("ctr %v: %v %s", args, err, out)
 		}
 	}
-	n.startAgent(t, srv.Addr(), "10.244.83.0/24")
+	n.startAgent(t, "10.244.83.0/24")
 	// The agent starts the container again, in the same sandbox.
 	var after *core.Pod
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -166,7 +166,7 @@ func TestContainerRemovedBehindTheAgentKeepsThePodIP(t *testing.T) {
 func TestLivenessRestartSaysWhy(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.82.0/24")
+	nodes[0].startAgent(t, "10.244.82.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -202,7 +202,7 @@ func TestHostNetworkPodSharesTheNodesNetwork(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
 	n := nodes[0]
-	n.startAgent(t, srv.Addr(), "10.244.81.0/24")
+	n.startAgent(t, "10.244.81.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/controller/controllermanager"
 	"github.com/kobune/kobune/ctl"
 )
@@ -24,6 +26,9 @@ import (
 type node struct {
 	name, netns, nodeIP string
 	dir                 string
+	// kubeconfig and csiKubeconfig are the node's agent and CSI
+	// provisioner identities (system:node:<name>, and its provisioner's).
+	kubeconfig, csiKubeconfig string
 	containerd          *exec.Cmd
 	agent               *exec.Cmd
 	agentDone           chan struct{}
@@ -157,11 +162,22 @@ func startCluster(t *testing.T, nodes int) (*testserver.Server, []*node) {
 		run(t, "ip", "-n", n.netns, "link", "set", "lo", "up")
 		ns = append(ns, n)
 	}
-	srv, err := testserver.Start(filepath.Join(ns[0].dir, "etcd"), testserver.StableAddrOn(hostIP), func(c *apiserver.Config) { c.Logf = t.Logf })
+	// Secure as the lab: TLS, a certificate per component and node,
+	// Node,RBAC (so every e2e test also checks the components' roles).
+	var names []string
+	for _, n := range ns {
+		names = append(names, n.name)
+	}
+	srv, err := testserver.StartSecure(filepath.Join(ns[0].dir, "etcd"), testserver.StableAddrOn(hostIP), filepath.Join(ns[0].dir, "pki"), names, nil,
+		func(c *apiserver.Config) { c.Logf = t.Logf })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
+	adminKubeconfigs.Store(srv.Addr(), srv.Kubeconfig("admin"))
+	for _, n := range ns {
+		n.kubeconfig, n.csiKubeconfig = srv.Kubeconfig("agent-"+n.name), srv.Kubeconfig("csi-"+n.name)
+	}
 	for _, n := range ns {
 		n.startContainerd(t)
 		t.Cleanup(func() { n.removeLeftovers(t) })
@@ -250,11 +266,11 @@ func (n *node) startContainerd(t *testing.T) {
 // enters only the network namespace (nsenter --net), not a private mount
 // namespace as `ip netns exec` would: the pod namespaces it creates under
 // /run/netns must be visible to containerd and runc on the host.
-func (n *node) startAgent(t *testing.T, server string, podCIDR string) {
+func (n *node) startAgent(t *testing.T, podCIDR string) {
 	t.Helper()
 	agentBin, images := buildArtifacts(t)
 	n.agent = exec.Command("nsenter", "--net=/run/netns/"+n.netns, agentBin,
-		"--server", server, "--node-name", n.name, "--node-ip", n.nodeIP, "--runtime", "containerd",
+		"--kubeconfig", n.kubeconfig, "--node-name", n.name, "--node-ip", n.nodeIP, "--runtime", "containerd",
 		"--containerd", n.socket(), "--containerd-namespace", "kobune-e2e", "--state-dir", filepath.Join(n.dir, "agent"),
 		"--pod-cidr", podCIDR, "--load-images", images, "--lease-interval", "1s",
 		"--crashloop-backoff-base", "1s", "--crashloop-backoff-max", "4s")
@@ -282,10 +298,10 @@ func (n *node) csiDataDir() string { return filepath.Join(n.dir, "csi-local") }
 
 // startCSI runs kobune-csi-local (driver and provisioner) in the node's
 // network namespace, its socket where the agent looks.
-func (n *node) startCSI(t *testing.T, server string) {
+func (n *node) startCSI(t *testing.T) {
 	t.Helper()
 	buildArtifacts(t)
-	n.csi = exec.Command("nsenter", "--net=/run/netns/"+n.netns, built.csi, "--node-id", n.name, "--server", server,
+	n.csi = exec.Command("nsenter", "--net=/run/netns/"+n.netns, built.csi, "--node-id", n.name, "--kubeconfig", n.csiKubeconfig,
 		"--data-dir", n.csiDataDir(), "--endpoint", filepath.Join(n.dir, "agent", "plugins", "localpath.csi.kobune.io", "csi.sock"))
 	logf, _ := os.OpenFile(filepath.Join(n.dir, "csi.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	n.csi.Stdout, n.csi.Stderr = logf, logf
@@ -339,11 +355,11 @@ func startWithControllers(t *testing.T, timeout time.Duration, podCIDRs ...strin
 	t.Helper()
 	srv, nodes := startCluster(t, len(podCIDRs))
 	for i, cidr := range podCIDRs {
-		nodes[i].startAgent(t, srv.Addr(), cidr)
+		nodes[i].startAgent(t, cidr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	m, err := controllermanager.New(srv.Client, controllermanager.Config{})
+	m, err := controllermanager.New(componentClient(t, srv, "controller"), controllermanager.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,10 +367,35 @@ func startWithControllers(t *testing.T, timeout time.Duration, podCIDRs ...strin
 	return srv, nodes, ctx
 }
 
+// componentClient connects as one of the PKI's identities ("scheduler",
+// "controller"), so the components run with their own least-privilege
+// roles, as in the lab.
+func componentClient(t *testing.T, srv *testserver.Server, name string) *client.Client {
+	t.Helper()
+	c, err := client.Dial("", srv.Kubeconfig(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// adminKubeconfigs: API server address → its admin kubeconfig.
+var adminKubeconfigs sync.Map
+
+// kobectlArgs are the flags that make kobectl talk to the API server at
+// addr as its admin.
+func kobectlArgs(addr string) []string {
+	if k, ok := adminKubeconfigs.Load(addr); ok {
+		return []string{"--kubeconfig", k.(string)}
+	}
+	return []string{"--server", addr}
+}
+
 // kobectl runs kobectl against the API server at addr, with no input,
 // and returns what it printed and its exit status.
 func kobectl(ctx context.Context, addr string, args ...string) (stdout, stderr string, code int) {
 	var out, errOut bytes.Buffer
-	code = ctl.RunContext(ctx, append([]string{"--server", addr}, args...), strings.NewReader(""), &out, &errOut)
+	code = ctl.RunContext(ctx, append(kobectlArgs(addr), args...), strings.NewReader(""), &out, &errOut)
 	return out.String(), errOut.String(), code
 }

@@ -20,7 +20,7 @@ import (
 func TestLogsAndExec(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.86.0/24")
+	nodes[0].startAgent(t, "10.244.86.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -44,7 +44,7 @@ func TestLogsAndExec(t *testing.T) {
 	waitForPod(t, ctx, pods, "shell", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
 	kobectl := func(stdin string, args ...string) (string, string, int) {
 		var out, errOut bytes.Buffer
-		code := ctl.RunContext(ctx, append([]string{"--server", srv.Addr()}, args...), strings.NewReader(stdin), &out, &errOut)
+		code := ctl.RunContext(ctx, append(kobectlArgs(srv.Addr()), args...), strings.NewReader(stdin), &out, &errOut)
 		return out.String(), errOut.String(), code
 	}
 	deadline := time.Now().Add(20 * time.Second)

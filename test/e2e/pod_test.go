@@ -14,7 +14,6 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
-	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl"
 )
@@ -26,7 +25,7 @@ func TestPodRunsOnContainerd(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
 	n := nodes[0]
-	n.startAgent(t, srv.Addr(), "10.244.77.0/24")
+	n.startAgent(t, "10.244.77.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -92,8 +91,8 @@ func waitForPod(t *testing.T, ctx context.Context, pods *client.Typed[*core.Pod]
 func TestPodsReachEachOtherAcrossNodes(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 2)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.81.0/24")
-	nodes[1].startAgent(t, srv.Addr(), "10.244.82.0/24")
+	nodes[0].startAgent(t, "10.244.81.0/24")
+	nodes[1].startAgent(t, "10.244.82.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -130,7 +129,7 @@ func TestPodsReachEachOtherAcrossNodes(t *testing.T) {
 func TestRestartPolicies(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.83.0/24")
+	nodes[0].startAgent(t, "10.244.83.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -175,7 +174,7 @@ func TestRestartPolicies(t *testing.T) {
 func TestResourcesBecomeCgroups(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.84.0/24")
+	nodes[0].startAgent(t, "10.244.84.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -272,7 +271,7 @@ func TestProbes(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
 	n := nodes[0]
-	n.startAgent(t, srv.Addr(), "10.244.85.0/24")
+	n.startAgent(t, "10.244.85.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -331,7 +330,7 @@ func TestAgentRestartAndControlPlaneOutage(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
 	n := nodes[0]
-	n.startAgent(t, srv.Addr(), "10.244.87.0/24")
+	n.startAgent(t, "10.244.87.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -353,7 +352,7 @@ func TestAgentRestartAndControlPlaneOutage(t *testing.T) {
 
 	// The agent dies and comes back: the steady container is not restarted.
 	n.killAgent()
-	n.startAgent(t, srv.Addr(), "10.244.87.0/24")
+	n.startAgent(t, "10.244.87.0/24")
 	time.Sleep(2 * time.Second) // time for the new agent to look (and, wrongly, restart)
 	again, err := pods.Get(ctx, "default", "steady")
 	if err != nil {
@@ -375,7 +374,6 @@ func TestAgentRestartAndControlPlaneOutage(t *testing.T) {
 		fmt.Sscanf(string(out)[i+len(`"kobune.io/restarts": "`):], "%d", &r)
 		return r
 	}
-	addr := srv.Addr()
 	srv.Stop()
 	start := restarts()
 	time.Sleep(60 * time.Second) // the whole control plane stays down for a minute
@@ -385,7 +383,7 @@ func TestAgentRestartAndControlPlaneOutage(t *testing.T) {
 	if out, err := n.exec(ctx, "timeout", "3", "busybox", "wget", "-q", "-O", "-", "http://"+steady.Status.PodIP+":8080/"); err != nil || !strings.Contains(out, "labapp 1.0 on steady") {
 		t.Errorf("the steady pod stopped serving while the API server was down: %q %v", out, err)
 	}
-	srv2, err := testserver.Start(filepath.Join(n.dir, "etcd"), addr)
+	srv2, err := srv.Again()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +402,7 @@ func TestAgentRestartAndControlPlaneOutage(t *testing.T) {
 func TestGracefulTermination(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.88.0/24")
+	nodes[0].startAgent(t, "10.244.88.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -441,7 +439,7 @@ func TestGracefulTermination(t *testing.T) {
 func TestContainersShareLocalhost(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.89.0/24")
+	nodes[0].startAgent(t, "10.244.89.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
@@ -462,7 +460,7 @@ func TestContainersShareLocalhost(t *testing.T) {
 	for time.Now().Before(deadline) {
 		out.Reset()
 		errOut.Reset()
-		code = ctl.RunContext(ctx, []string{"--server", srv.Addr(), "exec", "pair", "-c", "sidecar", "--", "wget", "-q", "-O", "-", "http://127.0.0.1:8080/"}, nil, &out, &errOut)
+		code = ctl.RunContext(ctx, append(kobectlArgs(srv.Addr()), "exec", "pair", "-c", "sidecar", "--", "wget", "-q", "-O", "-", "http://127.0.0.1:8080/"), nil, &out, &errOut)
 		if code == 0 {
 			break
 		}
@@ -479,8 +477,8 @@ func TestContainersShareLocalhost(t *testing.T) {
 func TestImageNeverPullAndHostPort(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 2)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.91.0/24")
-	nodes[1].startAgent(t, srv.Addr(), "10.244.92.0/24")
+	nodes[0].startAgent(t, "10.244.91.0/24")
+	nodes[1].startAgent(t, "10.244.92.0/24")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)

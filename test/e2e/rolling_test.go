@@ -26,7 +26,7 @@ import (
 func TestRollingUpdateWithoutAFailedRequest(t *testing.T) {
 	requireRoot(t)
 	srv, _, ctx := startWithControllers(t, 8*time.Minute, "10.244.93.0/24", "10.244.94.0/24")
-	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, srv.Client).Run(ctx)
+	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, componentClient(t, srv, "scheduler")).Run(ctx)
 
 	for _, tc := range []struct {
 		name    string

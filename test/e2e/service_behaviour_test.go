@@ -174,7 +174,7 @@ func TestServiceBehaviours(t *testing.T) {
 		}
 	}
 	time.Sleep(3 * time.Second)
-	nodes[0].startAgent(t, srv.Addr(), "10.244.95.0/24")
+	nodes[0].startAgent(t, "10.244.95.0/24")
 	eventually("new connections after node-1's agent restarted", func() (bool, string) {
 		seen := who("http://"+web.Spec.ClusterIP+"/", 6)
 		return seen["error"] == 0 && len(seen) > 1, fmt.Sprint(seen)

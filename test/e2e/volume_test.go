@@ -64,7 +64,7 @@ func TestConfigAndVolumesInPods(t *testing.T) {
 	// Killed while it makes the pod's volumes, restarted: each tmpfs once.
 	time.Sleep(300 * time.Millisecond)
 	nodes[0].killAgent()
-	nodes[0].startAgent(t, srv.Addr(), "10.244.97.0/24")
+	nodes[0].startAgent(t, "10.244.97.0/24")
 	waitForPod(t, ctx, pods, "vols", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
 	podDir := filepath.Join(nodes[0].dir, "agent", "pods", created.UID)
 	tmpfs := func() []string {
