@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"crypto/tls"
 	"context"
 	"fmt"
 	"github.com/kobune/kobune/agent/volume"
@@ -47,6 +48,11 @@ type Config struct {
 	// NodeAPIListen is where logs and exec are served ("" to not serve);
 	// its port is published in the Node's status.daemonEndpoints.
 	NodeAPIListen string
+	// NodeAPITLS, when set, makes the node API TLS 1.3 with this serving
+	// certificate and accepts only the API server's client certificate
+	// (NodeAPITLSConfig builds it); nil serves plaintext to anyone who can
+	// reach the port (simulated nodes, tests).
+	NodeAPITLS *tls.Config
 	// DisableProbes treats every probe as passing: for simulated nodes,
 	// whose pods have no real address to probe.
 	DisableProbes bool

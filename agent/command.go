@@ -39,6 +39,9 @@ type Command struct {
 	// kubelet's flags); DNS serves the cluster domain on the node.
 	ClusterDNS, ClusterDomain string
 	DNS                       bool
+	// TLSCertFile, TLSPrivateKeyFile and ClientCAFile secure the node API
+	// (the kubelet's flags of the same names).
+	TLSCertFile, TLSPrivateKeyFile, ClientCAFile string
 }
 
 // Register adds the flags.
@@ -57,6 +60,9 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LoadImages, "load-images", "", "import every OCI tarball (*.tar) in this directory at start (no registry needed)")
 	fs.IntVar(&c.Workers, "workers", 10, "pods set up in parallel")
 	fs.StringVar(&c.NodeAPIListen, "node-api-listen", ":10250", "where the agent serves logs and exec to the API server (the kubelet's port)")
+	fs.StringVar(&c.TLSCertFile, "tls-cert-file", "", "the node API's serving certificate (for the node's name; kobectl pki init writes agent-NODE-serving.crt); with --tls-private-key-file and --client-ca-file the node API is TLS 1.3 and answers only the API server")
+	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", "", "the key of --tls-cert-file")
+	fs.StringVar(&c.ClientCAFile, "client-ca-file", "", "the CA that signed the API server's kubelet-client certificate (the cluster CA)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:10255", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	fs.StringVar(&c.SystemReserved, "system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
 	fs.StringVar(&c.Labels, "node-labels", "", "extra node labels, k=v,k2=v2")
@@ -101,7 +107,23 @@ func (c *Command) config() (Config, error) {
 	}
 	cfg.Node.KernelVersion, cfg.Node.OSImage = HostInfo()
 	cfg.Node.PodCIDR = c.PodCIDR
+	switch n := btoi(c.TLSCertFile != "") + btoi(c.TLSPrivateKeyFile != "") + btoi(c.ClientCAFile != ""); n {
+	case 0:
+	case 3:
+		if cfg.NodeAPITLS, err = NodeAPITLSConfig(c.TLSCertFile, c.TLSPrivateKeyFile, c.ClientCAFile); err != nil {
+			return cfg, err
+		}
+	default:
+		return cfg, fmt.Errorf("--tls-cert-file, --tls-private-key-file and --client-ca-file go together: give all three, or none (a plaintext node API anyone on the network can exec through)")
+	}
 	return cfg, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Run sets the node up, serves health and metrics and runs the pods until
@@ -118,6 +140,9 @@ func (c *Command) Run(ctx context.Context) error {
 	defer cl.Close()
 	if cfg.Node.PodCIDR == "" {
 		cfg.Node.PodCIDR = AwaitPodCIDR(ctx, cl, cfg.Node, 30*time.Second)
+	}
+	if cfg.NodeAPITLS == nil && c.NodeAPIListen != "" {
+		log.Printf("kobune-agent: WARNING: the node API on %s is plaintext and unauthenticated: anyone who reaches it can read logs and exec into this node's pods; give --tls-cert-file, --tls-private-key-file and --client-ca-file", c.NodeAPIListen)
 	}
 	cfg.Metrics = NewMetrics()
 	rt, closeRT, err := c.runtime(ctx, &cfg)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +17,13 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/client/pki"
 	"github.com/kobune/kobune/proto/nodepb"
 )
 
@@ -37,9 +41,41 @@ type nodeServer struct {
 	a *Agent
 }
 
+// NodeAPITLSConfig is the node API's TLS: TLS 1.3 with the node's serving
+// certificate, and a client certificate required, signed by the cluster
+// CA and naming the API server's kubelet-client identity — the
+// kubelet's --tls-cert-file, --tls-private-key-file and --client-ca-file
+// (with authorization reduced to "only the API server": Kobune's node API
+// has no other callers).
+func NodeAPITLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert-file/--tls-private-key-file: %w", err)
+	}
+	b, err := os.ReadFile(clientCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("--client-ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("--client-ca-file %s: no PEM certificate in it", clientCAFile)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{pair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || cs.PeerCertificates[0].Subject.CommonName != pki.KubeletClientUser {
+				return fmt.Errorf("node API: only the API server (%s) may call", pki.KubeletClientUser)
+			}
+			return nil
+		}}, nil
+}
+
 // serveNodeAPI serves the node API on lis until ctx ends.
 func (a *Agent) serveNodeAPI(ctx context.Context, lis net.Listener) {
-	srv := grpc.NewServer()
+	var opts []grpc.ServerOption
+	if a.cfg.NodeAPITLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(a.cfg.NodeAPITLS)))
+	}
+	srv := grpc.NewServer(opts...)
 	nodepb.RegisterNodeAPIServer(srv, &nodeServer{a: a})
 	go func() { <-ctx.Done(); srv.Stop() }()
 	if err := srv.Serve(lis); err != nil && ctx.Err() == nil {

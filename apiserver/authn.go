@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -43,6 +44,36 @@ func serverTLS(cfg Config) (*tls.Config, error) {
 		tc.ClientCAs, tc.ClientAuth = pool, tls.VerifyClientCertIfGiven
 	}
 	return tc, nil
+}
+
+// kubeletTLS is the API server's side of the node API's TLS.
+func kubeletTLS(cfg Config) (*tls.Config, error) {
+	n := 0
+	for _, f := range []string{cfg.KubeletClientCertFile, cfg.KubeletClientKeyFile, cfg.KubeletCertificateAuthority} {
+		if f != "" {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return nil, nil
+	case 3:
+	default:
+		return nil, errors.New("--kubelet-client-certificate, --kubelet-client-key and --kubelet-certificate-authority go together: give all three, or none (plaintext to the agents)")
+	}
+	pair, err := tls.LoadX509KeyPair(cfg.KubeletClientCertFile, cfg.KubeletClientKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--kubelet-client-certificate/--kubelet-client-key: %w", err)
+	}
+	b, err := os.ReadFile(cfg.KubeletCertificateAuthority)
+	if err != nil {
+		return nil, fmt.Errorf("--kubelet-certificate-authority: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("--kubelet-certificate-authority %s: no PEM certificate in it", cfg.KubeletCertificateAuthority)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, Certificates: []tls.Certificate{pair}}, nil
 }
 
 // authenticate finds the caller's user from its verified client

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -72,9 +73,20 @@ func (s *Server) nodeAddr(ctx context.Context, name string) (string, error) {
 	return net.JoinHostPort(ip, strconv.Itoa(int(port))), nil
 }
 
-// nodeClient dials a node's agent.
-func (s *Server) nodeClient(addr string) (nodepb.NodeAPIClient, func(), error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// nodeClient dials a node's agent. With --kubelet-certificate-authority
+// the connection is TLS 1.3: the API server shows its kubelet-client
+// certificate, and the agent's serving certificate must be signed by that
+// CA for the node's name — so a Node object that publishes someone else's
+// address (a fake node, or a hijacked one) gets no exec session, and
+// nothing it says is believed.
+func (s *Server) nodeClient(node, addr string) (nodepb.NodeAPIClient, func(), error) {
+	creds := insecure.NewCredentials()
+	if s.kubeletTLS != nil {
+		tc := s.kubeletTLS.Clone()
+		tc.ServerName = node
+		creds = credentials.NewTLS(tc)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, nil, status.Errorf(codes.Unavailable, "node agent at %s: %v", addr, err)
 	}
@@ -88,7 +100,7 @@ func (s *Server) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_Pod
 	if err != nil {
 		return err
 	}
-	nc, closeConn, err := s.nodeClient(addr)
+	nc, closeConn, err := s.nodeClient(pod.Spec.NodeName, addr)
 	if err != nil {
 		return err
 	}
@@ -126,7 +138,7 @@ func (s *Server) PodExec(stream apipb.ResourceAPI_PodExecServer) error {
 	if err != nil {
 		return err
 	}
-	nc, closeConn, err := s.nodeClient(addr)
+	nc, closeConn, err := s.nodeClient(pod.Spec.NodeName, addr)
 	if err != nil {
 		return err
 	}
@@ -179,7 +191,7 @@ func (s *Server) ServicePath(ctx context.Context, req *apipb.ServicePathRequest)
 	if err != nil {
 		return nil, err
 	}
-	nc, closeConn, err := s.nodeClient(addr)
+	nc, closeConn, err := s.nodeClient(req.Node, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	storagev1 "github.com/kobune/kobune/api/storage"
@@ -93,6 +94,12 @@ type Config struct {
 	// Node, RBAC); "" is Node,RBAC with ClientCAFile and AlwaysAllow
 	// without. Members of system:masters are always allowed.
 	AuthorizationMode string
+	// KubeletClientCertFile and KubeletClientKeyFile are the API server's
+	// client certificate towards the agents' node API, and
+	// KubeletCertificateAuthority the CA their serving certificates must
+	// be signed by, for the node's name (kube-apiserver's --kubelet-*
+	// flags); without them the node API is dialled in plaintext.
+	KubeletClientCertFile, KubeletClientKeyFile, KubeletCertificateAuthority string
 	// Logf logs server events; nil uses the standard logger.
 	Logf func(format string, args ...any)
 }
@@ -162,6 +169,8 @@ type Server struct {
 	rbac        *authorizer.RBAC
 	nodeAuthz   *authorizer.Node
 	authzSynced chan struct{}
+	// kubeletTLS is the client side of the node API (nil: plaintext).
+	kubeletTLS *tls.Config
 }
 
 // New connects to etcd (starting the embedded one if needed), makes sure the
@@ -223,6 +232,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
 	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
 	if err := s.newAuthorizer(); err != nil {
+		backend.close()
+		return nil, err
+	}
+	if s.kubeletTLS, err = kubeletTLS(cfg); err != nil {
 		backend.close()
 		return nil, err
 	}

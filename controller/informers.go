@@ -9,6 +9,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/client"
 )
@@ -46,6 +47,7 @@ type Informers struct {
 	Volumes        *client.Informer[*core.PersistentVolume]
 	Claims         *client.Informer[*core.PersistentVolumeClaim]
 	StorageClasses *client.Informer[*storage.StorageClass]
+	ClusterRoles   *client.Informer[*rbac.ClusterRole]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -66,6 +68,7 @@ func NewInformers(c *client.Client) *Informers {
 		Volumes:        client.NewInformer(client.For[*core.PersistentVolume](c), "", client.ListOptions{}),
 		Claims:         client.NewInformer(client.For[*core.PersistentVolumeClaim](c), "", client.ListOptions{}),
 		StorageClasses: client.NewInformer(client.For[*storage.StorageClass](c), "", client.ListOptions{}),
+		ClusterRoles:   client.NewInformer(client.For[*rbac.ClusterRole](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -98,6 +101,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Volumes.Run(ctx)
 	go i.Claims.Run(ctx)
 	go i.StorageClasses.Run(ctx)
+	go i.ClusterRoles.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -118,5 +122,6 @@ func (i *Informers) WaitForSync(ctx context.Context) bool {
 func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
-		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced}
+		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
+		i.ClusterRoles.HasSynced}
 }

@@ -30,7 +30,10 @@ func kobectl(t *testing.T, s *testserver.Server, stdin string, args ...string) r
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if s != nil {
+	switch {
+	case s != nil && s.PKIDir != "":
+		args = append([]string{"--kubeconfig", s.Kubeconfig("admin")}, args...)
+	case s != nil:
 		args = append([]string{"--server", s.Addr()}, args...)
 	}
 	code := ctl.RunContext(ctx, args, strings.NewReader(stdin), &out, &errOut)

@@ -196,6 +196,7 @@ func formatError(err error, server string) string {
 		codes.InvalidArgument: "Invalid", codes.NotFound: "NotFound", codes.AlreadyExists: "AlreadyExists",
 		codes.Aborted: "Conflict", codes.ResourceExhausted: "RequestEntityTooLarge", codes.FailedPrecondition: "Forbidden",
 		codes.OutOfRange: "Expired", codes.Internal: "InternalError", codes.DeadlineExceeded: "Timeout",
+		codes.PermissionDenied: "Forbidden", codes.Unauthenticated: "Unauthorized",
 	}[s.Code()]
 	if s.Code() == codes.Unavailable {
 		return fmt.Sprintf("error: %sthe connection to the server %s was refused or lost: %s (is kobune-apiserver running? set --server, KOBUNE_SERVER or ~/.kobune/config)", prefix, server, s.Message())

@@ -49,6 +49,7 @@ func (v *volumes) Claim(namespace, name string) (*core.PersistentVolumeClaim, bo
 }
 func (v *volumes) Volume(name string) (*core.PersistentVolume, bool) { return v.volumes.Get("", name) }
 func (v *volumes) Volumes() []*core.PersistentVolume                 { return v.volumes.List() }
+func (v *volumes) Claims() []*core.PersistentVolumeClaim             { return v.claims.List() }
 func (v *volumes) Class(name string) (*storage.StorageClass, bool)   { return v.classes.Get("", name) }
 
 // selectNode names the chosen node on the pod's unbound claims of a

@@ -65,6 +65,8 @@ func StartSecure(dataDir, listen, pkiDir string, nodes, names []string, mutate .
 	secure := func(c *apiserver.Config) {
 		c.TLSCertFile, c.TLSPrivateKeyFile = filepath.Join(pkiDir, "apiserver.crt"), filepath.Join(pkiDir, "apiserver.key")
 		c.ClientCAFile = filepath.Join(pkiDir, "ca.crt")
+		c.KubeletClientCertFile, c.KubeletClientKeyFile = filepath.Join(pkiDir, "apiserver-kubelet-client.crt"), filepath.Join(pkiDir, "apiserver-kubelet-client.key")
+		c.KubeletCertificateAuthority = filepath.Join(pkiDir, "ca.crt")
 	}
 	s, err := start(dataDir, listen, filepath.Join(pkiDir, "admin.kubeconfig"), append([]func(*apiserver.Config){secure}, mutate...)...)
 	if err == nil {

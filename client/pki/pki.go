@@ -4,8 +4,11 @@
 // a client certificate for each identity — the admin (group
 // system:masters), the scheduler (system:kube-scheduler), the controller
 // (system:kube-controller-manager) and each node's agent
-// (system:node:<name>, group system:nodes) and CSI provisioner. ECDSA
-// P-256 keys, written 0600 in a 0700 directory. kobectl pki init runs it.
+// (system:node:<name>, group system:nodes) and CSI provisioner; and for
+// the agents' node API, each agent's serving certificate (for its node's
+// name) and the API server's client certificate towards them (kubeadm's
+// apiserver-kubelet-client). ECDSA P-256 keys, written 0600 in a 0700
+// directory. kobectl pki init runs it.
 package pki
 
 import (
@@ -29,6 +32,10 @@ import (
 
 	"github.com/kobune/kobune/client"
 )
+
+// KubeletClientUser is the API server's identity towards the agents'
+// node API.
+const KubeletClientUser = "kube-apiserver-kubelet-client"
 
 // Options say what to make.
 type Options struct {
@@ -112,15 +119,37 @@ func Init(dir string, opts Options) ([]string, error) {
 			tmpl.DNSNames = append(tmpl.DNSNames, n)
 		}
 	}
-	certPEM, keyPEM, err := Issue(ca, caKey, tmpl)
-	if err != nil {
-		return nil, err
+	pairs := []struct {
+		file string
+		tmpl *x509.Certificate
+	}{{"apiserver", tmpl},
+		// The API server's client certificate for the agents' node API
+		// (kubeadm's apiserver-kubelet-client): the only caller an agent
+		// accepts.
+		{"apiserver-kubelet-client", &x509.Certificate{Subject: pkix.Name{CommonName: KubeletClientUser, Organization: []string{"system:masters"}},
+			NotBefore: now.Add(-time.Minute), NotAfter: now.Add(opts.Validity), KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}}}
+	for _, n := range opts.Nodes {
+		// Each agent's serving certificate names its node, and the API
+		// server checks that name (not the address a Node object claims).
+		pairs = append(pairs, struct {
+			file string
+			tmpl *x509.Certificate
+		}{"agent-" + n + "-serving", &x509.Certificate{Subject: pkix.Name{CommonName: "system:node:" + n, Organization: []string{"system:nodes"}},
+			NotBefore: now.Add(-time.Minute), NotAfter: now.Add(opts.Validity), KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, DNSNames: []string{n}}})
 	}
-	for name, b := range map[string][]byte{"apiserver.crt": certPEM, "apiserver.key": keyPEM} {
-		if err := writeFile(filepath.Join(dir, name), b); err != nil {
+	for _, pair := range pairs {
+		certPEM, keyPEM, err := Issue(ca, caKey, pair.tmpl)
+		if err != nil {
 			return nil, err
 		}
-		wrote = append(wrote, filepath.Join(dir, name))
+		for name, b := range map[string][]byte{pair.file + ".crt": certPEM, pair.file + ".key": keyPEM} {
+			if err := writeFile(filepath.Join(dir, name), b); err != nil {
+				return nil, err
+			}
+			wrote = append(wrote, filepath.Join(dir, name))
+		}
 	}
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
 	for _, id := range Identities(opts) {

@@ -10,6 +10,7 @@ import (
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/controller/clusterroleaggregation"
 	"github.com/kobune/kobune/controller/cronjob"
 	"github.com/kobune/kobune/controller/daemonset"
 	"github.com/kobune/kobune/controller/deployment"
@@ -35,7 +36,7 @@ type Config struct {
 
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
-	persistentvolume.Name, persistentvolume.ProtectionName}
+	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -60,6 +61,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(persistentvolume.New(c, inf, recorder).Loop, nil) // keys are claim/<ns>/<name> and volume/<name>
 	add(persistentvolume.NewProtection(c, inf).Loop, nil)
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
+	add(clusterroleaggregation.New(c, inf).Loop, reconcile.ObjectsOf(inf.ClusterRoles))
 	if cfg.AllocateNodeCIDRs {
 		ipam, err := nodeipam.New(c, inf, recorder, cfg.NodeIPAM)
 		if err != nil {

@@ -132,6 +132,7 @@ agent_up() {
   dir="$STATE/nodes/$node"
   start "agent-$node" nsenter --net=/run/netns/"$(node_ns "$node")" "$BIN/kobune-agent" \
     --kubeconfig "$PKI/agent-$node.kubeconfig" --node-name "$node" --node-ip "$(node_ip "$node")" \
+    --tls-cert-file "$PKI/agent-$node-serving.crt" --tls-private-key-file "$PKI/agent-$node-serving.key" --client-ca-file "$PKI/ca.crt" \
     --runtime containerd --containerd "$dir/containerd.sock" --containerd-namespace kobune \
     --state-dir "$dir/agent" --pod-cidr "10.244.$(node_index "$node").0/24" \
     --load-images "$BIN/images" --lease-interval 2s --crashloop-backoff-base 2s --crashloop-backoff-max 30s
@@ -191,9 +192,9 @@ YAML
 pki_up() {
   local args=() node
   for node in "$@"; do args+=(--node "$node"); done
-  "$BIN/kobectl" pki init --dir "$PKI" --apiserver-url "https://$HOST_IP:6443" --apiserver-name "$HOST_IP" "${args[@]}" >/dev/null \
-    || die "kobectl pki init failed"
-  say "certificates and kubeconfigs in $PKI (TLS 1.3, a client certificate per component)"
+  "$BIN/kobectl" pki init --dir "$PKI" --apiserver-url "https://$HOST_IP:6443" --apiserver-name "$HOST_IP" "${args[@]}" \
+    --user dev:developers >/dev/null || die "kobectl pki init failed"
+  say "certificates and kubeconfigs in $PKI (TLS 1.3, a client certificate per component; user-dev.kubeconfig for a restricted user)"
 }
 
 control_plane_up() {
@@ -202,7 +203,9 @@ control_plane_up() {
   start apiserver "$BIN/kobune-apiserver" --data-dir "$STATE/etcd" --listen "127.0.0.1:6443,$HOST_IP:6443" \
     --metrics-listen 127.0.0.1:6444 --default-toleration-seconds 5 --encryption-provider-config "$(encryption_config)" \
     --audit-policy-file "$(audit_policy)" --audit-log-path "$STATE/logs/audit.log" \
-    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" --client-ca-file "$PKI/ca.crt"
+    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" --client-ca-file "$PKI/ca.crt" \
+    --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$PKI/ca.crt"
   for _ in $(seq 100); do kobectl version >/dev/null 2>&1 && break; sleep 0.2; done
   kobectl version >/dev/null 2>&1 || die "the API server did not answer; see $STATE/logs/apiserver.log"
   start scheduler "$BIN/kobune-scheduler" --kubeconfig "$PKI/scheduler.kubeconfig"
@@ -244,7 +247,7 @@ up() {
   local nodes_list=() i
   for i in $(seq "$n"); do nodes_list+=("node-$i"); done
   pki_up "${nodes_list[@]}"
-  step "Control plane (TLS 1.3, client certificates, Secrets encrypted, audit log)"
+  step "Control plane (TLS 1.3, client certificates, Node,RBAC authorization, Secrets encrypted, audit log)"
   control_plane_up
   write_config
   for i in $(seq "$n"); do
@@ -290,6 +293,13 @@ up() {
   kobectl get pods -l app=db -o wide | sed 's/^/    /'
   kobectl get pvc,pv | sed 's/^/    /'
   say "db-0 /data/boots -> $(kobectl exec db-0 -- cat /data/boots 2>&1 || echo 'not readable yet')"
+  step "A restricted user: dev administers namespace team and nothing else (deploy/examples/team.yaml)"
+  kobectl apply -f "$REPO/deploy/examples/team.yaml" | sed 's/^/    /'
+  local dev=("$BIN/kobectl" --kubeconfig "$PKI/user-dev.kubeconfig")
+  for _ in $(seq 50); do "${dev[@]}" auth can-i create deployments -n team -q && break; sleep 0.1; done
+  say "dev: can-i create deployments -n team -> $("${dev[@]}" auth can-i create deployments -n team 2>/dev/null)"
+  say "dev: can-i get secrets -n demo -> $("${dev[@]}" auth can-i get secrets -n demo 2>/dev/null)"
+  say "dev: get pods -n demo -> $("${dev[@]}" get pods -n demo 2>&1 | head -1)"
   cat <<TXT
 
 The lab is up. Try:
@@ -314,6 +324,8 @@ The lab is up. Try:
     bin/kobectl label namespace demo pod-security.kubernetes.io/enforce=restricted
                          # warns about the pods the restricted level would refuse
     sudo tail -f $STATE/logs/audit.log    # every request, as audit.k8s.io/v1 events
+    bin/kobectl --kubeconfig $PKI/user-dev.kubeconfig auth whoami   # the restricted user
+    bin/kobectl auth can-i create pods --subresource exec -n team --as dev
 TXT
 }
 

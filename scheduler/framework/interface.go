@@ -82,6 +82,9 @@ type VolumeLister interface {
 	Volume(name string) (*core.PersistentVolume, bool)
 	Volumes() []*core.PersistentVolume
 	Class(name string) (*storage.StorageClass, bool)
+	// Claims is every claim (VolumeBinding counts the ones a node was
+	// selected for that are not bound yet).
+	Claims() []*core.PersistentVolumeClaim
 }
 
 // NewCycleState returns the state for one attempt at scheduling pod.

@@ -45,6 +45,14 @@ type volumeState struct {
 	bound   []*core.PersistentVolume
 	waiting []*core.PersistentVolumeClaim
 	classes map[string]*storage.StorageClass
+	// selected: class → node → other claims of that class (made by hand:
+	// no provisioner) already selected for the node but not bound yet. The
+	// binder will take one free volume there for each, so a node has room
+	// for this pod's claim only with more free volumes than that — the
+	// part of Kubernetes' assume cache for volumes that Kobune needs,
+	// since the PersistentVolume binder, not the scheduler, picks the
+	// volume.
+	selected map[string]map[string]int
 }
 
 // PreFilter implements framework.PreFilterPlugin: the pod's claims, read
@@ -87,8 +95,35 @@ func (VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, p
 			vs.waiting = append(vs.waiting, c)
 		}
 	}
+	for _, c := range vs.waiting {
+		if vs.classes[core.ClaimClass(c)].Provisioner != noProvisioner || vs.selected != nil {
+			continue
+		}
+		vs.selected = map[string]map[string]int{}
+		for _, other := range state.Volumes.Claims() {
+			node := other.Annotations[core.AnnSelectedNode]
+			if node == "" || other.Spec.VolumeName != "" || other.DeletionTimestamp != nil || (other.Namespace == pod.Namespace && isPodClaim(pod, other.Name)) {
+				continue
+			}
+			cls := core.ClaimClass(other)
+			if vs.selected[cls] == nil {
+				vs.selected[cls] = map[string]int{}
+			}
+			vs.selected[cls][node]++
+		}
+	}
 	state.Write("VolumeBinding", &vs)
 	return nil
+}
+
+// isPodClaim: the pod mounts the claim of that name.
+func isPodClaim(pod *core.Pod, claim string) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
+			return true
+		}
+	}
+	return false
 }
 
 // claimInUse: another placed pod that has not finished uses the claim.
@@ -123,17 +158,18 @@ func (VolumeBinding) Filter(_ context.Context, state *framework.CycleState, _ *c
 		if vs.classes[core.ClaimClass(c)].Provisioner != noProvisioner {
 			continue // a provisioner makes the volume for the node chosen
 		}
-		found := false
+		free, mine := 0, false
 		for _, pv := range state.Volumes.Volumes() {
-			if r := pv.Spec.ClaimRef; r != nil && (r.Namespace != c.Namespace || r.Name != c.Name) {
+			r := pv.Spec.ClaimRef
+			if r != nil && (r.Namespace != c.Namespace || r.Name != c.Name) {
 				continue
 			}
 			if pv.DeletionTimestamp == nil && core.VolumeFits(pv, c) && core.VolumeReachableFrom(pv, n.Node) {
-				found = true
-				break
+				free++
+				mine = mine || r != nil // already reserved for this claim
 			}
 		}
-		if !found {
+		if !mine && free <= vs.selected[core.ClaimClass(c)][n.Node.Name] {
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) didn't find available persistent volumes to bind")
 		}
 	}

@@ -31,6 +31,13 @@ func (f fakeVolumes) Volume(name string) (*core.PersistentVolume, bool) {
 	return nil, false
 }
 func (f fakeVolumes) Volumes() []*core.PersistentVolume { return f.volumes }
+func (f fakeVolumes) Claims() []*core.PersistentVolumeClaim {
+	var out []*core.PersistentVolumeClaim
+	for _, c := range f.claims {
+		out = append(out, c)
+	}
+	return out
+}
 func (f fakeVolumes) Class(name string) (*storage.StorageClass, bool) {
 	c, ok := f.classes[name]
 	return c, ok
@@ -96,6 +103,19 @@ func TestVolumeBinding(t *testing.T) {
 	filter("waiting for a provisioner", pod("", "", withClaims("dynamic")), c, "")
 	filter("unbound immediate claim", pod("", "", withClaims("immediate")), a, "pod has unbound immediate PersistentVolumeClaims")
 	filter("missing claim", pod("", "", withClaims("nope")), a, `persistentvolumeclaim "nope" not found`)
+	// Another claim was just selected for node-b and is not bound yet: the
+	// binder will give it node-b's only free volume, so there is no room
+	// for a second one until a volume is freed (or made).
+	inFlight := claim("in-flight", "local", "")
+	inFlight.Annotations = map[string]string{core.AnnSelectedNode: "node-b"}
+	lister.claims["in-flight"] = inFlight
+	filter("waiting, node-b's free volume is promised to a claim selected a moment ago", pod("", "", withClaims("waits")), b,
+		"node(s) didn't find available persistent volumes to bind")
+	filter("the selected claim itself still fits node-b", pod("", "", withClaims("in-flight")), b, "")
+	lister.volumes = append(lister.volumes, localPV("pv-b2", "node-b", "local"))
+	filter("waiting, node-b has a second free volume", pod("", "", withClaims("waits")), b, "")
+	lister.volumes = lister.volumes[:2]
+	delete(lister.claims, "in-flight")
 
 	// ReadWriteOncePod: one pod at a time.
 	once := claim("once", "local", "pv-b")

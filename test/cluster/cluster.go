@@ -8,6 +8,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/controller/controllermanager"
 	"github.com/kobune/kobune/controller/cronjob"
 	"github.com/kobune/kobune/controller/job"
@@ -53,7 +55,29 @@ func (c *Cluster) StopAgent(node string) { c.agents[node]() }
 // Start starts the cluster; everything stops when ctx ends or the test does.
 func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 	t.Helper()
-	s := testserver.New(t, func(c *apiserver.Config) { c.DefaultTolerationSeconds = o.DefaultTolerationSeconds })
+	// Secure as the lab: TLS, client certificates, Node,RBAC; each
+	// component and node connects with its own identity, so these tests
+	// also check the components' least-privilege roles. Client is the
+	// admin's.
+	var nodes []string
+	for i := 1; i <= o.Nodes; i++ {
+		nodes = append(nodes, fmt.Sprintf("node-%d", i))
+	}
+	dir := t.TempDir()
+	s, err := testserver.StartSecure(filepath.Join(dir, "etcd"), testserver.StableAddr(), filepath.Join(dir, "pki"), nodes, nil,
+		func(c *apiserver.Config) { c.DefaultTolerationSeconds = o.DefaultTolerationSeconds })
+	if err != nil {
+		t.Fatalf("start apiserver: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	as := func(identity string) *client.Client {
+		c, err := client.Dial("", s.Kubeconfig(identity))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	cl := &Cluster{Server: s, agents: map[string]context.CancelFunc{}}
@@ -69,13 +93,14 @@ func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 		cfg.Node = node.Config{Name: fmt.Sprintf("node-%d", i), Capacity: capacity, PodCIDR: cidr}
 		actx, stop := context.WithCancel(ctx)
 		cl.agents[cfg.Node.Name] = stop
-		go func() { _ = agent.New(cfg, s.Client, rt).Run(actx) }()
+		ac := as("agent-" + cfg.Node.Name)
+		go func() { _ = agent.New(cfg, ac, rt).Run(actx) }()
 	}
-	go scheduler.New(scheduler.Config{Logf: quiet}, s.Client).Run(ctx)
+	go scheduler.New(scheduler.Config{Logf: quiet}, as("scheduler")).Run(ctx)
 	if !o.NoControllers {
 		cfg := controllermanager.Config{NodeLifecycle: nodelifecycle.Config{GracePeriod: o.NodeMonitorGracePeriod}, Job: job.Config{BackoffBase: o.JobBackoffBase},
 			CronJob: cronjob.Config{Now: o.CronJobClock}, AllocateNodeCIDRs: o.AllocateNodeCIDRs}
-		m, err := controllermanager.New(s.Client, cfg)
+		m, err := controllermanager.New(as("controller"), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -270,7 +270,8 @@ func (n *node) startAgent(t *testing.T, podCIDR string) {
 	t.Helper()
 	agentBin, images := buildArtifacts(t)
 	n.agent = exec.Command("nsenter", "--net=/run/netns/"+n.netns, agentBin,
-		"--kubeconfig", n.kubeconfig, "--node-name", n.name, "--node-ip", n.nodeIP, "--runtime", "containerd",
+		"--kubeconfig", n.kubeconfig, "--node-name", n.name,
+		"--tls-cert-file", n.pki("agent-"+n.name+"-serving.crt"), "--tls-private-key-file", n.pki("agent-"+n.name+"-serving.key"), "--client-ca-file", n.pki("ca.crt"), "--node-ip", n.nodeIP, "--runtime", "containerd",
 		"--containerd", n.socket(), "--containerd-namespace", "kobune-e2e", "--state-dir", filepath.Join(n.dir, "agent"),
 		"--pod-cidr", podCIDR, "--load-images", images, "--lease-interval", "1s",
 		"--crashloop-backoff-base", "1s", "--crashloop-backoff-max", "4s")
@@ -292,6 +293,9 @@ func (n *node) startAgent(t *testing.T, podCIDR string) {
 		}
 	})
 }
+
+// pki is a file of the cluster's PKI (beside the node's kubeconfig).
+func (n *node) pki(file string) string { return filepath.Join(filepath.Dir(n.kubeconfig), file) }
 
 // csiDataDir is where the node's kobune-csi-local makes its volumes.
 func (n *node) csiDataDir() string { return filepath.Join(n.dir, "csi-local") }

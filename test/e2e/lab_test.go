@@ -15,6 +15,7 @@ import (
 
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/test/benchreport"
 )
@@ -56,7 +57,8 @@ func TestLabUpAndDown(t *testing.T) {
 	})
 	out := run("up", "--nodes", "2")
 	for _, want := range []string{"The lab is up", "-> labapp 1.0 on hello-1", "-> labapp 2.0 on hello-2", `deployment "web" successfully rolled out`,
-		"GET http://web.demo.svc.cluster.local/ -> labapp 1.0 on web-", "db-0 /data/boots -> started db-0"} {
+		"GET http://web.demo.svc.cluster.local/ -> labapp 1.0 on web-", "db-0 /data/boots -> started db-0",
+		"dev: can-i create deployments -n team -> yes", "dev: can-i get secrets -n demo -> no", `dev: get pods -n demo -> Error from server (Forbidden): pods is forbidden: User "dev"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab.sh up output lacks %q:\n%s", want, out)
 		}
@@ -89,6 +91,21 @@ func TestLabUpAndDown(t *testing.T) {
 			t.Errorf("a TLS client without a certificate: %v, want Unauthenticated", err)
 		}
 		ac.Close()
+	}
+	// The restricted user manages namespace team and nothing else.
+	dev, err := client.Dial("", filepath.Join(state, "pki", "user-dev.kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	if _, err := client.For[*core.ConfigMap](dev).Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "team", Name: "dev-settings"}}); err != nil {
+		t.Errorf("dev creates a ConfigMap in team: %v", err)
+	}
+	if _, _, err := client.For[*core.Secret](dev).List(ctx, "kube-system", client.ListOptions{}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("dev lists kube-system's Secrets: %v, want PermissionDenied", err)
+	}
+	if err := client.For[*core.Namespace](dev).Delete(ctx, "", "team", client.DeleteOptions{}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("dev deletes namespace team: %v, want PermissionDenied", err)
 	}
 	placed, err := client.WaitFor(ctx, client.For[*core.Pod](c), "lab", "placed", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
 	if err != nil {
