@@ -1,8 +1,8 @@
 package agent
 
 import (
-	"crypto/tls"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"github.com/kobune/kobune/agent/volume"
 	"github.com/kobune/kobune/api/resource"

@@ -29,11 +29,11 @@ type node struct {
 	// kubeconfig and csiKubeconfig are the node's agent and CSI
 	// provisioner identities (system:node:<name>, and its provisioner's).
 	kubeconfig, csiKubeconfig string
-	containerd          *exec.Cmd
-	agent               *exec.Cmd
-	agentDone           chan struct{}
-	csi                 *exec.Cmd
-	csiDone             chan struct{}
+	containerd                *exec.Cmd
+	agent                     *exec.Cmd
+	agentDone                 chan struct{}
+	csi                       *exec.Cmd
+	csiDone                   chan struct{}
 }
 
 // requireRoot skips the test, saying why, unless it can run for real.
