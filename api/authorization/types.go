@@ -85,3 +85,35 @@ type SelfSubjectReview struct {
 		UserInfo UserInfo `json:"userInfo"`
 	} `json:"status,omitempty"`
 }
+
+// TokenRequest ("authentication.k8s.io/v1", the serviceaccounts/token
+// subresource) asks the API server for a ServiceAccount token: for these
+// audiences (the API server's when empty), valid this long, and bound to
+// an object (a pod) whose deletion ends it.
+type TokenRequest struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            TokenRequestSpec   `json:"spec"`
+	Status          TokenRequestStatus `json:"status,omitempty"`
+}
+
+// TokenRequestSpec is what the token is for.
+type TokenRequestSpec struct {
+	Audiences         []string              `json:"audiences,omitempty"`
+	ExpirationSeconds *int64                `json:"expirationSeconds,omitempty"`
+	BoundObjectRef    *BoundObjectReference `json:"boundObjectRef,omitempty"`
+}
+
+// BoundObjectReference is the object a token is bound to (a Pod).
+type BoundObjectReference struct {
+	Kind       string `json:"kind,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Name       string `json:"name,omitempty"`
+	UID        string `json:"uid,omitempty"`
+}
+
+// TokenRequestStatus is the token and when it expires.
+type TokenRequestStatus struct {
+	Token               string    `json:"token"`
+	ExpirationTimestamp meta.Time `json:"expirationTimestamp"`
+}

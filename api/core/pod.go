@@ -42,7 +42,12 @@ type PodSpec struct {
 	DNSPolicy          string            `json:"dnsPolicy,omitempty"`
 	DNSConfig          *PodDNSConfig     `json:"dnsConfig,omitempty"`
 	NodeSelector       map[string]string `json:"nodeSelector,omitempty"`
-	ServiceAccountName string            `json:"serviceAccountName,omitempty"`
+	// ServiceAccountName is who the pod's processes are to the API
+	// ("default" when empty: ServiceAccount admission).
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// AutomountServiceAccountToken: false keeps the ServiceAccount's
+	// token out of the pod (the ServiceAccount's own setting otherwise).
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
 	// EnableServiceLinks: the pod's containers get the Services of its
 	// namespace as environment variables (<NAME>_SERVICE_HOST ...; true by
 	// default). The kubernetes Service's are always set.

@@ -115,9 +115,9 @@ type VolumeProjection struct {
 	ConfigMap   *ConfigMapProjection   `json:"configMap,omitempty"`
 	Secret      *SecretProjection      `json:"secret,omitempty"`
 	DownwardAPI *DownwardAPIProjection `json:"downwardAPI,omitempty"`
-	// ServiceAccountToken needs signed tokens, which come with
-	// authentication.
-	ServiceAccountToken *ServiceAccountTokenProjection `json:"serviceAccountToken,omitempty" kobune:"unsupported"`
+	// ServiceAccountToken is a token of the pod's ServiceAccount, bound
+	// to the pod, that the agent requests and refreshes.
+	ServiceAccountToken *ServiceAccountTokenProjection `json:"serviceAccountToken,omitempty"`
 }
 
 // ConfigMapProjection is a ConfigMap in a projected volume.
@@ -139,7 +139,9 @@ type DownwardAPIProjection struct {
 	Items []DownwardAPIVolumeFile `json:"items,omitempty"`
 }
 
-// ServiceAccountTokenProjection is a token for the pod's ServiceAccount.
+// ServiceAccountTokenProjection is a token for the pod's ServiceAccount:
+// for the audience ("": the API server's), valid expirationSeconds (3600
+// by default, at least 600), written at path.
 type ServiceAccountTokenProjection struct {
 	Audience          string `json:"audience,omitempty"`
 	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`

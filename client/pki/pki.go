@@ -151,6 +151,11 @@ func Init(dir string, opts Options) ([]string, error) {
 			wrote = append(wrote, filepath.Join(dir, name))
 		}
 	}
+	saFiles, err := serviceAccountKey(dir)
+	if err != nil {
+		return nil, err
+	}
+	wrote = append(wrote, saFiles...)
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
 	for _, id := range Identities(opts) {
 		tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: id.User, Organization: id.Groups}, NotBefore: now.Add(-time.Minute),
@@ -222,6 +227,32 @@ func loadOrMakeCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 		return nil, nil, err
 	}
 	return ca, key, nil
+}
+
+// serviceAccountKey writes sa.key and sa.pub, the key pair the API server
+// signs and verifies ServiceAccount tokens with (kubeadm's), unless they
+// exist: replacing it would invalidate every token.
+func serviceAccountKey(dir string) ([]string, error) {
+	keyFile, pubFile := filepath.Join(dir, "sa.key"), filepath.Join(dir, "sa.pub")
+	if _, err := os.Stat(keyFile); err == nil {
+		return []string{keyFile, pubFile}, nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	pder, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pder})); err != nil {
+		return nil, err
+	}
+	if err := writeFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})); err != nil {
+		return nil, err
+	}
+	return []string{keyFile, pubFile}, nil
 }
 
 // Issue signs a new key's certificate from tmpl with the CA, and returns
