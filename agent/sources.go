@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/kobune/kobune/agent/volume"
+	"github.com/kobune/kobune/api/authorization"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
@@ -28,6 +30,19 @@ type sources struct {
 	mu      sync.Mutex
 	watches map[sourceRef]*sourceWatch
 	byPod   map[string][]sourceRef
+	// tokens are the pods' ServiceAccount tokens, by pod uid, audience and
+	// lifetime.
+	tokens map[tokenKey]token
+}
+
+type tokenKey struct {
+	pod, audience string
+	seconds       int64
+}
+
+type token struct {
+	value          string
+	issued, expiry time.Time
 }
 
 type sourceRef struct{ kind, namespace, name string }
@@ -42,7 +57,7 @@ type sourceWatch struct {
 
 func newSources(c *client.Client, requeue func(string)) *sources {
 	return &sources{client: c, ctx: context.Background(), requeue: requeue, syncWait: 10 * time.Second,
-		watches: map[sourceRef]*sourceWatch{}, byPod: map[string][]sourceRef{}}
+		watches: map[sourceRef]*sourceWatch{}, byPod: map[string][]sourceRef{}, tokens: map[tokenKey]token{}}
 }
 
 // refs are the ConfigMaps and Secrets a pod names, in env and volumes
@@ -92,6 +107,48 @@ func (s *sources) release(podKey string) {
 	}
 	delete(s.byPod, podKey)
 	s.gc()
+}
+
+// forgetTokens drops a pod's tokens (by uid) once it is gone.
+func (s *sources) forgetTokens(uid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.tokens {
+		if k.pod == uid {
+			delete(s.tokens, k)
+		}
+	}
+}
+
+// Token implements volume.Sources: a TokenRequest for the pod's
+// ServiceAccount, bound to the pod, kept until 80 % of its life has
+// passed (or 24 hours), then requested again — the kubelet's rule, so a
+// pod always finds a token that is valid for a while yet.
+func (s *sources) Token(ctx context.Context, pod *core.Pod, audience string, seconds int64) (string, error) {
+	k := tokenKey{pod.UID, audience, seconds}
+	s.mu.Lock()
+	t, ok := s.tokens[k]
+	s.mu.Unlock()
+	now := time.Now()
+	if ok && now.Before(t.issued.Add(min(t.expiry.Sub(t.issued)*8/10, 24*time.Hour))) {
+		return t.value, nil
+	}
+	spec := authorization.TokenRequestSpec{ExpirationSeconds: &seconds,
+		BoundObjectRef: &authorization.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}
+	if audience != "" {
+		spec.Audiences = []string{audience}
+	}
+	st, err := s.client.CreateToken(ctx, pod.Namespace, core.PodServiceAccount(pod), spec)
+	if err != nil {
+		if ok && now.Before(t.expiry) {
+			return t.value, nil // keep the one that still works; try again at the next sync
+		}
+		return "", errors.New(client.Message(err))
+	}
+	s.mu.Lock()
+	s.tokens[k] = token{value: st.Token, issued: now, expiry: st.ExpirationTimestamp.Time}
+	s.mu.Unlock()
+	return st.Token, nil
 }
 
 func (s *sources) gc() {

@@ -34,6 +34,7 @@ func (a *Agent) setupVolumes(ctx context.Context, pod *core.Pod) error {
 // teardownVolumes removes a stopped pod's volumes.
 func (a *Agent) teardownVolumes(key, uid string) error {
 	a.sources.release(key)
+	a.sources.forgetTokens(uid)
 	a.mu.Lock()
 	delete(a.volumePaths, uid)
 	a.mu.Unlock()

@@ -77,13 +77,22 @@ func kubeletTLS(cfg Config) (*tls.Config, error) {
 }
 
 // authenticate finds the caller's user from its verified client
-// certificate, and refuses anonymous callers unless they are allowed.
+// certificate, or else its ServiceAccount token (a bearer token), and
+// refuses anonymous callers unless they are allowed.
 func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 	u := request.Anonymous
 	if p, ok := peer.FromContext(ctx); ok {
 		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
 			subj := ti.State.VerifiedChains[0][0].Subject
 			u = request.UserInfo{Name: subj.CommonName, Groups: append(slices.Clone(subj.Organization), request.AllAuthenticated)}
+		}
+	}
+	if u.Name == request.Anonymous.Name {
+		if tok := bearerToken(ctx); tok != "" {
+			var err error
+			if u, err = s.authenticateToken(ctx, tok); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if u.Name == request.Anonymous.Name && !s.anonymousAllowed() {

@@ -58,6 +58,12 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 	case *apipb.CreateRequest:
 		a = request.Attributes{Verb: "create", Resource: q.Resource, Namespace: q.Namespace, Name: name(q.Object)}
 		obj = q.Object
+		if res, sub, ok := strings.Cut(q.Resource, "/"); ok { // serviceaccounts/token
+			a.Resource, a.Subresource = res, sub
+			if a.Namespace == "" {
+				a.Namespace = "default"
+			}
+		}
 	case *apipb.GetRequest:
 		a = request.Attributes{Verb: "get", Resource: q.Resource, Namespace: q.Namespace, Name: q.Name}
 	case *apipb.ListRequest:
@@ -251,6 +257,8 @@ func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
 		return namesIt(a.Namespace, "ConfigMap", a.Name)
 	case "persistentvolumeclaims":
 		return namesIt(a.Namespace, "PersistentVolumeClaim", a.Name)
+	case "serviceaccounts":
+		return namesIt(a.Namespace, "ServiceAccount", a.Name)
 	case "persistentvolumes":
 		vk, _ := scheme.ByResource("persistentvolumes")
 		kv, err := s.store.Get(ctx, storage.Key("persistentvolumes", "", a.Name))

@@ -17,6 +17,7 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -24,6 +25,9 @@ import (
 func (s *Server) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
 	if r, ok := reviews[req.Resource]; ok {
 		return s.createReview(ctx, r, req)
+	}
+	if req.Resource == client.TokenSubresource {
+		return s.createToken(ctx, req)
 	}
 	k, o, warnings, err := s.decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {

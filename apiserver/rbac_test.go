@@ -44,6 +44,7 @@ func startSecured(t *testing.T, mutate ...func(*apiserver.Config)) *securedServe
 	}
 	srv, err := testserver.StartTLS(filepath.Join(dir, "etcd"), addr, p("admin.kubeconfig"), append([]func(*apiserver.Config){func(c *apiserver.Config) {
 		c.TLSCertFile, c.TLSPrivateKeyFile, c.ClientCAFile = p("apiserver.crt"), p("apiserver.key"), p("ca.crt")
+		c.ServiceAccountSigningKeyFile, c.ServiceAccountKeyFiles = p("sa.key"), []string{p("sa.pub")}
 		c.Logf = t.Logf
 	}}, mutate...)...)
 	if err != nil {

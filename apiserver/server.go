@@ -100,6 +100,15 @@ type Config struct {
 	// be signed by, for the node's name (kube-apiserver's --kubelet-*
 	// flags); without them the node API is dialled in plaintext.
 	KubeletClientCertFile, KubeletClientKeyFile, KubeletCertificateAuthority string
+	// ServiceAccountSigningKeyFile signs ServiceAccount tokens and
+	// ServiceAccountKeyFiles verify them (kube-apiserver's flags; kobectl
+	// pki init writes sa.key and sa.pub); ServiceAccountIssuer is their
+	// iss ("" DefaultServiceAccountIssuer) and APIAudiences the audiences
+	// this server accepts (default: the issuer).
+	ServiceAccountSigningKeyFile string
+	ServiceAccountKeyFiles       []string
+	ServiceAccountIssuer         string
+	APIAudiences                 []string
 	// Logf logs server events; nil uses the standard logger.
 	Logf func(format string, args ...any)
 }
@@ -171,6 +180,8 @@ type Server struct {
 	authzSynced chan struct{}
 	// kubeletTLS is the client side of the node API (nil: plaintext).
 	kubeletTLS *tls.Config
+	// serviceAccounts issues and checks tokens (nil: no tokens).
+	serviceAccounts *serviceAccounts
 }
 
 // New connects to etcd (starting the embedded one if needed), makes sure the
@@ -239,6 +250,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		backend.close()
 		return nil, err
 	}
+	if s.serviceAccounts, err = newServiceAccounts(cfg); err != nil {
+		backend.close()
+		return nil, err
+	}
+	// Right after defaulting (Mutators[0]): a pod's ServiceAccount and its
+	// token volume, which validation and Pod Security then see.
+	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{admission.ServiceAccount{Accounts: serviceAccountGetter{s}, Tokens: s.serviceAccounts != nil}}, s.admission.Mutators[1:]...)...)
 	if s.rbac != nil {
 		s.admission.Validators = append(s.admission.Validators, rbacEscalation{rbac: s.rbac, authz: s.authz})
 	}

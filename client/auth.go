@@ -45,3 +45,24 @@ func (c *Client) WhoAmI(ctx context.Context) (authorization.UserInfo, error) {
 	err = json.Unmarshal(resp.Object, &out)
 	return out.Status.UserInfo, err
 }
+
+// CreateToken asks for a token of ServiceAccount namespace/name (the
+// serviceaccounts/token subresource, a TokenRequest): the agent does, for
+// each pod's projected token volume.
+func (c *Client) CreateToken(ctx context.Context, namespace, name string, spec authorization.TokenRequestSpec) (authorization.TokenRequestStatus, error) {
+	r := authorization.TokenRequest{Spec: spec}
+	r.APIVersion, r.Kind, r.Name, r.Namespace = "authentication.k8s.io/v1", "TokenRequest", name, namespace
+	b, _ := json.Marshal(r)
+	resp, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: TokenSubresource, Namespace: namespace, Object: b})
+	if err != nil {
+		return authorization.TokenRequestStatus{}, err
+	}
+	var out authorization.TokenRequest
+	err = json.Unmarshal(resp.Object, &out)
+	return out.Status, err
+}
+
+// TokenSubresource is how a TokenRequest travels in a Create call (the
+// gRPC API has no subresource field): "serviceaccounts/token", with the
+// ServiceAccount's name as the request's metadata.name.
+const TokenSubresource = "serviceaccounts/token"

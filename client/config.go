@@ -30,6 +30,10 @@ type Config struct {
 	CA, Cert, Key []byte
 	// Namespace is the kubeconfig context's default namespace.
 	Namespace string
+	// Token is a bearer token (a ServiceAccount's) sent with every call;
+	// TokenFile is read again for every call, so a token the agent
+	// refreshes in a pod's volume is picked up (client-go does the same).
+	Token, TokenFile string
 	// Impersonate and ImpersonateGroups make every call act as that user
 	// (and groups) — `kubectl --as/--as-group`; the server allows it only
 	// with the impersonate verb on users, groups or serviceaccounts.
@@ -42,6 +46,24 @@ const (
 	ImpersonateUserHeader  = "impersonate-user"
 	ImpersonateGroupHeader = "impersonate-group"
 )
+
+// bearer sends "authorization: Bearer <token>" with every call, over TLS
+// only.
+type bearer struct{ token, file string }
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	tok := b.token
+	if b.file != "" {
+		raw, err := os.ReadFile(b.file)
+		if err != nil {
+			return nil, fmt.Errorf("token file: %w", err)
+		}
+		tok = strings.TrimSpace(string(raw))
+	}
+	return map[string]string{"authorization": "Bearer " + tok}, nil
+}
+
+func (bearer) RequireTransportSecurity() bool { return true }
 
 // impersonation adds the impersonation headers to every call.
 func impersonation(cfg Config) []grpc.DialOption {
@@ -73,6 +95,9 @@ func NewFromConfig(cfg Config) (*Client, error) {
 		if len(cfg.Cert) > 0 || len(cfg.CA) > 0 {
 			return nil, fmt.Errorf("server %q: certificates are given but the address is not https://", cfg.Server)
 		}
+		if cfg.Token != "" || cfg.TokenFile != "" {
+			return nil, fmt.Errorf("server %q: a bearer token goes only over https://", cfg.Server)
+		}
 		c, err := dial(addr, insecure.NewCredentials(), impersonation(cfg)...)
 		if c != nil {
 			c.cfg = cfg
@@ -83,7 +108,11 @@ func NewFromConfig(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := dial(addr, credentials.NewTLS(tc), impersonation(cfg)...)
+	opts := impersonation(cfg)
+	if cfg.Token != "" || cfg.TokenFile != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearer{token: cfg.Token, file: cfg.TokenFile}))
+	}
+	c, err := dial(addr, credentials.NewTLS(tc), opts...)
 	if c != nil {
 		c.cfg = cfg
 	}
@@ -155,6 +184,7 @@ type User struct {
 	ClientKey             string `json:"client-key,omitempty"`
 	ClientKeyData         string `json:"client-key-data,omitempty"`
 	Token                 string `json:"token,omitempty"`
+	TokenFile             string `json:"tokenFile,omitempty"`
 }
 
 // NamedContext is a context entry.
@@ -225,8 +255,9 @@ func (k *Kubeconfig) Resolve(dir, context string) (Config, error) {
 				continue
 			}
 			found = true
-			if u.User.Token != "" {
-				return Config{}, fmt.Errorf("kubeconfig: user %q: token authentication is not supported by kobune yet (use client-certificate and client-key)", u.Name)
+			cfg.Token, cfg.TokenFile = u.User.Token, u.User.TokenFile
+			if cfg.TokenFile != "" && !filepath.IsAbs(cfg.TokenFile) {
+				cfg.TokenFile = filepath.Join(dir, cfg.TokenFile)
 			}
 			var err error
 			if cfg.Cert, err = fileOrData(dir, u.User.ClientCertificate, u.User.ClientCertificateData, "client-certificate"); err != nil {
@@ -275,4 +306,32 @@ func Dial(server, kubeconfig string) (*Client, error) {
 		return nil, err
 	}
 	return NewFromConfig(cfg)
+}
+
+// In-cluster paths: where a pod finds its ServiceAccount token, the
+// cluster CA and its namespace (ServiceAccount admission mounts them).
+const (
+	inClusterDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+)
+
+// InClusterConfig is how a process in a pod reaches the API: the
+// kubernetes Service (KUBERNETES_SERVICE_HOST and _PORT, which the agent
+// sets in every container), the cluster CA, and the pod's ServiceAccount
+// token, read again at every call so the agent's refreshes are picked up
+// — client-go's rest.InClusterConfig. ok is false outside a pod.
+func InClusterConfig() (cfg Config, ok bool, err error) {
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	tokenFile := filepath.Join(inClusterDir, "token")
+	if host == "" || port == "" {
+		return Config{}, false, nil
+	}
+	if _, err := os.Stat(tokenFile); err != nil {
+		return Config{}, false, nil
+	}
+	ca, err := os.ReadFile(filepath.Join(inClusterDir, "ca.crt"))
+	if err != nil {
+		return Config{}, true, fmt.Errorf("in-cluster: %w", err)
+	}
+	ns, _ := os.ReadFile(filepath.Join(inClusterDir, "namespace"))
+	return Config{Server: "https://" + net.JoinHostPort(host, port), CA: ca, TokenFile: tokenFile, Namespace: strings.TrimSpace(string(ns))}, true, nil
 }

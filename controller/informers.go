@@ -32,43 +32,51 @@ func OwnerUIDs[T meta.Object](o T) []string {
 // Informers are the shared informers, one per kind: every controller
 // reads its caches and adds its handlers before Run.
 type Informers struct {
-	Pods           *client.Informer[*core.Pod]
-	Nodes          *client.Informer[*core.Node]
-	Leases         *client.Informer[*coordination.Lease]
-	ReplicaSets    *client.Informer[*apps.ReplicaSet]
-	Deployments    *client.Informer[*apps.Deployment]
-	DaemonSets     *client.Informer[*apps.DaemonSet]
-	StatefulSets   *client.Informer[*apps.StatefulSet]
-	Jobs           *client.Informer[*batch.Job]
-	CronJobs       *client.Informer[*batch.CronJob]
-	Services       *client.Informer[*core.Service]
-	Endpoints      *client.Informer[*core.Endpoints]
-	EndpointSlices *client.Informer[*discovery.EndpointSlice]
-	Volumes        *client.Informer[*core.PersistentVolume]
-	Claims         *client.Informer[*core.PersistentVolumeClaim]
-	StorageClasses *client.Informer[*storage.StorageClass]
-	ClusterRoles   *client.Informer[*rbac.ClusterRole]
+	Pods            *client.Informer[*core.Pod]
+	Nodes           *client.Informer[*core.Node]
+	Leases          *client.Informer[*coordination.Lease]
+	ReplicaSets     *client.Informer[*apps.ReplicaSet]
+	Deployments     *client.Informer[*apps.Deployment]
+	DaemonSets      *client.Informer[*apps.DaemonSet]
+	StatefulSets    *client.Informer[*apps.StatefulSet]
+	Jobs            *client.Informer[*batch.Job]
+	CronJobs        *client.Informer[*batch.CronJob]
+	Services        *client.Informer[*core.Service]
+	Endpoints       *client.Informer[*core.Endpoints]
+	EndpointSlices  *client.Informer[*discovery.EndpointSlice]
+	Volumes         *client.Informer[*core.PersistentVolume]
+	Claims          *client.Informer[*core.PersistentVolumeClaim]
+	StorageClasses  *client.Informer[*storage.StorageClass]
+	ClusterRoles    *client.Informer[*rbac.ClusterRole]
+	Namespaces      *client.Informer[*core.Namespace]
+	ServiceAccounts *client.Informer[*core.ServiceAccount]
+	// RootCAConfigMaps are only the kube-root-ca.crt ConfigMaps (a field
+	// selector): the controller reads no other ConfigMap.
+	RootCAConfigMaps *client.Informer[*core.ConfigMap]
 }
 
 // NewInformers creates the informers (not yet running).
 func NewInformers(c *client.Client) *Informers {
 	inf := &Informers{
-		Pods:           client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
-		Nodes:          client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
-		Leases:         client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
-		ReplicaSets:    client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
-		Deployments:    client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
-		DaemonSets:     client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
-		StatefulSets:   client.NewInformer(client.For[*apps.StatefulSet](c), "", client.ListOptions{}),
-		Jobs:           client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
-		CronJobs:       client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
-		Services:       client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{}),
-		Endpoints:      client.NewInformer(client.For[*core.Endpoints](c), "", client.ListOptions{}),
-		EndpointSlices: client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{}),
-		Volumes:        client.NewInformer(client.For[*core.PersistentVolume](c), "", client.ListOptions{}),
-		Claims:         client.NewInformer(client.For[*core.PersistentVolumeClaim](c), "", client.ListOptions{}),
-		StorageClasses: client.NewInformer(client.For[*storage.StorageClass](c), "", client.ListOptions{}),
-		ClusterRoles:   client.NewInformer(client.For[*rbac.ClusterRole](c), "", client.ListOptions{}),
+		Pods:             client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
+		Nodes:            client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
+		Leases:           client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
+		ReplicaSets:      client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
+		Deployments:      client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
+		DaemonSets:       client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
+		StatefulSets:     client.NewInformer(client.For[*apps.StatefulSet](c), "", client.ListOptions{}),
+		Jobs:             client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
+		CronJobs:         client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
+		Services:         client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{}),
+		Endpoints:        client.NewInformer(client.For[*core.Endpoints](c), "", client.ListOptions{}),
+		EndpointSlices:   client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{}),
+		Volumes:          client.NewInformer(client.For[*core.PersistentVolume](c), "", client.ListOptions{}),
+		Claims:           client.NewInformer(client.For[*core.PersistentVolumeClaim](c), "", client.ListOptions{}),
+		StorageClasses:   client.NewInformer(client.For[*storage.StorageClass](c), "", client.ListOptions{}),
+		ClusterRoles:     client.NewInformer(client.For[*rbac.ClusterRole](c), "", client.ListOptions{}),
+		Namespaces:       client.NewInformer(client.For[*core.Namespace](c), "", client.ListOptions{}),
+		ServiceAccounts:  client.NewInformer(client.For[*core.ServiceAccount](c), "", client.ListOptions{}),
+		RootCAConfigMaps: client.NewInformer(client.For[*core.ConfigMap](c), "", client.ListOptions{FieldSelector: "metadata.name=" + core.RootCAConfigMapName}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -102,6 +110,9 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Claims.Run(ctx)
 	go i.StorageClasses.Run(ctx)
 	go i.ClusterRoles.Run(ctx)
+	go i.Namespaces.Run(ctx)
+	go i.ServiceAccounts.Run(ctx)
+	go i.RootCAConfigMaps.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -123,5 +134,5 @@ func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
-		i.ClusterRoles.HasSynced}
+		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced}
 }

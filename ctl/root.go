@@ -104,7 +104,8 @@ func (o *Options) serverAddress() (string, error) {
 // clientConfig is where kobectl connects and as whom: --server
 // (plaintext), else --kubeconfig, $KUBECONFIG, $KOBUNE_SERVER, then
 // ~/.kobune/config — a kubeconfig, or a line `server: 127.0.0.1:6443` —
-// then DefaultServer.
+// then, inside a pod, its ServiceAccount (client.InClusterConfig), then
+// DefaultServer.
 func (o *Options) clientConfig() (client.Config, error) {
 	if o.Server != "" {
 		return client.Config{Server: o.Server}, nil
@@ -129,6 +130,11 @@ func (o *Options) clientConfig() (client.Config, error) {
 	path := filepath.Join(home, ".kobune", "config")
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
+		// In a pod: its ServiceAccount, as kubectl does.
+		if cfg, ok, err := client.InClusterConfig(); ok {
+			o.Server = cfg.Server
+			return cfg, err
+		}
 		o.Server = DefaultServer
 		return client.Config{Server: DefaultServer}, nil
 	}

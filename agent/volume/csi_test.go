@@ -27,6 +27,9 @@ func (s claimSources) ConfigMap(context.Context, string, string) (*core.ConfigMa
 func (s claimSources) Secret(context.Context, string, string) (*core.Secret, error) {
 	return nil, ErrNotFound
 }
+func (s claimSources) Token(context.Context, *core.Pod, string, int64) (string, error) {
+	return "", ErrNotFound
+}
 func (s claimSources) Claim(_ context.Context, ns, name string) (*core.PersistentVolumeClaim, error) {
 	if name != "data" {
 		return nil, ErrNotFound

@@ -28,6 +28,10 @@ type Sources interface {
 	Secret(ctx context.Context, namespace, name string) (*core.Secret, error)
 	Claim(ctx context.Context, namespace, name string) (*core.PersistentVolumeClaim, error)
 	Volume(ctx context.Context, name string) (*core.PersistentVolume, error)
+	// Token is a token of the pod's ServiceAccount bound to the pod, for
+	// audience ("": the API server's), valid about expirationSeconds; the
+	// same one until it is due for refresh.
+	Token(ctx context.Context, pod *core.Pod, audience string, expirationSeconds int64) (string, error)
 }
 
 // Plugin directory names, the kubelet's.
@@ -139,8 +143,10 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 				part, err = m.secretFiles(ctx, pod.Namespace, ps.Secret.Name, ps.Secret.Items, ps.Secret.Optional, def)
 			case ps.DownwardAPI != nil:
 				part, err = m.downwardFiles(pod, ps.DownwardAPI.Items, def)
+			case ps.ServiceAccountToken != nil:
+				part, err = m.tokenFile(ctx, pod, ps.ServiceAccountToken, def)
 			default:
-				err = errors.New("serviceAccountToken projections are not supported by kobune yet")
+				err = errors.New("a projected volume source with nothing in it")
 			}
 			if err != nil {
 				return "", err
@@ -154,6 +160,20 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 		return m.claimPath(ctx, pod, vol.Name, src.PersistentVolumeClaim.ClaimName, src.PersistentVolumeClaim.ReadOnly)
 	}
 	return "", errors.New("no volume source")
+}
+
+// tokenFile is a projected ServiceAccount token, as the kubelet writes it
+// (mode 0600 unless the volume says otherwise: a token is a credential).
+func (m *Manager) tokenFile(ctx context.Context, pod *core.Pod, p *core.ServiceAccountTokenProjection, def os.FileMode) (map[string]File, error) {
+	secs := int64(3600)
+	if p.ExpirationSeconds != nil {
+		secs = *p.ExpirationSeconds
+	}
+	tok, err := m.Sources.Token(ctx, pod, p.Audience, secs)
+	if err != nil {
+		return nil, fmt.Errorf("token of ServiceAccount %q: %w", core.PodServiceAccount(pod), err)
+	}
+	return map[string]File{p.Path: {Data: []byte(tok), Mode: def}}, nil
 }
 
 // claimPath is the node path of the volume bound to a claim: a hostPath

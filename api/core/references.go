@@ -1,10 +1,10 @@
 package core
 
 // PodReference is an object a pod names and needs to run: a ConfigMap or
-// Secret in its env or volumes, or a PersistentVolumeClaim it mounts. All
-// are in the pod's namespace.
+// Secret in its env or volumes, a PersistentVolumeClaim it mounts, its
+// ServiceAccount. All are in the pod's namespace.
 type PodReference struct {
-	Kind string // "ConfigMap", "Secret", "PersistentVolumeClaim"
+	Kind string // "ConfigMap", "Secret", "PersistentVolumeClaim", "ServiceAccount"
 	Name string
 }
 
@@ -62,5 +62,6 @@ func PodReferences(pod *Pod) []PodReference {
 			}
 		}
 	}
+	add("ServiceAccount", PodServiceAccount(pod))
 	return out
 }

@@ -37,3 +37,11 @@ const RootCAConfigMapName = "kube-root-ca.crt"
 func ValidateServiceAccount(sa *ServiceAccount) v.ErrorList {
 	return v.ValidateObjectMeta(&sa.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))
 }
+
+// PodServiceAccount is the ServiceAccount a pod runs as.
+func PodServiceAccount(p *Pod) string {
+	if p.Spec.ServiceAccountName == "" {
+		return DefaultServiceAccountName
+	}
+	return p.Spec.ServiceAccountName
+}

@@ -213,9 +213,15 @@ func TestValidatePodVolumes(t *testing.T) {
 			p.Spec.Containers[0].EnvFrom = []EnvFromSource{{ConfigMapRef: &ConfigMapEnvSource{LocalObjectReference: LocalObjectReference{Name: "c"}},
 				SecretRef: &SecretEnvSource{LocalObjectReference: LocalObjectReference{Name: "s"}}}}
 		}, "spec.containers[0].envFrom[0]: Invalid value: \"\": must specify exactly one of configMapRef and secretRef"},
-		{"service account token", func(p *Pod) {
-			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{Projected: &ProjectedVolumeSource{Sources: []VolumeProjection{{ServiceAccountToken: &ServiceAccountTokenProjection{Path: "t"}}}}}}}
-		}, "spec.volumes[0].projected.sources[0].serviceAccountToken: Forbidden: not supported by kobune yet"},
+		{"service account token too short", func(p *Pod) {
+			short := int64(60)
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{Projected: &ProjectedVolumeSource{Sources: []VolumeProjection{
+				{ServiceAccountToken: &ServiceAccountTokenProjection{Path: "t", ExpirationSeconds: &short}}}}}}}
+		}, "spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"},
+		{"service account token path", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{Projected: &ProjectedVolumeSource{Sources: []VolumeProjection{
+				{ServiceAccountToken: &ServiceAccountTokenProjection{Path: "../t"}}}}}}}
+		}, "spec.volumes[0].projected.sources[0].serviceAccountToken.path"},
 	}
 	checkPodCases(t, tests)
 }

@@ -102,7 +102,7 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 				}
 			}
 			if n != 1 {
-				errs = append(errs, v.NewForbidden(sp, "must specify exactly one of configMap, secret, downwardAPI"))
+				errs = append(errs, v.NewForbidden(sp, "must specify exactly one of configMap, secret, downwardAPI, serviceAccountToken"))
 				continue
 			}
 			var items []KeyToPath
@@ -121,7 +121,12 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 					items = append(items, KeyToPath{Path: it.Path})
 				}
 			case ps.ServiceAccountToken != nil:
-				errs = append(errs, v.NewForbidden(sp.Child("serviceAccountToken"), "not supported by kobune yet: ServiceAccount tokens come with authentication"))
+				tp := sp.Child("serviceAccountToken")
+				if e := ps.ServiceAccountToken.ExpirationSeconds; e != nil && (*e < 600 || *e > 1<<32) {
+					errs = append(errs, v.NewInvalid(tp.Child("expirationSeconds"), *e, "may not specify a duration less than 10 minutes or greater than 2^32 seconds"))
+				}
+				errs = append(errs, validateFilePath(ps.ServiceAccountToken.Path, tp.Child("path"))...)
+				items = append(items, KeyToPath{Path: ps.ServiceAccountToken.Path})
 			}
 			for j, it := range items {
 				if paths[it.Path] {

@@ -23,6 +23,11 @@ func rule(verbs []string, group string, resources ...string) rbac.PolicyRule {
 	return rbac.PolicyRule{Verbs: verbs, APIGroups: []string{group}, Resources: resources}
 }
 
+func named(r rbac.PolicyRule, names ...string) rbac.PolicyRule {
+	r.ResourceNames = names
+	return r
+}
+
 func join(lists ...[]string) []string {
 	var out []string
 	for _, l := range lists {
@@ -90,6 +95,11 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 		rule(read, "storage.k8s.io", "storageclasses"), rule(read, "", "pods", "nodes"), events},
 	"generic-garbage-collector":          {{Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
 	"clusterrole-aggregation-controller": {rule([]string{"get", "list", "watch", "update", "escalate"}, rbac.GroupName, "clusterroles")},
+	"service-account-controller":         {rule(read, "", "namespaces"), rule(join(read, []string{"create"}), "", "serviceaccounts"), events},
+	// It reads and writes only kube-root-ca.crt (its list and watch name it
+	// with a field selector), and may create ConfigMaps.
+	"root-ca-cert-publisher": {rule(read, "", "namespaces"), named(rule(join(read, []string{"update"}), "", "configmaps"), "kube-root-ca.crt"),
+		rule([]string{"create"}, "", "configmaps"), events},
 }
 
 // Labels that aggregate a ClusterRole's rules into admin, edit and view.
@@ -198,7 +208,8 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 
 func controllerNames() []string {
 	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller", "endpointslice-controller",
-		"generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller", "statefulset-controller"}
+		"generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller",
+		"root-ca-cert-publisher", "service-account-controller", "statefulset-controller"}
 }
 
 // BootstrapClusterRoleBindings grant the bootstrap roles.

@@ -136,6 +136,15 @@ func (n *Node) Authorize(u request.UserInfo, a *request.Attributes) (Decision, s
 		}
 		return Deny, fmt.Sprintf("no relationship found between node %q and this object (no pod bound to the node names %s %s/%s)", node, kind, a.Namespace, a.Name)
 	}
+	if a.Resource == "serviceaccounts" && a.Subresource == "token" && a.APIGroup == "" {
+		// Tokens only for the ServiceAccount of a pod bound to the node (the
+		// request itself must be bound to that pod: NodeRestriction, in the
+		// token handler).
+		if a.Verb == "create" && (n.related(node, "ServiceAccount", a.Namespace, a.Name) || (n.Fallback != nil && n.Fallback(node, a))) {
+			return Allow, fmt.Sprintf("Node: a pod bound to %q runs as ServiceAccount %s", node, a.Name)
+		}
+		return Deny, fmt.Sprintf("no relationship found between node %q and ServiceAccount %s/%s (no pod bound to the node runs as it)", node, a.Namespace, a.Name)
+	}
 	q := &rbac.Request{Verb: a.Verb, APIGroup: a.APIGroup, Resource: a.Resource, Subresource: a.Subresource, Name: a.Name, Path: a.Path}
 	for i := range NodeRules {
 		if NodeRules[i].Allows(q) {

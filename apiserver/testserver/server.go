@@ -67,6 +67,7 @@ func StartSecure(dataDir, listen, pkiDir string, nodes, names []string, mutate .
 		c.ClientCAFile = filepath.Join(pkiDir, "ca.crt")
 		c.KubeletClientCertFile, c.KubeletClientKeyFile = filepath.Join(pkiDir, "apiserver-kubelet-client.crt"), filepath.Join(pkiDir, "apiserver-kubelet-client.key")
 		c.KubeletCertificateAuthority = filepath.Join(pkiDir, "ca.crt")
+		c.ServiceAccountSigningKeyFile, c.ServiceAccountKeyFiles = filepath.Join(pkiDir, "sa.key"), []string{filepath.Join(pkiDir, "sa.pub")}
 	}
 	s, err := start(dataDir, listen, filepath.Join(pkiDir, "admin.kubeconfig"), append([]func(*apiserver.Config){secure}, mutate...)...)
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +36,11 @@ func main() {
 	flag.StringVar(&cfg.KubeletClientCertFile, "kubelet-client-certificate", "", "the API server's client certificate towards the agents' node API (kobectl pki init: apiserver-kubelet-client.crt)")
 	flag.StringVar(&cfg.KubeletClientKeyFile, "kubelet-client-key", "", "the key of --kubelet-client-certificate")
 	flag.StringVar(&cfg.KubeletCertificateAuthority, "kubelet-certificate-authority", "", "the CA the agents' serving certificates must be signed by, for the node's name (the cluster CA)")
+	flag.StringVar(&cfg.ServiceAccountSigningKeyFile, "service-account-signing-key-file", "", "the private key ServiceAccount tokens are signed with (kobectl pki init: sa.key)")
+	var saKeys, audiences string
+	flag.StringVar(&saKeys, "service-account-key-file", "", "public key file(s), comma-separated, ServiceAccount tokens are verified with (kobectl pki init: sa.pub; give the old and the new while replacing a key)")
+	flag.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", apiserver.DefaultServiceAccountIssuer, "the iss of ServiceAccount tokens")
+	flag.StringVar(&audiences, "api-audiences", "", "audiences this server accepts in tokens, comma-separated (default: the issuer)")
 	flag.StringVar(&cfg.AuthorizationMode, "authorization-mode", "", "authorizers in order, comma-separated: Node, RBAC, AlwaysAllow (default Node,RBAC with --client-ca-file, AlwaysAllow without); system:masters is always allowed")
 	flag.StringVar(&cfg.AuditPolicyFile, "audit-policy-file", "", "an audit.k8s.io/v1 Policy: which requests the audit log records, at which level (docs/security.md)")
 	flag.StringVar(&cfg.AuditLogPath, "audit-log-path", "", "where audit events go, one JSON line each (- for standard output)")
@@ -45,6 +51,16 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	for _, list := range []struct {
+		s   string
+		out *[]string
+	}{{saKeys, &cfg.ServiceAccountKeyFiles}, {audiences, &cfg.APIAudiences}} {
+		for _, f := range strings.Split(list.s, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				*list.out = append(*list.out, f)
+			}
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -29,6 +29,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Config.NodeLifecycle.GracePeriod, "node-monitor-grace-period", 40*time.Second, "how long the controller may see no change of a node's Lease before the node is marked Unknown and tainted unreachable")
 	fs.Float64Var(&c.Config.NodeLifecycle.EvictionRate, "node-eviction-rate", 10, "pods evicted per second at most, per zone, from nodes with NoExecute taints")
 	fs.BoolVar(&c.Config.AllocateNodeCIDRs, "allocate-node-cidrs", true, "give nodes without a pod CIDR one from --cluster-cidr (node IPAM)")
+	fs.StringVar(&c.Config.RootCAFile, "root-ca-file", "", "the cluster CA, published to every namespace as the kube-root-ca.crt ConfigMap (pods' token volumes take ca.crt from it; kobectl pki init writes ca.crt)")
 	fs.StringVar(&c.Config.NodeIPAM.ClusterCIDR, "cluster-cidr", "10.244.0.0/16", "the range pod CIDRs are allocated from")
 	fs.IntVar(&c.Config.NodeIPAM.NodeMaskSize, "node-cidr-mask-size", 24, "the size of each node's pod CIDR")
 }

@@ -5,6 +5,8 @@ package controllermanager
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
@@ -21,6 +23,7 @@ import (
 	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/controller/persistentvolume"
 	"github.com/kobune/kobune/controller/replicaset"
+	"github.com/kobune/kobune/controller/serviceaccount"
 	"github.com/kobune/kobune/controller/statefulset"
 )
 
@@ -32,11 +35,14 @@ type Config struct {
 	// AllocateNodeCIDRs runs node IPAM over NodeIPAM's cluster CIDR.
 	AllocateNodeCIDRs bool
 	NodeIPAM          nodeipam.Config
+	// RootCAFile is the cluster CA the root-ca-cert-publisher puts in
+	// every namespace's kube-root-ca.crt ("": that controller does not run).
+	RootCAFile string
 }
 
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
-	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name}
+	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -62,6 +68,14 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(persistentvolume.NewProtection(c, inf).Loop, nil)
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
 	add(clusterroleaggregation.New(c, inf).Loop, reconcile.ObjectsOf(inf.ClusterRoles))
+	add(serviceaccount.New(c, inf).Loop, reconcile.ObjectsOf(inf.Namespaces))
+	if cfg.RootCAFile != "" {
+		ca, err := os.ReadFile(cfg.RootCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--root-ca-file: %w", err)
+		}
+		add(serviceaccount.NewPublisher(c, inf, string(ca)).Loop, reconcile.ObjectsOf(inf.Namespaces))
+	}
 	if cfg.AllocateNodeCIDRs {
 		ipam, err := nodeipam.New(c, inf, recorder, cfg.NodeIPAM)
 		if err != nil {

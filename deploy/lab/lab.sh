@@ -205,11 +205,12 @@ control_plane_up() {
     --audit-policy-file "$(audit_policy)" --audit-log-path "$STATE/logs/audit.log" \
     --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" --client-ca-file "$PKI/ca.crt" \
     --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
-    --kubelet-certificate-authority "$PKI/ca.crt"
+    --kubelet-certificate-authority "$PKI/ca.crt" \
+    --service-account-signing-key-file "$PKI/sa.key" --service-account-key-file "$PKI/sa.pub"
   for _ in $(seq 100); do kobectl version >/dev/null 2>&1 && break; sleep 0.2; done
   kobectl version >/dev/null 2>&1 || die "the API server did not answer; see $STATE/logs/apiserver.log"
   start scheduler "$BIN/kobune-scheduler" --kubeconfig "$PKI/scheduler.kubeconfig"
-  start controller "$BIN/kobune-controller" --kubeconfig "$PKI/controller.kubeconfig" --node-monitor-grace-period 8s
+  start controller "$BIN/kobune-controller" --kubeconfig "$PKI/controller.kubeconfig" --node-monitor-grace-period 8s --root-ca-file "$PKI/ca.crt"
 }
 
 wait_nodes_ready() {

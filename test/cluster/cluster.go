@@ -99,7 +99,8 @@ func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 	go scheduler.New(scheduler.Config{Logf: quiet}, as("scheduler")).Run(ctx)
 	if !o.NoControllers {
 		cfg := controllermanager.Config{NodeLifecycle: nodelifecycle.Config{GracePeriod: o.NodeMonitorGracePeriod}, Job: job.Config{BackoffBase: o.JobBackoffBase},
-			CronJob: cronjob.Config{Now: o.CronJobClock}, AllocateNodeCIDRs: o.AllocateNodeCIDRs}
+			CronJob: cronjob.Config{Now: o.CronJobClock}, AllocateNodeCIDRs: o.AllocateNodeCIDRs,
+			RootCAFile: filepath.Join(s.PKIDir, "ca.crt")}
 		m, err := controllermanager.New(as("controller"), cfg)
 		if err != nil {
 			t.Fatal(err)

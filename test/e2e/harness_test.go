@@ -363,7 +363,7 @@ func startWithControllers(t *testing.T, timeout time.Duration, podCIDRs ...strin
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	m, err := controllermanager.New(componentClient(t, srv, "controller"), controllermanager.Config{})
+	m, err := controllermanager.New(componentClient(t, srv, "controller"), controllermanager.Config{RootCAFile: filepath.Join(srv.PKIDir, "ca.crt")})
 	if err != nil {
 		t.Fatal(err)
 	}
