@@ -39,9 +39,9 @@ type PodSpec struct {
 	// DNSPolicy says what the pod's /etc/resolv.conf names: the cluster
 	// DNS (ClusterFirst, the default; ClusterFirstWithHostNet for a
 	// hostNetwork pod), the node's (Default), or only DNSConfig (None).
-	DNSPolicy          string            `json:"dnsPolicy,omitempty"`
-	DNSConfig          *PodDNSConfig     `json:"dnsConfig,omitempty"`
-	NodeSelector       map[string]string `json:"nodeSelector,omitempty"`
+	DNSPolicy    string            `json:"dnsPolicy,omitempty"`
+	DNSConfig    *PodDNSConfig     `json:"dnsConfig,omitempty"`
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// ServiceAccountName is who the pod's processes are to the API
 	// ("default" when empty: ServiceAccount admission).
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
