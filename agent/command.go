@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,8 @@ type Command struct {
 	// containerd runtime; ServiceCIDR is the cluster's Service range.
 	Proxy       bool
 	ServiceCIDR string
+	// ClusterCIDR is every node's pod range (kube-proxy's --cluster-cidr).
+	ClusterCIDR string
 	// ClusterDNS and ClusterDomain go into pods' resolv.conf (the
 	// kubelet's flags); DNS serves the cluster domain on the node.
 	ClusterDNS, ClusterDomain string
@@ -74,6 +77,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
 	fs.BoolVar(&c.DNS, "dns", true, "serve cluster DNS on the node's address, port 53, for this node's pods (with --proxy)")
 	fs.BoolVar(&c.Proxy, "proxy", true, "program this node's Service rules in nftables (kube-proxy's job; containerd runtime only)")
+	fs.StringVar(&c.ClusterCIDR, "cluster-cidr", "10.244.0.0/16", "every node's pod range (kobune-controller's --cluster-cidr): Service traffic from this node's pods to an endpoint outside it (the API server) is masqueraded")
 	fs.StringVar(&c.ServiceCIDR, "service-cluster-ip-range", "10.96.0.0/16", "the cluster's Service range (kobune-apiserver's --service-cluster-ip-range), routed on nodes that have no route for it")
 	fs.DurationVar(&c.RuntimeCheckInterval, "runtime-check-interval", 5*time.Second, "how often the container runtime is checked; a runtime that does not answer makes the node NotReady")
 	fs.DurationVar(&c.BackoffBase, "crashloop-backoff-base", 10*time.Second, "first CrashLoopBackOff delay; it doubles with each restart")
@@ -107,6 +111,11 @@ func (c *Command) config() (Config, error) {
 	}
 	cfg.Node.KernelVersion, cfg.Node.OSImage = HostInfo()
 	cfg.Node.PodCIDR = c.PodCIDR
+	if c.ClusterCIDR != "" {
+		if _, _, err := net.ParseCIDR(c.ClusterCIDR); err != nil {
+			return cfg, fmt.Errorf("--cluster-cidr %q: want a CIDR such as 10.244.0.0/16", c.ClusterCIDR)
+		}
+	}
 	switch n := btoi(c.TLSCertFile != "") + btoi(c.TLSPrivateKeyFile != "") + btoi(c.ClientCAFile != ""); n {
 	case 0:
 	case 3:
@@ -214,7 +223,7 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 			ctrd.Close()
 			return nil, nil, fmt.Errorf("node proxy: %w (install nftables: apt-get install -y nftables; or run with --proxy=false)", err)
 		}
-		cfg.Proxy = proxy.New(proxy.Config{NodeName: c.NodeName, PodCIDR: cfg.Node.PodCIDR}, nft)
+		cfg.Proxy = proxy.New(proxy.Config{NodeName: c.NodeName, PodCIDR: cfg.Node.PodCIDR, ClusterCIDR: c.ClusterCIDR}, nft)
 		cfg.Proxy.Netlink = proxy.NewNetlink()
 		if _, err := exec.LookPath("conntrack"); err == nil {
 			cfg.Proxy.Conntrack = proxy.ConntrackCLI

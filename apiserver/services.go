@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	v "github.com/kobune/kobune/api/validation"
@@ -455,18 +456,37 @@ func (s *Server) ensureKubernetesService(ctx context.Context) error {
 	ep := &core.Endpoints{ObjectMeta: meta.ObjectMeta{Name: "kubernetes", Namespace: "default",
 		Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
 		Subsets: []core.EndpointSubset{{Addresses: []core.EndpointAddress{{IP: ip}}, Ports: []core.EndpointPort{{Name: "https", Port: port, Protocol: core.ProtocolTCP}}}}}
-	if _, err := s.create(ctx, epKind, ep); isAlreadyExists(err) {
-		live, gerr := s.store.Get(ctx, storage.Key("endpoints", "default", "kubernetes"))
-		if gerr != nil {
-			return gerr
-		}
-		ep.ResourceVersion = strconv.FormatInt(live.Revision, 10)
-		_, err = s.update(ctx, epKind, ep, false, false)
-		return err
-	} else if err != nil {
-		return fmt.Errorf("create the kubernetes Endpoints: %w", err)
+	if err := s.createOrReplace(ctx, epKind, ep); err != nil {
+		return fmt.Errorf("the kubernetes Endpoints: %w", err)
+	}
+	// And its EndpointSlice, which the node proxies follow (kube-apiserver
+	// writes both): pods reach the API at https://kubernetes.default.svc.
+	sliceKind, _ := scheme.ByResource("endpointslices")
+	ready, name, proto := true, "https", core.ProtocolTCP
+	slice := &discovery.EndpointSlice{ObjectMeta: meta.ObjectMeta{Name: "kubernetes", Namespace: "default",
+		Labels: map[string]string{discovery.LabelServiceName: "kubernetes", discovery.LabelManagedBy: "kobune-apiserver"}},
+		AddressType: discovery.AddressTypeIPv4, Endpoints: []discovery.Endpoint{{Addresses: []string{ip}, Conditions: discovery.EndpointConditions{Ready: &ready}}},
+		Ports: []discovery.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}}}
+	if err := s.createOrReplace(ctx, sliceKind, slice); err != nil {
+		return fmt.Errorf("the kubernetes EndpointSlice: %w", err)
 	}
 	return nil
+}
+
+// createOrReplace creates o, or replaces the stored one with it.
+func (s *Server) createOrReplace(ctx context.Context, k *scheme.Kind, o meta.Object) error {
+	_, err := s.create(ctx, k, o)
+	if !isAlreadyExists(err) {
+		return err
+	}
+	m := o.GetObjectMeta()
+	live, err := s.store.Get(ctx, storage.Key(k.Resource, m.Namespace, m.Name))
+	if err != nil {
+		return err
+	}
+	m.ResourceVersion = strconv.FormatInt(live.Revision, 10)
+	_, err = s.update(ctx, k, o, false, false)
+	return err
 }
 
 // advertised is the address and port other hosts and pods reach this API

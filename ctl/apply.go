@@ -97,6 +97,7 @@ func newCreateCommand(o *Options) *cobra.Command {
 			return nil
 		},
 	})
+	cmd.AddCommand(newCreateServiceAccountCommand(o), newCreateTokenCommand(o), newCreateBindingCommand(o, false), newCreateBindingCommand(o, true))
 	return cmd
 }
 

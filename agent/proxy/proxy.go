@@ -73,6 +73,12 @@ type Config struct {
 	// PodCIDR is the node's pod range: connections from it to an endpoint
 	// on this node are masqueraded.
 	PodCIDR string
+	// ClusterCIDR is every node's pod range (kube-proxy's --cluster-cidr):
+	// connections from this node's pods, through a Service, to an endpoint
+	// outside it — the API server on its host, behind the kubernetes
+	// Service — are masqueraded to the node's address, so the reply finds
+	// its way back (the lab's hosts route no pod addresses).
+	ClusterCIDR string
 }
 
 // Proxy programs one node's Service rules.
@@ -332,6 +338,9 @@ func (p *Proxy) base(tx *knftables.Transaction) {
 		// connection's addresses, so the Service chains need no chain per
 		// endpoint.
 		masq = append(masq, fmt.Sprintf("ip saddr %s ip daddr %s ct status dnat jump %s", p.cfg.PodCIDR, p.cfg.PodCIDR, markChain))
+		if p.cfg.ClusterCIDR != "" {
+			masq = append(masq, fmt.Sprintf("ip saddr %s ip daddr != %s ct status dnat jump %s", p.cfg.PodCIDR, p.cfg.ClusterCIDR, markChain))
+		}
 	}
 	masq = append(masq, "meta mark & "+masqMark+" == 0 return", "meta mark set meta mark ^ "+masqMark, "masquerade fully-random")
 	chain(masqChain, masq...)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
@@ -38,6 +39,10 @@ type Config struct {
 	// RootCAFile is the cluster CA the root-ca-cert-publisher puts in
 	// every namespace's kube-root-ca.crt ("": that controller does not run).
 	RootCAFile string
+	// Only, when set, runs only the controllers of these names (a test
+	// harness runs just the serviceaccount controller and the
+	// root-ca-cert-publisher beside agents, so pods get their tokens).
+	Only []string
 }
 
 // Names are the controllers, as their loops log themselves.
@@ -53,6 +58,9 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	m.Go(func(ctx context.Context) { recorder.Run(ctx, 2) })
 	// Each loop reports a panic as a Warning event on the object it keys.
 	add := func(l *reconcile.Loop, objects func(string) (meta.Object, bool)) {
+		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, l.Name) {
+			return
+		}
 		l.Object, l.Recorder = objects, recorder
 		m.Add(l)
 	}

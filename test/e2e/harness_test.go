@@ -18,6 +18,7 @@ import (
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/controller/controllermanager"
+	"github.com/kobune/kobune/controller/serviceaccount"
 	"github.com/kobune/kobune/ctl"
 )
 
@@ -178,6 +179,17 @@ func startCluster(t *testing.T, nodes int) (*testserver.Server, []*node) {
 	for _, n := range ns {
 		n.kubeconfig, n.csiKubeconfig = srv.Kubeconfig("agent-"+n.name), srv.Kubeconfig("csi-"+n.name)
 	}
+	// Pods get a ServiceAccount token volume (ServiceAccount admission):
+	// its ServiceAccount and the kube-root-ca.crt ConfigMap come from these
+	// two controllers, which run even where a test runs no other.
+	ids, err := controllermanager.New(componentClient(t, srv, "controller"), controllermanager.Config{RootCAFile: filepath.Join(srv.PKIDir, "ca.crt"),
+		Only: []string{serviceaccount.Name, serviceaccount.PublisherName}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idsCtx, stopIDs := context.WithCancel(context.Background())
+	t.Cleanup(stopIDs)
+	go ids.Run(idsCtx)
 	for _, n := range ns {
 		n.startContainerd(t)
 		t.Cleanup(func() { n.removeLeftovers(t) })

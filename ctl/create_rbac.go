@@ -1,0 +1,149 @@
+package ctl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kobune/kobune/api/authorization"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/rbac"
+	"github.com/kobune/kobune/client"
+)
+
+// kubectl create serviceaccount NAME.
+func newCreateServiceAccountCommand(o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:     "serviceaccount NAME",
+		Aliases: []string{"sa"},
+		Short:   "Create a ServiceAccount (kubectl create serviceaccount)",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			ns := o.namespaceOrDefault()
+			if _, err := client.For[*core.ServiceAccount](c).Create(ctx, &core.ServiceAccount{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: args[0]}}); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "serviceaccount/%s created\n", args[0])
+			return nil
+		},
+	}
+}
+
+// kubectl create token SERVICEACCOUNT: prints a token (a TokenRequest).
+func newCreateTokenCommand(o *Options) *cobra.Command {
+	var audiences []string
+	var duration time.Duration
+	var boundKind, boundName string
+	cmd := &cobra.Command{
+		Use:   "token SERVICEACCOUNT [--audience A] [--duration D] [--bound-object-kind Pod --bound-object-name NAME]",
+		Short: "Print a token of a ServiceAccount (kubectl create token)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			spec := authorization.TokenRequestSpec{Audiences: audiences}
+			if duration != 0 {
+				secs := int64(duration / time.Second)
+				spec.ExpirationSeconds = &secs
+			}
+			if (boundKind == "") != (boundName == "") {
+				return errors.New("--bound-object-kind and --bound-object-name go together")
+			}
+			if boundKind != "" {
+				spec.BoundObjectRef = &authorization.BoundObjectReference{Kind: boundKind, APIVersion: "v1", Name: boundName}
+			}
+			st, err := c.CreateToken(ctx, o.namespaceOrDefault(), args[0], spec)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(o.Out, st.Token)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&audiences, "audience", nil, "an audience of the token (default: the API server's)")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "how long the token is valid (default 1h; at least 10m)")
+	cmd.Flags().StringVar(&boundKind, "bound-object-kind", "", "Pod: the token dies with that pod")
+	cmd.Flags().StringVar(&boundName, "bound-object-name", "", "the pod the token is bound to")
+	return cmd
+}
+
+// kubectl create rolebinding / clusterrolebinding NAME --clusterrole|--role
+// R --user U --group G --serviceaccount NS:NAME.
+func newCreateBindingCommand(o *Options, cluster bool) *cobra.Command {
+	var role, clusterRole string
+	var users, groups, accounts []string
+	use, kind := "rolebinding", "RoleBinding"
+	if cluster {
+		use, kind = "clusterrolebinding", "ClusterRoleBinding"
+	}
+	cmd := &cobra.Command{
+		Use:   use + " NAME --clusterrole NAME" + map[bool]string{false: "|--role NAME"}[cluster] + " [--user U] [--group G] [--serviceaccount NAMESPACE:NAME]",
+		Short: "Create a " + kind + " granting a role (kubectl create " + use + ")",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref := rbac.RoleRef{APIGroup: rbac.GroupName, Kind: "ClusterRole", Name: clusterRole}
+			switch {
+			case role != "" && clusterRole != "":
+				return errors.New("give --role or --clusterrole, not both")
+			case role != "":
+				ref.Kind, ref.Name = "Role", role
+			case clusterRole == "":
+				return errors.New("--clusterrole (or, for a rolebinding, --role) is required")
+			}
+			var subjects []rbac.Subject
+			for _, u := range users {
+				subjects = append(subjects, rbac.Subject{Kind: rbac.UserKind, APIGroup: rbac.GroupName, Name: u})
+			}
+			for _, g := range groups {
+				subjects = append(subjects, rbac.Subject{Kind: rbac.GroupKind, APIGroup: rbac.GroupName, Name: g})
+			}
+			for _, sa := range accounts {
+				ns, name, ok := strings.Cut(sa, ":")
+				if !ok || ns == "" || name == "" {
+					return fmt.Errorf("--serviceaccount %q: want NAMESPACE:NAME", sa)
+				}
+				subjects = append(subjects, rbac.Subject{Kind: rbac.ServiceAccountKind, Namespace: ns, Name: name})
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			om := meta.ObjectMeta{Name: args[0]}
+			if cluster {
+				_, err = client.For[*rbac.ClusterRoleBinding](c).Create(ctx, &rbac.ClusterRoleBinding{ObjectMeta: om, RoleRef: ref, Subjects: subjects})
+			} else {
+				om.Namespace = o.namespaceOrDefault()
+				_, err = client.For[*rbac.RoleBinding](c).Create(ctx, &rbac.RoleBinding{ObjectMeta: om, RoleRef: ref, Subjects: subjects})
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "%s.rbac.authorization.k8s.io/%s created\n", use, args[0])
+			return nil
+		},
+	}
+	if !cluster {
+		cmd.Flags().StringVar(&role, "role", "", "the Role (of this namespace) to grant")
+	}
+	cmd.Flags().StringVar(&clusterRole, "clusterrole", "", "the ClusterRole to grant")
+	cmd.Flags().StringArrayVar(&users, "user", nil, "a user to grant it to (repeatable)")
+	cmd.Flags().StringArrayVar(&groups, "group", nil, "a group to grant it to (repeatable)")
+	cmd.Flags().StringArrayVar(&accounts, "serviceaccount", nil, "a ServiceAccount NAMESPACE:NAME to grant it to (repeatable)")
+	return cmd
+}
