@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,13 +34,7 @@ var apiserverUser = request.UserInfo{Name: "system:apiserver", Groups: []string{
 // and name (for the authorizer and the audit log), and the object it
 // carries.
 func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
-	name := func(obj []byte) string {
-		var o struct {
-			Metadata struct{ Name string } `json:"metadata"`
-		}
-		_ = json.Unmarshal(obj, &o)
-		return o.Metadata.Name
-	}
+	name := metadataName
 	// A list or watch of one object (the field selector metadata.name=X)
 	// names it, as in Kubernetes: the node authorizer lets an agent watch
 	// one Secret it needs, never all of them.
@@ -109,6 +104,67 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		}
 	}
 	return a, obj
+}
+
+// metadataName is an object's metadata.name, read with a token scanner
+// that stops there (metadata comes first in what clients send), so that
+// authorizing a create does not parse the whole object a second time.
+func metadataName(obj []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if key != "metadata" {
+			if skipValue(dec) != nil {
+				return ""
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return ""
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return ""
+			}
+			if k == "name" {
+				v, _ := dec.Token()
+				n, _ := v.(string)
+				return n
+			}
+			if skipValue(dec) != nil {
+				return ""
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+// skipValue reads past one JSON value.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // newAuthorizer builds the chain --authorization-mode names. The default
@@ -279,6 +335,12 @@ func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
 // after a broken watch: reset gets the listed objects, event each change.
 // The authorizer's caches and the namespace cache are kept this way.
 func (s *Server) follow(ctx context.Context, resource string, reset func([]meta.Object), event func(ev storage.Event, o meta.Object)) {
+	s.followSome(ctx, resource, nil, reset, event)
+}
+
+// followSome is follow that decodes only the stored values want accepts
+// (nil: all).
+func (s *Server) followSome(ctx context.Context, resource string, want func([]byte) bool, reset func([]meta.Object), event func(ev storage.Event, o meta.Object)) {
 	k, _ := scheme.ByResource(resource)
 	prefix := storage.ListPrefix(resource, "")
 	for ctx.Err() == nil {
@@ -289,6 +351,9 @@ func (s *Server) follow(ctx context.Context, resource string, reset func([]meta.
 		}
 		var objs []meta.Object
 		for _, kv := range kvs {
+			if want != nil && !want(kv.Value) {
+				continue
+			}
 			if o, err := decodeStored(k, kv.Value, kv.Revision); err == nil {
 				objs = append(objs, o)
 			}
@@ -298,6 +363,9 @@ func (s *Server) follow(ctx context.Context, resource string, reset func([]meta.
 		for ev := range w.Events {
 			switch ev.Type {
 			case storage.Put:
+				if want != nil && !want(ev.Value) {
+					continue
+				}
 				if o, err := decodeStored(k, ev.Value, ev.Revision); err == nil {
 					event(ev, o)
 				}
@@ -337,8 +405,12 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 		}
 	}
 	if s.nodeAuthz != nil {
+		// Only bound pods add edges, and a pod never leaves its node: the
+		// graph skips decoding pods that name none (most of a create
+		// storm's events).
+		bound := func(v []byte) bool { return bytes.Contains(v, []byte(`"nodeName":`)) }
 		feeds = append(feeds, func(ready func()) {
-			s.follow(ctx, "pods", func(objs []meta.Object) {
+			s.followSome(ctx, "pods", bound, func(objs []meta.Object) {
 				s.nodeAuthz.ResetGraph()
 				for _, o := range objs {
 					s.nodeAuthz.SetPod(o.(*core.Pod))

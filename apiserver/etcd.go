@@ -2,6 +2,9 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -84,8 +87,8 @@ func startEmbeddedEtcd(dir, logLevel string, quota int64) (*etcdBackend, error) 
 }
 
 // connectEtcd connects to an external etcd cluster ("http://a:2379,http://b:2379").
-func connectEtcd(ctx context.Context, servers string) (*etcdBackend, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(servers, ","), DialTimeout: 10 * time.Second})
+func connectEtcd(ctx context.Context, servers string, tc *tls.Config) (*etcdBackend, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(servers, ","), DialTimeout: 10 * time.Second, TLS: tc})
 	if err != nil {
 		return nil, fmt.Errorf("connect to etcd %s: %w", servers, err)
 	}
@@ -97,6 +100,43 @@ func connectEtcd(ctx context.Context, servers string) (*etcdBackend, error) {
 		return nil, fmt.Errorf("etcd %s is not answering: %w (is it running? check --etcd-servers)", servers, err)
 	}
 	return &etcdBackend{client: cli, watchClient: cli, version: st.Version}, nil
+}
+
+// etcdTLS is the client TLS to an external etcd (--etcd-cafile,
+// --etcd-certfile, --etcd-keyfile: kube-apiserver's flags), nil without
+// them. https:// servers need the CA; a client certificate is mutual TLS.
+func etcdTLS(cfg Config) (*tls.Config, error) {
+	if cfg.EtcdCAFile == "" && cfg.EtcdCertFile == "" && cfg.EtcdKeyFile == "" {
+		for _, s := range strings.Split(cfg.EtcdServers, ",") {
+			if strings.HasPrefix(strings.TrimSpace(s), "https://") {
+				return nil, fmt.Errorf("--etcd-servers %s is https://: give --etcd-cafile (and --etcd-certfile/--etcd-keyfile for a client certificate)", s)
+			}
+		}
+		return nil, nil
+	}
+	if cfg.EtcdCAFile == "" {
+		return nil, errors.New("--etcd-certfile/--etcd-keyfile need --etcd-cafile, the CA of etcd's serving certificate")
+	}
+	if (cfg.EtcdCertFile == "") != (cfg.EtcdKeyFile == "") {
+		return nil, errors.New("--etcd-certfile and --etcd-keyfile go together")
+	}
+	b, err := os.ReadFile(cfg.EtcdCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("--etcd-cafile: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("--etcd-cafile %s: no PEM certificate in it", cfg.EtcdCAFile)
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+	if cfg.EtcdCertFile != "" {
+		pair, err := tls.LoadX509KeyPair(cfg.EtcdCertFile, cfg.EtcdKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-certfile/--etcd-keyfile: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return tc, nil
 }
 
 func (b *etcdBackend) close() {

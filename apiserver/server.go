@@ -45,8 +45,10 @@ type Config struct {
 	MetricsListen string
 	// DataDir holds the embedded etcd's data; ignored with EtcdServers.
 	DataDir string
-	// EtcdServers, when set, are the URLs of an external etcd cluster.
-	EtcdServers string
+	// EtcdServers, when set, are the URLs of an external etcd cluster;
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile its TLS (https:// servers).
+	EtcdServers                           string
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	// CompactionInterval is how often history older than one interval is
 	// compacted (Kubernetes: 5 minutes).
 	CompactionInterval time.Duration
@@ -222,7 +224,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	var backend *etcdBackend
 	if cfg.EtcdServers != "" {
-		backend, err = connectEtcd(ctx, cfg.EtcdServers)
+		var tc *tls.Config
+		if tc, err = etcdTLS(cfg); err != nil {
+			return nil, err
+		}
+		backend, err = connectEtcd(ctx, cfg.EtcdServers, tc)
 	} else {
 		if cfg.DataDir == "" {
 			return nil, errors.New("either a data directory (--data-dir) or external etcd servers (--etcd-servers) is required")

@@ -123,8 +123,9 @@ func TestStatefulSetOnLocalCSI(t *testing.T) {
 		}
 	}
 	n0 := nodeOf(t, nodes, db0.Spec.NodeName)
+	// Its CSI volume's mounts (the pod also has its token volume's tmpfs).
 	published := func(uid string) []string {
-		return mountsUnder(t, filepath.Join(n0.dir, "agent", "pods", uid))
+		return mountsUnder(t, filepath.Join(n0.dir, "agent", "pods", uid, "volumes", "kubernetes.io~csi"))
 	}
 	staged := func() []string {
 		return mountsUnder(t, filepath.Join(n0.dir, "agent", "plugins", "kubernetes.io", "csi"))
@@ -145,9 +146,10 @@ func TestStatefulSetOnLocalCSI(t *testing.T) {
 	if code != 0 || strings.Count(out, "started db-0") != 2 {
 		t.Fatalf("db-0 after its restart: exit %d: %q%s; want the first start's line and its own", code, out, errOut)
 	}
-	for deadline := time.Now().Add(30 * time.Second); len(published(db0.UID)) > 0; time.Sleep(200 * time.Millisecond) {
+	podMounts := func(uid string) []string { return mountsUnder(t, filepath.Join(n0.dir, "agent", "pods", uid)) }
+	for deadline := time.Now().Add(30 * time.Second); len(podMounts(db0.UID)) > 0; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the deleted db-0's mounts are still there: %v", published(db0.UID))
+			t.Fatalf("the deleted db-0's mounts are still there: %v", podMounts(db0.UID))
 		}
 	}
 	if p := published(back.UID); len(p) != 1 {
@@ -297,8 +299,8 @@ func TestAgentKilledMidMount(t *testing.T) {
 			time.Sleep(2 * time.Second)
 			t.Fatal(err)
 		}
-		if m := mountsUnder(t, filepath.Join(n.dir, "agent", "pods", p.UID)); len(m) != 1 {
-			t.Errorf("kill after %v: the pod's mounts %v, want exactly one", delay, m)
+		if m := mountsUnder(t, filepath.Join(n.dir, "agent", "pods", p.UID, "volumes", "kubernetes.io~csi")); len(m) != 1 {
+			t.Errorf("kill after %v: the pod's CSI mounts %v, want exactly one", delay, m)
 		}
 		zero := int64(0)
 		if err := pods.Delete(ctx, "default", name, client.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
