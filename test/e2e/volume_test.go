@@ -77,8 +77,8 @@ func TestConfigAndVolumesInPods(t *testing.T) {
 		}
 		return out
 	}
-	if got := tmpfs(); len(got) != 3 {
-		t.Errorf("mounts below the pod's directory after the agent's restart: %v, want the secret, projected and Memory emptyDir tmpfs once each", got)
+	if got := tmpfs(); len(got) != 4 {
+		t.Errorf("mounts below the pod's directory after the agent's restart: %v, want the secret, projected, Memory emptyDir and ServiceAccount token tmpfs once each", got)
 	}
 
 	sh := func(cmd string) string {
