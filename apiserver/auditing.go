@@ -69,6 +69,11 @@ func (a *auditedStream) RecvMsg(m any) error {
 func auditRequest(ctx context.Context, method string, req any, received time.Time) *audit.Request {
 	u := request.UserFrom(ctx)
 	r := &audit.Request{User: u.Name, Groups: u.Groups, Received: received}
+	if real, ok := request.ImpersonatorFrom(ctx); ok {
+		// Kubernetes' audit: user is who authenticated, impersonatedUser
+		// whom they acted as.
+		r.User, r.Groups, r.ImpersonatedUser, r.ImpersonatedGroups = real.Name, real.Groups, u.Name, u.Groups
+	}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		host := p.Addr.String()
 		if i := strings.LastIndex(host, ":"); i > 0 {

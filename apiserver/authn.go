@@ -104,6 +104,7 @@ func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 			if err != nil {
 				return nil, err
 			}
+			ctx = request.WithImpersonator(ctx, u)
 			u = as
 		}
 	}

@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"os"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
@@ -395,7 +396,12 @@ func TestNodeAuthorizer(t *testing.T) {
 // TestImpersonationAndAuthCommands: kobectl auth whoami and can-i answer
 // as the server decides; --as works only with the impersonate verb.
 func TestImpersonationAndAuthCommands(t *testing.T) {
-	s := startSecured(t)
+	auditDir := t.TempDir()
+	policy, auditLog := filepath.Join(auditDir, "policy.yaml"), filepath.Join(auditDir, "audit.log")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startSecured(t, func(c *apiserver.Config) { c.AuditPolicyFile, c.AuditLogPath = policy, auditLog })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin := s.Client
@@ -432,6 +438,11 @@ func TestImpersonationAndAuthCommands(t *testing.T) {
 	if _, _, code := run("get", "pods", "-n", "default", "--as", "alice"); code == 0 {
 		t.Error("get pods -n default --as alice succeeded")
 	}
+	// The audit log names who acted, and as whom.
+	b, _ := os.ReadFile(auditLog)
+	if !strings.Contains(string(b), `"user":{"username":"kubernetes-admin"`) || !strings.Contains(string(b), `"impersonatedUser":{"username":"alice"`) {
+		t.Errorf("the audit log does not record kubernetes-admin impersonating alice:\n%.2000s", b)
+	}
 	// Alice may not impersonate anyone, until a role lets her be bob.
 	cfg := s.admin
 	ca, key, _ := pki.LoadCA(filepath.Join(s.dir, "pki"))
@@ -465,4 +476,41 @@ func TestImpersonationAndAuthCommands(t *testing.T) {
 	defer aliceAsCarol.Close()
 	_, err = aliceAsCarol.WhoAmI(ctx)
 	forbidden(t, "alice impersonates carol (only bob is allowed)", err)
+}
+
+// TestAnonymousGetsNothing: a TLS client without a certificate (or with a
+// bearer token that is not one) can neither list, create nor exec, and
+// nothing it sent is stored.
+func TestAnonymousGetsNothing(t *testing.T) {
+	s := startSecured(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	anon := s.admin
+	anon.Cert, anon.Key = nil, nil
+	for name, cfg := range map[string]client.Config{"no certificate": anon, "a made-up bearer token": func() client.Config { c := anon; c.Token = "let-me-in"; return c }()} {
+		c, err := client.NewFromConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, _, err = client.For[*core.Secret](c).List(ctx, "", client.ListOptions{})
+		if status.Code(err) != codes.Unauthenticated {
+			t.Errorf("%s: list Secrets: %v, want Unauthenticated", name, err)
+		}
+		_, err = client.For[*core.ConfigMap](c).Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "planted"}})
+		if status.Code(err) != codes.Unauthenticated {
+			t.Errorf("%s: create: %v, want Unauthenticated", name, err)
+		}
+		_, err = c.Exec(ctx, "default", "web", client.ExecOptions{Command: []string{"id"}, Stdout: io.Discard, Stderr: io.Discard})
+		if status.Code(err) != codes.Unauthenticated {
+			t.Errorf("%s: exec: %v, want Unauthenticated", name, err)
+		}
+		err = client.For[*scheduling.PriorityClass](c).Delete(ctx, "", "system-node-critical", client.DeleteOptions{})
+		if status.Code(err) != codes.Unauthenticated {
+			t.Errorf("%s: delete system-node-critical: %v, want Unauthenticated", name, err)
+		}
+	}
+	if _, err := client.For[*core.ConfigMap](s.Client).Get(ctx, "default", "planted"); status.Code(err) != codes.NotFound {
+		t.Errorf("the anonymous create was stored: %v", err)
+	}
 }

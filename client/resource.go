@@ -199,6 +199,10 @@ func (c *Client) Exec(ctx context.Context, namespace, name string, opts ExecOpti
 	first := &apipb.PodExecInput{Namespace: namespace, Name: name, Container: opts.Container, Command: opts.Command,
 		Stdin: opts.Stdin != nil, Tty: opts.TTY}
 	if err := stream.Send(first); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The server ended the stream (refused it): its status says why.
+			_, err = stream.Recv()
+		}
 		return 0, err
 	}
 	if opts.Stdin != nil {

@@ -101,11 +101,14 @@ type Request struct {
 	Namespace   string
 	Name        string
 	// Path is a non-resource request's path, such as /version.
-	Path      string
-	User      string
-	Groups    []string
-	SourceIP  string
-	UserAgent string
+	Path   string
+	User   string
+	Groups []string
+	// ImpersonatedUser and ImpersonatedGroups: who User acted as (--as).
+	ImpersonatedUser   string
+	ImpersonatedGroups []string
+	SourceIP           string
+	UserAgent          string
 	// RequestObject and ResponseObject are JSON (nil when there is none).
 	RequestObject, ResponseObject []byte
 	Code                          int
@@ -192,6 +195,7 @@ type Event struct {
 	RequestURI               string            `json:"requestURI"`
 	Verb                     string            `json:"verb"`
 	User                     UserInfo          `json:"user"`
+	ImpersonatedUser         *UserInfo         `json:"impersonatedUser,omitempty"`
 	SourceIPs                []string          `json:"sourceIPs,omitempty"`
 	UserAgent                string            `json:"userAgent,omitempty"`
 	ObjectRef                *ObjectReference  `json:"objectRef,omitempty"`
@@ -274,6 +278,9 @@ func (l *Log) Record(r *Request) {
 		ResponseStatus: &Status{Code: r.Code, Message: r.Message}, Annotations: r.Annotations}
 	if r.SourceIP != "" {
 		ev.SourceIPs = []string{r.SourceIP}
+	}
+	if r.ImpersonatedUser != "" {
+		ev.ImpersonatedUser = &UserInfo{Username: r.ImpersonatedUser, Groups: r.ImpersonatedGroups}
 	}
 	if r.Streaming {
 		ev.Stage = "ResponseStarted" // a stream is logged when it starts

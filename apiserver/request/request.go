@@ -52,6 +52,20 @@ func (u UserInfo) NodeName() string {
 
 type userKey struct{}
 
+type impersonatorKey struct{}
+
+// WithImpersonator records the authenticated user who acts as the
+// context's user (impersonation), for the audit log.
+func WithImpersonator(ctx context.Context, real UserInfo) context.Context {
+	return context.WithValue(ctx, impersonatorKey{}, real)
+}
+
+// ImpersonatorFrom is the user who impersonates the request's user, if any.
+func ImpersonatorFrom(ctx context.Context) (UserInfo, bool) {
+	u, ok := ctx.Value(impersonatorKey{}).(UserInfo)
+	return u, ok
+}
+
 // WithUser returns ctx carrying u.
 func WithUser(ctx context.Context, u UserInfo) context.Context {
 	return context.WithValue(ctx, userKey{}, u)
