@@ -48,7 +48,7 @@ type nodeServer struct {
 // (with authorization reduced to "only the API server": Kobune's node API
 // has no other callers).
 func NodeAPITLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	kp, err := pki.NewKeyPair(certFile, keyFile) // renewed files are served from the next handshake on
 	if err != nil {
 		return nil, fmt.Errorf("--tls-cert-file/--tls-private-key-file: %w", err)
 	}
@@ -60,7 +60,7 @@ func NodeAPITLSConfig(certFile, keyFile, clientCAFile string) (*tls.Config, erro
 	if !pool.AppendCertsFromPEM(b) {
 		return nil, fmt.Errorf("--client-ca-file %s: no PEM certificate in it", clientCAFile)
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{pair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
+	return &tls.Config{MinVersion: tls.VersionTLS13, GetCertificate: kp.GetCertificate, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 || cs.PeerCertificates[0].Subject.CommonName != pki.KubeletClientUser {
 				return fmt.Errorf("node API: only the API server (%s) may call", pki.KubeletClientUser)

@@ -20,6 +20,7 @@ import (
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/pki"
 )
 
 // serverTLS is the API server's TLS 1.3 configuration: its certificate,
@@ -27,11 +28,13 @@ import (
 // given (x509 client-certificate authentication: CN the user, O the
 // groups).
 func serverTLS(cfg Config) (*tls.Config, error) {
-	pair, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSPrivateKeyFile)
+	// Read again when the files change: renewed certificates are served
+	// from the next handshake on, with no restart.
+	kp, err := pki.NewKeyPair(cfg.TLSCertFile, cfg.TLSPrivateKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("--tls-cert-file/--tls-private-key-file: %w", err)
 	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{pair}}
+	tc := &tls.Config{MinVersion: tls.VersionTLS13, GetCertificate: kp.GetCertificate}
 	if cfg.ClientCAFile != "" {
 		b, err := os.ReadFile(cfg.ClientCAFile)
 		if err != nil {
@@ -61,7 +64,7 @@ func kubeletTLS(cfg Config) (*tls.Config, error) {
 	default:
 		return nil, errors.New("--kubelet-client-certificate, --kubelet-client-key and --kubelet-certificate-authority go together: give all three, or none (plaintext to the agents)")
 	}
-	pair, err := tls.LoadX509KeyPair(cfg.KubeletClientCertFile, cfg.KubeletClientKeyFile)
+	kp, err := pki.NewKeyPair(cfg.KubeletClientCertFile, cfg.KubeletClientKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("--kubelet-client-certificate/--kubelet-client-key: %w", err)
 	}
@@ -73,7 +76,7 @@ func kubeletTLS(cfg Config) (*tls.Config, error) {
 	if !pool.AppendCertsFromPEM(b) {
 		return nil, fmt.Errorf("--kubelet-certificate-authority %s: no PEM certificate in it", cfg.KubeletCertificateAuthority)
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, Certificates: []tls.Certificate{pair}}, nil
+	return &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, GetClientCertificate: kp.GetClientCertificate}, nil
 }
 
 // authenticate finds the caller's user from its verified client

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -30,6 +32,12 @@ type Config struct {
 	CA, Cert, Key []byte
 	// Namespace is the kubeconfig context's default namespace.
 	Namespace string
+	// Kubeconfig is the file the Config came from: a new TLS handshake
+	// reads its client certificate again when the file has changed (the
+	// certificates were renewed: kobectl pki init run again), so a
+	// long-running component picks up new certificates without a restart.
+	Kubeconfig        string
+	kubeconfigContext string
 	// Token is a bearer token (a ServiceAccount's) sent with every call;
 	// TokenFile is read again for every call, so a token the agent
 	// refreshes in a pod's volume is picked up (client-go does the same).
@@ -140,9 +148,44 @@ func TLSConfig(cfg Config, addr string) (*tls.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("client certificate and key: %w", err)
 		}
-		tc.Certificates = []tls.Certificate{pair}
+		if cfg.Kubeconfig == "" {
+			tc.Certificates = []tls.Certificate{pair}
+		} else {
+			// The first handshake reads the file again (it may have changed
+			// since cfg was loaded); pair is the fallback.
+			r := &kubeconfigCert{path: cfg.Kubeconfig, context: cfg.kubeconfigContext, pair: &pair}
+			tc.GetClientCertificate = r.get
+		}
 	}
 	return tc, nil
+}
+
+// kubeconfigCert is a kubeconfig's client certificate, read again when
+// the file changes.
+type kubeconfigCert struct {
+	path, context string
+	mu            sync.Mutex
+	modTime       time.Time
+	pair          *tls.Certificate
+}
+
+func (k *kubeconfigCert) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	fi, err := os.Stat(k.path)
+	if err != nil || fi.ModTime().Equal(k.modTime) {
+		return k.pair, nil
+	}
+	cfg, err := LoadKubeconfig(k.path, k.context)
+	if err != nil {
+		return k.pair, nil // being rewritten: keep the one that works
+	}
+	pair, err := tls.X509KeyPair(cfg.Cert, cfg.Key)
+	if err != nil {
+		return k.pair, nil
+	}
+	k.pair, k.modTime = &pair, fi.ModTime()
+	return k.pair, nil
 }
 
 // Kubeconfig is the kubeconfig file's shape (clientcmd's v1 Config): the
@@ -212,7 +255,11 @@ func LoadKubeconfig(path, context string) (Config, error) {
 	if err := yaml.UnmarshalStrict(b, &k); err != nil {
 		return Config{}, fmt.Errorf("kubeconfig %s: %w", path, err)
 	}
-	return k.Resolve(filepath.Dir(path), context)
+	cfg, err := k.Resolve(filepath.Dir(path), context)
+	if err == nil {
+		cfg.Kubeconfig, cfg.kubeconfigContext = path, context
+	}
+	return cfg, err
 }
 
 // Resolve turns a context of the kubeconfig into a Config.
