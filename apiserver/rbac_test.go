@@ -2,11 +2,11 @@ package apiserver_test
 
 import (
 	"context"
-	"os"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
