@@ -39,9 +39,14 @@ subsets:
 	if !strings.Contains(r.stdout, "Endpoints: 10.244.1.5:8080,10.244.2.7:8080") || !strings.Contains(r.stdout, "NodePort:  30080/TCP") {
 		t.Errorf("describe svc:\n%s", r.stdout)
 	}
-	r = kobectl(t, s, "", "get", "endpointslices", "-A")
+	r = kobectl(t, s, "", "get", "endpointslices", "-n", "kube-system")
 	if r.code != 0 || !strings.Contains(r.stderr+r.stdout, "No resources found") {
-		t.Errorf("get endpointslices (none, no controller here): %d %q %q", r.code, r.stdout, r.stderr)
+		t.Errorf("get endpointslices -n kube-system (none, no controller here): %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// The kubernetes Service's slice is the API server's own.
+	r = kobectl(t, s, "", "get", "endpointslices", "-A")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^default\s+kubernetes\s+IPv4\s+\d+\s+127\.0\.0\.1`).MatchString(r.stdout) {
+		t.Errorf("get endpointslices -A: the kubernetes Service's slice is missing: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	// Several kinds at once, as kubectl: a table per kind, kind/name rows.
 	r = kobectl(t, s, "", "get", "svc,endpoints,endpointslices")
