@@ -118,6 +118,16 @@ func eventually(t *testing.T, what string, f func() error) {
 	}
 }
 
+// createNodes registers Node objects (no agents behind them).
+func createNodes(t *testing.T, ctx context.Context, c *client.Client, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := client.For[*core.Node](c).Create(ctx, &core.Node{ObjectMeta: meta.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func binding(ns, name, kind, role string, subjects ...rbac.Subject) *rbac.RoleBinding {
 	return &rbac.RoleBinding{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name}, RoleRef: rbac.RoleRef{APIGroup: rbac.GroupName, Kind: kind, Name: role}, Subjects: subjects}
 }
@@ -301,11 +311,7 @@ func TestNodeAuthorizer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := s.Client
-	for _, n := range []string{"node-1", "node-2"} {
-		if _, err := client.For[*core.Node](admin).Create(ctx, &core.Node{ObjectMeta: meta.ObjectMeta{Name: n}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNodes(t, ctx, admin, "node-1", "node-2")
 	for _, name := range []string{"one", "two"} {
 		if _, err := client.For[*core.Secret](admin).Create(ctx, &core.Secret{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name}, StringData: map[string]string{"DB_PASSWORD": name}}); err != nil {
 			t.Fatal(err)

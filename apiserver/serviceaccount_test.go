@@ -27,11 +27,7 @@ func TestServiceAccountTokens(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := s.Client
-	for _, n := range []string{"node-1", "node-2"} {
-		if _, err := client.For[*core.Node](admin).Create(ctx, &core.Node{ObjectMeta: meta.ObjectMeta{Name: n}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNodes(t, ctx, admin, "node-1", "node-2")
 	for _, name := range []string{"reader", "default"} {
 		if _, err := client.For[*core.ServiceAccount](admin).Create(ctx, &core.ServiceAccount{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name}}); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -38,6 +39,7 @@ type Config struct {
 	// long-running component picks up new certificates without a restart.
 	Kubeconfig        string
 	kubeconfigContext string
+	kubeconfigCert    []byte // the certificate the file held: only that one is replaced by the file's next
 	// Token is a bearer token (a ServiceAccount's) sent with every call;
 	// TokenFile is read again for every call, so a token the agent
 	// refreshes in a pod's volume is picked up (client-go does the same).
@@ -148,7 +150,9 @@ func TLSConfig(cfg Config, addr string) (*tls.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("client certificate and key: %w", err)
 		}
-		if cfg.Kubeconfig == "" {
+		if cfg.Kubeconfig == "" || !bytes.Equal(cfg.Cert, cfg.kubeconfigCert) {
+			// Not (or no longer) the kubeconfig's own certificate: the
+			// caller set another one, which stays.
 			tc.Certificates = []tls.Certificate{pair}
 		} else {
 			// The first handshake reads the file again (it may have changed
@@ -257,7 +261,7 @@ func LoadKubeconfig(path, context string) (Config, error) {
 	}
 	cfg, err := k.Resolve(filepath.Dir(path), context)
 	if err == nil {
-		cfg.Kubeconfig, cfg.kubeconfigContext = path, context
+		cfg.Kubeconfig, cfg.kubeconfigContext, cfg.kubeconfigCert = path, context, cfg.Cert
 	}
 	return cfg, err
 }

@@ -78,25 +78,10 @@ func newCreateCommand(o *Options) *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.AddCommand(&cobra.Command{
-		Use:     "namespace NAME",
-		Aliases: []string{"ns"},
-		Short:   "Create a namespace (kubectl create namespace)",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.Client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := ctxFor(cmd)
-			defer cancel()
-			if _, err := client.For[*core.Namespace](c).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: args[0]}}); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.Out, "namespace/%s created\n", args[0])
-			return nil
-		},
-	})
+	cmd.AddCommand(o.createNamed("namespace", []string{"ns"}, "Create a namespace (kubectl create namespace)", func(ctx context.Context, c *client.Client, name string) error {
+		_, err := client.For[*core.Namespace](c).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}})
+		return err
+	}))
 	cmd.AddCommand(newCreateServiceAccountCommand(o), newCreateTokenCommand(o), newCreateBindingCommand(o, false), newCreateBindingCommand(o, true))
 	return cmd
 }

@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,10 +18,19 @@ import (
 
 // kubectl create serviceaccount NAME.
 func newCreateServiceAccountCommand(o *Options) *cobra.Command {
+	return o.createNamed("serviceaccount", []string{"sa"}, "Create a ServiceAccount (kubectl create serviceaccount)", func(ctx context.Context, c *client.Client, name string) error {
+		_, err := client.For[*core.ServiceAccount](c).Create(ctx, &core.ServiceAccount{ObjectMeta: meta.ObjectMeta{Namespace: o.namespaceOrDefault(), Name: name}})
+		return err
+	})
+}
+
+// createNamed is a `create KIND NAME` command: create makes the object,
+// and kobectl says "KIND/NAME created", as kubectl does.
+func (o *Options) createNamed(kind string, aliases []string, short string, create func(ctx context.Context, c *client.Client, name string) error) *cobra.Command {
 	return &cobra.Command{
-		Use:     "serviceaccount NAME",
-		Aliases: []string{"sa"},
-		Short:   "Create a ServiceAccount (kubectl create serviceaccount)",
+		Use:     kind + " NAME",
+		Aliases: aliases,
+		Short:   short,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.Client()
@@ -29,11 +39,10 @@ func newCreateServiceAccountCommand(o *Options) *cobra.Command {
 			}
 			ctx, cancel := ctxFor(cmd)
 			defer cancel()
-			ns := o.namespaceOrDefault()
-			if _, err := client.For[*core.ServiceAccount](c).Create(ctx, &core.ServiceAccount{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: args[0]}}); err != nil {
+			if err := create(ctx, c, args[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Out, "serviceaccount/%s created\n", args[0])
+			fmt.Fprintf(o.Out, "%s/%s created\n", kind, args[0])
 			return nil
 		},
 	}
