@@ -18,6 +18,7 @@ import (
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl"
+	"github.com/kobune/kobune/test/cluster"
 )
 
 type run struct {
@@ -398,5 +399,33 @@ func TestConfigCommands(t *testing.T) {
 	}
 	if fi, _ := os.Stat(kc); fi.Mode().Perm() != 0o600 {
 		t.Errorf("the kubeconfig's mode after writing: %v", fi.Mode())
+	}
+}
+
+// TestRBACCommands: kobectl makes ServiceAccounts and bindings, and prints
+// them with kubectl's columns.
+func TestRBACCommands(t *testing.T) {
+	s := cluster.Start(t, context.Background(), cluster.Options{}).Server
+	for _, args := range [][]string{{"create", "namespace", "team"}, {"create", "serviceaccount", "bot", "-n", "team"},
+		{"create", "rolebinding", "bot-view", "--clusterrole", "view", "--serviceaccount", "team:bot", "--user", "alice", "-n", "team"}} {
+		if r := kobectl(t, s, "", args...); r.code != 0 {
+			t.Fatalf("kobectl %v: %s", args, r.stderr)
+		}
+	}
+	if r := kobectl(t, s, "", "get", "rolebindings", "-n", "team", "-o", "wide"); !regexp.MustCompile(`(?m)^bot-view\s+ClusterRole/view\s+\S+\s+alice\s+team:bot`).MatchString(r.stdout) {
+		t.Errorf("get rolebindings -o wide:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := kobectl(t, s, "", "get", "sa", "-n", "team"); !regexp.MustCompile(`(?m)^bot\s+0\s+`).MatchString(r.stdout) {
+		t.Errorf("get sa:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := kobectl(t, s, "", "get", "clusterroles", "view"); !regexp.MustCompile(`(?m)^view\s+\d{4}-\d\d-\d\dT`).MatchString(r.stdout) {
+		t.Errorf("get clusterroles view:\n%s%s", r.stdout, r.stderr)
+	}
+	r := kobectl(t, s, "", "create", "rolebinding", "bad", "-n", "team", "--clusterrole", "view", "--serviceaccount", "bot")
+	if r.code == 0 || !strings.Contains(r.stderr, "NAMESPACE:NAME") {
+		t.Errorf("--serviceaccount without a namespace: %d %q", r.code, r.stderr)
+	}
+	if r := kobectl(t, s, "", "create", "token", "bot", "-n", "team"); r.code != 0 || strings.Count(r.stdout, ".") != 2 {
+		t.Errorf("create token: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
@@ -222,7 +223,42 @@ func tables(wide bool) map[string]table {
 			expand := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
 			return []string{name, sc.Provisioner, policy, mode, fmt.Sprint(expand), age(o)}
 		}},
+		"ServiceAccount": {[]string{"NAME", "SECRETS", "AGE"}, func(o meta.Object) []string {
+			return []string{o.GetObjectMeta().Name, fmt.Sprint(len(o.(*core.ServiceAccount).Secrets)), age(o)}
+		}},
+		"Role":        {[]string{"NAME", "CREATED AT"}, createdAt},
+		"ClusterRole": {[]string{"NAME", "CREATED AT"}, createdAt},
+		"RoleBinding": {w([]string{"NAME", "ROLE", "AGE"}, []string{"USERS", "GROUPS", "SERVICEACCOUNTS"}), func(o meta.Object) []string {
+			b := o.(*rbac.RoleBinding)
+			return w([]string{b.Name, b.RoleRef.Kind + "/" + b.RoleRef.Name, age(o)}, subjectCols(b.Subjects))
+		}},
+		"ClusterRoleBinding": {w([]string{"NAME", "ROLE", "AGE"}, []string{"USERS", "GROUPS", "SERVICEACCOUNTS"}), func(o meta.Object) []string {
+			b := o.(*rbac.ClusterRoleBinding)
+			return w([]string{b.Name, b.RoleRef.Kind + "/" + b.RoleRef.Name, age(o)}, subjectCols(b.Subjects))
+		}},
 	}
+}
+
+// createdAt is kubectl's column for roles: the creation time itself.
+func createdAt(o meta.Object) []string {
+	return []string{o.GetObjectMeta().Name, o.GetObjectMeta().CreationTimestamp.UTC().Format(time.RFC3339)}
+}
+
+// subjectCols are a binding's users, groups and ServiceAccounts
+// (namespace:name), as kubectl's wide columns.
+func subjectCols(subjects []rbac.Subject) []string {
+	var users, groups, sas []string
+	for _, s := range subjects {
+		switch s.Kind {
+		case rbac.UserKind:
+			users = append(users, s.Name)
+		case rbac.GroupKind:
+			groups = append(groups, s.Name)
+		case rbac.ServiceAccountKind:
+			sas = append(sas, s.Namespace+":"+s.Name)
+		}
+	}
+	return []string{strings.Join(users, ", "), strings.Join(groups, ", "), strings.Join(sas, ", ")}
 }
 
 // accessModes is kubectl's short form: RWO,ROX,RWX,RWOP.
