@@ -24,6 +24,7 @@ import (
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/pki"
 	"github.com/kobune/kobune/ctl"
+	"github.com/kobune/kobune/proto/apipb"
 )
 
 // securedServer is an API server with the certificates of `kobectl pki
@@ -518,5 +519,42 @@ func TestAnonymousGetsNothing(t *testing.T) {
 	}
 	if _, err := client.For[*core.ConfigMap](s.Client).Get(ctx, "default", "planted"); status.Code(err) != codes.NotFound {
 		t.Errorf("the anonymous create was stored: %v", err)
+	}
+}
+
+// TestSubjectAccessReviews: whoever may create them asks about other
+// users; the answer is the authorizer's; a LocalSubjectAccessReview must
+// ask about its own namespace; a user without the right cannot ask.
+func TestSubjectAccessReviews(t *testing.T) {
+	s := startSecured(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := client.For[*rbac.RoleBinding](s.Client).Create(ctx, binding("default", "alice-view", "ClusterRole", "view", userSubject("alice"))); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(c *client.Client, resource, ns, body string) (string, error) {
+		resp, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: resource, Namespace: ns, Object: []byte(body)})
+		if err != nil {
+			return "", err
+		}
+		return string(resp.Object), nil
+	}
+	sar := `{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"alice","resourceAttributes":{"verb":"list","resource":"pods","namespace":"%s"}}}`
+	eventually(t, "alice may list pods in default", func() error {
+		out, err := ask(s.Client, "subjectaccessreviews", "", fmt.Sprintf(sar, "default"))
+		if err == nil && !strings.Contains(out, `"allowed":true`) {
+			return fmt.Errorf("answer %s", out)
+		}
+		return err
+	})
+	if out, err := ask(s.Client, "subjectaccessreviews", "", fmt.Sprintf(sar, "kube-system")); err != nil || !strings.Contains(out, `"allowed":false`) {
+		t.Errorf("alice in kube-system: %s %v", out, err)
+	}
+	local := `{"apiVersion":"authorization.k8s.io/v1","kind":"LocalSubjectAccessReview","spec":{"user":"alice","resourceAttributes":{"verb":"list","resource":"pods","namespace":"kube-system"}}}`
+	if _, err := ask(s.Client, "localsubjectaccessreviews", "default", local); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a LocalSubjectAccessReview about another namespace: %v, want InvalidArgument", err)
+	}
+	if _, err := ask(s.as(t, "bob"), "subjectaccessreviews", "", fmt.Sprintf(sar, "default")); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("bob asks about alice: %v, want PermissionDenied", err)
 	}
 }
