@@ -45,6 +45,9 @@ type Command struct {
 	// TLSCertFile, TLSPrivateKeyFile and ClientCAFile secure the node API
 	// (the kubelet's flags of the same names).
 	TLSCertFile, TLSPrivateKeyFile, ClientCAFile string
+	// BootstrapKubeconfig holds a bootstrap token: the agent asks for its
+	// certificates with it (TLS bootstrap) when the files are missing.
+	BootstrapKubeconfig string
 }
 
 // Register adds the flags.
@@ -63,6 +66,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LoadImages, "load-images", "", "import every OCI tarball (*.tar) in this directory at start (no registry needed)")
 	fs.IntVar(&c.Workers, "workers", 10, "pods set up in parallel")
 	fs.StringVar(&c.NodeAPIListen, "node-api-listen", ":10250", "where the agent serves logs and exec to the API server (the kubelet's port)")
+	fs.StringVar(&c.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "a kubeconfig with a bootstrap token (kobectl token create --kubeconfig-out): when --kubeconfig (and the node API's certificate files) do not exist, the agent asks for its certificates with it and writes them")
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", "", "the node API's serving certificate (for the node's name; kobectl pki init writes agent-NODE-serving.crt); with --tls-private-key-file and --client-ca-file the node API is TLS 1.3 and answers only the API server")
 	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", "", "the key of --tls-cert-file")
 	fs.StringVar(&c.ClientCAFile, "client-ca-file", "", "the CA that signed the API server's kubelet-client certificate (the cluster CA)")
@@ -138,6 +142,15 @@ func btoi(b bool) int {
 // Run sets the node up, serves health and metrics and runs the pods until
 // ctx ends. An error means the process should exit.
 func (c *Command) Run(ctx context.Context) error {
+	if c.BootstrapKubeconfig != "" {
+		bctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		err := Bootstrap(bctx, BootstrapConfig{BootstrapKubeconfig: c.BootstrapKubeconfig, Kubeconfig: c.Kubeconfig, NodeName: c.NodeName,
+			CertFile: c.TLSCertFile, KeyFile: c.TLSPrivateKeyFile, ClientCAFile: c.ClientCAFile, Logf: log.Printf})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("TLS bootstrap: %w", err)
+		}
+	}
 	cfg, err := c.config()
 	if err != nil {
 		return err

@@ -92,9 +92,16 @@ func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 	}
 	if u.Name == request.Anonymous.Name {
 		if tok := bearerToken(ctx); tok != "" {
-			var err error
-			if u, err = s.authenticateToken(ctx, tok); err != nil {
+			bu, isBootstrap, err := s.authenticateBootstrapToken(ctx, tok)
+			switch {
+			case err != nil:
 				return nil, err
+			case isBootstrap:
+				u = bu
+			default:
+				if u, err = s.authenticateToken(ctx, tok); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -247,6 +247,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
+	s.admission.Mutators = append(s.admission.Mutators, admission.CertificateSigningRequest{})
 	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
 	if err := s.newAuthorizer(); err != nil {
 		backend.close()

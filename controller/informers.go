@@ -5,6 +5,7 @@ import (
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
@@ -53,6 +54,7 @@ type Informers struct {
 	// RootCAConfigMaps are only the kube-root-ca.crt ConfigMaps (a field
 	// selector): the controller reads no other ConfigMap.
 	RootCAConfigMaps *client.Informer[*core.ConfigMap]
+	CSRs             *client.Informer[*certificates.CertificateSigningRequest]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -77,6 +79,7 @@ func NewInformers(c *client.Client) *Informers {
 		Namespaces:       client.NewInformer(client.For[*core.Namespace](c), "", client.ListOptions{}),
 		ServiceAccounts:  client.NewInformer(client.For[*core.ServiceAccount](c), "", client.ListOptions{}),
 		RootCAConfigMaps: client.NewInformer(client.For[*core.ConfigMap](c), "", client.ListOptions{FieldSelector: "metadata.name=" + core.RootCAConfigMapName}),
+		CSRs:             client.NewInformer(client.For[*certificates.CertificateSigningRequest](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -113,6 +116,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Namespaces.Run(ctx)
 	go i.ServiceAccounts.Run(ctx)
 	go i.RootCAConfigMaps.Run(ctx)
+	go i.CSRs.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -134,5 +138,5 @@ func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
-		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced}
+		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
@@ -225,6 +226,22 @@ func tables(wide bool) map[string]table {
 		}},
 		"ServiceAccount": {[]string{"NAME", "SECRETS", "AGE"}, func(o meta.Object) []string {
 			return []string{o.GetObjectMeta().Name, fmt.Sprint(len(o.(*core.ServiceAccount).Secrets)), age(o)}
+		}},
+		"CertificateSigningRequest": {[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "CONDITION"}, func(o meta.Object) []string {
+			r := o.(*certificates.CertificateSigningRequest)
+			var conds []string
+			for _, c := range r.Status.Conditions {
+				if c.Status == "True" {
+					conds = append(conds, c.Type)
+				}
+			}
+			if len(r.Status.Certificate) > 0 {
+				conds = append(conds, "Issued")
+			}
+			if len(conds) == 0 {
+				conds = []string{"Pending"}
+			}
+			return []string{r.Name, age(o), r.Spec.SignerName, r.Spec.Username, strings.Join(conds, ",")}
 		}},
 		"Role":        {[]string{"NAME", "CREATED AT"}, createdAt},
 		"ClusterRole": {[]string{"NAME", "CREATED AT"}, createdAt},

@@ -66,7 +66,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newLogsCommand(o), newExecCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
-		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o),
+		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
 	)
 	return root
 }

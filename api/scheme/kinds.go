@@ -3,6 +3,7 @@ package scheme
 import (
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
@@ -77,6 +78,8 @@ func buildKinds() []*Kind {
 			rbac.ValidateClusterRoleBinding, func(n, o *rbac.ClusterRoleBinding) v.ErrorList {
 				return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef)
 			}, nil),
+		kind("CertificateSigningRequest", "certificates.k8s.io/v1", "certificatesigningrequests", []string{"csr"}, false, true, nil,
+			certificates.ValidateCertificateSigningRequest, certificates.ValidateCertificateSigningRequestUpdate, nil),
 		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, false, false, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
 			func(n, o *scheduling.PriorityClass) v.ErrorList {
 				if n.Value != o.Value {

@@ -54,6 +54,8 @@ var NodeRules = []rbac.PolicyRule{
 	rule([]string{"get", "create", "update", "patch", "delete"}, "coordination.k8s.io", "leases"),
 	rule([]string{"get", "create", "update", "patch", "delete"}, "storage.k8s.io", "csinodes"),
 	rule(read, "storage.k8s.io", "storageclasses"),
+	// Its node API's serving certificate, asked for after joining.
+	rule([]string{"create", "get", "list", "watch"}, "certificates.k8s.io", "certificatesigningrequests"),
 }
 
 // controllerRoles are the least-privilege roles of kobune-controller's
@@ -95,7 +97,10 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 		rule(read, "storage.k8s.io", "storageclasses"), rule(read, "", "pods", "nodes"), events},
 	"generic-garbage-collector":          {{Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
 	"clusterrole-aggregation-controller": {rule([]string{"get", "list", "watch", "update", "escalate"}, rbac.GroupName, "clusterroles")},
-	"service-account-controller":         {rule(read, "", "namespaces"), rule(join(read, []string{"create"}), "", "serviceaccounts"), events},
+	// Approves joining nodes' requests and signs approved ones.
+	"certificate-controller": {rule(read, "certificates.k8s.io", "certificatesigningrequests"),
+		rule([]string{"update"}, "certificates.k8s.io", "certificatesigningrequests/status"), events},
+	"service-account-controller": {rule(read, "", "namespaces"), rule(join(read, []string{"create"}), "", "serviceaccounts"), events},
 	// It reads and writes only kube-root-ca.crt (its list and watch name it
 	// with a field selector), and may create ConfigMaps.
 	"root-ca-cert-publisher": {rule(read, "", "namespaces"), named(rule(join(read, []string{"update"}), "", "configmaps"), "kube-root-ca.crt"),
@@ -187,6 +192,9 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 			rule(read, "", "nodes", "namespaces"), rule(join(read, []string{"update"}), "", "persistentvolumeclaims", "persistentvolumes"),
 			rule(read, "storage.k8s.io", "storageclasses", "csinodes"), rule(read, "scheduling.k8s.io", "priorityclasses"), events,
 			rule([]string{"get", "create", "update"}, "coordination.k8s.io", "leases")),
+		// What a bootstrap token may do: ask for a certificate (kubeadm's
+		// kubeadm:kubelet-bootstrap binding of system:node-bootstrapper).
+		clusterRole("system:node-bootstrapper", nil, rule([]string{"create", "get", "list", "watch"}, "certificates.k8s.io", "certificatesigningrequests")),
 		clusterRole("system:kube-controller-manager", nil, events, rule([]string{"get", "create", "update"}, "coordination.k8s.io", "leases")),
 		clusterRole("system:kobune-csi-provisioner", nil,
 			rule(join(read, []string{"create", "update", "delete"}), "", "persistentvolumes"),
@@ -208,7 +216,7 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 
 func controllerNames() []string {
 	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller", "endpointslice-controller",
-		"generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller",
+		"certificate-controller", "generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller",
 		"root-ca-cert-publisher", "service-account-controller", "statefulset-controller"}
 }
 
@@ -221,6 +229,7 @@ func BootstrapClusterRoleBindings() []*rbac.ClusterRoleBinding {
 		binding("system:public-info-viewer", "system:public-info-viewer", group("system:authenticated"), group("system:unauthenticated")),
 		binding("system:kube-scheduler", "system:kube-scheduler", user(SchedulerUser)),
 		binding("system:kube-controller-manager", "system:kube-controller-manager", user(ControllerManagerUser)),
+		binding("kubeadm:kubelet-bootstrap", "system:node-bootstrapper", group("system:bootstrappers")),
 		binding("system:kobune-csi-provisioner", "system:kobune-csi-provisioner", group(CSIProvisionersGroup)),
 	}
 	for _, name := range controllerNames() {

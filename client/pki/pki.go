@@ -181,9 +181,19 @@ func Init(dir string, opts Options) ([]string, error) {
 // embedded.
 func Kubeconfig(server string, caPEM, certPEM, keyPEM []byte, user string) ([]byte, error) {
 	enc := base64.StdEncoding.EncodeToString
+	return kubeconfigFor(server, caPEM, user, client.User{ClientCertificateData: enc(certPEM), ClientKeyData: enc(keyPEM)})
+}
+
+// TokenKubeconfig is a kubeconfig that authenticates with a token (a
+// bootstrap token, for an agent's --bootstrap-kubeconfig).
+func TokenKubeconfig(server string, caPEM []byte, token, user string) ([]byte, error) {
+	return kubeconfigFor(server, caPEM, user, client.User{Token: token})
+}
+
+func kubeconfigFor(server string, caPEM []byte, user string, u client.User) ([]byte, error) {
 	k := client.Kubeconfig{APIVersion: "v1", Kind: "Config", CurrentContext: user + "@kobune",
-		Clusters: []client.NamedCluster{{Name: "kobune", Cluster: client.Cluster{Server: server, CertificateAuthorityData: enc(caPEM)}}},
-		Users:    []client.NamedUser{{Name: user, User: client.User{ClientCertificateData: enc(certPEM), ClientKeyData: enc(keyPEM)}}},
+		Clusters: []client.NamedCluster{{Name: "kobune", Cluster: client.Cluster{Server: server, CertificateAuthorityData: base64.StdEncoding.EncodeToString(caPEM)}}},
+		Users:    []client.NamedUser{{Name: user, User: u}},
 		Contexts: []client.NamedContext{{Name: user + "@kobune", Context: client.Context{Cluster: "kobune", User: user}}}}
 	return yaml.Marshal(k)
 }
@@ -272,6 +282,29 @@ func Issue(ca *x509.Certificate, caKey *ecdsa.PrivateKey, tmpl *x509.Certificate
 		return nil, nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
+}
+
+// LoadCAFiles reads a CA certificate and its EC key.
+func LoadCAFiles(certFile, keyFile string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	cb, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	kb, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	cblock, _ := pem.Decode(cb)
+	kblock, _ := pem.Decode(kb)
+	if cblock == nil || kblock == nil {
+		return nil, nil, errors.New("no PEM block in the CA files")
+	}
+	ca, err := x509.ParseCertificate(cblock.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := x509.ParseECPrivateKey(kblock.Bytes)
+	return ca, key, err
 }
 
 // LoadCA reads dir's CA, to issue more certificates with Issue.

@@ -30,6 +30,8 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Config.NodeLifecycle.EvictionRate, "node-eviction-rate", 10, "pods evicted per second at most, per zone, from nodes with NoExecute taints")
 	fs.BoolVar(&c.Config.AllocateNodeCIDRs, "allocate-node-cidrs", true, "give nodes without a pod CIDR one from --cluster-cidr (node IPAM)")
 	fs.StringVar(&c.Config.RootCAFile, "root-ca-file", "", "the cluster CA, published to every namespace as the kube-root-ca.crt ConfigMap (pods' token volumes take ca.crt from it; kobectl pki init writes ca.crt)")
+	fs.StringVar(&c.Config.ClusterSigningCertFile, "cluster-signing-cert-file", "", "the CA certificate approved agent certificate requests are signed with (the cluster CA: ca.crt)")
+	fs.StringVar(&c.Config.ClusterSigningKeyFile, "cluster-signing-key-file", "", "the key of --cluster-signing-cert-file (ca.key)")
 	fs.StringVar(&c.Config.NodeIPAM.ClusterCIDR, "cluster-cidr", "10.244.0.0/16", "the range pod CIDRs are allocated from")
 	fs.IntVar(&c.Config.NodeIPAM.NodeMaskSize, "node-cidr-mask-size", 24, "the size of each node's pod CIDR")
 }

@@ -5,14 +5,18 @@ package controllermanager
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"slices"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/pki"
 	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/controller/certificates"
 	"github.com/kobune/kobune/controller/clusterroleaggregation"
 	"github.com/kobune/kobune/controller/cronjob"
 	"github.com/kobune/kobune/controller/daemonset"
@@ -39,6 +43,10 @@ type Config struct {
 	// RootCAFile is the cluster CA the root-ca-cert-publisher puts in
 	// every namespace's kube-root-ca.crt ("": that controller does not run).
 	RootCAFile string
+	// ClusterSigningCertFile and ClusterSigningKeyFile are the CA the
+	// certificate controller signs approved agent requests with ("": it
+	// only approves).
+	ClusterSigningCertFile, ClusterSigningKeyFile string
 	// Only, when set, runs only the controllers of these names (a test
 	// harness runs just the serviceaccount controller and the
 	// root-ca-cert-publisher beside agents, so pods get their tokens).
@@ -47,7 +55,7 @@ type Config struct {
 
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
-	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName}
+	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -77,6 +85,15 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
 	add(clusterroleaggregation.New(c, inf).Loop, reconcile.ObjectsOf(inf.ClusterRoles))
 	add(serviceaccount.New(c, inf).Loop, reconcile.ObjectsOf(inf.Namespaces))
+	var ca *x509.Certificate
+	var caKey *ecdsa.PrivateKey
+	if cfg.ClusterSigningCertFile != "" || cfg.ClusterSigningKeyFile != "" {
+		var err error
+		if ca, caKey, err = pki.LoadCAFiles(cfg.ClusterSigningCertFile, cfg.ClusterSigningKeyFile); err != nil {
+			return nil, fmt.Errorf("--cluster-signing-cert-file/--cluster-signing-key-file: %w", err)
+		}
+	}
+	add(certificates.New(c, inf, ca, caKey).Loop, reconcile.ObjectsOf(inf.CSRs))
 	if cfg.RootCAFile != "" {
 		ca, err := os.ReadFile(cfg.RootCAFile)
 		if err != nil {

@@ -100,7 +100,7 @@ func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 	if !o.NoControllers {
 		cfg := controllermanager.Config{NodeLifecycle: nodelifecycle.Config{GracePeriod: o.NodeMonitorGracePeriod}, Job: job.Config{BackoffBase: o.JobBackoffBase},
 			CronJob: cronjob.Config{Now: o.CronJobClock}, AllocateNodeCIDRs: o.AllocateNodeCIDRs,
-			RootCAFile: filepath.Join(s.PKIDir, "ca.crt")}
+			RootCAFile: filepath.Join(s.PKIDir, "ca.crt"), ClusterSigningCertFile: filepath.Join(s.PKIDir, "ca.crt"), ClusterSigningKeyFile: filepath.Join(s.PKIDir, "ca.key")}
 		m, err := controllermanager.New(as("controller"), cfg)
 		if err != nil {
 			t.Fatal(err)
