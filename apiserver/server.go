@@ -81,6 +81,11 @@ type Config struct {
 	// callers are refused unless AnonymousAuth.
 	TLSCertFile, TLSPrivateKeyFile, ClientCAFile string
 	AnonymousAuth                                bool
+	// InsecurePlaintext serves the API without TLS — and so without
+	// authentication: everyone is anonymous and allowed. Without TLS files
+	// the server refuses to start unless it is set (--insecure-plaintext),
+	// so nobody runs an open API by leaving a flag out.
+	InsecurePlaintext bool
 	// AuditPolicyFile and AuditLogPath turn the audit log on
 	// (apiserver/audit): an audit.k8s.io/v1 Policy, and the file its
 	// events go to ("-": standard output), rotated at AuditLogMaxBytes
@@ -313,6 +318,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.closeListeners()
 		backend.close()
 		return nil, errors.New("--client-ca-file needs --tls-cert-file and --tls-private-key-file: client certificates come over TLS")
+	} else if !cfg.InsecurePlaintext {
+		s.closeListeners()
+		backend.close()
+		return nil, errors.New("the API is served over TLS only: give --tls-cert-file, --tls-private-key-file and --client-ca-file (kobectl pki init makes them; make lab does), or --insecure-plaintext to serve without TLS or authentication, where anyone who reaches the port may do anything")
+	} else {
+		cfg.Logf("kobune-apiserver: WARNING: --insecure-plaintext: no TLS and no authentication; anyone who reaches %s may do anything", cfg.Listen)
 	}
 	s.grpc = grpc.NewServer(append(opts,
 		grpc.MaxRecvMsgSize(8<<20),

@@ -34,10 +34,10 @@ type Server struct {
 	again  func() (*Server, error)
 }
 
-// Start runs an API server on a free loopback port with its etcd data in
-// dataDir. listen may be "" (a free port) or an address to reuse one.
+// Start runs a plaintext API server (InsecurePlaintext) on a free
+// loopback port with its etcd data in dataDir. listen may be "" (a free port) or an address to reuse one.
 func Start(dataDir, listen string, mutate ...func(*apiserver.Config)) (*Server, error) {
-	return start(dataDir, listen, "", mutate...)
+	return start(dataDir, listen, "", append([]func(*apiserver.Config){func(c *apiserver.Config) { c.InsecurePlaintext = true }}, mutate...)...)
 }
 
 // StartTLS is Start for a server with TLS (the mutations set its

@@ -35,6 +35,7 @@ func main() {
 	flag.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "the API server's serving certificate (PEM): the API is then TLS 1.3 only")
 	flag.StringVar(&cfg.TLSPrivateKeyFile, "tls-private-key-file", "", "the serving certificate's key")
 	flag.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "the CA whose client certificates authenticate users (CN the user, O the groups); callers without one are refused")
+	flag.BoolVar(&cfg.InsecurePlaintext, "insecure-plaintext", false, "INSECURE: serve the API without TLS and without authentication (everyone anonymous and allowed); only for trying Kobune on a machine nobody else uses")
 	flag.BoolVar(&cfg.AnonymousAuth, "anonymous-auth", false, "with --client-ca-file, let callers without a certificate in as system:anonymous")
 	flag.StringVar(&cfg.KubeletClientCertFile, "kubelet-client-certificate", "", "the API server's client certificate towards the agents' node API (kobectl pki init: apiserver-kubelet-client.crt)")
 	flag.StringVar(&cfg.KubeletClientKeyFile, "kubelet-client-key", "", "the key of --kubelet-client-certificate")
