@@ -139,3 +139,12 @@ func TestTLSAndClientCertificates(t *testing.T) {
 		t.Errorf("the audit log does not name kubernetes-admin (system:masters) for the create:\n%s", b)
 	}
 }
+
+// TestNoPlaintextByDefault: without TLS files the API server does not
+// start unless told --insecure-plaintext, and the refusal says what to do.
+func TestNoPlaintextByDefault(t *testing.T) {
+	_, err := apiserver.New(context.Background(), apiserver.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Logf: t.Logf})
+	if err == nil || !strings.Contains(err.Error(), "--insecure-plaintext") || !strings.Contains(err.Error(), "kobectl pki init") {
+		t.Errorf("an API server without TLS files: %v, want a refusal naming kobectl pki init and --insecure-plaintext", err)
+	}
+}
