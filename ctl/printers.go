@@ -224,9 +224,6 @@ func tables(wide bool) map[string]table {
 			expand := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
 			return []string{name, sc.Provisioner, policy, mode, fmt.Sprint(expand), age(o)}
 		}},
-		"ServiceAccount": {[]string{"NAME", "SECRETS", "AGE"}, func(o meta.Object) []string {
-			return []string{o.GetObjectMeta().Name, fmt.Sprint(len(o.(*core.ServiceAccount).Secrets)), age(o)}
-		}},
 		"CertificateSigningRequest": {[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "CONDITION"}, func(o meta.Object) []string {
 			r := o.(*certificates.CertificateSigningRequest)
 			var conds []string
