@@ -210,7 +210,8 @@ control_plane_up() {
   for _ in $(seq 100); do kobectl version >/dev/null 2>&1 && break; sleep 0.2; done
   kobectl version >/dev/null 2>&1 || die "the API server did not answer; see $STATE/logs/apiserver.log"
   start scheduler "$BIN/kobune-scheduler" --kubeconfig "$PKI/scheduler.kubeconfig"
-  start controller "$BIN/kobune-controller" --kubeconfig "$PKI/controller.kubeconfig" --node-monitor-grace-period 8s --root-ca-file "$PKI/ca.crt"
+  start controller "$BIN/kobune-controller" --kubeconfig "$PKI/controller.kubeconfig" --node-monitor-grace-period 8s --root-ca-file "$PKI/ca.crt" \
+    --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key"
 }
 
 wait_nodes_ready() {
