@@ -29,7 +29,7 @@ func TestEmbeddedEtcdOnlyForTheAPIServer(t *testing.T) {
 	dir := filepath.Join(base, "etcd")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := New(ctx, Config{Listen: "127.0.0.1:0", DataDir: dir, Logf: func(string, ...any) {}})
+	s, err := New(ctx, Config{Listen: "127.0.0.1:0", DataDir: dir, InsecurePlaintext: true, Logf: func(string, ...any) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
