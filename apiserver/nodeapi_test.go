@@ -107,7 +107,16 @@ func TestFakeNodeAddressGetsNoExec(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = exec()
+	// The listener counts a handshake once its side of it returns, which
+	// may be a moment after the API server's exec has already failed.
+	for deadline := time.Now().Add(5 * time.Second); genuine.handshakes.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if genuine.handshakes.Load() == 0 {
 		t.Error("the API server made no TLS session with a listener holding node-1's own certificate")
+	}
+	// By now a handshake with the impostor would have been counted too.
+	if n := impostor.handshakes.Load(); n != 0 {
+		t.Errorf("the impostor completed %d TLS handshakes with the API server", n)
 	}
 }
