@@ -54,6 +54,8 @@ var (
 	affinityS = regexp.MustCompile(`update @(affinity-[A-Z2-7]+)`)
 	mapPick   = regexp.MustCompile(`numgen random mod ([0-9]+) map @([a-z-]+)`)
 	localMasq = regexp.MustCompile(`ip saddr ([0-9./]+) ip daddr ([0-9./]+) ct status dnat jump ` + markChain)
+	// Pods of this node to an endpoint outside the cluster's pod range.
+	outsideMasq = regexp.MustCompile(`ip saddr ([0-9./]+) ip daddr != ([0-9./]+) ct status dnat jump ` + markChain)
 )
 
 // Explain follows a packet to ip:port/proto (sent from source, when set)
@@ -136,6 +138,24 @@ func (p *Proxy) Explain(ctx context.Context, text ChainText, ip, proto string, p
 		return nil, err
 	}
 	for _, r := range masq {
+		if m := outsideMasq.FindStringSubmatch(r); m != nil {
+			_, cluster, err := net.ParseCIDR(m[2])
+			if err != nil {
+				continue
+			}
+			var outside []string
+			for _, ep := range eps {
+				if host, _, _ := net.SplitHostPort(ep); !cluster.Contains(net.ParseIP(host)) {
+					outside = append(outside, ep)
+				}
+			}
+			if len(outside) > 0 {
+				hops = append(hops, Hop{Object: "chain " + masqChain, Lines: []string{r}, Explain: fmt.Sprintf(
+					"masqueraded to this node's address when sent from this node's pods (%s), after DNAT to %s: outside the cluster's pod range %s (the API server on its host, say), which routes no pod addresses back",
+					m[1], strings.Join(outside, ", "), m[2])})
+			}
+			continue
+		}
 		m := localMasq.FindStringSubmatch(r)
 		if m == nil {
 			continue

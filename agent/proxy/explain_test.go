@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"sigs.k8s.io/knftables"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
 )
 
 // Explain reads a packet's way from the table: the map element, the
@@ -59,5 +62,30 @@ func TestExplainFollowsThePacket(t *testing.T) {
 	}
 	if hops, err = p.Explain(ctx, text, "10.96.9.9", "tcp", 80, ""); err != nil || len(hops) != 1 || !strings.Contains(hops[0].Explain, "does not know") {
 		t.Errorf("an unknown address: %+v %v", hops, err)
+	}
+}
+
+// The kubernetes Service's endpoint is the API server on its host,
+// outside the pod range: its way names the masquerade to the node.
+func TestExplainTheAPIServersEndpoint(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	p := New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24", ClusterCIDR: "10.244.0.0/16"}, fake)
+	sync(t, p, []*core.Service{svc("kubernetes", "10.96.0.1")}, []*discovery.EndpointSlice{slice("kubernetes", 6443, ep{"172.31.0.1", "", true})})
+	text := func(ctx context.Context, chain string) ([]string, error) {
+		rules, err := fake.ListRules(ctx, chain)
+		var out []string
+		for _, r := range rules {
+			out = append(out, r.Rule)
+		}
+		return out, err
+	}
+	hops, err := p.Explain(context.Background(), text, "10.96.0.1", "tcp", 80, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := hops[len(hops)-1]
+	if !strings.Contains(last.Explain, "172.31.0.1:6443: outside the cluster's pod range 10.244.0.0/16") ||
+		!strings.Contains(strings.Join(last.Lines, ""), "ip daddr != 10.244.0.0/16 ct status dnat jump mark-for-masquerade") {
+		t.Errorf("the API server's endpoint: %+v", hops)
 	}
 }
