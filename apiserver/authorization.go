@@ -316,35 +316,26 @@ func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
 	case "serviceaccounts":
 		return namesIt(a.Namespace, "ServiceAccount", a.Name)
 	case "persistentvolumes":
-		vk, _ := scheme.ByResource("persistentvolumes")
-		kv, err := s.store.Get(ctx, storage.Key("persistentvolumes", "", a.Name))
+		pv, err := getStored[*core.PersistentVolume](ctx, s, "persistentvolumes", "", a.Name)
 		if err != nil {
 			return false
 		}
-		o, err := decodeStored(vk, kv.Value, kv.Revision)
-		if err != nil {
-			return false
-		}
-		ref := o.(*core.PersistentVolume).Spec.ClaimRef
+		ref := pv.Spec.ClaimRef
 		return ref != nil && namesIt(ref.Namespace, "PersistentVolumeClaim", ref.Name)
 	}
 	return false
 }
 
 // follow lists a resource and then watches it until ctx ends, relisting
-// after a broken watch: reset gets the listed objects, event each change.
-// The authorizer's caches and the namespace cache are kept this way.
-func (s *Server) follow(ctx context.Context, resource string, reset func([]meta.Object), event func(ev storage.Event, o meta.Object)) {
-	s.followSome(ctx, resource, nil, reset, event)
-}
-
-// followSome is follow that decodes only the stored values want accepts
-// (nil: all).
-func (s *Server) followSome(ctx context.Context, resource string, want func([]byte) bool, reset func([]meta.Object), event func(ev storage.Event, o meta.Object)) {
+// after a broken watch: reset gets the listed objects, event each change
+// (a deleted object is nil). want, when set, picks the stored values worth
+// decoding. The authorizer's caches and the namespace cache are kept this
+// way.
+func follow(ctx context.Context, st *storage.Store, resource string, want func([]byte) bool, reset func([]meta.Object), event func(ev storage.Event, o meta.Object)) {
 	k, _ := scheme.ByResource(resource)
 	prefix := storage.ListPrefix(resource, "")
 	for ctx.Err() == nil {
-		kvs, rev, err := s.store.List(ctx, prefix)
+		kvs, rev, err := st.List(ctx, prefix)
 		if err != nil {
 			sleep(ctx, time.Second)
 			continue
@@ -359,7 +350,7 @@ func (s *Server) followSome(ctx context.Context, resource string, want func([]by
 			}
 		}
 		reset(objs)
-		w := s.store.Watch(ctx, prefix, rev)
+		w := st.Watch(ctx, prefix, rev)
 		for ev := range w.Events {
 			switch ev.Type {
 			case storage.Put:
@@ -386,7 +377,7 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 	if s.rbac != nil {
 		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
 			feeds = append(feeds, func(ready func()) {
-				s.follow(ctx, res, func(objs []meta.Object) {
+				follow(ctx, s.store, res, nil, func(objs []meta.Object) {
 					all := make([]any, len(objs))
 					for i, o := range objs {
 						all[i] = o
@@ -410,7 +401,7 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 		// storm's events).
 		bound := func(v []byte) bool { return bytes.Contains(v, []byte(`"nodeName":`)) }
 		feeds = append(feeds, func(ready func()) {
-			s.followSome(ctx, "pods", bound, func(objs []meta.Object) {
+			follow(ctx, s.store, "pods", bound, func(objs []meta.Object) {
 				s.nodeAuthz.ResetGraph()
 				for _, o := range objs {
 					s.nodeAuthz.SetPod(o.(*core.Pod))
@@ -425,7 +416,7 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 				s.nodeAuthz.SetPod(o.(*core.Pod))
 			})
 		}, func(ready func()) {
-			s.follow(ctx, "persistentvolumeclaims", func(objs []meta.Object) {
+			follow(ctx, s.store, "persistentvolumeclaims", nil, func(objs []meta.Object) {
 				for _, o := range objs {
 					c := o.(*core.PersistentVolumeClaim)
 					s.nodeAuthz.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)

@@ -11,9 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
-	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/request"
-	"github.com/kobune/kobune/apiserver/storage"
 )
 
 // Bootstrap tokens, as Kubernetes': "<id>.<secret>" (6 and 16 of
@@ -39,16 +37,10 @@ func (s *Server) authenticateBootstrapToken(ctx context.Context, tok string) (re
 	refuse := func(why string) (request.UserInfo, bool, error) {
 		return request.Anonymous, true, status.Error(codes.Unauthenticated, "Unauthorized: bootstrap token "+m[1]+": "+why)
 	}
-	sk, _ := scheme.ByResource("secrets")
-	kv, err := s.store.Get(ctx, storage.Key("secrets", "kube-system", BootstrapTokenSecretPrefix+m[1]))
+	sec, err := getStored[*core.Secret](ctx, s, "secrets", "kube-system", BootstrapTokenSecretPrefix+m[1])
 	if err != nil {
 		return refuse("no such token")
 	}
-	o, err := decodeStored(sk, kv.Value, kv.Revision)
-	if err != nil {
-		return refuse("unreadable")
-	}
-	sec := o.(*core.Secret)
 	data := func(k string) string { return string(sec.Data[k]) }
 	switch {
 	case sec.Type != BootstrapTokenSecretType:

@@ -99,38 +99,27 @@ func (c *namespaceCache) markTerminating(name string) {
 
 // run lists and watches namespaces until ctx ends, relisting after errors.
 func (c *namespaceCache) run(ctx context.Context) {
-	prefix := storage.ListPrefix("namespaces", "")
-	for ctx.Err() == nil {
-		kvs, rev, err := c.store.List(ctx, prefix)
-		if err != nil {
-			sleep(ctx, time.Second)
-			continue
-		}
+	follow(ctx, c.store, "namespaces", nil, func(objs []meta.Object) {
 		fresh, labels := map[string]string{}, map[string]map[string]string{}
-		for _, kv := range kvs {
-			if ns, err := decodeNamespace(kv.Value); err == nil {
-				fresh[ns.Name], labels[ns.Name] = ns.Status.Phase, ns.Labels
-			}
+		for _, o := range objs {
+			ns := o.(*core.Namespace)
+			fresh[ns.Name], labels[ns.Name] = ns.Status.Phase, ns.Labels
 		}
 		c.mu.Lock()
 		c.phases, c.labels, c.synced = fresh, labels, true
 		c.mu.Unlock()
-		w := c.store.Watch(ctx, prefix, rev)
-		for ev := range w.Events {
-			name := path.Base(ev.Key)
-			c.mu.Lock()
-			switch ev.Type {
-			case storage.Put:
-				if ns, err := decodeNamespace(ev.Value); err == nil {
-					c.phases[name], c.labels[name] = ns.Status.Phase, ns.Labels
-				}
-			case storage.Deleted:
-				delete(c.phases, name)
-				delete(c.labels, name)
-			}
-			c.mu.Unlock()
+	}, func(ev storage.Event, o meta.Object) {
+		name := path.Base(ev.Key)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if o == nil {
+			delete(c.phases, name)
+			delete(c.labels, name)
+			return
 		}
-	}
+		ns := o.(*core.Namespace)
+		c.phases[name], c.labels[name] = ns.Status.Phase, ns.Labels
+	})
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -107,30 +107,27 @@ func (s *Server) authenticateToken(ctx context.Context, tok string) (request.Use
 	return request.UserInfo{Name: c.Subject(), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + c.Namespace, request.AllAuthenticated}}, nil
 }
 
-func (s *Server) getServiceAccount(ctx context.Context, ns, name string) (*core.ServiceAccount, error) {
-	k, _ := scheme.ByResource("serviceaccounts")
-	kv, err := s.store.Get(ctx, storage.Key("serviceaccounts", ns, name))
+// getStored reads one object of resource from storage.
+func getStored[T meta.Object](ctx context.Context, s *Server, resource, ns, name string) (T, error) {
+	var zero T
+	k, _ := scheme.ByResource(resource)
+	kv, err := s.store.Get(ctx, storage.Key(resource, ns, name))
 	if err != nil {
-		return nil, storageError(err, k, name)
+		return zero, storageError(err, k, name)
 	}
 	o, err := decodeStored(k, kv.Value, kv.Revision)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	return o.(*core.ServiceAccount), nil
+	return o.(T), nil
+}
+
+func (s *Server) getServiceAccount(ctx context.Context, ns, name string) (*core.ServiceAccount, error) {
+	return getStored[*core.ServiceAccount](ctx, s, "serviceaccounts", ns, name)
 }
 
 func (s *Server) getPod(ctx context.Context, ns, name string) (*core.Pod, error) {
-	k, _ := scheme.ByResource("pods")
-	kv, err := s.store.Get(ctx, storage.Key("pods", ns, name))
-	if err != nil {
-		return nil, storageError(err, k, name)
-	}
-	o, err := decodeStored(k, kv.Value, kv.Revision)
-	if err != nil {
-		return nil, err
-	}
-	return o.(*core.Pod), nil
+	return getStored[*core.Pod](ctx, s, "pods", ns, name)
 }
 
 // createToken is the serviceaccounts/token subresource: a TokenRequest
