@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -168,6 +167,8 @@ type Server struct {
 	metrics    *metrics
 	grpc       *grpc.Server
 	listeners  []net.Listener
+	muxes      []*connMux
+	rest       *http.Server
 	httpLis    net.Listener
 	http       *http.Server
 	cancel     context.CancelFunc
@@ -306,14 +307,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// reads; runServiceRepair tries again.
 	s.serviceHousekeeping(ctx)
 	opts := []grpc.ServerOption{}
+	var serving *tls.Config
 	if cfg.TLSCertFile != "" || cfg.TLSPrivateKeyFile != "" {
-		tc, err := serverTLS(cfg)
-		if err != nil {
+		if serving, err = serverTLS(cfg); err != nil {
 			s.closeListeners()
 			backend.close()
 			return nil, err
 		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
+		// The mux (connmux.go) does the handshake: it chooses between
+		// gRPC and REST from the client's ALPN offer.
+		opts = append(opts, grpc.Creds(tlsDone{}))
 	} else if cfg.ClientCAFile != "" {
 		s.closeListeners()
 		backend.close()
@@ -337,6 +340,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.metrics.stream, s.authnStream, s.auditStream, s.authzStream),
 	)...)
 	apipb.RegisterResourceAPIServer(s.grpc, s)
+	for _, lis := range s.listeners {
+		s.muxes = append(s.muxes, newConnMux(lis, serving, cfg.Logf))
+	}
+	// The REST API's HTTP server: HTTP/1.1 and, over TLS, HTTP/2. The
+	// timeouts bound slow clients; a watch or a log stream may run for
+	// as long as it needs (no WriteTimeout).
+	s.rest = &http.Server{Handler: s.restHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
+		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(cfg.Logf), "kobune-apiserver: REST: ", 0)}
 	return s, nil
 }
 
@@ -362,12 +373,19 @@ func (s *Server) Store() *storage.Store { return s.store }
 func (s *Server) Serve(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	errs := make(chan error, len(s.listeners)+1)
-	for _, lis := range s.listeners {
-		s.wg.Add(1)
+	for _, m := range s.muxes {
+		s.wg.Add(3)
+		go func() { defer s.wg.Done(); m.serve() }()
 		go func() {
 			defer s.wg.Done()
-			if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-				errs <- fmt.Errorf("serve gRPC on %s: %w", lis.Addr(), err)
+			if err := s.grpc.Serve(m.grpc); err != nil && !errors.Is(err, grpc.ErrServerStopped) && !errors.Is(err, net.ErrClosed) {
+				errs <- fmt.Errorf("serve gRPC on %s: %w", m.lis.Addr(), err)
+			}
+		}()
+		go func() {
+			defer s.wg.Done()
+			if err := s.rest.Serve(m.rest); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+				errs <- fmt.Errorf("serve REST on %s: %w", m.lis.Addr(), err)
 			}
 		}()
 	}
@@ -413,6 +431,9 @@ func (s *Server) Close() {
 		if s.http != nil {
 			s.http.Close()
 		}
+		if s.rest != nil {
+			s.rest.Close()
+		}
 		s.closeListeners()
 		s.wg.Wait()
 		s.etcd.close()
@@ -425,6 +446,9 @@ func (s *Server) Close() {
 func (s *Server) closeListeners() {
 	for _, l := range s.listeners {
 		l.Close()
+	}
+	for _, m := range s.muxes {
+		m.close()
 	}
 	if s.httpLis != nil {
 		s.httpLis.Close()
@@ -542,27 +566,20 @@ func (s *Server) runCompaction(ctx context.Context) {
 
 func (s *Server) httpHandler() http.Handler {
 	mux := http.NewServeMux()
-	health := func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if _, err := s.store.Revision(ctx); err != nil {
-			http.Error(w, "etcd: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	}
-	// Ready also needs writes to work: a full etcd serves reads only.
-	ready := func(w http.ResponseWriter, r *http.Request) {
-		if alarmed, _, _ := s.space.state(); alarmed {
-			http.Error(w, "[-]etcd-space: "+s.space.describe(), http.StatusServiceUnavailable)
-			return
-		}
-		health(w, r)
-	}
-	mux.HandleFunc("/healthz", health)
-	mux.HandleFunc("/readyz", ready)
+	mux.HandleFunc("/healthz", s.serveHealth)
+	mux.HandleFunc("/livez", s.serveHealth)
+	mux.HandleFunc("/readyz", s.serveHealth)
 	mux.Handle("/metrics", s.metrics.handler())
 	return mux
+}
+
+// logWriter turns the HTTP server's error log (TLS handshake noise,
+// broken connections) into the server's log.
+type logWriter func(string, ...any)
+
+func (l logWriter) Write(b []byte) (int, error) {
+	l("%s", strings.TrimRight(string(b), "\n"))
+	return len(b), nil
 }
 
 // podsIn lists a namespace's pods from etcd (Pod Security's warning when a

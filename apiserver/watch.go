@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/scheme"
@@ -43,16 +44,27 @@ func (s *Server) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchSe
 	if from < 0 {
 		return invalid("resourceVersion: must be 0 or a revision from a List or an event")
 	}
+	if from > 0 {
+		cur, err := s.store.Revision(ctx)
+		if err != nil {
+			return storageError(err, k, "")
+		}
+		if from > cur {
+			// Kubernetes answers the same (after waiting briefly for its
+			// cache): a revision nobody was given cannot be watched from.
+			return status.Errorf(codes.OutOfRange, "Too large resource version: %d, current: %d: list again to get a current resourceVersion", from, cur)
+		}
+	}
+	// The watch is accepted: headers go out now, so that a client waiting
+	// for the response (REST's watch, rest.go) is not held until the first
+	// change.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
 	if from == 0 {
 		if from, err = s.sendInitial(ctx, k, f, prefix, stream); err != nil {
 			return err
 		}
-	} else if cur, err := s.store.Revision(ctx); err != nil {
-		return storageError(err, k, "")
-	} else if from > cur {
-		// Kubernetes answers the same (after waiting briefly for its cache):
-		// a revision nobody was given cannot be watched from.
-		return status.Errorf(codes.OutOfRange, "Too large resource version: %d, current: %d: list again to get a current resourceVersion", from, cur)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kobune/kobune/api/printers"
 	"strings"
 	"text/tabwriter"
 
@@ -274,16 +275,16 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(p.out, 3, 0, 3, ' ', 0)
-	t := tableFor(p.kind, p.format == "wide")
+	t := printers.For(p.kind, p.format == "wide")
 	if !p.noHeader {
-		h := t.headers
+		h := t.Headers
 		if p.withNamespace {
 			h = append([]string{"NAMESPACE"}, h...)
 		}
 		fmt.Fprintln(tw, strings.Join(h, "\t"))
 	}
 	for _, o := range objs {
-		row := t.row(o)
+		row := t.Row(o)
 		if p.withKind {
 			row[0] = ref(p.kind, row[0])
 		}

@@ -1,0 +1,428 @@
+// Package printers owns the columns `get` prints for each kind — one
+// definition, used by kobectl's tables and by the API server's Table
+// responses (what kubectl prints), as Kubernetes' server-side printers
+// (pkg/printers/internalversion) are. A column that -o wide adds is a
+// Table column of priority 1.
+package printers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/certificates"
+	"github.com/kobune/kobune/api/coordination"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/rbac"
+	"github.com/kobune/kobune/api/scheduling"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/api/storage"
+)
+
+// Table is how `get` prints one kind: kubectl's columns, and a row of
+// cells for one object.
+type Table struct {
+	Headers []string
+	Row     func(meta.Object) []string
+}
+
+// For returns a kind's table; wide adds the columns of -o wide (always
+// after the others).
+func For(k *scheme.Kind, wide bool) Table {
+	t := tables(wide)[k.Kind]
+	if t.Row == nil {
+		return Table{Headers: []string{"NAME", "AGE"}, Row: func(o meta.Object) []string {
+			return []string{o.GetObjectMeta().Name, age(o)}
+		}}
+	}
+	return t
+}
+
+func tables(wide bool) map[string]Table {
+	w := func(base, extra []string) []string {
+		if wide {
+			return append(base, extra...)
+		}
+		return base
+	}
+	return map[string]Table{
+		"Pod": {w([]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, []string{"IP", "NODE", "NOMINATED NODE"}), func(o meta.Object) []string {
+			p := o.(*core.Pod)
+			ready, restarts := 0, int32(0)
+			for _, c := range p.Status.ContainerStatuses {
+				if c.Ready {
+					ready++
+				}
+				restarts += c.RestartCount
+			}
+			return w([]string{p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)), PodStatus(p), fmt.Sprint(restarts), age(o)},
+				[]string{None(p.Status.PodIP), None(p.Spec.NodeName), None(p.Status.NominatedNodeName)})
+		}},
+		"Deployment": {w([]string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+			d := o.(*apps.Deployment)
+			return w([]string{d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, deref32(d.Spec.Replicas)), fmt.Sprint(d.Status.UpdatedReplicas), fmt.Sprint(d.Status.AvailableReplicas), age(o)},
+				containerCols(&d.Spec.Template, d.Spec.Selector))
+		}},
+		"ReplicaSet": {w([]string{"NAME", "DESIRED", "CURRENT", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+			r := o.(*apps.ReplicaSet)
+			return w([]string{r.Name, fmt.Sprint(deref32(r.Spec.Replicas)), fmt.Sprint(r.Status.Replicas), fmt.Sprint(r.Status.ReadyReplicas), age(o)},
+				containerCols(&r.Spec.Template, r.Spec.Selector))
+		}},
+		"DaemonSet": {w([]string{"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+			d := o.(*apps.DaemonSet)
+			s := d.Status
+			return w([]string{d.Name, fmt.Sprint(s.DesiredNumberScheduled), fmt.Sprint(s.CurrentNumberScheduled), fmt.Sprint(s.NumberReady), fmt.Sprint(s.UpdatedNumberScheduled), fmt.Sprint(s.NumberAvailable), labelString(d.Spec.Template.Spec.NodeSelector), age(o)},
+				containerCols(&d.Spec.Template, d.Spec.Selector))
+		}},
+		"StatefulSet": {w([]string{"NAME", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
+			s := o.(*apps.StatefulSet)
+			return w([]string{s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, deref32(s.Spec.Replicas)), age(o)}, containerCols(&s.Spec.Template, nil)[:2])
+		}},
+		"Job": {w([]string{"NAME", "COMPLETIONS", "DURATION", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+			j := o.(*batch.Job)
+			dur := "<none>"
+			if j.Status.StartTime != nil {
+				end := time.Now()
+				if j.Status.CompletionTime != nil {
+					end = j.Status.CompletionTime.Time
+				}
+				dur = shortDuration(end.Sub(j.Status.StartTime.Time))
+			}
+			return w([]string{j.Name, fmt.Sprintf("%d/%d", j.Status.Succeeded, deref32(j.Spec.Completions)), dur, age(o)}, containerCols(&j.Spec.Template, j.Spec.Selector))
+		}},
+		"CronJob": {w([]string{"NAME", "SCHEDULE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
+			c := o.(*batch.CronJob)
+			last := "<none>"
+			if c.Status.LastScheduleTime != nil {
+				last = shortDuration(time.Since(c.Status.LastScheduleTime.Time))
+			}
+			suspend := c.Spec.Suspend != nil && *c.Spec.Suspend
+			return w([]string{c.Name, c.Spec.Schedule, fmt.Sprint(suspend), fmt.Sprint(len(c.Status.Active)), last, age(o)}, containerCols(&c.Spec.JobTemplate.Spec.Template, nil)[:2])
+		}},
+		"Service": {w([]string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}, []string{"SELECTOR"}), func(o meta.Object) []string {
+			s := o.(*core.Service)
+			var ports []string
+			for _, p := range s.Spec.Ports {
+				if p.NodePort != 0 {
+					ports = append(ports, fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol))
+				} else {
+					ports = append(ports, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
+				}
+			}
+			external := "<none>"
+			if s.Spec.Type == core.ServiceTypeExternalName {
+				external = s.Spec.ExternalName
+			}
+			return w([]string{s.Name, s.Spec.Type, None(s.Spec.ClusterIP), external, None(strings.Join(ports, ",")), age(o)}, []string{labelString(s.Spec.Selector)})
+		}},
+		"EndpointSlice": {[]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
+			e := o.(*discovery.EndpointSlice)
+			var ports, addrs []string
+			for _, p := range e.Ports {
+				if p.Port != nil {
+					ports = append(ports, fmt.Sprint(*p.Port))
+				}
+			}
+			for _, ep := range e.Endpoints {
+				addrs = append(addrs, ep.Addresses...)
+			}
+			return []string{e.Name, e.AddressType, None(strings.Join(ports, ",")), None(FirstFew(addrs)), age(o)}
+		}},
+		"Endpoints": {[]string{"NAME", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
+			e := o.(*core.Endpoints)
+			var eps []string
+			for _, s := range e.Subsets {
+				for _, a := range s.Addresses {
+					for _, p := range s.Ports {
+						eps = append(eps, fmt.Sprintf("%s:%d", a.IP, p.Port))
+					}
+				}
+			}
+			return []string{e.Name, None(FirstFew(eps)), age(o)}
+		}},
+		"Node": {w([]string{"NAME", "STATUS", "ROLES", "AGE", "VERSION"}, []string{"INTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"}), func(o meta.Object) []string {
+			n := o.(*core.Node)
+			ip := ""
+			for _, a := range n.Status.Addresses {
+				if a.Type == "InternalIP" {
+					ip = a.Address
+				}
+			}
+			i := n.Status.NodeInfo
+			return w([]string{n.Name, nodeStatus(n), nodeRoles(n), age(o), None(i.KubeletVersion)}, []string{None(ip), None(i.OSImage), None(i.KernelVersion), None(i.ContainerRuntimeVersion)})
+		}},
+		"Namespace": {[]string{"NAME", "STATUS", "AGE"}, func(o meta.Object) []string {
+			n := o.(*core.Namespace)
+			return []string{n.Name, n.Status.Phase, age(o)}
+		}},
+		"ConfigMap": {[]string{"NAME", "DATA", "AGE"}, func(o meta.Object) []string {
+			c := o.(*core.ConfigMap)
+			return []string{c.Name, fmt.Sprint(len(c.Data) + len(c.BinaryData)), age(o)}
+		}},
+		"Secret": {[]string{"NAME", "TYPE", "DATA", "AGE"}, func(o meta.Object) []string {
+			s := o.(*core.Secret)
+			return []string{s.Name, s.Type, fmt.Sprint(len(s.Data)), age(o)}
+		}},
+		"Event": {[]string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}, func(o meta.Object) []string {
+			e := o.(*core.Event)
+			last := e.LastTimestamp.Time
+			if last.IsZero() {
+				last = e.EventTime.Time
+			}
+			return []string{SinceOrUnknown(last), e.Type, e.Reason, strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name, e.Message}
+		}},
+		"Lease": {[]string{"NAME", "HOLDER", "AGE"}, func(o meta.Object) []string {
+			l := o.(*coordination.Lease)
+			h := ""
+			if l.Spec.HolderIdentity != nil {
+				h = *l.Spec.HolderIdentity
+			}
+			return []string{l.Name, h, age(o)}
+		}},
+		"PriorityClass": {[]string{"NAME", "VALUE", "GLOBAL-DEFAULT", "AGE"}, func(o meta.Object) []string {
+			p := o.(*scheduling.PriorityClass)
+			return []string{p.Name, fmt.Sprint(p.Value), fmt.Sprint(p.GlobalDefault), age(o)}
+		}},
+		"PersistentVolume": {w([]string{"NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"},
+			[]string{"VOLUMEMODE"}), func(o meta.Object) []string {
+			v := o.(*core.PersistentVolume)
+			claim := ""
+			if r := v.Spec.ClaimRef; r != nil {
+				claim = r.Namespace + "/" + r.Name
+			}
+			mode := "Filesystem"
+			if v.Spec.VolumeMode != nil {
+				mode = *v.Spec.VolumeMode
+			}
+			return w([]string{v.Name, v.Spec.Capacity["storage"].String(), accessModes(v.Spec.AccessModes), string(v.Spec.PersistentVolumeReclaimPolicy),
+				v.Status.Phase, claim, v.Spec.StorageClassName, "<unset>", v.Status.Reason, age(o)}, []string{mode})
+		}},
+		"PersistentVolumeClaim": {w([]string{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE"},
+			[]string{"VOLUMEMODE"}), func(o meta.Object) []string {
+			c := o.(*core.PersistentVolumeClaim)
+			capacity := ""
+			if q, ok := c.Status.Capacity["storage"]; ok {
+				capacity = q.String()
+			}
+			mode := "Filesystem"
+			if c.Spec.VolumeMode != nil {
+				mode = *c.Spec.VolumeMode
+			}
+			return w([]string{c.Name, c.Status.Phase, c.Spec.VolumeName, capacity, accessModes(c.Status.AccessModes), core.ClaimClass(c), "<unset>", age(o)}, []string{mode})
+		}},
+		"StorageClass": {[]string{"NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"}, func(o meta.Object) []string {
+			sc := o.(*storage.StorageClass)
+			name := sc.Name
+			if sc.Annotations[core.AnnDefaultStorageClass] == "true" {
+				name += " (default)"
+			}
+			policy, mode := "Delete", string(storage.Immediate)
+			if sc.ReclaimPolicy != nil {
+				policy = string(*sc.ReclaimPolicy)
+			}
+			if sc.VolumeBindingMode != nil {
+				mode = string(*sc.VolumeBindingMode)
+			}
+			expand := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
+			return []string{name, sc.Provisioner, policy, mode, fmt.Sprint(expand), age(o)}
+		}},
+		"CertificateSigningRequest": {[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "CONDITION"}, func(o meta.Object) []string {
+			r := o.(*certificates.CertificateSigningRequest)
+			var conds []string
+			for _, c := range r.Status.Conditions {
+				if c.Status == "True" {
+					conds = append(conds, c.Type)
+				}
+			}
+			if len(r.Status.Certificate) > 0 {
+				conds = append(conds, "Issued")
+			}
+			if len(conds) == 0 {
+				conds = []string{"Pending"}
+			}
+			return []string{r.Name, age(o), r.Spec.SignerName, r.Spec.Username, strings.Join(conds, ",")}
+		}},
+		"Role":        {[]string{"NAME", "CREATED AT"}, createdAt},
+		"ClusterRole": {[]string{"NAME", "CREATED AT"}, createdAt},
+		"RoleBinding": {w([]string{"NAME", "ROLE", "AGE"}, []string{"USERS", "GROUPS", "SERVICEACCOUNTS"}), func(o meta.Object) []string {
+			b := o.(*rbac.RoleBinding)
+			return w([]string{b.Name, b.RoleRef.Kind + "/" + b.RoleRef.Name, age(o)}, subjectCols(b.Subjects))
+		}},
+		"ClusterRoleBinding": {w([]string{"NAME", "ROLE", "AGE"}, []string{"USERS", "GROUPS", "SERVICEACCOUNTS"}), func(o meta.Object) []string {
+			b := o.(*rbac.ClusterRoleBinding)
+			return w([]string{b.Name, b.RoleRef.Kind + "/" + b.RoleRef.Name, age(o)}, subjectCols(b.Subjects))
+		}},
+	}
+}
+
+// createdAt is kubectl's column for roles: the creation time itself.
+func createdAt(o meta.Object) []string {
+	return []string{o.GetObjectMeta().Name, o.GetObjectMeta().CreationTimestamp.UTC().Format(time.RFC3339)}
+}
+
+// subjectCols are a binding's users, groups and ServiceAccounts
+// (namespace:name), as kubectl's wide columns.
+func subjectCols(subjects []rbac.Subject) []string {
+	var users, groups, sas []string
+	for _, s := range subjects {
+		switch s.Kind {
+		case rbac.UserKind:
+			users = append(users, s.Name)
+		case rbac.GroupKind:
+			groups = append(groups, s.Name)
+		case rbac.ServiceAccountKind:
+			sas = append(sas, s.Namespace+":"+s.Name)
+		}
+	}
+	return []string{strings.Join(users, ", "), strings.Join(groups, ", "), strings.Join(sas, ", ")}
+}
+
+// accessModes is kubectl's short form: RWO,ROX,RWX,RWOP.
+func accessModes(modes []core.PersistentVolumeAccessMode) string {
+	short := map[core.PersistentVolumeAccessMode]string{core.ReadWriteOnce: "RWO", core.ReadOnlyMany: "ROX", core.ReadWriteMany: "RWX", core.ReadWriteOncePod: "RWOP"}
+	var out []string
+	for _, m := range modes {
+		out = append(out, short[m])
+	}
+	return strings.Join(out, ",")
+}
+
+// PodStatus is kubectl's STATUS column: a waiting or terminated reason
+// beats the phase; a deletion shows as Terminating.
+func PodStatus(p *core.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	reason := string(p.Status.Phase)
+	if p.Status.Reason != "" {
+		reason = p.Status.Reason
+	}
+	for i, c := range p.Status.InitContainerStatuses {
+		if t := c.State.Terminated; t != nil && t.ExitCode == 0 {
+			continue
+		}
+		if w := c.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" {
+			return "Init:" + w.Reason
+		}
+		return fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil && w.Reason != "" {
+			reason = w.Reason
+		} else if t := c.State.Terminated; t != nil && t.Reason != "" {
+			reason = t.Reason
+		}
+	}
+	return reason
+}
+
+func nodeStatus(n *core.Node) string {
+	s := "Unknown"
+	for _, c := range n.Status.Conditions {
+		if c.Type == core.NodeReady {
+			if c.Status == meta.ConditionTrue {
+				s = "Ready"
+			} else {
+				s = "NotReady"
+			}
+		}
+	}
+	if n.Spec.Unschedulable {
+		s += ",SchedulingDisabled"
+	}
+	return s
+}
+
+func nodeRoles(n *core.Node) string {
+	var roles []string
+	for k := range n.Labels {
+		if r, ok := strings.CutPrefix(k, "node-role.kubernetes.io/"); ok {
+			roles = append(roles, r)
+		}
+	}
+	sort.Strings(roles)
+	return None(strings.Join(roles, ","))
+}
+
+func containerCols(t *core.PodTemplateSpec, sel *meta.LabelSelector) []string {
+	var names, images []string
+	for _, c := range t.Spec.Containers {
+		names = append(names, c.Name)
+		images = append(images, c.Image)
+	}
+	s := "<none>"
+	if sel != nil {
+		if parsed, err := selector.FromLabelSelector(sel); err == nil {
+			s = parsed.String()
+		}
+	}
+	return []string{strings.Join(names, ","), strings.Join(images, ","), s}
+}
+
+// FirstFew joins the first three items and counts the rest, as kubectl
+// prints endpoints ("10.244.1.2:8080,10.244.2.3:8080 + 1 more...").
+func FirstFew(items []string) string {
+	if len(items) <= 3 {
+		return strings.Join(items, ",")
+	}
+	return fmt.Sprintf("%s + %d more...", strings.Join(items[:3], ","), len(items)-3)
+}
+
+func labelString(l map[string]string) string {
+	if len(l) == 0 {
+		return "<none>"
+	}
+	return selector.SelectorFromSet(l).String()
+}
+
+// None prints an empty value as kubectl does: <none>.
+func None(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func deref32(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func age(o meta.Object) string { return SinceOrUnknown(o.GetObjectMeta().CreationTimestamp.Time) }
+
+// SinceOrUnknown is the age of t, kubectl-style, or <unknown>.
+func SinceOrUnknown(t time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return shortDuration(time.Since(t))
+}
+
+// shortDuration prints kubectl's compact ages: 45s, 3m12s, 5h, 12d.
+func shortDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int(d.Seconds())
+	switch {
+	case s < 120:
+		return fmt.Sprintf("%ds", s)
+	case s < 600:
+		return fmt.Sprintf("%dm%ds", s/60, s%60)
+	case s < 3*3600:
+		return fmt.Sprintf("%dm", s/60)
+	case s < 8*3600:
+		return fmt.Sprintf("%dh%dm", s/3600, (s%3600)/60)
+	case s < 48*3600:
+		return fmt.Sprintf("%dh", s/3600)
+	}
+	return fmt.Sprintf("%dd", s/86400)
+}

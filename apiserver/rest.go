@@ -1,0 +1,624 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/authorizer"
+	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// The Kubernetes REST API (kube-apiserver's HTTP handlers), served beside
+// the gRPC API on the same port (connmux.go). A REST request is translated
+// into the gRPC request it means and run through the very same path — the
+// interceptors (metrics, authentication, audit, authorization) and the RPC
+// handler, with its decoding, admission, validation and storage — so no
+// rule exists twice: what differs is only the shape on the wire (URLs,
+// query parameters, metav1.Status errors, lists, watch events as JSON
+// lines, Tables).
+//
+// Files: rest.go (routing, verbs), rest_discovery.go (/api, /apis,
+// /version), rest_status.go (errors as Status objects).
+
+// restHandler is the REST API's HTTP handler.
+func (s *Server) restHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", s.serveResource)
+	mux.HandleFunc("/apis/", s.serveResource)
+	mux.HandleFunc("/api", s.serveDiscovery)
+	mux.HandleFunc("/apis", s.serveDiscovery)
+	mux.HandleFunc("/version", s.serveDiscovery)
+	mux.HandleFunc("/version/", s.serveDiscovery)
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		mux.HandleFunc(p, s.serveHealth)
+		mux.HandleFunc(p+"/", s.serveHealth)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		ctx, err := s.restAuthenticate(r)
+		if err != nil {
+			writeError(w, err, nil)
+			return
+		}
+		if err := s.authorizePath(ctx, r.URL.Path); err != nil {
+			writeError(w, err, nil)
+			return
+		}
+		writeError(w, status.Errorf(codes.NotFound, "the server could not find the requested resource (%s %s)", r.Method, r.URL.Path), nil)
+	})
+	return mux
+}
+
+// restContext carries what a gRPC call would: the peer (with its TLS
+// state, for client certificates) and the headers authentication reads.
+func restContext(r *http.Request) context.Context {
+	p := &peer.Peer{}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		p.Addr = net.TCPAddrFromAddrPort(ap)
+	}
+	if r.TLS != nil {
+		p.AuthInfo = credentials.TLSInfo{State: *r.TLS, CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}}
+	}
+	md := metadata.MD{}
+	if v := r.Header.Get("Authorization"); v != "" {
+		md.Set("authorization", v)
+	}
+	if v := r.Header.Values("Impersonate-User"); len(v) > 0 {
+		md.Set(client.ImpersonateUserHeader, v...)
+	}
+	if v := r.Header.Values("Impersonate-Group"); len(v) > 0 {
+		md.Set(client.ImpersonateGroupHeader, v...)
+	}
+	if v := r.Header.Get("User-Agent"); v != "" {
+		md.Set("user-agent", v)
+	}
+	return metadata.NewIncomingContext(peer.NewContext(r.Context(), p), md)
+}
+
+// restAuthenticate authenticates a request that maps to no RPC (discovery,
+// health), as the interceptor does for those that do.
+func (s *Server) restAuthenticate(r *http.Request) (context.Context, error) {
+	return s.authenticate(restContext(r))
+}
+
+// authorizePath authorizes a non-resource request (RBAC's nonResourceURLs).
+func (s *Server) authorizePath(ctx context.Context, path string) error {
+	if err := s.waitAuthorizer(ctx); err != nil {
+		return err
+	}
+	u := request.UserFrom(ctx)
+	a := request.Attributes{Verb: "get", Path: path}
+	if d, _ := s.authz.Authorize(u, &a); d != authorizer.Allow {
+		return status.Errorf(codes.PermissionDenied, "forbidden: %s", authorizer.Describe(u, &a))
+	}
+	return nil
+}
+
+// unaryChain and streamChain are the interceptors of the gRPC server, in
+// its order, for the REST requests.
+func (s *Server) unaryInterceptors() []grpc.UnaryServerInterceptor {
+	return []grpc.UnaryServerInterceptor{s.metrics.unary, s.authnUnary, s.auditUnary, s.authzUnary}
+}
+
+func (s *Server) streamInterceptors() []grpc.StreamServerInterceptor {
+	return []grpc.StreamServerInterceptor{s.metrics.stream, s.authnStream, s.auditStream, s.authzStream}
+}
+
+// invoke runs one unary RPC of the resource API as the gRPC server would.
+func (s *Server) invoke(ctx context.Context, method string, req proto.Message) (any, error) {
+	for _, m := range apipb.ResourceAPI_ServiceDesc.Methods {
+		if m.MethodName != method {
+			continue
+		}
+		ics := s.unaryInterceptors()
+		var chain grpc.UnaryServerInterceptor = func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+			h := handler
+			for i := len(ics) - 1; i >= 0; i-- {
+				ic, next := ics[i], h
+				h = func(ctx context.Context, req any) (any, error) { return ic(ctx, req, info, next) }
+			}
+			return h(ctx, req)
+		}
+		dec := func(m any) error { proto.Merge(m.(proto.Message), req); return nil }
+		return m.Handler(s, ctx, dec, chain)
+	}
+	return nil, status.Errorf(codes.Unimplemented, "no method %s", method)
+}
+
+// invokeStream runs one server-streaming RPC (Watch, PodLogs) as the gRPC
+// server would; send gets each message the handler sends.
+func (s *Server) invokeStream(ctx context.Context, method string, req proto.Message, send func(any) error, header func()) error {
+	for _, st := range apipb.ResourceAPI_ServiceDesc.Streams {
+		if st.StreamName != method {
+			continue
+		}
+		ics := s.streamInterceptors()
+		info := &grpc.StreamServerInfo{FullMethod: "/" + apipb.ResourceAPI_ServiceDesc.ServiceName + "/" + method, IsServerStream: true}
+		h := st.Handler
+		for i := len(ics) - 1; i >= 0; i-- {
+			ic, next := ics[i], h
+			h = func(srv any, ss grpc.ServerStream) error { return ic(srv, ss, info, next) }
+		}
+		return h(s, &restStream{ctx: ctx, req: req, send: send, header: header})
+	}
+	return status.Errorf(codes.Unimplemented, "no stream %s", method)
+}
+
+// restStream is a grpc.ServerStream over an HTTP response.
+type restStream struct {
+	ctx  context.Context
+	req  proto.Message
+	read bool
+	send func(any) error
+	// header, when set, sends the HTTP response's headers: the handler
+	// has accepted the request (a watch sends them before its first event).
+	header func()
+}
+
+func (r *restStream) SetHeader(metadata.MD) error { return nil }
+func (r *restStream) SendHeader(metadata.MD) error {
+	if r.header != nil {
+		r.header()
+	}
+	return nil
+}
+func (r *restStream) SetTrailer(metadata.MD)   {}
+func (r *restStream) Context() context.Context { return r.ctx }
+func (r *restStream) SendMsg(m any) error      { return r.send(m) }
+func (r *restStream) RecvMsg(m any) error {
+	if r.read {
+		return io.EOF
+	}
+	r.read = true
+	proto.Merge(m.(proto.Message), r.req)
+	return nil
+}
+
+// restTarget is what a resource URL names.
+type restTarget struct {
+	kind                 *scheme.Kind // nil for reviews and tokens
+	resource             string       // "pods", "selfsubjectaccessreviews"
+	group, version       string
+	namespace, name, sub string
+}
+
+// parseResourcePath reads /api/v1/... and /apis/GROUP/VERSION/...
+func parseResourcePath(p string) (t restTarget, rest []string, err error) {
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		t.version, parts = parts[1], parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		t.group, t.version, parts = parts[1], parts[2], parts[3:]
+	default:
+		return t, nil, errNotFound(p)
+	}
+	return t, parts, nil
+}
+
+func errNotFound(p string) error {
+	return status.Errorf(codes.NotFound, "the server could not find the requested resource (%s)", p)
+}
+
+// resolve fills t from the path segments after the group version.
+func (t *restTarget) resolve(parts []string) error {
+	gv := t.version
+	if t.group != "" {
+		gv = t.group + "/" + t.version
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		if k, ok := scheme.ByResource(parts[2]); ok && k.Namespaced || parts[2] == "localsubjectaccessreviews" {
+			t.namespace, parts = parts[1], parts[2:]
+		}
+	}
+	if len(parts) == 0 || len(parts) > 3 {
+		return errNotFound("/" + strings.Join(parts, "/"))
+	}
+	t.resource = parts[0]
+	if len(parts) > 1 {
+		t.name = parts[1]
+	}
+	if len(parts) > 2 {
+		t.sub = parts[2]
+	}
+	if k, ok := scheme.ByResource(t.resource); ok && k.APIVersion == gv {
+		t.kind = k
+		return nil
+	}
+	if r, ok := reviews[t.resource]; ok && r.group+"/v1" == gv && t.name == "" {
+		return nil
+	}
+	return status.Errorf(codes.NotFound, "the server could not find the requested resource (%s %s)", gv, t.resource)
+}
+
+// serveResource serves every resource URL.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
+	t, parts, err := parseResourcePath(r.URL.Path)
+	if err == nil && len(parts) == 0 {
+		s.serveDiscovery(w, r)
+		return
+	}
+	if err == nil {
+		err = t.resolve(parts)
+	}
+	if err != nil {
+		writeError(w, err, nil)
+		return
+	}
+	ctx := restContext(r)
+	q := r.URL.Query()
+	switch {
+	case r.Method == http.MethodGet && t.name != "" && t.sub == "":
+		s.restGet(ctx, w, r, &t)
+	case r.Method == http.MethodGet && t.name == "" && (q.Get("watch") == "true" || q.Get("watch") == "1"):
+		s.restWatch(ctx, w, r, &t)
+	case r.Method == http.MethodGet && t.name == "":
+		s.restList(ctx, w, r, &t)
+	case r.Method == http.MethodGet && t.sub == "status" && t.kind != nil && t.kind.HasStatus:
+		s.restGet(ctx, w, r, &t)
+	case r.Method == http.MethodPost && t.name == "":
+		s.restCreate(ctx, w, r, &t, t.resource)
+	case r.Method == http.MethodPost && t.resource == "serviceaccounts" && t.sub == "token":
+		s.restCreate(ctx, w, r, &t, client.TokenSubresource)
+	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status"):
+		s.restUpdate(ctx, w, r, &t)
+	case r.Method == http.MethodDelete && t.name != "" && t.sub == "":
+		s.restDelete(ctx, w, r, &t)
+	default:
+		writeError(w, status.Errorf(codes.Unimplemented, "%s %s is not served by kobune (yet)", r.Method, r.URL.Path), &t)
+	}
+}
+
+// Content types.
+const (
+	contentJSON  = "application/json"
+	tableAccept  = "as=Table"
+	maxBodyBytes = MaxObjectBytes + 64<<10
+)
+
+// readBody reads a JSON (or YAML) request body, bounded in size.
+func readBody(r *http.Request) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "Content-Type %q: %v", ct, err)
+		}
+		if mt != contentJSON && mt != "application/yaml" && !strings.HasSuffix(mt, "+json") && !strings.HasSuffix(mt, "+yaml") {
+			return nil, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+				fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (not %s)", mt))
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "reading the request body: %v", err)
+	}
+	if len(b) > maxBodyBytes {
+		return nil, tooLarge(len(b))
+	}
+	if isYAML(r) {
+		return yamlToJSON(b)
+	}
+	return b, nil
+}
+
+func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	resp, err := s.invoke(ctx, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name})
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	obj := resp.(*apipb.ObjectResponse).Object
+	if wantsTable(r) {
+		writeTable(w, r, t.kind, [][]byte{obj}, "")
+		return
+	}
+	writeJSON(w, http.StatusOK, obj)
+}
+
+func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	resp, err := s.invoke(ctx, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace,
+		LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")})
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	list := resp.(*apipb.ListResponse)
+	rv := strconv.FormatInt(list.ResourceVersion, 10)
+	if wantsTable(r) {
+		writeTable(w, r, t.kind, list.Items, rv)
+		return
+	}
+	// limit is a hint a server may ignore (metav1.ListOptions): every
+	// object comes in one page, without a continue token.
+	w.Header().Set("Content-Type", contentJSON)
+	w.WriteHeader(http.StatusOK)
+	apiVersion := t.kind.APIVersion
+	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q},"items":[`, t.kind.Kind+"List", apiVersion, rv)
+	for i, it := range list.Items {
+		if i > 0 {
+			_, _ = w.Write([]byte{','})
+		}
+		_, _ = w.Write(it)
+	}
+	_, _ = io.WriteString(w, "]}\n")
+}
+
+// restWatch streams watch events as JSON lines (Kubernetes' watch
+// encoding: one {"type":...,"object":...} per line, flushed as it comes).
+func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	var rv int64
+	if v := q.Get("resourceVersion"); v != "" {
+		var err error
+		if rv, err = strconv.ParseInt(v, 10, 64); err != nil || rv < 0 {
+			writeError(w, invalid("resourceVersion: Invalid value: %q: must be a non-negative integer", v), t)
+			return
+		}
+	}
+	if v := q.Get("timeoutSeconds"); v != "" {
+		sec, err := strconv.Atoi(v)
+		if err != nil || sec < 0 {
+			writeError(w, invalid("timeoutSeconds: Invalid value: %q", v), t)
+			return
+		}
+		if sec > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(sec)*time.Second)
+			defer cancel()
+		}
+	}
+	req := &apipb.WatchRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"),
+		FieldSelector: q.Get("fieldSelector"), ResourceVersion: rv, AllowBookmarks: q.Get("allowWatchBookmarks") == "true"}
+	flusher, _ := w.(http.Flusher)
+	started := false
+	start := func() {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", contentJSON)
+			w.WriteHeader(http.StatusOK)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+	err := s.invokeStream(ctx, "Watch", req, func(m any) error {
+		ev := m.(*apipb.WatchEvent)
+		start()
+		if _, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, ev.Object); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}, start)
+	if err == nil || ctx.Err() != nil {
+		start()
+		return
+	}
+	if !started && status.Code(err) != codes.OutOfRange {
+		writeError(w, err, t)
+		return
+	}
+	// An expired revision ends the watch with an ERROR event holding a
+	// 410 Status, which makes informers list again (Kubernetes does the
+	// same).
+	start()
+	fmt.Fprintf(w, `{"type":"ERROR","object":%s}`+"\n", statusJSON(err, t))
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+// readWrite reads what a create, update or patch sends: the body and the
+// dryRun parameter.
+func readWrite(r *http.Request) ([]byte, bool, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, false, err
+	}
+	dry, err := dryRun(r.URL.Query().Get("dryRun"))
+	return body, dry, err
+}
+
+func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, resource string) {
+	body, dry, err := readWrite(r)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	q := r.URL.Query()
+	ns := t.namespace
+	if t.sub == "token" {
+		body, err = tokenRequestFor(body, t.name)
+		if err != nil {
+			writeError(w, err, t)
+			return
+		}
+	}
+	resp, err := s.invoke(ctx, "Create", &apipb.CreateRequest{Resource: resource, Namespace: ns, Object: body,
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry})
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	o := resp.(*apipb.ObjectResponse)
+	writeWarnings(w, o.Warnings)
+	code := http.StatusCreated
+	if t.kind == nil {
+		code = http.StatusOK // reviews and token requests are answered, not stored
+	}
+	writeJSON(w, code, o.Object)
+}
+
+func (s *Server) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	body, dry, err := readWrite(r)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if n := metadataName(body); n != t.name {
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name)), t)
+		return
+	}
+	q := r.URL.Query()
+	method := "Update"
+	if t.sub == "status" {
+		method = "UpdateStatus"
+	}
+	resp, err := s.invoke(ctx, method, &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: body,
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry})
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	o := resp.(*apipb.ObjectResponse)
+	writeWarnings(w, o.Warnings)
+	writeJSON(w, http.StatusOK, o.Object)
+}
+
+// deleteOptionsBody is metav1.DeleteOptions as clients send it.
+type deleteOptionsBody struct {
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds"`
+	Preconditions      *struct {
+		UID             *string `json:"uid"`
+		ResourceVersion *string `json:"resourceVersion"`
+	} `json:"preconditions"`
+	PropagationPolicy *string  `json:"propagationPolicy"`
+	OrphanDependents  *bool    `json:"orphanDependents"`
+	DryRun            []string `json:"dryRun"`
+}
+
+func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	var opts deleteOptionsBody
+	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		if err = json.Unmarshal(b, &opts); err != nil {
+			err = invalid("DeleteOptions: %v", err)
+		}
+	}
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	q := r.URL.Query()
+	if v := q.Get("gracePeriodSeconds"); v != "" {
+		g, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			writeError(w, invalid("gracePeriodSeconds: Invalid value: %q", v), t)
+			return
+		}
+		opts.GracePeriodSeconds = &g
+	}
+	if v := q.Get("propagationPolicy"); v != "" {
+		opts.PropagationPolicy = &v
+	}
+	if len(opts.DryRun) > 0 || q.Get("dryRun") != "" {
+		writeError(w, invalid("dryRun: delete with dryRun is not supported by kobune"), t)
+		return
+	}
+	req := &apipb.DeleteRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, GracePeriodSeconds: opts.GracePeriodSeconds}
+	switch {
+	case opts.PropagationPolicy != nil:
+		req.PropagationPolicy = *opts.PropagationPolicy
+	case opts.OrphanDependents != nil && *opts.OrphanDependents:
+		req.PropagationPolicy = "Orphan"
+	}
+	if p := opts.Preconditions; p != nil {
+		req.Preconditions = &apipb.Preconditions{}
+		if p.UID != nil {
+			req.Preconditions.Uid = *p.UID
+		}
+		if p.ResourceVersion != nil {
+			req.Preconditions.ResourceVersion = *p.ResourceVersion
+		}
+	}
+	resp, err := s.invoke(ctx, "Delete", req)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp.(*apipb.ObjectResponse).Object)
+}
+
+// dryRun reads the dryRun query parameter: "All" or nothing.
+func dryRun(v string) (bool, error) {
+	switch v {
+	case "":
+		return false, nil
+	case "All":
+		return true, nil
+	}
+	return false, invalid("dryRun: Unsupported value: %q: supported values: \"All\"", v)
+}
+
+// tokenRequestFor gives a TokenRequest body the ServiceAccount's name from
+// the URL (serviceaccounts/NAME/token), as the Create RPC expects.
+func tokenRequestFor(body []byte, account string) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, invalid("TokenRequest: %v", err)
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["name"] = account
+	m["metadata"] = md
+	return json.Marshal(m)
+}
+
+func wantsTable(r *http.Request) bool {
+	for _, a := range strings.Split(r.Header.Get("Accept"), ",") {
+		if strings.Contains(a, tableAccept) && strings.Contains(a, "g=meta.k8s.io") {
+			return true
+		}
+		if strings.TrimSpace(a) != "" {
+			return false // a preference for something else comes first
+		}
+	}
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, code int, b []byte) {
+	w.Header().Set("Content-Type", contentJSON)
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+func writeObject(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, status.Errorf(codes.Internal, "encode: %v", err), nil)
+		return
+	}
+	writeJSON(w, code, b)
+}
+
+// writeWarnings sends warnings as Kubernetes does: Warning headers (RFC
+// 7234's 299 code), which kubectl prints as "Warning: ...".
+func writeWarnings(w http.ResponseWriter, warnings []string) {
+	for _, msg := range warnings {
+		w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
+	}
+}

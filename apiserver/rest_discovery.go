@@ -1,0 +1,280 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/version"
+)
+
+// Discovery: what kubectl and client-go read to learn which resources the
+// server has (kubectl api-resources, the RESTMapper behind every command).
+// Both forms are served: aggregated discovery (apidiscovery.k8s.io/v2, one
+// request for /api and one for /apis, what kubectl asks for first) and the
+// legacy lists (APIVersions, APIGroupList, APIResourceList per group
+// version). Both are made from the same table (discoveryGroups), which is
+// made from api/scheme: a kind is discoverable exactly when it is served.
+
+// apiResource is one resource (or subresource) in discovery.
+type apiResource struct {
+	Name         string   `json:"name"`
+	SingularName string   `json:"singularName"`
+	Namespaced   bool     `json:"namespaced"`
+	Group        string   `json:"group,omitempty"`
+	Version      string   `json:"version,omitempty"`
+	Kind         string   `json:"kind"`
+	Verbs        []string `json:"verbs"`
+	ShortNames   []string `json:"shortNames,omitempty"`
+	Categories   []string `json:"categories,omitempty"`
+}
+
+type discoveryGroup struct {
+	name, version string
+	resources     []apiResource // subresources as "pods/status"
+}
+
+func (g *discoveryGroup) groupVersion() string {
+	if g.name == "" {
+		return g.version
+	}
+	return g.name + "/" + g.version
+}
+
+// allCategory is what `kubectl get all` lists (Kubernetes' set, less the
+// kinds Kobune does not serve).
+var allCategory = map[string]bool{"pods": true, "services": true, "deployments": true, "replicasets": true,
+	"statefulsets": true, "daemonsets": true, "jobs": true, "cronjobs": true}
+
+// resourceVerbs are the verbs the REST API serves on every stored kind.
+var resourceVerbs = []string{"create", "delete", "get", "list", "update", "watch"}
+
+// discoveryGroups is every served group version with its resources,
+// core first, then the groups by name.
+func discoveryGroups() []*discoveryGroup {
+	byGV := map[string]*discoveryGroup{}
+	group := func(gv string) *discoveryGroup {
+		if g, ok := byGV[gv]; ok {
+			return g
+		}
+		g := &discoveryGroup{version: gv}
+		if n, v, ok := strings.Cut(gv, "/"); ok {
+			g.name, g.version = n, v
+		}
+		byGV[gv] = g
+		return g
+	}
+	for _, k := range scheme.All() {
+		g := group(k.APIVersion)
+		r := apiResource{Name: k.Resource, SingularName: strings.ToLower(k.Kind), Namespaced: k.Namespaced, Kind: k.Kind,
+			Verbs: resourceVerbs, ShortNames: k.ShortNames}
+		if allCategory[k.Resource] {
+			r.Categories = []string{"all"}
+		}
+		g.resources = append(g.resources, r)
+		if k.HasStatus {
+			g.resources = append(g.resources, apiResource{Name: k.Resource + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "update"}})
+		}
+		if k.Resource == "serviceaccounts" {
+			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})
+		}
+	}
+	for res, r := range reviews {
+		g := group(r.group + "/v1")
+		g.resources = append(g.resources, apiResource{Name: res, SingularName: strings.ToLower(r.kind), Namespaced: r.namespaced, Kind: r.kind, Verbs: []string{"create"}})
+	}
+	out := make([]*discoveryGroup, 0, len(byGV))
+	for _, g := range byGV {
+		sort.Slice(g.resources, func(i, j int) bool { return g.resources[i].Name < g.resources[j].Name })
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i].name == "") != (out[j].name == "") {
+			return out[i].name == ""
+		}
+		return out[i].name < out[j].name
+	})
+	return out
+}
+
+var servedGroups = discoveryGroups()
+
+// kubernetesVersion is the Kubernetes release whose API the REST API
+// mirrors: what /version reports, so that kubectl's version-skew warning
+// compares against it.
+const kubernetesVersion = "1.37"
+
+// serveDiscovery serves /version, /api, /apis and the group versions.
+func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) {
+	ctx, err := s.restAuthenticate(r)
+	if err == nil {
+		err = s.authorizePath(ctx, r.URL.Path)
+	}
+	if err != nil {
+		writeError(w, err, nil)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, statusWithCode(http.StatusMethodNotAllowed, "MethodNotAllowed", r.Method+" is not allowed on "+r.URL.Path), nil)
+		return
+	}
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	aggregated := wantsAggregated(r)
+	switch {
+	case p == "/version":
+		major, minor, _ := strings.Cut(kubernetesVersion, ".")
+		writeObject(w, http.StatusOK, map[string]string{
+			"major": major, "minor": minor, "gitVersion": "v" + kubernetesVersion + ".0+kobune." + strings.TrimPrefix(version.Kobune, "v"),
+			"gitCommit": "", "gitTreeState": "", "buildDate": "", "goVersion": runtime.Version(), "compiler": runtime.Compiler,
+			"platform": runtime.GOOS + "/" + runtime.GOARCH,
+		})
+	case p == "/api" && aggregated:
+		writeAggregated(w, servedGroups[:1])
+	case p == "/api":
+		writeObject(w, http.StatusOK, map[string]any{"kind": "APIVersions", "versions": []string{"v1"},
+			"serverAddressByClientCIDRs": []map[string]string{{"clientCIDR": "0.0.0.0/0", "serverAddress": r.Host}}})
+	case p == "/apis" && aggregated:
+		writeAggregated(w, servedGroups[1:])
+	case p == "/apis":
+		var groups []map[string]any
+		for _, g := range servedGroups[1:] {
+			gv := map[string]string{"groupVersion": g.groupVersion(), "version": g.version}
+			groups = append(groups, map[string]any{"name": g.name, "versions": []any{gv}, "preferredVersion": gv})
+		}
+		writeObject(w, http.StatusOK, map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+	default:
+		for _, g := range servedGroups {
+			switch p {
+			case "/apis/" + g.name:
+				gv := map[string]string{"groupVersion": g.groupVersion(), "version": g.version}
+				writeObject(w, http.StatusOK, map[string]any{"kind": "APIGroup", "apiVersion": "v1", "name": g.name, "versions": []any{gv}, "preferredVersion": gv})
+				return
+			case "/api/" + g.version, "/apis/" + g.groupVersion():
+				if (g.name == "") != strings.HasPrefix(p, "/api/") {
+					continue
+				}
+				writeObject(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": g.groupVersion(), "resources": g.resources})
+				return
+			}
+		}
+		writeError(w, errNotFound(r.URL.Path), nil)
+	}
+}
+
+// wantsAggregated: the client asks for apidiscovery.k8s.io/v2 before
+// anything else.
+func wantsAggregated(r *http.Request) bool {
+	for _, a := range strings.Split(r.Header.Get("Accept"), ",") {
+		if strings.Contains(a, "as=APIGroupDiscoveryList") {
+			return strings.Contains(a, "v=v2") && !strings.Contains(a, "v=v2beta1")
+		}
+		if strings.TrimSpace(a) != "" {
+			return false
+		}
+	}
+	return false
+}
+
+const aggregatedContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// writeAggregated answers with an apidiscovery.k8s.io/v2 APIGroupDiscoveryList.
+func writeAggregated(w http.ResponseWriter, groups []*discoveryGroup) {
+	type gvk struct {
+		Group   string `json:"group"`
+		Version string `json:"version"`
+		Kind    string `json:"kind"`
+	}
+	type sub struct {
+		Subresource  string   `json:"subresource"`
+		ResponseKind gvk      `json:"responseKind"`
+		Verbs        []string `json:"verbs"`
+	}
+	type res struct {
+		Resource         string   `json:"resource"`
+		ResponseKind     gvk      `json:"responseKind"`
+		Scope            string   `json:"scope"`
+		SingularResource string   `json:"singularResource"`
+		Verbs            []string `json:"verbs"`
+		ShortNames       []string `json:"shortNames,omitempty"`
+		Categories       []string `json:"categories,omitempty"`
+		Subresources     []sub    `json:"subresources,omitempty"`
+	}
+	type version struct {
+		Version   string `json:"version"`
+		Resources []res  `json:"resources"`
+		Freshness string `json:"freshness"`
+	}
+	type group struct {
+		Metadata map[string]string `json:"metadata"`
+		Versions []version         `json:"versions"`
+	}
+	items := []group{}
+	for _, g := range groups {
+		v := version{Version: g.version, Freshness: "Current"}
+		for _, r := range g.resources {
+			kind := gvk{Group: g.name, Version: g.version, Kind: r.Kind}
+			if r.Group != "" {
+				kind.Group, kind.Version = r.Group, r.Version
+			}
+			if parent, subName, ok := strings.Cut(r.Name, "/"); ok {
+				for i := range v.Resources {
+					if v.Resources[i].Resource == parent {
+						v.Resources[i].Subresources = append(v.Resources[i].Subresources, sub{Subresource: subName, ResponseKind: kind, Verbs: r.Verbs})
+					}
+				}
+				continue
+			}
+			scope := "Cluster"
+			if r.Namespaced {
+				scope = "Namespaced"
+			}
+			v.Resources = append(v.Resources, res{Resource: r.Name, ResponseKind: kind, Scope: scope, SingularResource: r.SingularName,
+				Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories})
+		}
+		items = append(items, group{Metadata: map[string]string{"name": g.name}, Versions: []version{v}})
+	}
+	b := mustJSON(map[string]any{"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": map[string]any{}, "items": items})
+	w.Header().Set("Content-Type", aggregatedContentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// serveHealth serves /healthz, /livez and /readyz (and their /NAME
+// checks) without authentication, as Kubernetes lets anonymous callers
+// read them: they say "ok" or which check fails, nothing else.
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	var err error
+	if strings.HasPrefix(r.URL.Path, "/readyz") {
+		err = s.readyCheck(r.Context())
+	} else {
+		err = s.healthCheck(r.Context())
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// healthCheck: etcd answers.
+func (s *Server) healthCheck(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := s.store.Revision(ctx); err != nil {
+		return fmt.Errorf("[-]etcd: %v", err)
+	}
+	return nil
+}
+
+// readyCheck also needs writes to work: a full etcd serves reads only.
+func (s *Server) readyCheck(ctx context.Context) error {
+	if alarmed, _, _ := s.space.state(); alarmed {
+		return fmt.Errorf("[-]etcd-space: %s", s.space.describe())
+	}
+	return s.healthCheck(ctx)
+}

@@ -1,0 +1,131 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/printers"
+	"github.com/kobune/kobune/api/scheme"
+)
+
+// Tables (meta.k8s.io/v1 Table): what kubectl get asks for (Accept:
+// application/json;as=Table;g=meta.k8s.io;v=v1) and prints as it comes.
+// The columns are api/printers', the same that kobectl prints, so both
+// CLIs show the same table for the same objects; the columns -o wide adds
+// have priority 1, which kubectl shows only with -o wide.
+
+type tableColumn struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Format      string `json:"format"`
+	Description string `json:"description"`
+	Priority    int    `json:"priority"`
+}
+
+type tableRow struct {
+	Cells  []any           `json:"cells"`
+	Object json.RawMessage `json:"object,omitempty"`
+}
+
+type table struct {
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Metadata   struct {
+		ResourceVersion string `json:"resourceVersion,omitempty"`
+	} `json:"metadata"`
+	ColumnDefinitions []tableColumn `json:"columnDefinitions"`
+	Rows              []tableRow    `json:"rows"`
+}
+
+// columnName is a header as Kubernetes names Table columns ("Name",
+// "Up-to-date"); kubectl prints them upper-cased, as kobectl does.
+func columnName(h string) string {
+	if h == "" {
+		return h
+	}
+	return h[:1] + strings.ToLower(h[1:])
+}
+
+// buildTable makes the Table of stored objects. includeObject is the
+// query parameter: "Metadata" (the default: each row carries the object's
+// metadata, from which kubectl prints namespaces and labels), "Object" or
+// "None".
+func buildTable(k *scheme.Kind, items [][]byte, rv, includeObject string, withColumns bool) (*table, error) {
+	narrow, wide := printers.For(k, false), printers.For(k, true)
+	t := &table{Kind: "Table", APIVersion: "meta.k8s.io/v1", Rows: []tableRow{}}
+	t.Metadata.ResourceVersion = rv
+	if withColumns {
+		for i, h := range wide.Headers {
+			c := tableColumn{Name: columnName(h), Type: "string", Description: h}
+			if i == 0 && h == "NAME" {
+				c.Format = "name"
+			}
+			if i >= len(narrow.Headers) {
+				c.Priority = 1
+			}
+			t.ColumnDefinitions = append(t.ColumnDefinitions, c)
+		}
+	}
+	for _, b := range items {
+		o, err := k.Decode(b)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
+		}
+		row := tableRow{}
+		for _, c := range wide.Row(o) {
+			row.Cells = append(row.Cells, c)
+		}
+		switch includeObject {
+		case "Object":
+			row.Object = b
+		case "None":
+		default:
+			row.Object = partialMetadata(o.GetObjectMeta())
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// partialMetadata is a meta.k8s.io/v1 PartialObjectMetadata.
+func partialMetadata(m *meta.ObjectMeta) json.RawMessage {
+	return mustJSON(map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m})
+}
+
+func writeTable(w http.ResponseWriter, r *http.Request, k *scheme.Kind, items [][]byte, rv string) {
+	t, err := buildTable(k, items, rv, r.URL.Query().Get("includeObject"), true)
+	if err != nil {
+		writeError(w, err, nil)
+		return
+	}
+	writeObject(w, http.StatusOK, t)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps and structs of plain values are passed
+	}
+	return b
+}
+
+// isYAML: the body is YAML (server-side apply sends
+// application/apply-patch+yaml).
+func isYAML(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	return strings.Contains(ct, "yaml")
+}
+
+func yamlToJSON(b []byte) ([]byte, error) {
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return nil, invalid("request body: %v", err)
+	}
+	return j, nil
+}

@@ -1,0 +1,216 @@
+package apiserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// restClient talks to the REST API the way client-go does (HTTP/2 over
+// TLS with the kubeconfig's certificate, or HTTP/1.1 in plaintext).
+type restClient struct {
+	t    *testing.T
+	base string
+	http *http.Client
+}
+
+func newRESTClient(t *testing.T, cfg client.Config, addr string) *restClient {
+	t.Helper()
+	if !strings.HasPrefix(cfg.Server, "https://") {
+		return &restClient{t: t, base: "http://" + addr, http: &http.Client{Timeout: 30 * time.Second}}
+	}
+	tc, err := client.TLSConfig(cfg, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.NextProtos = []string{"h2", "http/1.1"}
+	return &restClient{t: t, base: "https://" + addr, http: &http.Client{Timeout: 30 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: tc, ForceAttemptHTTP2: true}}}
+}
+
+func (c *restClient) do(method, path, accept string, body string, header ...string) (int, http.Header, []byte) {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}
+
+func decodeJSON(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, b)
+	}
+	return m
+}
+
+// TestRESTServesKubernetesAPIBesideGRPC: on the one port, the REST API
+// answers what kubectl asks (version, both discovery forms, verbs, Tables,
+// Status errors, watch lines), while the gRPC client keeps working.
+func TestRESTServesKubernetesAPIBesideGRPC(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plaintext", true: "tls"}[secure], func(t *testing.T) {
+			var c *restClient
+			var grpcClient *client.Client
+			if secure {
+				s := startSecured(t)
+				c, grpcClient = newRESTClient(t, s.admin, s.Addr()), s.Client
+			} else {
+				s := testserver.New(t)
+				c, grpcClient = newRESTClient(t, client.Config{}, s.Addr()), s.Client
+			}
+			testRESTVerbs(t, c, grpcClient)
+		})
+	}
+}
+
+func testRESTVerbs(t *testing.T, c *restClient, grpcClient *client.Client) {
+	code, _, b := c.do("GET", "/version", "", "")
+	if v := decodeJSON(t, b); code != 200 || v["major"] != "1" || !strings.Contains(v["gitVersion"].(string), "kobune") {
+		t.Fatalf("/version: %d %s", code, b)
+	}
+	code, hdr, b := c.do("GET", "/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", "")
+	if code != 200 || !strings.Contains(hdr.Get("Content-Type"), "as=APIGroupDiscoveryList") || !bytes.Contains(b, []byte(`"resource":"deployments"`)) ||
+		!bytes.Contains(b, []byte(`"subresource":"status"`)) {
+		t.Fatalf("aggregated /apis: %d %s %.300s", code, hdr.Get("Content-Type"), b)
+	}
+	code, _, b = c.do("GET", "/api/v1", "application/json", "")
+	if code != 200 || !bytes.Contains(b, []byte(`"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod"`)) || !bytes.Contains(b, []byte(`"categories":["all"]`)) {
+		t.Fatalf("/api/v1: %d %.400s", code, b)
+	}
+
+	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"demo","labels":{"app":"x"}},"data":{"a":"1"}}`
+	code, _, b = c.do("POST", "/api/v1/namespaces/default/configmaps", "", cm)
+	if code != 201 || decodeJSON(t, b)["metadata"].(map[string]any)["uid"] == "" {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	code, _, b = c.do("POST", "/api/v1/namespaces/default/configmaps", "", cm)
+	if st := decodeJSON(t, b); code != 409 || st["kind"] != "Status" || st["reason"] != "AlreadyExists" || st["message"] != `configmaps "demo" already exists` {
+		t.Fatalf("create again: %d %s", code, b)
+	}
+	// The gRPC API on the same port sees what REST wrote.
+	if _, err := grpcClient.API.Get(context.Background(), &apipb.GetRequest{Resource: "configmaps", Namespace: "default", Name: "demo"}); err != nil {
+		t.Fatalf("gRPC get of a REST-created object: %v", err)
+	}
+	code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps/demo", "", "")
+	got := decodeJSON(t, b)
+	if code != 200 || got["data"].(map[string]any)["a"] != "1" {
+		t.Fatalf("get: %d %s", code, b)
+	}
+	code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps/nope", "", "")
+	if st := decodeJSON(t, b); code != 404 || st["reason"] != "NotFound" || st["details"].(map[string]any)["kind"] != "configmaps" {
+		t.Fatalf("get missing: %d %s", code, b)
+	}
+	code, _, b = c.do("GET", "/api/v1/configmaps?labelSelector=app%3Dx", "", "")
+	list := decodeJSON(t, b)
+	if code != 200 || list["kind"] != "ConfigMapList" || len(list["items"].([]any)) != 1 || list["metadata"].(map[string]any)["resourceVersion"] == "" {
+		t.Fatalf("list: %d %s", code, b)
+	}
+	rv := list["metadata"].(map[string]any)["resourceVersion"].(string)
+	code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", "")
+	tbl := decodeJSON(t, b)
+	if code != 200 || tbl["kind"] != "Table" || !bytes.Contains(b, []byte(`"cells":["demo","1",`)) || !bytes.Contains(b, []byte(`"name":"Data"`)) {
+		t.Fatalf("table: %d %s", code, b)
+	}
+
+	// A watch from the list's revision sees the update as one JSON line.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.base+"/api/v1/namespaces/default/configmaps?watch=true&resourceVersion="+rv, nil)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got["data"] = map[string]any{"a": "2"}
+	upd, _ := json.Marshal(got)
+	if code, _, b = c.do("PUT", "/api/v1/namespaces/default/configmaps/demo", "", string(upd)); code != 200 {
+		t.Fatalf("update: %d %s", code, b)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadBytes('\n')
+	if err != nil || !bytes.HasPrefix(line, []byte(`{"type":"MODIFIED","object":{`)) || !bytes.Contains(line, []byte(`"a":"2"`)) {
+		t.Fatalf("watch event: %v %s", err, line)
+	}
+	// The same update again carries a revision that is no longer current.
+	if code, _, b = c.do("PUT", "/api/v1/namespaces/default/configmaps/demo", "", string(upd)); code != 409 || decodeJSON(t, b)["reason"] != "Conflict" {
+		t.Fatalf("stale update: %d %s", code, b)
+	}
+	if code, _, b = c.do("PUT", "/api/v1/namespaces/default/configmaps/other", "", string(upd)); code != 400 {
+		t.Fatalf("update with a name that is not the URL's: %d %s", code, b)
+	}
+	if code, _, b = c.do("POST", "/api/v1/namespaces/default/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}`); code != 422 || decodeJSON(t, b)["reason"] != "Invalid" {
+		t.Fatalf("invalid create: %d %s", code, b)
+	}
+	if code, _, b = c.do("DELETE", "/api/v1/namespaces/default/configmaps/demo", "", `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}`); code != 200 {
+		t.Fatalf("delete: %d %s", code, b)
+	}
+	if code, _, _ = c.do("GET", "/api/v1/namespaces/default/configmaps/demo", "", ""); code != 404 {
+		t.Fatalf("get after delete: %d", code)
+	}
+	if code, _, b = c.do("GET", "/apis/apps/v1/namespaces/default/widgets", "", ""); code != 404 {
+		t.Fatalf("unknown resource: %d %s", code, b)
+	}
+	if code, _, b = c.do("GET", "/readyz", "", ""); code != 200 || string(b) != "ok\n" {
+		t.Fatalf("/readyz: %d %q", code, b)
+	}
+}
+
+// TestRESTAuthenticatesAndAuthorizesLikeGRPC: over TLS, a caller with no
+// certificate is refused with a 401 Status, a user without rights gets a
+// 403 naming the missing permission, both from the same code as gRPC.
+func TestRESTAuthenticatesAndAuthorizesLikeGRPC(t *testing.T) {
+	s := startSecured(t)
+	anon := s.admin
+	anon.Cert, anon.Key = nil, nil
+	c := newRESTClient(t, anon, s.Addr())
+	code, _, b := c.do("GET", "/api/v1/pods", "", "")
+	if st := decodeJSON(t, b); code != 401 || st["reason"] != "Unauthorized" {
+		t.Fatalf("anonymous list: %d %s", code, b)
+	}
+	// Health needs no credentials, as in Kubernetes.
+	if code, _, b = c.do("GET", "/livez", "", ""); code != 200 {
+		t.Fatalf("anonymous /livez: %d %s", code, b)
+	}
+	admin := newRESTClient(t, s.admin, s.Addr())
+	code, _, b = admin.do("GET", "/api/v1/namespaces/default/pods", "", "", "Impersonate-User", "dev")
+	if st := decodeJSON(t, b); code != 403 || st["reason"] != "Forbidden" || !strings.Contains(st["message"].(string), `User "dev" cannot list resource "pods"`) {
+		t.Fatalf("impersonated list without rights: %d %s", code, b)
+	}
+	// A connection that never finishes its handshake does not stop others.
+	idle, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	if code, _, _ = admin.do("GET", "/api", "", ""); code != 200 {
+		t.Fatalf("/api as admin: %d", code)
+	}
+}
