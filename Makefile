@@ -12,7 +12,7 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/... ./csi/...
 FUZZTIME      ?= 3m
 
-.PHONY: all build images test unit race lint vet fmt-check proto bench chaos fuzz lab lab-down clean
+.PHONY: all build images test unit race lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down clean
 
 all: build
 
@@ -52,6 +52,12 @@ unit:
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# Regenerate api/k8sapi/types.json, Kubernetes' own field set, from the
+# k8s.io/api version pinned in tools/k8sapi/go.mod (its own module: Kobune's
+# module does not depend on Kubernetes' libraries).
+k8s-api-fields:
+	cd tools/k8sapi && $(GO) run . > ../../api/k8sapi/types.json.new && mv ../../api/k8sapi/types.json.new ../../api/k8sapi/types.json
 
 # Regenerate proto/apipb from proto/api.proto with the pinned generators.
 proto:

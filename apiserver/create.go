@@ -48,8 +48,13 @@ func (s *Server) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.O
 	return &apipb.ObjectResponse{Object: b, Warnings: append(warnings, *admitted...)}, nil
 }
 
-// decodeRequest checks size and kind, collects warnings for unsupported
-// fields (errors with field validation "Strict") and fills the namespace.
+// KobuneStrict is Kobune's own field validation mode (kobectl --strict):
+// Strict, and a Kubernetes field Kobune does not support is an error too.
+const KobuneStrict = "KobuneStrict"
+
+// decodeRequest checks size and kind, collects warnings for unknown and
+// unsupported fields (errors as fieldValidation says) and fills the
+// namespace.
 func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
 	k, ok := scheme.ByResource(resource)
 	if !ok {
@@ -58,12 +63,14 @@ func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldVali
 	if len(raw) > MaxObjectBytes {
 		return nil, nil, nil, tooLarge(len(raw))
 	}
-	if fieldValidation != "" && fieldValidation != "Warn" && fieldValidation != "Strict" && fieldValidation != "Ignore" {
-		return nil, nil, nil, invalid("fieldValidation %q: must be Warn, Strict or Ignore", fieldValidation)
+	switch fieldValidation {
+	case "", "Warn", "Strict", "Ignore", KobuneStrict:
+	default:
+		return nil, nil, nil, invalid("fieldValidation %q: must be Warn, Strict or Ignore (or %s)", fieldValidation, KobuneStrict)
 	}
 	// Fast path: a strict decode succeeds when every field is known, which
 	// is what typed clients always send. Only otherwise is the body walked
-	// again to name every unsupported field.
+	// again to name every field it does not know.
 	o, unknown, err := k.DecodeStrict(raw)
 	if err != nil {
 		return nil, nil, nil, invalid("%s: %v", k.Kind, err)
@@ -82,10 +89,19 @@ func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldVali
 		if err := json.Unmarshal(raw, &generic); err != nil {
 			return nil, nil, nil, invalid("request body is not a JSON object: %v", err)
 		}
-		warnings = scheme.UnsupportedFields(k, generic)
-		if fieldValidation == "Strict" && len(warnings) > 0 {
-			return nil, nil, nil, invalid("%s: %s (strict field validation)", k.Kind, strings.Join(warnings, "; "))
+		// A field Kubernetes does not have is a typo: under Strict (what
+		// kubectl sends by default) it is refused as kube-apiserver refuses
+		// it. A Kubernetes field Kobune does not support is a warning,
+		// and an error only under Kobune's own strict mode.
+		typos, unsupported := scheme.CheckFields(k, generic)
+		if len(typos) > 0 && (fieldValidation == "Strict" || fieldValidation == KobuneStrict) {
+			return nil, nil, nil, withReason(codes.InvalidArgument, reasonBadRequest, "%s in version %q cannot be handled as a %s: strict decoding error: %s",
+				k.Kind, k.APIVersion, k.Kind, strings.Join(typos, ", "))
 		}
+		if len(unsupported) > 0 && fieldValidation == KobuneStrict {
+			return nil, nil, nil, invalid("%s: %s (%s field validation)", k.Kind, strings.Join(unsupported, "; "), KobuneStrict)
+		}
+		warnings = append(typos, unsupported...)
 	}
 	m := o.GetObjectMeta()
 	switch {

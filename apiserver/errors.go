@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -42,4 +43,20 @@ func storageError(err error, k *scheme.Kind, name string) error {
 
 func invalid(format string, args ...any) error {
 	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+// Kubernetes reasons that no gRPC code says by itself travel as an
+// ErrorInfo detail (domain k8s.io), which the REST API turns into the
+// Status reason and HTTP code (rest_status.go).
+const (
+	reasonDomain     = "k8s.io"
+	reasonBadRequest = "BadRequest"
+)
+
+func withReason(code codes.Code, reason, format string, args ...any) error {
+	st := status.Newf(code, format, args...)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: reasonDomain}); err == nil {
+		st = d
+	}
+	return st.Err()
 }

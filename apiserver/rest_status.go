@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -74,6 +75,9 @@ var reasons = map[codes.Code]struct {
 	codes.Unimplemented:      {http.StatusMethodNotAllowed, "MethodNotAllowed"},
 }
 
+// reasonCodes are the HTTP codes of the reasons errors carry (withReason).
+var reasonCodes = map[string]int{reasonBadRequest: http.StatusBadRequest}
+
 // toStatus turns an error into the Status the REST API answers with.
 func toStatus(err error, t *restTarget) restStatus {
 	st := restStatus{Kind: "Status", APIVersion: "v1", Status: "Failure", Code: http.StatusInternalServerError, Reason: "InternalError"}
@@ -85,6 +89,13 @@ func toStatus(err error, t *restTarget) restStatus {
 		st.Message = s.Message()
 		if r, ok := reasons[s.Code()]; ok {
 			st.Code, st.Reason = r.code, r.reason
+		}
+		for _, d := range s.Details() {
+			if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == reasonDomain {
+				if c, ok := reasonCodes[info.Reason]; ok {
+					st.Code, st.Reason = c, info.Reason
+				}
+			}
 		}
 	}
 	if t != nil && t.resource != "" {

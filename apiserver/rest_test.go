@@ -214,3 +214,31 @@ func TestRESTAuthenticatesAndAuthorizesLikeGRPC(t *testing.T) {
 		t.Fatalf("/api as admin: %d", code)
 	}
 }
+
+// TestRESTFieldValidationTellsTyposFromUnsupported: under Strict (what
+// kubectl sends) a typo is a 400 naming the field, as kube-apiserver
+// answers; a Kubernetes field Kobune lacks is stored with a Warning header
+// naming it; KobuneStrict refuses that too.
+func TestRESTFieldValidationTellsTyposFromUnsupported(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	typo := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i","imagePullPolcy":"Always"}]}}`
+	code, _, b := c.do("POST", "/api/v1/namespaces/default/pods?fieldValidation=Strict", "", typo)
+	if st := decodeJSON(t, b); code != 400 || st["reason"] != "BadRequest" ||
+		st["message"] != `Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagePullPolcy"` {
+		t.Fatalf("typo under Strict: %d %s", code, b)
+	}
+	code, hdr, b := c.do("POST", "/api/v1/namespaces/default/pods?fieldValidation=Warn", "", strings.Replace(typo, `"name":"p"`, `"name":"w"`, 1))
+	if code != 201 || !strings.Contains(hdr.Get("Warning"), `unknown field \"spec.containers[0].imagePullPolcy\"`) {
+		t.Fatalf("typo under Warn: %d %q %s", code, hdr.Values("Warning"), b)
+	}
+	unsupported := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"u"},"spec":{"os":{"name":"linux"},"containers":[{"name":"c","image":"i"}]}}`
+	code, hdr, b = c.do("POST", "/api/v1/namespaces/default/pods?fieldValidation=Strict", "", unsupported)
+	if code != 201 || !strings.Contains(hdr.Get("Warning"), "spec.os: not supported by kobune") {
+		t.Fatalf("unsupported field under Strict: %d %q %s", code, hdr.Values("Warning"), b)
+	}
+	code, _, b = c.do("POST", "/api/v1/namespaces/default/pods?fieldValidation=KobuneStrict", "", strings.Replace(unsupported, `"name":"u"`, `"name":"v"`, 1))
+	if code != 422 || !strings.Contains(string(b), "spec.os: not supported by kobune") {
+		t.Fatalf("unsupported field under KobuneStrict: %d %s", code, b)
+	}
+}

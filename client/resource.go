@@ -23,8 +23,10 @@ func (c *Client) Resource(k *scheme.Kind) *Resource { return &Resource{c: c, Kin
 
 // WriteOptions are the options of create and update.
 type WriteOptions struct {
-	// FieldValidation is "Warn" (default), "Strict" or "Ignore", for fields
-	// Kobune does not support (Kubernetes' fieldValidation parameter).
+	// FieldValidation is Kubernetes' fieldValidation: "Warn" (default),
+	// "Strict" (a field Kubernetes does not have is an error) or "Ignore";
+	// or "KobuneStrict": Strict, and a Kubernetes field Kobune does not
+	// support is an error too (otherwise a warning).
 	FieldValidation string
 	// DryRun validates and defaults without storing (dryRun=All).
 	DryRun bool

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,9 +22,10 @@ import (
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 type writeFlags struct {
-	files  []string
-	strict bool
-	dryRun bool
+	files    []string
+	strict   bool
+	validate string
+	dryRun   bool
 	// heard are the warnings the server gave for the manifest being
 	// written (admission's, such as Pod Security's); forEachManifest
 	// prints those kobectl has not printed itself.
@@ -35,16 +37,15 @@ func (f *writeFlags) hear(w client.Written) { f.heard = append(f.heard, w.Warnin
 
 func (f *writeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "file, directory or - (stdin) with manifests")
-	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat fields kobune does not support as errors instead of warnings")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat Kubernetes fields kobune does not support as errors instead of warnings")
+	cmd.Flags().StringVar(&f.validate, "validate", "strict", `fields Kubernetes does not have (typos): "strict" refuses the document, "warn" warns, "ignore" (or "false") says nothing`)
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "validate on the server without storing anything")
 }
 
+// writeOptions: kobectl has checked the fields itself, with the server's
+// own code (scheme.CheckFields), and printed or refused what it found.
 func (f *writeFlags) writeOptions() client.WriteOptions {
-	o := client.WriteOptions{FieldValidation: "Ignore", DryRun: f.dryRun} // kobectl has already printed its own warnings
-	if f.strict {
-		o.FieldValidation = "Strict"
-	}
-	return o
+	return client.WriteOptions{FieldValidation: "Ignore", DryRun: f.dryRun}
 }
 
 func newApplyCommand(o *Options) *cobra.Command {
@@ -104,26 +105,46 @@ func newReplaceCommand(o *Options) *cobra.Command {
 	return cmd
 }
 
-// forEachManifest reads every manifest first (so bad input changes nothing),
-// prints warnings for unsupported fields (errors with --strict), then sends
-// each object, continuing past failures as kubectl does.
+// forEachManifest reads every manifest first, refuses the documents that
+// cannot be used (an unknown kind, invalid YAML, a typo under
+// --validate=strict, an unsupported field under --strict), prints warnings
+// for the rest, then sends each usable object — as kubectl does, every
+// document that can be applied is, each failure is reported and the
+// command fails.
 func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(context.Context, *client.Client, manifest) (string, error)) error {
 	ms, err := readManifests(f.files, o.In)
 	if err != nil {
 		return err
 	}
-	var strictErrs []string
+	switch f.validate {
+	case "strict", "true", "warn", "ignore", "false":
+	default:
+		return fmt.Errorf(`--validate %q: must be "strict", "warn" or "ignore" (or true, false)`, f.validate)
+	}
 	for i := range ms {
 		m := &ms[i]
+		if m.Err != nil {
+			continue // reported in its turn below
+		}
 		if err := o.setNamespace(m); err != nil {
 			return err
 		}
-		for _, u := range m.Unsupported {
-			if f.strict {
-				strictErrs = append(strictErrs, fmt.Sprintf("%s line %d (%s): %s", m.Source, m.Line, ref(m.Kind, m.Object.GetObjectMeta().Name), u))
-			} else {
-				fmt.Fprintf(o.ErrOut, "Warning: %s: %s\n", ref(m.Kind, m.Object.GetObjectMeta().Name), u)
+		name := ref(m.Kind, m.Object.GetObjectMeta().Name)
+		switch {
+		case len(m.Unknown) > 0 && (f.validate == "strict" || f.validate == "true"):
+			m.Err = fmt.Errorf("strict decoding error: %s (Kubernetes has no such field: a typo? --validate=warn sends it anyway)", strings.Join(m.Unknown, ", "))
+			continue
+		case f.validate == "warn":
+			for _, u := range m.Unknown {
+				fmt.Fprintf(o.ErrOut, "Warning: %s: %s\n", name, u)
 			}
+		}
+		if f.strict && len(m.Unsupported) > 0 {
+			m.Err = fmt.Errorf("not supported by kobune (--strict): %s", strings.Join(m.Unsupported, "; "))
+			continue
+		}
+		for _, u := range m.Unsupported {
+			fmt.Fprintf(o.ErrOut, "Warning: %s: %s\n", name, u)
 		}
 		if m.Raw, err = json.Marshal(m.Object); err != nil {
 			return err
@@ -132,15 +153,20 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 			return err
 		}
 	}
-	if len(strictErrs) > 0 {
-		return fmt.Errorf("unsupported fields (--strict), nothing was applied:\n  %s", joinLines(strictErrs))
-	}
 	c, err := o.Client()
 	if err != nil {
 		return err
 	}
 	var failed []error
 	for _, m := range ms {
+		if m.Err != nil {
+			what := m.Source
+			if m.Kind != nil {
+				what = fmt.Sprintf("%s (%s line %d)", ref(m.Kind, m.Object.GetObjectMeta().Name), m.Source, m.Line)
+			}
+			failed = append(failed, fmt.Errorf("%s: %w", what, m.Err))
+			continue
+		}
 		ctx, cancel := ctxFor(cmd)
 		f.heard = nil
 		verb, err := do(ctx, c, m)

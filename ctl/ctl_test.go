@@ -77,6 +77,56 @@ spec:
 %s`, name, replicas, selector, resources)
 }
 
+// TestMultiDocumentManifestAppliesWhatItCan: as kubectl, every document
+// that can be applied is, each one that cannot is reported with its line,
+// and the command fails.
+func TestMultiDocumentManifestAppliesWhatItCan(t *testing.T) {
+	s := testserver.New(t)
+	in := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: first}
+---
+apiVersion: example.com/v1
+kind: Frobnicator
+metadata: {name: x}
+---
+apiVersion: v1
+kind: [
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: typo}
+date: {a: b}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+`
+	r := kobectl(t, s, in, "apply", "-f", "-")
+	if r.code == 0 {
+		t.Fatalf("exit 0 with three bad documents: %s", r.stdout)
+	}
+	for _, want := range []string{"configmap/first created", "service/web created"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, want := range []string{`line 5: unknown kind "Frobnicator"`, "line 10: invalid YAML", `configmap/typo (- line 12): strict decoding error: unknown field "date"`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if g := kobectl(t, s, "", "get", "configmap", "typo"); g.code == 0 {
+		t.Error("the document with a typo was stored")
+	}
+	if g := kobectl(t, s, "", "get", "configmap", "first"); g.code != 0 {
+		t.Errorf("the good document before the bad ones was not stored: %s", g.stderr)
+	}
+}
+
 // TestBadInputsChangeNothing: every bad input gets a clear error naming the
 // field or the line, a non-zero exit status, and leaves etcd's revision
 // exactly where it was.
@@ -103,8 +153,8 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		name, verb, in, want string
 	}{
 		{"malformed yaml", "apply", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n", "line 5"},
-		{"malformed yaml in a later document stores nothing from earlier ones", "apply",
-			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n---\napiVersion: v1\nkind: [\n", "line 6"},
+		{"a typo in a field name", "apply", fmt.Sprintf(podTmpl, "p", "  - {name: app, image: i, imagePullPolcy: Always}\n"), `unknown field "spec.containers[0].imagePullPolcy"`},
+		{"a field Kubernetes does not have", "create", fmt.Sprintf(podTmpl, "p", "  - {name: app, image: i}\n  foo: 1\n"), `unknown field "spec.foo"`},
 		{"missing kind", "apply", "apiVersion: v1\nmetadata: {name: x}\n", "line 1: kind is required"},
 		{"unknown kind", "apply", "apiVersion: v1\nkind: Frobnicator\nmetadata: {name: x}\n", `unknown kind "Frobnicator"`},
 		{"uppercase name", "apply", fmt.Sprintf(podTmpl, "Web", "  - {name: app, image: i}\n"), `metadata.name: Invalid value: "Web"`},

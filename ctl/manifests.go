@@ -23,7 +23,8 @@ type manifest struct {
 
 // readManifests reads -f arguments: files, directories (their .yaml, .yml
 // and .json files, sorted) and "-" for stdin. Everything is decoded before
-// anything is sent, so a malformed document changes nothing.
+// anything is sent; a document that cannot be used comes back with its
+// Err (and is not sent), the others as they are.
 func readManifests(paths []string, stdin io.Reader) ([]manifest, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("must specify -f FILE (a file, a directory, or - for stdin)")
@@ -44,7 +45,7 @@ func readManifests(paths []string, stdin io.Reader) ([]manifest, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", f, err)
 			}
-			docs, err := scheme.Decode(data)
+			docs, err := scheme.DecodeEach(data)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f, err)
 			}

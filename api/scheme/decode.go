@@ -21,9 +21,14 @@ type Document struct {
 	Object meta.Object
 	// Line is where the document starts in its source (1-based).
 	Line int
-	// Unsupported lists the fields Kobune does not support, by path, as
-	// "spec.template.spec.runtimeClassName: not supported by kobune".
-	Unsupported []string
+	// Unknown lists the fields Kubernetes does not have either (typos), as
+	// `unknown field "spec.foo"`; Unsupported the Kubernetes fields Kobune
+	// does not support, as "spec.template.spec.runtimeClassName: not
+	// supported by kobune" (CheckFields).
+	Unknown, Unsupported []string
+	// Err is why this document cannot be used (DecodeEach): an unknown
+	// kind, a field of the wrong type, invalid YAML. Its line is in it.
+	Err error
 	// JSON is the document as written (YAML turned into JSON), for
 	// kobectl apply: its three-way merge must see which fields the user
 	// wrote, not the typed object's defaults and empty structs.
@@ -31,8 +36,26 @@ type Document struct {
 }
 
 // Decode reads every object of a manifest: YAML documents separated by
-// "---", a JSON object or array, or a kind: List. Errors name the line.
+// "---", a JSON object or array, or a kind: List. The first document that
+// cannot be used is the error, naming its line.
 func Decode(data []byte) ([]Document, error) {
+	docs, err := DecodeEach(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		if d.Err != nil {
+			return nil, d.Err
+		}
+	}
+	return docs, nil
+}
+
+// DecodeEach is Decode that keeps going: a document that cannot be used
+// comes back with its Err, the others decoded — kubectl applies every
+// document it can and reports each failure. The error is for a JSON
+// stream that cannot be read on from where it breaks.
+func DecodeEach(data []byte) ([]Document, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		return decodeJSONStream(data)
@@ -44,13 +67,10 @@ func Decode(data []byte) ([]Document, error) {
 		}
 		js, err := yaml.YAMLToJSON(chunk.text)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: invalid YAML: %s", chunk.line+yamlErrorLine(err)-1, strings.TrimPrefix(stripLine(err.Error()), "yaml: "))
+			docs = append(docs, Document{Line: chunk.line, Err: fmt.Errorf("line %d: invalid YAML: %s", chunk.line+yamlErrorLine(err)-1, strings.TrimPrefix(stripLine(err.Error()), "yaml: "))})
+			continue
 		}
-		d, err := decodeValue(js, chunk.line)
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, d...)
+		docs = append(docs, decodeValue(js, chunk.line)...)
 	}
 	return docs, nil
 }
@@ -119,19 +139,11 @@ func decodeJSONStream(data []byte) ([]Document, error) {
 				return nil, fmt.Errorf("line %d: invalid JSON: %v", start, err)
 			}
 			for _, it := range items {
-				d, err := decodeValue(it, start)
-				if err != nil {
-					return nil, err
-				}
-				docs = append(docs, d...)
+				docs = append(docs, decodeValue(it, start)...)
 			}
 			continue
 		}
-		d, err := decodeValue(raw, start)
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, d...)
+		docs = append(docs, decodeValue(raw, start)...)
 	}
 }
 
@@ -143,45 +155,44 @@ func lineAt(data []byte, offset int) int {
 }
 
 // decodeValue decodes one JSON object (or a List of them) found at line.
-func decodeValue(js []byte, line int) ([]Document, error) {
+func decodeValue(js []byte, line int) []Document {
+	fail := func(format string, args ...any) []Document {
+		return []Document{{Line: line, Err: fmt.Errorf("line %d: "+format, append([]any{line}, args...)...)}}
+	}
 	var generic map[string]any
 	if err := json.Unmarshal(js, &generic); err != nil {
-		return nil, fmt.Errorf("line %d: a manifest document must be an object with apiVersion and kind: %v", line, err)
+		return fail("a manifest document must be an object with apiVersion and kind: %v", err)
 	}
 	kindName, _ := generic["kind"].(string)
 	apiVersion, _ := generic["apiVersion"].(string)
 	if kindName == "" {
-		return nil, fmt.Errorf("line %d: kind is required (the document has no `kind` field)", line)
+		return fail("kind is required (the document has no `kind` field)")
 	}
 	if apiVersion == "" {
-		return nil, fmt.Errorf("line %d: apiVersion is required for kind %s", line, kindName)
+		return fail("apiVersion is required for kind %s", kindName)
 	}
 	if kindName == "List" || strings.HasSuffix(kindName, "List") && apiVersion == "v1" {
 		items, _ := generic["items"].([]any)
 		var docs []Document
 		for _, it := range items {
 			b, _ := json.Marshal(it)
-			d, err := decodeValue(b, line)
-			if err != nil {
-				return nil, err
-			}
-			docs = append(docs, d...)
+			docs = append(docs, decodeValue(b, line)...)
 		}
-		return docs, nil
+		return docs
 	}
 	k, err := ByKind(apiVersion, kindName)
 	if err != nil {
-		return nil, fmt.Errorf("line %d: %w", line, err)
+		return fail("%w", err)
 	}
 	obj, err := k.Decode(js)
 	if err != nil {
-		return nil, fmt.Errorf("line %d: %s %w", line, kindName, err)
+		return fail("%s %w", kindName, err)
 	}
-	unsupported := UnsupportedFields(k, generic)
+	unknown, unsupported := CheckFields(k, generic)
 	if k.NotActedOn != "" {
 		unsupported = append([]string{"kind " + k.Kind + ": " + k.NotActedOn}, unsupported...)
 	}
-	return []Document{{Kind: k, Object: obj, Line: line, Unsupported: unsupported, JSON: js}}, nil
+	return []Document{{Kind: k, Object: obj, Line: line, Unknown: unknown, Unsupported: unsupported, JSON: js}}
 }
 
 // describeJSONError rewrites encoding/json errors to name the field path.

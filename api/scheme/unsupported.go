@@ -3,10 +3,13 @@ package scheme
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/kobune/kobune/api/k8sapi"
 )
 
 // UnsupportedFields walks a decoded JSON document beside the Go type of its
@@ -43,7 +46,7 @@ func walk(val any, t reflect.Type, path string, out *[]string) {
 		for key, sub := range m {
 			ft, ok := fields[key]
 			if !ok || unsupportedFields(t)[key] {
-				*out = append(*out, join(path, key)+": not supported by kobune")
+				*out = append(*out, join(path, key)+unsupportedSuffix)
 				continue
 			}
 			walk(sub, ft, join(path, key), out)
@@ -128,4 +131,40 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	}
 	fieldCache.Store(t, fields)
 	return fields
+}
+
+// CheckFields sorts the fields of a document that its kind's Go type does
+// not have into typos — fields Kubernetes' own type (api/k8sapi) does not
+// have either, as `unknown field "spec.foo"` — and Kubernetes fields that
+// Kobune does not support, as "spec.x: not supported by kobune". A kind
+// Kubernetes does not have reports every such field as unsupported.
+func CheckFields(k *Kind, doc map[string]any) (unknown, unsupported []string) {
+	all := UnsupportedFields(k, doc)
+	t, ok := k8sapi.ForKind(k.APIVersion, k.Kind)
+	if !ok {
+		return nil, all
+	}
+	typos := k8sapi.UnknownFields(t, doc)
+	for _, u := range all {
+		path := strings.TrimSuffix(u, unsupportedSuffix)
+		if !under(path, typos) {
+			unsupported = append(unsupported, u)
+		}
+	}
+	for _, p := range typos {
+		unknown = append(unknown, fmt.Sprintf("unknown field %q", p))
+	}
+	return unknown, unsupported
+}
+
+const unsupportedSuffix = ": not supported by kobune"
+
+// under: path is one of paths or inside one of them.
+func under(path string, paths []string) bool {
+	for _, p := range paths {
+		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+			return true
+		}
+	}
+	return false
 }
