@@ -60,7 +60,7 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 			}
 		}
 	case *apipb.GetRequest:
-		a = request.Attributes{Verb: "get", Resource: q.Resource, Namespace: q.Namespace, Name: q.Name}
+		a = request.Attributes{Verb: "get", Resource: q.Resource, Namespace: q.Namespace, Name: q.Name, Subresource: q.Subresource}
 	case *apipb.ListRequest:
 		a = request.Attributes{Verb: "list", Resource: q.Resource, Namespace: q.Namespace, Name: byField(q.FieldSelector)}
 	case *apipb.UpdateRequest:
@@ -69,6 +69,9 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		if strings.HasSuffix(method, "/UpdateStatus") {
 			a.Subresource = "status"
 		}
+	case *apipb.PatchRequest:
+		a = request.Attributes{Verb: "patch", Resource: q.Resource, Namespace: q.Namespace, Name: q.Name, Subresource: q.Subresource}
+		obj = q.Patch
 	case *apipb.DeleteRequest:
 		a = request.Attributes{Verb: "delete", Resource: q.Resource, Namespace: q.Namespace, Name: q.Name}
 	case *apipb.WatchRequest:

@@ -26,11 +26,26 @@ func (s *Server) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.ObjectR
 	} else if ns == "" {
 		ns = "default"
 	}
+	switch req.Subresource {
+	case "", "status":
+	case "scale":
+		if !scalable[k.Resource] {
+			return nil, invalid("%s has no scale subresource", k.Kind)
+		}
+	default:
+		return nil, invalid("subresource %q of %s cannot be read", req.Subresource, k.Resource)
+	}
 	kv, err := s.store.Get(ctx, storage.Key(k.Resource, ns, req.Name))
 	if err != nil {
 		return nil, storageError(err, k, req.Name)
 	}
-	return &apipb.ObjectResponse{Object: withRevision(kv.Value, kv.Revision)}, nil
+	obj := withRevision(kv.Value, kv.Revision)
+	if req.Subresource == "scale" {
+		if obj, err = scaleOf(obj); err != nil {
+			return nil, status.Errorf(codes.Internal, "scale of %s %q: %v", k.Kind, req.Name, err)
+		}
+	}
+	return &apipb.ObjectResponse{Object: obj}, nil
 }
 
 // filter is a parsed label and field selector for one kind.

@@ -21,6 +21,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kobune/kobune/api/k8sapi"
+	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/request"
@@ -47,6 +49,7 @@ func (s *Server) restHandler() http.Handler {
 	mux.HandleFunc("/apis/", s.serveResource)
 	mux.HandleFunc("/api", s.serveDiscovery)
 	mux.HandleFunc("/apis", s.serveDiscovery)
+	mux.HandleFunc("/openapi/", s.serveOpenAPI)
 	mux.HandleFunc("/version", s.serveDiscovery)
 	mux.HandleFunc("/version/", s.serveDiscovery)
 	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
@@ -54,16 +57,9 @@ func (s *Server) restHandler() http.Handler {
 		mux.HandleFunc(p+"/", s.serveHealth)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		ctx, err := s.restAuthenticate(r)
-		if err != nil {
-			writeError(w, err, nil)
-			return
+		if s.pathAllowed(w, r) {
+			writeError(w, status.Errorf(codes.NotFound, "the server could not find the requested resource (%s %s)", r.Method, r.URL.Path), nil)
 		}
-		if err := s.authorizePath(ctx, r.URL.Path); err != nil {
-			writeError(w, err, nil)
-			return
-		}
-		writeError(w, status.Errorf(codes.NotFound, "the server could not find the requested resource (%s %s)", r.Method, r.URL.Path), nil)
 	})
 	return mux
 }
@@ -94,10 +90,19 @@ func restContext(r *http.Request) context.Context {
 	return metadata.NewIncomingContext(peer.NewContext(r.Context(), p), md)
 }
 
-// restAuthenticate authenticates a request that maps to no RPC (discovery,
-// health), as the interceptor does for those that do.
-func (s *Server) restAuthenticate(r *http.Request) (context.Context, error) {
-	return s.authenticate(restContext(r))
+// pathAllowed authenticates and authorizes a request that maps to no RPC
+// (discovery, OpenAPI), as the interceptors do for those that do; when it
+// is refused, the refusal is the answer.
+func (s *Server) pathAllowed(w http.ResponseWriter, r *http.Request) bool {
+	ctx, err := s.authenticate(restContext(r))
+	if err == nil {
+		err = s.authorizePath(ctx, r.URL.Path)
+	}
+	if err != nil {
+		writeError(w, err, nil)
+		return false
+	}
+	return true
 }
 
 // authorizePath authorizes a non-resource request (RBAC's nonResourceURLs).
@@ -273,14 +278,21 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restWatch(ctx, w, r, &t)
 	case r.Method == http.MethodGet && t.name == "":
 		s.restList(ctx, w, r, &t)
-	case r.Method == http.MethodGet && t.sub == "status" && t.kind != nil && t.kind.HasStatus:
+	case r.Method == http.MethodGet && (t.sub == "status" && t.kind != nil && t.kind.HasStatus || t.sub == "scale"):
 		s.restGet(ctx, w, r, &t)
+	case r.Method == http.MethodPut && t.name != "" && t.sub == "scale":
+		// A Scale written whole: merged onto the current Scale, which keeps
+		// only its replicas (and its resourceVersion, a precondition).
+		r.Header.Set("Content-Type", patch.MergePatchType)
+		s.restPatch(ctx, w, r, &t)
 	case r.Method == http.MethodPost && t.name == "":
 		s.restCreate(ctx, w, r, &t, t.resource)
 	case r.Method == http.MethodPost && t.resource == "serviceaccounts" && t.sub == "token":
 		s.restCreate(ctx, w, r, &t, client.TokenSubresource)
 	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status"):
 		s.restUpdate(ctx, w, r, &t)
+	case r.Method == http.MethodPatch && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "scale"):
+		s.restPatch(ctx, w, r, &t)
 	case r.Method == http.MethodDelete && t.name != "" && t.sub == "":
 		s.restDelete(ctx, w, r, &t)
 	default:
@@ -290,21 +302,21 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 
 // Content types.
 const (
-	contentJSON  = "application/json"
-	tableAccept  = "as=Table"
-	maxBodyBytes = MaxObjectBytes + 64<<10
+	contentJSON     = "application/json"
+	contentProtobuf = "application/vnd.kubernetes.protobuf"
+	tableAccept     = "as=Table"
+	maxBodyBytes    = MaxObjectBytes + 64<<10
 )
 
-// readBody reads a JSON (or YAML) request body, bounded in size.
+// readBody reads a request body, bounded in size, as JSON: JSON as it
+// is, YAML and Kubernetes protobuf (what client-go's typed clients send)
+// turned into JSON.
 func readBody(r *http.Request) ([]byte, error) {
+	mt := contentJSON
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil {
+		var err error
+		if mt, _, err = mime.ParseMediaType(ct); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "Content-Type %q: %v", ct, err)
-		}
-		if mt != contentJSON && mt != "application/yaml" && !strings.HasSuffix(mt, "+json") && !strings.HasSuffix(mt, "+yaml") {
-			return nil, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-				fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (not %s)", mt))
 		}
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
@@ -314,20 +326,30 @@ func readBody(r *http.Request) ([]byte, error) {
 	if len(b) > maxBodyBytes {
 		return nil, tooLarge(len(b))
 	}
-	if isYAML(r) {
+	switch {
+	case mt == contentJSON || strings.HasSuffix(mt, "+json"):
+		return b, nil
+	case mt == "application/yaml" || strings.HasSuffix(mt, "+yaml"):
 		return yamlToJSON(b)
+	case mt == contentProtobuf:
+		j, err := k8sapi.ProtoToJSON(b)
+		if err != nil {
+			return nil, statusWithCode(http.StatusBadRequest, "BadRequest", err.Error())
+		}
+		return j, nil
 	}
-	return b, nil
+	return nil, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (not %s)", mt))
 }
 
 func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
-	resp, err := s.invoke(ctx, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name})
+	resp, err := s.invoke(ctx, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, Subresource: t.sub})
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
 	obj := resp.(*apipb.ObjectResponse).Object
-	if wantsTable(r) {
+	if wantsTable(r) && t.sub == "" {
 		writeTable(w, r, t.kind, [][]byte{obj}, "")
 		return
 	}
@@ -458,17 +480,11 @@ func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	resp, err := s.invoke(ctx, "Create", &apipb.CreateRequest{Resource: resource, Namespace: ns, Object: body,
 		FieldValidation: q.Get("fieldValidation"), DryRun: dry})
-	if err != nil {
-		writeError(w, err, t)
-		return
-	}
-	o := resp.(*apipb.ObjectResponse)
-	writeWarnings(w, o.Warnings)
 	code := http.StatusCreated
 	if t.kind == nil {
 		code = http.StatusOK // reviews and token requests are answered, not stored
 	}
-	writeJSON(w, code, o.Object)
+	respond(w, code, resp, err, t)
 }
 
 func (s *Server) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
@@ -488,13 +504,42 @@ func (s *Server) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	resp, err := s.invoke(ctx, method, &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: body,
 		FieldValidation: q.Get("fieldValidation"), DryRun: dry})
+	respond(w, http.StatusOK, resp, err, t)
+}
+
+// respond answers with the object a write returned, and its warnings.
+func respond(w http.ResponseWriter, code int, resp any, err error, t *restTarget) {
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
 	o := resp.(*apipb.ObjectResponse)
 	writeWarnings(w, o.Warnings)
-	writeJSON(w, http.StatusOK, o.Object)
+	writeJSON(w, code, o.Object)
+}
+
+// restPatch serves PATCH: the Content-Type is the patch type.
+func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType:
+	case patch.ApplyPatchType:
+		writeError(w, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			"server-side apply (application/apply-patch+yaml) is not supported by kobune yet: use client-side apply (kubectl apply without --server-side)"), t)
+		return
+	default:
+		writeError(w, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			fmt.Sprintf("PATCH needs the patch type as its Content-Type: %s, %s or %s (not %q)", patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType, mt)), t)
+		return
+	}
+	body, dry, err := readWrite(r)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	resp, err := s.invoke(ctx, "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
+		Subresource: t.sub, FieldValidation: r.URL.Query().Get("fieldValidation"), DryRun: dry})
+	respond(w, http.StatusOK, resp, err, t)
 }
 
 // deleteOptionsBody is metav1.DeleteOptions as clients send it.

@@ -52,7 +52,7 @@ var allCategory = map[string]bool{"pods": true, "services": true, "deployments":
 	"statefulsets": true, "daemonsets": true, "jobs": true, "cronjobs": true}
 
 // resourceVerbs are the verbs the REST API serves on every stored kind.
-var resourceVerbs = []string{"create", "delete", "get", "list", "update", "watch"}
+var resourceVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 
 // discoveryGroups is every served group version with its resources,
 // core first, then the groups by name.
@@ -78,7 +78,10 @@ func discoveryGroups() []*discoveryGroup {
 		}
 		g.resources = append(g.resources, r)
 		if k.HasStatus {
-			g.resources = append(g.resources, apiResource{Name: k.Resource + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "update"}})
+			g.resources = append(g.resources, apiResource{Name: k.Resource + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
+		}
+		if scalable[k.Resource] {
+			g.resources = append(g.resources, apiResource{Name: k.Resource + "/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}})
 		}
 		if k.Resource == "serviceaccounts" {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})
@@ -111,12 +114,7 @@ const kubernetesVersion = "1.37"
 
 // serveDiscovery serves /version, /api, /apis and the group versions.
 func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) {
-	ctx, err := s.restAuthenticate(r)
-	if err == nil {
-		err = s.authorizePath(ctx, r.URL.Path)
-	}
-	if err != nil {
-		writeError(w, err, nil)
+	if !s.pathAllowed(w, r) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

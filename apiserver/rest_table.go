@@ -115,13 +115,6 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// isYAML: the body is YAML (server-side apply sends
-// application/apply-patch+yaml).
-func isYAML(r *http.Request) bool {
-	ct := r.Header.Get("Content-Type")
-	return strings.Contains(ct, "yaml")
-}
-
 func yamlToJSON(b []byte) ([]byte, error) {
 	j, err := yaml.YAMLToJSON(b)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,79 @@ func TestRESTFieldValidationTellsTyposFromUnsupported(t *testing.T) {
 	code, _, b = c.do("POST", "/api/v1/namespaces/default/pods?fieldValidation=KobuneStrict", "", strings.Replace(unsupported, `"name":"u"`, `"name":"v"`, 1))
 	if code != 422 || !strings.Contains(string(b), "spec.os: not supported by kobune") {
 		t.Fatalf("unsupported field under KobuneStrict: %d %s", code, b)
+	}
+}
+
+// TestRESTPatchScaleProtobufAndOpenAPI: the three patch types, the scale
+// subresource, a dry-run patch that stores nothing, a protobuf body as
+// client-go's typed clients send it, and the OpenAPI documents kubectl
+// reads to decide that the server validates fields itself.
+func TestRESTPatchScaleProtobufAndOpenAPI(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	pb, err := os.ReadFile("../api/k8sapi/testdata/deployment.pb") // written by k8s.io/apimachinery's serializer
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, b := c.do("POST", "/api/v1/namespaces", "", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"shop"}}`); code != 201 {
+		t.Fatalf("namespace: %d %s", code, b)
+	}
+	code, _, b := c.do("POST", "/apis/apps/v1/namespaces/shop/deployments", "", string(pb), "Content-Type", "application/vnd.kubernetes.protobuf")
+	if code != 201 || !bytes.Contains(b, []byte(`"maxSurge":"25%"`)) || !bytes.Contains(b, []byte(`"replicas":3`)) {
+		t.Fatalf("protobuf create: %d %s", code, b)
+	}
+	path := "/apis/apps/v1/namespaces/shop/deployments/web"
+	patches := []struct{ typ, body, want string }{
+		{"application/merge-patch+json", `{"metadata":{"labels":{"team":"a"}}}`, `"team":"a"`},
+		{"application/json-patch+json", `[{"op":"replace","path":"/spec/replicas","value":5}]`, `"replicas":5`},
+		{"application/strategic-merge-patch+json", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"labapp:2"}]}}}}`, `"image":"labapp:2","args":["-listen",":8080"]`},
+	}
+	for _, p := range patches {
+		code, _, b = c.do("PATCH", path, "", p.body, "Content-Type", p.typ)
+		if code != 200 || !strings.Contains(string(b), p.want) {
+			t.Fatalf("%s: %d %s", p.typ, code, b)
+		}
+	}
+	code, _, b = c.do("PATCH", path+"?dryRun=All", "", `{"spec":{"replicas":9}}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"replicas":9`) {
+		t.Fatalf("dry-run patch: %d %s", code, b)
+	}
+	code, _, b = c.do("GET", path+"/scale", "", "")
+	if code != 200 || !strings.Contains(string(b), `"kind":"Scale"`) || !strings.Contains(string(b), `"spec":{"replicas":5}`) || !strings.Contains(string(b), `"selector":"app=web,tier in (a,b)"`) {
+		t.Fatalf("scale after a dry-run patch: %d %s", code, b)
+	}
+	code, _, b = c.do("PATCH", path+"/scale", "", `{"spec":{"replicas":2}}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"spec":{"replicas":2}`) {
+		t.Fatalf("scale patch: %d %s", code, b)
+	}
+	code, _, b = c.do("PUT", path+"/scale", "", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","namespace":"shop","resourceVersion":"1"},"spec":{"replicas":7}}`)
+	if code != 409 {
+		t.Fatalf("scale with a stale resourceVersion: %d %s", code, b)
+	}
+	code, _, b = c.do("PATCH", path, "", `[{"op":"test","path":"/spec/replicas","value":99}]`, "Content-Type", "application/json-patch+json")
+	if code != 422 || !strings.Contains(string(b), "test failed") {
+		t.Fatalf("failing json patch: %d %s", code, b)
+	}
+	code, _, b = c.do("PATCH", path, "", `{"spec":{"replicas":1}}`, "Content-Type", "application/json")
+	if code != 415 {
+		t.Fatalf("patch without a patch type: %d %s", code, b)
+	}
+
+	code, _, b = c.do("GET", "/openapi/v3", "", "")
+	var root struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if json.Unmarshal(b, &root); code != 200 || root.Paths["apis/apps/v1"].ServerRelativeURL == "" {
+		t.Fatalf("/openapi/v3: %d %s", code, b)
+	}
+	code, _, b = c.do("GET", root.Paths["apis/apps/v1"].ServerRelativeURL, "", "")
+	if code != 200 || !bytes.Contains(b, []byte(`"x-kubernetes-group-version-kind":{"group":"apps","kind":"Deployment","version":"v1"}`)) ||
+		!bytes.Contains(b, []byte(`{"in":"query","name":"fieldValidation"`)) || !bytes.Contains(b, []byte(`"x-kubernetes-patch-merge-key":"name"`)) {
+		t.Fatalf("apps/v1 OpenAPI: %d %.500s", code, b)
+	}
+	if code, hdr, b := c.do("GET", "/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", ""); code != 200 || !strings.Contains(hdr.Get("Content-Type"), "protobuf") || len(b) == 0 {
+		t.Fatalf("/openapi/v2 in protobuf: %d %q %q", code, hdr.Get("Content-Type"), b)
 	}
 }

@@ -42,6 +42,9 @@ type Field struct {
 	Elem          string `json:"elem,omitempty"`
 	PatchStrategy string `json:"patchStrategy,omitempty"`
 	PatchMergeKey string `json:"patchMergeKey,omitempty"`
+	// Pointer: the Go field is a pointer, so a zero value is meaningful
+	// (replicas: 0); a zero non-pointer field is the same as an absent one.
+	Pointer bool `json:"pointer,omitempty"`
 }
 
 // Type is one Kubernetes API type.

@@ -507,7 +507,8 @@ type CreateRequest struct {
 	Resource  string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
 	Namespace string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	Object    []byte                 `protobuf:"bytes,3,opt,name=object,proto3" json:"object,omitempty"`
-	// "Warn" (default), "Strict" or "Ignore", for fields kobune does not support.
+	// "Warn" (default), "Strict" (typos are errors), "Ignore", or
+	// "KobuneStrict" (fields kobune does not support are errors too).
 	FieldValidation string `protobuf:"bytes,4,opt,name=field_validation,json=fieldValidation,proto3" json:"field_validation,omitempty"`
 	DryRun          bool   `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	unknownFields   protoimpl.UnknownFields
@@ -655,6 +656,110 @@ func (x *UpdateRequest) GetDryRun() bool {
 	return false
 }
 
+type PatchRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Resource  string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	Namespace string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name      string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// application/json-patch+json, application/merge-patch+json or
+	// application/strategic-merge-patch+json (PATCH's Content-Type).
+	PatchType string `protobuf:"bytes,4,opt,name=patch_type,json=patchType,proto3" json:"patch_type,omitempty"`
+	Patch     []byte `protobuf:"bytes,5,opt,name=patch,proto3" json:"patch,omitempty"`
+	// "" for the object, "status" for its status subresource, "scale" for
+	// its Scale (the patch applies to the Scale; spec.replicas is kept).
+	Subresource     string `protobuf:"bytes,6,opt,name=subresource,proto3" json:"subresource,omitempty"`
+	FieldValidation string `protobuf:"bytes,7,opt,name=field_validation,json=fieldValidation,proto3" json:"field_validation,omitempty"`
+	DryRun          bool   `protobuf:"varint,8,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PatchRequest) Reset() {
+	*x = PatchRequest{}
+	mi := &file_api_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PatchRequest) ProtoMessage() {}
+
+func (x *PatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PatchRequest.ProtoReflect.Descriptor instead.
+func (*PatchRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PatchRequest) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *PatchRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *PatchRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PatchRequest) GetPatchType() string {
+	if x != nil {
+		return x.PatchType
+	}
+	return ""
+}
+
+func (x *PatchRequest) GetPatch() []byte {
+	if x != nil {
+		return x.Patch
+	}
+	return nil
+}
+
+func (x *PatchRequest) GetSubresource() string {
+	if x != nil {
+		return x.Subresource
+	}
+	return ""
+}
+
+func (x *PatchRequest) GetFieldValidation() string {
+	if x != nil {
+		return x.FieldValidation
+	}
+	return ""
+}
+
+func (x *PatchRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
 type ObjectResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Object        []byte                 `protobuf:"bytes,1,opt,name=object,proto3" json:"object,omitempty"`
@@ -665,7 +770,7 @@ type ObjectResponse struct {
 
 func (x *ObjectResponse) Reset() {
 	*x = ObjectResponse{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -677,7 +782,7 @@ func (x *ObjectResponse) String() string {
 func (*ObjectResponse) ProtoMessage() {}
 
 func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -690,7 +795,7 @@ func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectResponse.ProtoReflect.Descriptor instead.
 func (*ObjectResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ObjectResponse) GetObject() []byte {
@@ -708,17 +813,20 @@ func (x *ObjectResponse) GetWarnings() []string {
 }
 
 type GetRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Resource      string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
-	Namespace     string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Resource  string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	Namespace string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name      string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// "" for the object; "scale" for the autoscaling/v1 Scale of a
+	// Deployment, ReplicaSet or StatefulSet.
+	Subresource   string `protobuf:"bytes,4,opt,name=subresource,proto3" json:"subresource,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +838,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +851,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetRequest) GetResource() string {
@@ -767,6 +875,13 @@ func (x *GetRequest) GetName() string {
 	return ""
 }
 
+func (x *GetRequest) GetSubresource() string {
+	if x != nil {
+		return x.Subresource
+	}
+	return ""
+}
+
 type ListRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Resource string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
@@ -780,7 +895,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +907,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +920,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListRequest) GetResource() string {
@@ -846,7 +961,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +973,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +986,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListResponse) GetItems() [][]byte {
@@ -898,7 +1013,7 @@ type Preconditions struct {
 
 func (x *Preconditions) Reset() {
 	*x = Preconditions{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +1025,7 @@ func (x *Preconditions) String() string {
 func (*Preconditions) ProtoMessage() {}
 
 func (x *Preconditions) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +1038,7 @@ func (x *Preconditions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Preconditions.ProtoReflect.Descriptor instead.
 func (*Preconditions) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Preconditions) GetUid() string {
@@ -956,7 +1071,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -968,7 +1083,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -981,7 +1096,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeleteRequest) GetResource() string {
@@ -1041,7 +1156,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1168,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1181,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatchRequest) GetResource() string {
@@ -1123,7 +1238,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1250,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1263,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WatchEvent) GetType() string {
@@ -1189,7 +1304,7 @@ type BindRequest struct {
 
 func (x *BindRequest) Reset() {
 	*x = BindRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1316,7 @@ func (x *BindRequest) String() string {
 func (*BindRequest) ProtoMessage() {}
 
 func (x *BindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1329,7 @@ func (x *BindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BindRequest.ProtoReflect.Descriptor instead.
 func (*BindRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BindRequest) GetNamespace() string {
@@ -1260,7 +1375,7 @@ type VersionRequest struct {
 
 func (x *VersionRequest) Reset() {
 	*x = VersionRequest{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1272,7 +1387,7 @@ func (x *VersionRequest) String() string {
 func (*VersionRequest) ProtoMessage() {}
 
 func (x *VersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1285,7 +1400,7 @@ func (x *VersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionRequest.ProtoReflect.Descriptor instead.
 func (*VersionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 type VersionResponse struct {
@@ -1298,7 +1413,7 @@ type VersionResponse struct {
 
 func (x *VersionResponse) Reset() {
 	*x = VersionResponse{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1425,7 @@ func (x *VersionResponse) String() string {
 func (*VersionResponse) ProtoMessage() {}
 
 func (x *VersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1438,7 @@ func (x *VersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionResponse.ProtoReflect.Descriptor instead.
 func (*VersionResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VersionResponse) GetVersion() string {
@@ -1393,15 +1508,26 @@ const file_api_proto_rawDesc = "" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x16\n" +
 	"\x06object\x18\x03 \x01(\fR\x06object\x12)\n" +
 	"\x10field_validation\x18\x04 \x01(\tR\x0ffieldValidation\x12\x17\n" +
-	"\adry_run\x18\x05 \x01(\bR\x06dryRun\"D\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun\"\xf7\x01\n" +
+	"\fPatchRequest\x12\x1a\n" +
+	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"patch_type\x18\x04 \x01(\tR\tpatchType\x12\x14\n" +
+	"\x05patch\x18\x05 \x01(\fR\x05patch\x12 \n" +
+	"\vsubresource\x18\x06 \x01(\tR\vsubresource\x12)\n" +
+	"\x10field_validation\x18\a \x01(\tR\x0ffieldValidation\x12\x17\n" +
+	"\adry_run\x18\b \x01(\bR\x06dryRun\"D\n" +
 	"\x0eObjectResponse\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\fR\x06object\x12\x1a\n" +
-	"\bwarnings\x18\x02 \x03(\tR\bwarnings\"Z\n" +
+	"\bwarnings\x18\x02 \x03(\tR\bwarnings\"|\n" +
 	"\n" +
 	"GetRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"\x95\x01\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
+	"\vsubresource\x18\x04 \x01(\tR\vsubresource\"\x95\x01\n" +
 	"\vListRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12%\n" +
@@ -1445,14 +1571,15 @@ const file_api_proto_rawDesc = "" +
 	"\x0eVersionRequest\"N\n" +
 	"\x0fVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12!\n" +
-	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\xe3\x06\n" +
+	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\xa8\a\n" +
 	"\vResourceAPI\x12E\n" +
 	"\x06Create\x12\x1c.kobune.api.v1.CreateRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
 	"\x03Get\x12\x19.kobune.api.v1.GetRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
 	"\x04List\x12\x1a.kobune.api.v1.ListRequest\x1a\x1b.kobune.api.v1.ListResponse\x12E\n" +
 	"\x06Update\x12\x1c.kobune.api.v1.UpdateRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12K\n" +
 	"\fUpdateStatus\x12\x1c.kobune.api.v1.UpdateRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12E\n" +
-	"\x06Delete\x12\x1c.kobune.api.v1.DeleteRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12A\n" +
+	"\x06Delete\x12\x1c.kobune.api.v1.DeleteRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12C\n" +
+	"\x05Patch\x12\x1b.kobune.api.v1.PatchRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12A\n" +
 	"\x05Watch\x12\x1b.kobune.api.v1.WatchRequest\x1a\x19.kobune.api.v1.WatchEvent0\x01\x12A\n" +
 	"\x04Bind\x12\x1a.kobune.api.v1.BindRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12H\n" +
 	"\aVersion\x12\x1d.kobune.api.v1.VersionRequest\x1a\x1e.kobune.api.v1.VersionResponse\x12C\n" +
@@ -1472,7 +1599,7 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_api_proto_goTypes = []any{
 	(*ServicePathRequest)(nil), // 0: kobune.api.v1.ServicePathRequest
 	(*ServicePathReply)(nil),   // 1: kobune.api.v1.ServicePathReply
@@ -1483,49 +1610,52 @@ var file_api_proto_goTypes = []any{
 	(*PodExecOutput)(nil),      // 6: kobune.api.v1.PodExecOutput
 	(*CreateRequest)(nil),      // 7: kobune.api.v1.CreateRequest
 	(*UpdateRequest)(nil),      // 8: kobune.api.v1.UpdateRequest
-	(*ObjectResponse)(nil),     // 9: kobune.api.v1.ObjectResponse
-	(*GetRequest)(nil),         // 10: kobune.api.v1.GetRequest
-	(*ListRequest)(nil),        // 11: kobune.api.v1.ListRequest
-	(*ListResponse)(nil),       // 12: kobune.api.v1.ListResponse
-	(*Preconditions)(nil),      // 13: kobune.api.v1.Preconditions
-	(*DeleteRequest)(nil),      // 14: kobune.api.v1.DeleteRequest
-	(*WatchRequest)(nil),       // 15: kobune.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 16: kobune.api.v1.WatchEvent
-	(*BindRequest)(nil),        // 17: kobune.api.v1.BindRequest
-	(*VersionRequest)(nil),     // 18: kobune.api.v1.VersionRequest
-	(*VersionResponse)(nil),    // 19: kobune.api.v1.VersionResponse
-	nil,                        // 20: kobune.api.v1.BindRequest.AnnotationsEntry
+	(*PatchRequest)(nil),       // 9: kobune.api.v1.PatchRequest
+	(*ObjectResponse)(nil),     // 10: kobune.api.v1.ObjectResponse
+	(*GetRequest)(nil),         // 11: kobune.api.v1.GetRequest
+	(*ListRequest)(nil),        // 12: kobune.api.v1.ListRequest
+	(*ListResponse)(nil),       // 13: kobune.api.v1.ListResponse
+	(*Preconditions)(nil),      // 14: kobune.api.v1.Preconditions
+	(*DeleteRequest)(nil),      // 15: kobune.api.v1.DeleteRequest
+	(*WatchRequest)(nil),       // 16: kobune.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 17: kobune.api.v1.WatchEvent
+	(*BindRequest)(nil),        // 18: kobune.api.v1.BindRequest
+	(*VersionRequest)(nil),     // 19: kobune.api.v1.VersionRequest
+	(*VersionResponse)(nil),    // 20: kobune.api.v1.VersionResponse
+	nil,                        // 21: kobune.api.v1.BindRequest.AnnotationsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: kobune.api.v1.ServicePathReply.hops:type_name -> kobune.api.v1.ServicePathHop
-	13, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
-	20, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
+	14, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
+	21, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
 	7,  // 3: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
-	10, // 4: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
-	11, // 5: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
+	11, // 4: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
+	12, // 5: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
 	8,  // 6: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
 	8,  // 7: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
-	14, // 8: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
-	15, // 9: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
-	17, // 10: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
-	18, // 11: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
-	3,  // 12: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
-	5,  // 13: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
-	0,  // 14: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
-	9,  // 15: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
-	9,  // 16: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
-	12, // 17: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
-	9,  // 18: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
-	9,  // 19: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
-	9,  // 20: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
-	16, // 21: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
-	9,  // 22: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
-	19, // 23: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
-	4,  // 24: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
-	6,  // 25: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
-	1,  // 26: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
-	15, // [15:27] is the sub-list for method output_type
-	3,  // [3:15] is the sub-list for method input_type
+	15, // 8: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
+	9,  // 9: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
+	16, // 10: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
+	18, // 11: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
+	19, // 12: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
+	3,  // 13: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
+	5,  // 14: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
+	0,  // 15: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
+	10, // 16: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
+	10, // 17: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
+	13, // 18: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
+	10, // 19: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
+	10, // 20: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
+	10, // 21: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
+	10, // 22: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
+	17, // 23: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
+	10, // 24: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
+	20, // 25: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
+	4,  // 26: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
+	6,  // 27: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
+	1,  // 28: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
+	16, // [16:29] is the sub-list for method output_type
+	3,  // [3:16] is the sub-list for method input_type
 	3,  // [3:3] is the sub-list for extension type_name
 	3,  // [3:3] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
@@ -1536,14 +1666,14 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[14].OneofWrappers = []any{}
+	file_api_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	ResourceAPI_Update_FullMethodName       = "/kobune.api.v1.ResourceAPI/Update"
 	ResourceAPI_UpdateStatus_FullMethodName = "/kobune.api.v1.ResourceAPI/UpdateStatus"
 	ResourceAPI_Delete_FullMethodName       = "/kobune.api.v1.ResourceAPI/Delete"
+	ResourceAPI_Patch_FullMethodName        = "/kobune.api.v1.ResourceAPI/Patch"
 	ResourceAPI_Watch_FullMethodName        = "/kobune.api.v1.ResourceAPI/Watch"
 	ResourceAPI_Bind_FullMethodName         = "/kobune.api.v1.ResourceAPI/Bind"
 	ResourceAPI_Version_FullMethodName      = "/kobune.api.v1.ResourceAPI/Version"
@@ -56,6 +57,10 @@ type ResourceAPIClient interface {
 	// Delete removes an object, or marks it with a deletionTimestamp when
 	// finalizers or a graceful pod termination must happen first.
 	Delete(ctx context.Context, in *DeleteRequest, opts ...grpc.CallOption) (*ObjectResponse, error)
+	// Patch applies a JSON patch, a merge patch or a strategic merge patch
+	// to the stored object and stores the result as Update would
+	// (Kubernetes' PATCH verb; api/patch has the patch types).
+	Patch(ctx context.Context, in *PatchRequest, opts ...grpc.CallOption) (*ObjectResponse, error)
 	// Watch streams changes after resource_version. OutOfRange ("expired")
 	// when that revision has been compacted: list again.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEvent], error)
@@ -135,6 +140,16 @@ func (c *resourceAPIClient) Delete(ctx context.Context, in *DeleteRequest, opts 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ObjectResponse)
 	err := c.cc.Invoke(ctx, ResourceAPI_Delete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *resourceAPIClient) Patch(ctx context.Context, in *PatchRequest, opts ...grpc.CallOption) (*ObjectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ObjectResponse)
+	err := c.cc.Invoke(ctx, ResourceAPI_Patch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -240,6 +255,10 @@ type ResourceAPIServer interface {
 	// Delete removes an object, or marks it with a deletionTimestamp when
 	// finalizers or a graceful pod termination must happen first.
 	Delete(context.Context, *DeleteRequest) (*ObjectResponse, error)
+	// Patch applies a JSON patch, a merge patch or a strategic merge patch
+	// to the stored object and stores the result as Update would
+	// (Kubernetes' PATCH verb; api/patch has the patch types).
+	Patch(context.Context, *PatchRequest) (*ObjectResponse, error)
 	// Watch streams changes after resource_version. OutOfRange ("expired")
 	// when that revision has been compacted: list again.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchEvent]) error
@@ -282,6 +301,9 @@ func (UnimplementedResourceAPIServer) UpdateStatus(context.Context, *UpdateReque
 }
 func (UnimplementedResourceAPIServer) Delete(context.Context, *DeleteRequest) (*ObjectResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedResourceAPIServer) Patch(context.Context, *PatchRequest) (*ObjectResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Patch not implemented")
 }
 func (UnimplementedResourceAPIServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchEvent]) error {
 	return status.Error(codes.Unimplemented, "method Watch not implemented")
@@ -430,6 +452,24 @@ func _ResourceAPI_Delete_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResourceAPI_Patch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceAPIServer).Patch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceAPI_Patch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceAPIServer).Patch(ctx, req.(*PatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ResourceAPI_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -543,6 +583,10 @@ var ResourceAPI_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Delete",
 			Handler:    _ResourceAPI_Delete_Handler,
+		},
+		{
+			MethodName: "Patch",
+			Handler:    _ResourceAPI_Patch_Handler,
 		},
 		{
 			MethodName: "Bind",

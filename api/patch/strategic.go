@@ -1,0 +1,222 @@
+package patch
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kobune/kobune/api/k8sapi"
+)
+
+// Strategic merge patch directives.
+const (
+	directivePatch        = "$patch"
+	directiveRetainKeys   = "$retainKeys"
+	prefixSetElementOrder = "$setElementOrder/"
+	prefixDeleteFromList  = "$deleteFromPrimitiveList/"
+)
+
+// strategicMerge merges patch into doc, an object of type t (nil: no
+// merge keys are known, and lists are replaced as in a merge patch).
+func strategicMerge(doc, p map[string]any, t *k8sapi.Type) (map[string]any, error) {
+	switch p[directivePatch] {
+	case nil, "merge":
+	case "replace":
+		return stripDirectives(p), nil
+	case "delete":
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%s: %v is not a directive (replace, delete or merge)", directivePatch, p[directivePatch])
+	}
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	for key, pv := range p {
+		switch {
+		case key == directivePatch, key == directiveRetainKeys, strings.HasPrefix(key, prefixSetElementOrder):
+			continue // ordering is the server's own: lists keep the stored order, new items last
+		case strings.HasPrefix(key, prefixDeleteFromList):
+			field := strings.TrimPrefix(key, prefixDeleteFromList)
+			drop, _ := pv.([]any)
+			if list, ok := doc[field].([]any); ok {
+				doc[field] = slices.DeleteFunc(slices.Clone(list), func(v any) bool { return slices.ContainsFunc(drop, func(d any) bool { return jsonEqual(d, v) }) })
+			}
+			continue
+		}
+		if pv == nil {
+			delete(doc, key)
+			continue
+		}
+		var f *k8sapi.Field
+		if t != nil {
+			f, _ = t.Field(key)
+		}
+		merged, err := mergeValue(doc[key], pv, f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		if merged == nil {
+			delete(doc, key)
+		} else {
+			doc[key] = merged
+		}
+	}
+	if keep, ok := p[directiveRetainKeys].([]any); ok {
+		for k := range doc {
+			if !slices.ContainsFunc(keep, func(x any) bool { return x == k }) {
+				delete(doc, k)
+			}
+		}
+	}
+	return doc, nil
+}
+
+// mergeValue merges one field's patch value into its stored value.
+func mergeValue(orig, pv any, f *k8sapi.Field) (any, error) {
+	switch p := pv.(type) {
+	case map[string]any:
+		var t *k8sapi.Type
+		if f != nil {
+			switch f.Kind {
+			case "object":
+				t, _ = k8sapi.Named(f.Type)
+			case "map":
+				if f.Elem == "object" {
+					// A map of objects: each entry merges with the element type.
+					om, _ := orig.(map[string]any)
+					if om == nil {
+						om = map[string]any{}
+					}
+					et, _ := k8sapi.Named(f.Type)
+					for k, v := range p {
+						if v == nil {
+							delete(om, k)
+							continue
+						}
+						vm, ok := v.(map[string]any)
+						if !ok {
+							om[k] = v
+							continue
+						}
+						ov, _ := om[k].(map[string]any)
+						m, err := strategicMerge(ov, vm, et)
+						if err != nil {
+							return nil, err
+						}
+						om[k] = m
+					}
+					return om, nil
+				}
+			case "raw", "fieldsV1", "quantity", "intOrString", "time", "microTime", "duration":
+				return stripDirectives(p), nil
+			}
+		}
+		om, _ := orig.(map[string]any)
+		m, err := strategicMerge(om, p, t)
+		if m == nil && err == nil {
+			return nil, nil
+		}
+		return m, err
+	case []any:
+		ol, _ := orig.([]any)
+		if f == nil || f.Kind != "list" || !strings.Contains(f.PatchStrategy, "merge") {
+			return stripList(p), nil
+		}
+		if f.Elem == "object" && f.PatchMergeKey != "" {
+			et, _ := k8sapi.Named(f.Type)
+			return mergeKeyedList(ol, p, f.PatchMergeKey, et)
+		}
+		// A list of primitives that merges: the union, in the stored order.
+		out := slices.Clone(ol)
+		for _, v := range p {
+			if !slices.ContainsFunc(out, func(o any) bool { return jsonEqual(o, v) }) {
+				out = append(out, v)
+			}
+		}
+		return out, nil
+	}
+	return pv, nil
+}
+
+// mergeKeyedList merges a list of objects by its merge key: an item of
+// the patch with the key of a stored item merges into it ($patch: delete
+// removes it), a new key is appended; {"$patch": "replace"} in the patch
+// replaces the whole list with the patch's other items.
+func mergeKeyedList(orig, p []any, key string, et *k8sapi.Type) ([]any, error) {
+	for _, item := range p {
+		if m, ok := item.(map[string]any); ok && m[directivePatch] == "replace" && len(m) == 1 {
+			var out []any
+			for _, it := range p {
+				if m2, ok := it.(map[string]any); !ok || m2[directivePatch] != "replace" {
+					out = append(out, stripDirectivesAny(it))
+				}
+			}
+			return out, nil
+		}
+	}
+	out := make([]any, 0, len(orig)+len(p))
+	for _, it := range orig {
+		out = append(out, it)
+	}
+	for _, item := range p {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("an item of a list merged by %q is not an object", key)
+		}
+		kv, ok := m[key]
+		if !ok {
+			return nil, fmt.Errorf("an item has no merge key %q", key)
+		}
+		i := slices.IndexFunc(out, func(o any) bool {
+			om, ok := o.(map[string]any)
+			return ok && jsonEqual(om[key], kv)
+		})
+		if m[directivePatch] == "delete" {
+			if i >= 0 {
+				out = slices.Delete(out, i, i+1)
+			}
+			continue
+		}
+		if i < 0 {
+			out = append(out, stripDirectives(m))
+			continue
+		}
+		merged, err := strategicMerge(out[i].(map[string]any), m, et)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = merged
+	}
+	return out, nil
+}
+
+// stripDirectives returns a patch value without directives, for places
+// where it is written as it is.
+func stripDirectives(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if strings.HasPrefix(k, "$") {
+			continue
+		}
+		out[k] = stripDirectivesAny(v)
+	}
+	return out
+}
+
+func stripDirectivesAny(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return stripDirectives(x)
+	case []any:
+		return stripList(x)
+	}
+	return v
+}
+
+func stripList(l []any) []any {
+	out := make([]any, 0, len(l))
+	for _, v := range l {
+		out = append(out, stripDirectivesAny(v))
+	}
+	return out
+}

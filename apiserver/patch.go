@@ -1,0 +1,123 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/k8sapi"
+	"github.com/kobune/kobune/api/patch"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// maxPatchAttempts bounds the retries of a patch that met a concurrent
+// write (Kubernetes retries the same way).
+const maxPatchAttempts = 10
+
+// Patch implements the Patch RPC: the patch is applied to the stored
+// object, and the result goes the way of an update — decoding with field
+// validation, admission, validation — written only if the object is
+// still the one the patch was applied to. A patch that does not name a
+// resourceVersion is applied again to the new object after a conflict.
+func (s *Server) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
+	k, ok := scheme.ByResource(req.Resource)
+	if !ok {
+		return nil, invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
+	}
+	statusOnly := false
+	switch req.Subresource {
+	case "":
+	case "scale":
+		if !scalable[k.Resource] {
+			return nil, invalid("%s has no scale subresource", k.Kind)
+		}
+	case "status":
+		if !k.HasStatus {
+			return nil, invalid("%s has no status subresource", k.Kind)
+		}
+		statusOnly = true
+	default:
+		return nil, invalid("subresource %q cannot be patched", req.Subresource)
+	}
+	if len(req.Patch) > MaxObjectBytes {
+		return nil, tooLarge(len(req.Patch))
+	}
+	ns := req.Namespace
+	if !k.Namespaced {
+		ns = ""
+	} else if ns == "" {
+		ns = "default"
+	}
+	kt, _ := k8sapi.ForKind(k.APIVersion, k.Kind)
+	namesRevision := bytes.Contains(req.Patch, []byte(`"resourceVersion"`))
+	for attempt := 1; ; attempt++ {
+		kv, err := s.store.Get(ctx, storage.Key(k.Resource, ns, req.Name))
+		if err != nil {
+			return nil, storageError(err, k, req.Name)
+		}
+		current := withRevision(kv.Value, kv.Revision)
+		var patched []byte
+		if req.Subresource == "scale" {
+			patched, err = s.patchScale(current, req, kv.Revision)
+		} else {
+			patched, err = patch.Apply(req.PatchType, current, req.Patch, kt)
+		}
+		if err != nil {
+			if _, ok := status.FromError(err); ok {
+				return nil, err
+			}
+			return nil, status.Errorf(codes.InvalidArgument, "%s %q: the patch cannot be applied: %v", k.Kind, req.Name, err)
+		}
+		_, o, warnings, err := s.decodeRequest(req.Resource, ns, patched, req.FieldValidation)
+		if err != nil {
+			return nil, err
+		}
+		if m := o.GetObjectMeta(); m.Name != req.Name {
+			return nil, invalid("metadata.name: Invalid value: %q: a patch cannot change the name (%q)", m.Name, req.Name)
+		}
+		actx, admitted := admission.WithWarnings(ctx)
+		out, err := s.update(actx, k, o, statusOnly, req.DryRun)
+		if err == nil && req.Subresource == "scale" {
+			out, err = scaleOf(out)
+		}
+		if status.Code(err) == codes.Aborted && !namesRevision && attempt < maxPatchAttempts {
+			continue // written in between: apply the patch to what is there now
+		}
+		if errors.Is(err, context.Canceled) {
+			return nil, status.Error(codes.Canceled, err.Error())
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &apipb.ObjectResponse{Object: out, Warnings: append(warnings, *admitted...)}, nil
+	}
+}
+
+// patchScale applies a patch to the Scale of current and returns current
+// with the Scale's replicas; a Scale that names another resourceVersion
+// is a conflict.
+func (s *Server) patchScale(current []byte, req *apipb.PatchRequest, rev int64) ([]byte, error) {
+	sc, err := scaleOf(current)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := k8sapi.ForKind("autoscaling/v1", "Scale")
+	if sc, err = patch.Apply(req.PatchType, sc, req.Patch, st); err != nil {
+		return nil, err
+	}
+	rp, rv, err := replicasPatch(sc)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	if rv != "" && rv != strconv.FormatInt(rev, 10) {
+		return nil, storageError(storage.ErrConflict, &scheme.Kind{Resource: req.Resource}, req.Name)
+	}
+	return patch.Apply(patch.MergePatchType, current, rp, nil)
+}
