@@ -2,7 +2,11 @@ package apiserver
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -107,21 +111,132 @@ func (s *Server) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListR
 	if !k.Namespaced {
 		ns = ""
 	}
-	kvs, rev, err := s.store.List(ctx, storage.ListPrefix(k.Resource, ns))
+	prefix := storage.ListPrefix(k.Resource, ns)
+	if req.Limit < 0 {
+		return nil, invalid("limit: Invalid value: %d: must be 0 (everything) or more", req.Limit)
+	}
+	page := listPage{prefix: prefix}
+	switch req.ResourceVersionMatch {
+	case "", "NotOlderThan":
+		if req.ResourceVersion > 0 {
+			cur, err := s.store.Revision(ctx)
+			if err != nil {
+				return nil, storageError(err, k, "")
+			}
+			if req.ResourceVersion > cur {
+				return nil, status.Errorf(codes.DeadlineExceeded, "Timeout: Too large resource version: %d, current: %d", req.ResourceVersion, cur)
+			}
+		}
+	case "Exact":
+		if req.ResourceVersion <= 0 {
+			return nil, invalid("resourceVersionMatch: Forbidden: Exact needs a resourceVersion other than 0")
+		}
+		page.rev = req.ResourceVersion
+	default:
+		return nil, invalid("resourceVersionMatch: Unsupported value: %q: supported values: \"Exact\", \"NotOlderThan\"", req.ResourceVersionMatch)
+	}
+	if req.Continue != "" {
+		if page, err = decodeContinue(req.Continue, prefix); err != nil {
+			return nil, err
+		}
+	}
+	if req.Limit == 0 && page.rev == 0 && page.start == "" {
+		return s.listAll(ctx, k, f, prefix)
+	}
+	return s.listPaged(ctx, k, f, page, req.Limit)
+}
+
+func (s *Server) listAll(ctx context.Context, k *scheme.Kind, f *filter, prefix string) (*apipb.ListResponse, error) {
+	kvs, rev, err := s.store.List(ctx, prefix)
 	if err != nil {
 		return nil, storageError(err, k, "")
 	}
 	resp := &apipb.ListResponse{ResourceVersion: rev, Items: make([][]byte, 0, len(kvs))}
+	return resp, f.appendMatching(resp, kvs)
+}
+
+// appendMatching adds the objects that match the filter to a list.
+func (f *filter) appendMatching(resp *apipb.ListResponse, kvs []storage.KV) error {
 	for _, kv := range kvs {
 		ok, err := f.matchesStored(kv.Value)
 		if err != nil {
-			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", kv.Key, err)
+			return status.Errorf(codes.Internal, "decode stored %s: %v", kv.Key, err)
 		}
 		if ok {
 			resp.Items = append(resp.Items, withRevision(kv.Value, kv.Revision))
 		}
 	}
-	return resp, nil
+	return nil
+}
+
+// listPage is where a page starts: a key (exclusive of what was sent)
+// and the revision every page of one list reads.
+type listPage struct {
+	prefix, start string
+	rev           int64
+}
+
+// listPaged reads one page: etcd is read in batches of at most limit keys
+// until limit objects match, so a page holds at most one page of objects
+// in memory however large the list is.
+func (s *Server) listPaged(ctx context.Context, k *scheme.Kind, f *filter, page listPage, limit int64) (*apipb.ListResponse, error) {
+	resp := &apipb.ListResponse{}
+	start, rev := page.start, page.rev
+	for {
+		batch := limit - int64(len(resp.Items))
+		if limit == 0 {
+			batch = 0
+		}
+		kvs, read, more, err := s.store.ListPage(ctx, page.prefix, start, rev, batch)
+		if errors.Is(err, storage.ErrExpired) && page.start != "" {
+			return nil, status.Error(codes.OutOfRange, "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+		}
+		if err != nil {
+			return nil, storageError(err, k, "")
+		}
+		rev = read
+		if err := f.appendMatching(resp, kvs); err != nil {
+			return nil, err
+		}
+		resp.ResourceVersion = rev
+		if !more {
+			return resp, nil
+		}
+		start = kvs[len(kvs)-1].Key + "\x00"
+		if limit > 0 && int64(len(resp.Items)) >= limit {
+			resp.Continue = encodeContinue(listPage{start: start, rev: rev}, page.prefix)
+			return resp, nil
+		}
+	}
+}
+
+// continueToken is a continue token's content, as Kubernetes' (base64
+// JSON): the revision of the list and the key to go on from, relative to
+// the list's prefix so that a token cannot read outside it.
+type continueToken struct {
+	Version string `json:"v"`
+	RV      int64  `json:"rv"`
+	Start   string `json:"start"`
+}
+
+func encodeContinue(p listPage, prefix string) string {
+	b, _ := json.Marshal(continueToken{Version: "meta.k8s.io/v1", RV: p.rev, Start: strings.TrimPrefix(p.start, prefix)})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeContinue(tok, prefix string) (listPage, error) {
+	bad := func(why string) (listPage, error) {
+		return listPage{}, invalid("continue: Invalid value: %q: %s: list again without it", tok, why)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return bad("not a continue token")
+	}
+	var c continueToken
+	if json.Unmarshal(b, &c) != nil || c.Version != "meta.k8s.io/v1" || c.RV <= 0 {
+		return bad("not a continue token")
+	}
+	return listPage{prefix: prefix, start: prefix + c.Start, rev: c.RV}, nil
 }
 
 // Version implements the Version RPC.
@@ -131,4 +246,9 @@ func (s *Server) Version(context.Context, *apipb.VersionRequest) (*apipb.Version
 
 func bookmark(k *scheme.Kind, rev int64) []byte {
 	return []byte(fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"resourceVersion":"%d"}}`, k.APIVersion, k.Kind, rev))
+}
+
+// bookmarkAnnotated is a bookmark with annotations (a JSON object).
+func bookmarkAnnotated(k *scheme.Kind, rev int64, annotations string) []byte {
+	return []byte(fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"resourceVersion":"%d","annotations":%s}}`, k.APIVersion, k.Kind, rev, annotations))
 }

@@ -350,7 +350,7 @@ func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	obj := resp.(*apipb.ObjectResponse).Object
 	if wantsTable(r) && t.sub == "" {
-		writeTable(w, r, t.kind, [][]byte{obj}, "")
+		writeTable(w, r, t.kind, [][]byte{obj}, "", "")
 		return
 	}
 	writeJSON(w, http.StatusOK, obj)
@@ -358,8 +358,19 @@ func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Req
 
 func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
-	resp, err := s.invoke(ctx, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace,
-		LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")})
+	req := &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector"),
+		Continue: q.Get("continue"), ResourceVersionMatch: q.Get("resourceVersionMatch")}
+	for name, dst := range map[string]*int64{"limit": &req.Limit, "resourceVersion": &req.ResourceVersion} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				writeError(w, invalid("%s: Invalid value: %q: must be a non-negative integer", name, v), t)
+				return
+			}
+			*dst = n
+		}
+	}
+	resp, err := s.invoke(ctx, "List", req)
 	if err != nil {
 		writeError(w, err, t)
 		return
@@ -367,15 +378,17 @@ func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Re
 	list := resp.(*apipb.ListResponse)
 	rv := strconv.FormatInt(list.ResourceVersion, 10)
 	if wantsTable(r) {
-		writeTable(w, r, t.kind, list.Items, rv)
+		writeTable(w, r, t.kind, list.Items, rv, list.Continue)
 		return
 	}
-	// limit is a hint a server may ignore (metav1.ListOptions): every
-	// object comes in one page, without a continue token.
 	w.Header().Set("Content-Type", contentJSON)
 	w.WriteHeader(http.StatusOK)
 	apiVersion := t.kind.APIVersion
-	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q},"items":[`, t.kind.Kind+"List", apiVersion, rv)
+	cont := ""
+	if list.Continue != "" {
+		cont = fmt.Sprintf(`,"continue":%q`, list.Continue)
+	}
+	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q%s},"items":[`, t.kind.Kind+"List", apiVersion, rv, cont)
 	for i, it := range list.Items {
 		if i > 0 {
 			_, _ = w.Write([]byte{','})
@@ -411,6 +424,31 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	}
 	req := &apipb.WatchRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"),
 		FieldSelector: q.Get("fieldSelector"), ResourceVersion: rv, AllowBookmarks: q.Get("allowWatchBookmarks") == "true"}
+	switch q.Get("sendInitialEvents") {
+	case "true":
+		// A streaming list (client-go's WatchList): the state now — which
+		// is not older than any revision the client names — then the
+		// bookmark that ends it, then changes.
+		if m := q.Get("resourceVersionMatch"); m != "NotOlderThan" {
+			writeError(w, invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan (not %q)", m), t)
+			return
+		}
+		if !req.AllowBookmarks {
+			writeError(w, invalid("allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true"), t)
+			return
+		}
+		req.ResourceVersion, req.SendInitialEvents = 0, true
+	case "false":
+		if rv == 0 && t.kind != nil {
+			// Changes from now on, without the state first.
+			cur, err := s.store.Revision(ctx)
+			if err != nil {
+				writeError(w, storageError(err, t.kind, ""), t)
+				return
+			}
+			req.ResourceVersion = cur
+		}
+	}
 	flusher, _ := w.(http.Flusher)
 	started := false
 	start := func() {

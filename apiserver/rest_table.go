@@ -38,6 +38,7 @@ type table struct {
 	APIVersion string `json:"apiVersion"`
 	Metadata   struct {
 		ResourceVersion string `json:"resourceVersion,omitempty"`
+		Continue        string `json:"continue,omitempty"`
 	} `json:"metadata"`
 	ColumnDefinitions []tableColumn `json:"columnDefinitions"`
 	Rows              []tableRow    `json:"rows"`
@@ -98,12 +99,13 @@ func partialMetadata(m *meta.ObjectMeta) json.RawMessage {
 	return mustJSON(map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m})
 }
 
-func writeTable(w http.ResponseWriter, r *http.Request, k *scheme.Kind, items [][]byte, rv string) {
+func writeTable(w http.ResponseWriter, r *http.Request, k *scheme.Kind, items [][]byte, rv, cont string) {
 	t, err := buildTable(k, items, rv, r.URL.Query().Get("includeObject"), true)
 	if err != nil {
 		writeError(w, err, nil)
 		return
 	}
+	t.Metadata.Continue = cont
 	writeObject(w, http.StatusOK, t)
 }
 

@@ -65,6 +65,12 @@ func (s *Server) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchSe
 		if from, err = s.sendInitial(ctx, k, f, prefix, stream); err != nil {
 			return err
 		}
+		if req.SendInitialEvents && req.AllowBookmarks {
+			end := bookmarkAnnotated(k, from, `{"k8s.io/initial-events-end":"true"}`)
+			if err := stream.Send(&apipb.WatchEvent{Type: Bookmark, Object: end, ResourceVersion: from}); err != nil {
+				return err
+			}
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

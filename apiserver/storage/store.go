@@ -172,6 +172,41 @@ func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
 	return out, resp.Header.Revision, nil
 }
 
+// ListPage reads at most limit keys under prefix from start on (a key
+// under prefix; "" is the first), at revision rev (0: the current one),
+// for paginated and exact-revision lists. It returns the revision read
+// and whether more keys follow. A compacted rev is ErrExpired.
+func (s *Store) ListPage(ctx context.Context, prefix, start string, rev, limit int64) ([]KV, int64, bool, error) {
+	if start == "" {
+		start = prefix
+	}
+	opts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix))}
+	if limit > 0 {
+		opts = append(opts, clientv3.WithLimit(limit))
+	}
+	if rev > 0 {
+		opts = append(opts, clientv3.WithRev(rev))
+	}
+	resp, err := s.cli.Get(ctx, start, opts...)
+	if errors.Is(err, rpctypes.ErrCompacted) {
+		return nil, 0, false, fmt.Errorf("%w (revision %d)", ErrExpired, rev)
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("etcd list %s: %w", prefix, err)
+	}
+	out := make([]KV, len(resp.Kvs))
+	for i, kv := range resp.Kvs {
+		if out[i], err = s.kv(kv); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	read := resp.Header.Revision
+	if rev > 0 {
+		read = rev
+	}
+	return out, read, resp.More, nil
+}
+
 // Update replaces value at key if its revision is still expected.
 func (s *Store) Update(ctx context.Context, key string, value []byte, expected int64) (int64, error) {
 	if err := ctx.Err(); err != nil {

@@ -889,8 +889,18 @@ type ListRequest struct {
 	Namespace     string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	LabelSelector string `protobuf:"bytes,3,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
 	FieldSelector string `protobuf:"bytes,4,opt,name=field_selector,json=fieldSelector,proto3" json:"field_selector,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Pagination, as Kubernetes': at most limit items (0: all), and the
+	// continue token of the previous page; every page reads the revision of
+	// the first, so together they are one consistent list.
+	Limit    int64  `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	Continue string `protobuf:"bytes,6,opt,name=continue,proto3" json:"continue,omitempty"`
+	// 0: the current state. Otherwise with resource_version_match "Exact"
+	// the state at that revision; "NotOlderThan" (or ""): the current state,
+	// which must be at least that new.
+	ResourceVersion      int64  `protobuf:"varint,7,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	ResourceVersionMatch string `protobuf:"bytes,8,opt,name=resource_version_match,json=resourceVersionMatch,proto3" json:"resource_version_match,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *ListRequest) Reset() {
@@ -951,12 +961,42 @@ func (x *ListRequest) GetFieldSelector() string {
 	return ""
 }
 
+func (x *ListRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListRequest) GetContinue() string {
+	if x != nil {
+		return x.Continue
+	}
+	return ""
+}
+
+func (x *ListRequest) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+func (x *ListRequest) GetResourceVersionMatch() string {
+	if x != nil {
+		return x.ResourceVersionMatch
+	}
+	return ""
+}
+
 type ListResponse struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Items           [][]byte               `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
 	ResourceVersion int64                  `protobuf:"varint,2,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Set when more items follow: the next page's continue token.
+	Continue      string `protobuf:"bytes,3,opt,name=continue,proto3" json:"continue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListResponse) Reset() {
@@ -1001,6 +1041,13 @@ func (x *ListResponse) GetResourceVersion() int64 {
 		return x.ResourceVersion
 	}
 	return 0
+}
+
+func (x *ListResponse) GetContinue() string {
+	if x != nil {
+		return x.Continue
+	}
+	return ""
 }
 
 type Preconditions struct {
@@ -1150,8 +1197,12 @@ type WatchRequest struct {
 	// Events after this revision; 0 starts with ADDED events for what exists.
 	ResourceVersion int64 `protobuf:"varint,5,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
 	AllowBookmarks  bool  `protobuf:"varint,6,opt,name=allow_bookmarks,json=allowBookmarks,proto3" json:"allow_bookmarks,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// With resource_version 0 and allow_bookmarks: after the ADDED events
+	// of what exists, a BOOKMARK annotated k8s.io/initial-events-end
+	// (Kubernetes' sendInitialEvents, the streaming list client-go uses).
+	SendInitialEvents bool `protobuf:"varint,7,opt,name=send_initial_events,json=sendInitialEvents,proto3" json:"send_initial_events,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *WatchRequest) Reset() {
@@ -1222,6 +1273,13 @@ func (x *WatchRequest) GetResourceVersion() int64 {
 func (x *WatchRequest) GetAllowBookmarks() bool {
 	if x != nil {
 		return x.AllowBookmarks
+	}
+	return false
+}
+
+func (x *WatchRequest) GetSendInitialEvents() bool {
+	if x != nil {
+		return x.SendInitialEvents
 	}
 	return false
 }
@@ -1527,15 +1585,20 @@ const file_api_proto_rawDesc = "" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
-	"\vsubresource\x18\x04 \x01(\tR\vsubresource\"\x95\x01\n" +
+	"\vsubresource\x18\x04 \x01(\tR\vsubresource\"\xa8\x02\n" +
 	"\vListRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12%\n" +
 	"\x0elabel_selector\x18\x03 \x01(\tR\rlabelSelector\x12%\n" +
-	"\x0efield_selector\x18\x04 \x01(\tR\rfieldSelector\"O\n" +
+	"\x0efield_selector\x18\x04 \x01(\tR\rfieldSelector\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\x03R\x05limit\x12\x1a\n" +
+	"\bcontinue\x18\x06 \x01(\tR\bcontinue\x12)\n" +
+	"\x10resource_version\x18\a \x01(\x03R\x0fresourceVersion\x124\n" +
+	"\x16resource_version_match\x18\b \x01(\tR\x14resourceVersionMatch\"k\n" +
 	"\fListResponse\x12\x14\n" +
 	"\x05items\x18\x01 \x03(\fR\x05items\x12)\n" +
-	"\x10resource_version\x18\x02 \x01(\x03R\x0fresourceVersion\"L\n" +
+	"\x10resource_version\x18\x02 \x01(\x03R\x0fresourceVersion\x12\x1a\n" +
+	"\bcontinue\x18\x03 \x01(\tR\bcontinue\"L\n" +
 	"\rPreconditions\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12)\n" +
 	"\x10resource_version\x18\x02 \x01(\tR\x0fresourceVersion\"\xa0\x02\n" +
@@ -1546,14 +1609,15 @@ const file_api_proto_rawDesc = "" +
 	"\rpreconditions\x18\x04 \x01(\v2\x1c.kobune.api.v1.PreconditionsR\rpreconditions\x125\n" +
 	"\x14grace_period_seconds\x18\x05 \x01(\x03H\x00R\x12gracePeriodSeconds\x88\x01\x01\x12-\n" +
 	"\x12propagation_policy\x18\x06 \x01(\tR\x11propagationPolicyB\x17\n" +
-	"\x15_grace_period_seconds\"\xea\x01\n" +
+	"\x15_grace_period_seconds\"\x9a\x02\n" +
 	"\fWatchRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12%\n" +
 	"\x0elabel_selector\x18\x03 \x01(\tR\rlabelSelector\x12%\n" +
 	"\x0efield_selector\x18\x04 \x01(\tR\rfieldSelector\x12)\n" +
 	"\x10resource_version\x18\x05 \x01(\x03R\x0fresourceVersion\x12'\n" +
-	"\x0fallow_bookmarks\x18\x06 \x01(\bR\x0eallowBookmarks\"c\n" +
+	"\x0fallow_bookmarks\x18\x06 \x01(\bR\x0eallowBookmarks\x12.\n" +
+	"\x13send_initial_events\x18\a \x01(\bR\x11sendInitialEvents\"c\n" +
 	"\n" +
 	"WatchEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
