@@ -12,7 +12,7 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/... ./csi/...
 FUZZTIME      ?= 3m
 
-.PHONY: all build images test unit race lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down clean
+.PHONY: all build images test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down clean
 
 all: build
 
@@ -32,8 +32,9 @@ images:
 	@test -x /bin/busybox || { echo "busybox-static is missing: apt-get install -y busybox-static"; exit 1; }
 	$(GO) run ./deploy/images/build -out $(BIN)/images
 
-# The README's test command: formatting, vet, every test, and the race detector.
-test: lint unit race
+# The README's test command: formatting, vet, every test, the race
+# detector, and the compatibility suite with the real kubectl and client-go.
+test: lint unit race compat
 
 lint: fmt-check vet
 
@@ -44,6 +45,8 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	cd test/compat && $(GO) vet ./...
+	cd tools/k8sapi && $(GO) vet ./...
 
 # The end-to-end package runs real nodes one test after another (over
 # ten minutes as root): past go test's default 10-minute limit.
@@ -52,6 +55,13 @@ unit:
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# test/compat is its own Go module (Kubernetes' libraries stay out of
+# Kobune's): it builds the real kubectl from k8s.io/kubectl and runs it,
+# and client-go, against in-process clusters. The first run downloads the
+# k8s.io modules and compiles kubectl (minutes on 2 cores).
+compat:
+	cd test/compat && $(GO) test -count=1 -timeout 20m ./...
 
 # Regenerate api/k8sapi/types.json, Kubernetes' own field set, from the
 # k8s.io/api version pinned in tools/k8sapi/go.mod (its own module: Kobune's

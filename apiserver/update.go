@@ -32,7 +32,6 @@ func (s *Server) updateRequest(ctx context.Context, req *apipb.UpdateRequest, st
 		return nil, err
 	}
 	if statusOnly {
-		warnings = nil // status fields are the writer's business
 		if !k.HasStatus {
 			return nil, status.Errorf(codes.InvalidArgument, "%s has no status subresource", k.Kind)
 		}

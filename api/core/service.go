@@ -73,8 +73,26 @@ type ServicePort struct {
 	NodePort   int32            `json:"nodePort,omitempty"`
 }
 
-// ServiceStatus is reserved (load balancers are not supported).
-type ServiceStatus struct{}
+// ServiceStatus is what is observed of a Service.
+type ServiceStatus struct {
+	// LoadBalancer is where a load balancer outside the cluster (none in
+	// Kobune: Services of type LoadBalancer are not served) or a
+	// controller says the Service is reachable; the API stores what its
+	// writer sets.
+	LoadBalancer LoadBalancerStatus `json:"loadBalancer,omitzero"`
+}
+
+// LoadBalancerStatus lists the addresses of a load balancer (Services',
+// and Ingresses' status).
+type LoadBalancerStatus struct {
+	Ingress []LoadBalancerIngress `json:"ingress,omitempty"`
+}
+
+// LoadBalancerIngress is one address of a load balancer.
+type LoadBalancerIngress struct {
+	IP       string `json:"ip,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+}
 
 // Endpoints lists the ready and not-ready addresses behind a service.
 type Endpoints struct {

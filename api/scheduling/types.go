@@ -12,7 +12,7 @@ type PriorityClass struct {
 	meta.TypeMeta    `json:",inline"`
 	meta.ObjectMeta  `json:"metadata"`
 	Value            int32   `json:"value"`
-	GlobalDefault    bool    `json:"globalDefault,omitempty"`
+	GlobalDefault    bool    `json:"globalDefault,omitempty" kobune:"unsupported"` // pods that name no class get priority 0 (docs/differences.md)
 	Description      string  `json:"description,omitempty"`
 	PreemptionPolicy *string `json:"preemptionPolicy,omitempty"`
 }

@@ -12,6 +12,9 @@ var actedOnGenerically = map[string]string{
 	"meta.LabelSelector.matchExpressions":       "selector.FromLabelSelector (api/selector), used by every controller",
 	"core.PersistentVolumeSpec.volumeMode":      "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolume)",
 	"core.PersistentVolumeClaimSpec.volumeMode": "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolumeClaim)",
+	"core.Event.eventTime":                      "the LAST SEEN column of events when lastTimestamp is unset (api/printers, shared by kobectl and the API server's Tables)",
+	"core.ServiceStatus.loadBalancer":           "status a controller writes and clients read (an ingress controller, a client-go controller: test/compat); the API stores it",
+	"core.LoadBalancerStatus.ingress":           "status a controller writes and clients read; the API stores it",
 }
 
 // usedAnyway lists unsupported-tagged fields whose Go name another type's
