@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
@@ -109,6 +110,13 @@ func (s *Server) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_Pod
 		Follow: req.Follow, TailLines: req.TailLines, Previous: req.Previous})
 	if err != nil {
 		return err
+	}
+	if req.Follow {
+		// Followed logs may be quiet for long: the client hears at once
+		// that the stream is open (REST answers its headers).
+		if err := stream.SendHeader(metadata.MD{}); err != nil {
+			return err
+		}
 	}
 	for {
 		c, err := logs.Recv()

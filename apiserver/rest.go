@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -285,6 +286,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		// only its replicas (and its resourceVersion, a precondition).
 		r.Header.Set("Content-Type", patch.MergePatchType)
 		s.restPatch(ctx, w, r, &t)
+	case r.Method == http.MethodGet && t.resource == "pods" && t.sub == "log":
+		s.restLogs(ctx, w, r, &t)
 	case r.Method == http.MethodPost && t.name == "":
 		s.restCreate(ctx, w, r, &t, t.resource)
 	case r.Method == http.MethodPost && t.resource == "serviceaccounts" && t.sub == "token":
@@ -578,6 +581,70 @@ func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	resp, err := s.invoke(ctx, "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
 		Subresource: t.sub, FieldValidation: r.URL.Query().Get("fieldValidation"), DryRun: dry})
 	respond(w, http.StatusOK, resp, err, t)
+}
+
+// restLogs serves pods/log: the container's output as text/plain,
+// streamed as it comes with follow=true.
+func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	for _, p := range []string{"timestamps", "sinceSeconds", "sinceTime"} {
+		if v := q.Get(p); v != "" && v != "false" {
+			writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", p+": not supported by kobune: container logs are kept as the program wrote them, without times"), t)
+			return
+		}
+	}
+	req := &apipb.PodLogsRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), Follow: q.Get("follow") == "true", Previous: q.Get("previous") == "true"}
+	var limit int64 = -1
+	for name, dst := range map[string]*int64{"tailLines": &req.TailLines, "limitBytes": &limit} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || name == "limitBytes" && n == 0 {
+				writeError(w, invalid("%s: Invalid value: %q: must be a positive integer", name, v), t)
+				return
+			}
+			*dst = n
+		}
+	}
+	flusher, _ := w.(http.Flusher)
+	started := false
+	start := func() {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusOK)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+	errLimit := errors.New("limitBytes reached")
+	err := s.invokeStream(ctx, "PodLogs", req, func(m any) error {
+		start()
+		data := m.(*apipb.LogChunk).Data
+		if limit >= 0 && int64(len(data)) > limit {
+			data = data[:limit]
+		}
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if limit >= 0 {
+			if limit -= int64(len(data)); limit == 0 {
+				return errLimit
+			}
+		}
+		return nil
+	}, start)
+	switch {
+	case err == nil || errors.Is(err, errLimit) || ctx.Err() != nil:
+		start()
+	case !started:
+		writeError(w, err, t)
+	default:
+		fmt.Fprintf(w, "\nerror: %s\n", status.Convert(err).Message()) // the stream broke after the headers went out
+	}
 }
 
 // deleteOptionsBody is metav1.DeleteOptions as clients send it.

@@ -83,6 +83,9 @@ func discoveryGroups() []*discoveryGroup {
 		if scalable[k.Resource] {
 			g.resources = append(g.resources, apiResource{Name: k.Resource + "/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}})
 		}
+		if k.Resource == "pods" {
+			g.resources = append(g.resources, apiResource{Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: []string{"get"}})
+		}
 		if k.Resource == "serviceaccounts" {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})
 		}

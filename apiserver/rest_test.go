@@ -407,3 +407,20 @@ func TestRESTPaginationIsOneConsistentList(t *testing.T) {
 		t.Fatalf("bad continue: %d %s", code, b)
 	}
 }
+
+// TestRESTPodLogsRefusesWhatItCannotServe: pods/log names a missing pod
+// as Kubernetes does and refuses, with the reason, the options whose data
+// Kobune does not keep (the lab's e2e tests read real logs).
+func TestRESTPodLogsRefusesWhatItCannotServe(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	if code, _, b := c.do("GET", "/api/v1/namespaces/default/pods/nope/log", "", ""); code != 404 || decodeJSON(t, b)["reason"] != "NotFound" {
+		t.Fatalf("logs of a missing pod: %d %s", code, b)
+	}
+	if code, _, b := c.do("GET", "/api/v1/namespaces/default/pods/nope/log?timestamps=true", "", ""); code != 400 || !strings.Contains(string(b), "timestamps: not supported by kobune") {
+		t.Fatalf("logs with timestamps: %d %s", code, b)
+	}
+	if code, _, b := c.do("GET", "/api/v1/namespaces/default/pods/nope/log?tailLines=x", "", ""); code != 422 {
+		t.Fatalf("logs with a bad tailLines: %d %s", code, b)
+	}
+}

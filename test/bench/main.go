@@ -44,7 +44,8 @@ func main() {
 	watchers := flag.Int("watchers", 100, "watchers in the latency run (0: skip it)")
 	events := flag.Int("events", 300, "objects created in the latency run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the API create runs to this file")
-	parts := flag.String("only", "api,security,scheduler,build", "which benchmarks to run: api, security, scheduler, build (comma-separated)")
+	parts := flag.String("only", "api,security,rest,scheduler,build", "which benchmarks to run: api, security, rest, scheduler, build (comma-separated)")
+	restCreates := flag.Int("rest-creates", 12000, "pod creates on each side (etcd, gRPC, REST) of the REST benchmark (16 clients)")
 	securityCreates := flag.Int("security-creates", 12000, "pod creates on each side of the security benchmark (16 clients)")
 	schedNodes := flag.String("scheduler-nodes", "1000,5000", "node counts for the scheduler benchmark")
 	schedPods := flag.Int("scheduler-pods", 10000, "measured pods per scheduler run")
@@ -64,6 +65,9 @@ func main() {
 	}
 	if strings.Contains(*parts, "security") {
 		report += securityBench(dir, *securityCreates, 20) + "\n"
+	}
+	if strings.Contains(*parts, "rest") {
+		report += restBench(dir, *restCreates, 20) + "\n"
 	}
 	if strings.Contains(*parts, "scheduler") {
 		var counts []int
