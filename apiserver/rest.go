@@ -290,6 +290,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restLogs(ctx, w, r, &t)
 	case r.Method == http.MethodPost && t.name == "":
 		s.restCreate(ctx, w, r, &t, t.resource)
+	case r.Method == http.MethodPost && t.resource == "pods" && t.sub == "binding":
+		s.restBind(ctx, w, r, &t)
+	case r.Method == http.MethodDelete && t.name == "" && t.kind != nil:
+		s.restDeleteCollection(ctx, w, r, &t)
 	case r.Method == http.MethodPost && t.resource == "serviceaccounts" && t.sub == "token":
 		s.restCreate(ctx, w, r, &t, client.TokenSubresource)
 	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status"):
@@ -645,6 +649,74 @@ func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Re
 	default:
 		fmt.Fprintf(w, "\nerror: %s\n", status.Convert(err).Message()) // the stream broke after the headers went out
 	}
+}
+
+// restBind serves pods/binding (a Binding: the scheduler's verb, which
+// client-go schedulers use).
+func (s *Server) restBind(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	var b struct {
+		Metadata struct {
+			Name        string            `json:"name"`
+			UID         string            `json:"uid"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Target struct {
+			Kind, Name string
+		} `json:"target"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		writeError(w, invalid("Binding: %v", err), t)
+		return
+	}
+	if b.Metadata.Name != "" && b.Metadata.Name != t.name {
+		writeError(w, invalid("metadata.name: Invalid value: %q: does not match the pod (%q)", b.Metadata.Name, t.name), t)
+		return
+	}
+	if b.Target.Kind != "" && b.Target.Kind != "Node" {
+		writeError(w, invalid("target.kind: Unsupported value: %q: supported values: \"Node\"", b.Target.Kind), t)
+		return
+	}
+	if _, err := s.invoke(ctx, "Bind", &apipb.BindRequest{Namespace: t.namespace, Name: t.name, NodeName: b.Target.Name, Uid: b.Metadata.UID, Annotations: b.Metadata.Annotations}); err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeObject(w, http.StatusCreated, restStatus{Kind: "Status", APIVersion: "v1", Status: "Success", Code: http.StatusCreated})
+}
+
+// restDeleteCollection serves DELETE on a collection: each object the
+// selectors match is deleted through the Delete RPC (so each deletion is
+// authorized, admitted and finalized as a single one would be; Kubernetes
+// authorizes the deletecollection verb once instead).
+func (s *Server) restDeleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	resp, err := s.invoke(ctx, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")})
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	list := resp.(*apipb.ListResponse)
+	for _, it := range list.Items {
+		var m struct {
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(it, &m); err != nil {
+			writeError(w, status.Errorf(codes.Internal, "decode: %v", err), t)
+			return
+		}
+		_, err := s.invoke(ctx, "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name})
+		if err != nil && status.Code(err) != codes.NotFound {
+			writeError(w, err, t)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", contentJSON)
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d"},"items":[]}`+"\n", t.kind.Kind+"List", t.kind.APIVersion, list.ResourceVersion)
 }
 
 // deleteOptionsBody is metav1.DeleteOptions as clients send it.

@@ -52,7 +52,7 @@ var allCategory = map[string]bool{"pods": true, "services": true, "deployments":
 	"statefulsets": true, "daemonsets": true, "jobs": true, "cronjobs": true}
 
 // resourceVerbs are the verbs the REST API serves on every stored kind.
-var resourceVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+var resourceVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 // discoveryGroups is every served group version with its resources,
 // core first, then the groups by name.
@@ -84,7 +84,8 @@ func discoveryGroups() []*discoveryGroup {
 			g.resources = append(g.resources, apiResource{Name: k.Resource + "/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}})
 		}
 		if k.Resource == "pods" {
-			g.resources = append(g.resources, apiResource{Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: []string{"get"}})
+			g.resources = append(g.resources, apiResource{Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: []string{"get"}},
+				apiResource{Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}})
 		}
 		if k.Resource == "serviceaccounts" {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})

@@ -277,3 +277,48 @@ func TestClientGoPagerReturnsEveryObjectOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestClientGoSchedulerBindsAndDeletesCollections: a scheduler written
+// with client-go binds a pod that names it (pods/binding), the pod then
+// runs on that node, and DeleteCollection removes exactly the pods a
+// selector matches.
+func TestClientGoSchedulerBindsAndDeletesCollections(t *testing.T) {
+	s := newSession(t, 1)
+	cs := clientset(t, s, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mustCreateNamespace(t, cs, "b")
+	pods := cs.CoreV1().Pods("b")
+	for i, sched := range []string{"compat-scheduler", "default-scheduler", "default-scheduler"} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%d", i), Labels: map[string]string{"by": sched}},
+			Spec: corev1.PodSpec{SchedulerName: sched, Containers: []corev1.Container{{Name: "app", Image: "kobune.local/labapp:1.0"}}}}
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := pods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p-0"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("bind: %v", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		p, err := pods.Get(ctx, "p-0", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName == "node-1" && p.Status.Phase == corev1.PodRunning, err
+	})
+	if err != nil {
+		t.Fatalf("the bound pod does not run on node-1: %v", err)
+	}
+	if err := pods.Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p-0"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}, metav1.CreateOptions{}); !apierrors.IsConflict(err) && !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) {
+		t.Errorf("binding a bound pod again: %v, want a refusal", err)
+	}
+	zero := int64(0)
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: "by=default-scheduler"}); err != nil {
+		t.Fatalf("delete collection: %v", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		l, err := pods.List(ctx, metav1.ListOptions{})
+		return err == nil && len(l.Items) == 1 && l.Items[0].Name == "p-0", err
+	})
+	if err != nil {
+		t.Fatalf("after deleting the default-scheduler pods: %v", err)
+	}
+}
