@@ -55,6 +55,10 @@ func (s *Server) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.Obj
 	} else if ns == "" {
 		ns = "default"
 	}
+	if req.PatchType == patch.ApplyPatchType {
+		return s.apply(ctx, k, ns, req)
+	}
+	ctx = withFieldManager(ctx, req.FieldManager, false)
 	kt, _ := k8sapi.ForKind(k.APIVersion, k.Kind)
 	namesRevision := bytes.Contains(req.Patch, []byte(`"resourceVersion"`))
 	for attempt := 1; ; attempt++ {

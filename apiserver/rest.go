@@ -548,7 +548,7 @@ func (s *Server) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.
 		method = "UpdateStatus"
 	}
 	resp, err := s.invoke(ctx, method, &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: body,
-		FieldValidation: q.Get("fieldValidation"), DryRun: dry})
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")})
 	respond(w, http.StatusOK, resp, err, t)
 }
 
@@ -567,11 +567,7 @@ func respond(w http.ResponseWriter, code int, resp any, err error, t *restTarget
 func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
-	case patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType:
-	case patch.ApplyPatchType:
-		writeError(w, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-			"server-side apply (application/apply-patch+yaml) is not supported by kobune yet: use client-side apply (kubectl apply without --server-side)"), t)
-		return
+	case patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType, patch.ApplyPatchType:
 	default:
 		writeError(w, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
 			fmt.Sprintf("PATCH needs the patch type as its Content-Type: %s, %s or %s (not %q)", patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType, mt)), t)
@@ -582,8 +578,18 @@ func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.R
 		writeError(w, err, t)
 		return
 	}
+	q := r.URL.Query()
+	force := false
+	switch v := q.Get("force"); v {
+	case "", "false":
+	case "true":
+		force = true
+	default:
+		writeError(w, invalid("force: Invalid value: %q: must be true or false", v), t)
+		return
+	}
 	resp, err := s.invoke(ctx, "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
-		Subresource: t.sub, FieldValidation: r.URL.Query().Get("fieldValidation"), DryRun: dry})
+		Subresource: t.sub, FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager"), Force: force})
 	respond(w, http.StatusOK, resp, err, t)
 }
 

@@ -424,3 +424,37 @@ func TestRESTPodLogsRefusesWhatItCannotServe(t *testing.T) {
 		t.Fatalf("logs with a bad tailLines: %d %s", code, b)
 	}
 }
+
+// TestRESTServerSideApply: an apply creates, owns what it applied
+// (managedFields), conflicts with another manager's change to a field it
+// sets — as kube-apiserver reports it, 409 — takes it with force, and
+// removes what it no longer applies.
+func TestRESTServerSideApply(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	cfg := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  labels: {team: a, tier: web}\ndata:\n  mode: fast\n  size: \"3\"\n"
+	path := "/api/v1/namespaces/default/configmaps/app"
+	apply := func(body, query string) (int, []byte) {
+		code, _, b := c.do("PATCH", path+"?fieldManager=kubectl"+query, "", body, "Content-Type", "application/apply-patch+yaml")
+		return code, b
+	}
+	if code, b := apply(cfg, ""); code != 200 && code != 201 || !strings.Contains(string(b), `"manager":"kubectl","operation":"Apply"`) {
+		t.Fatalf("apply that creates: %d %s", code, b)
+	}
+	// Another writer changes a field the apply owns.
+	code, _, b := c.do("PATCH", path+"?fieldManager=tuner", "", `{"data":{"size":"5"}}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"manager":"tuner","operation":"Update"`) {
+		t.Fatalf("merge patch by another manager: %d %s", code, b)
+	}
+	if code, b := apply(cfg, ""); code != 409 || !strings.Contains(string(b), `Apply failed with 1 conflict: conflict with \"tuner\" using v1: .data.size`) {
+		t.Fatalf("apply over another manager's field: %d %s", code, b)
+	}
+	less := strings.Replace(cfg, ", tier: web", "", 1)
+	code, b = apply(less, "&force=true")
+	if code != 200 || !strings.Contains(string(b), `"size":"3"`) || strings.Contains(string(b), `"tier"`) || strings.Contains(string(b), `"manager":"tuner"`) {
+		t.Fatalf("forced apply without the tier label: %d %s", code, b)
+	}
+	if code, _, b := c.do("PATCH", path, "", cfg, "Content-Type", "application/apply-patch+yaml"); code != 422 {
+		t.Fatalf("apply without a fieldManager: %d %s", code, b)
+	}
+}

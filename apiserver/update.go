@@ -36,7 +36,7 @@ func (s *Server) updateRequest(ctx context.Context, req *apipb.UpdateRequest, st
 			return nil, status.Errorf(codes.InvalidArgument, "%s has no status subresource", k.Kind)
 		}
 	}
-	ctx, admitted := admission.WithWarnings(ctx)
+	ctx, admitted := admission.WithWarnings(withFieldManager(ctx, req.FieldManager, false))
 	b, err := s.update(ctx, k, o, statusOnly, req.DryRun)
 	if err != nil {
 		return nil, err
@@ -110,6 +110,9 @@ func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Ob
 			newObj.GetObjectMeta().Generation = old.GetObjectMeta().Generation + 1
 		}
 	}
+	if err := trackFields(ctx, k, old, newObj, statusOnly); err != nil {
+		return nil, err
+	}
 	b, err := encodeForStorage(newObj)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "encode %s: %v", k.Kind, err)
@@ -173,6 +176,9 @@ func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Obj
 	}
 	if m.GenerateName == "" {
 		m.GenerateName = om.GenerateName
+	}
+	if m.ManagedFields == nil {
+		m.ManagedFields = om.ManagedFields // the server's record: kept unless the writer sends its own
 	}
 	return out, nil
 }

@@ -64,6 +64,34 @@ func (r *Resource) updateRequest(namespace string, obj []byte, opts WriteOptions
 		FieldValidation: opts.FieldValidation, DryRun: opts.DryRun}
 }
 
+// PatchOptions are the options of a patch.
+type PatchOptions struct {
+	WriteOptions
+	// Subresource is "", "status" or "scale".
+	Subresource string
+	// FieldManager names the writer; it is required for an apply
+	// (ApplyPatch), and Force takes fields other managers own.
+	FieldManager string
+	Force        bool
+}
+
+// Patch types (Kubernetes' PATCH Content-Types).
+const (
+	JSONPatch           = "application/json-patch+json"
+	MergePatch          = "application/merge-patch+json"
+	StrategicMergePatch = "application/strategic-merge-patch+json"
+	// ApplyPatch is server-side apply: the patch is the whole applied
+	// configuration, as JSON.
+	ApplyPatch = "application/apply-patch+yaml"
+)
+
+// Patch applies a patch of the given type to an object on the server.
+func (r *Resource) Patch(ctx context.Context, namespace, name, patchType string, patch []byte, opts PatchOptions) (Written, error) {
+	resp, err := r.c.API.Patch(ctx, &apipb.PatchRequest{Resource: r.Kind.Resource, Namespace: namespace, Name: name, PatchType: patchType,
+		Patch: patch, Subresource: opts.Subresource, FieldValidation: opts.FieldValidation, DryRun: opts.DryRun, FieldManager: opts.FieldManager, Force: opts.Force})
+	return written(resp, err)
+}
+
 func written(resp *apipb.ObjectResponse, err error) (Written, error) {
 	if err != nil {
 		return Written{}, err

@@ -26,6 +26,9 @@ type writeFlags struct {
 	strict   bool
 	validate string
 	dryRun   bool
+	// serverSide applies with server-side apply (apply only).
+	serverSide, forceConflicts bool
+	fieldManager               string
 	// heard are the warnings the server gave for the manifest being
 	// written (admission's, such as Pod Security's); forEachManifest
 	// prints those kobectl has not printed itself.
@@ -56,12 +59,31 @@ func newApplyCommand(o *Options) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
+				if f.serverSide {
+					return serverSideApply(ctx, c, m, &f)
+				}
 				return applyOne(ctx, c, m, &f)
 			})
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&f.serverSide, "server-side", false, "server-side apply: the API server merges and records who owns each field (metadata.managedFields)")
+	cmd.Flags().BoolVar(&f.forceConflicts, "force-conflicts", false, "with --server-side, take fields other managers own instead of failing")
+	cmd.Flags().StringVar(&f.fieldManager, "field-manager", "kobectl", "with --server-side, the name this apply owns its fields under")
 	return cmd
+}
+
+// serverSideApply sends the manifest as written to the server, which
+// merges it (apiserver/apply.go).
+func serverSideApply(ctx context.Context, c *client.Client, m manifest, f *writeFlags) (string, error) {
+	md := m.Object.GetObjectMeta()
+	w, err := c.Resource(m.Kind).Patch(ctx, md.Namespace, md.Name, client.ApplyPatch, m.Applied,
+		client.PatchOptions{WriteOptions: f.writeOptions(), FieldManager: f.fieldManager, Force: f.forceConflicts})
+	f.hear(w)
+	if client.IsConflict(err) {
+		return "", fmt.Errorf("%w\nThe fields above have other managers: apply with --force-conflicts to take them, or leave them out of this manifest", err)
+	}
+	return "serverside-applied", err
 }
 
 func newCreateCommand(o *Options) *cobra.Command {

@@ -22,6 +22,9 @@ type getFlags struct {
 	fieldSelector string
 	allNamespaces bool
 	watch         bool
+	// showManagedFields keeps metadata.managedFields in yaml and json
+	// (kubectl hides them too unless asked).
+	showManagedFields bool
 }
 
 func newGetCommand(o *Options) *cobra.Command {
@@ -39,6 +42,7 @@ func newGetCommand(o *Options) *cobra.Command {
 	cmd.Flags().StringVar(&f.fieldSelector, "field-selector", "", "field selector, e.g. spec.nodeName=node-1")
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, watch for changes")
+	cmd.Flags().BoolVar(&f.showManagedFields, "show-managed-fields", false, "keep metadata.managedFields (server-side apply's record of who owns which field) in yaml and json")
 	return cmd
 }
 
@@ -92,7 +96,7 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced}
+	p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced, managedFields: f.showManagedFields}
 	if len(objs) == 0 && len(names) == 0 && (f.output == "" || f.output == "wide") && !f.watch {
 		o.noResources(ns)
 		return nil
@@ -184,14 +188,14 @@ func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []strin
 		if printed && f.output != "name" {
 			fmt.Fprintln(o.Out)
 		}
-		p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced, withKind: true}
+		p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced, withKind: true, managedFields: f.showManagedFields}
 		if err := p.print(objs, false); err != nil {
 			return err
 		}
 		printed = true
 	}
 	if f.output == "json" || f.output == "yaml" {
-		return (&printer{out: o.Out, kind: kinds[0], format: f.output}).print(all, false)
+		return (&printer{out: o.Out, kind: kinds[0], format: f.output, managedFields: f.showManagedFields}).print(all, false)
 	}
 	if !printed {
 		ns := ""
@@ -240,6 +244,8 @@ type printer struct {
 	// withKind names each row kind/name (a get of several kinds).
 	withKind bool
 	noHeader bool
+	// managedFields keeps metadata.managedFields in yaml and json.
+	managedFields bool
 }
 
 func (p *printer) print(objs []meta.Object, single bool) error {
@@ -250,6 +256,11 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 		}
 		return nil
 	case "json", "yaml":
+		if !p.managedFields {
+			for _, o := range objs {
+				o.GetObjectMeta().ManagedFields = nil
+			}
+		}
 		var v any = objs
 		if single && len(objs) == 1 {
 			v = objs[0]

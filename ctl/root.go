@@ -64,7 +64,8 @@ func NewCommand(o *Options) *cobra.Command {
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
 		newLogsCommand(o), newExecCommand(o),
-		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o),
+		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newPatchCommand(o),
+		newCordonCommand(o, true), newCordonCommand(o, false),
 		newAPIResourcesCommand(o), newVersionCommand(o),
 		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
 	)

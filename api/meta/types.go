@@ -1,5 +1,7 @@
 package meta
 
+import "encoding/json"
+
 // Object is implemented by every API kind. Kinds get it for free by embedding
 // TypeMeta and ObjectMeta.
 type Object interface {
@@ -31,6 +33,22 @@ type ObjectMeta struct {
 	Annotations                map[string]string `json:"annotations,omitempty"`
 	OwnerReferences            []OwnerReference  `json:"ownerReferences,omitempty"`
 	Finalizers                 []string          `json:"finalizers,omitempty"`
+	// ManagedFields says which manager owns which fields (server-side
+	// apply; api/fieldmanager). The API server keeps it: an update that
+	// does not send it leaves it as stored.
+	ManagedFields []ManagedFieldsEntry `json:"managedFields,omitempty"`
+}
+
+// ManagedFieldsEntry is one manager's fields, for one operation (Apply or
+// Update) and subresource; FieldsV1 is the set of fields as a tree.
+type ManagedFieldsEntry struct {
+	Manager     string          `json:"manager,omitempty"`
+	Operation   string          `json:"operation,omitempty"`
+	APIVersion  string          `json:"apiVersion,omitempty"`
+	Time        *Time           `json:"time,omitempty"`
+	FieldsType  string          `json:"fieldsType,omitempty"`
+	FieldsV1    json.RawMessage `json:"fieldsV1,omitempty"`
+	Subresource string          `json:"subresource,omitempty"`
 }
 
 // GetObjectMeta returns the metadata itself, so embedding types satisfy Object.

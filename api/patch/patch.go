@@ -23,7 +23,9 @@ const (
 	JSONPatchType           = "application/json-patch+json"
 	MergePatchType          = "application/merge-patch+json"
 	StrategicMergePatchType = "application/strategic-merge-patch+json"
-	ApplyPatchType          = "application/apply-patch+yaml"
+	// ApplyPatchType is server-side apply, which api/fieldmanager merges
+	// (Apply here refuses it).
+	ApplyPatchType = "application/apply-patch+yaml"
 )
 
 // Apply applies a patch of the given type to original (a JSON object).

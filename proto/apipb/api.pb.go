@@ -587,8 +587,11 @@ type UpdateRequest struct {
 	Object          []byte                 `protobuf:"bytes,3,opt,name=object,proto3" json:"object,omitempty"`
 	FieldValidation string                 `protobuf:"bytes,4,opt,name=field_validation,json=fieldValidation,proto3" json:"field_validation,omitempty"`
 	DryRun          bool                   `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Who writes, for the managedFields of objects under server-side apply
+	// ("": the first word of the caller's user agent).
+	FieldManager  string `protobuf:"bytes,6,opt,name=field_manager,json=fieldManager,proto3" json:"field_manager,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateRequest) Reset() {
@@ -656,6 +659,13 @@ func (x *UpdateRequest) GetDryRun() bool {
 	return false
 }
 
+func (x *UpdateRequest) GetFieldManager() string {
+	if x != nil {
+		return x.FieldManager
+	}
+	return ""
+}
+
 type PatchRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Resource  string                 `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
@@ -670,8 +680,14 @@ type PatchRequest struct {
 	Subresource     string `protobuf:"bytes,6,opt,name=subresource,proto3" json:"subresource,omitempty"`
 	FieldValidation string `protobuf:"bytes,7,opt,name=field_validation,json=fieldValidation,proto3" json:"field_validation,omitempty"`
 	DryRun          bool   `protobuf:"varint,8,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Who writes (Kubernetes' fieldManager): required for an apply
+	// (patch_type application/apply-patch+yaml: server-side apply, which
+	// creates the object if it does not exist); force takes fields other
+	// managers own instead of failing with a conflict.
+	FieldManager  string `protobuf:"bytes,9,opt,name=field_manager,json=fieldManager,proto3" json:"field_manager,omitempty"`
+	Force         bool   `protobuf:"varint,10,opt,name=force,proto3" json:"force,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PatchRequest) Reset() {
@@ -756,6 +772,20 @@ func (x *PatchRequest) GetFieldValidation() string {
 func (x *PatchRequest) GetDryRun() bool {
 	if x != nil {
 		return x.DryRun
+	}
+	return false
+}
+
+func (x *PatchRequest) GetFieldManager() string {
+	if x != nil {
+		return x.FieldManager
+	}
+	return ""
+}
+
+func (x *PatchRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
 	}
 	return false
 }
@@ -1560,13 +1590,14 @@ const file_api_proto_rawDesc = "" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x16\n" +
 	"\x06object\x18\x03 \x01(\fR\x06object\x12)\n" +
 	"\x10field_validation\x18\x04 \x01(\tR\x0ffieldValidation\x12\x17\n" +
-	"\adry_run\x18\x05 \x01(\bR\x06dryRun\"\xa5\x01\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun\"\xca\x01\n" +
 	"\rUpdateRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x16\n" +
 	"\x06object\x18\x03 \x01(\fR\x06object\x12)\n" +
 	"\x10field_validation\x18\x04 \x01(\tR\x0ffieldValidation\x12\x17\n" +
-	"\adry_run\x18\x05 \x01(\bR\x06dryRun\"\xf7\x01\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun\x12#\n" +
+	"\rfield_manager\x18\x06 \x01(\tR\ffieldManager\"\xb2\x02\n" +
 	"\fPatchRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -1576,7 +1607,10 @@ const file_api_proto_rawDesc = "" +
 	"\x05patch\x18\x05 \x01(\fR\x05patch\x12 \n" +
 	"\vsubresource\x18\x06 \x01(\tR\vsubresource\x12)\n" +
 	"\x10field_validation\x18\a \x01(\tR\x0ffieldValidation\x12\x17\n" +
-	"\adry_run\x18\b \x01(\bR\x06dryRun\"D\n" +
+	"\adry_run\x18\b \x01(\bR\x06dryRun\x12#\n" +
+	"\rfield_manager\x18\t \x01(\tR\ffieldManager\x12\x14\n" +
+	"\x05force\x18\n" +
+	" \x01(\bR\x05force\"D\n" +
 	"\x0eObjectResponse\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\fR\x06object\x12\x1a\n" +
 	"\bwarnings\x18\x02 \x03(\tR\bwarnings\"|\n" +

@@ -238,6 +238,21 @@ func TestKubectlSession(t *testing.T) {
 		t.Errorf("get missing: %d %q", r.code, r.stderr)
 	}
 
+	// Server-side apply: create, a conflict with another manager's change,
+	// and the conflict taken with --force-conflicts.
+	ssa := filepath.Join(dir, "ssa.yaml")
+	_ = os.WriteFile(ssa, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tuning, namespace: shop}\ndata: {size: \"3\"}\n"), 0o644)
+	s.expect([]string{"apply", "--server-side", "-f", ssa}, "configmap/tuning serverside-applied")
+	s.expect([]string{"patch", "cm", "tuning", "-n", "shop", "--type=merge", "-p", `{"data":{"size":"5"}}`}, "configmap/tuning patched")
+	if r := s.run("", "apply", "--server-side", "-f", ssa); r.code == 0 || !strings.Contains(r.stderr, `conflict with "kubectl-patch"`) || !strings.Contains(r.stderr, ".data.size") {
+		t.Errorf("server-side apply over another manager's field: exit %d\n%s", r.code, r.stderr)
+	}
+	s.expect([]string{"apply", "--server-side", "--force-conflicts", "-f", ssa}, "configmap/tuning serverside-applied")
+	if out := s.ok("", "get", "cm", "tuning", "-n", "shop", "-o", "jsonpath={.data.size}"); out != "3" {
+		t.Errorf("after a forced server-side apply: %q", out)
+	}
+	s.expect([]string{"get", "cm", "tuning", "-n", "shop", "-o", "yaml", "--show-managed-fields"}, "manager: kubectl", "operation: Apply")
+
 	s.expect([]string{"delete", "deployment", "web", "-n", "shop"}, `deployment.apps "web" deleted`)
 	// The namespace goes first in the file, and its contents with it (the
 	// API server empties a namespace at once, sooner than Kubernetes'

@@ -1,0 +1,227 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/fieldmanager"
+	"github.com/kobune/kobune/api/k8sapi"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// Server-side apply (kubectl apply --server-side): a Patch of type
+// application/apply-patch+yaml with a fieldManager. api/fieldmanager does
+// the merge and the bookkeeping in metadata.managedFields; the result is
+// stored as a create (the object did not exist) or an update would be, with
+// the same admission and validation.
+//
+// managedFields are kept only for objects an apply has touched: once an
+// object has them, every later write records its manager's changes
+// (Update entries), so that a controller's change to a field the user
+// applied shows as the conflict Kubernetes reports. Objects that were
+// never applied carry none, and writes to them pay nothing for it (in
+// Kubernetes every write of every object is tracked).
+
+type fieldManagerKey struct{}
+
+type fieldManagerInfo struct {
+	name     string
+	applying bool
+}
+
+// withFieldManager says who writes, for the managedFields of tracked
+// objects: the request's fieldManager, else the first word of its user
+// agent (as Kubernetes does).
+func withFieldManager(ctx context.Context, name string, applying bool) context.Context {
+	if name == "" {
+		name = "unknown"
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			if ua := md.Get("user-agent"); len(ua) > 0 && ua[0] != "" {
+				name = strings.FieldsFunc(ua[0], func(r rune) bool { return r == '/' || r == ' ' })[0]
+			}
+		}
+	}
+	return context.WithValue(ctx, fieldManagerKey{}, fieldManagerInfo{name: name, applying: applying})
+}
+
+// trackFields records an update's changes in the new object's
+// managedFields when the object is tracked (an apply made it so).
+func trackFields(ctx context.Context, k *scheme.Kind, old, updated meta.Object, statusOnly bool) error {
+	fm, _ := ctx.Value(fieldManagerKey{}).(fieldManagerInfo)
+	if fm.applying || len(updated.GetObjectMeta().ManagedFields) == 0 {
+		return nil
+	}
+	if fm.name == "" {
+		fm = withFieldManager(ctx, "", false).Value(fieldManagerKey{}).(fieldManagerInfo)
+	}
+	entries, err := entriesOf(updated.GetObjectMeta().ManagedFields)
+	if err != nil {
+		return err
+	}
+	oldMap, err := toMap(old)
+	if err != nil {
+		return err
+	}
+	newMap, err := toMap(updated)
+	if err != nil {
+		return err
+	}
+	kt, _ := k8sapi.ForKind(k.APIVersion, k.Kind)
+	sub := ""
+	if statusOnly {
+		sub = "status"
+	}
+	out := fieldmanager.Update(oldMap, newMap, entries, fm.name, sub, kt, k.APIVersion, meta.Now().UTC().Format(time.RFC3339))
+	mf, err := managedFieldsOf(out)
+	if err != nil {
+		return err
+	}
+	updated.GetObjectMeta().ManagedFields = mf
+	return nil
+}
+
+func toMap(o any) (map[string]any, error) {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encode: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, status.Errorf(codes.Internal, "decode: %v", err)
+	}
+	return m, nil
+}
+
+func entriesOf(mf []meta.ManagedFieldsEntry) ([]fieldmanager.Entry, error) {
+	var out []fieldmanager.Entry
+	b, _ := json.Marshal(mf)
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, invalid("metadata.managedFields: Invalid value: %v", err)
+	}
+	return out, nil
+}
+
+func managedFieldsOf(entries []fieldmanager.Entry) ([]meta.ManagedFieldsEntry, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	var out []meta.ManagedFieldsEntry
+	b, _ := json.Marshal(entries)
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, status.Errorf(codes.Internal, "managedFields: %v", err)
+	}
+	return out, nil
+}
+
+// apply serves a Patch of type apply.
+func (s *Server) apply(ctx context.Context, k *scheme.Kind, ns string, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
+	if req.FieldManager == "" {
+		return nil, invalid("fieldManager: Required value: is required for apply patch")
+	}
+	if req.Subresource != "" {
+		return nil, invalid("server-side apply to the %s subresource is not supported by kobune", req.Subresource)
+	}
+	var applied map[string]any
+	if err := json.Unmarshal(req.Patch, &applied); err != nil {
+		return nil, invalid("the applied configuration is not a JSON or YAML object: %v", err)
+	}
+	if av, _ := applied["apiVersion"].(string); av != k.APIVersion {
+		return nil, invalid("apiVersion: Invalid value: %q: must be %q for %s", av, k.APIVersion, k.Resource)
+	}
+	if kd, _ := applied["kind"].(string); kd != k.Kind {
+		return nil, invalid("kind: Invalid value: %q: must be %q for %s", kd, k.Kind, k.Resource)
+	}
+	md, _ := applied["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		applied["metadata"] = md
+	}
+	if n, _ := md["name"].(string); n != "" && n != req.Name {
+		return nil, invalid("metadata.name: Invalid value: %q: does not match the name in the request (%q)", n, req.Name)
+	}
+	md["name"] = req.Name
+	for _, f := range []string{"resourceVersion", "managedFields", "uid", "creationTimestamp", "generation"} {
+		delete(md, f) // the server's; an applied configuration does not own them
+	}
+	kt, _ := k8sapi.ForKind(k.APIVersion, k.Kind)
+	ctx = withFieldManager(ctx, req.FieldManager, true)
+	for attempt := 1; ; attempt++ {
+		kv, err := s.store.Get(ctx, storage.Key(k.Resource, ns, req.Name))
+		var live map[string]any
+		var entries []fieldmanager.Entry
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+		case err != nil:
+			return nil, storageError(err, k, req.Name)
+		default:
+			if err := json.Unmarshal(withRevision(kv.Value, kv.Revision), &live); err != nil {
+				return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
+			}
+			if lm, ok := live["metadata"].(map[string]any); ok && lm["managedFields"] != nil {
+				b, _ := json.Marshal(lm["managedFields"])
+				if err := json.Unmarshal(b, &entries); err != nil {
+					return nil, status.Errorf(codes.Internal, "stored managedFields: %v", err)
+				}
+			}
+		}
+		merged, entries, err := fieldmanager.Apply(fieldmanager.Request{Live: live, Applied: applied, Entries: entries, Manager: req.FieldManager,
+			Force: req.Force, Type: kt, APIVersion: k.APIVersion, Now: meta.Now().UTC().Format(time.RFC3339)})
+		var conflict *fieldmanager.ConflictError
+		if errors.As(err, &conflict) {
+			return nil, status.Error(codes.Aborted, conflict.Error())
+		}
+		if err != nil {
+			return nil, invalid("%s %q: the applied configuration cannot be merged: %v", k.Kind, req.Name, err)
+		}
+		mm, _ := merged["metadata"].(map[string]any)
+		mm["managedFields"] = entries
+		b, err := json.Marshal(merged)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "encode: %v", err)
+		}
+		_, o, warnings, err := s.decodeRequest(req.Resource, ns, b, req.FieldValidation)
+		if err != nil {
+			return nil, err
+		}
+		actx, admitted := admission.WithWarnings(ctx)
+		var out []byte
+		if live == nil {
+			// An apply that creates is a create too: the caller needs that
+			// right as well as patch's.
+			if err := s.authorize(ctx, apipb.ResourceAPI_Create_FullMethodName, &apipb.CreateRequest{Resource: req.Resource, Namespace: ns, Object: b}); err != nil {
+				return nil, err
+			}
+			if req.DryRun {
+				resp, err := s.dryRunCreate(actx, k, o, warnings)
+				if resp != nil {
+					resp.Warnings = append(resp.Warnings, *admitted...)
+				}
+				return resp, err
+			}
+			out, err = s.create(actx, k, o)
+			if isAlreadyExists(err) && attempt < maxPatchAttempts {
+				continue // created meanwhile: apply to it
+			}
+		} else {
+			out, err = s.update(actx, k, o, false, req.DryRun)
+			if status.Code(err) == codes.Aborted && attempt < maxPatchAttempts {
+				continue
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &apipb.ObjectResponse{Object: out, Warnings: append(warnings, *admitted...)}, nil
+	}
+}

@@ -1,0 +1,111 @@
+package ctl
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/client"
+)
+
+// newPatchCommand is kubectl patch: a strategic merge patch (the
+// default), a JSON merge patch or a JSON patch, applied by the server.
+func newPatchCommand(o *Options) *cobra.Command {
+	var typ, body, sub string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "patch (TYPE NAME | TYPE/NAME) -p PATCH [--type strategic|merge|json]",
+		Short: "Change fields of an object with a patch, applied by the server (kubectl patch)",
+		Example: `  # Scale a Deployment with a strategic merge patch
+  kobectl patch deployment web -p '{"spec":{"replicas":3}}'
+  # Change one container's image; the other containers stay (merged by name)
+  kobectl patch deployment web -p '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"kobune.local/labapp:2.0"}]}}}}'
+  # A JSON patch, and a merge patch that removes a label
+  kobectl patch configmap web-config --type json -p '[{"op":"add","path":"/data/mode","value":"fast"}]'
+  kobectl patch pod web-0 --type merge -p '{"metadata":{"labels":{"tier":null}}}'`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			types := map[string]string{"strategic": client.StrategicMergePatch, "merge": client.MergePatch, "json": client.JSONPatch}
+			pt, ok := types[typ]
+			if !ok {
+				return fmt.Errorf("--type %q: must be strategic, merge or json", typ)
+			}
+			if body == "" {
+				return fmt.Errorf("a patch is required: -p '{\"spec\":{...}}'")
+			}
+			patch, err := yaml.YAMLToJSON([]byte(body)) // JSON is YAML: both are accepted, as kubectl accepts them
+			if err != nil {
+				return fmt.Errorf("-p: %v", err)
+			}
+			k, names, err := parseTarget(args)
+			if err != nil {
+				return err
+			}
+			if len(names) != 1 {
+				return fmt.Errorf("name one object")
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			w, err := c.Resource(k).Patch(ctx, o.namespaceFor(k, false), names[0], pt, patch,
+				client.PatchOptions{WriteOptions: client.WriteOptions{DryRun: dryRun}, Subresource: sub, FieldManager: "kobectl-patch"})
+			if err != nil {
+				return err
+			}
+			for _, warning := range w.Warnings {
+				fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
+			}
+			suffix := ""
+			if dryRun {
+				suffix = " (server dry run)"
+			}
+			fmt.Fprintf(o.Out, "%s patched%s\n", ref(k, names[0]), suffix)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&typ, "type", "strategic", "the patch type: strategic (Kubernetes' strategic merge patch), merge (RFC 7386) or json (RFC 6902)")
+	cmd.Flags().StringVarP(&body, "patch", "p", "", "the patch, as JSON or YAML")
+	cmd.Flags().StringVar(&sub, "subresource", "", "patch the status or scale subresource instead of the object")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate and show nothing stored (the server's dry run)")
+	return cmd
+}
+
+// newCordonCommand is kubectl cordon and uncordon: a node's
+// spec.unschedulable, which the scheduler honours (existing pods stay).
+func newCordonCommand(o *Options, cordon bool) *cobra.Command {
+	use, verb := "cordon", "cordoned"
+	if !cordon {
+		use, verb = "uncordon", "uncordoned"
+	}
+	return &cobra.Command{
+		Use:     use + " NODE",
+		Short:   map[bool]string{true: "Mark a node unschedulable: new pods go elsewhere, running ones stay (kubectl cordon)", false: "Mark a node schedulable again (kubectl uncordon)"}[cordon],
+		Example: "  kobectl " + use + " node-1",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, names, err := parseTarget(append([]string{"node"}, args...))
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, cordon)
+			if !cordon {
+				patch = `{"spec":{"unschedulable":null}}`
+			}
+			if _, err := c.Resource(k).Patch(ctx, "", names[0], client.MergePatch, []byte(patch), client.PatchOptions{FieldManager: "kobectl-" + use}); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "node/%s %s\n", names[0], verb)
+			return nil
+		},
+	}
+}
