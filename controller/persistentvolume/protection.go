@@ -83,15 +83,33 @@ func (p *Protection) Reconcile(ctx context.Context, key string) (reconcile.Resul
 	if !ok || claim.DeletionTimestamp == nil || !slices.Contains(claim.Finalizers, core.PVCProtectionFinalizer) {
 		return reconcile.Result{}, nil
 	}
-	for _, pod := range p.pods.ByIndex(client.IndexNamespace, ns) {
-		if pod.Status.Phase != core.PodSucceeded && pod.Status.Phase != core.PodFailed && slices.Contains(ClaimsOf(pod), name) {
-			return reconcile.Result{}, nil // in use: its deletion waits; the pod's end wakes us
-		}
+	if usedBy(p.pods.ByIndex(client.IndexNamespace, ns), name) {
+		return reconcile.Result{}, nil // in use: its deletion waits; the pod's end wakes us
+	}
+	// The cache may not have seen a pod created just before the claim was
+	// deleted: before letting the claim go, ask the API server (as
+	// Kubernetes' pvc-protection controller does).
+	live, _, err := client.For[*core.Pod](p.client).List(ctx, ns, client.ListOptions{})
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if usedBy(live, name) {
+		return reconcile.Result{}, nil
 	}
 	c := *claim
 	c.Finalizers = without(claim.Finalizers, core.PVCProtectionFinalizer)
-	_, err := client.For[*core.PersistentVolumeClaim](p.client).Update(ctx, &c)
+	_, err = client.For[*core.PersistentVolumeClaim](p.client).Update(ctx, &c)
 	return reconcile.Result{}, ignoreNotFound(err)
+}
+
+// usedBy: a pod that has not finished names the claim.
+func usedBy(pods []*core.Pod, claim string) bool {
+	for _, pod := range pods {
+		if pod.Status.Phase != core.PodSucceeded && pod.Status.Phase != core.PodFailed && slices.Contains(ClaimsOf(pod), claim) {
+			return true
+		}
+	}
+	return false
 }
 
 func without(list []string, s string) []string {
