@@ -61,3 +61,18 @@ func TestPatchCordonAndServerSideApply(t *testing.T) {
 		t.Errorf("--show-managed-fields:\n%s", out)
 	}
 }
+
+// TestExplainShowsWhatKobuneServes: kobectl explain reads the schemas the
+// API server serves, so a field Kobune lacks is absent and a typo named.
+func TestExplainShowsWhatKobuneServes(t *testing.T) {
+	r := kobectl(t, nil, "", "explain", "deployment.spec.template.spec.containers")
+	if r.code != 0 || !strings.Contains(r.stdout, "FIELD: containers <[]Container>") || !strings.Contains(r.stdout, "  image\t<string>") {
+		t.Fatalf("explain containers: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := kobectl(t, nil, "", "explain", "pods.spec"); strings.Contains(r.stdout, "  os\t") {
+		t.Errorf("explain pods.spec lists os, which Kobune does not serve:\n%s", r.stdout)
+	}
+	if r := kobectl(t, nil, "", "explain", "deployment.spec.replicaz"); r.code == 0 || !strings.Contains(r.stderr, `field "replicaz" does not exist in DeploymentSpec`) {
+		t.Errorf("explain a typo: %d %q", r.code, r.stderr)
+	}
+}

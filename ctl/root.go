@@ -65,7 +65,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
 		newLogsCommand(o), newExecCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newPatchCommand(o),
-		newCordonCommand(o, true), newCordonCommand(o, false),
+		newCordonCommand(o, true), newCordonCommand(o, false), newExplainCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
 		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
 	)

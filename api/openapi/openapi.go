@@ -297,3 +297,11 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// KindSchemas is the schema of one kind: the name of its own schema and
+// every schema it refers to (refs as "#/components/schemas/NAME"), for
+// kobectl explain.
+func KindSchemas(k *scheme.Kind) (string, map[string]map[string]any) {
+	s := &schemaSet{schemas: map[string]map[string]any{}, names: map[reflect.Type]string{}, refPrefix: "#/components/schemas/"}
+	return s.addKind(k), s.schemas
+}
