@@ -91,6 +91,14 @@ func toStatus(err error, t *restTarget) restStatus {
 			st.Code, st.Reason = r.code, r.reason
 		}
 		for _, d := range s.Details() {
+			if br, ok := d.(*errdetails.BadRequest); ok {
+				if st.Details == nil {
+					st.Details = &statusDetails{}
+				}
+				for _, v := range br.FieldViolations {
+					st.Details.Causes = append(st.Details.Causes, statusCause{Type: v.Reason, Message: v.Description, Field: v.Field})
+				}
+			}
 			if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == reasonDomain {
 				if c, ok := reasonCodes[info.Reason]; ok {
 					st.Code, st.Reason = c, info.Reason
@@ -99,7 +107,10 @@ func toStatus(err error, t *restTarget) restStatus {
 		}
 	}
 	if t != nil && t.resource != "" {
-		st.Details = &statusDetails{Name: t.name, Group: t.group, Kind: t.resource}
+		if st.Details == nil {
+			st.Details = &statusDetails{}
+		}
+		st.Details.Name, st.Details.Group, st.Details.Kind = t.name, t.group, t.resource
 	}
 	if st.Code == http.StatusTooManyRequests {
 		if st.Details == nil {

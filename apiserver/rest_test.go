@@ -168,8 +168,9 @@ func testRESTVerbs(t *testing.T, c *restClient, grpcClient *client.Client) {
 	if code, _, b = c.do("PUT", "/api/v1/namespaces/default/configmaps/other", "", string(upd)); code != 400 {
 		t.Fatalf("update with a name that is not the URL's: %d %s", code, b)
 	}
-	if code, _, b = c.do("POST", "/api/v1/namespaces/default/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}`); code != 422 || decodeJSON(t, b)["reason"] != "Invalid" {
-		t.Fatalf("invalid create: %d %s", code, b)
+	if code, _, b = c.do("POST", "/api/v1/namespaces/default/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}`); code != 422 || decodeJSON(t, b)["reason"] != "Invalid" ||
+		!bytes.Contains(b, []byte(`"causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"Bad_Name\"`)) || !bytes.Contains(b, []byte(`"field":"metadata.name"`)) {
+		t.Fatalf("invalid create (with the field's cause): %d %s", code, b)
 	}
 	if code, _, b = c.do("DELETE", "/api/v1/namespaces/default/configmaps/demo", "", `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}`); code != 200 {
 		t.Fatalf("delete: %d %s", code, b)

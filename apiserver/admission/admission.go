@@ -3,12 +3,15 @@ package admission
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/validation"
 )
 
 // Operation is the kind of write being admitted.
@@ -180,5 +183,27 @@ func (Validation) Validate(_ context.Context, a *Attributes) error {
 		return nil
 	}
 	m := a.Object.GetObjectMeta()
-	return status.Error(codes.InvalidArgument, fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()))
+	return InvalidError(fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()), errs)
+}
+
+// causeReasons are Kubernetes' StatusCause reasons for the error types.
+var causeReasons = map[validation.ErrorType]string{
+	validation.Required: "FieldValueRequired", validation.Invalid: "FieldValueInvalid", validation.Duplicate: "FieldValueDuplicate",
+	validation.NotSupported: "FieldValueNotSupported", validation.Forbidden: "FieldValueForbidden", validation.TooLong: "FieldValueTooLong",
+}
+
+// InvalidError is an InvalidArgument status that carries each field's
+// problem as a violation, which the REST API sends as the Status's
+// details.causes (reason, message, field), as Kubernetes does.
+func InvalidError(msg string, errs validation.ErrorList) error {
+	st := status.New(codes.InvalidArgument, msg)
+	br := &errdetails.BadRequest{}
+	for _, e := range errs {
+		desc := strings.TrimPrefix(e.Error(), e.Field+": ")
+		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: e.Field, Description: desc, Reason: causeReasons[e.Type]})
+	}
+	if d, err := st.WithDetails(br); err == nil {
+		st = d
+	}
+	return st.Err()
 }
