@@ -457,6 +457,7 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 		}
 	}
 	flusher, _ := w.(http.Flusher)
+	asTable, columnsSent := wantsTable(r) && t.kind != nil, false
 	started := false
 	start := func() {
 		if !started {
@@ -471,7 +472,18 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	err := s.invokeStream(ctx, "Watch", req, func(m any) error {
 		ev := m.(*apipb.WatchEvent)
 		start()
-		if _, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, ev.Object); err != nil {
+		obj := ev.Object
+		if asTable && ev.Type != Bookmark {
+			// kubectl get -w: each event's object is a one-row Table, the
+			// first with the column definitions.
+			tb, err := buildTable(t.kind, [][]byte{obj}, strconv.FormatInt(ev.ResourceVersion, 10), q.Get("includeObject"), !columnsSent)
+			if err != nil {
+				return err
+			}
+			columnsSent = true
+			obj = mustJSON(tb)
+		}
+		if _, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, obj); err != nil {
 			return err
 		}
 		if flusher != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -292,4 +293,50 @@ func TestKubectlAndKobectlPrintTheSameTables(t *testing.T) {
 			t.Errorf("%v: kobectl and kubectl differ:\nkobectl:\n%s\nkubectl:\n%s", args, got, want)
 		}
 	}
+}
+
+// TestKubectlGetWatch: kubectl get -w prints the table's header, the
+// rows that exist and each change, from Table watch events.
+func TestKubectlGetWatch(t *testing.T) {
+	s := newSession(t, 0)
+	s.ok("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\ndata: {a: '1'}\n", "apply", "-f", "-")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubectlBin, "--kubeconfig", s.kubeconfig, "get", "configmaps", "-w")
+	cmd.Env = []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH")}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	s.ok("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: second}\ndata: {a: '1', b: '2'}\n", "apply", "-f", "-")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && !regexp.MustCompile(`(?m)^second\s+2\s+`).MatchString(out.String()) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	_ = cmd.Wait()
+	got := out.String()
+	if !regexp.MustCompile(`(?m)^NAME\s+DATA\s+AGE`).MatchString(got) || !regexp.MustCompile(`(?m)^first\s+1\s+`).MatchString(got) || !regexp.MustCompile(`(?m)^second\s+2\s+`).MatchString(got) {
+		t.Fatalf("kubectl get -w:\n%s", got)
+	}
+}
+
+// syncBuffer is a buffer a running process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
