@@ -69,7 +69,7 @@ func (s *Server) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.Obj
 		current := withRevision(kv.Value, kv.Revision)
 		var patched []byte
 		if req.Subresource == "scale" {
-			patched, err = s.patchScale(current, req, kv.Revision)
+			patched, err = patchScale(k, current, req, kv.Revision)
 		} else {
 			patched, err = patch.Apply(req.PatchType, current, req.Patch, kt)
 		}
@@ -107,7 +107,7 @@ func (s *Server) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.Obj
 // patchScale applies a patch to the Scale of current and returns current
 // with the Scale's replicas; a Scale that names another resourceVersion
 // is a conflict.
-func (s *Server) patchScale(current []byte, req *apipb.PatchRequest, rev int64) ([]byte, error) {
+func patchScale(k *scheme.Kind, current []byte, req *apipb.PatchRequest, rev int64) ([]byte, error) {
 	sc, err := scaleOf(current)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func (s *Server) patchScale(current []byte, req *apipb.PatchRequest, rev int64) 
 		return nil, invalid("%v", err)
 	}
 	if rv != "" && rv != strconv.FormatInt(rev, 10) {
-		return nil, storageError(storage.ErrConflict, &scheme.Kind{Resource: req.Resource}, req.Name)
+		return nil, storageError(storage.ErrConflict, k, req.Name)
 	}
 	return patch.Apply(patch.MergePatchType, current, rp, nil)
 }

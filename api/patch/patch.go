@@ -4,8 +4,9 @@
 // keys of api/k8sapi (containers by name, ports by containerPort) instead
 // of replacing them, and honours its directives ($patch, $retainKeys,
 // $deleteFromPrimitiveList, $setElementOrder). kubectl patch, edit and
-// client-side apply send these; the API server (apiserver/patch.go) and
-// kobectl use this package.
+// client-side apply send these (so does kobectl patch); the API server
+// applies them (apiserver/patch.go), and server-side apply merges with the
+// strategic merge (api/fieldmanager).
 package patch
 
 import (
