@@ -31,7 +31,8 @@ import (
 // simulated nodes do not).
 type Streamer interface {
 	LogPath(pod *core.Pod, container string, attempt int32) string
-	ExecStream(ctx context.Context, podUID, container string, cmd []string, tty bool, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+	ExecStream(ctx context.Context, podUID, container string, cmd []string, sio runtime.ExecIO) (int, error)
+	DialPod(ctx context.Context, pod *core.Pod, port int32) (net.Conn, error)
 }
 
 // nodeServer is the agent's node API (the kubelet's /containerLogs and
@@ -97,9 +98,9 @@ func asStreamer(rt runtime.Runtime) Streamer {
 
 // target finds the pod and the container (the only one when none is named).
 func (s *nodeServer) target(namespace, name, uid, container string) (*core.Pod, string, error) {
-	pod, ok := s.a.pods.Get(namespace, name)
-	if !ok || (uid != "" && pod.UID != uid) {
-		return nil, "", status.Errorf(codes.NotFound, "pod %s/%s is not on node %s", namespace, name, s.a.cfg.Node.Name)
+	pod, err := s.pod(namespace, name, uid)
+	if err != nil {
+		return nil, "", err
 	}
 	if container == "" {
 		if len(pod.Spec.Containers) != 1 {
@@ -112,6 +113,15 @@ func (s *nodeServer) target(namespace, name, uid, container string) (*core.Pod, 
 		container = pod.Spec.Containers[0].Name
 	}
 	return pod, container, nil
+}
+
+// pod finds a pod of this node (the one with that UID, when it is named).
+func (s *nodeServer) pod(namespace, name, uid string) (*core.Pod, error) {
+	pod, ok := s.a.pods.Get(namespace, name)
+	if !ok || (uid != "" && pod.UID != uid) {
+		return nil, status.Errorf(codes.NotFound, "pod %s/%s is not on node %s", namespace, name, s.a.cfg.Node.Name)
+	}
+	return pod, nil
 }
 
 // attempt returns the container's current attempt and whether it runs.
@@ -234,28 +244,129 @@ func (s *nodeServer) Exec(stream nodepb.NodeAPI_ExecServer) error {
 		return err
 	}
 	out := &execWriter{stream: stream}
-	var stdin io.Reader
+	resize := make(chan runtime.TerminalSize, 1)
+	sio := runtime.ExecIO{TTY: start.Tty, Stdout: out.to(false), Stderr: out.to(true), Resize: resize}
+	pr, pw := io.Pipe()
 	if start.Stdin {
-		pr, pw := io.Pipe()
-		stdin = pr
-		go func() {
-			for {
-				in, err := stream.Recv()
-				if err != nil || in.StdinClosed {
-					pw.Close()
-					return
+		sio.Stdin = pr
+	}
+	go func() { // stdin and terminal sizes, until the client is done
+		defer pw.Close()
+		stdinOpen := start.Stdin
+		for {
+			in, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			if sz := in.Resize; sz != nil {
+				select { // only the latest size matters
+				case <-resize:
+				default:
 				}
+				resize <- runtime.TerminalSize{Width: sz.Width, Height: sz.Height}
+			}
+			if stdinOpen && len(in.Stdin) > 0 {
 				if _, err := pw.Write(in.Stdin); err != nil {
-					return
+					stdinOpen = false
 				}
 			}
-		}()
-	}
-	code, err := st.ExecStream(ctx, pod.UID, container, start.Command, start.Tty, stdin, out.to(false), out.to(true))
+			if stdinOpen && in.StdinClosed {
+				pw.Close()
+				stdinOpen = false
+			}
+		}
+	}()
+	code, err := st.ExecStream(ctx, pod.UID, container, start.Command, sio)
 	if err != nil {
 		return status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
 	return out.send(&nodepb.ExecOutput{Exited: true, ExitCode: int32(code)})
+}
+
+// PortForward implements nodepb.NodeAPIServer: one connection to a port
+// on the pod's loopback, bytes copied both ways until both sides close.
+func (s *nodeServer) PortForward(stream nodepb.NodeAPI_PortForwardServer) error {
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.Start
+	if start == nil || start.Port < 1 || start.Port > 65535 {
+		return status.Error(codes.InvalidArgument, "port-forward: the first message must name a port between 1 and 65535")
+	}
+	st, err := s.streamer()
+	if err != nil {
+		return err
+	}
+	pod, err := s.pod(start.Namespace, start.Name, start.PodUid)
+	if err != nil {
+		return err
+	}
+	conn, err := st.DialPod(ctx, pod, start.Port)
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "error forwarding port %d to pod %s: %v", start.Port, pod.Name, err)
+	}
+	defer conn.Close()
+	return pipeStream(ctx, conn, first.Data, func() (*nodepb.PortForwardData, error) { return stream.Recv() }, stream.Send)
+}
+
+// pipeStream copies between a connection and a stream of PortForwardData
+// messages until both directions have ended: each side's end of data is
+// passed on as a half close.
+func pipeStream(ctx context.Context, conn net.Conn, first []byte, recv func() (*nodepb.PortForwardData, error), send func(*nodepb.PortForwardData) error) error {
+	if len(first) > 0 {
+		if _, err := conn.Write(first); err != nil {
+			return err
+		}
+	}
+	inDone := make(chan error, 1)
+	go func() { // stream → connection
+		for {
+			m, err := recv()
+			if err != nil {
+				inDone <- err
+				return
+			}
+			if len(m.Data) > 0 {
+				if _, err := conn.Write(m.Data); err != nil {
+					inDone <- err
+					return
+				}
+			}
+			if m.Closed {
+				if tc, ok := conn.(interface{ CloseWrite() error }); ok {
+					_ = tc.CloseWrite()
+				}
+				inDone <- nil
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	for { // connection → stream
+		n, err := conn.Read(buf)
+		if n > 0 {
+			if serr := send(&nodepb.PortForwardData{Data: append([]byte(nil), buf[:n]...)}); serr != nil {
+				return serr
+			}
+		}
+		if err != nil {
+			if serr := send(&nodepb.PortForwardData{Closed: true}); serr != nil {
+				return serr
+			}
+			break
+		}
+	}
+	select {
+	case err := <-inDone:
+		if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // execWriter sends stdout and stderr as messages; Send is not safe for

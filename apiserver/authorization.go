@@ -82,6 +82,8 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		a = request.Attributes{Verb: "get", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "log"}
 	case *apipb.PodExecInput:
 		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "exec"}
+	case *apipb.PodPortForwardData:
+		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "portforward"}
 	case *apipb.ServicePathRequest:
 		// Read from the node's ruleset through the API server: Kubernetes'
 		// nodes/proxy, which only cluster-admin has by default.

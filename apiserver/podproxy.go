@@ -167,7 +167,11 @@ func (s *Server) PodExec(stream apipb.ResourceAPI_PodExecServer) error {
 				_ = ns.Send(&nodepb.ExecInput{StdinClosed: true})
 				return
 			}
-			if err := ns.Send(&nodepb.ExecInput{Stdin: in.StdinData, StdinClosed: in.StdinClosed}); err != nil || in.StdinClosed {
+			m := &nodepb.ExecInput{Stdin: in.StdinData, StdinClosed: in.StdinClosed}
+			if in.Width > 0 && in.Height > 0 {
+				m.Resize = &nodepb.TerminalSize{Width: in.Width, Height: in.Height}
+			}
+			if err := ns.Send(m); err != nil {
 				return
 			}
 		}
@@ -185,6 +189,64 @@ func (s *Server) PodExec(stream apipb.ResourceAPI_PodExecServer) error {
 		}
 		if out.Exited {
 			return nil
+		}
+	}
+}
+
+// PodPortForward implements the pods/portforward subresource: one TCP
+// connection to a port of the pod, relayed to and from its node's agent.
+func (s *Server) PodPortForward(stream apipb.ResourceAPI_PodPortForwardServer) error {
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	if first.Port < 1 || first.Port > 65535 {
+		return invalid("port: Invalid value: %d: must be between 1 and 65535", first.Port)
+	}
+	pod, addr, err := s.podNode(ctx, first.Namespace, first.Name)
+	if err != nil {
+		return err
+	}
+	nc, closeConn, err := s.nodeClient(pod.Spec.NodeName, addr)
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ns, err := nc.PortForward(ctx)
+	if err != nil {
+		return err
+	}
+	start := &nodepb.PortForwardStart{PodUid: pod.UID, Namespace: pod.Namespace, Name: pod.Name, Port: first.Port}
+	if err := ns.Send(&nodepb.PortForwardData{Start: start, Data: first.Data, Closed: first.Closed}); err != nil {
+		return err
+	}
+	if !first.Closed {
+		go func() { // client → node
+			for {
+				in, err := stream.Recv()
+				if err != nil {
+					cancel()
+					return
+				}
+				if err := ns.Send(&nodepb.PortForwardData{Data: in.Data, Closed: in.Closed}); err != nil || in.Closed {
+					return
+				}
+			}
+		}()
+	}
+	for { // node → client
+		out, err := ns.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&apipb.PodPortForwardData{Data: out.Data, Closed: out.Closed}); err != nil {
+			return err
 		}
 	}
 }

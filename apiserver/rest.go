@@ -153,6 +153,16 @@ func (s *Server) invoke(ctx context.Context, method string, req proto.Message) (
 // invokeStream runs one server-streaming RPC (Watch, PodLogs) as the gRPC
 // server would; send gets each message the handler sends.
 func (s *Server) invokeStream(ctx context.Context, method string, req proto.Message, send func(any) error, header func()) error {
+	return s.runStream(ctx, method, &restStream{ctx: ctx, req: req, send: send, header: header})
+}
+
+// invokeBidi runs one bidirectional RPC (PodExec, PodPortForward): the
+// handler reads first, then whatever recv gives, and sends with send.
+func (s *Server) invokeBidi(ctx context.Context, method string, first proto.Message, recv func(proto.Message) error, send func(any) error) error {
+	return s.runStream(ctx, method, &restStream{ctx: ctx, req: first, send: send, recv: recv})
+}
+
+func (s *Server) runStream(ctx context.Context, method string, rs *restStream) error {
 	for _, st := range apipb.ResourceAPI_ServiceDesc.Streams {
 		if st.StreamName != method {
 			continue
@@ -164,7 +174,7 @@ func (s *Server) invokeStream(ctx context.Context, method string, req proto.Mess
 			ic, next := ics[i], h
 			h = func(srv any, ss grpc.ServerStream) error { return ic(srv, ss, info, next) }
 		}
-		return h(s, &restStream{ctx: ctx, req: req, send: send, header: header})
+		return h(s, rs)
 	}
 	return status.Errorf(codes.Unimplemented, "no stream %s", method)
 }
@@ -175,6 +185,9 @@ type restStream struct {
 	req  proto.Message
 	read bool
 	send func(any) error
+	// recv, when set, reads the messages after the first (bidirectional
+	// streams); without it the stream ends after the first.
+	recv func(proto.Message) error
 	// header, when set, sends the HTTP response's headers: the handler
 	// has accepted the request (a watch sends them before its first event).
 	header func()
@@ -191,6 +204,9 @@ func (r *restStream) SetTrailer(metadata.MD)   {}
 func (r *restStream) Context() context.Context { return r.ctx }
 func (r *restStream) SendMsg(m any) error      { return r.send(m) }
 func (r *restStream) RecvMsg(m any) error {
+	if r.read && r.recv != nil {
+		return r.recv(m.(proto.Message))
+	}
 	if r.read {
 		return io.EOF
 	}
@@ -288,6 +304,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restPatch(ctx, w, r, &t)
 	case r.Method == http.MethodGet && t.resource == "pods" && t.sub == "log":
 		s.restLogs(ctx, w, r, &t)
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && t.resource == "pods" && t.sub == "exec":
+		s.restExec(ctx, w, r, &t)
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && t.resource == "pods" && t.sub == "portforward":
+		s.restPortForward(ctx, w, r, &t)
 	case r.Method == http.MethodPost && t.name == "":
 		s.restCreate(ctx, w, r, &t, t.resource)
 	case r.Method == http.MethodPost && t.resource == "pods" && t.sub == "binding":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/proto/apipb"
@@ -217,7 +218,13 @@ type ExecOptions struct {
 	TTY    bool
 	Stdout io.Writer
 	Stderr io.Writer
+	// Resize, with TTY, carries the client terminal's sizes: the
+	// container's terminal follows them.
+	Resize <-chan TerminalSize
 }
+
+// TerminalSize is a terminal's size in characters.
+type TerminalSize struct{ Width, Height uint32 }
 
 // Exec runs a command in a container, copying its output as it comes, and
 // returns its exit code.
@@ -235,21 +242,43 @@ func (c *Client) Exec(ctx context.Context, namespace, name string, opts ExecOpti
 		}
 		return 0, err
 	}
+	var sendMu sync.Mutex // stdin and terminal sizes share the stream
+	send := func(m *apipb.PodExecInput) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return stream.Send(m)
+	}
 	if opts.Stdin != nil {
 		go func() {
 			buf := make([]byte, 32*1024)
 			for {
 				n, err := opts.Stdin.Read(buf)
-				if n > 0 && stream.Send(&apipb.PodExecInput{StdinData: append([]byte(nil), buf[:n]...)}) != nil {
+				if n > 0 && send(&apipb.PodExecInput{StdinData: append([]byte(nil), buf[:n]...)}) != nil {
 					return
 				}
 				if err != nil {
-					_ = stream.Send(&apipb.PodExecInput{StdinClosed: true})
+					_ = send(&apipb.PodExecInput{StdinClosed: true})
 					return
 				}
 			}
 		}()
-	} else {
+	}
+	done := make(chan struct{})
+	defer close(done)
+	if opts.TTY && opts.Resize != nil {
+		go func() {
+			for {
+				select {
+				case sz := <-opts.Resize:
+					if send(&apipb.PodExecInput{Width: sz.Width, Height: sz.Height}) != nil {
+						return
+					}
+				case <-done:
+					return
+				}
+			}
+		}()
+	} else if opts.Stdin == nil {
 		_ = stream.CloseSend()
 	}
 	for {
@@ -268,6 +297,58 @@ func (c *Client) Exec(ctx context.Context, namespace, name string, opts ExecOpti
 		}
 		if out.Exited {
 			return int(out.ExitCode), nil
+		}
+	}
+}
+
+// PortForward carries one connection to port on the pod's loopback,
+// through the API server and the pod's node (kubectl port-forward's
+// per-connection stream). Each side's end of data reaches the other as a
+// half close; PortForward returns when both have ended, or ctx has.
+func (c *Client) PortForward(ctx context.Context, namespace, name string, port int32, conn io.ReadWriter) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.API.PodPortForward(ctx)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&apipb.PodPortForwardData{Namespace: namespace, Name: name, Port: port}); err != nil {
+		if errors.Is(err, io.EOF) {
+			_, err = stream.Recv()
+		}
+		return err
+	}
+	go func() { // conn → pod
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := conn.Read(buf)
+			if n > 0 && stream.Send(&apipb.PodPortForwardData{Data: append([]byte(nil), buf[:n]...)}) != nil {
+				return
+			}
+			if err != nil {
+				_ = stream.Send(&apipb.PodPortForwardData{Closed: true})
+				_ = stream.CloseSend()
+				return
+			}
+		}
+	}()
+	for { // pod → conn
+		m, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(m.Data) > 0 {
+			if _, err := conn.Write(m.Data); err != nil {
+				return err
+			}
+		}
+		if m.Closed {
+			if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+				_ = cw.CloseWrite()
+			}
 		}
 	}
 }

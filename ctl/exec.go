@@ -35,6 +35,11 @@ func newExecCommand(o *Options) *cobra.Command {
 					defer restore()
 				}
 			}
+			if tty {
+				sizes, stop := terminalSizes(o.Out)
+				defer stop()
+				opts.Resize = sizes
+			}
 			code, err := c.Exec(cmd.Context(), o.namespaceOrDefault(), name, opts)
 			if err != nil {
 				return err

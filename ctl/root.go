@@ -63,7 +63,7 @@ func NewCommand(o *Options) *cobra.Command {
 	root.AddCommand(
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
-		newLogsCommand(o), newExecCommand(o),
+		newLogsCommand(o), newExecCommand(o), newPortForwardCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newPatchCommand(o),
 		newCordonCommand(o, true), newCordonCommand(o, false), newExplainCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),

@@ -16,13 +16,25 @@ import (
 // Exec runs cmd in a running container, as exec probes do, and returns
 // its exit code. It gives up when ctx ends.
 func (r *Containerd) Exec(ctx context.Context, podUID, container string, cmd []string) (int, error) {
-	return r.ExecStream(ctx, podUID, container, cmd, false, nil, nil, nil)
+	return r.ExecStream(ctx, podUID, container, cmd, ExecIO{})
 }
 
-// ExecStream runs cmd in a running container with the given streams (nil
-// ones are discarded), optionally on a terminal, and returns its exit code
-// (kobectl exec).
-func (r *Containerd) ExecStream(ctx context.Context, podUID, container string, cmd []string, tty bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+// ExecIO is what an exec session is wired to: nil streams are discarded;
+// with TTY the command gets a terminal, whose size follows Resize.
+type ExecIO struct {
+	TTY            bool
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Resize         <-chan TerminalSize
+}
+
+// TerminalSize is a terminal's size in characters.
+type TerminalSize struct{ Width, Height uint32 }
+
+// ExecStream runs cmd in a running container wired to sio and returns its
+// exit code (kobectl exec, the pods/exec subresource).
+func (r *Containerd) ExecStream(ctx context.Context, podUID, container string, cmd []string, sio ExecIO) (int, error) {
+	tty, stdin, stdout, stderr := sio.TTY, sio.Stdin, sio.Stdout, sio.Stderr
 	ctx = r.ctx(ctx)
 	ctr, err := r.client.LoadContainer(ctx, containerID(podUID, container))
 	if err != nil {
@@ -73,6 +85,20 @@ func (r *Containerd) ExecStream(ctx context.Context, podUID, container string, c
 		case <-finished:
 		}
 	}()
+	if tty && sio.Resize != nil {
+		go func() { // the terminal follows the client's window
+			for {
+				select {
+				case sz := <-sio.Resize:
+					if sz.Width > 0 && sz.Height > 0 {
+						_ = proc.Resize(ctx, sz.Width, sz.Height)
+					}
+				case <-finished:
+					return
+				}
+			}
+		}()
+	}
 	select {
 	case st := <-exited:
 		if pio := proc.IO(); pio != nil {

@@ -24,19 +24,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ResourceAPI_Create_FullMethodName       = "/kobune.api.v1.ResourceAPI/Create"
-	ResourceAPI_Get_FullMethodName          = "/kobune.api.v1.ResourceAPI/Get"
-	ResourceAPI_List_FullMethodName         = "/kobune.api.v1.ResourceAPI/List"
-	ResourceAPI_Update_FullMethodName       = "/kobune.api.v1.ResourceAPI/Update"
-	ResourceAPI_UpdateStatus_FullMethodName = "/kobune.api.v1.ResourceAPI/UpdateStatus"
-	ResourceAPI_Delete_FullMethodName       = "/kobune.api.v1.ResourceAPI/Delete"
-	ResourceAPI_Patch_FullMethodName        = "/kobune.api.v1.ResourceAPI/Patch"
-	ResourceAPI_Watch_FullMethodName        = "/kobune.api.v1.ResourceAPI/Watch"
-	ResourceAPI_Bind_FullMethodName         = "/kobune.api.v1.ResourceAPI/Bind"
-	ResourceAPI_Version_FullMethodName      = "/kobune.api.v1.ResourceAPI/Version"
-	ResourceAPI_PodLogs_FullMethodName      = "/kobune.api.v1.ResourceAPI/PodLogs"
-	ResourceAPI_PodExec_FullMethodName      = "/kobune.api.v1.ResourceAPI/PodExec"
-	ResourceAPI_ServicePath_FullMethodName  = "/kobune.api.v1.ResourceAPI/ServicePath"
+	ResourceAPI_Create_FullMethodName         = "/kobune.api.v1.ResourceAPI/Create"
+	ResourceAPI_Get_FullMethodName            = "/kobune.api.v1.ResourceAPI/Get"
+	ResourceAPI_List_FullMethodName           = "/kobune.api.v1.ResourceAPI/List"
+	ResourceAPI_Update_FullMethodName         = "/kobune.api.v1.ResourceAPI/Update"
+	ResourceAPI_UpdateStatus_FullMethodName   = "/kobune.api.v1.ResourceAPI/UpdateStatus"
+	ResourceAPI_Delete_FullMethodName         = "/kobune.api.v1.ResourceAPI/Delete"
+	ResourceAPI_Patch_FullMethodName          = "/kobune.api.v1.ResourceAPI/Patch"
+	ResourceAPI_Watch_FullMethodName          = "/kobune.api.v1.ResourceAPI/Watch"
+	ResourceAPI_Bind_FullMethodName           = "/kobune.api.v1.ResourceAPI/Bind"
+	ResourceAPI_Version_FullMethodName        = "/kobune.api.v1.ResourceAPI/Version"
+	ResourceAPI_PodLogs_FullMethodName        = "/kobune.api.v1.ResourceAPI/PodLogs"
+	ResourceAPI_PodExec_FullMethodName        = "/kobune.api.v1.ResourceAPI/PodExec"
+	ResourceAPI_PodPortForward_FullMethodName = "/kobune.api.v1.ResourceAPI/PodPortForward"
+	ResourceAPI_ServicePath_FullMethodName    = "/kobune.api.v1.ResourceAPI/ServicePath"
 )
 
 // ResourceAPIClient is the client API for ResourceAPI service.
@@ -73,6 +74,10 @@ type ResourceAPIClient interface {
 	// PodExec runs a command in a container on its node (pods/exec): the
 	// first message names the command, later ones carry stdin.
 	PodExec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PodExecInput, PodExecOutput], error)
+	// PodPortForward carries one TCP connection to a port of a pod, through
+	// its node (pods/portforward): the first message names the pod and the
+	// port, later ones carry bytes both ways.
+	PodPortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PodPortForwardData, PodPortForwardData], error)
 	// ServicePath asks a node's agent how a packet to a Service port goes
 	// through that node's rules (kobectl explain-path).
 	ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error)
@@ -227,6 +232,19 @@ func (c *resourceAPIClient) PodExec(ctx context.Context, opts ...grpc.CallOption
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ResourceAPI_PodExecClient = grpc.BidiStreamingClient[PodExecInput, PodExecOutput]
 
+func (c *resourceAPIClient) PodPortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PodPortForwardData, PodPortForwardData], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ResourceAPI_ServiceDesc.Streams[3], ResourceAPI_PodPortForward_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PodPortForwardData, PodPortForwardData]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResourceAPI_PodPortForwardClient = grpc.BidiStreamingClient[PodPortForwardData, PodPortForwardData]
+
 func (c *resourceAPIClient) ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ServicePathReply)
@@ -271,6 +289,10 @@ type ResourceAPIServer interface {
 	// PodExec runs a command in a container on its node (pods/exec): the
 	// first message names the command, later ones carry stdin.
 	PodExec(grpc.BidiStreamingServer[PodExecInput, PodExecOutput]) error
+	// PodPortForward carries one TCP connection to a port of a pod, through
+	// its node (pods/portforward): the first message names the pod and the
+	// port, later ones carry bytes both ways.
+	PodPortForward(grpc.BidiStreamingServer[PodPortForwardData, PodPortForwardData]) error
 	// ServicePath asks a node's agent how a packet to a Service port goes
 	// through that node's rules (kobectl explain-path).
 	ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error)
@@ -319,6 +341,9 @@ func (UnimplementedResourceAPIServer) PodLogs(*PodLogsRequest, grpc.ServerStream
 }
 func (UnimplementedResourceAPIServer) PodExec(grpc.BidiStreamingServer[PodExecInput, PodExecOutput]) error {
 	return status.Error(codes.Unimplemented, "method PodExec not implemented")
+}
+func (UnimplementedResourceAPIServer) PodPortForward(grpc.BidiStreamingServer[PodPortForwardData, PodPortForwardData]) error {
+	return status.Error(codes.Unimplemented, "method PodPortForward not implemented")
 }
 func (UnimplementedResourceAPIServer) ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ServicePath not implemented")
@@ -535,6 +560,13 @@ func _ResourceAPI_PodExec_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ResourceAPI_PodExecServer = grpc.BidiStreamingServer[PodExecInput, PodExecOutput]
 
+func _ResourceAPI_PodPortForward_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ResourceAPIServer).PodPortForward(&grpc.GenericServerStream[PodPortForwardData, PodPortForwardData]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResourceAPI_PodPortForwardServer = grpc.BidiStreamingServer[PodPortForwardData, PodPortForwardData]
+
 func _ResourceAPI_ServicePath_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ServicePathRequest)
 	if err := dec(in); err != nil {
@@ -615,6 +647,12 @@ var ResourceAPI_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "PodExec",
 			Handler:       _ResourceAPI_PodExec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "PodPortForward",
+			Handler:       _ResourceAPI_PodPortForward_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

@@ -345,7 +345,9 @@ type ExecInput struct {
 	Start *ExecStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
 	Stdin []byte     `protobuf:"bytes,2,opt,name=stdin,proto3" json:"stdin,omitempty"`
 	// The client has no more input.
-	StdinClosed   bool `protobuf:"varint,3,opt,name=stdin_closed,json=stdinClosed,proto3" json:"stdin_closed,omitempty"`
+	StdinClosed bool `protobuf:"varint,3,opt,name=stdin_closed,json=stdinClosed,proto3" json:"stdin_closed,omitempty"`
+	// The client's terminal changed size (tty sessions).
+	Resize        *TerminalSize `protobuf:"bytes,4,opt,name=resize,proto3" json:"resize,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -401,6 +403,195 @@ func (x *ExecInput) GetStdinClosed() bool {
 	return false
 }
 
+func (x *ExecInput) GetResize() *TerminalSize {
+	if x != nil {
+		return x.Resize
+	}
+	return nil
+}
+
+type TerminalSize struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Width         uint32                 `protobuf:"varint,1,opt,name=width,proto3" json:"width,omitempty"`
+	Height        uint32                 `protobuf:"varint,2,opt,name=height,proto3" json:"height,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TerminalSize) Reset() {
+	*x = TerminalSize{}
+	mi := &file_node_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TerminalSize) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TerminalSize) ProtoMessage() {}
+
+func (x *TerminalSize) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TerminalSize.ProtoReflect.Descriptor instead.
+func (*TerminalSize) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *TerminalSize) GetWidth() uint32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+func (x *TerminalSize) GetHeight() uint32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+type PortForwardData struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Set in the first message only.
+	Start *PortForwardStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	Data  []byte            `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// The sender will send no more bytes (a half close).
+	Closed        bool `protobuf:"varint,3,opt,name=closed,proto3" json:"closed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardData) Reset() {
+	*x = PortForwardData{}
+	mi := &file_node_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardData) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardData) ProtoMessage() {}
+
+func (x *PortForwardData) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardData.ProtoReflect.Descriptor instead.
+func (*PortForwardData) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PortForwardData) GetStart() *PortForwardStart {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *PortForwardData) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *PortForwardData) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
+}
+
+type PortForwardStart struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PodUid        string                 `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	Namespace     string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Port          int32                  `protobuf:"varint,4,opt,name=port,proto3" json:"port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardStart) Reset() {
+	*x = PortForwardStart{}
+	mi := &file_node_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardStart) ProtoMessage() {}
+
+func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardStart.ProtoReflect.Descriptor instead.
+func (*PortForwardStart) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PortForwardStart) GetPodUid() string {
+	if x != nil {
+		return x.PodUid
+	}
+	return ""
+}
+
+func (x *PortForwardStart) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *PortForwardStart) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PortForwardStart) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
 type ExecStart struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PodUid        string                 `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
@@ -416,7 +607,7 @@ type ExecStart struct {
 
 func (x *ExecStart) Reset() {
 	*x = ExecStart{}
-	mi := &file_node_proto_msgTypes[6]
+	mi := &file_node_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -428,7 +619,7 @@ func (x *ExecStart) String() string {
 func (*ExecStart) ProtoMessage() {}
 
 func (x *ExecStart) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[6]
+	mi := &file_node_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -441,7 +632,7 @@ func (x *ExecStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
 func (*ExecStart) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{6}
+	return file_node_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExecStart) GetPodUid() string {
@@ -506,7 +697,7 @@ type ExecOutput struct {
 
 func (x *ExecOutput) Reset() {
 	*x = ExecOutput{}
-	mi := &file_node_proto_msgTypes[7]
+	mi := &file_node_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -518,7 +709,7 @@ func (x *ExecOutput) String() string {
 func (*ExecOutput) ProtoMessage() {}
 
 func (x *ExecOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[7]
+	mi := &file_node_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -531,7 +722,7 @@ func (x *ExecOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecOutput.ProtoReflect.Descriptor instead.
 func (*ExecOutput) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{7}
+	return file_node_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExecOutput) GetStdout() []byte {
@@ -589,11 +780,24 @@ const file_node_proto_rawDesc = "" +
 	"tail_lines\x18\x06 \x01(\x03R\ttailLines\x12\x1a\n" +
 	"\bprevious\x18\a \x01(\bR\bprevious\"\x1b\n" +
 	"\x05Chunk\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data\"u\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\xab\x01\n" +
 	"\tExecInput\x12/\n" +
 	"\x05start\x18\x01 \x01(\v2\x19.kobune.node.v1.ExecStartR\x05start\x12\x14\n" +
 	"\x05stdin\x18\x02 \x01(\fR\x05stdin\x12!\n" +
-	"\fstdin_closed\x18\x03 \x01(\bR\vstdinClosed\"\xb6\x01\n" +
+	"\fstdin_closed\x18\x03 \x01(\bR\vstdinClosed\x124\n" +
+	"\x06resize\x18\x04 \x01(\v2\x1c.kobune.node.v1.TerminalSizeR\x06resize\"<\n" +
+	"\fTerminalSize\x12\x14\n" +
+	"\x05width\x18\x01 \x01(\rR\x05width\x12\x16\n" +
+	"\x06height\x18\x02 \x01(\rR\x06height\"u\n" +
+	"\x0fPortForwardData\x126\n" +
+	"\x05start\x18\x01 \x01(\v2 .kobune.node.v1.PortForwardStartR\x05start\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x16\n" +
+	"\x06closed\x18\x03 \x01(\bR\x06closed\"q\n" +
+	"\x10PortForwardStart\x12\x17\n" +
+	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x12\n" +
+	"\x04port\x18\x04 \x01(\x05R\x04port\"\xb6\x01\n" +
 	"\tExecStart\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -607,10 +811,11 @@ const file_node_proto_rawDesc = "" +
 	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
 	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12\x16\n" +
 	"\x06exited\x18\x03 \x01(\bR\x06exited\x12\x1b\n" +
-	"\texit_code\x18\x04 \x01(\x05R\bexitCode2\xdf\x01\n" +
+	"\texit_code\x18\x04 \x01(\x05R\bexitCode2\xb4\x02\n" +
 	"\aNodeAPI\x12<\n" +
 	"\x04Logs\x12\x1b.kobune.node.v1.LogsRequest\x1a\x15.kobune.node.v1.Chunk0\x01\x12A\n" +
 	"\x04Exec\x12\x19.kobune.node.v1.ExecInput\x1a\x1a.kobune.node.v1.ExecOutput(\x010\x01\x12S\n" +
+	"\vPortForward\x12\x1f.kobune.node.v1.PortForwardData\x1a\x1f.kobune.node.v1.PortForwardData(\x010\x01\x12S\n" +
 	"\vServicePath\x12\".kobune.node.v1.ServicePathRequest\x1a .kobune.node.v1.ServicePathReplyB'Z%github.com/kobune/kobune/proto/nodepbb\x06proto3"
 
 var (
@@ -625,7 +830,7 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_node_proto_goTypes = []any{
 	(*ServicePathRequest)(nil), // 0: kobune.node.v1.ServicePathRequest
 	(*ServicePathReply)(nil),   // 1: kobune.node.v1.ServicePathReply
@@ -633,23 +838,30 @@ var file_node_proto_goTypes = []any{
 	(*LogsRequest)(nil),        // 3: kobune.node.v1.LogsRequest
 	(*Chunk)(nil),              // 4: kobune.node.v1.Chunk
 	(*ExecInput)(nil),          // 5: kobune.node.v1.ExecInput
-	(*ExecStart)(nil),          // 6: kobune.node.v1.ExecStart
-	(*ExecOutput)(nil),         // 7: kobune.node.v1.ExecOutput
+	(*TerminalSize)(nil),       // 6: kobune.node.v1.TerminalSize
+	(*PortForwardData)(nil),    // 7: kobune.node.v1.PortForwardData
+	(*PortForwardStart)(nil),   // 8: kobune.node.v1.PortForwardStart
+	(*ExecStart)(nil),          // 9: kobune.node.v1.ExecStart
+	(*ExecOutput)(nil),         // 10: kobune.node.v1.ExecOutput
 }
 var file_node_proto_depIdxs = []int32{
-	2, // 0: kobune.node.v1.ServicePathReply.hops:type_name -> kobune.node.v1.PathHop
-	6, // 1: kobune.node.v1.ExecInput.start:type_name -> kobune.node.v1.ExecStart
-	3, // 2: kobune.node.v1.NodeAPI.Logs:input_type -> kobune.node.v1.LogsRequest
-	5, // 3: kobune.node.v1.NodeAPI.Exec:input_type -> kobune.node.v1.ExecInput
-	0, // 4: kobune.node.v1.NodeAPI.ServicePath:input_type -> kobune.node.v1.ServicePathRequest
-	4, // 5: kobune.node.v1.NodeAPI.Logs:output_type -> kobune.node.v1.Chunk
-	7, // 6: kobune.node.v1.NodeAPI.Exec:output_type -> kobune.node.v1.ExecOutput
-	1, // 7: kobune.node.v1.NodeAPI.ServicePath:output_type -> kobune.node.v1.ServicePathReply
-	5, // [5:8] is the sub-list for method output_type
-	2, // [2:5] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	2,  // 0: kobune.node.v1.ServicePathReply.hops:type_name -> kobune.node.v1.PathHop
+	9,  // 1: kobune.node.v1.ExecInput.start:type_name -> kobune.node.v1.ExecStart
+	6,  // 2: kobune.node.v1.ExecInput.resize:type_name -> kobune.node.v1.TerminalSize
+	8,  // 3: kobune.node.v1.PortForwardData.start:type_name -> kobune.node.v1.PortForwardStart
+	3,  // 4: kobune.node.v1.NodeAPI.Logs:input_type -> kobune.node.v1.LogsRequest
+	5,  // 5: kobune.node.v1.NodeAPI.Exec:input_type -> kobune.node.v1.ExecInput
+	7,  // 6: kobune.node.v1.NodeAPI.PortForward:input_type -> kobune.node.v1.PortForwardData
+	0,  // 7: kobune.node.v1.NodeAPI.ServicePath:input_type -> kobune.node.v1.ServicePathRequest
+	4,  // 8: kobune.node.v1.NodeAPI.Logs:output_type -> kobune.node.v1.Chunk
+	10, // 9: kobune.node.v1.NodeAPI.Exec:output_type -> kobune.node.v1.ExecOutput
+	7,  // 10: kobune.node.v1.NodeAPI.PortForward:output_type -> kobune.node.v1.PortForwardData
+	1,  // 11: kobune.node.v1.NodeAPI.ServicePath:output_type -> kobune.node.v1.ServicePathReply
+	8,  // [8:12] is the sub-list for method output_type
+	4,  // [4:8] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_node_proto_init() }
@@ -663,7 +875,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	NodeAPI_Logs_FullMethodName        = "/kobune.node.v1.NodeAPI/Logs"
 	NodeAPI_Exec_FullMethodName        = "/kobune.node.v1.NodeAPI/Exec"
+	NodeAPI_PortForward_FullMethodName = "/kobune.node.v1.NodeAPI/PortForward"
 	NodeAPI_ServicePath_FullMethodName = "/kobune.node.v1.NodeAPI/ServicePath"
 )
 
@@ -36,6 +37,10 @@ type NodeAPIClient interface {
 	Logs(ctx context.Context, in *LogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Chunk], error)
 	// Exec: the first message names the command; later ones carry stdin.
 	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecInput, ExecOutput], error)
+	// PortForward: one TCP connection to a port in a pod's network
+	// namespace; the first message names the pod and the port, later ones
+	// carry bytes both ways (the kubelet's /portForward).
+	PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardData, PortForwardData], error)
 	// ServicePath: the way a packet to a Service port takes through this
 	// node's nftables table, read from the kernel (kobectl explain-path).
 	ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error)
@@ -81,6 +86,19 @@ func (c *nodeAPIClient) Exec(ctx context.Context, opts ...grpc.CallOption) (grpc
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type NodeAPI_ExecClient = grpc.BidiStreamingClient[ExecInput, ExecOutput]
 
+func (c *nodeAPIClient) PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardData, PortForwardData], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &NodeAPI_ServiceDesc.Streams[2], NodeAPI_PortForward_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PortForwardData, PortForwardData]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type NodeAPI_PortForwardClient = grpc.BidiStreamingClient[PortForwardData, PortForwardData]
+
 func (c *nodeAPIClient) ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ServicePathReply)
@@ -98,6 +116,10 @@ type NodeAPIServer interface {
 	Logs(*LogsRequest, grpc.ServerStreamingServer[Chunk]) error
 	// Exec: the first message names the command; later ones carry stdin.
 	Exec(grpc.BidiStreamingServer[ExecInput, ExecOutput]) error
+	// PortForward: one TCP connection to a port in a pod's network
+	// namespace; the first message names the pod and the port, later ones
+	// carry bytes both ways (the kubelet's /portForward).
+	PortForward(grpc.BidiStreamingServer[PortForwardData, PortForwardData]) error
 	// ServicePath: the way a packet to a Service port takes through this
 	// node's nftables table, read from the kernel (kobectl explain-path).
 	ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error)
@@ -116,6 +138,9 @@ func (UnimplementedNodeAPIServer) Logs(*LogsRequest, grpc.ServerStreamingServer[
 }
 func (UnimplementedNodeAPIServer) Exec(grpc.BidiStreamingServer[ExecInput, ExecOutput]) error {
 	return status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedNodeAPIServer) PortForward(grpc.BidiStreamingServer[PortForwardData, PortForwardData]) error {
+	return status.Error(codes.Unimplemented, "method PortForward not implemented")
 }
 func (UnimplementedNodeAPIServer) ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ServicePath not implemented")
@@ -159,6 +184,13 @@ func _NodeAPI_Exec_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type NodeAPI_ExecServer = grpc.BidiStreamingServer[ExecInput, ExecOutput]
 
+func _NodeAPI_PortForward_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(NodeAPIServer).PortForward(&grpc.GenericServerStream[PortForwardData, PortForwardData]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type NodeAPI_PortForwardServer = grpc.BidiStreamingServer[PortForwardData, PortForwardData]
+
 func _NodeAPI_ServicePath_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ServicePathRequest)
 	if err := dec(in); err != nil {
@@ -198,6 +230,12 @@ var NodeAPI_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Exec",
 			Handler:       _NodeAPI_Exec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "PortForward",
+			Handler:       _NodeAPI_PortForward_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

@@ -1,0 +1,362 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// The connect subresources over REST: pods/exec and pods/portforward, the
+// streams kubectl exec, cp and port-forward open. kubectl (since 1.30)
+// asks for a WebSocket first:
+//
+//   - exec speaks the channel protocol v5.channel.k8s.io (or v4): every
+//     binary message starts with its channel, 0 stdin, 1 stdout, 2 stderr,
+//     3 the final Status, 4 terminal sizes as JSON; in v5, [255, channel]
+//     says the sender closed that channel (stdin's end of file).
+//   - port-forward speaks SPDY/3.1 inside the WebSocket's binary messages
+//     (SPDY/3.1+portforward.k8s.io), or, when a client asks for it, over
+//     the upgraded HTTP/1.1 connection itself (Upgrade: SPDY/3.1): each
+//     connection is a pair of SPDY streams, data and error, named by a
+//     requestID and carrying the port in their headers.
+//
+// SPDY for exec (what kubectl before 1.30 used) is not served: the answer
+// says to use a kubectl of 1.30 or later. The session behind both is the
+// gRPC stream Kobune's own clients use (PodExec, PodPortForward), run
+// through the same interceptors: authentication, audit, authorization.
+
+// Channel protocol (remotecommand) constants.
+const (
+	channelV5 = "v5.channel.k8s.io"
+	channelV4 = "v4.channel.k8s.io"
+
+	chanStdin, chanStdout, chanStderr, chanError, chanResize, chanClose = 0, 1, 2, 3, 4, 255
+
+	// maxStreamMessage bounds one WebSocket message a client sends.
+	maxStreamMessage = 1 << 20
+	// streamWriteTimeout is how long a write may wait for a client that
+	// does not read, before the session is dropped.
+	streamWriteTimeout = time.Minute
+)
+
+// websocketUpgrader accepts WebSockets from non-browser clients and from
+// pages of the API server's own origin only (gorilla's origin check), so
+// that a web page cannot open an exec session with a browser's
+// credentials.
+var websocketUpgrader = websocket.Upgrader{ReadBufferSize: 32 << 10, WriteBufferSize: 32 << 10}
+
+// connectAllowed authenticates and authorizes a connect request before
+// the upgrade, and finds the pod's node, so that a refusal is an HTTP
+// answer (403, 404) as on Kubernetes rather than a message inside the
+// stream. The stream's own RPC checks again, through the interceptors.
+func (s *Server) connectAllowed(ctx context.Context, method string, first proto.Message, t *restTarget) error {
+	actx, err := s.authenticate(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.authorize(actx, "/"+apipb.ResourceAPI_ServiceDesc.ServiceName+"/"+method, first); err != nil {
+		return err
+	}
+	_, _, err = s.podNode(actx, t.namespace, t.name)
+	return err
+}
+
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// restExec serves pods/exec.
+func (s *Server) restExec(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	flag := func(name string) (bool, error) {
+		switch v := q.Get(name); v {
+		case "", "false", "0":
+			return false, nil
+		case "true", "1":
+			return true, nil
+		default:
+			return false, invalid("%s: Invalid value: %q: must be true or false", name, v)
+		}
+	}
+	var opts [4]bool
+	for i, name := range []string{"stdin", "stdout", "stderr", "tty"} {
+		v, err := flag(name)
+		if err != nil {
+			writeError(w, err, t)
+			return
+		}
+		opts[i] = v
+	}
+	stdin, stdout, stderr, tty := opts[0], opts[1], opts[2], opts[3]
+	switch {
+	case len(q["command"]) == 0:
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "you must specify at least one command for the container"), t)
+		return
+	case !stdin && !stdout && !stderr:
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "you must specify at least 1 of stdin, stdout, stderr"), t)
+		return
+	case tty && stderr:
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "stderr cannot be used with tty: the terminal carries both outputs on stdout"), t)
+		return
+	}
+	if !isWebSocket(r) {
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
+			"kobune serves pods/exec over WebSocket ("+channelV5+", "+channelV4+"), not SPDY: use kubectl 1.30 or later, or kobectl exec"), t)
+		return
+	}
+	protos := websocket.Subprotocols(r)
+	if !slices.Contains(protos, channelV5) && !slices.Contains(protos, channelV4) {
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
+			fmt.Sprintf("no supported stream protocol among %q: kobune speaks %s and %s", protos, channelV5, channelV4)), t)
+		return
+	}
+	first := &apipb.PodExecInput{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), Command: q["command"], Stdin: stdin, Tty: tty}
+	if err := s.connectAllowed(ctx, "PodExec", first, t); err != nil {
+		writeError(w, err, t)
+		return
+	}
+	up := websocketUpgrader
+	up.Subprotocols = []string{channelV5, channelV4}
+	conn, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered
+	}
+	defer conn.Close()
+	v5 := conn.Subprotocol() == channelV5
+	conn.SetReadLimit(maxStreamMessage)
+	write := func(channel byte, data []byte) error {
+		_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		return conn.WriteMessage(websocket.BinaryMessage, append([]byte{channel}, data...))
+	}
+	inputs := make(chan *apipb.PodExecInput)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // client → session: stdin, its end, terminal sizes
+		defer close(inputs)
+		for {
+			mt, msg, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			if mt != websocket.BinaryMessage || len(msg) == 0 {
+				continue
+			}
+			var in *apipb.PodExecInput
+			switch msg[0] {
+			case chanStdin:
+				if stdin && len(msg) > 1 {
+					in = &apipb.PodExecInput{StdinData: msg[1:]}
+				}
+			case chanResize:
+				var sz struct{ Width, Height uint32 }
+				if json.Unmarshal(msg[1:], &sz) == nil && sz.Width > 0 && sz.Height > 0 {
+					in = &apipb.PodExecInput{Width: sz.Width, Height: sz.Height}
+				}
+			case chanClose:
+				if v5 && len(msg) == 2 && msg[1] == chanStdin {
+					in = &apipb.PodExecInput{StdinClosed: true}
+				}
+			}
+			if in == nil {
+				continue
+			}
+			select {
+			case inputs <- in:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	recv := func(m proto.Message) error {
+		in, ok := <-inputs
+		if !ok {
+			return io.EOF
+		}
+		proto.Merge(m, in)
+		return nil
+	}
+	exitCode, exited := 0, false
+	err = s.invokeBidi(ctx, "PodExec", first, recv, func(m any) error {
+		out := m.(*apipb.PodExecOutput)
+		if len(out.Stdout) > 0 && stdout {
+			if err := write(chanStdout, out.Stdout); err != nil {
+				return err
+			}
+		}
+		if len(out.Stderr) > 0 && stderr {
+			if err := write(chanStderr, out.Stderr); err != nil {
+				return err
+			}
+		}
+		if out.Exited {
+			exitCode, exited = int(out.ExitCode), true
+		}
+		return nil
+	})
+	_ = write(chanError, execStatus(first.Command, exited, exitCode, err))
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+}
+
+// execStatus is the Status the error channel ends a session with: Success,
+// NonZeroExitCode with the code as its ExitCode cause (kubectl exits with
+// it), or the error that ended the session.
+func execStatus(command []string, exited bool, code int, err error) []byte {
+	switch {
+	case err == nil && exited && code == 0:
+		return []byte(`{"metadata":{},"status":"Success"}`)
+	case err == nil && exited:
+		st := restStatus{Status: "Failure", Reason: "NonZeroExitCode",
+			Message: fmt.Sprintf("command terminated with non-zero exit code: error executing command %q, exit code %d", command, code),
+			Details: &statusDetails{Causes: []statusCause{{Type: "ExitCode", Message: strconv.Itoa(code)}}}}
+		b, _ := json.Marshal(st)
+		return b
+	case err == nil:
+		err = status.Error(codes.Unavailable, "the exec session ended before the command's exit status arrived")
+	}
+	st := toStatus(err, nil)
+	st.Kind, st.APIVersion = "", ""
+	b, _ := json.Marshal(st)
+	return b
+}
+
+// restPortForward serves pods/portforward.
+func (s *Server) restPortForward(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	var allowed []int32 // the ports query parameter, when given, limits the streams
+	for _, list := range r.URL.Query()["ports"] {
+		for _, p := range strings.Split(list, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || n < 1 || n > 65535 {
+				writeError(w, invalid("ports: Invalid value: %q: must be port numbers between 1 and 65535", list), t)
+				return
+			}
+			allowed = append(allowed, int32(n))
+		}
+	}
+	first := &apipb.PodPortForwardData{Namespace: t.namespace, Name: t.name}
+	spdyUpgrade := strings.EqualFold(r.Header.Get("Upgrade"), "SPDY/3.1")
+	wantsPF := slices.ContainsFunc(r.Header.Values("X-Stream-Protocol-Version"), func(v string) bool { return v == portForwardV1 })
+	tunnel := isWebSocket(r) && slices.Contains(websocket.Subprotocols(r), "SPDY/3.1+"+portForwardV1)
+	if !tunnel && !(spdyUpgrade && wantsPF) {
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
+			"pods/portforward needs an upgrade to SPDY/3.1+"+portForwardV1+" over WebSocket, or to SPDY/3.1 with X-Stream-Protocol-Version: "+portForwardV1+" (kubectl port-forward does either)"), t)
+		return
+	}
+	if err := s.connectAllowed(ctx, "PodPortForward", first, t); err != nil {
+		writeError(w, err, t)
+		return
+	}
+	var conn net.Conn
+	if tunnel {
+		up := websocketUpgrader
+		up.Subprotocols = []string{"SPDY/3.1+" + portForwardV1}
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		ws.SetReadLimit(maxStreamMessage)
+		conn = &websocketConn{ws: ws}
+	} else {
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "SPDY needs HTTP/1.1; this connection is HTTP/2: use the WebSocket upgrade"), t)
+			return
+		}
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", "SPDY/3.1")
+		w.Header().Set("X-Stream-Protocol-Version", portForwardV1)
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		c, buf, err := hj.Hijack()
+		if err != nil {
+			return
+		}
+		if buf.Reader.Buffered() > 0 { // what the client sent after its request
+			conn = &prefixedConn{Conn: c, r: io.MultiReader(io.LimitReader(buf.Reader, int64(buf.Reader.Buffered())), c)}
+		} else {
+			conn = c
+		}
+	}
+	defer conn.Close()
+	s.servePortForward(ctx, conn, t, allowed)
+}
+
+const portForwardV1 = "portforward.k8s.io"
+
+// websocketConn is a WebSocket as a byte stream (each write one binary
+// message), for SPDY tunneled over it.
+type websocketConn struct {
+	ws  *websocket.Conn
+	mu  sync.Mutex // one writer at a time
+	cur io.Reader
+}
+
+func (c *websocketConn) Read(p []byte) (int, error) {
+	for {
+		if c.cur == nil {
+			mt, r, err := c.ws.NextReader()
+			if err != nil {
+				var ce *websocket.CloseError
+				if errors.As(err, &ce) && ce.Code == websocket.CloseNormalClosure {
+					return 0, io.EOF
+				}
+				return 0, err
+			}
+			if mt != websocket.BinaryMessage {
+				return 0, errors.New("port-forward tunnel: a text message where SPDY frames were expected")
+			}
+			c.cur = r
+		}
+		n, err := c.cur.Read(p)
+		if errors.Is(err, io.EOF) {
+			c.cur = nil
+			if n == 0 {
+				continue
+			}
+			err = nil
+		}
+		return n, err
+	}
+}
+
+func (c *websocketConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.ws.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if err := c.ws.WriteMessage(websocket.BinaryMessage, p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (c *websocketConn) Close() error {
+	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	return c.ws.Close()
+}
+func (c *websocketConn) LocalAddr() net.Addr                { return c.ws.LocalAddr() }
+func (c *websocketConn) RemoteAddr() net.Addr               { return c.ws.RemoteAddr() }
+func (c *websocketConn) SetDeadline(t time.Time) error      { return c.ws.NetConn().SetDeadline(t) }
+func (c *websocketConn) SetReadDeadline(t time.Time) error  { return c.ws.SetReadDeadline(t) }
+func (c *websocketConn) SetWriteDeadline(t time.Time) error { return c.ws.SetWriteDeadline(t) }
+
+// prefixedConn reads what the HTTP server had buffered first.
+type prefixedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *prefixedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
