@@ -164,12 +164,19 @@ func (s *nodeServer) Logs(req *nodepb.LogsRequest, stream nodepb.NodeAPI_LogsSer
 		}
 		attempt, running = attempt-1, false
 	}
+	if req.FromEnd && !running {
+		return status.Errorf(codes.FailedPrecondition, "container %q of pod %q is not running: there is nothing to attach to (kobectl logs shows what it wrote)", container, pod.Name)
+	}
 	f, err := os.Open(st.LogPath(pod, container, attempt))
 	if err != nil {
 		return status.Errorf(codes.NotFound, "log of container %q: %v", container, err)
 	}
 	defer f.Close()
-	if req.TailLines > 0 {
+	if req.FromEnd { // an attach: only what comes from now on
+		if _, err := f.Seek(0, io.SeekEnd); err != nil {
+			return err
+		}
+	} else if req.TailLines > 0 {
 		if err := sendTail(f, req.TailLines, stream); err != nil {
 			return err
 		}
@@ -278,7 +285,7 @@ func (s *nodeServer) Exec(stream nodepb.NodeAPI_ExecServer) error {
 	}()
 	code, err := st.ExecStream(ctx, pod.UID, container, start.Command, sio)
 	if err != nil {
-		return status.Errorf(codes.FailedPrecondition, "%v", err)
+		return status.Errorf(codes.Internal, "error executing command in container: %v", err)
 	}
 	return out.send(&nodepb.ExecOutput{Exited: true, ExitCode: int32(code)})
 }

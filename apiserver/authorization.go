@@ -82,6 +82,8 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		a = request.Attributes{Verb: "get", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "log"}
 	case *apipb.PodExecInput:
 		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "exec"}
+	case *apipb.PodAttachRequest:
+		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "attach"}
 	case *apipb.PodPortForwardData:
 		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "portforward"}
 	case *apipb.ServicePathRequest:

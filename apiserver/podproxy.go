@@ -96,8 +96,27 @@ func (s *Server) nodeClient(node, addr string) (nodepb.NodeAPIClient, func(), er
 
 // PodLogs implements the pods/log subresource.
 func (s *Server) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_PodLogsServer) error {
+	return s.relayLog(stream, req.Namespace, req.Name, &nodepb.LogsRequest{Container: req.Container,
+		Follow: req.Follow, TailLines: req.TailLines, Previous: req.Previous})
+}
+
+// PodAttach implements the pods/attach subresource: the container's
+// output from now on, until it exits. Kobune starts containers without
+// stdin or a terminal (their stdin and tty fields are named unsupported),
+// so there is no input to attach to, as on Kubernetes for a container
+// without stdin: true.
+func (s *Server) PodAttach(req *apipb.PodAttachRequest, stream apipb.ResourceAPI_PodAttachServer) error {
+	if req.Stdin || req.Tty {
+		return status.Errorf(codes.InvalidArgument, "attach: kobune starts containers without stdin or a terminal (the container fields stdin and tty are not supported), so an attach carries output only: leave out -i and -t, or use exec -it for a shell")
+	}
+	return s.relayLog(stream, req.Namespace, req.Name, &nodepb.LogsRequest{Container: req.Container, Follow: true, FromEnd: true})
+}
+
+// relayLog streams a container log from the pod's node: pods/log and
+// pods/attach.
+func (s *Server) relayLog(stream grpc.ServerStreamingServer[apipb.LogChunk], namespace, name string, req *nodepb.LogsRequest) error {
 	ctx := stream.Context()
-	pod, addr, err := s.podNode(ctx, req.Namespace, req.Name)
+	pod, addr, err := s.podNode(ctx, namespace, name)
 	if err != nil {
 		return err
 	}
@@ -106,8 +125,8 @@ func (s *Server) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_Pod
 		return err
 	}
 	defer closeConn()
-	logs, err := nc.Logs(ctx, &nodepb.LogsRequest{PodUid: pod.UID, Namespace: pod.Namespace, Name: pod.Name, Container: req.Container,
-		Follow: req.Follow, TailLines: req.TailLines, Previous: req.Previous})
+	req.PodUid, req.Namespace, req.Name = pod.UID, pod.Namespace, pod.Name
+	logs, err := nc.Logs(ctx, req)
 	if err != nil {
 		return err
 	}

@@ -306,6 +306,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restLogs(ctx, w, r, &t)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && t.resource == "pods" && t.sub == "exec":
 		s.restExec(ctx, w, r, &t)
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && t.resource == "pods" && t.sub == "attach":
+		s.restAttach(ctx, w, r, &t)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && t.resource == "pods" && t.sub == "portforward":
 		s.restPortForward(ctx, w, r, &t)
 	case r.Method == http.MethodPost && t.name == "":

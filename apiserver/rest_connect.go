@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,69 +82,98 @@ func isWebSocket(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-// restExec serves pods/exec.
-func (s *Server) restExec(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
-	q := r.URL.Query()
-	flag := func(name string) (bool, error) {
-		switch v := q.Get(name); v {
-		case "", "false", "0":
-			return false, nil
-		case "true", "1":
-			return true, nil
-		default:
-			return false, invalid("%s: Invalid value: %q: must be true or false", name, v)
-		}
-	}
+// streamFlags reads the stdin, stdout, stderr and tty query parameters of
+// exec and attach, with kube-apiserver's refusals.
+func streamFlags(q url.Values) (stdin, stdout, stderr, tty bool, err error) {
 	var opts [4]bool
 	for i, name := range []string{"stdin", "stdout", "stderr", "tty"} {
-		v, err := flag(name)
-		if err != nil {
-			writeError(w, err, t)
-			return
+		switch v := q.Get(name); v {
+		case "", "false", "0":
+		case "true", "1":
+			opts[i] = true
+		default:
+			return false, false, false, false, invalid("%s: Invalid value: %q: must be true or false", name, v)
 		}
-		opts[i] = v
 	}
-	stdin, stdout, stderr, tty := opts[0], opts[1], opts[2], opts[3]
+	stdin, stdout, stderr, tty = opts[0], opts[1], opts[2], opts[3]
 	switch {
-	case len(q["command"]) == 0:
-		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "you must specify at least one command for the container"), t)
-		return
 	case !stdin && !stdout && !stderr:
-		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "you must specify at least 1 of stdin, stdout, stderr"), t)
-		return
+		err = statusWithCode(http.StatusBadRequest, "BadRequest", "you must specify at least 1 of stdin, stdout, stderr")
 	case tty && stderr:
-		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "stderr cannot be used with tty: the terminal carries both outputs on stdout"), t)
-		return
+		err = statusWithCode(http.StatusBadRequest, "BadRequest", "stderr cannot be used with tty: the terminal carries both outputs on stdout")
 	}
+	return stdin, stdout, stderr, tty, err
+}
+
+// channelSession is an upgraded exec or attach connection speaking the
+// channel protocol.
+type channelSession struct {
+	conn *websocket.Conn
+	v5   bool
+}
+
+// write sends one message on a channel; a client that does not read for
+// streamWriteTimeout loses the session.
+func (c *channelSession) write(channel byte, data []byte) error {
+	_ = c.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return c.conn.WriteMessage(websocket.BinaryMessage, append([]byte{channel}, data...))
+}
+
+// end sends the session's final Status on the error channel and closes
+// the WebSocket.
+func (c *channelSession) end(st []byte) {
+	_ = c.write(chanError, st)
+	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	c.conn.Close()
+}
+
+// acceptChannels checks that the request asks for the channel protocol
+// over WebSocket and that the caller may run method on the pod, then
+// upgrades. On false the client has its answer.
+func (s *Server) acceptChannels(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, method string, first proto.Message) (*channelSession, bool) {
 	if !isWebSocket(r) {
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
-			"kobune serves pods/exec over WebSocket ("+channelV5+", "+channelV4+"), not SPDY: use kubectl 1.30 or later, or kobectl exec"), t)
-		return
+			"kobune serves pods/"+t.sub+" over WebSocket ("+channelV5+", "+channelV4+"), not SPDY: use kubectl 1.30 or later, or kobectl "+t.sub), t)
+		return nil, false
 	}
 	protos := websocket.Subprotocols(r)
 	if !slices.Contains(protos, channelV5) && !slices.Contains(protos, channelV4) {
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
 			fmt.Sprintf("no supported stream protocol among %q: kobune speaks %s and %s", protos, channelV5, channelV4)), t)
-		return
+		return nil, false
 	}
-	first := &apipb.PodExecInput{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), Command: q["command"], Stdin: stdin, Tty: tty}
-	if err := s.connectAllowed(ctx, "PodExec", first, t); err != nil {
+	if err := s.connectAllowed(ctx, method, first, t); err != nil {
 		writeError(w, err, t)
-		return
+		return nil, false
 	}
 	up := websocketUpgrader
 	up.Subprotocols = []string{channelV5, channelV4}
 	conn, err := up.Upgrade(w, r, nil)
 	if err != nil {
-		return // the upgrader has answered
+		return nil, false // the upgrader has answered
 	}
-	defer conn.Close()
-	v5 := conn.Subprotocol() == channelV5
 	conn.SetReadLimit(maxStreamMessage)
-	write := func(channel byte, data []byte) error {
-		_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		return conn.WriteMessage(websocket.BinaryMessage, append([]byte{channel}, data...))
+	return &channelSession{conn: conn, v5: conn.Subprotocol() == channelV5}, true
+}
+
+// restExec serves pods/exec.
+func (s *Server) restExec(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	if len(q["command"]) == 0 {
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "you must specify at least one command for the container"), t)
+		return
 	}
+	stdin, stdout, stderr, tty, err := streamFlags(q)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	first := &apipb.PodExecInput{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), Command: q["command"], Stdin: stdin, Tty: tty}
+	cs, ok := s.acceptChannels(ctx, w, r, t, "PodExec", first)
+	if !ok {
+		return
+	}
+	conn, v5, write := cs.conn, cs.v5, cs.write
 	inputs := make(chan *apipb.PodExecInput)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -209,8 +239,52 @@ func (s *Server) restExec(ctx context.Context, w http.ResponseWriter, r *http.Re
 		}
 		return nil
 	})
-	_ = write(chanError, execStatus(first.Command, exited, exitCode, err))
-	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	cs.end(execStatus(first.Command, exited, exitCode, err))
+}
+
+// restAttach serves pods/attach: what the container writes from now on,
+// on the stdout channel (the log merges both outputs), until it exits or
+// the client goes. Input is refused before the upgrade: Kobune starts
+// containers without stdin or a terminal.
+func (s *Server) restAttach(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	stdin, stdout, stderr, tty, err := streamFlags(q)
+	if err == nil && (stdin || tty) {
+		err = statusWithCode(http.StatusBadRequest, "BadRequest", "kobune starts containers without stdin or a terminal (the container fields stdin and tty are not supported), so an attach carries output only: leave out -i and -t, or use exec -it for a shell")
+	}
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	req := &apipb.PodAttachRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container")}
+	cs, ok := s.acceptChannels(ctx, w, r, t, "PodAttach", req)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // the client's input is ignored; its going away ends the session
+		defer cancel()
+		for {
+			if _, _, err := cs.conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	channel := byte(chanStdout)
+	if !stdout && stderr {
+		channel = chanStderr
+	}
+	err = s.invokeStream(ctx, "PodAttach", req, func(m any) error {
+		return cs.write(channel, m.(*apipb.LogChunk).Data)
+	}, nil)
+	st := []byte(`{"metadata":{},"status":"Success"}`)
+	if err != nil && ctx.Err() == nil {
+		full := toStatus(err, nil)
+		full.Kind, full.APIVersion = "", ""
+		st, _ = json.Marshal(full)
+	}
+	cs.end(st)
 }
 
 // execStatus is the Status the error channel ends a session with: Success,

@@ -180,13 +180,29 @@ func (c *Client) PodLogs(ctx context.Context, namespace, name string, opts LogOp
 	if err != nil {
 		return nil, err
 	}
+	return logReader(stream.Recv), nil
+}
+
+// Attach streams what a running container writes from now on, until it
+// exits (kubectl attach). Kobune's containers have no stdin, so an attach
+// carries output only: stdin or tty are refused by the server.
+func (c *Client) Attach(ctx context.Context, namespace, name, container string, stdin, tty bool) (io.Reader, error) {
+	stream, err := c.API.PodAttach(ctx, &apipb.PodAttachRequest{Namespace: namespace, Name: name, Container: container, Stdin: stdin, Tty: tty})
+	if err != nil {
+		return nil, err
+	}
+	return logReader(stream.Recv), nil
+}
+
+// logReader reads a stream of log chunks.
+func logReader(recv func() (*apipb.LogChunk, error)) io.Reader {
 	return &chunkReader{next: func() ([]byte, error) {
-		chunk, err := stream.Recv()
+		chunk, err := recv()
 		if err != nil {
 			return nil, err
 		}
 		return chunk.Data, nil
-	}}, nil
+	}}
 }
 
 // chunkReader turns a stream of chunks into an io.Reader.

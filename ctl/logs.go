@@ -1,63 +1,157 @@
 package ctl
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"io"
-	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
 )
 
-func podName(arg string) (string, error) {
-	if t, n, ok := strings.Cut(arg, "/"); ok {
-		if t != "pod" && t != "pods" && t != "po" {
-			return "", fmt.Errorf("only pods have logs and exec, not %q", t)
-		}
-		return n, nil
-	}
-	return arg, nil
-}
-
 func newLogsCommand(o *Options) *cobra.Command {
-	var container string
-	var follow, previous bool
-	var tail int64
+	var (
+		container, sel       string
+		follow, previous     bool
+		prefix, allContainer bool
+		tail                 int64
+		maxRequests          int
+	)
 	cmd := &cobra.Command{
-		Use:   "logs POD [-c CONTAINER] [-f] [--tail N] [--previous]",
+		Use:   "logs (POD | TYPE/NAME | -l SELECTOR) [-c CONTAINER] [-f] [--tail N] [--previous]",
 		Short: "Print a container's log (kubectl logs)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Print the log of a container: of a pod, of one pod of a Deployment,
+StatefulSet, Job ... (TYPE/NAME), or of every pod a label selector matches
+(-l; then only the last 10 lines of each unless --tail says otherwise, as
+kubectl). The log holds what the container wrote to stdout and stderr.`,
+		Example: `  # The log of pod web-0's only container
+  kobectl logs web-0
+
+  # Follow one pod of Deployment web, from its last 20 lines
+  kobectl logs deploy/web -f --tail 20 -n demo
+
+  # Every pod labelled app=web, each line prefixed with its pod and container
+  kobectl logs -l app=web --prefix -n demo
+
+  # The attempt before the last restart
+  kobectl logs web-0 --previous`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := podName(args[0])
-			if err != nil {
-				return err
+			if (len(args) == 1) == (sel != "") {
+				return fmt.Errorf("name a pod (POD or TYPE/NAME) or give a selector (-l), not both or neither")
 			}
 			c, err := o.Client()
 			if err != nil {
 				return err
 			}
-			log, err := c.PodLogs(cmd.Context(), o.namespaceOrDefault(), name,
-				client.LogOptions{Container: container, Follow: follow, TailLines: tail, Previous: previous})
-			if err != nil {
-				return err
+			ctx, ns := cmd.Context(), o.namespaceOrDefault()
+			var pods []*core.Pod
+			if sel != "" {
+				if !cmd.Flags().Changed("tail") {
+					tail = 10
+				}
+				if pods, _, err = client.For[*core.Pod](c).List(ctx, ns, client.ListOptions{LabelSelector: sel}); err != nil {
+					return err
+				}
+				if len(pods) == 0 {
+					fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", ns)
+					return nil
+				}
+			} else {
+				ref, err := resolvePod(ctx, c, ns, args[0])
+				if err != nil {
+					return err
+				}
+				pods = []*core.Pod{ref.pod}
 			}
-			if _, err := io.Copy(o.Out, log); err != nil && cmd.Context().Err() == nil {
-				return err
+			var streams []logStream
+			for _, p := range pods {
+				names := []string{container}
+				if allContainer {
+					names = names[:0]
+					for _, ct := range p.Spec.InitContainers {
+						names = append(names, ct.Name)
+					}
+					for _, ct := range p.Spec.Containers {
+						names = append(names, ct.Name)
+					}
+				} else if container == "" && (sel != "" || len(p.Spec.Containers) == 1) {
+					names = []string{p.Spec.Containers[0].Name} // kubectl -l: each pod's first container
+				}
+				for _, n := range names {
+					streams = append(streams, logStream{pod: p.Name, container: n})
+				}
 			}
-			return nil
+			if follow && len(streams) > maxRequests {
+				return fmt.Errorf("you are attempting to follow %d log streams, but maximum allowed concurrency is %d, use --max-log-requests to increase the limit", len(streams), maxRequests)
+			}
+			opts := client.LogOptions{Follow: follow, TailLines: tail, Previous: previous}
+			return printLogs(ctx, c, ns, streams, opts, prefix, o)
 		},
 	}
 	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the pod's only one)")
+	cmd.Flags().StringVarP(&sel, "selector", "l", "", "the logs of every pod this label selector matches, e.g. app=web")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output until the container stops")
 	cmd.Flags().BoolVarP(&previous, "previous", "p", false, "the log of the previous attempt of a restarted container")
-	cmd.Flags().Int64Var(&tail, "tail", -1, "lines from the end (-1: all)")
+	cmd.Flags().BoolVar(&prefix, "prefix", false, "begin each line with [pod/NAME/CONTAINER]")
+	cmd.Flags().BoolVar(&allContainer, "all-containers", false, "the logs of every container of the pods, init containers first")
+	cmd.Flags().IntVar(&maxRequests, "max-log-requests", 5, "with -l and -f: how many logs may be followed at once")
+	cmd.Flags().Int64Var(&tail, "tail", -1, "lines from the end (-1: all; 10 with -l)")
 	return cmd
 }
 
-func (o *Options) namespaceOrDefault() string {
-	if o.Namespace != "" {
-		return o.Namespace
+// logStream is one container log to print.
+type logStream struct{ pod, container string }
+
+// printLogs prints the streams one after another, or, when following
+// several, all at once, whole lines at a time, so that lines of different
+// containers do not mix.
+func printLogs(ctx context.Context, c *client.Client, ns string, streams []logStream, opts client.LogOptions, prefix bool, o *Options) error {
+	var mu sync.Mutex
+	show := func(s logStream) error {
+		so := opts
+		so.Container = s.container
+		r, err := c.PodLogs(ctx, ns, s.pod, so)
+		if err != nil {
+			return fmt.Errorf("pod/%s: %w", s.pod, err)
+		}
+		if !prefix && len(streams) == 1 {
+			_, err = io.Copy(o.Out, r)
+			return err
+		}
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			mu.Lock()
+			if prefix {
+				fmt.Fprintf(o.Out, "[pod/%s/%s] ", s.pod, s.container)
+			}
+			fmt.Fprintln(o.Out, sc.Text())
+			mu.Unlock()
+		}
+		return sc.Err()
 	}
-	return "default"
+	if !opts.Follow {
+		for _, s := range streams {
+			if err := show(s); err != nil && ctx.Err() == nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make(chan error, len(streams))
+	for _, s := range streams {
+		go func() { errs <- show(s) }()
+	}
+	var first error
+	for range streams {
+		if err := <-errs; err != nil && first == nil && ctx.Err() == nil {
+			first = err
+		}
+	}
+	return first
 }

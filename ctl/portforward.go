@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,10 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
-	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
 )
 
@@ -90,49 +86,11 @@ func parsePortSpec(arg string) (portSpec, error) {
 // port becomes its targetPort, a port name the container port of that
 // name.
 func forwardTarget(ctx context.Context, c *client.Client, ns, arg string, ports []string) (*core.Pod, []int32, error) {
-	kind, name, ok := strings.Cut(arg, "/")
-	if !ok {
-		kind, name = "pod", arg
-	}
-	var pod *core.Pod
-	var svc *core.Service
-	var err error
-	switch kind {
-	case "pod", "pods", "po":
-		pod, err = client.For[*core.Pod](c).Get(ctx, ns, name)
-	case "service", "services", "svc":
-		if svc, err = client.For[*core.Service](c).Get(ctx, ns, name); err == nil {
-			if len(svc.Spec.Selector) == 0 {
-				return nil, nil, fmt.Errorf("service %s has no selector: it has no pods to forward to", name)
-			}
-			pod, err = runningPod(ctx, c, ns, "service/"+name, &meta.LabelSelector{MatchLabels: svc.Spec.Selector})
-		}
-	case "deployment", "deployments", "deploy":
-		var d *apps.Deployment
-		if d, err = client.For[*apps.Deployment](c).Get(ctx, ns, name); err == nil {
-			pod, err = runningPod(ctx, c, ns, "deployment/"+name, d.Spec.Selector)
-		}
-	case "replicaset", "replicasets", "rs":
-		var r *apps.ReplicaSet
-		if r, err = client.For[*apps.ReplicaSet](c).Get(ctx, ns, name); err == nil {
-			pod, err = runningPod(ctx, c, ns, "replicaset/"+name, r.Spec.Selector)
-		}
-	case "statefulset", "statefulsets", "sts":
-		var s *apps.StatefulSet
-		if s, err = client.For[*apps.StatefulSet](c).Get(ctx, ns, name); err == nil {
-			pod, err = runningPod(ctx, c, ns, "statefulset/"+name, s.Spec.Selector)
-		}
-	case "daemonset", "daemonsets", "ds":
-		var d *apps.DaemonSet
-		if d, err = client.For[*apps.DaemonSet](c).Get(ctx, ns, name); err == nil {
-			pod, err = runningPod(ctx, c, ns, "daemonset/"+name, d.Spec.Selector)
-		}
-	default:
-		return nil, nil, fmt.Errorf("cannot forward to a %s: name a pod, service, deployment, replicaset, statefulset or daemonset", kind)
-	}
+	ref, err := resolvePod(ctx, c, ns, arg)
 	if err != nil {
 		return nil, nil, err
 	}
+	pod := ref.pod
 	if pod.Status.Phase != core.PodRunning {
 		return nil, nil, fmt.Errorf("unable to forward port because pod is not running. Current status=%s", pod.Status.Phase)
 	}
@@ -142,53 +100,11 @@ func forwardTarget(ctx context.Context, c *client.Client, ns, arg string, ports 
 		if err != nil {
 			return nil, nil, err
 		}
-		if remote[i], err = podPort(pod, svc, sp.remote); err != nil {
+		if remote[i], err = podPort(pod, ref.svc, sp.remote); err != nil {
 			return nil, nil, err
 		}
 	}
 	return pod, remote, nil
-}
-
-// runningPod picks the pod kubectl would: a running one of the selector,
-// ready ones first, then the oldest, then by name.
-func runningPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.LabelSelector) (*core.Pod, error) {
-	sel, err := selector.FromLabelSelector(ls)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", owner, err)
-	}
-	pods, _, err := client.For[*core.Pod](c).List(ctx, ns, client.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return nil, err
-	}
-	var running []*core.Pod
-	for _, p := range pods {
-		if p.Status.Phase == core.PodRunning && p.DeletionTimestamp == nil {
-			running = append(running, p)
-		}
-	}
-	if len(running) == 0 {
-		return nil, fmt.Errorf("%s has no running pod to forward to (kobectl get pods -n %s -l %s)", owner, ns, sel.String())
-	}
-	sort.SliceStable(running, func(i, j int) bool {
-		a, b := running[i], running[j]
-		if ra, rb := podReady(a), podReady(b); ra != rb {
-			return ra
-		}
-		if !a.CreationTimestamp.Equal(b.CreationTimestamp.Time) {
-			return a.CreationTimestamp.Before(b.CreationTimestamp.Time)
-		}
-		return a.Name < b.Name
-	})
-	return running[0], nil
-}
-
-func podReady(p *core.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == core.PodReady {
-			return c.Status == meta.ConditionTrue
-		}
-	}
-	return false
 }
 
 // podPort is the pod's port number for a port argument.

@@ -63,7 +63,7 @@ func NewCommand(o *Options) *cobra.Command {
 	root.AddCommand(
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
-		newLogsCommand(o), newExecCommand(o), newPortForwardCommand(o),
+		newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newPatchCommand(o),
 		newCordonCommand(o, true), newCordonCommand(o, false), newExplainCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
@@ -212,4 +212,11 @@ func formatError(err error, server string) string {
 		reason = s.Code().String()
 	}
 	return fmt.Sprintf("Error from server (%s): %s%s", reason, prefix, s.Message())
+}
+
+func (o *Options) namespaceOrDefault() string {
+	if o.Namespace != "" {
+		return o.Namespace
+	}
+	return "default"
 }

@@ -290,6 +290,83 @@ func (x *PodLogsRequest) GetPrevious() bool {
 	return false
 }
 
+type PodAttachRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Container string                 `protobuf:"bytes,3,opt,name=container,proto3" json:"container,omitempty"`
+	// Asked for by the client; refused (containers have no stdin or tty).
+	Stdin         bool `protobuf:"varint,4,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Tty           bool `protobuf:"varint,5,opt,name=tty,proto3" json:"tty,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodAttachRequest) Reset() {
+	*x = PodAttachRequest{}
+	mi := &file_api_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodAttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodAttachRequest) ProtoMessage() {}
+
+func (x *PodAttachRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodAttachRequest.ProtoReflect.Descriptor instead.
+func (*PodAttachRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PodAttachRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *PodAttachRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PodAttachRequest) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *PodAttachRequest) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *PodAttachRequest) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
 type LogChunk struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
@@ -299,7 +376,7 @@ type LogChunk struct {
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -311,7 +388,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -324,7 +401,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{4}
+	return file_api_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LogChunk) GetData() []byte {
@@ -353,7 +430,7 @@ type PodExecInput struct {
 
 func (x *PodExecInput) Reset() {
 	*x = PodExecInput{}
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -365,7 +442,7 @@ func (x *PodExecInput) String() string {
 func (*PodExecInput) ProtoMessage() {}
 
 func (x *PodExecInput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -378,7 +455,7 @@ func (x *PodExecInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodExecInput.ProtoReflect.Descriptor instead.
 func (*PodExecInput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{5}
+	return file_api_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PodExecInput) GetNamespace() string {
@@ -466,7 +543,7 @@ type PodPortForwardData struct {
 
 func (x *PodPortForwardData) Reset() {
 	*x = PodPortForwardData{}
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -478,7 +555,7 @@ func (x *PodPortForwardData) String() string {
 func (*PodPortForwardData) ProtoMessage() {}
 
 func (x *PodPortForwardData) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -491,7 +568,7 @@ func (x *PodPortForwardData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodPortForwardData.ProtoReflect.Descriptor instead.
 func (*PodPortForwardData) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{6}
+	return file_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PodPortForwardData) GetNamespace() string {
@@ -541,7 +618,7 @@ type PodExecOutput struct {
 
 func (x *PodExecOutput) Reset() {
 	*x = PodExecOutput{}
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -553,7 +630,7 @@ func (x *PodExecOutput) String() string {
 func (*PodExecOutput) ProtoMessage() {}
 
 func (x *PodExecOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +643,7 @@ func (x *PodExecOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodExecOutput.ProtoReflect.Descriptor instead.
 func (*PodExecOutput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{7}
+	return file_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PodExecOutput) GetStdout() []byte {
@@ -612,7 +689,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +701,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +714,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateRequest) GetResource() string {
@@ -691,7 +768,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -703,7 +780,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -716,7 +793,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdateRequest) GetResource() string {
@@ -787,7 +864,7 @@ type PatchRequest struct {
 
 func (x *PatchRequest) Reset() {
 	*x = PatchRequest{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -799,7 +876,7 @@ func (x *PatchRequest) String() string {
 func (*PatchRequest) ProtoMessage() {}
 
 func (x *PatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -812,7 +889,7 @@ func (x *PatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchRequest.ProtoReflect.Descriptor instead.
 func (*PatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PatchRequest) GetResource() string {
@@ -895,7 +972,7 @@ type ObjectResponse struct {
 
 func (x *ObjectResponse) Reset() {
 	*x = ObjectResponse{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -907,7 +984,7 @@ func (x *ObjectResponse) String() string {
 func (*ObjectResponse) ProtoMessage() {}
 
 func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -920,7 +997,7 @@ func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectResponse.ProtoReflect.Descriptor instead.
 func (*ObjectResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ObjectResponse) GetObject() []byte {
@@ -951,7 +1028,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1040,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +1053,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetRequest) GetResource() string {
@@ -1030,7 +1107,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1119,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1132,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListRequest) GetResource() string {
@@ -1126,7 +1203,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1215,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1228,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListResponse) GetItems() [][]byte {
@@ -1185,7 +1262,7 @@ type Preconditions struct {
 
 func (x *Preconditions) Reset() {
 	*x = Preconditions{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1274,7 @@ func (x *Preconditions) String() string {
 func (*Preconditions) ProtoMessage() {}
 
 func (x *Preconditions) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1287,7 @@ func (x *Preconditions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Preconditions.ProtoReflect.Descriptor instead.
 func (*Preconditions) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Preconditions) GetUid() string {
@@ -1243,7 +1320,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1332,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1345,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteRequest) GetResource() string {
@@ -1332,7 +1409,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1421,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1434,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchRequest) GetResource() string {
@@ -1421,7 +1498,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1510,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1523,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchEvent) GetType() string {
@@ -1487,7 +1564,7 @@ type BindRequest struct {
 
 func (x *BindRequest) Reset() {
 	*x = BindRequest{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1576,7 @@ func (x *BindRequest) String() string {
 func (*BindRequest) ProtoMessage() {}
 
 func (x *BindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1589,7 @@ func (x *BindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BindRequest.ProtoReflect.Descriptor instead.
 func (*BindRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BindRequest) GetNamespace() string {
@@ -1558,7 +1635,7 @@ type VersionRequest struct {
 
 func (x *VersionRequest) Reset() {
 	*x = VersionRequest{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1647,7 @@ func (x *VersionRequest) String() string {
 func (*VersionRequest) ProtoMessage() {}
 
 func (x *VersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1660,7 @@ func (x *VersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionRequest.ProtoReflect.Descriptor instead.
 func (*VersionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 type VersionResponse struct {
@@ -1596,7 +1673,7 @@ type VersionResponse struct {
 
 func (x *VersionResponse) Reset() {
 	*x = VersionResponse{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1608,7 +1685,7 @@ func (x *VersionResponse) String() string {
 func (*VersionResponse) ProtoMessage() {}
 
 func (x *VersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1621,7 +1698,7 @@ func (x *VersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionResponse.ProtoReflect.Descriptor instead.
 func (*VersionResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *VersionResponse) GetVersion() string {
@@ -1662,7 +1739,13 @@ const file_api_proto_rawDesc = "" +
 	"\x06follow\x18\x04 \x01(\bR\x06follow\x12\x1d\n" +
 	"\n" +
 	"tail_lines\x18\x05 \x01(\x03R\ttailLines\x12\x1a\n" +
-	"\bprevious\x18\x06 \x01(\bR\bprevious\"\x1e\n" +
+	"\bprevious\x18\x06 \x01(\bR\bprevious\"\x8a\x01\n" +
+	"\x10PodAttachRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
+	"\tcontainer\x18\x03 \x01(\tR\tcontainer\x12\x14\n" +
+	"\x05stdin\x18\x04 \x01(\bR\x05stdin\x12\x10\n" +
+	"\x03tty\x18\x05 \x01(\bR\x03tty\"\x1e\n" +
 	"\bLogChunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\x90\x02\n" +
 	"\fPodExecInput\x12\x1c\n" +
@@ -1773,7 +1856,7 @@ const file_api_proto_rawDesc = "" +
 	"\x0eVersionRequest\"N\n" +
 	"\x0fVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12!\n" +
-	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\x84\b\n" +
+	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\xcd\b\n" +
 	"\vResourceAPI\x12E\n" +
 	"\x06Create\x12\x1c.kobune.api.v1.CreateRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
 	"\x03Get\x12\x19.kobune.api.v1.GetRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
@@ -1787,7 +1870,8 @@ const file_api_proto_rawDesc = "" +
 	"\aVersion\x12\x1d.kobune.api.v1.VersionRequest\x1a\x1e.kobune.api.v1.VersionResponse\x12C\n" +
 	"\aPodLogs\x12\x1d.kobune.api.v1.PodLogsRequest\x1a\x17.kobune.api.v1.LogChunk0\x01\x12H\n" +
 	"\aPodExec\x12\x1b.kobune.api.v1.PodExecInput\x1a\x1c.kobune.api.v1.PodExecOutput(\x010\x01\x12Z\n" +
-	"\x0ePodPortForward\x12!.kobune.api.v1.PodPortForwardData\x1a!.kobune.api.v1.PodPortForwardData(\x010\x01\x12Q\n" +
+	"\x0ePodPortForward\x12!.kobune.api.v1.PodPortForwardData\x1a!.kobune.api.v1.PodPortForwardData(\x010\x01\x12G\n" +
+	"\tPodAttach\x12\x1f.kobune.api.v1.PodAttachRequest\x1a\x17.kobune.api.v1.LogChunk0\x01\x12Q\n" +
 	"\vServicePath\x12!.kobune.api.v1.ServicePathRequest\x1a\x1f.kobune.api.v1.ServicePathReplyB&Z$github.com/kobune/kobune/proto/apipbb\x06proto3"
 
 var (
@@ -1802,66 +1886,69 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_api_proto_goTypes = []any{
 	(*ServicePathRequest)(nil), // 0: kobune.api.v1.ServicePathRequest
 	(*ServicePathReply)(nil),   // 1: kobune.api.v1.ServicePathReply
 	(*ServicePathHop)(nil),     // 2: kobune.api.v1.ServicePathHop
 	(*PodLogsRequest)(nil),     // 3: kobune.api.v1.PodLogsRequest
-	(*LogChunk)(nil),           // 4: kobune.api.v1.LogChunk
-	(*PodExecInput)(nil),       // 5: kobune.api.v1.PodExecInput
-	(*PodPortForwardData)(nil), // 6: kobune.api.v1.PodPortForwardData
-	(*PodExecOutput)(nil),      // 7: kobune.api.v1.PodExecOutput
-	(*CreateRequest)(nil),      // 8: kobune.api.v1.CreateRequest
-	(*UpdateRequest)(nil),      // 9: kobune.api.v1.UpdateRequest
-	(*PatchRequest)(nil),       // 10: kobune.api.v1.PatchRequest
-	(*ObjectResponse)(nil),     // 11: kobune.api.v1.ObjectResponse
-	(*GetRequest)(nil),         // 12: kobune.api.v1.GetRequest
-	(*ListRequest)(nil),        // 13: kobune.api.v1.ListRequest
-	(*ListResponse)(nil),       // 14: kobune.api.v1.ListResponse
-	(*Preconditions)(nil),      // 15: kobune.api.v1.Preconditions
-	(*DeleteRequest)(nil),      // 16: kobune.api.v1.DeleteRequest
-	(*WatchRequest)(nil),       // 17: kobune.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 18: kobune.api.v1.WatchEvent
-	(*BindRequest)(nil),        // 19: kobune.api.v1.BindRequest
-	(*VersionRequest)(nil),     // 20: kobune.api.v1.VersionRequest
-	(*VersionResponse)(nil),    // 21: kobune.api.v1.VersionResponse
-	nil,                        // 22: kobune.api.v1.BindRequest.AnnotationsEntry
+	(*PodAttachRequest)(nil),   // 4: kobune.api.v1.PodAttachRequest
+	(*LogChunk)(nil),           // 5: kobune.api.v1.LogChunk
+	(*PodExecInput)(nil),       // 6: kobune.api.v1.PodExecInput
+	(*PodPortForwardData)(nil), // 7: kobune.api.v1.PodPortForwardData
+	(*PodExecOutput)(nil),      // 8: kobune.api.v1.PodExecOutput
+	(*CreateRequest)(nil),      // 9: kobune.api.v1.CreateRequest
+	(*UpdateRequest)(nil),      // 10: kobune.api.v1.UpdateRequest
+	(*PatchRequest)(nil),       // 11: kobune.api.v1.PatchRequest
+	(*ObjectResponse)(nil),     // 12: kobune.api.v1.ObjectResponse
+	(*GetRequest)(nil),         // 13: kobune.api.v1.GetRequest
+	(*ListRequest)(nil),        // 14: kobune.api.v1.ListRequest
+	(*ListResponse)(nil),       // 15: kobune.api.v1.ListResponse
+	(*Preconditions)(nil),      // 16: kobune.api.v1.Preconditions
+	(*DeleteRequest)(nil),      // 17: kobune.api.v1.DeleteRequest
+	(*WatchRequest)(nil),       // 18: kobune.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 19: kobune.api.v1.WatchEvent
+	(*BindRequest)(nil),        // 20: kobune.api.v1.BindRequest
+	(*VersionRequest)(nil),     // 21: kobune.api.v1.VersionRequest
+	(*VersionResponse)(nil),    // 22: kobune.api.v1.VersionResponse
+	nil,                        // 23: kobune.api.v1.BindRequest.AnnotationsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	2,  // 0: kobune.api.v1.ServicePathReply.hops:type_name -> kobune.api.v1.ServicePathHop
-	15, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
-	22, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
-	8,  // 3: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
-	12, // 4: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
-	13, // 5: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
-	9,  // 6: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
-	9,  // 7: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
-	16, // 8: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
-	10, // 9: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
-	17, // 10: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
-	19, // 11: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
-	20, // 12: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
+	16, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
+	23, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
+	9,  // 3: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
+	13, // 4: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
+	14, // 5: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
+	10, // 6: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
+	10, // 7: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
+	17, // 8: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
+	11, // 9: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
+	18, // 10: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
+	20, // 11: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
+	21, // 12: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
 	3,  // 13: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
-	5,  // 14: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
-	6,  // 15: kobune.api.v1.ResourceAPI.PodPortForward:input_type -> kobune.api.v1.PodPortForwardData
-	0,  // 16: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
-	11, // 17: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
-	11, // 18: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
-	14, // 19: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
-	11, // 20: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
-	11, // 21: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
-	11, // 22: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
-	11, // 23: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
-	18, // 24: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
-	11, // 25: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
-	21, // 26: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
-	4,  // 27: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
-	7,  // 28: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
-	6,  // 29: kobune.api.v1.ResourceAPI.PodPortForward:output_type -> kobune.api.v1.PodPortForwardData
-	1,  // 30: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
-	17, // [17:31] is the sub-list for method output_type
-	3,  // [3:17] is the sub-list for method input_type
+	6,  // 14: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
+	7,  // 15: kobune.api.v1.ResourceAPI.PodPortForward:input_type -> kobune.api.v1.PodPortForwardData
+	4,  // 16: kobune.api.v1.ResourceAPI.PodAttach:input_type -> kobune.api.v1.PodAttachRequest
+	0,  // 17: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
+	12, // 18: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
+	12, // 19: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
+	15, // 20: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
+	12, // 21: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
+	12, // 22: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
+	12, // 23: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
+	12, // 24: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
+	19, // 25: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
+	12, // 26: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
+	22, // 27: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
+	5,  // 28: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
+	8,  // 29: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
+	7,  // 30: kobune.api.v1.ResourceAPI.PodPortForward:output_type -> kobune.api.v1.PodPortForwardData
+	5,  // 31: kobune.api.v1.ResourceAPI.PodAttach:output_type -> kobune.api.v1.LogChunk
+	1,  // 32: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
+	18, // [18:33] is the sub-list for method output_type
+	3,  // [3:18] is the sub-list for method input_type
 	3,  // [3:3] is the sub-list for extension type_name
 	3,  // [3:3] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
@@ -1872,14 +1959,14 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[16].OneofWrappers = []any{}
+	file_api_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -37,6 +37,7 @@ const (
 	ResourceAPI_PodLogs_FullMethodName        = "/kobune.api.v1.ResourceAPI/PodLogs"
 	ResourceAPI_PodExec_FullMethodName        = "/kobune.api.v1.ResourceAPI/PodExec"
 	ResourceAPI_PodPortForward_FullMethodName = "/kobune.api.v1.ResourceAPI/PodPortForward"
+	ResourceAPI_PodAttach_FullMethodName      = "/kobune.api.v1.ResourceAPI/PodAttach"
 	ResourceAPI_ServicePath_FullMethodName    = "/kobune.api.v1.ResourceAPI/ServicePath"
 )
 
@@ -78,6 +79,10 @@ type ResourceAPIClient interface {
 	// its node (pods/portforward): the first message names the pod and the
 	// port, later ones carry bytes both ways.
 	PodPortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PodPortForwardData, PodPortForwardData], error)
+	// PodAttach streams what a running container writes from now on, until
+	// it exits (pods/attach). Kobune starts containers without stdin, so an
+	// attach carries output only.
+	PodAttach(ctx context.Context, in *PodAttachRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogChunk], error)
 	// ServicePath asks a node's agent how a packet to a Service port goes
 	// through that node's rules (kobectl explain-path).
 	ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error)
@@ -245,6 +250,25 @@ func (c *resourceAPIClient) PodPortForward(ctx context.Context, opts ...grpc.Cal
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ResourceAPI_PodPortForwardClient = grpc.BidiStreamingClient[PodPortForwardData, PodPortForwardData]
 
+func (c *resourceAPIClient) PodAttach(ctx context.Context, in *PodAttachRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ResourceAPI_ServiceDesc.Streams[4], ResourceAPI_PodAttach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PodAttachRequest, LogChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResourceAPI_PodAttachClient = grpc.ServerStreamingClient[LogChunk]
+
 func (c *resourceAPIClient) ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ServicePathReply)
@@ -293,6 +317,10 @@ type ResourceAPIServer interface {
 	// its node (pods/portforward): the first message names the pod and the
 	// port, later ones carry bytes both ways.
 	PodPortForward(grpc.BidiStreamingServer[PodPortForwardData, PodPortForwardData]) error
+	// PodAttach streams what a running container writes from now on, until
+	// it exits (pods/attach). Kobune starts containers without stdin, so an
+	// attach carries output only.
+	PodAttach(*PodAttachRequest, grpc.ServerStreamingServer[LogChunk]) error
 	// ServicePath asks a node's agent how a packet to a Service port goes
 	// through that node's rules (kobectl explain-path).
 	ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error)
@@ -344,6 +372,9 @@ func (UnimplementedResourceAPIServer) PodExec(grpc.BidiStreamingServer[PodExecIn
 }
 func (UnimplementedResourceAPIServer) PodPortForward(grpc.BidiStreamingServer[PodPortForwardData, PodPortForwardData]) error {
 	return status.Error(codes.Unimplemented, "method PodPortForward not implemented")
+}
+func (UnimplementedResourceAPIServer) PodAttach(*PodAttachRequest, grpc.ServerStreamingServer[LogChunk]) error {
+	return status.Error(codes.Unimplemented, "method PodAttach not implemented")
 }
 func (UnimplementedResourceAPIServer) ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ServicePath not implemented")
@@ -567,6 +598,17 @@ func _ResourceAPI_PodPortForward_Handler(srv interface{}, stream grpc.ServerStre
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ResourceAPI_PodPortForwardServer = grpc.BidiStreamingServer[PodPortForwardData, PodPortForwardData]
 
+func _ResourceAPI_PodAttach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(PodAttachRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ResourceAPIServer).PodAttach(m, &grpc.GenericServerStream[PodAttachRequest, LogChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResourceAPI_PodAttachServer = grpc.ServerStreamingServer[LogChunk]
+
 func _ResourceAPI_ServicePath_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ServicePathRequest)
 	if err := dec(in); err != nil {
@@ -655,6 +697,11 @@ var ResourceAPI_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _ResourceAPI_PodPortForward_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "PodAttach",
+			Handler:       _ResourceAPI_PodAttach_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "api.proto",

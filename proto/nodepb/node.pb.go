@@ -211,7 +211,9 @@ type LogsRequest struct {
 	// Lines from the end; 0 or less: everything.
 	TailLines int64 `protobuf:"varint,6,opt,name=tail_lines,json=tailLines,proto3" json:"tail_lines,omitempty"`
 	// The attempt before the current one (kubectl logs --previous).
-	Previous      bool `protobuf:"varint,7,opt,name=previous,proto3" json:"previous,omitempty"`
+	Previous bool `protobuf:"varint,7,opt,name=previous,proto3" json:"previous,omitempty"`
+	// Only what is written from now on (an attach), nothing before.
+	FromEnd       bool `protobuf:"varint,8,opt,name=from_end,json=fromEnd,proto3" json:"from_end,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -291,6 +293,13 @@ func (x *LogsRequest) GetTailLines() int64 {
 func (x *LogsRequest) GetPrevious() bool {
 	if x != nil {
 		return x.Previous
+	}
+	return false
+}
+
+func (x *LogsRequest) GetFromEnd() bool {
+	if x != nil {
+		return x.FromEnd
 	}
 	return false
 }
@@ -769,7 +778,7 @@ const file_node_proto_rawDesc = "" +
 	"\aPathHop\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\tR\x06object\x12\x14\n" +
 	"\x05lines\x18\x02 \x03(\tR\x05lines\x12\x18\n" +
-	"\aexplain\x18\x03 \x01(\tR\aexplain\"\xc9\x01\n" +
+	"\aexplain\x18\x03 \x01(\tR\aexplain\"\xe4\x01\n" +
 	"\vLogsRequest\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -778,7 +787,8 @@ const file_node_proto_rawDesc = "" +
 	"\x06follow\x18\x05 \x01(\bR\x06follow\x12\x1d\n" +
 	"\n" +
 	"tail_lines\x18\x06 \x01(\x03R\ttailLines\x12\x1a\n" +
-	"\bprevious\x18\a \x01(\bR\bprevious\"\x1b\n" +
+	"\bprevious\x18\a \x01(\bR\bprevious\x12\x19\n" +
+	"\bfrom_end\x18\b \x01(\bR\afromEnd\"\x1b\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\xab\x01\n" +
 	"\tExecInput\x12/\n" +

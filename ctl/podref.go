@@ -1,0 +1,132 @@
+package ctl
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/batch"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/client"
+)
+
+// podRef is a POD or TYPE/NAME argument of logs, exec, attach and
+// port-forward, resolved to one pod as kubectl resolves it: a pod by name;
+// for a Service, Deployment, ReplicaSet, StatefulSet, DaemonSet or Job,
+// one of the pods its selector matches (running and ready ones first, then
+// the oldest).
+type podRef struct {
+	pod *core.Pod
+	svc *core.Service // set when the argument named a Service
+}
+
+func resolvePod(ctx context.Context, c *client.Client, ns, arg string) (podRef, error) {
+	kind, name, ok := strings.Cut(arg, "/")
+	if !ok {
+		kind, name = "pod", arg
+	}
+	var ref podRef
+	var ls *meta.LabelSelector
+	var err error
+	switch kind {
+	case "pod", "pods", "po":
+		ref.pod, err = client.For[*core.Pod](c).Get(ctx, ns, name)
+		return ref, err
+	case "service", "services", "svc":
+		if ref.svc, err = client.For[*core.Service](c).Get(ctx, ns, name); err == nil {
+			if len(ref.svc.Spec.Selector) == 0 {
+				return ref, fmt.Errorf("service %s has no selector: it has no pods", name)
+			}
+			ls = &meta.LabelSelector{MatchLabels: ref.svc.Spec.Selector}
+		}
+		kind = "service"
+	case "deployment", "deployments", "deploy":
+		var d *apps.Deployment
+		if d, err = client.For[*apps.Deployment](c).Get(ctx, ns, name); err == nil {
+			ls = d.Spec.Selector
+		}
+		kind = "deployment"
+	case "replicaset", "replicasets", "rs":
+		var r *apps.ReplicaSet
+		if r, err = client.For[*apps.ReplicaSet](c).Get(ctx, ns, name); err == nil {
+			ls = r.Spec.Selector
+		}
+		kind = "replicaset"
+	case "statefulset", "statefulsets", "sts":
+		var s *apps.StatefulSet
+		if s, err = client.For[*apps.StatefulSet](c).Get(ctx, ns, name); err == nil {
+			ls = s.Spec.Selector
+		}
+		kind = "statefulset"
+	case "daemonset", "daemonsets", "ds":
+		var d *apps.DaemonSet
+		if d, err = client.For[*apps.DaemonSet](c).Get(ctx, ns, name); err == nil {
+			ls = d.Spec.Selector
+		}
+		kind = "daemonset"
+	case "job", "jobs":
+		var j *batch.Job
+		if j, err = client.For[*batch.Job](c).Get(ctx, ns, name); err == nil {
+			ls = j.Spec.Selector
+		}
+		kind = "job"
+	default:
+		return ref, fmt.Errorf("%q: name a pod, or a service, deployment, replicaset, statefulset, daemonset or job (TYPE/NAME)", arg)
+	}
+	if err != nil {
+		return ref, err
+	}
+	ref.pod, err = firstPod(ctx, c, ns, kind+"/"+name, ls)
+	return ref, err
+}
+
+// firstPod picks the pod kubectl would: running and ready ones first, then
+// running ones, then the oldest, then by name.
+func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.LabelSelector) (*core.Pod, error) {
+	sel, err := selector.FromLabelSelector(ls)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", owner, err)
+	}
+	pods, _, err := client.For[*core.Pod](c).List(ctx, ns, client.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	if len(pods) == 0 {
+		return nil, fmt.Errorf("%s has no pods (kobectl get pods -n %s -l %s)", owner, ns, sel.String())
+	}
+	rank := func(p *core.Pod) int {
+		switch {
+		case p.DeletionTimestamp != nil:
+			return 3
+		case p.Status.Phase == core.PodRunning && podReady(p):
+			return 0
+		case p.Status.Phase == core.PodRunning:
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(pods, func(i, j int) bool {
+		a, b := pods[i], pods[j]
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra < rb
+		}
+		if !a.CreationTimestamp.Equal(b.CreationTimestamp.Time) {
+			return a.CreationTimestamp.Before(b.CreationTimestamp.Time)
+		}
+		return a.Name < b.Name
+	})
+	return pods[0], nil
+}
+
+func podReady(p *core.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == core.PodReady {
+			return c.Status == meta.ConditionTrue
+		}
+	}
+	return false
+}

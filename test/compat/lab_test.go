@@ -1,0 +1,204 @@
+package compat
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKubectlStreamsOnTheLab runs the streaming subresources on real nodes
+// (the in-process cluster's simulated nodes have no logs, processes or
+// ports): the lab (deploy/lab/lab.sh, real containerd, as root) is brought
+// up, and the real kubectl — and kobectl beside it — use pods/exec (exit
+// codes, stdin, stderr), pods/log (follow, selector), pods/attach,
+// pods/portforward (a GET through the forwarded loopback port) and cp
+// (tar through exec, both ways); a user without the right gets Forbidden.
+func TestKubectlStreamsOnTheLab(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the lab needs root (network namespaces, containerd): run make test as root to include this test")
+	}
+	if exec.Command("ip", "link", "show", "kobune-lab0").Run() == nil {
+		t.Skip("a lab is already up on this host (kobune-lab0 exists); not touching it")
+	}
+	if l, err := net.Listen("tcp", "127.0.0.1:6443"); err != nil {
+		t.Skip("127.0.0.1:6443 is in use; the lab's API server needs it")
+	} else {
+		l.Close()
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "lab")
+	lab := filepath.Join(repo, "deploy", "lab", "lab.sh")
+	env := append(os.Environ(), "KOBUNE_LAB_STATE="+state, "HOME="+t.TempDir(), "SUDO_USER=")
+	t.Cleanup(func() { // whatever happens, take it down
+		if t.Failed() { // what the components said, before it goes
+			logs, _ := filepath.Glob(filepath.Join(state, "logs", "*.log"))
+			for _, l := range logs {
+				if b, err := exec.Command("tail", "-n", "25", l).Output(); err == nil {
+					t.Logf("%s (last lines):\n%s", filepath.Base(l), b)
+				}
+			}
+		}
+		cmd := exec.Command(lab, "down")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("lab.sh down: %v\n%s", err, out)
+		}
+	})
+	up := exec.Command(lab, "up", "--nodes", "2")
+	up.Env = env
+	if out, err := up.CombinedOutput(); err != nil {
+		t.Fatalf("lab.sh up: %v\n%s", err, out)
+	}
+	s := &session{t: t, home: t.TempDir(), kubeconfig: filepath.Join(state, "pki", "admin.kubeconfig")}
+	kobectl := func(args ...string) *exec.Cmd {
+		return exec.Command(filepath.Join(repo, "bin", "kobectl"), append([]string{"--kubeconfig", s.kubeconfig}, args...)...)
+	}
+
+	// exec: stdout, stderr and the exit code come back apart.
+	r := s.run("", "exec", "-n", "lab", "client", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+	if r.code != 3 || r.stdout != "out\n" || !strings.Contains(r.stderr, "err\n") || !strings.Contains(r.stderr, "command terminated with exit code 3") {
+		t.Errorf("kubectl exec exiting 3: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	s.okWith("one\ntwo\n", []string{"exec", "-i", "-n", "lab", "client", "--", "sh", "-c", "cat; echo end"}, "one\ntwo\nend\n")
+	s.okWith("", []string{"exec", "sts/db", "--", "hostname"}, "db-")
+	r = s.run("", "exec", "-n", "lab", "hello-1", "--", "sh") // labapp's image has no shell
+	if r.code == 0 || !strings.Contains(r.stderr, `exec: "sh": executable file not found`) {
+		t.Errorf("kubectl exec of a missing program: code %d, stderr %q", r.code, r.stderr)
+	}
+
+	// Follow a log, attach, and a selector's logs while hello-1 answers a
+	// request from the client pod (traffic inside the lab's namespaces).
+	ip := s.ok("", "get", "pod", "hello-1", "-n", "lab", "-o", "jsonpath={.status.podIP}")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	follow := s.start(ctx, "logs", "-f", "-n", "lab", "hello-1", "--tail", "0")
+	attach := s.start(ctx, "attach", "-n", "lab", "hello-1")
+	kattach := startCmd(ctx, t, kobectl("attach", "-n", "lab", "hello-1"))
+	time.Sleep(2 * time.Second) // the streams are open before the request
+	marker := "/from-the-compat-test"
+	s.okWith("", []string{"exec", "-n", "lab", "client", "--", "wget", "-q", "-O", "-", "http://" + ip + ":8080" + marker}, "labapp 1.0 on hello-1")
+	for name, out := range map[string]*syncBuffer{"kubectl logs -f": follow, "kubectl attach": attach, "kobectl attach": kattach} {
+		if !waitFor(out, "GET "+marker) {
+			t.Errorf("%s did not show the request within 20 s:\n%s", name, out.String())
+		}
+	}
+	s.okWith("", []string{"logs", "-n", "demo", "-l", "app=web", "--prefix"}, "[pod/web-")
+	kl, err := kobectl("logs", "-n", "lab", "-l", "app=hello", "--prefix", "--tail", "-1").CombinedOutput()
+	if err != nil || !strings.Contains(string(kl), "[pod/hello-1/app] ") || !strings.Contains(string(kl), marker) {
+		t.Errorf("kobectl logs -l --prefix: %v\n%s", err, kl)
+	}
+	r = s.run("", "attach", "-i", "-n", "lab", "hello-1")
+	if r.code == 0 || !strings.Contains(r.stderr, "without stdin or a terminal") {
+		t.Errorf("kubectl attach -i: code %d, stderr %q: want a refusal that says why", r.code, r.stderr)
+	}
+
+	// port-forward, with kubectl and with kobectl: a GET through the
+	// forwarded loopback port reaches the pod.
+	for _, pf := range []struct {
+		name string
+		out  *syncBuffer
+	}{
+		{"kubectl port-forward", s.start(ctx, "port-forward", "-n", "lab", "pod/hello-2", ":8080")},
+		{"kobectl port-forward", startCmd(ctx, t, kobectl("port-forward", "-n", "demo", "svc/web", ":80"))},
+	} {
+		if !waitFor(pf.out, "Forwarding from 127.0.0.1:") {
+			t.Fatalf("%s did not start:\n%s", pf.name, pf.out.String())
+		}
+		port := regexp.MustCompile(`127\.0\.0\.1:(\d+)`).FindStringSubmatch(pf.out.String())[1]
+		for i := 0; i < 3; i++ { // each request is a new forwarded connection
+			body, err := get(ctx, "http://127.0.0.1:"+port+"/")
+			if err != nil || !strings.HasPrefix(body, "labapp 1.0 on ") {
+				t.Errorf("%s: GET: %v %q", pf.name, err, body)
+			}
+		}
+		if !waitFor(pf.out, "Handling connection for "+port) {
+			t.Errorf("%s printed no connection:\n%s", pf.name, pf.out.String())
+		}
+	}
+
+	// cp: a file into a pod and back (kubectl's tar through exec).
+	dir := t.TempDir()
+	src, back := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(src, []byte("copied through exec\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.ok("", "cp", src, "lab/client:/tmp/in.txt")
+	s.okWith("", []string{"exec", "-n", "lab", "client", "--", "cat", "/tmp/in.txt"}, "copied through exec")
+	s.ok("", "cp", "lab/client:/tmp/in.txt", back)
+	if b, err := os.ReadFile(back); err != nil || string(b) != "copied through exec\n" {
+		t.Errorf("kubectl cp back: %v %q", err, b)
+	}
+
+	// The lab's user dev may exec in team only.
+	dev := &session{t: t, home: t.TempDir(), kubeconfig: filepath.Join(state, "pki", "user-dev.kubeconfig")}
+	r = dev.run("", "exec", "-n", "lab", "hello-1", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, `cannot create resource "pods/exec" in API group "" in the namespace "lab"`) {
+		t.Errorf("dev's exec in lab: code %d, stderr %q: want Forbidden", r.code, r.stderr)
+	}
+	r = dev.run("", "port-forward", "-n", "lab", "pod/hello-1", ":8080")
+	if r.code == 0 || !strings.Contains(r.stderr, "forbidden") {
+		t.Errorf("dev's port-forward in lab: code %d, stderr %q: want Forbidden", r.code, r.stderr)
+	}
+}
+
+// start runs kubectl in the background until ctx ends; its output (both
+// streams) is read while it runs.
+func (s *session) start(ctx context.Context, args ...string) *syncBuffer {
+	cmd := exec.CommandContext(ctx, kubectlBin, append([]string{"--kubeconfig", s.kubeconfig}, args...)...)
+	cmd.Env = []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH")}
+	return startCmd(ctx, s.t, cmd)
+}
+
+// startCmd starts cmd with its output in a buffer; the test's end stops it.
+func startCmd(ctx context.Context, t *testing.T, cmd *exec.Cmd) *syncBuffer {
+	t.Helper()
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // the process is ours: stop it by its PID
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return &out
+}
+
+// waitFor waits up to 20 s for want to appear in out.
+func waitFor(out *syncBuffer, want string) bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(out.String(), want) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+func get(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
