@@ -25,6 +25,12 @@ type getFlags struct {
 	// showManagedFields keeps metadata.managedFields in yaml and json
 	// (kubectl hides them too unless asked).
 	showManagedFields bool
+	noHeaders         bool
+	showLabels        bool
+	labelColumns      []string
+	sortBy            string
+	// tmpl is -o jsonpath, custom-columns or go-template, parsed.
+	tmpl *templateOutput
 }
 
 func newGetCommand(o *Options) *cobra.Command {
@@ -32,12 +38,38 @@ func newGetCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME",
 		Short: "Show objects in a table, or as yaml, json or names (kubectl get)",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Show objects: a table with kubectl's columns, or yaml, json, names,
+a JSONPath template, custom columns or a Go template. TYPE is a kind's
+plural, singular or short name (kobectl api-resources lists them); several
+are separated by commas, and "all" means pods, services, daemonsets,
+deployments, replicasets, statefulsets, jobs and cronjobs.`,
+		Example: `  # Pods of the current namespace, with their node and IP
+  kobectl get pods -o wide
+
+  # Everything of namespace demo
+  kobectl get all -n demo
+
+  # Names and nodes of every pod, sorted by node
+  kobectl get pods -A -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName --sort-by=.spec.nodeName
+
+  # The images of a Deployment
+  kobectl get deploy web -o jsonpath='{.spec.template.spec.containers[*].image}'
+
+  # One line per pod with a Go template
+  kobectl get pods -o go-template='{{range .items}}{{.metadata.name}} {{.status.phase}}{{"\n"}}{{end}}'
+
+  # Labels as columns, and the app label in its own column
+  kobectl get pods --show-labels -L app`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.get(cmd, &f, args)
 		},
 	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: yaml, json, wide or name")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: "+outputFormats)
+	cmd.Flags().BoolVar(&f.noHeaders, "no-headers", false, "print tables without their header line")
+	cmd.Flags().BoolVar(&f.showLabels, "show-labels", false, "add a LABELS column with every label")
+	cmd.Flags().StringSliceVarP(&f.labelColumns, "label-columns", "L", nil, "add a column for each of these label keys (comma separated)")
+	cmd.Flags().StringVar(&f.sortBy, "sort-by", "", "sort by a JSONPath, e.g. .metadata.creationTimestamp or .spec.nodeName")
 	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
 	cmd.Flags().StringVar(&f.fieldSelector, "field-selector", "", "field selector, e.g. spec.nodeName=node-1")
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
@@ -73,13 +105,13 @@ func (o *Options) namespaceFor(k *scheme.Kind, all bool) string {
 }
 
 func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
-	switch f.output {
-	case "", "wide", "yaml", "json", "name":
-	default:
-		return fmt.Errorf("unknown output format %q: use yaml, json, wide or name", f.output)
+	tmpl, err := parseOutput(f.output)
+	if err != nil {
+		return err
 	}
-	if types := strings.Split(args[0], ","); len(types) > 1 && !strings.Contains(args[0], "/") {
-		return o.getKinds(cmd, f, types, args[1:])
+	f.tmpl = tmpl
+	if types := strings.Split(args[0], ","); (len(types) > 1 || args[0] == "all") && !strings.Contains(args[0], "/") {
+		return o.getKinds(cmd, f, expandAll(types), args[1:])
 	}
 	k, names, err := parseTarget(args)
 	if err != nil {
@@ -96,7 +128,8 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced, managedFields: f.showManagedFields}
+	p := f.printer(o, k)
+	p.withNamespace = f.allNamespaces && k.Namespaced
 	if len(objs) == 0 && len(names) == 0 && (f.output == "" || f.output == "wide") && !f.watch {
 		o.noResources(ns)
 		return nil
@@ -147,7 +180,31 @@ func (o *Options) fetch(ctx context.Context, c *client.Client, k *scheme.Kind, n
 		}
 		objs = append(objs, obj)
 	}
+	if f.sortBy != "" {
+		if err := sortObjects(objs, f.sortBy); err != nil {
+			return nil, 0, err
+		}
+	}
 	return objs, rev, nil
+}
+
+// expandAll reads "all" as kubectl's category of that name.
+func expandAll(types []string) []string {
+	var out []string
+	for _, t := range types {
+		if t == "all" {
+			out = append(out, "pods", "services", "daemonsets", "deployments", "replicasets", "statefulsets", "jobs", "cronjobs")
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// printer makes the printer these flags ask for, for kind k.
+func (f *getFlags) printer(o *Options, k *scheme.Kind) *printer {
+	return &printer{out: o.Out, kind: k, format: f.output, managedFields: f.showManagedFields, noHeader: f.noHeaders,
+		showLabels: f.showLabels, labelColumns: f.labelColumns, tmpl: f.tmpl}
 }
 
 // getKinds is `get svc,endpointslices [NAME...]`, as kubectl shows it: a
@@ -178,7 +235,7 @@ func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []strin
 		if err != nil {
 			return err
 		}
-		if f.output == "json" || f.output == "yaml" {
+		if f.output == "json" || f.output == "yaml" || f.tmpl != nil && f.tmpl.columns == nil {
 			all = append(all, objs...)
 			continue
 		}
@@ -188,14 +245,15 @@ func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []strin
 		if printed && f.output != "name" {
 			fmt.Fprintln(o.Out)
 		}
-		p := &printer{out: o.Out, kind: k, format: f.output, withNamespace: f.allNamespaces && k.Namespaced, withKind: true, managedFields: f.showManagedFields}
+		p := f.printer(o, k)
+		p.withNamespace, p.withKind = f.allNamespaces && k.Namespaced, true
 		if err := p.print(objs, false); err != nil {
 			return err
 		}
 		printed = true
 	}
-	if f.output == "json" || f.output == "yaml" {
-		return (&printer{out: o.Out, kind: kinds[0], format: f.output, managedFields: f.showManagedFields}).print(all, false)
+	if f.output == "json" || f.output == "yaml" || f.tmpl != nil && f.tmpl.columns == nil {
+		return f.printer(o, kinds[0]).print(all, false)
 	}
 	if !printed {
 		ns := ""
@@ -246,9 +304,21 @@ type printer struct {
 	noHeader bool
 	// managedFields keeps metadata.managedFields in yaml and json.
 	managedFields bool
+	// showLabels and labelColumns add LABELS and a column per label key.
+	showLabels   bool
+	labelColumns []string
+	tmpl         *templateOutput
 }
 
 func (p *printer) print(objs []meta.Object, single bool) error {
+	if !p.managedFields {
+		for _, o := range objs {
+			o.GetObjectMeta().ManagedFields = nil
+		}
+	}
+	if p.tmpl != nil {
+		return p.tmpl.print(p, objs, single)
+	}
 	switch p.format {
 	case "name":
 		for _, o := range objs {
@@ -256,11 +326,6 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 		}
 		return nil
 	case "json", "yaml":
-		if !p.managedFields {
-			for _, o := range objs {
-				o.GetObjectMeta().ManagedFields = nil
-			}
-		}
 		var v any = objs
 		if single && len(objs) == 1 {
 			v = objs[0]
@@ -292,6 +357,13 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 		if p.withNamespace {
 			h = append([]string{"NAMESPACE"}, h...)
 		}
+		for _, l := range p.labelColumns { // kubectl: the key's last part, upper case
+			parts := strings.Split(l, "/")
+			h = append(h, strings.ToUpper(parts[len(parts)-1]))
+		}
+		if p.showLabels {
+			h = append(h, "LABELS")
+		}
 		fmt.Fprintln(tw, strings.Join(h, "\t"))
 	}
 	for _, o := range objs {
@@ -301,6 +373,13 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 		}
 		if p.withNamespace {
 			row = append([]string{o.GetObjectMeta().Namespace}, row...)
+		}
+		labels := o.GetObjectMeta().Labels
+		for _, l := range p.labelColumns {
+			row = append(row, labels[l])
+		}
+		if p.showLabels {
+			row = append(row, printers.LabelString(labels))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}

@@ -77,7 +77,7 @@ func tables(wide bool) map[string]Table {
 		"DaemonSet": {w([]string{"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
 			d := o.(*apps.DaemonSet)
 			s := d.Status
-			return w([]string{d.Name, fmt.Sprint(s.DesiredNumberScheduled), fmt.Sprint(s.CurrentNumberScheduled), fmt.Sprint(s.NumberReady), fmt.Sprint(s.UpdatedNumberScheduled), fmt.Sprint(s.NumberAvailable), labelString(d.Spec.Template.Spec.NodeSelector), age(o)},
+			return w([]string{d.Name, fmt.Sprint(s.DesiredNumberScheduled), fmt.Sprint(s.CurrentNumberScheduled), fmt.Sprint(s.NumberReady), fmt.Sprint(s.UpdatedNumberScheduled), fmt.Sprint(s.NumberAvailable), LabelString(d.Spec.Template.Spec.NodeSelector), age(o)},
 				containerCols(&d.Spec.Template, d.Spec.Selector))
 		}},
 		"StatefulSet": {w([]string{"NAME", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
@@ -119,7 +119,7 @@ func tables(wide bool) map[string]Table {
 			if s.Spec.Type == core.ServiceTypeExternalName {
 				external = s.Spec.ExternalName
 			}
-			return w([]string{s.Name, s.Spec.Type, None(s.Spec.ClusterIP), external, None(strings.Join(ports, ",")), age(o)}, []string{labelString(s.Spec.Selector)})
+			return w([]string{s.Name, s.Spec.Type, None(s.Spec.ClusterIP), external, None(strings.Join(ports, ",")), age(o)}, []string{LabelString(s.Spec.Selector)})
 		}},
 		"EndpointSlice": {[]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
 			e := o.(*discovery.EndpointSlice)
@@ -374,7 +374,8 @@ func FirstFew(items []string) string {
 	return fmt.Sprintf("%s + %d more...", strings.Join(items[:3], ","), len(items)-3)
 }
 
-func labelString(l map[string]string) string {
+// LabelString prints labels as kubectl does: k=v,k2=v2 sorted, or <none>.
+func LabelString(l map[string]string) string {
 	if len(l) == 0 {
 		return "<none>"
 	}
