@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -50,7 +49,9 @@ func newDescribeCommand(o *Options) *cobra.Command {
 				if i > 0 {
 					fmt.Fprintln(o.Out)
 				}
-				describeObject(o.Out, obj)
+				if err := describeObject(ctx, o.Out, c, obj); err != nil {
+					return err
+				}
 				if svc, ok := obj.(*core.Service); ok {
 					if err := describeServiceEndpoints(ctx, o.Out, c, svc); err != nil {
 						return err
@@ -115,16 +116,17 @@ func describeServiceEndpoints(ctx context.Context, w io.Writer, c *client.Client
 	return tw.Flush()
 }
 
-// describeObject prints metadata the kubectl way, a pod summary for pods,
-// then spec and status as YAML (Kobune shows every field it has).
-func describeObject(w io.Writer, obj meta.Object) {
+// describeObject prints an object in kubectl's sections: the metadata,
+// then the kind's own sections (pods, nodes, workloads; Kobune adds the
+// scheduler's decision to pods), or, for other kinds, spec and status as
+// an indented tree.
+func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta.Object) error {
 	m := obj.GetObjectMeta()
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	fmt.Fprintf(tw, "Name:\t%s\n", m.Name)
 	if m.Namespace != "" {
 		fmt.Fprintf(tw, "Namespace:\t%s\n", m.Namespace)
 	}
-	fmt.Fprintf(tw, "Kind:\t%s (%s)\n", obj.GetTypeMeta().Kind, obj.GetTypeMeta().APIVersion)
 	fmt.Fprintf(tw, "Labels:\t%s\n", mapLines(m.Labels))
 	ann := map[string]string{}
 	for k, v := range m.Annotations {
@@ -133,27 +135,69 @@ func describeObject(w io.Writer, obj meta.Object) {
 		}
 	}
 	fmt.Fprintf(tw, "Annotations:\t%s\n", mapLines(ann))
-	fmt.Fprintf(tw, "UID:\t%s\n", m.UID)
-	fmt.Fprintf(tw, "CreationTimestamp:\t%s\n", m.CreationTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+	fmt.Fprintf(tw, "CreationTimestamp:\t%s\n", m.CreationTimestamp.Format(describeTime))
 	if m.DeletionTimestamp != nil {
-		fmt.Fprintf(tw, "DeletionTimestamp:\t%s\n", m.DeletionTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+		fmt.Fprintf(tw, "DeletionTimestamp:\t%s\n", m.DeletionTimestamp.Format(describeTime))
 	}
 	if len(m.Finalizers) > 0 {
 		fmt.Fprintf(tw, "Finalizers:\t%s\n", strings.Join(m.Finalizers, ", "))
 	}
 	for _, r := range m.OwnerReferences {
-		fmt.Fprintf(tw, "Controlled By:\t%s/%s\n", r.Kind, r.Name)
-	}
-	if p, ok := obj.(*core.Pod); ok {
-		fmt.Fprintf(tw, "Node:\t%s\n", none(p.Spec.NodeName))
-		fmt.Fprintf(tw, "Status:\t%s\n", podStatus(p))
-		fmt.Fprintf(tw, "IP:\t%s\n", none(p.Status.PodIP))
-		fmt.Fprintf(tw, "QoS Class:\t%s\n", p.Status.QOSClass)
-		if p.Status.NominatedNodeName != "" {
-			fmt.Fprintf(tw, "Nominated Node:\t%s\n", p.Status.NominatedNodeName)
+		if r.Controller != nil && *r.Controller {
+			fmt.Fprintf(tw, "Controlled By:\t%s/%s\n", r.Kind, r.Name)
 		}
 	}
-	tw.Flush()
+	switch x := obj.(type) {
+	case *core.Pod:
+		describePod(tw, x)
+	case *core.Node:
+		if err := describeNode(ctx, tw, c, x); err != nil {
+			return err
+		}
+	case *core.Service:
+		fmt.Fprintf(tw, "Selector:\t%s\n", none(labelsText(x.Spec.Selector)))
+		fmt.Fprintf(tw, "Type:\t%s\n", x.Spec.Type)
+		fmt.Fprintf(tw, "IP:\t%s\n", none(x.Spec.ClusterIP))
+		if x.Spec.ExternalName != "" {
+			fmt.Fprintf(tw, "External Name:\t%s\n", x.Spec.ExternalName)
+		}
+		fmt.Fprintf(tw, "Session Affinity:\t%s\n", none(string(x.Spec.SessionAffinity)))
+	case *core.ConfigMap:
+		fmt.Fprint(tw, "\nData\n====\n")
+		for _, k := range sortedKeys(x.Data) {
+			fmt.Fprintf(tw, "%s:\n----\n%s\n\n", k, x.Data[k])
+		}
+		fmt.Fprint(tw, "\nBinaryData\n====\n")
+		for k, v := range x.BinaryData {
+			fmt.Fprintf(tw, "%s: %d bytes\n", k, len(v))
+		}
+		fmt.Fprintln(tw)
+	case *core.Secret:
+		fmt.Fprintf(tw, "\nType:\t%s\n\nData\n====\n", x.Type)
+		keys := make([]string, 0, len(x.Data))
+		for k := range x.Data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys { // sizes only, as kubectl: describe shows no secret
+			fmt.Fprintf(tw, "%s:\t%d bytes\n", k, len(x.Data[k]))
+		}
+	default:
+		if !describeWorkload(tw, obj) {
+			b, _ := json.Marshal(obj)
+			var rest map[string]any
+			_ = json.Unmarshal(b, &rest)
+			for _, k := range []string{"metadata", "kind", "apiVersion"} {
+				delete(rest, k)
+			}
+			fmt.Fprintf(tw, "API Version:\t%s\n", obj.GetTypeMeta().APIVersion)
+			fmt.Fprintf(tw, "Kind:\t%s\n", obj.GetTypeMeta().Kind)
+			printTree(tw, rest, "")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	if d := m.Annotations[core.SchedulingDecisionAnnotation]; d != "" {
 		// Kobune shows how the scheduler chose: each node's verdict.
 		fmt.Fprintln(w, "Scheduling Decision:")
@@ -161,24 +205,7 @@ func describeObject(w io.Writer, obj meta.Object) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	b, _ := json.Marshal(obj)
-	var rest map[string]any
-	_ = json.Unmarshal(b, &rest)
-	for _, k := range []string{"apiVersion", "kind", "metadata"} {
-		delete(rest, k)
-	}
-	keys := make([]string, 0, len(rest))
-	for k := range rest {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		y, _ := yaml.Marshal(rest[k])
-		fmt.Fprintf(w, "%s%s:\n", strings.ToUpper(k[:1]), k[1:])
-		for _, line := range strings.Split(strings.TrimRight(string(y), "\n"), "\n") {
-			fmt.Fprintf(w, "  %s\n", line)
-		}
-	}
+	return nil
 }
 
 func mapLines(m map[string]string) string {

@@ -8,4 +8,5 @@ var (
 	firstFew       = printers.FirstFew
 	none           = printers.None
 	sinceOrUnknown = printers.SinceOrUnknown
+	nodeRoles      = printers.NodeRoles
 )

@@ -155,7 +155,7 @@ func tables(wide bool) map[string]Table {
 				}
 			}
 			i := n.Status.NodeInfo
-			return w([]string{n.Name, nodeStatus(n), nodeRoles(n), age(o), None(i.KubeletVersion)}, []string{None(ip), None(i.OSImage), None(i.KernelVersion), None(i.ContainerRuntimeVersion)})
+			return w([]string{n.Name, nodeStatus(n), NodeRoles(n), age(o), None(i.KubeletVersion)}, []string{None(ip), None(i.OSImage), None(i.KernelVersion), None(i.ContainerRuntimeVersion)})
 		}},
 		"Namespace": {[]string{"NAME", "STATUS", "AGE"}, func(o meta.Object) []string {
 			n := o.(*core.Namespace)
@@ -339,7 +339,8 @@ func nodeStatus(n *core.Node) string {
 	return s
 }
 
-func nodeRoles(n *core.Node) string {
+// NodeRoles are the node-role.kubernetes.io/ labels, as kubectl prints them.
+func NodeRoles(n *core.Node) string {
 	var roles []string
 	for k := range n.Labels {
 		if r, ok := strings.CutPrefix(k, "node-role.kubernetes.io/"); ok {

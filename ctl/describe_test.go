@@ -1,0 +1,119 @@
+package ctl_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+)
+
+// TestDescribeInKubectlSections: describe prints kubectl's sections, not
+// YAML: a node with its non-terminated pods and the requests and limits
+// they add up to against its allocatable resources; a pod with its
+// containers, conditions and volumes; a Deployment with its replicas
+// line and pod template; other kinds as an indented tree.
+func TestDescribeInKubectlSections(t *testing.T) {
+	s := testserver.New(t)
+	ctx := context.Background()
+	node := &core.Node{ObjectMeta: meta.ObjectMeta{Name: "big", Labels: map[string]string{"node-role.kubernetes.io/worker": ""}},
+		Spec: core.NodeSpec{Taints: []core.Taint{{Key: "dedicated", Value: "db", Effect: core.TaintNoSchedule}}}}
+	if _, err := client.For[*core.Node](s.Client).Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	node, _ = client.For[*core.Node](s.Client).Get(ctx, "", "big")
+	node.Status.Allocatable = resource.List{resource.CPU: resource.MustParse("4"), resource.Memory: resource.MustParse("8Gi"), resource.Pods: resource.MustParse("110")}
+	node.Status.Capacity = node.Status.Allocatable
+	if _, err := client.For[*core.Node](s.Client).UpdateStatus(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	pods := `apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default}
+spec:
+  nodeName: big
+  tolerations: [{key: dedicated, operator: Equal, value: db, effect: NoSchedule}]
+  containers:
+  - name: app
+    image: kobune.local/labapp:1.0
+    ports: [{containerPort: 8080}]
+    env: [{name: MODE, value: fast}]
+    resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {cpu: "1", memory: 2Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, namespace: default}
+spec:
+  nodeName: big
+  tolerations: [{key: dedicated, operator: Exists}]
+  initContainers:
+  - {name: setup, image: kobune.local/busybox:1.35, resources: {requests: {cpu: "2"}}}
+  containers:
+  - {name: app, image: kobune.local/labapp:1.0, resources: {requests: {cpu: 500m}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {color: blue}
+`
+	if r := kobectl(t, s, pods, "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply: %+v", r)
+	}
+	r := kobectl(t, s, "", "describe", "node", "big")
+	for _, re := range []string{
+		`(?m)^Roles:\s+worker$`,
+		`(?m)^Taints:\s+dedicated=db:NoSchedule$`,
+		`(?m)^Non-terminated Pods:\s+\(2 in total\)$`,
+		`(?m)^\s+Namespace\s+Name\s+CPU Requests\s+CPU Limits\s+Memory Requests\s+Memory Limits\s+Age$`,
+		`(?m)^\s+default\s+a\s+500m \(12%\)\s+1 \(25%\)\s+1Gi \(12%\)\s+2Gi \(25%\)\s+`,
+		`(?m)^\s+default\s+b\s+2 \(50%\)\s+0 \(0%\)`, // the init container's 2 CPUs count, not 500m
+		`(?m)^Allocated resources:$`,
+		`(?m)^\s+cpu\s+2500m \(62%\)\s+1 \(25%\)$`,
+		`(?m)^\s+memory\s+1Gi \(12%\)\s+2Gi \(25%\)$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("describe node lacks %s:\n%s%s", re, r.stdout, r.stderr)
+		}
+	}
+	r = kobectl(t, s, "", "describe", "pod", "a")
+	for _, re := range []string{`(?m)^Containers:$`, `(?m)^  app:$`, `(?m)^\s+Image:\s+kobune.local/labapp:1.0$`, `(?m)^\s+Port:\s+8080/TCP$`,
+		`(?m)^\s+Limits:$`, `(?m)^\s+cpu:\s+1$`, `(?m)^\s+MODE:\s+fast$`, `(?m)^QoS Class:\s+Burstable$`, `(?m)^Tolerations:\s+dedicated=db:NoSchedule$`, `(?m)^Events:`} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("describe pod lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if r := kobectl(t, s, "", "describe", "pod", "b"); !regexp.MustCompile(`(?m)^Init Containers:\n  setup:$`).MatchString(r.stdout) {
+		t.Errorf("describe pod b:\n%s", r.stdout)
+	}
+	if r := kobectl(t, s, deployment("web", "3", "web", ""), "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply deployment: %+v", r)
+	}
+	r = kobectl(t, s, "", "describe", "deployment", "web")
+	for _, re := range []string{`(?m)^Selector:\s+app=web$`, `(?m)^Replicas:\s+3 desired \| 0 updated \| 0 total \| 0 available \| 0 unavailable$`,
+		`(?m)^StrategyType:\s+RollingUpdate$`, `(?m)^RollingUpdateStrategy:\s+25% max unavailable, 25% max surge$`, `(?m)^Pod Template:$`} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("describe deployment lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	r = kobectl(t, s, "", "describe", "cm", "settings")
+	if !strings.Contains(r.stdout, "\nData\n====\ncolor:\n----\nblue\n") {
+		t.Errorf("describe configmap:\n%s", r.stdout)
+	}
+	kobectl(t, s, "apiVersion: v1\nkind: Secret\nmetadata: {name: pw}\nstringData: {password: hunter2}\n", "apply", "-f", "-")
+	r = kobectl(t, s, "", "describe", "secret", "pw")
+	if !regexp.MustCompile(`(?m)^password:\s+7 bytes$`).MatchString(r.stdout) || strings.Contains(r.stdout, "hunter2") {
+		t.Errorf("describe secret (sizes, never values):\n%s", r.stdout)
+	}
+	if r := kobectl(t, s, "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\nprovisioner: x.example.com\nparameters: {speed: high}\n", "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply storageclass: %+v", r)
+	}
+	r = kobectl(t, s, "", "describe", "storageclass", "fast")
+	if !regexp.MustCompile(`(?m)^Provisioner:\s+x.example.com$`).MatchString(r.stdout) || strings.Contains(r.stdout, "provisioner: ") {
+		t.Errorf("describe storageclass (a tree, not YAML):\n%s%s", r.stdout, r.stderr)
+	}
+}
