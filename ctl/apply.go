@@ -25,7 +25,10 @@ type writeFlags struct {
 	files    []string
 	strict   bool
 	validate string
-	dryRun   bool
+	dryRun   dryRunMode
+	// verb is what a client dry run says it would have done ("created",
+	// "replaced"); apply asks the server whether the object exists.
+	verb string
 	// serverSide applies with server-side apply (apply only).
 	serverSide, forceConflicts bool
 	fieldManager               string
@@ -42,13 +45,13 @@ func (f *writeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "file, directory or - (stdin) with manifests")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat Kubernetes fields kobune does not support as errors instead of warnings")
 	cmd.Flags().StringVar(&f.validate, "validate", "strict", `fields Kubernetes does not have (typos): "strict" refuses the document, "warn" warns, "ignore" (or "false") says nothing`)
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "validate on the server without storing anything")
+	addDryRun(cmd, &f.dryRun)
 }
 
 // writeOptions: kobectl has checked the fields itself, with the server's
 // own code (scheme.CheckFields), and printed or refused what it found.
 func (f *writeFlags) writeOptions() client.WriteOptions {
-	return client.WriteOptions{FieldValidation: "Ignore", DryRun: f.dryRun}
+	return client.WriteOptions{FieldValidation: "Ignore", DryRun: f.dryRun == "server"}
 }
 
 func newApplyCommand(o *Options) *cobra.Command {
@@ -101,11 +104,13 @@ func newCreateCommand(o *Options) *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	f.verb = "created"
 	cmd.AddCommand(o.createNamed("namespace", []string{"ns"}, "Create a namespace (kubectl create namespace)", func(ctx context.Context, c *client.Client, name string) error {
 		_, err := client.For[*core.Namespace](c).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}})
 		return err
 	}))
-	cmd.AddCommand(newCreateServiceAccountCommand(o), newCreateTokenCommand(o), newCreateBindingCommand(o, false), newCreateBindingCommand(o, true))
+	cmd.AddCommand(newCreateServiceAccountCommand(o), newCreateTokenCommand(o), newCreateBindingCommand(o, false), newCreateBindingCommand(o, true),
+		newCreateDeploymentCommand(o), newCreateConfigMapCommand(o), newCreateSecretCommand(o), newCreateServiceCommand(o), newCreateJobCommand(o))
 	return cmd
 }
 
@@ -124,6 +129,7 @@ func newReplaceCommand(o *Options) *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	f.verb = "replaced"
 	return cmd
 }
 
@@ -191,7 +197,18 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 		}
 		ctx, cancel := ctxFor(cmd)
 		f.heard = nil
-		verb, err := do(ctx, c, m)
+		var verb string
+		if f.dryRun == "client" { // nothing is sent: say what would be done
+			verb, err = f.verb, nil
+			if verb == "" {
+				verb = "created"
+				if _, gerr := c.Resource(m.Kind).Get(ctx, m.Object.GetObjectMeta().Namespace, m.Object.GetObjectMeta().Name); gerr == nil {
+					verb = "configured"
+				}
+			}
+		} else {
+			verb, err = do(ctx, c, m)
+		}
 		cancel()
 		name := ref(m.Kind, m.Object.GetObjectMeta().Name)
 		for _, w := range slices.Compact(f.heard) {
@@ -203,10 +220,7 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 			failed = append(failed, fmt.Errorf("%s (%s line %d): %w", name, m.Source, m.Line, err))
 			continue
 		}
-		suffix := ""
-		if f.dryRun {
-			suffix = " (server dry run)"
-		}
+		suffix := map[dryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[f.dryRun]
 		fmt.Fprintf(o.Out, "%s %s%s\n", name, verb, suffix)
 	}
 	if len(failed) == 1 {

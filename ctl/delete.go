@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,8 @@ type deleteFlags struct {
 	gracePeriod int64
 	now         bool
 	ignoreNF    bool
+	wait        bool
+	timeout     time.Duration
 }
 
 func newDeleteCommand(o *Options) *cobra.Command {
@@ -35,6 +38,8 @@ func newDeleteCommand(o *Options) *cobra.Command {
 	cmd.Flags().Int64Var(&f.gracePeriod, "grace-period", -1, "seconds a pod gets to stop (-1: its own terminationGracePeriodSeconds; 0 with --force semantics)")
 	cmd.Flags().BoolVar(&f.now, "now", false, "same as --grace-period=1")
 	cmd.Flags().BoolVar(&f.ignoreNF, "ignore-not-found", false, "treat a missing object as deleted")
+	cmd.Flags().BoolVar(&f.wait, "wait", true, "wait until the objects are gone (a pod's containers stopped, finalizers done), as kubectl does")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "how long --wait waits (0: 60s)")
 	return cmd
 }
 
@@ -67,6 +72,7 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 		return err
 	}
 	var lastErr error
+	var deleted []target
 	for _, t := range targets {
 		err := c.Resource(t.kind).Delete(ctx, t.namespace, t.name, client.DeleteOptions{GracePeriodSeconds: grace, PropagationPolicy: policy})
 		if client.IsNotFound(err) && f.ignoreNF {
@@ -80,6 +86,23 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 			continue
 		}
 		fmt.Fprintf(o.Out, "%s deleted\n", quotedRef(t.kind, t.name))
+		deleted = append(deleted, t)
+	}
+	if f.wait && lastErr == nil {
+		timeout := f.timeout
+		if timeout == 0 {
+			timeout = 60 * time.Second
+		}
+		wctx, wcancel := context.WithTimeout(cmd.Context(), timeout)
+		defer wcancel()
+		for _, t := range deleted {
+			if err := waitOne(wctx, c, t.kind, t.namespace, t.name, waitCondition{deleted: true}); err != nil {
+				if wctx.Err() != nil {
+					return fmt.Errorf("timed out waiting for %s to be gone (--wait=false returns at once)", quotedRef(t.kind, t.name))
+				}
+				return err
+			}
+		}
 	}
 	return lastErr
 }

@@ -109,11 +109,11 @@ data: {color: blue}
 	if !regexp.MustCompile(`(?m)^password:\s+7 bytes$`).MatchString(r.stdout) || strings.Contains(r.stdout, "hunter2") {
 		t.Errorf("describe secret (sizes, never values):\n%s", r.stdout)
 	}
-	if r := kobectl(t, s, "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\nprovisioner: x.example.com\nparameters: {speed: high}\n", "apply", "-f", "-"); r.code != 0 {
+	if r := kobectl(t, s, "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\nprovisioner: example.com/x\nparameters: {speed: high}\n", "apply", "-f", "-"); r.code != 0 {
 		t.Fatalf("apply storageclass: %+v", r)
 	}
 	r = kobectl(t, s, "", "describe", "storageclass", "fast")
-	if !regexp.MustCompile(`(?m)^Provisioner:\s+x.example.com$`).MatchString(r.stdout) || strings.Contains(r.stdout, "provisioner: ") {
+	if !regexp.MustCompile(`(?m)^Provisioner:\s+example.com/x$`).MatchString(r.stdout) || strings.Contains(r.stdout, "provisioner: ") {
 		t.Errorf("describe storageclass (a tree, not YAML):\n%s%s", r.stdout, r.stderr)
 	}
 }

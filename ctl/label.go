@@ -16,12 +16,40 @@ import (
 // Admission warnings (Pod Security's, when a namespace's level is raised)
 // are printed.
 func newLabelCommand(o *Options) *cobra.Command {
-	var overwrite bool
-	cmd := &cobra.Command{
+	return newMetadataMapCommand(o, "labels", "labeled", &cobra.Command{
 		Use:   "label TYPE NAME KEY=VALUE ... | KEY- ...",
 		Short: "Set or remove labels of an object (kubectl label)",
-		Args:  cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		Example: `  # Label pod web-0 tier=front
+  kobectl label pod web-0 tier=front
+
+  # Change a label that is set, and remove another
+  kobectl label deploy/web tier=back env- --overwrite
+
+  # Raise namespace demo's Pod Security level (warnings name the pods it would refuse)
+  kobectl label namespace demo pod-security.kubernetes.io/enforce=restricted`,
+	})
+}
+
+// newAnnotateCommand is kubectl annotate, the same for annotations.
+func newAnnotateCommand(o *Options) *cobra.Command {
+	return newMetadataMapCommand(o, "annotations", "annotated", &cobra.Command{
+		Use:   "annotate TYPE NAME KEY=VALUE ... | KEY- ...",
+		Short: "Set or remove annotations of an object (kubectl annotate)",
+		Example: `  # Record why a Deployment changed (rollout history shows it)
+  kobectl annotate deploy/web kubernetes.io/change-cause="image 2.0"
+
+  # Remove an annotation
+  kobectl annotate pod web-0 note-`,
+	})
+}
+
+// newMetadataMapCommand sets or removes keys of metadata.labels or
+// metadata.annotations of one object, retrying on conflicts.
+func newMetadataMapCommand(o *Options, field, done string, cmd *cobra.Command) *cobra.Command {
+	var overwrite bool
+	cmd.Args = cobra.MinimumNArgs(2)
+	cmd.RunE =
+		func(cmd *cobra.Command, args []string) error {
 			split := 2
 			if strings.Contains(args[0], "/") {
 				split = 1
@@ -46,7 +74,11 @@ func newLabelCommand(o *Options) *cobra.Command {
 				if !ok {
 					return fmt.Errorf("%q: want KEY=VALUE or KEY-", a)
 				}
-				if errs := validation.ValidateLabels(map[string]string{key: value}, validation.NewPath("metadata", "labels")); len(errs) > 0 {
+				errs := validation.ValidateAnnotations(map[string]string{key: value}, validation.NewPath("metadata", field))
+				if field == "labels" {
+					errs = validation.ValidateLabels(map[string]string{key: value}, validation.NewPath("metadata", field))
+				}
+				if len(errs) > 0 {
 					return errs.ToError()
 				}
 				set[key] = value
@@ -68,7 +100,7 @@ func newLabelCommand(o *Options) *cobra.Command {
 					return err
 				}
 				md, _ := obj["metadata"].(map[string]any)
-				labels, _ := md["labels"].(map[string]any)
+				labels, _ := md[field].(map[string]any)
 				if labels == nil {
 					labels = map[string]any{}
 				}
@@ -81,7 +113,7 @@ func newLabelCommand(o *Options) *cobra.Command {
 				for _, key := range remove {
 					delete(labels, key)
 				}
-				md["labels"] = labels
+				md[field] = labels
 				b, err := json.Marshal(obj)
 				if err != nil {
 					return err
@@ -96,11 +128,10 @@ func newLabelCommand(o *Options) *cobra.Command {
 				for _, warning := range w.Warnings {
 					fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
 				}
-				fmt.Fprintf(o.Out, "%s/%s labeled\n", qualified(k.Resource, k.APIVersion), names[0])
+				fmt.Fprintf(o.Out, "%s/%s %s\n", qualified(k.Resource, k.APIVersion), names[0], done)
 				return nil
 			}
-		},
-	}
-	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "change a label that is already set")
+		}
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "change a key that is already set")
 	return cmd
 }

@@ -13,7 +13,7 @@ import (
 // default), a JSON merge patch or a JSON patch, applied by the server.
 func newPatchCommand(o *Options) *cobra.Command {
 	var typ, body, sub string
-	var dryRun bool
+	var dryRun dryRunMode
 	cmd := &cobra.Command{
 		Use:   "patch (TYPE NAME | TYPE/NAME) -p PATCH [--type strategic|merge|json]",
 		Short: "Change fields of an object with a patch, applied by the server (kubectl patch)",
@@ -52,17 +52,14 @@ func newPatchCommand(o *Options) *cobra.Command {
 			ctx, cancel := ctxFor(cmd)
 			defer cancel()
 			w, err := c.Resource(k).Patch(ctx, o.namespaceFor(k, false), names[0], pt, patch,
-				client.PatchOptions{WriteOptions: client.WriteOptions{DryRun: dryRun}, Subresource: sub, FieldManager: "kobectl-patch"})
+				client.PatchOptions{WriteOptions: client.WriteOptions{DryRun: dryRun != "none"}, Subresource: sub, FieldManager: "kobectl-patch"})
 			if err != nil {
 				return err
 			}
 			for _, warning := range w.Warnings {
 				fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
 			}
-			suffix := ""
-			if dryRun {
-				suffix = " (server dry run)"
-			}
+			suffix := map[dryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[dryRun]
 			fmt.Fprintf(o.Out, "%s patched%s\n", ref(k, names[0]), suffix)
 			return nil
 		},
@@ -70,7 +67,9 @@ func newPatchCommand(o *Options) *cobra.Command {
 	cmd.Flags().StringVar(&typ, "type", "strategic", "the patch type: strategic (Kubernetes' strategic merge patch), merge (RFC 7386) or json (RFC 6902)")
 	cmd.Flags().StringVarP(&body, "patch", "p", "", "the patch, as JSON or YAML")
 	cmd.Flags().StringVar(&sub, "subresource", "", "patch the status or scale subresource instead of the object")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate and show nothing stored (the server's dry run)")
+	// A client dry run is the server's as well: Kobune applies patches on
+	// the server only (kubectl applies them itself for --dry-run=client).
+	addDryRun(cmd, &dryRun)
 	return cmd
 }
 

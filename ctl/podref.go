@@ -31,6 +31,7 @@ func resolvePod(ctx context.Context, c *client.Client, ns, arg string) (podRef, 
 	}
 	var ref podRef
 	var ls *meta.LabelSelector
+	var ownerUID string // for a Job without a selector: its pods by owner
 	var err error
 	switch kind {
 	case "pod", "pods", "po":
@@ -71,7 +72,7 @@ func resolvePod(ctx context.Context, c *client.Client, ns, arg string) (podRef, 
 	case "job", "jobs":
 		var j *batch.Job
 		if j, err = client.For[*batch.Job](c).Get(ctx, ns, name); err == nil {
-			ls = j.Spec.Selector
+			ls, ownerUID = j.Spec.Selector, j.UID
 		}
 		kind = "job"
 	default:
@@ -80,23 +81,37 @@ func resolvePod(ctx context.Context, c *client.Client, ns, arg string) (podRef, 
 	if err != nil {
 		return ref, err
 	}
-	ref.pod, err = firstPod(ctx, c, ns, kind+"/"+name, ls)
+	ref.pod, err = firstPod(ctx, c, ns, kind+"/"+name, ls, ownerUID)
 	return ref, err
 }
 
-// firstPod picks the pod kubectl would: running and ready ones first, then
-// running ones, then the oldest, then by name.
-func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.LabelSelector) (*core.Pod, error) {
-	sel, err := selector.FromLabelSelector(ls)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", owner, err)
+// firstPod picks the pod kubectl would among those ls selects (those
+// ownerUID controls, when there is no selector): running and ready ones
+// first, then running ones, then the oldest, then by name.
+func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.LabelSelector, ownerUID string) (*core.Pod, error) {
+	if ls == nil && ownerUID == "" {
+		return nil, fmt.Errorf("%s has no selector: it selects no pods", owner)
 	}
-	pods, _, err := client.For[*core.Pod](c).List(ctx, ns, client.ListOptions{LabelSelector: sel.String()})
+	opts := client.ListOptions{}
+	if ls != nil {
+		sel, err := selector.FromLabelSelector(ls)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", owner, err)
+		}
+		opts.LabelSelector = sel.String()
+	}
+	all, _, err := client.For[*core.Pod](c).List(ctx, ns, opts)
 	if err != nil {
 		return nil, err
 	}
+	var pods []*core.Pod
+	for _, p := range all {
+		if ls != nil || controlledBy(p, ownerUID) {
+			pods = append(pods, p)
+		}
+	}
 	if len(pods) == 0 {
-		return nil, fmt.Errorf("%s has no pods (kobectl get pods -n %s -l %s)", owner, ns, sel.String())
+		return nil, fmt.Errorf("%s has no pods (kobectl get pods -n %s)", owner, ns)
 	}
 	rank := func(p *core.Pod) int {
 		switch {
@@ -126,6 +141,15 @@ func podReady(p *core.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == core.PodReady {
 			return c.Status == meta.ConditionTrue
+		}
+	}
+	return false
+}
+
+func controlledBy(p *core.Pod, uid string) bool {
+	for _, r := range p.OwnerReferences {
+		if r.UID == uid && r.Controller != nil && *r.Controller {
+			return true
 		}
 	}
 	return false

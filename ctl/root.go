@@ -63,9 +63,11 @@ func NewCommand(o *Options) *cobra.Command {
 	root.AddCommand(
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
+		newRunCommand(o), newExposeCommand(o),
 		newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o),
-		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newPatchCommand(o),
-		newCordonCommand(o, true), newCordonCommand(o, false), newExplainCommand(o),
+		newWaitCommand(o), newEventsCommand(o),
+		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newAnnotateCommand(o), newPatchCommand(o),
+		newCordonCommand(o, true), newCordonCommand(o, false), newTaintCommand(o), newExplainCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
 		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
 	)

@@ -1,8 +1,11 @@
 package storage
 
 import (
+	"strings"
+
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/selector"
 	v "github.com/kobune/kobune/api/validation"
 )
 
@@ -55,8 +58,10 @@ func ValidateStorageClass(sc *StorageClass) v.ErrorList {
 	errs := v.ValidateObjectMeta(&sc.ObjectMeta, false, v.IsDNS1123Subdomain, v.NewPath("metadata"))
 	if sc.Provisioner == "" {
 		errs = append(errs, v.NewRequired(v.NewPath("provisioner"), ""))
-	} else if msg := v.IsDNS1123Subdomain(sc.Provisioner); msg != "" && sc.Provisioner != "kubernetes.io/no-provisioner" {
-		errs = append(errs, v.NewInvalid(v.NewPath("provisioner"), sc.Provisioner, msg))
+	} else if err := selector.ValidLabelKey(strings.ToLower(sc.Provisioner)); err != nil {
+		// A qualified name, as Kubernetes checks it: csi.example.com or
+		// example.com/driver.
+		errs = append(errs, v.NewInvalid(v.NewPath("provisioner"), sc.Provisioner, err.Error()))
 	}
 	if p := sc.ReclaimPolicy; p != nil && *p != core.ReclaimDelete && *p != core.ReclaimRetain {
 		errs = append(errs, v.NewNotSupported(v.NewPath("reclaimPolicy"), string(*p), []string{string(core.ReclaimDelete), string(core.ReclaimRetain)}))

@@ -104,7 +104,7 @@ func ValidateObjectMeta(m *meta.ObjectMeta, namespaced bool, nameFn NameFunc, p 
 		errs = append(errs, NewForbidden(p.Child("namespace"), "not allowed on this type"))
 	}
 	errs = append(errs, ValidateLabels(m.Labels, p.Child("labels"))...)
-	errs = append(errs, validateAnnotations(m.Annotations, p.Child("annotations"))...)
+	errs = append(errs, ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
 	for i, r := range m.OwnerReferences {
 		rp := p.Child("ownerReferences").Index(i)
 		if r.APIVersion == "" || r.Kind == "" || r.Name == "" || r.UID == "" {
@@ -130,7 +130,8 @@ func ValidateLabels(labels map[string]string, p *Path) ErrorList {
 
 const totalAnnotationSizeLimit = 256 * 1024
 
-func validateAnnotations(ann map[string]string, p *Path) ErrorList {
+// ValidateAnnotations checks the keys and the total size of annotations.
+func ValidateAnnotations(ann map[string]string, p *Path) ErrorList {
 	var errs ErrorList
 	size := 0
 	for k, v := range ann {
