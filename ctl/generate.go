@@ -703,4 +703,3 @@ func exposeService(ctx context.Context, c *client.Client, ns, target string) (*c
 	return &core.Service{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: meta.ObjectMeta{Name: name, Namespace: ns},
 		Spec: core.ServiceSpec{Selector: sel, Ports: ports}}, nil
 }
-
