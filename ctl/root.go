@@ -71,6 +71,8 @@ func NewCommand(o *Options) *cobra.Command {
 		newAPIResourcesCommand(o), newVersionCommand(o),
 		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
 	)
+	addExamples(root)
+	addCompletions(o, root)
 	return root
 }
 
