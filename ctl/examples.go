@@ -25,7 +25,7 @@ var examples = map[string]string{
   kobectl auth whoami`,
 	"kobectl certificate approve": `  # Let a node that asked for a client certificate join
   kobectl certificate approve csr-x7k2p`,
-	"kobectl certificate deny": `  kobectl certificate deny csr-x7k2p`,
+	"kobectl certificate deny":       `  kobectl certificate deny csr-x7k2p`,
 	"kobectl config current-context": `  kobectl config current-context`,
 	"kobectl config get-contexts":    `  kobectl config get-contexts`,
 	"kobectl config set-context": `  # Make demo the default namespace of the current context
