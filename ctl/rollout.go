@@ -16,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 )
 
@@ -26,7 +27,11 @@ func deploymentTarget(args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if k.Kind != "Deployment" {
+	switch k.Kind {
+	case "Deployment":
+	case "StatefulSet", "DaemonSet":
+		return "", fmt.Errorf("only deployments here: Kobune keeps no ControllerRevisions of %s yet, so they have no history to list or undo, and pause is a Deployment's (rollout status and restart work on %s)", k.Resource, k.Resource)
+	default:
 		return "", fmt.Errorf("%s is not supported here: only deployments (kobectl rollout status deployment/NAME)", k.Resource)
 	}
 	if len(names) != 1 {
@@ -201,14 +206,14 @@ func (o *Options) namespace() string {
 }
 
 func newRolloutCommand(o *Options) *cobra.Command {
-	rollout := &cobra.Command{Use: "rollout", Short: "Follow and manage Deployment rollouts (kubectl rollout)"}
+	rollout := &cobra.Command{Use: "rollout", Short: "Follow and manage rollouts of Deployments, StatefulSets and DaemonSets (kubectl rollout)"}
 	var timeout time.Duration
 	status := &cobra.Command{
-		Use:   "status deployment/NAME",
+		Use:   "status (deployment|statefulset|daemonset)/NAME",
 		Short: "Wait for a rollout to finish, showing its progress; non-zero exit if it stalls",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentTarget(args)
+			k, name, err := rolloutTarget(args)
 			if err != nil {
 				return err
 			}
@@ -222,7 +227,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			return rolloutStatus(ctx, o, c, name)
+			return rolloutStatus(ctx, o, c, k, name)
 		},
 	}
 	status.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (0: wait until the rollout finishes or stalls)")
@@ -281,17 +286,43 @@ func newRolloutCommand(o *Options) *cobra.Command {
 			}),
 		}
 	}
-	restart := simple("restart", "Replace every pod, by a rollout (sets the restartedAt template annotation)", "restarted", func(d *apps.Deployment) error {
-		if d.Spec.Paused {
-			return fmt.Errorf("can't restart paused deployment (run rollout resume first)")
-		}
-		d.Spec.Template.Annotations = maps.Clone(d.Spec.Template.Annotations)
-		if d.Spec.Template.Annotations == nil {
-			d.Spec.Template.Annotations = map[string]string{}
-		}
-		d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339)
-		return nil
-	})
+	restart := &cobra.Command{
+		Use:   "restart (deployment|statefulset|daemonset)/NAME",
+		Short: "Replace every pod, by a rollout (sets the restartedAt template annotation)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, name, err := rolloutTarget(args)
+			if err != nil {
+				return err
+			}
+			c, err := o.Client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			ns := o.namespace()
+			switch k.Kind {
+			case "Deployment":
+				err = updateDeployment(ctx, c, ns, name, func(d *apps.Deployment) error {
+					if d.Spec.Paused {
+						return fmt.Errorf("can't restart paused deployment (run rollout resume first)")
+					}
+					markRestarted(&d.Spec.Template)
+					return nil
+				})
+			case "StatefulSet":
+				err = updateRetrying(ctx, client.For[*apps.StatefulSet](c), ns, name, func(s *apps.StatefulSet) { markRestarted(&s.Spec.Template) })
+			case "DaemonSet":
+				err = updateRetrying(ctx, client.For[*apps.DaemonSet](c), ns, name, func(d *apps.DaemonSet) { markRestarted(&d.Spec.Template) })
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "%s/%s restarted\n", qualified(k.Resource, k.APIVersion), name)
+			return nil
+		},
+	}
 	pause := simple("pause", "Stop rollouts of a Deployment until resumed", "paused", func(d *apps.Deployment) error {
 		if d.Spec.Paused {
 			return fmt.Errorf("deployments.apps %q is already paused", d.Name)
@@ -310,36 +341,70 @@ func newRolloutCommand(o *Options) *cobra.Command {
 	return rollout
 }
 
+// rolloutTarget reads the Deployment, StatefulSet or DaemonSet a rollout
+// command names.
+func rolloutTarget(args []string) (*scheme.Kind, string, error) {
+	k, names, err := parseTarget(args)
+	if err != nil {
+		return nil, "", err
+	}
+	switch k.Kind {
+	case "Deployment", "StatefulSet", "DaemonSet":
+	default:
+		return nil, "", fmt.Errorf("%s is not supported here: deployments, statefulsets and daemonsets roll out (kobectl rollout status deployment/NAME)", k.Resource)
+	}
+	if len(names) != 1 {
+		return nil, "", fmt.Errorf("name one %s: kobectl rollout ... %s/NAME", strings.ToLower(k.Kind), strings.ToLower(k.Kind))
+	}
+	return k, names[0], nil
+}
+
+// markRestarted changes the pod template, so that every pod is replaced.
+func markRestarted(t *core.PodTemplateSpec) {
+	t.Annotations = maps.Clone(t.Annotations)
+	if t.Annotations == nil {
+		t.Annotations = map[string]string{}
+	}
+	t.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339)
+}
+
 // rolloutStatus prints kubectl's progress lines until the rollout is done
 // (nil) or past its progress deadline (an error: a non-zero exit).
-func rolloutStatus(ctx context.Context, o *Options, c *client.Client, name string) error {
-	ds := client.For[*apps.Deployment](c)
-	w, err := ds.Watch(ctx, o.namespace(), client.ListOptions{FieldSelector: "metadata.name=" + name}, 0)
+func rolloutStatus(ctx context.Context, o *Options, c *client.Client, k *scheme.Kind, name string) error {
+	what := strings.ToLower(k.Kind)
+	stream, err := c.Resource(k).Watch(ctx, o.namespace(), client.ListOptions{FieldSelector: "metadata.name=" + name}, 0, false)
 	if err != nil {
 		return err
 	}
 	last := ""
 	for {
-		var ev client.Event[*apps.Deployment]
-		select {
-		case e, ok := <-w.Events:
-			if !ok {
-				if err := w.Err(); err != nil {
-					return err
-				}
-				return fmt.Errorf("watch of deployment %q ended; run the command again", name)
+		ev, err := stream.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("timed out waiting for the rollout of %s %q: %s", what, name, last)
 			}
-			ev = e
-		case <-ctx.Done():
-			return fmt.Errorf("timed out waiting for the rollout of deployment %q: %s", name, last)
+			return fmt.Errorf("watch of %s %q ended (%v); run the command again", what, name, err)
 		}
 		if ev.Type == "BOOKMARK" {
 			continue
 		}
 		if ev.Type == "DELETED" {
-			return fmt.Errorf("deployment %q was deleted", name)
+			return fmt.Errorf("%s %q was deleted", what, name)
 		}
-		msg, done, err := rolloutMessage(ev.Object)
+		obj, err := k.Decode(ev.Object)
+		if err != nil {
+			return err
+		}
+		var msg string
+		var done bool
+		switch x := obj.(type) {
+		case *apps.Deployment:
+			msg, done, err = rolloutMessage(x)
+		case *apps.StatefulSet:
+			msg, done, err = statefulSetRolloutMessage(x)
+		case *apps.DaemonSet:
+			msg, done, err = daemonSetRolloutMessage(x)
+		}
 		if err != nil {
 			return err
 		}
@@ -351,6 +416,47 @@ func rolloutStatus(ctx context.Context, o *Options, c *client.Client, name strin
 			return nil
 		}
 	}
+}
+
+// statefulSetRolloutMessage is kubectl's StatefulSetStatusViewer.
+func statefulSetRolloutMessage(s *apps.StatefulSet) (string, bool, error) {
+	if s.Spec.UpdateStrategy.Type != "" && s.Spec.UpdateStrategy.Type != "RollingUpdate" {
+		return "", true, fmt.Errorf("rollout status is only available for RollingUpdate strategy type")
+	}
+	st := s.Status
+	if st.ObservedGeneration == 0 || s.Generation > st.ObservedGeneration {
+		return "Waiting for statefulset spec update to be observed...", false, nil
+	}
+	if s.Spec.Replicas != nil && st.ReadyReplicas < *s.Spec.Replicas {
+		return fmt.Sprintf("Waiting for %d pods to be ready...", *s.Spec.Replicas-st.ReadyReplicas), false, nil
+	}
+	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil && *ru.Partition > 0 && s.Spec.Replicas != nil {
+		if st.UpdatedReplicas < *s.Spec.Replicas-*ru.Partition {
+			return fmt.Sprintf("Waiting for partitioned roll out to finish: %d out of %d new pods have been updated...", st.UpdatedReplicas, *s.Spec.Replicas-*ru.Partition), false, nil
+		}
+		return fmt.Sprintf("partitioned roll out complete: %d new pods have been updated...", st.UpdatedReplicas), true, nil
+	}
+	if st.UpdateRevision != st.CurrentRevision {
+		return fmt.Sprintf("waiting for statefulset rolling update to complete %d pods at revision %s...", st.UpdatedReplicas, st.UpdateRevision), false, nil
+	}
+	return fmt.Sprintf("statefulset rolling update complete %d pods at revision %s...", st.CurrentReplicas, st.CurrentRevision), true, nil
+}
+
+// daemonSetRolloutMessage is kubectl's DaemonSetStatusViewer.
+func daemonSetRolloutMessage(d *apps.DaemonSet) (string, bool, error) {
+	if d.Spec.UpdateStrategy.Type != "" && d.Spec.UpdateStrategy.Type != "RollingUpdate" {
+		return "", true, fmt.Errorf("rollout status is only available for RollingUpdate strategy type")
+	}
+	st := d.Status
+	switch {
+	case d.Generation > st.ObservedGeneration:
+		return "Waiting for daemon set spec update to be observed...", false, nil
+	case st.UpdatedNumberScheduled < st.DesiredNumberScheduled:
+		return fmt.Sprintf("Waiting for daemon set %q rollout to finish: %d out of %d new pods have been updated...", d.Name, st.UpdatedNumberScheduled, st.DesiredNumberScheduled), false, nil
+	case st.NumberAvailable < st.DesiredNumberScheduled:
+		return fmt.Sprintf("Waiting for daemon set %q rollout to finish: %d of %d updated pods are available...", d.Name, st.NumberAvailable, st.DesiredNumberScheduled), false, nil
+	}
+	return fmt.Sprintf("daemon set %q successfully rolled out", d.Name), true, nil
 }
 
 // rolloutMessage is kubectl's DeploymentStatusViewer.

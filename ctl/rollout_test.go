@@ -112,3 +112,56 @@ func TestRolloutStatusFailsOnAStalledRollout(t *testing.T) {
 		t.Errorf("rollout status on a stalled rollout: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestRolloutOfStatefulSetsAndDaemonSets: rollout status follows a
+// StatefulSet's and a DaemonSet's rollouts to kubectl's final lines;
+// restart changes their pod templates; history names what is missing.
+func TestRolloutOfStatefulSetsAndDaemonSets(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := cluster.Start(t, ctx, cluster.Options{Nodes: 2}).Server
+	manifest := `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: "kobune.local/busybox:1.35"}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: a, image: "kobune.local/busybox:1.35"}]}
+`
+	if r := kobectl(t, s, manifest, "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply: %+v", r)
+	}
+	for _, tc := range []struct{ target, want string }{
+		{"statefulset/db", "statefulset rolling update complete 2 pods at revision "},
+		{"daemonset/agent", `daemon set "agent" successfully rolled out`},
+	} {
+		if r := kobectl(t, s, "", "rollout", "status", tc.target, "--timeout=60s"); r.code != 0 || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("rollout status %s: %d %q %q", tc.target, r.code, r.stdout, r.stderr)
+		}
+		if r := kobectl(t, s, "", "rollout", "restart", tc.target); r.code != 0 || !strings.HasSuffix(r.stdout, " restarted\n") {
+			t.Errorf("rollout restart %s: %+v", tc.target, r)
+		}
+		if r := kobectl(t, s, "", "rollout", "status", tc.target, "--timeout=60s"); r.code != 0 || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("rollout status %s after a restart: %d %q %q", tc.target, r.code, r.stdout, r.stderr)
+		}
+	}
+	sts, err := client.For[*apps.StatefulSet](s.Client).Get(ctx, "default", "db")
+	if err != nil || sts.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+		t.Errorf("restart did not mark the StatefulSet's template: %v %v", sts.Spec.Template.Annotations, err)
+	}
+	if r := kobectl(t, s, "", "rollout", "history", "statefulset/db"); r.code == 0 || !strings.Contains(r.stderr, "no ControllerRevisions") {
+		t.Errorf("rollout history statefulset/db: %+v", r)
+	}
+}
