@@ -32,6 +32,11 @@ type writeFlags struct {
 	// serverSide applies with server-side apply (apply only).
 	serverSide, forceConflicts bool
 	fieldManager               string
+	// quiet prints no line per object (kobectl diff prints its own).
+	quiet bool
+	// live and written are the object before and after the last applyOne
+	// (live is nil for a create), for kobectl diff.
+	live, written []byte
 	// heard are the warnings the server gave for the manifest being
 	// written (admission's, such as Pod Security's); forEachManifest
 	// prints those kobectl has not printed itself.
@@ -220,6 +225,9 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 			failed = append(failed, fmt.Errorf("%s (%s line %d): %w", name, m.Source, m.Line, err))
 			continue
 		}
+		if f.quiet {
+			continue
+		}
 		suffix := map[dryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[f.dryRun]
 		fmt.Fprintf(o.Out, "%s %s%s\n", name, verb, suffix)
 	}
@@ -273,9 +281,11 @@ func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) 
 	r := c.Resource(m.Kind)
 	for attempt := 0; ; attempt++ {
 		live, err := r.Get(ctx, meta.Namespace, meta.Name)
+		f.live, f.written = live, live
 		if client.IsNotFound(err) {
 			w, err := r.Create(ctx, meta.Namespace, applied, f.writeOptions())
 			f.hear(w)
+			f.live, f.written = nil, w.Object
 			return "created", err
 		}
 		if err != nil {
@@ -290,6 +300,7 @@ func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) 
 		}
 		resp, err := r.Update(ctx, meta.Namespace, merged, f.writeOptions())
 		f.hear(resp)
+		f.written = resp.Object
 		if client.IsConflict(err) && attempt < 5 {
 			continue // someone wrote in between: merge again onto the new state
 		}

@@ -110,11 +110,18 @@ supported), so -i and -t are refused: use exec -it for a shell.`,
 	return cmd
 }
 
-// exitError carries a remote command's exit status to kobectl's own.
+// exitError carries a remote command's exit status to kobectl's own, or
+// a status other than 1 for err (kobectl diff: 1 means differences).
 // quiet ones print nothing more (auth can-i has said "no" already).
 type exitError struct {
 	code  int
 	quiet bool
+	err   error
 }
 
-func (e exitError) Error() string { return fmt.Sprintf("command terminated with exit code %d", e.code) }
+func (e exitError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
+	return fmt.Sprintf("command terminated with exit code %d", e.code)
+}

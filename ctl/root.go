@@ -66,7 +66,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newRunCommand(o), newExposeCommand(o),
 		newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o),
 		newWaitCommand(o), newEventsCommand(o),
-		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newAnnotateCommand(o), newPatchCommand(o),
+		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newAnnotateCommand(o), newPatchCommand(o), newEditCommand(o), newDiffCommand(o),
 		newCordonCommand(o, true), newCordonCommand(o, false), newTaintCommand(o), newExplainCommand(o),
 		newAPIResourcesCommand(o), newVersionCommand(o),
 		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
@@ -88,7 +88,10 @@ func RunContext(ctx context.Context, args []string, in io.Reader, out, errOut io
 	}
 	var exit exitError
 	if errors.As(err, &exit) {
-		if !exit.quiet {
+		switch {
+		case exit.err != nil:
+			fmt.Fprintln(errOut, formatError(exit.err, o.Server))
+		case !exit.quiet:
 			fmt.Fprintln(errOut, exit.Error())
 		}
 		return exit.code // as kubectl exec does
