@@ -64,7 +64,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
 		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
 		newRunCommand(o), newExposeCommand(o),
-		newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o),
+		newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o), newCpCommand(o),
 		newWaitCommand(o), newEventsCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newAnnotateCommand(o), newPatchCommand(o), newEditCommand(o), newDiffCommand(o),
 		newCordonCommand(o, true), newCordonCommand(o, false), newTaintCommand(o), newExplainCommand(o),

@@ -140,6 +140,20 @@ func TestKubectlStreamsOnTheLab(t *testing.T) {
 		t.Errorf("kubectl cp back: %v %q", err, b)
 	}
 
+	// kobectl cp: a directory into a pod and back.
+	tree := filepath.Join(dir, "tree")
+	os.MkdirAll(filepath.Join(tree, "sub"), 0o755)
+	os.WriteFile(filepath.Join(tree, "sub", "b.txt"), []byte("deep\n"), 0o644)
+	if out, err := kobectl("cp", tree, "lab/client:/tmp/tree").CombinedOutput(); err != nil {
+		t.Errorf("kobectl cp into the pod: %v %s", err, out)
+	}
+	if out, err := kobectl("cp", "lab/client:/tmp/tree", filepath.Join(dir, "tree-back")).CombinedOutput(); err != nil {
+		t.Errorf("kobectl cp out of the pod: %v %s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "tree-back", "sub", "b.txt")); err != nil || string(b) != "deep\n" {
+		t.Errorf("kobectl cp round trip: %v %q", err, b)
+	}
+
 	// The lab's user dev may exec in team only.
 	dev := &session{t: t, home: t.TempDir(), kubeconfig: filepath.Join(state, "pki", "user-dev.kubeconfig")}
 	r = dev.run("", "exec", "-n", "lab", "hello-1", "--", "true")
