@@ -2,12 +2,18 @@ package apiserver_test
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/moby/spdystream"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -96,3 +102,109 @@ func bufioCopy(dst *strings.Builder, resp *http.Response) (int64, error) {
 		}
 	}
 }
+
+// TestRESTPortForwardSession: over kubectl's WebSocket tunnel, each
+// connection is a pair of SPDY streams; a pair whose pod port cannot be
+// reached gets the reason on its error stream, and a client that opens
+// halves of pairs and never completes them is cut off at 64 (its next
+// stream is reset) instead of making the server hold more.
+func TestRESTPortForwardSession(t *testing.T) {
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := closed.Addr().(*net.TCPAddr).Port
+	closed.Close() // nothing listens there: the "agent" is unreachable
+	nodes := client.For[*core.Node](s.Client)
+	if _, err := nodes.Create(ctx, &core.Node{ObjectMeta: meta.ObjectMeta{Name: "gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := nodes.Get(ctx, "", "gone")
+	n.Status.Addresses = []core.NodeAddress{{Type: "InternalIP", Address: "127.0.0.1"}}
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(port)
+	if _, err := nodes.UpdateStatus(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*core.Pod](s.Client).Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default"},
+		Spec: core.PodSpec{NodeName: "gone", Containers: []core.Container{{Name: "c", Image: "kobune.local/labapp:1.0"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	d := websocket.Dialer{Subprotocols: []string{"SPDY/3.1+portforward.k8s.io"}, HandshakeTimeout: 10 * time.Second}
+	ws, _, err := d.Dial("ws://"+s.Addr()+"/api/v1/namespaces/default/pods/p/portforward", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	conn, err := spdystream.NewConnection(&wsConn{ws: ws}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go conn.Serve(spdystream.NoOpStreamHandler)
+	defer conn.Close()
+	stream := func(id, typ string) (*spdystream.Stream, error) {
+		st, err := conn.CreateStream(http.Header{"Streamtype": {typ}, "Port": {"8080"}, "Requestid": {id}}, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		return st, st.WaitTimeout(10 * time.Second)
+	}
+	errStream, err := stream("0", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream("0", "data"); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(errStream)
+	if !strings.Contains(string(msg), "error forwarding port 8080 to pod p") {
+		t.Errorf("error stream of an unreachable port: %q", msg)
+	}
+	for i := 1; i <= 64; i++ { // halves of pairs, never completed
+		if _, err := stream(strconv.Itoa(i), "error"); err != nil {
+			t.Fatalf("half pair %d: %v", i, err)
+		}
+	}
+	if _, err := stream("65", "error"); !errors.Is(err, spdystream.ErrReset) {
+		t.Errorf("the 65th pending half pair: %v, want it reset", err)
+	}
+}
+
+// wsConn is a WebSocket as a byte stream, as kubectl tunnels SPDY in it.
+type wsConn struct {
+	ws  *websocket.Conn
+	cur io.Reader
+	mu  sync.Mutex
+}
+
+func (c *wsConn) Read(p []byte) (int, error) {
+	for {
+		if c.cur == nil {
+			_, r, err := c.ws.NextReader()
+			if err != nil {
+				return 0, err
+			}
+			c.cur = r
+		}
+		n, err := c.cur.Read(p)
+		if errors.Is(err, io.EOF) {
+			c.cur = nil
+			if n == 0 {
+				continue
+			}
+			err = nil
+		}
+		return n, err
+	}
+}
+
+func (c *wsConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(p), c.ws.WriteMessage(websocket.BinaryMessage, p)
+}
+func (c *wsConn) Close() error                       { return c.ws.Close() }
+func (c *wsConn) LocalAddr() net.Addr                { return c.ws.LocalAddr() }
+func (c *wsConn) RemoteAddr() net.Addr               { return c.ws.RemoteAddr() }
+func (c *wsConn) SetDeadline(t time.Time) error      { return c.ws.NetConn().SetDeadline(t) }
+func (c *wsConn) SetReadDeadline(t time.Time) error  { return c.ws.SetReadDeadline(t) }
+func (c *wsConn) SetWriteDeadline(t time.Time) error { return c.ws.SetWriteDeadline(t) }

@@ -32,6 +32,7 @@ func newExplainCommand(o *Options) *cobra.Command {
 			root, schemas := openapi.KindSchemas(k)
 			cur := schemas[root]
 			name, field := k.Kind, ""
+			desc, _ := cur["description"].(string)
 			if path != "" {
 				for _, p := range strings.Split(path, ".") {
 					props, _ := cur["properties"].(map[string]any)
@@ -41,12 +42,19 @@ func newExplainCommand(o *Options) *cobra.Command {
 					}
 					field, name = p, typeName(ps)
 					cur = resolve(ps, schemas)
+					desc, _ = ps["description"].(string)
+					if desc == "" {
+						desc, _ = cur["description"].(string)
+					}
 				}
 			}
 			w := o.Out
 			fmt.Fprintf(w, "GROUP:      %s\nKIND:       %s\nVERSION:    %s\n\n", k.Group(), k.Kind, strings.TrimPrefix(k.APIVersion, k.Group()+"/"))
 			if field != "" {
 				fmt.Fprintf(w, "FIELD: %s <%s>\n\n", field, name)
+			}
+			if desc != "" {
+				fmt.Fprintf(w, "DESCRIPTION:\n%s\n", wrapText(desc, "    ", 80))
 			}
 			props, _ := cur["properties"].(map[string]any)
 			if len(props) == 0 {
@@ -61,6 +69,9 @@ func newExplainCommand(o *Options) *cobra.Command {
 			for _, n := range names {
 				ps, _ := props[n].(map[string]any)
 				fmt.Fprintf(w, "  %s\t<%s>\n", n, typeName(ps))
+				if d, _ := ps["description"].(string); d != "" {
+					fmt.Fprintf(w, "%s\n\n", wrapText(d, "    ", 80))
+				}
 			}
 			return nil
 		},
@@ -121,4 +132,24 @@ func typeName(p map[string]any) string {
 		}
 		return t
 	}
+}
+
+// wrapText breaks text into lines of at most width columns, each indented.
+func wrapText(text, indent string, width int) string {
+	var lines []string
+	for _, para := range strings.Split(text, "\n") {
+		line := indent
+		for _, word := range strings.Fields(para) {
+			if len(line) > len(indent) && len(line)+1+len(word) > width {
+				lines = append(lines, line)
+				line = indent
+			}
+			if len(line) > len(indent) {
+				line += " "
+			}
+			line += word
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -326,17 +326,7 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 		}
 		return nil
 	case "json", "yaml":
-		var v any = objs
-		if single && len(objs) == 1 {
-			v = objs[0]
-		} else {
-			items := make([]any, len(objs))
-			for i, o := range objs {
-				items[i] = o
-			}
-			v = meta.List{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: items}
-		}
-		b, err := json.MarshalIndent(v, "", "    ")
+		b, err := json.MarshalIndent(listOrOne(objs, single), "", "    ")
 		if err != nil {
 			return err
 		}
@@ -384,4 +374,17 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
+}
+
+// listOrOne is what yaml, json and templates print: the object when one
+// was named, else a List of them, as kubectl prints.
+func listOrOne(objs []meta.Object, single bool) any {
+	if single && len(objs) == 1 {
+		return objs[0]
+	}
+	items := make([]any, len(objs))
+	for i, o := range objs {
+		items[i] = o
+	}
+	return meta.List{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: items}
 }

@@ -127,17 +127,7 @@ func (t *templateOutput) print(p *printer, objs []meta.Object, single bool) erro
 		}
 		return tw.Flush()
 	}
-	var data any
-	if single && len(objs) == 1 {
-		data = objs[0]
-	} else {
-		items := make([]any, len(objs))
-		for i, o := range objs {
-			items[i] = o
-		}
-		data = meta.List{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: items}
-	}
-	v, err := toJSONValue(data)
+	v, err := toJSONValue(listOrOne(objs, single))
 	if err != nil {
 		return err
 	}

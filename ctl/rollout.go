@@ -212,15 +212,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 		Use:   "status (deployment|statefulset|daemonset)/NAME",
 		Short: "Wait for a rollout to finish, showing its progress; non-zero exit if it stalls",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			k, name, err := rolloutTarget(args)
-			if err != nil {
-				return err
-			}
-			c, err := o.Client()
-			if err != nil {
-				return err
-			}
+		RunE: onRolloutTarget(o, func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error {
 			ctx := cmd.Context()
 			if timeout > 0 {
 				var cancel context.CancelFunc
@@ -228,7 +220,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 				defer cancel()
 			}
 			return rolloutStatus(ctx, o, c, k, name)
-		},
+		}),
 	}
 	status.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (0: wait until the rollout finishes or stalls)")
 
@@ -290,18 +282,11 @@ func newRolloutCommand(o *Options) *cobra.Command {
 		Use:   "restart (deployment|statefulset|daemonset)/NAME",
 		Short: "Replace every pod, by a rollout (sets the restartedAt template annotation)",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			k, name, err := rolloutTarget(args)
-			if err != nil {
-				return err
-			}
-			c, err := o.Client()
-			if err != nil {
-				return err
-			}
+		RunE: onRolloutTarget(o, func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error {
 			ctx, cancel := ctxFor(cmd)
 			defer cancel()
 			ns := o.namespace()
+			var err error
 			switch k.Kind {
 			case "Deployment":
 				err = updateDeployment(ctx, c, ns, name, func(d *apps.Deployment) error {
@@ -321,7 +306,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 			}
 			fmt.Fprintf(o.Out, "%s/%s restarted\n", qualified(k.Resource, k.APIVersion), name)
 			return nil
-		},
+		}),
 	}
 	pause := simple("pause", "Stop rollouts of a Deployment until resumed", "paused", func(d *apps.Deployment) error {
 		if d.Spec.Paused {
@@ -357,6 +342,22 @@ func rolloutTarget(args []string) (*scheme.Kind, string, error) {
 		return nil, "", fmt.Errorf("name one %s: kobectl rollout ... %s/NAME", strings.ToLower(k.Kind), strings.ToLower(k.Kind))
 	}
 	return k, names[0], nil
+}
+
+// onRolloutTarget is the body of a rollout command on a Deployment,
+// StatefulSet or DaemonSet: it reads the target and connects.
+func onRolloutTarget(o *Options, run func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		k, name, err := rolloutTarget(args)
+		if err != nil {
+			return err
+		}
+		c, err := o.Client()
+		if err != nil {
+			return err
+		}
+		return run(cmd, c, k, name)
+	}
 }
 
 // markRestarted changes the pod template, so that every pod is replaced.

@@ -1,7 +1,7 @@
 // Package k8sapi is Kubernetes' own API field set: for every kind of the
 // Kubernetes groups Kobune serves (and the types they contain), the JSON
-// names, protobuf field numbers and strategic-merge-patch keys of its
-// fields, as k8s.io/api defines them. It lets Kobune tell a typo
+// names, protobuf field numbers, strategic-merge-patch keys and
+// descriptions of its fields, as k8s.io/api defines them. It lets Kobune tell a typo
 // (a field Kubernetes does not have: refused under strict field
 // validation, as kube-apiserver refuses it) from a real Kubernetes field
 // that Kobune does not support (a warning naming it), decode the protobuf
@@ -45,12 +45,17 @@ type Field struct {
 	// Pointer: the Go field is a pointer, so a zero value is meaningful
 	// (replicas: 0); a zero non-pointer field is the same as an absent one.
 	Pointer bool `json:"pointer,omitempty"`
+	// Doc is Kubernetes' description of the field (k8s.io/api's
+	// SwaggerDoc), which kubectl explain shows.
+	Doc string `json:"doc,omitempty"`
 }
 
 // Type is one Kubernetes API type.
 type Type struct {
 	Name   string
 	Fields []Field
+	// Doc is Kubernetes' description of the type.
+	Doc string
 	// byJSON has every JSON field, inlined structs' included.
 	byJSON  map[string]*Field
 	byProto map[int]*Field
@@ -78,13 +83,14 @@ func load() {
 	var raw struct {
 		Kinds map[string]string  `json:"kinds"`
 		Types map[string][]Field `json:"types"`
+		Docs  map[string]string  `json:"docs"`
 	}
 	if err := json.Unmarshal(typesJSON, &raw); err != nil {
 		panic(fmt.Sprintf("k8sapi: types.json: %v", err)) // generated and embedded: cannot happen at run time
 	}
 	kinds, types = raw.Kinds, map[string]*Type{}
 	for name, fields := range raw.Types {
-		types[name] = &Type{Name: name, Fields: fields}
+		types[name] = &Type{Name: name, Fields: fields, Doc: raw.Docs[name]}
 	}
 	for _, t := range types {
 		t.byJSON, t.byProto = map[string]*Field{}, map[int]*Field{}

@@ -3,7 +3,8 @@
 // served kind made from Kobune's own Go types, so that `kubectl explain`
 // shows what Kobune serves and nothing it does not, with Kubernetes' type
 // names and strategic-merge-patch keys (x-kubernetes-patch-merge-key) from
-// api/k8sapi, and the paths kubectl reads to learn which query parameters
+// api/k8sapi, Kubernetes' descriptions of the fields Kobune shares with it,
+// and the paths kubectl reads to learn which query parameters
 // the server honours (fieldValidation, dryRun, fieldManager).
 package openapi
 
@@ -96,6 +97,9 @@ func (s *schemaSet) object(t reflect.Type, k8s *k8sapi.Type) string {
 	props := map[string]any{}
 	s.properties(t, k8s, props)
 	def := map[string]any{"type": "object", "properties": props}
+	if k8s != nil && k8s.Doc != "" {
+		def["description"] = k8s.Doc
+	}
 	s.schemas[name] = def
 	return name
 }
@@ -141,6 +145,9 @@ func (s *schemaSet) properties(t reflect.Type, k8s *k8sapi.Type, props map[strin
 		}
 		if kf != nil && kf.PatchStrategy != "" {
 			p["x-kubernetes-patch-strategy"] = kf.PatchStrategy
+		}
+		if kf != nil && kf.Doc != "" {
+			p["description"] = kf.Doc // Kubernetes' words: kubectl explain shows them
 		}
 		if len(p) == 1 && p["allOf"] != nil {
 			p = map[string]any{"$ref": p["allOf"].([]any)[0].(map[string]any)["$ref"]}

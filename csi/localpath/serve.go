@@ -17,6 +17,11 @@ import (
 // unix socket at path (mode 0600: only root on the node talks to a CSI
 // driver) until ctx ends. A socket left by a killed driver is replaced.
 func Serve(ctx context.Context, d *Driver, path string) error {
+	// Linux keeps a socket's path in 108 bytes, the terminating NUL
+	// included; a longer one fails with a bare "invalid argument".
+	if len(path) > 107 {
+		return fmt.Errorf("socket path %s is %d bytes, longer than the 107 a unix socket may have: give the node a shorter state directory", path, len(path))
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return err
 	}

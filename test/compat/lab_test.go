@@ -37,7 +37,15 @@ func TestKubectlStreamsOnTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := filepath.Join(t.TempDir(), "lab")
+	// A short state path: the CSI driver's socket lives below it, and a
+	// unix socket's path may not exceed 107 bytes (t.TempDir's names are
+	// long).
+	short, err := os.MkdirTemp("", "klab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(short) })
+	state := filepath.Join(short, "lab")
 	lab := filepath.Join(repo, "deploy", "lab", "lab.sh")
 	env := append(os.Environ(), "KOBUNE_LAB_STATE="+state, "HOME="+t.TempDir(), "SUDO_USER=")
 	t.Cleanup(func() { // whatever happens, take it down
