@@ -131,6 +131,12 @@ func (c *channelSession) end(st []byte) {
 // over WebSocket and that the caller may run method on the pod, then
 // upgrades. On false the client has its answer.
 func (s *Server) acceptChannels(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, method string, first proto.Message) (*channelSession, bool) {
+	// Who may do this comes first: kubectl retries a refused WebSocket
+	// upgrade over SPDY, and the refusal it then prints must be the 403.
+	if err := s.connectAllowed(ctx, method, first, t); err != nil {
+		writeError(w, err, t)
+		return nil, false
+	}
 	if !isWebSocket(r) {
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
 			"kobune serves pods/"+t.sub+" over WebSocket ("+channelV5+", "+channelV4+"), not SPDY: use kubectl 1.30 or later, or kobectl "+t.sub), t)
@@ -140,10 +146,6 @@ func (s *Server) acceptChannels(ctx context.Context, w http.ResponseWriter, r *h
 	if !slices.Contains(protos, channelV5) && !slices.Contains(protos, channelV4) {
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
 			fmt.Sprintf("no supported stream protocol among %q: kobune speaks %s and %s", protos, channelV5, channelV4)), t)
-		return nil, false
-	}
-	if err := s.connectAllowed(ctx, method, first, t); err != nil {
-		writeError(w, err, t)
 		return nil, false
 	}
 	up := websocketUpgrader
@@ -323,16 +325,16 @@ func (s *Server) restPortForward(ctx context.Context, w http.ResponseWriter, r *
 		}
 	}
 	first := &apipb.PodPortForwardData{Namespace: t.namespace, Name: t.name}
+	if err := s.connectAllowed(ctx, "PodPortForward", first, t); err != nil {
+		writeError(w, err, t)
+		return
+	}
 	spdyUpgrade := strings.EqualFold(r.Header.Get("Upgrade"), "SPDY/3.1")
 	wantsPF := slices.ContainsFunc(r.Header.Values("X-Stream-Protocol-Version"), func(v string) bool { return v == portForwardV1 })
 	tunnel := isWebSocket(r) && slices.Contains(websocket.Subprotocols(r), "SPDY/3.1+"+portForwardV1)
 	if !tunnel && !(spdyUpgrade && wantsPF) {
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
 			"pods/portforward needs an upgrade to SPDY/3.1+"+portForwardV1+" over WebSocket, or to SPDY/3.1 with X-Stream-Protocol-Version: "+portForwardV1+" (kubectl port-forward does either)"), t)
-		return
-	}
-	if err := s.connectAllowed(ctx, "PodPortForward", first, t); err != nil {
-		writeError(w, err, t)
 		return
 	}
 	var conn net.Conn

@@ -23,8 +23,10 @@ import (
 
 // TestRESTConnectRefusesBeforeUpgrading: exec and port-forward requests
 // that cannot run get an HTTP answer with a Status saying why — a missing
-// command, no WebSocket, no protocol in common, a missing pod, a pod on a
-// node without an agent — before any upgrade, and nothing is upgraded.
+// command, a missing pod, a pod on a node without an agent, then (only for
+// callers who may, so that kubectl's SPDY retry after a refused WebSocket
+// shows the real refusal) no WebSocket or no protocol in common — before
+// any upgrade, and nothing is upgraded.
 // (The sessions themselves run on real nodes: test/e2e and test/compat.)
 func TestRESTConnectRefusesBeforeUpgrading(t *testing.T) {
 	s := testserver.New(t)
@@ -35,6 +37,23 @@ func TestRESTConnectRefusesBeforeUpgrading(t *testing.T) {
 	}
 	if _, err := client.For[*core.Pod](s.Client).Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "sim", Namespace: "default"},
 		Spec: core.PodSpec{NodeName: "simulated-1", Containers: []core.Container{{Name: "c", Image: "kobune.local/labapp:1.0"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A node that publishes an address (nothing listens there): requests
+	// for its pod pass the checks of who and where, and reach those of
+	// the protocol.
+	nodes := client.For[*core.Node](s.Client)
+	if _, err := nodes.Create(ctx, &core.Node{ObjectMeta: meta.ObjectMeta{Name: "addressed"}}); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := nodes.Get(ctx, "", "addressed")
+	n.Status.Addresses = []core.NodeAddress{{Type: "InternalIP", Address: "127.0.0.1"}}
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = 1
+	if _, err := nodes.UpdateStatus(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*core.Pod](s.Client).Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "reach", Namespace: "default"},
+		Spec: core.PodSpec{NodeName: "addressed", Containers: []core.Container{{Name: "c", Image: "kobune.local/labapp:1.0"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	c := newRESTClient(t, client.Config{}, s.Addr())
@@ -48,8 +67,9 @@ func TestRESTConnectRefusesBeforeUpgrading(t *testing.T) {
 		{"/api/v1/namespaces/default/pods/sim/exec?command=ls", nil, 400, "at least 1 of stdin, stdout, stderr"},
 		{"/api/v1/namespaces/default/pods/sim/exec?command=ls&stdout=maybe", nil, 422, `stdout: Invalid value: \"maybe\"`},
 		{"/api/v1/namespaces/default/pods/sim/exec?command=ls&stdout=true&stderr=true&tty=true", nil, 400, "stderr cannot be used with tty"},
-		{"/api/v1/namespaces/default/pods/sim/exec?command=ls&stdout=true", []string{"Connection", "Upgrade", "Upgrade", "SPDY/3.1"}, 400, "not SPDY: use kubectl 1.30 or later"},
-		{"/api/v1/namespaces/default/pods/sim/portforward", nil, 400, "needs an upgrade to SPDY/3.1+portforward.k8s.io"},
+		{"/api/v1/namespaces/default/pods/reach/exec?command=ls&stdout=true", []string{"Connection", "Upgrade", "Upgrade", "SPDY/3.1"}, 400, "not SPDY: use kubectl 1.30 or later"},
+		{"/api/v1/namespaces/default/pods/reach/portforward", nil, 400, "needs an upgrade to SPDY/3.1+portforward.k8s.io"},
+		{"/api/v1/namespaces/default/pods/nope/exec?command=ls&stdout=true", []string{"Connection", "Upgrade", "Upgrade", "SPDY/3.1"}, 404, `pods \"nope\" not found`},
 		{"/api/v1/namespaces/default/pods/sim/portforward?ports=http", nil, 422, `ports: Invalid value: \"http\"`},
 	} {
 		code, _, b := c.do("POST", tc.path, "", "", tc.header...)
@@ -78,7 +98,7 @@ func TestRESTConnectRefusesBeforeUpgrading(t *testing.T) {
 		code      int
 		want      string
 	}{
-		{"/api/v1/namespaces/default/pods/sim/exec?command=ls&stdout=true", []string{"v3.channel.k8s.io"}, 400, "kobune speaks v5.channel.k8s.io and v4.channel.k8s.io"},
+		{"/api/v1/namespaces/default/pods/reach/exec?command=ls&stdout=true", []string{"v3.channel.k8s.io"}, 400, "kobune speaks v5.channel.k8s.io and v4.channel.k8s.io"},
 		{"/api/v1/namespaces/default/pods/nope/exec?command=ls&stdout=true", []string{"v5.channel.k8s.io"}, 404, `pods \"nope\" not found`},
 		{"/api/v1/namespaces/default/pods/sim/exec?command=ls&stdout=true", []string{"v5.channel.k8s.io"}, 400, "node simulated-1 publishes no agent address"},
 		{"/api/v1/namespaces/default/pods/nope/portforward", []string{"SPDY/3.1+portforward.k8s.io"}, 404, `pods \"nope\" not found`},

@@ -1,6 +1,7 @@
 package ctl_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -71,6 +72,13 @@ func TestExplainShowsWhatKobuneServes(t *testing.T) {
 	}
 	if r := kobectl(t, nil, "", "explain", "pods.spec"); strings.Contains(r.stdout, "  os\t") {
 		t.Errorf("explain pods.spec lists os, which Kobune does not serve:\n%s", r.stdout)
+	}
+	// Kubernetes' own descriptions, for the field and for each field listed.
+	if r := kobectl(t, nil, "", "explain", "pods.spec.nodeName"); !strings.Contains(r.stdout, "DESCRIPTION:\n    NodeName indicates in which node this pod is scheduled") {
+		t.Errorf("explain pods.spec.nodeName has no description:\n%s", r.stdout)
+	}
+	if r := kobectl(t, nil, "", "explain", "deployment.spec"); !regexp.MustCompile(`(?m)^  replicas\t<integer>\n    Number of desired pods`).MatchString(r.stdout) {
+		t.Errorf("explain deployment.spec lists fields without descriptions:\n%s", r.stdout)
 	}
 	if r := kobectl(t, nil, "", "explain", "deployment.spec.replicaz"); r.code == 0 || !strings.Contains(r.stderr, `field "replicaz" does not exist in DeploymentSpec`) {
 		t.Errorf("explain a typo: %d %q", r.code, r.stderr)

@@ -224,7 +224,7 @@ func TestKubectlSession(t *testing.T) {
 	if r := s.run("", "diff", "-f", changed); r.code != 1 || !strings.Contains(r.stdout, "+  replicas: 5") || !strings.Contains(r.stdout, "-  replicas: 3") {
 		t.Errorf("diff: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	s.expect([]string{"explain", "deployment.spec.replicas"}, "FIELD: replicas <integer>")
+	s.expect([]string{"explain", "deployment.spec.replicas"}, "FIELD: replicas <integer>", "Number of desired pods")
 	s.expect([]string{"explain", "pods.spec.containers"}, "FIELD: containers <[]Container>", "image", "<string>")
 
 	// authorization as kubectl asks about it.
