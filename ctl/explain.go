@@ -49,7 +49,10 @@ func newExplainCommand(o *Options) *cobra.Command {
 				}
 			}
 			w := o.Out
-			fmt.Fprintf(w, "GROUP:      %s\nKIND:       %s\nVERSION:    %s\n\n", k.Group(), k.Kind, strings.TrimPrefix(k.APIVersion, k.Group()+"/"))
+			if k.Group() != "" { // kubectl names no group for the core kinds
+				fmt.Fprintf(w, "GROUP:      %s\n", k.Group())
+			}
+			fmt.Fprintf(w, "KIND:       %s\nVERSION:    %s\n\n", k.Kind, strings.TrimPrefix(k.APIVersion, k.Group()+"/"))
 			if field != "" {
 				fmt.Fprintf(w, "FIELD: %s <%s>\n\n", field, name)
 			}

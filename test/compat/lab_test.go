@@ -93,7 +93,7 @@ func TestKubectlStreamsOnTheLab(t *testing.T) {
 	follow := s.start(ctx, "logs", "-f", "-n", "lab", "hello-1", "--tail", "0")
 	attach := s.start(ctx, "attach", "-n", "lab", "hello-1")
 	kattach := startCmd(ctx, t, kobectl("attach", "-n", "lab", "hello-1"))
-	time.Sleep(2 * time.Second) // the streams are open before the request
+	time.Sleep(2 * time.Second)        // the streams are open before the request
 	marker := "/?from=the-compat-test" // labapp logs the request URI
 	s.okWith("", []string{"exec", "-n", "lab", "client", "--", "wget", "-q", "-O", "-", "http://" + ip + ":8080" + marker}, "labapp 1.0 on hello-1")
 	for name, out := range map[string]*syncBuffer{"kubectl logs -f": follow, "kubectl attach": attach, "kobectl attach": kattach} {
