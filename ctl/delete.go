@@ -97,7 +97,7 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 		defer wcancel()
 		for _, t := range deleted {
 			if err := waitOne(wctx, c, t.kind, t.namespace, t.name, waitCondition{deleted: true}); err != nil {
-				if wctx.Err() != nil {
+				if timedOut(wctx, err) {
 					return fmt.Errorf("timed out waiting for %s to be gone (--wait=false returns at once)", quotedRef(t.kind, t.name))
 				}
 				return err

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/scheme"
@@ -146,7 +148,7 @@ non-zero when --timeout passes first.`,
 			}
 			for _, name := range names {
 				if err := waitOne(ctx, c, k, ns, name, cond); err != nil {
-					if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					if timedOut(ctx, err) {
 						return fmt.Errorf("timed out waiting for the condition on %s/%s", k.Resource, name)
 					}
 					return err
@@ -165,6 +167,13 @@ non-zero when --timeout passes first.`,
 	cmd.Flags().BoolVar(&all, "all", false, "wait for every object of the type in the namespace")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait")
 	return cmd
+}
+
+// timedOut tells a wait that ran out of time: the context's deadline, or
+// the server's copy of it ending the watch a moment before the client's
+// own timer fires.
+func timedOut(ctx context.Context, err error) bool {
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
 }
 
 // parseWaitTargets reads TYPE/NAME..., TYPE NAME... or TYPE.
