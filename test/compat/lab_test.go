@@ -93,12 +93,28 @@ func TestKubectlStreamsOnTheLab(t *testing.T) {
 	follow := s.start(ctx, "logs", "-f", "-n", "lab", "hello-1", "--tail", "0")
 	attach := s.start(ctx, "attach", "-n", "lab", "hello-1")
 	kattach := startCmd(ctx, t, kobectl("attach", "-n", "lab", "hello-1"))
-	time.Sleep(2 * time.Second)        // the streams are open before the request
+	// attach and logs -f show only what comes after they are open, and
+	// when that is depends on the machine's load: ask again each second
+	// until all three have shown a request, for up to 30 s.
 	marker := "/?from=the-compat-test" // labapp logs the request URI
-	s.okWith("", []string{"exec", "-n", "lab", "client", "--", "wget", "-q", "-O", "-", "http://" + ip + ":8080" + marker}, "labapp 1.0 on hello-1")
-	for name, out := range map[string]*syncBuffer{"kubectl logs -f": follow, "kubectl attach": attach, "kobectl attach": kattach} {
-		if !waitFor(out, "GET "+marker) {
-			t.Errorf("%s did not show the request within 20 s:\n%s", name, out.String())
+	streams := map[string]*syncBuffer{"kubectl logs -f": follow, "kubectl attach": attach, "kobectl attach": kattach}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s.okWith("", []string{"exec", "-n", "lab", "client", "--", "wget", "-q", "-O", "-", "http://" + ip + ":8080" + marker}, "labapp 1.0 on hello-1")
+		seen := 0
+		for _, out := range streams {
+			if strings.Contains(out.String(), "GET "+marker) {
+				seen++
+			}
+		}
+		if seen == len(streams) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	for name, out := range streams {
+		if !strings.Contains(out.String(), "GET "+marker) {
+			t.Errorf("%s did not show a request made while it ran, in 30 s:\n%s", name, out.String())
 		}
 	}
 	s.okWith("", []string{"logs", "-n", "demo", "-l", "app=web", "--prefix"}, "[pod/web-")
