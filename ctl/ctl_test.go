@@ -479,3 +479,43 @@ func TestRBACCommands(t *testing.T) {
 		t.Errorf("create token: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestEventsWatchPrintsNewEvents: events -w prints the events there are,
+// then each new one, until interrupted; --types filters both.
+func TestEventsWatchPrintsNewEvents(t *testing.T) {
+	s := testserver.New(t)
+	events := client.For[*core.Event](s.Client)
+	mk := func(name, typ, reason string) {
+		t.Helper()
+		now := meta.Now()
+		if _, err := events.Create(context.Background(), &core.Event{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default"},
+			InvolvedObject: core.ObjectReference{Kind: "Pod", Name: "web-0", Namespace: "default"}, Reason: reason, Message: reason + " happened",
+			Type: typ, LastTimestamp: now, FirstTimestamp: now, Count: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("e1", "Warning", "BackOff")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- ctl.RunContext(ctx, []string{"--server", s.Addr(), "events", "-w", "--types", "Warning"}, nil, &out, &errOut)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "BackOff") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mk("e2", "Normal", "Pulled")
+	mk("e3", "Warning", "Unhealthy")
+	for !strings.Contains(out.String(), "Unhealthy") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("events -w exit status %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "LAST SEEN") || !strings.Contains(lines[1], "BackOff") || !strings.Contains(lines[2], "pod/web-0") || !strings.Contains(lines[2], "Unhealthy happened") {
+		t.Errorf("events -w output (the Normal event filtered out):\n%s", out.String())
+	}
+}

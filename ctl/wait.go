@@ -247,10 +247,10 @@ func waitOne(ctx context.Context, c *client.Client, k *scheme.Kind, ns, name str
 
 func newEventsCommand(o *Options) *cobra.Command {
 	var forObj string
-	var allNamespaces bool
+	var allNamespaces, watch bool
 	var types []string
 	cmd := &cobra.Command{
-		Use:   "events [--for TYPE/NAME] [-A] [--types Normal,Warning]",
+		Use:   "events [--for TYPE/NAME] [-A] [--types Normal,Warning] [-w]",
 		Short: "List events, oldest first (kubectl events)",
 		Example: `  # The events of the current namespace
   kobectl events
@@ -259,7 +259,10 @@ func newEventsCommand(o *Options) *cobra.Command {
   kobectl events --for pod/web-0
 
   # Warnings everywhere
-  kobectl events -A --types Warning`,
+  kobectl events -A --types Warning
+
+  # Follow what happens in namespace demo
+  kobectl events -n demo -w`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := o.Client()
@@ -280,7 +283,7 @@ func newEventsCommand(o *Options) *cobra.Command {
 				}
 				fs = fmt.Sprintf("involvedObject.kind=%s,involvedObject.name=%s", k.Kind, names[0])
 			}
-			evs, _, err := client.For[*core.Event](c).List(ctx, ns, client.ListOptions{FieldSelector: fs})
+			evs, rev, err := client.For[*core.Event](c).List(ctx, ns, client.ListOptions{FieldSelector: fs})
 			if err != nil {
 				return err
 			}
@@ -290,38 +293,75 @@ func newEventsCommand(o *Options) *cobra.Command {
 					shown = append(shown, e)
 				}
 			}
-			if len(shown) == 0 {
+			sort.SliceStable(shown, func(i, j int) bool { return eventTime(shown[i]).Before(eventTime(shown[j])) })
+			switch {
+			case len(shown) > 0:
+				if err := printEvents(o, shown, allNamespaces, true); err != nil {
+					return err
+				}
+			case !watch:
 				o.noResources(ns)
 				return nil
 			}
-			last := func(e *core.Event) time.Time {
-				if !e.LastTimestamp.IsZero() {
-					return e.LastTimestamp.Time
+			if !watch {
+				return nil
+			}
+			cancel() // a watch runs until interrupted, not a minute
+			w, err := client.For[*core.Event](c).Watch(cmd.Context(), ns, client.ListOptions{FieldSelector: fs}, rev)
+			if err != nil {
+				return err
+			}
+			header := len(shown) == 0
+			for ev := range w.Events {
+				if (ev.Type != "ADDED" && ev.Type != "MODIFIED") || len(types) > 0 && !containsFold(types, ev.Object.Type) {
+					continue
 				}
-				return e.EventTime.Time
-			}
-			sort.SliceStable(shown, func(i, j int) bool { return last(shown[i]).Before(last(shown[j])) })
-			tw := tabwriter.NewWriter(o.Out, 3, 0, 3, ' ', 0)
-			head := "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE"
-			if allNamespaces {
-				head = "NAMESPACE\t" + head
-			}
-			fmt.Fprintln(tw, head)
-			for _, e := range shown {
-				row := fmt.Sprintf("%s\t%s\t%s\t%s/%s\t%s", sinceOrUnknown(last(e)), e.Type, e.Reason,
-					strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Message)
-				if allNamespaces {
-					row = e.Namespace + "\t" + row
+				if err := printEvents(o, []*core.Event{ev.Object}, allNamespaces, header); err != nil {
+					return err
 				}
-				fmt.Fprintln(tw, row)
+				header = false
 			}
-			return tw.Flush()
+			if cmd.Context().Err() != nil {
+				return nil
+			}
+			return w.Err()
 		},
 	}
 	cmd.Flags().StringVar(&forObj, "for", "", "only the events of this object, TYPE/NAME")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "events of every namespace")
 	cmd.Flags().StringSliceVar(&types, "types", nil, "only events of these types: Normal, Warning")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print each new or changed event until interrupted")
 	return cmd
+}
+
+// eventTime is when an event last happened.
+func eventTime(e *core.Event) time.Time {
+	if !e.LastTimestamp.IsZero() {
+		return e.LastTimestamp.Time
+	}
+	return e.EventTime.Time
+}
+
+// printEvents prints events as kubectl events does, with the header when
+// asked.
+func printEvents(o *Options, evs []*core.Event, allNamespaces, header bool) error {
+	tw := tabwriter.NewWriter(o.Out, 3, 0, 3, ' ', 0)
+	if header {
+		head := "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE"
+		if allNamespaces {
+			head = "NAMESPACE\t" + head
+		}
+		fmt.Fprintln(tw, head)
+	}
+	for _, e := range evs {
+		row := fmt.Sprintf("%s\t%s\t%s\t%s/%s\t%s", sinceOrUnknown(eventTime(e)), e.Type, e.Reason,
+			strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Message)
+		if allNamespaces {
+			row = e.Namespace + "\t" + row
+		}
+		fmt.Fprintln(tw, row)
+	}
+	return tw.Flush()
 }
 
 func containsFold(list []string, s string) bool {
