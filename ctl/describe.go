@@ -13,6 +13,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 )
@@ -155,7 +156,7 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 			return err
 		}
 	case *core.Service:
-		fmt.Fprintf(tw, "Selector:\t%s\n", none(labelsText(x.Spec.Selector)))
+		fmt.Fprintf(tw, "Selector:\t%s\n", printers.LabelString(x.Spec.Selector))
 		fmt.Fprintf(tw, "Type:\t%s\n", x.Spec.Type)
 		fmt.Fprintf(tw, "IP:\t%s\n", none(x.Spec.ClusterIP))
 		if x.Spec.ExternalName != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/client"
 )
@@ -23,7 +24,7 @@ const describeTime = "Mon, 02 Jan 2006 15:04:05 -0700"
 
 // describePod prints kubectl's pod sections after the common header.
 func describePod(tw io.Writer, p *core.Pod) {
-	fmt.Fprintf(tw, "Priority:\t%d\n", derefInt32(p.Spec.Priority))
+	fmt.Fprintf(tw, "Priority:\t%d\n", printers.Deref32(p.Spec.Priority))
 	if p.Spec.PriorityClassName != "" {
 		fmt.Fprintf(tw, "Priority Class Name:\t%s\n", p.Spec.PriorityClassName)
 	}
@@ -405,7 +406,7 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 		s := w.Status
 		fmt.Fprintf(tw, "Selector:\t%s\n", selectorString(sel))
 		fmt.Fprintf(tw, "Replicas:\t%d desired | %d updated | %d total | %d available | %d unavailable\n",
-			derefInt32(w.Spec.Replicas), s.UpdatedReplicas, s.Replicas, s.AvailableReplicas, s.UnavailableReplicas)
+			printers.Deref32(w.Spec.Replicas), s.UpdatedReplicas, s.Replicas, s.AvailableReplicas, s.UnavailableReplicas)
 		fmt.Fprintf(tw, "StrategyType:\t%s\n", w.Spec.Strategy.Type)
 		fmt.Fprintf(tw, "MinReadySeconds:\t%d\n", w.Spec.MinReadySeconds)
 		if ru := w.Spec.Strategy.RollingUpdate; ru != nil {
@@ -414,19 +415,19 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 	case *apps.ReplicaSet:
 		sel, tmpl = w.Spec.Selector, w.Spec.Template
 		fmt.Fprintf(tw, "Selector:\t%s\n", selectorString(sel))
-		fmt.Fprintf(tw, "Replicas:\t%d current / %d desired\n", w.Status.Replicas, derefInt32(w.Spec.Replicas))
+		fmt.Fprintf(tw, "Replicas:\t%d current / %d desired\n", w.Status.Replicas, printers.Deref32(w.Spec.Replicas))
 		fmt.Fprintf(tw, "Pods Status:\t%d Ready / %d Available\n", w.Status.ReadyReplicas, w.Status.AvailableReplicas)
 	case *apps.StatefulSet:
 		sel, tmpl = w.Spec.Selector, w.Spec.Template
 		fmt.Fprintf(tw, "Selector:\t%s\n", selectorString(sel))
-		fmt.Fprintf(tw, "Replicas:\t%d desired | %d total\n", derefInt32(w.Spec.Replicas), w.Status.Replicas)
+		fmt.Fprintf(tw, "Replicas:\t%d desired | %d total\n", printers.Deref32(w.Spec.Replicas), w.Status.Replicas)
 		fmt.Fprintf(tw, "Update Strategy:\t%s\n", w.Spec.UpdateStrategy.Type)
 		fmt.Fprintf(tw, "Pods Status:\t%d Ready / %d Current / %d Updated\n", w.Status.ReadyReplicas, w.Status.CurrentReplicas, w.Status.UpdatedReplicas)
 	case *apps.DaemonSet:
 		sel, tmpl = w.Spec.Selector, w.Spec.Template
 		s := w.Status
 		fmt.Fprintf(tw, "Selector:\t%s\n", selectorString(sel))
-		fmt.Fprintf(tw, "Node-Selector:\t%s\n", none(labelsText(tmpl.Spec.NodeSelector)))
+		fmt.Fprintf(tw, "Node-Selector:\t%s\n", printers.LabelString(tmpl.Spec.NodeSelector))
 		fmt.Fprintf(tw, "Desired Number of Nodes Scheduled:\t%d\n", s.DesiredNumberScheduled)
 		fmt.Fprintf(tw, "Current Number of Nodes Scheduled:\t%d\n", s.CurrentNumberScheduled)
 		fmt.Fprintf(tw, "Number of Nodes Scheduled with Up-to-date Pods:\t%d\n", s.UpdatedNumberScheduled)
@@ -505,13 +506,6 @@ func orTCP(p string) string {
 	return p
 }
 
-func derefInt32(p *int32) int32 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
 func intOrStringText(v *meta.IntOrString) string {
 	if v == nil {
 		return "<unset>"
@@ -531,14 +525,6 @@ func selectorString(ls *meta.LabelSelector) string {
 		parts = append(parts, fmt.Sprintf("%s %s (%s)", e.Key, strings.ToLower(string(e.Operator)), strings.Join(e.Values, ",")))
 	}
 	return none(strings.Join(parts, ","))
-}
-
-func labelsText(m map[string]string) string {
-	var parts []string
-	for _, k := range sortedKeys(m) {
-		parts = append(parts, k+"="+m[k])
-	}
-	return strings.Join(parts, ",")
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -117,7 +117,7 @@ func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.
 		switch {
 		case p.DeletionTimestamp != nil:
 			return 3
-		case p.Status.Phase == core.PodRunning && podReady(p):
+		case p.Status.Phase == core.PodRunning && core.PodIsReady(p):
 			return 0
 		case p.Status.Phase == core.PodRunning:
 			return 1
@@ -135,15 +135,6 @@ func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.
 		return a.Name < b.Name
 	})
 	return pods[0], nil
-}
-
-func podReady(p *core.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == core.PodReady {
-			return c.Status == meta.ConditionTrue
-		}
-	}
-	return false
 }
 
 func controlledBy(p *core.Pod, uid string) bool {

@@ -131,14 +131,7 @@ func podPort(pod *core.Pod, svc *core.Service, remote string) (int32, error) {
 	}
 	for _, sp := range svc.Spec.Ports {
 		if err == nil && sp.Port == int32(n) || err != nil && sp.Name == remote {
-			switch {
-			case sp.TargetPort.IsString:
-				return named(sp.TargetPort.StrVal)
-			case sp.TargetPort.IntVal != 0:
-				return sp.TargetPort.IntVal, nil
-			default:
-				return sp.Port, nil
-			}
+			return core.FindPort(pod, &sp) // the targetPort on this pod, as the Service resolves it
 		}
 	}
 	return 0, fmt.Errorf("service %s does not have a service port %s", svc.Name, remote)

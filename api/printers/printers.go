@@ -66,12 +66,12 @@ func tables(wide bool) map[string]Table {
 		}},
 		"Deployment": {w([]string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
 			d := o.(*apps.Deployment)
-			return w([]string{d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, deref32(d.Spec.Replicas)), fmt.Sprint(d.Status.UpdatedReplicas), fmt.Sprint(d.Status.AvailableReplicas), age(o)},
+			return w([]string{d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, Deref32(d.Spec.Replicas)), fmt.Sprint(d.Status.UpdatedReplicas), fmt.Sprint(d.Status.AvailableReplicas), age(o)},
 				containerCols(&d.Spec.Template, d.Spec.Selector))
 		}},
 		"ReplicaSet": {w([]string{"NAME", "DESIRED", "CURRENT", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
 			r := o.(*apps.ReplicaSet)
-			return w([]string{r.Name, fmt.Sprint(deref32(r.Spec.Replicas)), fmt.Sprint(r.Status.Replicas), fmt.Sprint(r.Status.ReadyReplicas), age(o)},
+			return w([]string{r.Name, fmt.Sprint(Deref32(r.Spec.Replicas)), fmt.Sprint(r.Status.Replicas), fmt.Sprint(r.Status.ReadyReplicas), age(o)},
 				containerCols(&r.Spec.Template, r.Spec.Selector))
 		}},
 		"DaemonSet": {w([]string{"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
@@ -82,7 +82,7 @@ func tables(wide bool) map[string]Table {
 		}},
 		"StatefulSet": {w([]string{"NAME", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
 			s := o.(*apps.StatefulSet)
-			return w([]string{s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, deref32(s.Spec.Replicas)), age(o)}, containerCols(&s.Spec.Template, nil)[:2])
+			return w([]string{s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, Deref32(s.Spec.Replicas)), age(o)}, containerCols(&s.Spec.Template, nil)[:2])
 		}},
 		"Job": {w([]string{"NAME", "COMPLETIONS", "DURATION", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
 			j := o.(*batch.Job)
@@ -94,7 +94,7 @@ func tables(wide bool) map[string]Table {
 				}
 				dur = shortDuration(end.Sub(j.Status.StartTime.Time))
 			}
-			return w([]string{j.Name, fmt.Sprintf("%d/%d", j.Status.Succeeded, deref32(j.Spec.Completions)), dur, age(o)}, containerCols(&j.Spec.Template, j.Spec.Selector))
+			return w([]string{j.Name, fmt.Sprintf("%d/%d", j.Status.Succeeded, Deref32(j.Spec.Completions)), dur, age(o)}, containerCols(&j.Spec.Template, j.Spec.Selector))
 		}},
 		"CronJob": {w([]string{"NAME", "SCHEDULE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
 			c := o.(*batch.CronJob)
@@ -391,7 +391,8 @@ func None(s string) string {
 	return s
 }
 
-func deref32(p *int32) int32 {
+// Deref32 is *p, or 0 for nil.
+func Deref32(p *int32) int32 {
 	if p == nil {
 		return 0
 	}
