@@ -32,6 +32,11 @@ type Command struct {
 	Workers                                                           int
 	LeaseInterval, StatusInterval, BackoffBase, BackoffMax            time.Duration
 	RuntimeCheckInterval                                              time.Duration
+	// LogBinary is the program that runs as each container's logging
+	// process: the kobune-agent binary (cmd/kobune-agent sets it to its
+	// own path and runs containerlog.RunLogger when started as
+	// `kobune-agent container-log FILE`); empty: logs without times.
+	LogBinary string
 	// Proxy programs the node's Service rules (kube-proxy) with the
 	// containerd runtime; ServiceCIDR is the cluster's Service range.
 	Proxy       bool
@@ -216,6 +221,7 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 	ctrd.DNS = runtime.DNS{ClusterDNS: c.ClusterDNS, Domain: c.ClusterDomain, HostResolvConf: "/etc/resolv.conf"}
 	ctrd.PodDir = filepath.Join(c.StateDir, "pods")
 	ctrd.SeccompDir = filepath.Join(c.StateDir, "seccomp")
+	ctrd.LogBinary = c.LogBinary
 	cfg.PodDir = ctrd.PodDir
 	cfg.CSIPluginDir = filepath.Join(c.StateDir, "plugins")
 	ctrd.Observe = func(phase string, d time.Duration) { m.ContainerPhases.WithLabelValues(phase).Observe(d.Seconds()) }

@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -20,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/agent/containerlog"
 	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
@@ -172,15 +171,25 @@ func (s *nodeServer) Logs(req *nodepb.LogsRequest, stream nodepb.NodeAPI_LogsSer
 		return status.Errorf(codes.NotFound, "log of container %q: %v", container, err)
 	}
 	defer f.Close()
-	if req.FromEnd { // an attach: only what comes from now on
-		if _, err := f.Seek(0, io.SeekEnd); err != nil {
-			return err
+	opts := containerlog.Options{Timestamps: req.Timestamps}
+	if req.SinceUnixNano != 0 {
+		opts.Since = time.Unix(0, req.SinceUnixNano)
+	}
+	switch {
+	case req.FromEnd: // an attach: only what comes from now on
+		_, err = f.Seek(0, io.SeekEnd)
+	case req.TailLines > 0:
+		var off int64
+		if off, err = containerlog.TailOffset(f, req.TailLines); err == nil {
+			_, err = f.Seek(off, io.SeekStart)
 		}
-	} else if req.TailLines > 0 {
-		if err := sendTail(f, req.TailLines, stream); err != nil {
-			return err
-		}
-	} else if err := copyChunks(f, stream); err != nil {
+	}
+	if err != nil {
+		return err
+	}
+	out := chunkSender{stream}
+	rd := containerlog.NewReader(f, opts)
+	if err := rd.Copy(out); err != nil {
 		return err
 	}
 	for req.Follow && running {
@@ -190,45 +199,26 @@ func (s *nodeServer) Logs(req *nodepb.LogsRequest, stream nodepb.NodeAPI_LogsSer
 			return nil
 		case <-time.After(250 * time.Millisecond):
 		}
-		if err := copyChunks(f, stream); err != nil {
+		if err := rd.Copy(out); err != nil {
 			return err
 		}
 		now, still, err := s.attempt(ctx, pod.UID, container)
 		running = err == nil && still && now == attempt
 	}
-	return copyChunks(f, stream)
+	if err := rd.Copy(out); err != nil {
+		return err
+	}
+	return rd.Flush(out)
 }
 
-func copyChunks(r io.Reader, stream nodepb.NodeAPI_LogsServer) error {
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			if serr := stream.Send(&nodepb.Chunk{Data: append([]byte(nil), buf[:n]...)}); serr != nil {
-				return serr
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
+// chunkSender sends each write as one Chunk.
+type chunkSender struct{ stream nodepb.NodeAPI_LogsServer }
 
-// sendTail sends the last n lines of r and leaves r at its end.
-func sendTail(r io.Reader, n int64, stream nodepb.NodeAPI_LogsServer) error {
-	var lines [][]byte
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		lines = append(lines, append(append([]byte(nil), sc.Bytes()...), '\n'))
-		if int64(len(lines)) > n {
-			lines = lines[1:]
-		}
+func (c chunkSender) Write(b []byte) (int, error) {
+	if err := c.stream.Send(&nodepb.Chunk{Data: append([]byte(nil), b...)}); err != nil {
+		return 0, err
 	}
-	return stream.Send(&nodepb.Chunk{Data: bytes.Join(lines, nil)})
+	return len(b), nil
 }
 
 // Exec implements nodepb.NodeAPIServer.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -96,8 +97,33 @@ func (s *Server) nodeClient(node, addr string) (nodepb.NodeAPIClient, func(), er
 
 // PodLogs implements the pods/log subresource.
 func (s *Server) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_PodLogsServer) error {
+	since, err := logsSince(req.SinceSeconds, req.SinceTime, time.Now())
+	if err != nil {
+		return err
+	}
 	return s.relayLog(stream, req.Namespace, req.Name, &nodepb.LogsRequest{Container: req.Container,
-		Follow: req.Follow, TailLines: req.TailLines, Previous: req.Previous})
+		Follow: req.Follow, TailLines: req.TailLines, Previous: req.Previous, Timestamps: req.Timestamps, SinceUnixNano: since})
+}
+
+// logsSince is the time from which a log is shown, in Unix nanoseconds (0:
+// from the start): sinceSeconds before now, or sinceTime, with
+// Kubernetes' validation of PodLogOptions.
+func logsSince(seconds int64, at string, now time.Time) (int64, error) {
+	switch {
+	case seconds != 0 && at != "":
+		return 0, status.Error(codes.InvalidArgument, "at most one of `sinceTime` or `sinceSeconds` may be specified")
+	case seconds < 0:
+		return 0, status.Errorf(codes.InvalidArgument, "sinceSeconds: Invalid value: %d: must be greater than 0", seconds)
+	case seconds > 0:
+		return now.Add(-time.Duration(seconds) * time.Second).UnixNano(), nil
+	case at != "":
+		t, err := time.Parse(time.RFC3339, at)
+		if err != nil {
+			return 0, status.Errorf(codes.InvalidArgument, "sinceTime: Invalid value: %q: must be a time in RFC 3339 form, such as 2024-01-02T15:04:05Z", at)
+		}
+		return t.UnixNano(), nil
+	}
+	return 0, nil
 }
 
 // PodAttach implements the pods/attach subresource: the container's

@@ -631,13 +631,19 @@ func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.R
 // streamed as it comes with follow=true.
 func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
-	for _, p := range []string{"timestamps", "sinceSeconds", "sinceTime"} {
-		if v := q.Get(p); v != "" && v != "false" {
-			writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", p+": not supported by kobune: container logs are kept as the program wrote them, without times"), t)
+	req := &apipb.PodLogsRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), SinceTime: q.Get("sinceTime")}
+	for name, dst := range map[string]*bool{"follow": &req.Follow, "previous": &req.Previous, "timestamps": &req.Timestamps} {
+		v := q.Get(name) // as Kubernetes reads a boolean parameter: 0 and false are false
+		*dst = v != "" && v != "0" && !strings.EqualFold(v, "false")
+	}
+	if v := q.Get("sinceSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			writeError(w, invalid("sinceSeconds: Invalid value: %q: must be greater than 0", v), t)
 			return
 		}
+		req.SinceSeconds = n
 	}
-	req := &apipb.PodLogsRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), Follow: q.Get("follow") == "true", Previous: q.Get("previous") == "true"}
 	var limit int64 = -1
 	for name, dst := range map[string]*int64{"tailLines": &req.TailLines, "limitBytes": &limit} {
 		if v := q.Get(name); v != "" {

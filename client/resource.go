@@ -170,13 +170,20 @@ type LogOptions struct {
 	Follow    bool
 	TailLines int64 // -1 (or 0 with Tail unset): all
 	Previous  bool  // the previous attempt of a restarted container
+	// Timestamps begins each line with the time it was written.
+	Timestamps bool
+	// SinceSeconds or SinceTime (RFC 3339): only lines written from then
+	// on; at most one of them.
+	SinceSeconds int64
+	SinceTime    string
 }
 
 // PodLogs opens a pod's container log; read it to its end (io.EOF, or the
 // context's end when following).
 func (c *Client) PodLogs(ctx context.Context, namespace, name string, opts LogOptions) (io.Reader, error) {
 	stream, err := c.API.PodLogs(ctx, &apipb.PodLogsRequest{Namespace: namespace, Name: name,
-		Container: opts.Container, Follow: opts.Follow, TailLines: opts.TailLines, Previous: opts.Previous})
+		Container: opts.Container, Follow: opts.Follow, TailLines: opts.TailLines, Previous: opts.Previous,
+		Timestamps: opts.Timestamps, SinceSeconds: opts.SinceSeconds, SinceTime: opts.SinceTime})
 	if err != nil {
 		return nil, err
 	}

@@ -84,6 +84,12 @@ type Containerd struct {
 	// Node is the node's name and IP and the path of its network
 	// namespace (the agent's own): what hostNetwork pods share.
 	Node HostNode
+	// LogBinary is the program containerd's shim runs as each container's
+	// logging process (package containerlog: kobune-agent itself), which
+	// writes the log with a time on every line; empty: the shim writes
+	// the bytes straight to the file, without times, and kobectl logs
+	// --timestamps and --since have nothing to go by.
+	LogBinary string
 	// SeccompDir holds the node's seccomp profiles, for pods that name
 	// one (seccompProfile type Localhost): <state>/seccomp.
 	SeccompDir string

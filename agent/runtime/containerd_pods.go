@@ -17,6 +17,7 @@ import (
 	"github.com/containerd/errdefs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/kobune/kobune/agent/containerlog"
 	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/api/core"
 )
@@ -284,7 +285,11 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return err
 	}
-	task, err := ctr.NewTask(ctx, cio.LogFile(logPath))
+	output := cio.LogFile(logPath) // the bytes as written, without times
+	if r.LogBinary != "" {
+		output = cio.BinaryIO(r.LogBinary, map[string]string{containerlog.Mode: logPath})
+	}
+	task, err := ctr.NewTask(ctx, output)
 	var exited <-chan client.ExitStatus
 	if err == nil {
 		if exited, err = task.Wait(context.WithoutCancel(ctx)); err == nil {

@@ -207,13 +207,20 @@ func (x *ServicePathHop) GetExplain() string {
 }
 
 type PodLogsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Container     string                 `protobuf:"bytes,3,opt,name=container,proto3" json:"container,omitempty"`
-	Follow        bool                   `protobuf:"varint,4,opt,name=follow,proto3" json:"follow,omitempty"`
-	TailLines     int64                  `protobuf:"varint,5,opt,name=tail_lines,json=tailLines,proto3" json:"tail_lines,omitempty"`
-	Previous      bool                   `protobuf:"varint,6,opt,name=previous,proto3" json:"previous,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Container string                 `protobuf:"bytes,3,opt,name=container,proto3" json:"container,omitempty"`
+	Follow    bool                   `protobuf:"varint,4,opt,name=follow,proto3" json:"follow,omitempty"`
+	TailLines int64                  `protobuf:"varint,5,opt,name=tail_lines,json=tailLines,proto3" json:"tail_lines,omitempty"`
+	Previous  bool                   `protobuf:"varint,6,opt,name=previous,proto3" json:"previous,omitempty"`
+	// Each line with its time first (kubectl logs --timestamps).
+	Timestamps bool `protobuf:"varint,7,opt,name=timestamps,proto3" json:"timestamps,omitempty"`
+	// Only lines from this many seconds ago on (--since); at most one of
+	// since_seconds and since_time.
+	SinceSeconds int64 `protobuf:"varint,8,opt,name=since_seconds,json=sinceSeconds,proto3" json:"since_seconds,omitempty"`
+	// Only lines from this time on, RFC 3339 (--since-time).
+	SinceTime     string `protobuf:"bytes,9,opt,name=since_time,json=sinceTime,proto3" json:"since_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -288,6 +295,27 @@ func (x *PodLogsRequest) GetPrevious() bool {
 		return x.Previous
 	}
 	return false
+}
+
+func (x *PodLogsRequest) GetTimestamps() bool {
+	if x != nil {
+		return x.Timestamps
+	}
+	return false
+}
+
+func (x *PodLogsRequest) GetSinceSeconds() int64 {
+	if x != nil {
+		return x.SinceSeconds
+	}
+	return 0
+}
+
+func (x *PodLogsRequest) GetSinceTime() string {
+	if x != nil {
+		return x.SinceTime
+	}
+	return ""
 }
 
 type PodAttachRequest struct {
@@ -1731,7 +1759,7 @@ const file_api_proto_rawDesc = "" +
 	"\x0eServicePathHop\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\tR\x06object\x12\x14\n" +
 	"\x05lines\x18\x02 \x03(\tR\x05lines\x12\x18\n" +
-	"\aexplain\x18\x03 \x01(\tR\aexplain\"\xb3\x01\n" +
+	"\aexplain\x18\x03 \x01(\tR\aexplain\"\x97\x02\n" +
 	"\x0ePodLogsRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -1739,7 +1767,13 @@ const file_api_proto_rawDesc = "" +
 	"\x06follow\x18\x04 \x01(\bR\x06follow\x12\x1d\n" +
 	"\n" +
 	"tail_lines\x18\x05 \x01(\x03R\ttailLines\x12\x1a\n" +
-	"\bprevious\x18\x06 \x01(\bR\bprevious\"\x8a\x01\n" +
+	"\bprevious\x18\x06 \x01(\bR\bprevious\x12\x1e\n" +
+	"\n" +
+	"timestamps\x18\a \x01(\bR\n" +
+	"timestamps\x12#\n" +
+	"\rsince_seconds\x18\b \x01(\x03R\fsinceSeconds\x12\x1d\n" +
+	"\n" +
+	"since_time\x18\t \x01(\tR\tsinceTime\"\x8a\x01\n" +
 	"\x10PodAttachRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +

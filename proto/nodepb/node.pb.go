@@ -213,7 +213,11 @@ type LogsRequest struct {
 	// The attempt before the current one (kubectl logs --previous).
 	Previous bool `protobuf:"varint,7,opt,name=previous,proto3" json:"previous,omitempty"`
 	// Only what is written from now on (an attach), nothing before.
-	FromEnd       bool `protobuf:"varint,8,opt,name=from_end,json=fromEnd,proto3" json:"from_end,omitempty"`
+	FromEnd bool `protobuf:"varint,8,opt,name=from_end,json=fromEnd,proto3" json:"from_end,omitempty"`
+	// Each line with its time first (kubectl logs --timestamps).
+	Timestamps bool `protobuf:"varint,9,opt,name=timestamps,proto3" json:"timestamps,omitempty"`
+	// Only lines read at or after this time (Unix nanoseconds); 0: all.
+	SinceUnixNano int64 `protobuf:"varint,10,opt,name=since_unix_nano,json=sinceUnixNano,proto3" json:"since_unix_nano,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -302,6 +306,20 @@ func (x *LogsRequest) GetFromEnd() bool {
 		return x.FromEnd
 	}
 	return false
+}
+
+func (x *LogsRequest) GetTimestamps() bool {
+	if x != nil {
+		return x.Timestamps
+	}
+	return false
+}
+
+func (x *LogsRequest) GetSinceUnixNano() int64 {
+	if x != nil {
+		return x.SinceUnixNano
+	}
+	return 0
 }
 
 type Chunk struct {
@@ -778,7 +796,7 @@ const file_node_proto_rawDesc = "" +
 	"\aPathHop\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\tR\x06object\x12\x14\n" +
 	"\x05lines\x18\x02 \x03(\tR\x05lines\x12\x18\n" +
-	"\aexplain\x18\x03 \x01(\tR\aexplain\"\xe4\x01\n" +
+	"\aexplain\x18\x03 \x01(\tR\aexplain\"\xac\x02\n" +
 	"\vLogsRequest\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -788,7 +806,12 @@ const file_node_proto_rawDesc = "" +
 	"\n" +
 	"tail_lines\x18\x06 \x01(\x03R\ttailLines\x12\x1a\n" +
 	"\bprevious\x18\a \x01(\bR\bprevious\x12\x19\n" +
-	"\bfrom_end\x18\b \x01(\bR\afromEnd\"\x1b\n" +
+	"\bfrom_end\x18\b \x01(\bR\afromEnd\x12\x1e\n" +
+	"\n" +
+	"timestamps\x18\t \x01(\bR\n" +
+	"timestamps\x12&\n" +
+	"\x0fsince_unix_nano\x18\n" +
+	" \x01(\x03R\rsinceUnixNano\"\x1b\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"\xab\x01\n" +
 	"\tExecInput\x12/\n" +

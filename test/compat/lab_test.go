@@ -117,6 +117,21 @@ func TestKubectlStreamsOnTheLab(t *testing.T) {
 			t.Errorf("%s did not show a request made while it ran, in 30 s:\n%s", name, out.String())
 		}
 	}
+	// --timestamps and --since over REST: the request's line carries the
+	// time it was written, and nothing is newer than a time to come.
+	asked := time.Now()
+	stamped := ""
+	for _, l := range strings.Split(s.okWith("", []string{"logs", "-n", "lab", "hello-1", "--timestamps", "--since", "10m"}, marker), "\n") {
+		if strings.Contains(l, marker) {
+			stamped = l
+		}
+	}
+	if at, err := time.Parse(time.RFC3339Nano, strings.Fields(stamped + " x")[0]); err != nil || at.Before(asked.Add(-2*time.Minute)) || at.After(time.Now()) {
+		t.Errorf("kubectl logs --timestamps: the request's line %q has no time from the last two minutes (%v)", stamped, err)
+	}
+	if out := s.ok("", "logs", "-n", "lab", "hello-1", "--since-time", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)); out != "" {
+		t.Errorf("kubectl logs --since-time an hour ahead: %q, want nothing", out)
+	}
 	s.okWith("", []string{"logs", "-n", "demo", "-l", "app=web", "--prefix"}, "[pod/web-")
 	kl, err := kobectl("logs", "-n", "lab", "-l", "app=hello", "--prefix", "--tail", "-1").CombinedOutput()
 	if err != nil || !strings.Contains(string(kl), "[pod/hello-1/app] ") || !strings.Contains(string(kl), marker) {

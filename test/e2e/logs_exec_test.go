@@ -3,12 +3,14 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl"
 )
@@ -92,5 +94,100 @@ func TestLogsAndExec(t *testing.T) {
 	}
 	if _, errOut, code := kobectl("", "logs", "shell", "--previous"); code == 0 || !strings.Contains(errOut, "previous terminated container") {
 		t.Errorf("logs --previous of a container that never restarted: %d %q", code, errOut)
+	}
+
+	logTimes(t, ctx, srv, nodes[0], kobectl)
+}
+
+// logTimes: every line has the time it was written, also the lines written
+// while the agent was down (the logging process outlives the agent), and
+// --since-time and --since choose by it; no line is lost or doubled.
+func logTimes(t *testing.T, ctx context.Context, srv *testserver.Server, n *node, kobectl func(string, ...string) (string, string, int)) {
+	pods := client.For[*core.Pod](srv.Client)
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "ticker", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+		Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
+			Command: []string{"sh", "-c", "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitForPod(t, ctx, pods, "ticker", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	time.Sleep(time.Second)
+	down := time.Now()
+	n.killAgent()
+	time.Sleep(3 * time.Second)
+	up := time.Now()
+	n.startAgent(t, "10.244.86.0/24")
+	type line struct {
+		at   time.Time
+		tick int
+	}
+	var lines []line
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, errOut, code := kobectl("", "logs", "ticker", "--timestamps")
+		lines = lines[:0]
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if code != 0 || out == "" { // the agent is not serving yet
+				break
+			}
+			var ts string
+			var tick int
+			if _, err := fmt.Sscanf(l, "%s tick %d", &ts, &tick); err != nil {
+				t.Fatalf("logs --timestamps: line %q: %v (all: %q)", l, err, out)
+			}
+			at, err := time.Parse(time.RFC3339Nano, ts)
+			if err != nil {
+				t.Fatalf("logs --timestamps: line %q: %v", l, err)
+			}
+			lines = append(lines, line{at, tick})
+		}
+		if code == 0 && len(lines) > 0 && lines[len(lines)-1].at.After(up) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("logs --timestamps after the agent came back: %q %s %d", out, errOut, code)
+		}
+	}
+	during := 0
+	for i, l := range lines {
+		if l.tick != i {
+			t.Fatalf("line %d is tick %d: a line lost or doubled (%v)", i, l.tick, lines)
+		}
+		if i > 0 && l.at.Before(lines[i-1].at) {
+			t.Errorf("tick %d at %v, before tick %d at %v", l.tick, l.at, i-1, lines[i-1].at)
+		}
+		if l.at.After(down) && l.at.Before(up) {
+			during++
+		}
+	}
+	if during == 0 {
+		t.Errorf("no line has a time from %v to %v, while the agent was down: the times are not the times of writing (%v)", down, up, lines)
+	}
+
+	// --since-time: from the first whole second after a middle line on.
+	mid := lines[len(lines)/2].at
+	since := mid.Truncate(time.Second).Add(time.Second)
+	out, errOut, code := kobectl("", "logs", "ticker", "--timestamps", "--since-time", since.Format(time.RFC3339))
+	first := strings.Fields(out + " x")[0]
+	at, err := time.Parse(time.RFC3339Nano, first)
+	if code != 0 || err != nil || at.Before(since) {
+		t.Fatalf("logs --since-time %s: first line at %q (%s, %d)", since.Format(time.RFC3339), first, errOut, code)
+	}
+	for _, l := range lines {
+		if !l.at.Before(since) {
+			if !at.Equal(l.at) {
+				t.Errorf("logs --since-time %s begins at %v; the first line written since then is at %v", since.Format(time.RFC3339), at, l.at)
+			}
+			break
+		}
+	}
+	// --since 2s: the last two seconds only (and some, the ticker goes on).
+	before := time.Now()
+	out, errOut, code = kobectl("", "logs", "ticker", "--timestamps", "--since", "2s")
+	got := strings.Split(strings.TrimSpace(out), "\n")
+	at, err = time.Parse(time.RFC3339Nano, strings.Fields(got[0] + " x")[0])
+	if code != 0 || err != nil || at.Before(before.Add(-3*time.Second)) || len(got) >= len(lines) {
+		t.Errorf("logs --since 2s: %d lines, the first at %v, asked at %v (%s, %d)", len(got), at, before, errOut, code)
+	}
+	if _, errOut, code := kobectl("", "logs", "ticker", "--since", "2s", "--since-time", since.Format(time.RFC3339)); code == 0 || !strings.Contains(errOut, "at most one of") {
+		t.Errorf("--since with --since-time: %d %q", code, errOut)
 	}
 }
