@@ -33,13 +33,15 @@ func OwnerUIDs[T meta.Object](o T) []string {
 // Informers are the shared informers, one per kind: every controller
 // reads its caches and adds its handlers before Run.
 type Informers struct {
-	Pods            *client.Informer[*core.Pod]
-	Nodes           *client.Informer[*core.Node]
-	Leases          *client.Informer[*coordination.Lease]
-	ReplicaSets     *client.Informer[*apps.ReplicaSet]
-	Deployments     *client.Informer[*apps.Deployment]
-	DaemonSets      *client.Informer[*apps.DaemonSet]
-	StatefulSets    *client.Informer[*apps.StatefulSet]
+	Pods         *client.Informer[*core.Pod]
+	Nodes        *client.Informer[*core.Node]
+	Leases       *client.Informer[*coordination.Lease]
+	ReplicaSets  *client.Informer[*apps.ReplicaSet]
+	Deployments  *client.Informer[*apps.Deployment]
+	DaemonSets   *client.Informer[*apps.DaemonSet]
+	StatefulSets *client.Informer[*apps.StatefulSet]
+	// Revisions are the ControllerRevisions of DaemonSets and StatefulSets.
+	Revisions       *client.Informer[*apps.ControllerRevision]
 	Jobs            *client.Informer[*batch.Job]
 	CronJobs        *client.Informer[*batch.CronJob]
 	Services        *client.Informer[*core.Service]
@@ -67,6 +69,7 @@ func NewInformers(c *client.Client) *Informers {
 		Deployments:      client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
 		DaemonSets:       client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
 		StatefulSets:     client.NewInformer(client.For[*apps.StatefulSet](c), "", client.ListOptions{}),
+		Revisions:        client.NewInformer(client.For[*apps.ControllerRevision](c), "", client.ListOptions{}),
 		Jobs:             client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
 		CronJobs:         client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
 		Services:         client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{}),
@@ -87,6 +90,7 @@ func NewInformers(c *client.Client) *Informers {
 	inf.Deployments.AddIndex(IndexByOwner, OwnerUIDs[*apps.Deployment])
 	inf.DaemonSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.DaemonSet])
 	inf.StatefulSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.StatefulSet])
+	inf.Revisions.AddIndex(IndexByOwner, OwnerUIDs[*apps.ControllerRevision])
 	inf.Jobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.Job])
 	inf.CronJobs.AddIndex(IndexByOwner, OwnerUIDs[*batch.CronJob])
 	inf.Services.AddIndex(IndexByOwner, OwnerUIDs[*core.Service])
@@ -104,6 +108,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Deployments.Run(ctx)
 	go i.DaemonSets.Run(ctx)
 	go i.StatefulSets.Run(ctx)
+	go i.Revisions.Run(ctx)
 	go i.Jobs.Run(ctx)
 	go i.CronJobs.Run(ctx)
 	go i.Services.Run(ctx)
@@ -136,7 +141,7 @@ func (i *Informers) WaitForSync(ctx context.Context) bool {
 
 func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
-		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
+		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Revisions.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
 		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced}
 }

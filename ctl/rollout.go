@@ -30,7 +30,7 @@ func deploymentTarget(args []string) (string, error) {
 	switch k.Kind {
 	case "Deployment":
 	case "StatefulSet", "DaemonSet":
-		return "", fmt.Errorf("only deployments here: Kobune keeps no ControllerRevisions of %s yet, so they have no history to list or undo, and pause is a Deployment's (rollout status and restart work on %s)", k.Resource, k.Resource)
+		return "", fmt.Errorf("%s.apps %q: only deployments here (pausing is a Deployment's; rollout status, history, undo and restart work on %s)", k.Resource, strings.Join(names, ","), k.Resource)
 	default:
 		return "", fmt.Errorf("%s is not supported here: only deployments (kobectl rollout status deployment/NAME)", k.Resource)
 	}
@@ -62,19 +62,7 @@ func onDeployment(o *Options, run func(ctx context.Context, c *client.Client, na
 // conflict (someone else wrote in between). change returns an error to
 // refuse the change.
 func updateDeployment(ctx context.Context, c *client.Client, ns, name string, change func(*apps.Deployment) error) error {
-	ds := client.For[*apps.Deployment](c)
-	for {
-		d, err := ds.Get(ctx, ns, name)
-		if err != nil {
-			return err
-		}
-		if err := change(d); err != nil {
-			return err
-		}
-		if _, err = ds.Update(ctx, d); err == nil || !client.IsConflict(err) {
-			return err
-		}
-	}
+	return updateChecked(ctx, client.For[*apps.Deployment](c), ns, name, change)
 }
 
 func newScaleCommand(o *Options) *cobra.Command {
@@ -125,12 +113,20 @@ func newScaleCommand(o *Options) *cobra.Command {
 // updateRetrying reads the object, changes it and writes it back, again
 // on a conflict.
 func updateRetrying[T meta.Object](ctx context.Context, typed *client.Typed[T], ns, name string, change func(T)) error {
+	return updateChecked(ctx, typed, ns, name, func(o T) error { change(o); return nil })
+}
+
+// updateChecked is updateRetrying with a change that may refuse (an
+// error, nothing written).
+func updateChecked[T meta.Object](ctx context.Context, typed *client.Typed[T], ns, name string, change func(T) error) error {
 	for {
 		o, err := typed.Get(ctx, ns, name)
 		if err != nil {
 			return err
 		}
-		change(o)
+		if err := change(o); err != nil {
+			return err
+		}
 		if _, err = typed.Update(ctx, o); err == nil || !client.IsConflict(err) {
 			return err
 		}
@@ -149,11 +145,11 @@ func qualified(resource, apiVersion string) string {
 func newSetCommand(o *Options) *cobra.Command {
 	set := &cobra.Command{Use: "set", Short: "Change one field of an object (kubectl set)"}
 	set.AddCommand(&cobra.Command{
-		Use:   "image deployment/NAME CONTAINER=IMAGE [...]",
-		Short: "Change container images of a Deployment's pod template; a rollout follows",
+		Use:   "image (deployment|statefulset|daemonset)/NAME CONTAINER=IMAGE [...]",
+		Short: "Change container images of a pod template; a rollout follows",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentTarget(args[:1])
+			k, name, err := rolloutTarget(args[:1])
 			if err != nil {
 				return err
 			}
@@ -171,10 +167,10 @@ func newSetCommand(o *Options) *cobra.Command {
 			}
 			ctx, cancel := ctxFor(cmd)
 			defer cancel()
-			err = updateDeployment(ctx, c, o.namespace(), name, func(d *apps.Deployment) error {
+			setImages := func(t *core.PodTemplateSpec) error {
 				found := map[string]bool{}
-				for i := range d.Spec.Template.Spec.Containers {
-					ct := &d.Spec.Template.Spec.Containers[i]
+				for i := range t.Spec.Containers {
+					ct := &t.Spec.Containers[i]
 					if img, ok := images[ct.Name]; ok {
 						ct.Image, found[ct.Name] = img, true
 					} else if img, ok := images["*"]; ok {
@@ -183,15 +179,24 @@ func newSetCommand(o *Options) *cobra.Command {
 				}
 				for cname := range images {
 					if !found[cname] {
-						return fmt.Errorf("unable to find container named %q in deployment %q", cname, name)
+						return fmt.Errorf("unable to find container named %q in %s %q", cname, strings.ToLower(k.Kind), name)
 					}
 				}
 				return nil
-			})
+			}
+			ns := o.namespace()
+			switch k.Kind {
+			case "Deployment":
+				err = updateDeployment(ctx, c, ns, name, func(d *apps.Deployment) error { return setImages(&d.Spec.Template) })
+			case "StatefulSet":
+				err = updateChecked(ctx, client.For[*apps.StatefulSet](c), ns, name, func(s *apps.StatefulSet) error { return setImages(&s.Spec.Template) })
+			case "DaemonSet":
+				err = updateChecked(ctx, client.For[*apps.DaemonSet](c), ns, name, func(d *apps.DaemonSet) error { return setImages(&d.Spec.Template) })
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Out, "deployment.apps/%s image updated\n", name)
+			fmt.Fprintf(o.Out, "%s/%s image updated\n", qualified(k.Resource, k.APIVersion), name)
 			return nil
 		},
 	})
@@ -226,29 +231,31 @@ func newRolloutCommand(o *Options) *cobra.Command {
 
 	var revision int64
 	history := &cobra.Command{
-		Use:   "history deployment/NAME",
-		Short: "List a Deployment's revisions, or show one with --revision",
+		Use:   "history (deployment|statefulset|daemonset)/NAME",
+		Short: "List the revisions of a rollout, or show one with --revision",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: onDeployment(o, func(ctx context.Context, c *client.Client, name string) error {
-			revs, err := revisions(ctx, c, o.namespace(), name)
+		RunE: onRolloutTarget(o, func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error {
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			revs, err := rolloutRevisions(ctx, c, k, o.namespace(), name)
 			if err != nil {
 				return err
 			}
+			what := qualified(k.Resource, k.APIVersion) + "/" + name
 			if revision > 0 {
-				rs, ok := revs[revision]
+				r, ok := revs[revision]
 				if !ok {
 					return fmt.Errorf("unable to find the specified revision %d", revision)
 				}
-				y, _ := yaml.Marshal(withoutHash(rs.Spec.Template))
-				fmt.Fprintf(o.Out, "deployment.apps/%s with revision #%d\nPod Template:\n%s", name, revision, indent(string(y)))
+				y, _ := yaml.Marshal(r.template)
+				fmt.Fprintf(o.Out, "%s with revision #%d\nPod Template:\n%s", what, revision, indent(string(y)))
 				return nil
 			}
-			fmt.Fprintf(o.Out, "deployment.apps/%s\n", name)
+			fmt.Fprintln(o.Out, what)
 			tw := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "REVISION\tCHANGE-CAUSE")
-			for _, r := range sortedRevisions(revs) {
-				cause := revs[r].Annotations[apps.ChangeCauseAnnotation]
-				fmt.Fprintf(tw, "%d\t%s\n", r, none(cause))
+			for _, n := range sortedRevisions(revs) {
+				fmt.Fprintf(tw, "%d\t%s\n", n, none(revs[n].cause))
 			}
 			return tw.Flush()
 		}),
@@ -257,11 +264,16 @@ func newRolloutCommand(o *Options) *cobra.Command {
 
 	var toRevision int64
 	undo := &cobra.Command{
-		Use:   "undo deployment/NAME [--to-revision=N]",
+		Use:   "undo (deployment|statefulset|daemonset)/NAME [--to-revision=N]",
 		Short: "Roll back to the previous revision, or to --to-revision",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: onDeployment(o, func(ctx context.Context, c *client.Client, name string) error {
-			return rolloutUndo(ctx, o, c, name, toRevision)
+		RunE: onRolloutTarget(o, func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error {
+			ctx, cancel := ctxFor(cmd)
+			defer cancel()
+			if k.Kind == "Deployment" {
+				return rolloutUndo(ctx, o, c, name, toRevision)
+			}
+			return rolloutUndoRevision(ctx, o, c, k, name, toRevision)
 		}),
 	}
 	undo.Flags().Int64Var(&toRevision, "to-revision", 0, "the revision to go back to (0: the one before the current)")
@@ -505,7 +517,7 @@ func revisions(ctx context.Context, c *client.Client, ns, name string) (map[int6
 	return out, nil
 }
 
-func sortedRevisions(revs map[int64]*apps.ReplicaSet) []int64 {
+func sortedRevisions[R any](revs map[int64]R) []int64 {
 	out := make([]int64, 0, len(revs))
 	for r := range revs {
 		out = append(out, r)

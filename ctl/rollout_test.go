@@ -115,7 +115,8 @@ func TestRolloutStatusFailsOnAStalledRollout(t *testing.T) {
 
 // TestRolloutOfStatefulSetsAndDaemonSets: rollout status follows a
 // StatefulSet's and a DaemonSet's rollouts to kubectl's final lines;
-// restart changes their pod templates; history names what is missing.
+// restart changes their pod templates; history lists their
+// ControllerRevisions and undo goes back to one.
 func TestRolloutOfStatefulSetsAndDaemonSets(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -161,7 +162,55 @@ spec:
 	if err != nil || sts.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
 		t.Errorf("restart did not mark the StatefulSet's template: %v %v", sts.Spec.Template.Annotations, err)
 	}
-	if r := kobectl(t, s, "", "rollout", "history", "statefulset/db"); r.code == 0 || !strings.Contains(r.stderr, "no ControllerRevisions") {
-		t.Errorf("rollout history statefulset/db: %+v", r)
+	// History and undo, through ControllerRevisions: two revisions (the
+	// first template and the restarted one); undo goes back to the first,
+	// which becomes revision 3; undo to the current one is skipped.
+	for _, tc := range []struct{ target, qualified, want string }{
+		{"statefulset/db", "statefulset.apps/db", "statefulset rolling update complete 2 pods at revision "},
+		{"daemonset/agent", "daemonset.apps/agent", `daemon set "agent" successfully rolled out`},
+	} {
+		r := kobectl(t, s, "", "rollout", "history", tc.target)
+		if want := tc.qualified + "\nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n"; r.code != 0 || r.stdout != want {
+			t.Errorf("rollout history %s: %d %q %q, want %q", tc.target, r.code, r.stdout, r.stderr, want)
+		}
+		r = kobectl(t, s, "", "rollout", "history", tc.target, "--revision=2")
+		if r.code != 0 || !strings.Contains(r.stdout, tc.qualified+" with revision #2\nPod Template:\n") || !strings.Contains(r.stdout, "kubectl.kubernetes.io/restartedAt") {
+			t.Errorf("rollout history %s --revision=2: %d %q %q", tc.target, r.code, r.stdout, r.stderr)
+		}
+		if r := kobectl(t, s, "", "rollout", "undo", tc.target); r.code != 0 || r.stdout != tc.qualified+" rolled back\n" {
+			t.Errorf("rollout undo %s: %+v", tc.target, r)
+		}
+		if r := kobectl(t, s, "", "rollout", "status", tc.target, "--timeout=60s"); r.code != 0 || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("rollout status %s after an undo: %d %q %q", tc.target, r.code, r.stdout, r.stderr)
+		}
+		r = kobectl(t, s, "", "get", tc.target, "-o", "jsonpath={.spec.template.metadata.annotations}")
+		if r.code != 0 || strings.Contains(r.stdout, "restartedAt") {
+			t.Errorf("%s after undo still has the restart's template: %q %q", tc.target, r.stdout, r.stderr)
+		}
+		var revs []string
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			r = kobectl(t, s, "", "rollout", "history", tc.target)
+			if revs = strings.Fields(r.stdout); len(revs) == 7 && revs[3] == "2" && revs[5] == "3" {
+				break
+			}
+		}
+		if len(revs) != 7 || revs[3] != "2" || revs[5] != "3" {
+			t.Errorf("rollout history %s after undo: %q, want revisions 2 and 3", tc.target, r.stdout)
+		}
+		if r := kobectl(t, s, "", "rollout", "undo", tc.target, "--to-revision=3"); r.code != 0 || !strings.Contains(r.stdout, "skipped rollback (current template already matches revision 3)") {
+			t.Errorf("rollout undo %s to the current revision: %+v", tc.target, r)
+		}
+	}
+	if r := kobectl(t, s, "", "get", "controllerrevisions", "-l", "app=db"); r.code != 0 || !strings.Contains(r.stdout, "statefulset.apps/db") {
+		t.Errorf("get controllerrevisions: %+v", r)
+	}
+	if r := kobectl(t, s, "", "set", "image", "daemonset/agent", "a=kobune.local/labapp:2.0"); r.code != 0 || r.stdout != "daemonset.apps/agent image updated\n" {
+		t.Errorf("set image daemonset/agent: %+v", r)
+	}
+	if r := kobectl(t, s, "", "get", "ds", "agent", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); r.stdout != "kobune.local/labapp:2.0" {
+		t.Errorf("daemonset image after set image: %+v", r)
+	}
+	if r := kobectl(t, s, "", "set", "image", "statefulset/db", "nope=x:1"); r.code == 0 || !strings.Contains(r.stderr, `unable to find container named "nope" in statefulset "db"`) {
+		t.Errorf("set image of a missing container: %+v", r)
 	}
 }

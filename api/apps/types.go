@@ -1,6 +1,8 @@
 package apps
 
 import (
+	"encoding/json"
+
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 )
@@ -192,4 +194,16 @@ type StatefulSetStatus struct {
 	UpdateRevision     string      `json:"updateRevision,omitempty"`
 	CollisionCount     *int32      `json:"collisionCount,omitempty"`
 	Conditions         []Condition `json:"conditions,omitempty"`
+}
+
+// ControllerRevision is one revision of a DaemonSet's or StatefulSet's pod
+// template: Data is the strategic merge patch that puts that template back
+// (what `kubectl rollout undo` applies), Revision its number in the
+// owner's history. The DaemonSet and StatefulSet controllers write them;
+// they are immutable but for the revision number.
+type ControllerRevision struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Data            json.RawMessage `json:"data,omitempty"`
+	Revision        int64           `json:"revision"`
 }

@@ -231,3 +231,35 @@ func ValidateSelectorImmutable(newSel, oldSel *meta.LabelSelector) v.ErrorList {
 	}
 	return nil
 }
+
+// ValidateControllerRevision checks a ControllerRevision: a name, data
+// that is a JSON object, a revision not below zero.
+func ValidateControllerRevision(r *ControllerRevision) v.ErrorList {
+	errs := v.ValidateObjectMeta(&r.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	var obj map[string]any
+	if len(r.Data) == 0 || string(r.Data) == "null" {
+		errs = append(errs, v.NewRequired(v.NewPath("data"), "data is mandatory"))
+	} else if err := json.Unmarshal(r.Data, &obj); err != nil {
+		errs = append(errs, v.NewInvalid(v.NewPath("data"), "<value omitted>", "must be a JSON object"))
+	}
+	return append(errs, v.ValidateNonnegative(r.Revision, v.NewPath("revision"))...)
+}
+
+// ValidateControllerRevisionUpdate refuses a change of data (a revision
+// is a record; only its number moves).
+func ValidateControllerRevisionUpdate(n, o *ControllerRevision) v.ErrorList {
+	if !jsonEqual(n.Data, o.Data) {
+		return v.ErrorList{v.NewInvalid(v.NewPath("data"), "<value omitted>", "field is immutable")}
+	}
+	return nil
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	ca, _ := json.Marshal(x)
+	cb, _ := json.Marshal(y)
+	return string(ca) == string(cb)
+}

@@ -80,6 +80,15 @@ func tables(wide bool) map[string]Table {
 			return w([]string{d.Name, fmt.Sprint(s.DesiredNumberScheduled), fmt.Sprint(s.CurrentNumberScheduled), fmt.Sprint(s.NumberReady), fmt.Sprint(s.UpdatedNumberScheduled), fmt.Sprint(s.NumberAvailable), LabelString(d.Spec.Template.Spec.NodeSelector), age(o)},
 				containerCols(&d.Spec.Template, d.Spec.Selector))
 		}},
+		"ControllerRevision": {[]string{"NAME", "CONTROLLER", "REVISION", "AGE"}, func(o meta.Object) []string {
+			r := o.(*apps.ControllerRevision)
+			ctrl := "<none>"
+			if ref := meta.ControllerOf(r); ref != nil { // as kubectl: kind.group/name
+				group, _, _ := strings.Cut(ref.APIVersion, "/")
+				ctrl = strings.ToLower(ref.Kind) + "." + group + "/" + ref.Name
+			}
+			return []string{r.Name, ctrl, fmt.Sprint(r.Revision), age(o)}
+		}},
 		"StatefulSet": {w([]string{"NAME", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
 			s := o.(*apps.StatefulSet)
 			return w([]string{s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, Deref32(s.Spec.Replicas)), age(o)}, containerCols(&s.Spec.Template, nil)[:2])

@@ -74,10 +74,12 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 	"statefulset-controller": {
 		rule(join(read, []string{"update"}), "apps", "statefulsets"), rule([]string{"update"}, "apps", "statefulsets/status"),
 		rule(join(read, []string{"create", "update", "delete"}), "", "pods"),
-		rule(join(read, []string{"create", "update", "delete"}), "", "persistentvolumeclaims"), events},
+		rule(join(read, []string{"create", "update", "delete"}), "", "persistentvolumeclaims"),
+		rule(join(read, []string{"create", "update", "delete"}), "apps", "controllerrevisions"), events},
 	"daemon-set-controller": {
 		rule(join(read, []string{"update"}), "apps", "daemonsets"), rule([]string{"update"}, "apps", "daemonsets/status"),
-		rule(join(read, []string{"create", "update", "delete"}), "", "pods"), rule(read, "", "nodes"), events},
+		rule(join(read, []string{"create", "update", "delete"}), "", "pods"), rule(read, "", "nodes"),
+		rule(join(read, []string{"create", "update", "delete"}), "apps", "controllerrevisions"), events},
 	"job-controller": {
 		rule(join(read, []string{"update", "delete"}), "batch", "jobs"), rule([]string{"update"}, "batch", "jobs/status"),
 		rule(join(read, []string{"create", "update", "delete"}), "", "pods"), events},
@@ -119,7 +121,7 @@ var (
 	viewResources = []rbac.PolicyRule{
 		rule(read, "", "pods", "pods/log", "pods/status", "services", "endpoints", "configmaps", "persistentvolumeclaims", "persistentvolumeclaims/status", "events", "namespaces", "serviceaccounts"),
 		rule(read, "apps", "deployments", "deployments/status", "replicasets", "replicasets/status", "statefulsets", "statefulsets/status", "daemonsets", "daemonsets/status",
-			"deployments/scale", "replicasets/scale", "statefulsets/scale"),
+			"deployments/scale", "replicasets/scale", "statefulsets/scale", "controllerrevisions"),
 		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),
 		rule(read, "discovery.k8s.io", "endpointslices"),
 	}

@@ -9,6 +9,9 @@
 // since 1.12). A changed template rolls out node by node, at most
 // maxUnavailable at a time (RollingUpdate), or only as pods are deleted
 // (OnDelete); pods carry the template's hash in controller-revision-hash.
+// Each template the DaemonSet has had is kept as a ControllerRevision
+// <name>-<hash> (controller.History), up to revisionHistoryLimit besides
+// those its pods still run: what kubectl rollout history and undo use.
 package daemonset
 
 import (
@@ -40,6 +43,7 @@ type Controller struct {
 	nodes    *client.Informer[*core.Node]
 	pods     *client.Informer[*core.Pod]
 	exp      *controller.Expectations
+	history  controller.History
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
@@ -48,7 +52,8 @@ type Controller struct {
 
 // New returns the controller and registers its handlers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
-	dc := &Controller{client: c, dss: inf.DaemonSets, nodes: inf.Nodes, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now}
+	dc := &Controller{client: c, dss: inf.DaemonSets, nodes: inf.Nodes, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now,
+		history: controller.History{Client: c, Revisions: inf.Revisions}}
 	dc.Loop = reconcile.NewLoop(Name, dc, 3)
 	enqueue := func(ds *apps.DaemonSet) { dc.Loop.Queue.Add(meta.Key(ds)) }
 	inf.DaemonSets.AddHandler(client.Handler[*apps.DaemonSet]{OnAdd: enqueue, OnUpdate: func(_, ds *apps.DaemonSet) { enqueue(ds) },
@@ -102,6 +107,15 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 		if ref := meta.ControllerOf(p); ref != nil && ref.UID == ds.UID {
 			byNode[targetNode(p)] = append(byNode[targetNode(p)], p)
 		}
+	}
+	running := map[string]bool{} // revisions the pods run
+	for _, ps := range byNode {
+		for _, p := range ps {
+			running[controller.RevisionName(ds.Name, p.Labels[RevisionLabel])] = true
+		}
+	}
+	if _, err := dc.history.Sync(ctx, ds, &ds.Spec.Template, hash, ds.Spec.RevisionHistoryLimit, running); err != nil {
+		return reconcile.Result{}, err
 	}
 	nodes := dc.nodes.List()
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })

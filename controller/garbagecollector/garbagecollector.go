@@ -102,6 +102,7 @@ func New(c *client.Client, inf *controller.Informers) *Collector {
 	watch(gc, inf.Deployments, "Deployment", "deployments")
 	watch(gc, inf.DaemonSets, "DaemonSet", "daemonsets")
 	watch(gc, inf.StatefulSets, "StatefulSet", "statefulsets")
+	watch(gc, inf.Revisions, "ControllerRevision", "controllerrevisions")
 	watch(gc, inf.Jobs, "Job", "jobs")
 	watch(gc, inf.CronJobs, "CronJob", "cronjobs")
 	watch(gc, inf.Services, "Service", "services")

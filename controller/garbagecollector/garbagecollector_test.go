@@ -41,6 +41,7 @@ func fixture(rss []*apps.ReplicaSet, pods ...*core.Pod) (*Collector, *controller
 	inf.Deployments.Seed()
 	inf.DaemonSets.Seed()
 	inf.StatefulSets.Seed()
+	inf.Revisions.Seed()
 	inf.Jobs.Seed()
 	inf.CronJobs.Seed()
 	inf.Services.Seed()

@@ -7,8 +7,11 @@
 // at once. A changed template rolls out from the highest ordinal down to
 // spec.updateStrategy.rollingUpdate.partition, one pod at a time, each
 // replaced only when the others are ready (RollingUpdate), or only as pods
-// are deleted (OnDelete). Pods carry the template's hash in
-// controller-revision-hash. Each pod gets its own claims from
+// are deleted (OnDelete). Each template the set has had is a
+// ControllerRevision <set>-<hash> (controller.History; what kubectl rollout
+// history and undo use); pods carry their revision's name in
+// controller-revision-hash, and status.currentRevision and updateRevision
+// name revisions, as in Kubernetes. Each pod gets its own claims from
 // volumeClaimTemplates, named <template>-<set>-<ordinal> and made before
 // the pod, so a pod that is deleted and made again (on whatever node)
 // finds its data; persistentVolumeClaimRetentionPolicy deletes them with
@@ -49,6 +52,7 @@ type Controller struct {
 	sets     *client.Informer[*apps.StatefulSet]
 	pods     *client.Informer[*core.Pod]
 	claims   *client.Informer[*core.PersistentVolumeClaim]
+	history  controller.History
 	recorder *client.AsyncRecorder
 	now      func() time.Time
 	// Loop is the controller's queue and workers.
@@ -57,7 +61,8 @@ type Controller struct {
 
 // New returns the controller and registers its handlers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
-	sc := &Controller{client: c, sets: inf.StatefulSets, pods: inf.Pods, claims: inf.Claims, recorder: recorder, now: time.Now}
+	sc := &Controller{client: c, sets: inf.StatefulSets, pods: inf.Pods, claims: inf.Claims, recorder: recorder, now: time.Now,
+		history: controller.History{Client: c, Revisions: inf.Revisions}}
 	sc.Loop = reconcile.NewLoop(Name, sc, 3)
 	enqueue := func(s *apps.StatefulSet) { sc.Loop.Queue.Add(meta.Key(s)) }
 	inf.StatefulSets.AddHandler(client.Handler[*apps.StatefulSet]{OnAdd: enqueue, OnUpdate: func(_, s *apps.StatefulSet) { enqueue(s) }})
@@ -91,18 +96,37 @@ func (sc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 			byOrdinal[ord] = p
 		}
 	}
+	live := map[string]bool{set.Status.CurrentRevision: true, set.Status.UpdateRevision: true}
+	for _, p := range append(mapValues(byOrdinal), extra...) {
+		live[p.Labels[RevisionLabel]] = true
+	}
+	rev, err := sc.history.Sync(ctx, set, &set.Spec.Template, hash, set.Spec.RevisionHistoryLimit, live)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	parallel := set.Spec.PodManagementPolicy == "Parallel"
-	err := sc.step(ctx, set, replicas, hash, byOrdinal, extra, parallel)
+	err = sc.step(ctx, set, replicas, revision{rev, hash}, byOrdinal, extra, parallel)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := sc.deleteScaledClaims(ctx, set, replicas, byOrdinal, extra); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, sc.writeStatus(ctx, set, replicas, hash, byOrdinal, extra)
+	return reconcile.Result{}, sc.writeStatus(ctx, set, replicas, revision{rev, hash}, byOrdinal, extra)
 }
 
-func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas int, hash string, byOrdinal map[int]*core.Pod, extra []*core.Pod, parallel bool) error {
+// revision is the set's update revision: its name, which new pods carry in
+// controller-revision-hash, and its template hash, which pods made before
+// Kobune kept revisions carry there instead.
+type revision struct{ name, hash string }
+
+// has reports whether the pod runs this revision.
+func (r revision) has(p *core.Pod) bool {
+	v := p.Labels[RevisionLabel]
+	return v == r.name || v == r.hash
+}
+
+func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas int, rev revision, byOrdinal map[int]*core.Pod, extra []*core.Pod, parallel bool) error {
 	pods := client.For[*core.Pod](sc.client)
 	// Failed pods are replaced (deleted first; created when gone).
 	for _, p := range byOrdinal {
@@ -115,7 +139,7 @@ func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas 
 	for i := range replicas {
 		p, ok := byOrdinal[i]
 		if !ok {
-			if err := sc.create(ctx, pods, set, i, hash); err != nil {
+			if err := sc.create(ctx, pods, set, i, rev.name); err != nil {
 				return err
 			}
 			if !parallel {
@@ -165,21 +189,21 @@ func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas 
 		if p == nil || p.DeletionTimestamp != nil || !controller.IsReady(p) {
 			return nil
 		}
-		if p.Labels[RevisionLabel] != hash {
+		if !rev.has(p) {
 			return sc.delete(ctx, set, p)
 		}
 	}
 	return nil
 }
 
-func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod], set *apps.StatefulSet, i int, hash string) error {
+func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod], set *apps.StatefulSet, i int, revision string) error {
 	t := set.Spec.Template
 	t.Labels = maps.Clone(t.Labels)
 	if t.Labels == nil {
 		t.Labels = map[string]string{}
 	}
 	name := fmt.Sprintf("%s-%d", set.Name, i)
-	t.Labels[LabelPodName], t.Labels[LabelPodIndex], t.Labels[RevisionLabel] = name, strconv.Itoa(i), hash
+	t.Labels[LabelPodName], t.Labels[LabelPodIndex], t.Labels[RevisionLabel] = name, strconv.Itoa(i), revision
 	p := controller.PodFromTemplate(&t, set.Namespace, "", set)
 	p.Name, p.GenerateName = name, ""
 	p.Spec.Hostname, p.Spec.Subdomain = name, set.Spec.ServiceName
@@ -298,9 +322,12 @@ func mustOrdinal(set, pod string) int {
 	return n
 }
 
-func (sc *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, replicas int, hash string, byOrdinal map[int]*core.Pod, extra []*core.Pod) error {
-	st := apps.StatefulSetStatus{ObservedGeneration: set.Generation, UpdateRevision: hash, CurrentRevision: set.Status.CurrentRevision,
+func (sc *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, replicas int, rev revision, byOrdinal map[int]*core.Pod, extra []*core.Pod) error {
+	st := apps.StatefulSetStatus{ObservedGeneration: set.Generation, UpdateRevision: rev.name, CurrentRevision: set.Status.CurrentRevision,
 		CollisionCount: set.Status.CollisionCount, Conditions: set.Status.Conditions}
+	if st.CurrentRevision == rev.hash { // written before Kobune kept revisions
+		st.CurrentRevision = rev.name
+	}
 	for _, p := range append(mapValues(byOrdinal), extra...) {
 		if p.DeletionTimestamp != nil || p.Status.Phase == core.PodFailed || p.Status.Phase == core.PodSucceeded {
 			continue
@@ -312,14 +339,14 @@ func (sc *Controller) writeStatus(ctx context.Context, set *apps.StatefulSet, re
 		if ok, _ := controller.IsAvailable(p, set.Spec.MinReadySeconds, sc.now()); ok {
 			st.AvailableReplicas++
 		}
-		if p.Labels[RevisionLabel] == hash {
+		if rev.has(p) {
 			st.UpdatedReplicas++
 		}
 	}
 	if st.CurrentRevision == "" || (st.UpdatedReplicas == int32(replicas) && st.ReadyReplicas == int32(replicas)) {
-		st.CurrentRevision = hash // the update is done: it is the current revision now
+		st.CurrentRevision = rev.name // the update is done: it is the current revision now
 	}
-	if st.CurrentRevision == hash {
+	if st.CurrentRevision == rev.name {
 		st.CurrentReplicas = st.UpdatedReplicas
 	} else {
 		st.CurrentReplicas = st.Replicas - st.UpdatedReplicas

@@ -200,6 +200,44 @@ func TestKubectlSession(t *testing.T) {
 	if out := s.ok("", "get", "deploy", "web", "-n", "shop", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); out != "kobune.local/labapp:1.0" {
 		t.Errorf("image after undo: %q", out)
 	}
+	// A StatefulSet's and a DaemonSet's history are their ControllerRevisions.
+	sets := `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: shop}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: kobune.local/labapp:1.0}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: shop}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: a, image: kobune.local/labapp:1.0}]}
+`
+	s.okWith(sets, []string{"apply", "-f", "-"}, "statefulset.apps/db created", "daemonset.apps/agent created")
+	for _, target := range []string{"statefulset/db", "daemonset/agent"} {
+		kind, name, _ := strings.Cut(target, "/")
+		s.expect([]string{"rollout", "status", target, "-n", "shop", "--timeout=60s"}, "")
+		s.expect([]string{"set", "image", target, "-n", "shop", "*=kobune.local/labapp:2.0"}, kind+".apps/"+name+" image updated")
+		s.expect([]string{"rollout", "status", target, "-n", "shop", "--timeout=60s"}, "")
+		if out := s.expect([]string{"rollout", "history", target, "-n", "shop"}, kind+".apps/"+name, "REVISION"); !regexp.MustCompile(`(?m)^1\s+<none>\n2\s+<none>`).MatchString(out) {
+			t.Errorf("rollout history %s:\n%s", target, out)
+		}
+		s.expect([]string{"rollout", "history", target, "-n", "shop", "--revision=1"}, "with revision #1", "kobune.local/labapp:1.0")
+		s.expect([]string{"rollout", "undo", target, "-n", "shop"}, kind+".apps/"+name+" rolled back")
+		s.expect([]string{"rollout", "status", target, "-n", "shop", "--timeout=60s"}, "")
+		if out := s.ok("", "get", target, "-n", "shop", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); out != "kobune.local/labapp:1.0" {
+			t.Errorf("%s image after undo: %q", target, out)
+		}
+	}
+	s.expect([]string{"get", "controllerrevisions", "-n", "shop"}, "CONTROLLER", "statefulset.apps/db", "daemonset.apps/agent")
 
 	// scale and wait.
 	s.expect([]string{"scale", "deploy", "web", "-n", "shop", "--replicas=3"}, "deployment.apps/web scaled")
