@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"context"
+	"maps"
 
+	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
@@ -18,7 +20,8 @@ type strategy struct {
 	// keepStatusOnCreate: a create keeps the status it carries (a Node
 	// registers with its status; other kinds start with an empty one).
 	keepStatusOnCreate bool
-	// finishCreate fills status that follows from the spec after defaulting.
+	// finishCreate fills what follows from the spec after defaulting and
+	// from the new object's uid (a pod's status, a Job's selector).
 	finishCreate func(meta.Object)
 	// gracePeriod is how long a deletion waits for the object to be
 	// stopped (a pod on a node); nil: no wait.
@@ -40,6 +43,7 @@ var strategies = map[string]strategy{
 	"Pod":       {finishCreate: podFinishCreate, gracePeriod: podGracePeriod, waits: podAwaitingTermination},
 	"Namespace": {delete: (*Server).markNamespaceTerminating},
 	"Service":   {allocates: true},
+	"Job":       {finishCreate: jobFinishCreate},
 }
 
 func strategyFor(k *scheme.Kind) strategy { return strategies[k.Kind] }
@@ -53,6 +57,27 @@ func podFinishCreate(o meta.Object) {
 	p := o.(*core.Pod)
 	p.Status.Phase = core.PodPending
 	p.Status.QOSClass = core.PodQOSClass(&p.Spec)
+}
+
+// jobFinishCreate generates a Job's selector from its uid, as Kubernetes'
+// Job strategy does (kubectl finds a Job's pods by it: logs job/X, describe
+// job), and labels the pod template to match: the uid and the job's name,
+// under both the batch.kubernetes.io/ names and the legacy ones. A Job
+// that brings its own selector keeps it (Kubernetes refuses one unless
+// manualSelector is true, which Kobune does not support).
+func jobFinishCreate(o meta.Object) {
+	j := o.(*batch.Job)
+	if j.Spec.Selector != nil {
+		return
+	}
+	j.Spec.Selector = &meta.LabelSelector{MatchLabels: map[string]string{batch.LabelControllerUID: j.UID}}
+	j.Spec.Template.Labels = maps.Clone(j.Spec.Template.Labels)
+	if j.Spec.Template.Labels == nil {
+		j.Spec.Template.Labels = map[string]string{}
+	}
+	for k, v := range map[string]string{batch.LabelControllerUID: j.UID, "controller-uid": j.UID, batch.LabelJobName: j.Name, "job-name": j.Name} {
+		j.Spec.Template.Labels[k] = v
+	}
 }
 
 // podGracePeriod is how long a pod's containers get to stop: the request's

@@ -118,6 +118,16 @@ func TestGeneratorsWaitEventsTaint(t *testing.T) {
 	if j, err := client.For[*batch.Job](s.Client).Get(ctx, "default", "now"); err != nil || j.Spec.Template.Spec.Containers[0].Name != "c" || j.Annotations["cronjob.kubernetes.io/instantiate"] != "manual" {
 		t.Errorf("create job --from: %+v %v", j, err)
 	}
+	// A Job gets a selector generated from its uid, and its template the
+	// labels that match it (as on Kubernetes); the selector then stays.
+	j, err := client.For[*batch.Job](s.Client).Get(ctx, "default", "hello")
+	if err != nil || j.Spec.Selector == nil || j.Spec.Selector.MatchLabels[batch.LabelControllerUID] != j.UID ||
+		j.Spec.Template.Labels[batch.LabelControllerUID] != j.UID || j.Spec.Template.Labels[batch.LabelJobName] != "hello" ||
+		j.Spec.Template.Labels["controller-uid"] != j.UID || j.Spec.Template.Labels["job-name"] != "hello" {
+		t.Errorf("job hello: selector %+v, template labels %v (%v)", j.Spec.Selector, j.Spec.Template.Labels, err)
+	}
+	must("", "describe", "job", "hello")
+	fails("spec.selector: Invalid value", "patch", "job", "hello", "--type=merge", "-p", `{"spec":{"selector":{"matchLabels":{"x":"y"}}}}`)
 
 	// wait --for=delete, then events of the deleted pod's Deployment.
 	name := firstPodName(t, s, "app=web")

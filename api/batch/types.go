@@ -5,6 +5,13 @@ import (
 	"github.com/kobune/kobune/api/meta"
 )
 
+// Labels of a Job's pods (and of its generated selector), with
+// Kubernetes' names.
+const (
+	LabelJobName       = "batch.kubernetes.io/job-name"
+	LabelControllerUID = "batch.kubernetes.io/controller-uid"
+)
+
 // Job runs pods until a number of them succeed.
 type Job struct {
 	meta.TypeMeta   `json:",inline"`

@@ -33,8 +33,8 @@ const Name = "job-controller"
 
 // Labels put on a Job's pods, with Kubernetes' names.
 const (
-	LabelJobName       = "batch.kubernetes.io/job-name"
-	LabelControllerUID = "batch.kubernetes.io/controller-uid"
+	LabelJobName       = batch.LabelJobName
+	LabelControllerUID = batch.LabelControllerUID
 )
 
 // Condition types and reasons, with Kubernetes' names.

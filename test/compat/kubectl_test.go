@@ -238,6 +238,9 @@ spec:
 		}
 	}
 	s.expect([]string{"get", "controllerrevisions", "-n", "shop"}, "CONTROLLER", "statefulset.apps/db", "daemonset.apps/agent")
+	// A Job's selector is generated from its uid (kubectl finds its pods by it).
+	s.expect([]string{"create", "job", "once", "-n", "shop", "--image=kobune.local/busybox:1.35", "--", "true"}, "job.batch/once created")
+	s.expect([]string{"describe", "job", "once", "-n", "shop"}, "Selector:", "batch.kubernetes.io/controller-uid=")
 
 	// scale and wait.
 	s.expect([]string{"scale", "deploy", "web", "-n", "shop", "--replicas=3"}, "deployment.apps/web scaled")
