@@ -61,7 +61,9 @@ func buildKinds() []*Kind {
 		kind("ControllerRevision", "apps/v1", "controllerrevisions", nil, true, false, nil, apps.ValidateControllerRevision,
 			apps.ValidateControllerRevisionUpdate, nil),
 		kind("Job", "batch/v1", "jobs", nil, true, true, batch.SetDefaultsJob, batch.ValidateJob,
-			func(n, o *batch.Job) v.ErrorList { return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector) }, nil),
+			func(n, o *batch.Job) v.ErrorList {
+				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
+			}, nil),
 		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, true, true, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
 		kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, true, false, nil, discovery.ValidateEndpointSlice, nil,
 			func(e *discovery.EndpointSlice) map[string]string {
