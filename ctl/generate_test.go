@@ -70,6 +70,18 @@ func TestGeneratorsWaitEventsTaint(t *testing.T) {
 	must("", "wait", "deployment/web", "--for=condition=Available", "--timeout=60s")
 	fails("timed out waiting for the condition on deployments/web", "wait", "deployment/web", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=1s")
 	fails(`--for "ready"`, "wait", "deployment/web", "--for=ready")
+	// --for=create: an object that does not exist yet, made while waiting.
+	waited := make(chan run, 1)
+	go func() { waited <- kobectl(t, s, "", "wait", "configmap/later", "--for=create", "--timeout=60s") }()
+	time.Sleep(500 * time.Millisecond)
+	must("", "create", "configmap", "later", "--from-literal=a=b")
+	if r := <-waited; r.code != 0 || r.stdout != "configmap/later condition met\n" {
+		t.Errorf("wait --for=create: %+v", r)
+	}
+	if out := must("", "wait", "configmap/later", "--for=create"); out != "configmap/later condition met\n" {
+		t.Errorf("wait --for=create of an existing object: %q", out)
+	}
+	fails("timed out waiting for the condition on configmaps/never", "wait", "configmap/never", "--for=create", "--timeout=1s")
 
 	// expose: the Deployment's selector and its container port.
 	must("", "expose", "deployment", "web", "--port=80", "--target-port=8080")

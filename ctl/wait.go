@@ -19,10 +19,10 @@ import (
 	"github.com/kobune/kobune/client"
 )
 
-// waitCondition is a parsed --for: condition=TYPE[=STATUS], delete, or
-// jsonpath='{PATH}'[=VALUE].
+// waitCondition is a parsed --for: condition=TYPE[=STATUS], create,
+// delete, or jsonpath='{PATH}'[=VALUE].
 type waitCondition struct {
-	deleted bool
+	deleted, created bool
 	// condType and condStatus: a status.conditions entry to wait for.
 	condType, condStatus string
 	path                 *jsonTemplate
@@ -36,6 +36,8 @@ func parseWaitFor(s string) (waitCondition, error) {
 	switch {
 	case s == "delete":
 		w.deleted = true
+	case s == "create":
+		w.created = true
 	case strings.HasPrefix(s, "condition="):
 		rest := strings.TrimPrefix(s, "condition=")
 		t, st, ok := strings.Cut(rest, "=")
@@ -58,13 +60,16 @@ func parseWaitFor(s string) (waitCondition, error) {
 		}
 		w.path, w.value = t, value
 	default:
-		return w, fmt.Errorf("--for %q: use condition=TYPE[=STATUS], delete or jsonpath='{PATH}'=VALUE", s)
+		return w, fmt.Errorf("--for %q: use condition=TYPE[=STATUS], create, delete or jsonpath='{PATH}'=VALUE", s)
 	}
 	return w, nil
 }
 
 // met tells whether obj (a JSON object) satisfies the condition.
 func (w waitCondition) met(obj map[string]any) bool {
+	if w.created {
+		return true
+	}
 	if w.path != nil {
 		res := w.path.Results(obj)
 		if !w.hasValue {
@@ -94,10 +99,11 @@ func newWaitCommand(o *Options) *cobra.Command {
 	var all bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "wait (TYPE/NAME... | TYPE NAME... | TYPE -l SELECTOR | TYPE --all) --for=condition=TYPE[=STATUS]|delete|jsonpath='{PATH}'=VALUE [--timeout=30s]",
+		Use:   "wait (TYPE/NAME... | TYPE NAME... | TYPE -l SELECTOR | TYPE --all) --for=condition=TYPE[=STATUS]|create|delete|jsonpath='{PATH}'=VALUE [--timeout=30s]",
 		Short: "Wait until objects meet a condition, or are deleted (kubectl wait)",
 		Long: `Wait, watching the API server, until each object has the condition
-(status.conditions), is gone, or has the value at the JSONPath. Exits
+(status.conditions), exists (create), is gone (delete), or has the value
+at the JSONPath. Exits
 non-zero when --timeout passes first.`,
 		Example: `  # Until pod web-0 is Ready
   kobectl wait pod/web-0 --for=condition=Ready --timeout=60s
@@ -106,11 +112,14 @@ non-zero when --timeout passes first.`,
   kobectl wait pods -l app=web --for=jsonpath='{.status.phase}'=Running
 
   # Until a deleted pod is gone
-  kobectl wait pod/web-0 --for=delete`,
+  kobectl wait pod/web-0 --for=delete
+
+  # Until a StatefulSet's first pod exists
+  kobectl wait pod/db-0 --for=create`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if forFlag == "" {
-				return fmt.Errorf("--for is required: condition=TYPE, delete or jsonpath='{PATH}'=VALUE")
+				return fmt.Errorf("--for is required: condition=TYPE, create, delete or jsonpath='{PATH}'=VALUE")
 			}
 			cond, err := parseWaitFor(forFlag)
 			if err != nil {
@@ -162,7 +171,7 @@ non-zero when --timeout passes first.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&forFlag, "for", "", "condition=TYPE[=STATUS], delete, or jsonpath='{PATH}'=VALUE")
+	cmd.Flags().StringVar(&forFlag, "for", "", "condition=TYPE[=STATUS], create, delete, or jsonpath='{PATH}'=VALUE")
 	cmd.Flags().StringVarP(&sel, "selector", "l", "", "wait for every object this label selector matches")
 	cmd.Flags().BoolVar(&all, "all", false, "wait for every object of the type in the namespace")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait")
@@ -203,7 +212,7 @@ func waitOne(ctx context.Context, c *client.Client, k *scheme.Kind, ns, name str
 	if err != nil {
 		return err
 	}
-	if len(items) == 0 {
+	if len(items) == 0 && !cond.created {
 		if cond.deleted {
 			return nil
 		}
@@ -216,8 +225,10 @@ func waitOne(ctx context.Context, c *client.Client, k *scheme.Kind, ns, name str
 		}
 		return !cond.deleted && cond.met(obj), nil
 	}
-	if ok, err := check(items[0]); ok || err != nil {
-		return err
+	if len(items) > 0 {
+		if ok, err := check(items[0]); ok || err != nil {
+			return err
+		}
 	}
 	stream, err := r.Watch(ctx, ns, client.ListOptions{FieldSelector: "metadata.name=" + name}, rev, false)
 	if err != nil {
