@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -438,6 +439,24 @@ func TestImpersonationAndAuthCommands(t *testing.T) {
 	}
 	if out, _, code := run("auth", "can-i", "create", "pods", "--subresource", "exec", "-n", "team", "--as", "alice"); code != 0 || out != "yes\n" {
 		t.Errorf("can-i create pods/exec --as alice: %d %q", code, out)
+	}
+	// --list: alice's rules in team are edit's (and basic-user's
+	// everywhere); in default only basic-user's; the admin holds "*".
+	out, errOut, code := run("auth", "can-i", "--list", "-n", "team", "--as", "alice")
+	if code != 0 || !regexp.MustCompile(`(?m)^Resources\s+Non-Resource URLs\s+Resource Names\s+Verbs$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^deployments\.apps\s+\[\]\s+\[\]\s+\[.*create.*\]$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^pods/exec\s+\[\]\s+\[\]\s+\[.*create.*\]$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^selfsubjectrulesreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$`).MatchString(out) {
+		t.Errorf("can-i --list -n team --as alice: %d\n%s%s", code, out, errOut)
+	}
+	if out, _, _ := run("auth", "can-i", "--list", "-n", "default", "--as", "alice"); strings.Contains(out, "deployments.apps") || !strings.Contains(out, "selfsubjectaccessreviews") {
+		t.Errorf("can-i --list -n default --as alice shows team's rules or lacks basic-user's:\n%s", out)
+	}
+	if out, _, _ := run("auth", "can-i", "--list", "--no-headers"); !regexp.MustCompile(`(?m)^\*\.\*\s+\[\]\s+\[\]\s+\[\*\]$`).MatchString(out) || strings.Contains(out, "Resources") {
+		t.Errorf("can-i --list --no-headers as the admin:\n%s", out)
+	}
+	if _, errOut, code := run("auth", "can-i", "--list", "get", "pods"); code == 0 || !strings.Contains(errOut, "list option must be specified with no arguments") {
+		t.Errorf("can-i --list with a question: %d %q", code, errOut)
 	}
 	if out, _, code := run("auth", "whoami", "--as", "alice", "--as-group", "developers"); code != 0 || !strings.Contains(out, "alice") || !strings.Contains(out, "developers") || strings.Contains(out, "system:masters") {
 		t.Errorf("whoami --as alice: %d %q", code, out)

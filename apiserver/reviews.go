@@ -21,6 +21,7 @@ type review struct {
 
 var reviews = map[string]review{
 	"selfsubjectaccessreviews":  {"SelfSubjectAccessReview", "authorization.k8s.io", false},
+	"selfsubjectrulesreviews":   {"SelfSubjectRulesReview", "authorization.k8s.io", false},
 	"subjectaccessreviews":      {"SubjectAccessReview", "authorization.k8s.io", false},
 	"localsubjectaccessreviews": {"LocalSubjectAccessReview", "authorization.k8s.io", true},
 	"selfsubjectreviews":        {"SelfSubjectReview", "authentication.k8s.io", false},
@@ -39,6 +40,16 @@ func (s *Server) createReview(ctx context.Context, r review, req *apipb.CreateRe
 		}
 		o.TypeMeta = tm
 		o.Status.UserInfo = authorization.UserInfo{Username: caller.Name, Groups: caller.Groups}
+		out = &o
+	case "SelfSubjectRulesReview":
+		var o authorization.SelfSubjectRulesReview
+		if err := json.Unmarshal(req.Object, &o); err != nil {
+			return nil, invalid("SelfSubjectRulesReview: %v", err)
+		}
+		if o.Spec.Namespace == "" {
+			return nil, invalid("spec.namespace: Required value: the namespace whose rules to list")
+		}
+		o.TypeMeta, o.Status = tm, s.rulesFor(caller, o.Spec.Namespace)
 		out = &o
 	case "SelfSubjectAccessReview":
 		var o authorization.SelfSubjectAccessReview
@@ -103,4 +114,25 @@ func (s *Server) decideReview(u request.UserInfo, ra *authorization.ResourceAttr
 	}
 	d, reason := s.authz.Authorize(u, &a)
 	return authorization.SubjectAccessReviewStatus{Allowed: d == authorizer.Allow, Denied: d == authorizer.Deny, Reason: reason}, nil
+}
+
+// rulesFor lists the rules the authorizer gives u in namespace, resource
+// and non-resource rules apart.
+func (s *Server) rulesFor(u request.UserInfo, namespace string) authorization.SubjectRulesReviewStatus {
+	st := authorization.SubjectRulesReviewStatus{ResourceRules: []authorization.ResourceRule{}, NonResourceRules: []authorization.NonResourceRule{}}
+	rr, ok := s.authz.(authorizer.RuleResolver)
+	if !ok {
+		st.Incomplete, st.EvaluationError = true, "the authorizer cannot list rules"
+		return st
+	}
+	rules, incomplete := rr.ListRules(u, namespace)
+	st.Incomplete = incomplete
+	for _, r := range rules {
+		if len(r.NonResourceURLs) > 0 {
+			st.NonResourceRules = append(st.NonResourceRules, authorization.NonResourceRule{Verbs: r.Verbs, NonResourceURLs: r.NonResourceURLs})
+			continue
+		}
+		st.ResourceRules = append(st.ResourceRules, authorization.ResourceRule{Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames})
+	}
+	return st
 }

@@ -66,3 +66,18 @@ func (c *Client) CreateToken(ctx context.Context, namespace, name string, spec a
 // gRPC API has no subresource field): "serviceaccounts/token", with the
 // ServiceAccount's name as the request's metadata.name.
 const TokenSubresource = "serviceaccounts/token"
+
+// RulesIn is every rule the caller holds in a namespace (a
+// SelfSubjectRulesReview, as `kubectl auth can-i --list`).
+func (c *Client) RulesIn(ctx context.Context, namespace string) (authorization.SubjectRulesReviewStatus, error) {
+	r := authorization.SelfSubjectRulesReview{Spec: authorization.SelfSubjectRulesReviewSpec{Namespace: namespace}}
+	r.APIVersion, r.Kind = "authorization.k8s.io/v1", "SelfSubjectRulesReview"
+	b, _ := json.Marshal(r)
+	resp, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: "selfsubjectrulesreviews", Object: b})
+	if err != nil {
+		return authorization.SubjectRulesReviewStatus{}, err
+	}
+	var out authorization.SelfSubjectRulesReview
+	err = json.Unmarshal(resp.Object, &out)
+	return out.Status, err
+}

@@ -20,7 +20,10 @@ var examples = map[string]string{
   kobectl auth can-i create deployments -n team
 
   # May user dev exec into pods?
-  kobectl auth can-i create pods --subresource exec --as dev`,
+  kobectl auth can-i create pods --subresource exec --as dev
+
+  # Everything I may do in namespace team
+  kobectl auth can-i --list -n team`,
 	"kobectl auth whoami": `  # The user and groups the API server sees
   kobectl auth whoami`,
 	"kobectl certificate approve": `  # Let a node that asked for a client certificate join

@@ -1,7 +1,8 @@
 // Package authorization holds the access reviews ("authorization.k8s.io/v1")
 // — "may this user do this?" asked of the API server's authorizer
 // (SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectAccessReview,
-// which `kobectl auth can-i` sends) — and SelfSubjectReview
+// which `kobectl auth can-i` sends), "what may I do here?"
+// (SelfSubjectRulesReview, `auth can-i --list`) — and SelfSubjectReview
 // ("authentication.k8s.io/v1": "who am I?", `kobectl auth whoami`). They
 // are never stored: a create returns the request with its status filled.
 package authorization
@@ -75,6 +76,44 @@ type UserInfo struct {
 	UID      string              `json:"uid,omitempty"`
 	Groups   []string            `json:"groups,omitempty"`
 	Extra    map[string][]string `json:"extra,omitempty"`
+}
+
+// SelfSubjectRulesReview asks for every rule the caller holds in a
+// namespace (`kubectl auth can-i --list`).
+type SelfSubjectRulesReview struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            SelfSubjectRulesReviewSpec `json:"spec"`
+	Status          SubjectRulesReviewStatus   `json:"status,omitempty"`
+}
+
+// SelfSubjectRulesReviewSpec names the namespace.
+type SelfSubjectRulesReviewSpec struct {
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// SubjectRulesReviewStatus is the rules; Incomplete says an authorization
+// mode decides requests it cannot list as rules.
+type SubjectRulesReviewStatus struct {
+	ResourceRules    []ResourceRule    `json:"resourceRules"`
+	NonResourceRules []NonResourceRule `json:"nonResourceRules"`
+	Incomplete       bool              `json:"incomplete"`
+	EvaluationError  string            `json:"evaluationError,omitempty"`
+}
+
+// ResourceRule is what verbs may be done to which resources ("pods/exec"
+// for a subresource) of which groups, optionally only to named objects.
+type ResourceRule struct {
+	Verbs         []string `json:"verbs"`
+	APIGroups     []string `json:"apiGroups,omitempty"`
+	Resources     []string `json:"resources,omitempty"`
+	ResourceNames []string `json:"resourceNames,omitempty"`
+}
+
+// NonResourceRule is what verbs may be done on which paths.
+type NonResourceRule struct {
+	Verbs           []string `json:"verbs"`
+	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`
 }
 
 // SelfSubjectReview ("authentication.k8s.io/v1") returns the caller's user.

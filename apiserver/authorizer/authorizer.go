@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/apiserver/request"
 )
 
@@ -111,4 +112,47 @@ func Describe(u request.UserInfo, a *request.Attributes) string {
 		msg += " at the cluster scope"
 	}
 	return msg
+}
+
+// RuleResolver lists the rules that apply to a user in a namespace
+// (Kubernetes' authorizer.RuleResolver): what a SelfSubjectRulesReview,
+// and so `kubectl auth can-i --list`, shows. incomplete says some mode
+// decides requests it cannot list as rules (the Node authorizer).
+type RuleResolver interface {
+	ListRules(u request.UserInfo, namespace string) (rules []rbac.PolicyRule, incomplete bool)
+}
+
+// everything is the rule of a user allowed everything.
+var everything = []rbac.PolicyRule{
+	{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
+	{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}},
+}
+
+// RulesFor implements RuleResolver.
+func (AlwaysAllow) ListRules(request.UserInfo, string) ([]rbac.PolicyRule, bool) {
+	return everything, false
+}
+
+// RulesFor implements RuleResolver.
+func (Privileged) ListRules(u request.UserInfo, _ string) ([]rbac.PolicyRule, bool) {
+	if u.InGroup(request.SystemPrivilegedGroup) {
+		return everything, false
+	}
+	return nil, false
+}
+
+// RulesFor implements RuleResolver: every mode's rules together.
+func (un Union) ListRules(u request.UserInfo, namespace string) ([]rbac.PolicyRule, bool) {
+	var all []rbac.PolicyRule
+	incomplete := false
+	for _, z := range un {
+		r, ok := z.(RuleResolver)
+		if !ok {
+			incomplete = true
+			continue
+		}
+		rules, inc := r.ListRules(u, namespace)
+		all, incomplete = append(all, rules...), incomplete || inc
+	}
+	return all, incomplete
 }

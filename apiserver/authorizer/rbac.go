@@ -239,3 +239,8 @@ func (r *RBAC) ClusterRole(name string) *rbac.ClusterRole { return r.index.Load(
 func (r *RBAC) Role(namespace, name string) *rbac.Role {
 	return r.index.Load().roles[namespace+"/"+name]
 }
+
+// ListRules implements RuleResolver.
+func (r *RBAC) ListRules(u request.UserInfo, namespace string) ([]rbac.PolicyRule, bool) {
+	return r.RulesFor(u, namespace), false
+}

@@ -270,6 +270,8 @@ spec:
 
 	// authorization as kubectl asks about it.
 	s.expect([]string{"auth", "can-i", "create", "deployments", "-n", "shop"}, "yes")
+	s.expect([]string{"auth", "can-i", "--list", "-n", "shop"}, "Resources", "Non-Resource URLs", "*.*")
+	s.expect([]string{"auth", "can-i", "--list", "-n", "shop", "--as", "nobody"}, "selfsubjectrulesreviews.authorization.k8s.io")
 	if r := s.run("", "auth", "can-i", "create", "deployments", "-n", "shop", "--as", "nobody"); r.code == 0 || !strings.Contains(r.stdout, "no") {
 		t.Errorf("can-i as nobody: %d %q %q", r.code, r.stdout, r.stderr)
 	}
