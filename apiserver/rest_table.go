@@ -2,8 +2,12 @@ package apiserver
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -73,12 +77,14 @@ func buildTable(k *scheme.Kind, items [][]byte, rv, includeObject string, withCo
 			t.ColumnDefinitions = append(t.ColumnDefinitions, c)
 		}
 	}
-	for _, b := range items {
+	t.Rows = make([]tableRow, len(items))
+	err := inParallel(len(items), func(i int) error {
+		b := items[i]
 		o, err := k.Decode(b)
 		if err != nil {
-			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
+			return status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
 		}
-		row := tableRow{}
+		row := tableRow{Cells: []any{}}
 		for _, c := range wide.Row(o) {
 			row.Cells = append(row.Cells, c)
 		}
@@ -89,9 +95,47 @@ func buildTable(k *scheme.Kind, items [][]byte, rv, includeObject string, withCo
 		default:
 			row.Object = partialMetadata(o.GetObjectMeta())
 		}
-		t.Rows = append(t.Rows, row)
+		t.Rows[i] = row
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// inParallel runs do(0) ... do(n-1) on every CPU: a page of a list is
+// hundreds of objects to decode one by one (most of the time of a kubectl
+// get), each independent of the others. It returns the first error.
+func inParallel(n int, do func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n/32+1) // a few objects are not worth a goroutine
+	if workers <= 1 {
+		for i := range n {
+			if err := do(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		errs = make([]error, workers)
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := do(i); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // partialMetadata is a meta.k8s.io/v1 PartialObjectMetadata.

@@ -123,6 +123,7 @@ func restBench(dir string, creates, rounds int) string {
 	fill(0, 10000)
 	tableAccept := "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 	var getAll []time.Duration
+	stopProfile := startProfile(profileAPI + ".rest-get")
 	for range 20 {
 		start := time.Now()
 		items := pagedList(rests[0], base+"/api/v1/pods?limit=500", tableAccept, nil)
@@ -131,6 +132,7 @@ func restBench(dir string, creates, rounds int) string {
 			log.Fatalf("kubectl get pods -A: %d rows, want 10000", items)
 		}
 	}
+	stopProfile()
 	sort.Slice(getAll, func(i, j int) bool { return getAll[i] < getAll[j] })
 	getP50, getP99 := getAll[len(getAll)/2], getAll[len(getAll)*99/100]
 	log.Printf("get pods -A (10,000, Tables, pages of 500): p50 %v p99 %v", getP50, getP99)
