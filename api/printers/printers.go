@@ -6,7 +6,9 @@
 package printers
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
@@ -185,6 +188,42 @@ func tables(wide bool) map[string]Table {
 				last = e.EventTime.Time
 			}
 			return []string{SinceOrUnknown(last), e.Type, e.Reason, strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name, e.Message}
+		}},
+		"NetworkPolicy": {[]string{"NAME", "POD-SELECTOR", "AGE"}, func(o meta.Object) []string {
+			np := o.(*networking.NetworkPolicy)
+			return []string{np.Name, selectorString(&np.Spec.PodSelector), age(o)}
+		}},
+		"Ingress": {[]string{"NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"}, func(o meta.Object) []string {
+			in := o.(*networking.Ingress)
+			class := "<none>"
+			if in.Spec.IngressClassName != nil {
+				class = *in.Spec.IngressClassName
+			}
+			var hosts, addrs []string
+			for _, r := range in.Spec.Rules {
+				if r.Host != "" && !slices.Contains(hosts, r.Host) {
+					hosts = append(hosts, r.Host)
+				}
+			}
+			if len(hosts) == 0 {
+				hosts = []string{"*"}
+			}
+			for _, a := range in.Status.LoadBalancer.Ingress {
+				addrs = append(addrs, cmp.Or(a.IP, a.Hostname))
+			}
+			ports := "80"
+			if len(in.Spec.TLS) > 0 {
+				ports = "80, 443"
+			}
+			return []string{in.Name, class, FirstFew(hosts), strings.Join(addrs, ","), ports, age(o)}
+		}},
+		"IngressClass": {[]string{"NAME", "CONTROLLER", "PARAMETERS", "AGE"}, func(o meta.Object) []string {
+			c := o.(*networking.IngressClass)
+			params := "<none>"
+			if p := c.Spec.Parameters; p != nil {
+				params = strings.ToLower(p.Kind) + "/" + p.Name
+			}
+			return []string{c.Name, c.Spec.Controller, params, age(o)}
 		}},
 		"Lease": {[]string{"NAME", "HOLDER", "AGE"}, func(o meta.Object) []string {
 			l := o.(*coordination.Lease)
@@ -366,13 +405,20 @@ func containerCols(t *core.PodTemplateSpec, sel *meta.LabelSelector) []string {
 		names = append(names, c.Name)
 		images = append(images, c.Image)
 	}
-	s := "<none>"
-	if sel != nil {
-		if parsed, err := selector.FromLabelSelector(sel); err == nil {
-			s = parsed.String()
-		}
+	return []string{strings.Join(names, ","), strings.Join(images, ","), selectorString(sel)}
+}
+
+// selectorString prints a label selector as kubectl does; an empty or
+// absent one is <none>.
+func selectorString(sel *meta.LabelSelector) string {
+	if sel == nil {
+		return "<none>"
 	}
-	return []string{strings.Join(names, ","), strings.Join(images, ","), s}
+	parsed, err := selector.FromLabelSelector(sel)
+	if err != nil || parsed.String() == "" {
+		return "<none>"
+	}
+	return parsed.String()
 }
 
 // FirstFew joins the first three items and counts the rest, as kubectl

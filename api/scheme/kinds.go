@@ -8,6 +8,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/storage"
@@ -69,6 +70,12 @@ func buildKinds() []*Kind {
 			func(e *discovery.EndpointSlice) map[string]string {
 				return map[string]string{"addressType": e.AddressType}
 			}),
+		notActedOn(kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", []string{"netpol"}, true, false, networking.SetDefaultsNetworkPolicy,
+			networking.ValidateNetworkPolicy, nil, nil), "not enforced yet: no node programs network policy rules, so every pod still reaches every other"),
+		notActedOn(kind("Ingress", "networking.k8s.io/v1", "ingresses", []string{"ing"}, true, true, nil, networking.ValidateIngress, nil, nil),
+			"no ingress controller yet: nothing serves its routes"),
+		notActedOn(kind("IngressClass", "networking.k8s.io/v1", "ingressclasses", nil, false, false, nil, networking.ValidateIngressClass,
+			networking.ValidateIngressClassUpdate, nil), "no ingress controller yet: nothing serves its routes"),
 		kind("StorageClass", "storage.k8s.io/v1", "storageclasses", []string{"sc"}, false, false, storage.SetDefaultsStorageClass, storage.ValidateStorageClass,
 			storage.ValidateStorageClassUpdate, func(sc *storage.StorageClass) map[string]string {
 				return map[string]string{"provisioner": sc.Provisioner}

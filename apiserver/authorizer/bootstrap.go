@@ -124,6 +124,7 @@ var (
 			"deployments/scale", "replicasets/scale", "statefulsets/scale", "controllerrevisions"),
 		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),
 		rule(read, "discovery.k8s.io", "endpointslices"),
+		rule(read, "networking.k8s.io", "networkpolicies", "ingresses", "ingresses/status"),
 	}
 	editResources = []rbac.PolicyRule{
 		rule(join(read, write), "", "secrets"),
@@ -132,6 +133,7 @@ var (
 		rule([]string{"impersonate"}, "", "serviceaccounts"),
 		rule(write, "apps", "deployments", "replicasets", "statefulsets", "daemonsets", "deployments/scale", "replicasets/scale", "statefulsets/scale"),
 		rule(write, "batch", "jobs", "cronjobs"),
+		rule(write, "networking.k8s.io", "networkpolicies", "ingresses"),
 	}
 	adminResources = []rbac.PolicyRule{
 		rule(join(read, write), rbac.GroupName, "roles", "rolebindings"),

@@ -238,6 +238,15 @@ spec:
 		}
 	}
 	s.expect([]string{"get", "controllerrevisions", "-n", "shop"}, "CONTROLLER", "statefulset.apps/db", "daemonset.apps/agent")
+	// NetworkPolicy and Ingress are served, and say they are not acted on.
+	np := "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: db, namespace: shop}\nspec:\n  podSelector: {matchLabels: {app: db}}\n  ingress: [{from: [{podSelector: {}}]}]\n"
+	if r := s.run(np, "apply", "-f", "-"); r.code != 0 || !strings.Contains(r.stdout, "networkpolicy.networking.k8s.io/db created") || !strings.Contains(r.stderr, "not enforced yet") {
+		t.Errorf("kubectl apply of a NetworkPolicy: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if out := s.ok("", "get", "netpol", "-n", "shop"); !regexp.MustCompile(`(?m)^NAME\s+POD-SELECTOR\s+AGE\ndb\s+app=db\s+`).MatchString(out) {
+		t.Errorf("kubectl get netpol:\n%s", out)
+	}
+	s.expect([]string{"explain", "networkpolicy.spec.podSelector"}, "podSelector")
 	// A Job's selector is generated from its uid (kubectl finds its pods by it).
 	s.expect([]string{"create", "job", "once", "-n", "shop", "--image=kobune.local/busybox:1.35", "--", "true"}, "job.batch/once created")
 	s.expect([]string{"describe", "job", "once", "-n", "shop"}, "Selector:", "batch.kubernetes.io/controller-uid=")
