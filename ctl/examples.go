@@ -63,7 +63,10 @@ var examples = map[string]string{
   # A node: conditions, capacity, its pods and what they ask for
   kobectl describe node node-1`,
 	"kobectl explain-path": `  # The nftables rules a packet to Service web takes on node-1
-  kobectl explain-path svc/web -n demo --node node-1`,
+  kobectl explain-path svc/web -n demo --node node-1
+
+  # May pod client reach pod db on 5432? Which policy allows it, or what is missing
+  kobectl explain-path pod/client --to pod/db --port 5432 -n demo`,
 	"kobectl pki init": `  # The lab's certificates and kubeconfigs, in /etc/kobune/pki
   kobectl pki init --dir /etc/kobune/pki --apiserver-url https://172.31.0.1:6443 --node node-1 --node node-2`,
 	"kobectl replace": `  # Replace an object with the file's version (its resourceVersion, if set, must still be current)

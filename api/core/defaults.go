@@ -196,8 +196,23 @@ func SetDefaultsSecret(s *Secret) {
 	s.StringData = nil
 }
 
-// SetDefaultsNamespace sets the phase and the "kubernetes" finalizer.
+// LabelMetadataName is the label every namespace carries with its own
+// name.
+const LabelMetadataName = "kubernetes.io/metadata.name"
+
+// SetDefaultsNamespace sets the phase, the "kubernetes" finalizer and the
+// kubernetes.io/metadata.name label.
 func SetDefaultsNamespace(n *Namespace) {
+	if n.Name != "" { // as Kubernetes: the name as a label, for namespaceSelectors (written on every write)
+		if n.Labels[LabelMetadataName] != n.Name {
+			labels := make(map[string]string, len(n.Labels)+1)
+			for k, v := range n.Labels {
+				labels[k] = v
+			}
+			labels[LabelMetadataName] = n.Name
+			n.Labels = labels
+		}
+	}
 	if n.Status.Phase == "" {
 		n.Status.Phase = NamespaceActive
 	}
