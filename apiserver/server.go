@@ -17,6 +17,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/version"
@@ -253,7 +254,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
-	s.admission.Mutators = append(s.admission.Mutators, admission.CertificateSigningRequest{})
+	s.admission.Mutators = append(s.admission.Mutators, admission.CertificateSigningRequest{}, admission.DefaultIngressClass{Classes: ingressClasses{s.store}})
 	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
 	if err := s.newAuthorizer(); err != nil {
 		backend.close()
@@ -521,18 +522,31 @@ func (p priorityClasses) PriorityClass(ctx context.Context, name string) (*sched
 type storageClasses struct{ store *storage.Store }
 
 func (c storageClasses) StorageClasses(ctx context.Context) ([]*storagev1.StorageClass, error) {
-	kvs, _, err := c.store.List(ctx, storage.ListPrefix("storageclasses", ""))
+	return listStored[*storagev1.StorageClass](ctx, c.store, "storageclasses")
+}
+
+// ingressClasses lists IngressClasses for the DefaultIngressClass
+// admission step.
+type ingressClasses struct{ store *storage.Store }
+
+func (c ingressClasses) IngressClasses(ctx context.Context) ([]*networking.IngressClass, error) {
+	return listStored[*networking.IngressClass](ctx, c.store, "ingressclasses")
+}
+
+// listStored reads every stored object of a cluster-scoped resource.
+func listStored[T meta.Object](ctx context.Context, store *storage.Store, resource string) ([]T, error) {
+	kvs, _, err := store.List(ctx, storage.ListPrefix(resource, ""))
 	if err != nil {
 		return nil, err
 	}
-	k, _ := scheme.ByResource("storageclasses")
-	out := make([]*storagev1.StorageClass, 0, len(kvs))
+	k, _ := scheme.ByResource(resource)
+	out := make([]T, 0, len(kvs))
 	for _, kv := range kvs {
 		o, err := k.Decode(kv.Value)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, o.(*storagev1.StorageClass))
+		out = append(out, o.(T))
 	}
 	return out, nil
 }

@@ -61,6 +61,14 @@ spec:
 			t.Errorf("kobectl %v: %d\n%s%s", tc.args, r.code, r.stdout, r.stderr)
 		}
 	}
+	// An Ingress that names no class gets the default one (DefaultIngressClass).
+	plain := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: plain}\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n"
+	if r := kobectl(t, s, plain, "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply plain: %+v", r)
+	}
+	if r := kobectl(t, s, "", "get", "ing", "plain", "-o", "jsonpath={.spec.ingressClassName}"); r.stdout != "kobune" {
+		t.Errorf("an Ingress without a class got %q, want the default class kobune (%s)", r.stdout, r.stderr)
+	}
 	// Bad input names the field and stores nothing.
 	for _, tc := range []struct{ doc, want string }{
 		{"apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: bad}\nspec:\n  podSelector: {}\n  ingress: [{ports: [{port: 90, endPort: 80}]}]\n",

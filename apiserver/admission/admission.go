@@ -100,6 +100,7 @@ type NamespaceGetter interface {
 //	            DefaultTolerationSeconds — pods tolerate not-ready/unreachable nodes for a while
 //	            StorageObjectInUseProtection — new claims and volumes get their protection finalizer
 //	            DefaultStorageClass — a new claim that names no class gets the default one
+//	            (DefaultIngressClass and CertificateSigningRequest are added by the server)
 //	validating: NamespaceLifecycle  — the namespace must exist and not be terminating
 //	            Validation          — the kind's rules, with field paths
 func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter, defaultTolerationSeconds int64, storageClasses StorageClassLister) *Chain {

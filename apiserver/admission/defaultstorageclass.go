@@ -37,17 +37,7 @@ func (d DefaultStorageClass) Admit(ctx context.Context, a *Attributes) error {
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "look up the default storage class: %v", err)
 	}
-	var def *storage.StorageClass
-	for _, c := range classes {
-		if c.Annotations[core.AnnDefaultStorageClass] != "true" {
-			continue
-		}
-		if def == nil || c.CreationTimestamp.After(def.CreationTimestamp.Time) ||
-			(c.CreationTimestamp.Equal(def.CreationTimestamp.Time) && c.Name < def.Name) {
-			def = c
-		}
-	}
-	if def != nil {
+	if def, ok := newestDefault(classes, core.AnnDefaultStorageClass); ok {
 		name := def.Name
 		claim.Spec.StorageClassName = &name
 	}
