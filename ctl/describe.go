@@ -13,6 +13,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
@@ -183,6 +184,10 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 		for _, k := range keys { // sizes only, as kubectl: describe shows no secret
 			fmt.Fprintf(tw, "%s:\t%d bytes\n", k, len(x.Data[k]))
 		}
+	case *networking.NetworkPolicy:
+		describeNetworkPolicy(tw, x)
+	case *networking.Ingress:
+		describeIngress(tw, x)
 	default:
 		if !describeWorkload(tw, obj) {
 			b, _ := json.Marshal(obj)

@@ -61,6 +61,20 @@ spec:
 			t.Errorf("kobectl %v: %d\n%s%s", tc.args, r.code, r.stdout, r.stderr)
 		}
 	}
+	// describe in kubectl's words.
+	r = kobectl(t, s, "", "describe", "netpol", "db-from-web")
+	for _, want := range []string{"Spec:", "PodSelector:", "app=db", "Allowing ingress traffic:", "To Port: 5432/TCP", "From:", "PodSelector: app=web",
+		"Not affecting egress traffic", "Policy Types:", "Ingress"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("describe netpol lacks %q:\n%s%s", want, r.stdout, r.stderr)
+			break
+		}
+	}
+	r = kobectl(t, s, "", "describe", "ing", "shop")
+	if r.code != 0 || !regexp.MustCompile(`Ingress Class:\s+kobune`).MatchString(r.stdout) || !regexp.MustCompile(`(?m)^\s+shop\.example\.com\s*\n\s+/\s+web:80$`).MatchString(r.stdout) ||
+		!strings.Contains(r.stdout, "shop-tls terminates shop.example.com") {
+		t.Errorf("describe ing:\n%s%s", r.stdout, r.stderr)
+	}
 	// An Ingress that names no class gets the default one (DefaultIngressClass).
 	plain := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: plain}\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n"
 	if r := kobectl(t, s, plain, "apply", "-f", "-"); r.code != 0 {
