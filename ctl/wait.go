@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -238,6 +239,13 @@ func waitOne(ctx context.Context, c *client.Client, k *scheme.Kind, ns, name str
 		ev, err := stream.Next()
 		if err != nil {
 			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The server ends the watch at its copy of the deadline, a
+			// moment before the client's own timer fires (seen under the
+			// race detector as a bare EOF): that is the timeout too.
+			if dl, ok := ctx.Deadline(); ok && errors.Is(err, io.EOF) && time.Until(dl) < time.Second {
+				<-ctx.Done()
 				return ctx.Err()
 			}
 			return err
