@@ -3,7 +3,6 @@ package ctl
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"sort"
 	"strings"
 
@@ -87,17 +86,7 @@ func policyEndpoint(ctx context.Context, c *client.Client, ns, ref string) (name
 	if err != nil {
 		return namedEndpoint{}, err
 	}
-	e := networking.Endpoint{Pod: true, Namespace: ns, Name: name, Labels: p.Labels}
-	if ip, err := netip.ParseAddr(p.Status.PodIP); err == nil {
-		e.IP = ip
-	}
-	for _, ct := range p.Spec.Containers {
-		for _, cp := range ct.Ports {
-			if cp.Name != "" {
-				e.Ports = append(e.Ports, networking.NamedPort{Name: cp.Name, Protocol: string(cp.Protocol), Port: cp.ContainerPort})
-			}
-		}
-	}
+	e := networking.PodEndpoint(p)
 	where := p.Status.PodIP
 	if p.Spec.NodeName != "" {
 		where += ", node " + p.Spec.NodeName

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/selector"
 )
@@ -85,7 +86,7 @@ func decideSide(policies []*NetworkPolicy, nsLabels map[string]map[string]string
 	}
 	var d DirectionVerdict
 	for _, np := range policies {
-		if np.Namespace != self.Namespace || !hasType(np, dir) || !matches(&np.Spec.PodSelector, self.Labels) {
+		if np.Namespace != self.Namespace || !HasType(np, dir) || !matches(&np.Spec.PodSelector, self.Labels) {
 			continue
 		}
 		key := np.Namespace + "/" + np.Name
@@ -115,10 +116,10 @@ func decideSide(policies []*NetworkPolicy, nsLabels map[string]map[string]string
 	return d
 }
 
-// hasType reports whether the policy restricts this direction: its
+// HasType reports whether the policy restricts this direction: its
 // policyTypes, or, when it has none (not defaulted), Ingress always and
 // Egress when it has egress rules.
-func hasType(np *NetworkPolicy, dir string) bool {
+func HasType(np *NetworkPolicy, dir string) bool {
 	types := np.Spec.PolicyTypes
 	if len(types) == 0 {
 		types = []string{PolicyTypeIngress}
@@ -197,22 +198,50 @@ func peersMatch(peers []NetworkPolicyPeer, policyNS string, e Endpoint, nsLabels
 			}
 			continue
 		}
-		if !e.Pod {
-			continue
+		if PeerSelectsPod(p, policyNS, e, nsLabels) {
+			return true
 		}
-		if p.NamespaceSelector != nil {
-			if !matches(p.NamespaceSelector, nsLabels[e.Namespace]) {
-				continue
-			}
-		} else if e.Namespace != policyNS {
-			continue
-		}
-		if p.PodSelector != nil && !matches(p.PodSelector, e.Labels) {
-			continue
-		}
-		return true
 	}
 	return false
+}
+
+// PeerSelectsPod reports whether a pod peer (podSelector and/or
+// namespaceSelector; not an ipBlock) of a policy in policyNS selects e.
+func PeerSelectsPod(p NetworkPolicyPeer, policyNS string, e Endpoint, nsLabels map[string]map[string]string) bool {
+	if !e.Pod || p.IPBlock != nil {
+		return false
+	}
+	if p.NamespaceSelector != nil {
+		if !matches(p.NamespaceSelector, nsLabels[e.Namespace]) {
+			return false
+		}
+	} else if e.Namespace != policyNS {
+		return false
+	}
+	return p.PodSelector == nil || matches(p.PodSelector, e.Labels)
+}
+
+// SelectsPod reports whether the policy applies to pod e (of its
+// namespace, matching its podSelector), in whichever direction.
+func SelectsPod(np *NetworkPolicy, e Endpoint) bool {
+	return e.Pod && np.Namespace == e.Namespace && matches(&np.Spec.PodSelector, e.Labels)
+}
+
+// PodEndpoint is a pod as NetworkPolicy sees it: namespace, labels, its
+// address (invalid while it has none) and named container ports.
+func PodEndpoint(p *core.Pod) Endpoint {
+	e := Endpoint{Pod: true, Namespace: p.Namespace, Name: p.Name, Labels: p.Labels}
+	if ip, err := netip.ParseAddr(p.Status.PodIP); err == nil {
+		e.IP = ip
+	}
+	for _, ct := range p.Spec.Containers {
+		for _, cp := range ct.Ports {
+			if cp.Name != "" {
+				e.Ports = append(e.Ports, NamedPort{Name: cp.Name, Protocol: cmpOr(string(cp.Protocol), "TCP"), Port: cp.ContainerPort})
+			}
+		}
+	}
+	return e
 }
 
 // ipBlockContains reports whether ip is in the block's CIDR and in none of
