@@ -14,10 +14,12 @@ import (
 
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/probe"
+	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/client"
@@ -80,6 +82,9 @@ type Config struct {
 	// Proxy, when set, programs this node's Service rules from the
 	// Services and EndpointSlices (kube-proxy; nil for simulated nodes).
 	Proxy *proxy.Proxy
+	// NetworkPolicy, when set, enforces the NetworkPolicies that select
+	// this node's pods (the network plugin's part; agent/netpol).
+	NetworkPolicy *netpol.Enforcer
 	// ClusterDomain, when set (with Proxy), makes the agent serve cluster
 	// DNS for it on the node's address (clusterdns.go).
 	ClusterDomain string
@@ -135,6 +140,12 @@ type Agent struct {
 	// services feed the Service link variables and the proxy; slices the proxy.
 	services  *client.Informer[*core.Service]
 	slices    *client.Informer[*discovery.EndpointSlice]
+	// allPods, namespaces and policies feed NetworkPolicy enforcement
+	// (peers are any pod of the cluster).
+	allPods    *client.Informer[*core.Pod]
+	namespaces *client.Informer[*core.Namespace]
+	policies   *client.Informer[*networking.NetworkPolicy]
+	netpolLoop *reconcile.Loop
 	proxyLoop *reconcile.Loop
 	// podLoop reconciles pods (syncPod), Config.Workers at a time;
 	// routeLoop programs the routes to other nodes, when the agent routes.
@@ -228,6 +239,9 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 			OnUpdate: func(_, _ *core.Service) { a.proxyLoop.Queue.Add(proxyKey) }, OnDelete: func(*core.Service) { a.proxyLoop.Queue.Add(proxyKey) }})
 		a.slices.AddHandler(client.Handler[*discovery.EndpointSlice]{OnAdd: func(*discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) },
 			OnUpdate: func(_, _ *discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) }, OnDelete: func(*discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) }})
+	}
+	if cfg.NetworkPolicy != nil {
+		a.watchPolicies(c)
 	}
 	if src, ok := rt.(runtime.EventSource); ok {
 		src.OnEvent(func(p *core.Pod, typ, reason, message string) { a.event(p, typ, reason, message) })
@@ -330,6 +344,17 @@ func (a *Agent) Run(ctx context.Context) error {
 		run(a.slices.Run)
 		synced = append(synced, a.slices.HasSynced)
 	}
+	if a.netpolLoop != nil {
+		for _, r := range []func(context.Context){a.allPods.Run, a.namespaces.Run, a.policies.Run} {
+			run(r)
+		}
+		if a.slices == nil {
+			a.cfg.Logf("NetworkPolicy: no node proxy, so the cluster DNS is no policy peer")
+		}
+		// Policies hold before the first pod starts: a pod the agent
+		// starts is isolated from its first packet.
+		synced = append(synced, a.allPods.HasSynced, a.namespaces.HasSynced, a.policies.HasSynced)
+	}
 	if a.cfg.ServiceRoute != nil {
 		if err := a.cfg.ServiceRoute(ctx); err != nil {
 			a.cfg.Logf("route for Service IPs: %v (connections from this node to Services may fail)", err)
@@ -352,6 +377,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.housekeeping(ctx)
 	if a.volumes != nil && a.volumes.CSI != nil {
 		run(a.csiLoop)
+	}
+	if a.netpolLoop != nil {
+		a.netpolLoop.Queue.Add(netpolKey)
+		run(a.netpolLoop.Run)
 	}
 	run(a.podLoop.Run)
 	if a.proxyLoop != nil {

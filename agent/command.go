@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/knftables"
 
+	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/proxy"
@@ -39,8 +40,11 @@ type Command struct {
 	LogBinary string
 	// Proxy programs the node's Service rules (kube-proxy) with the
 	// containerd runtime; ServiceCIDR is the cluster's Service range.
-	Proxy       bool
-	ServiceCIDR string
+	Proxy bool
+	// NetworkPolicy enforces NetworkPolicies for the node's pods
+	// (agent/netpol), in nftables table ip kobune-netpol.
+	NetworkPolicy bool
+	ServiceCIDR   string
 	// ClusterCIDR is every node's pod range (kube-proxy's --cluster-cidr).
 	ClusterCIDR string
 	// ClusterDNS and ClusterDomain go into pods' resolv.conf (the
@@ -85,6 +89,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ClusterDNS, "cluster-dns", "10.96.0.10", "the cluster DNS address pods' resolv.conf names (the kube-dns Service; empty: the node's resolvers)")
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
 	fs.BoolVar(&c.DNS, "dns", true, "serve cluster DNS on the node's address, port 53, for this node's pods (with --proxy)")
+	fs.BoolVar(&c.NetworkPolicy, "network-policy", true, "enforce the NetworkPolicies that select this node's pods, in nftables (containerd runtime only)")
 	fs.BoolVar(&c.Proxy, "proxy", true, "program this node's Service rules in nftables (kube-proxy's job; containerd runtime only)")
 	fs.StringVar(&c.ClusterCIDR, "cluster-cidr", "10.244.0.0/16", "every node's pod range (kobune-controller's --cluster-cidr): Service traffic from this node's pods to an endpoint outside it (the API server) is masqueraded")
 	fs.StringVar(&c.ServiceCIDR, "service-cluster-ip-range", "10.96.0.0/16", "the cluster's Service range (kobune-apiserver's --service-cluster-ip-range), routed on nodes that have no route for it")
@@ -259,6 +264,17 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 		if c.DNS {
 			cfg.ClusterDomain = c.ClusterDomain
 		}
+	}
+	if c.NetworkPolicy {
+		nft, err := knftables.New(knftables.IPv4Family, netpol.Table, knftables.UseNetlink)
+		if err != nil {
+			ctrd.Close()
+			return nil, nil, fmt.Errorf("NetworkPolicy: %w (install nftables: apt-get install -y nftables; or run with --network-policy=false)", err)
+		}
+		if err := netpol.CheckBridgeNetfilter(); err != nil {
+			log.Printf("kobune-agent: %v", err)
+		}
+		cfg.NetworkPolicy = netpol.New(c.NodeName, nft)
 	}
 	return ctrd, func() { ctrd.Close() }, nil
 }

@@ -14,8 +14,9 @@ import (
 // explainPolicy answers "may pod A reach pod B on this port?" from the
 // live NetworkPolicies, pods and namespaces: each side's selecting
 // policies, the rule that allows the connection, or, when none does, the
-// rule that is missing. It is the verdict Kubernetes specifies; Kobune's
-// nodes do not enforce NetworkPolicies yet, and the answer says so.
+// rule that is missing. It is the verdict Kubernetes specifies, computed
+// by the same model (api/networking.Decide) the agents' nftables rules are
+// held to (agent/netpol, test/e2e's reachability test).
 func (o *Options) explainPolicy(ctx context.Context, c *client.Client, from, to, toNamespace, protocol string, port int32) error {
 	protocol = strings.ToUpper(protocol)
 	if protocol != "TCP" && protocol != "UDP" && protocol != "SCTP" {
@@ -67,7 +68,6 @@ func (o *Options) explainPolicy(ctx context.Context, c *client.Client, from, to,
 		verdict = "denied"
 	}
 	fmt.Fprintf(o.Out, "Verdict: %s\n", verdict)
-	fmt.Fprintln(o.Out, "Note: kobune's nodes do not enforce NetworkPolicies yet: this is the verdict Kubernetes specifies, and today the connection passes either way.")
 	return nil
 }
 

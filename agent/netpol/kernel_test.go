@@ -6,13 +6,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"golang.org/x/sys/unix"
 	"sigs.k8s.io/knftables"
 
 	"github.com/kobune/kobune/api/core"
@@ -143,7 +140,9 @@ func (l *bridgeLab) table(t *testing.T, proto string, port int32) string {
 			go func() {
 				defer wg.Done()
 				dstIP := reachability.ModelIP(dst[:1], dst[2:])
-				err := inNetns(ns, func() error { return probe(proto, net.JoinHostPort(dstIP.String(), fmt.Sprint(port))) })
+				err := reachability.InNetns("/var/run/netns/"+ns, func() error {
+					return reachability.Probe(proto, net.JoinHostPort(dstIP.String(), fmt.Sprint(port)))
+				})
 				mu.Lock()
 				ok[src+" "+dst] = err == nil
 				mu.Unlock()
@@ -154,37 +153,13 @@ func (l *bridgeLab) table(t *testing.T, proto string, port int32) string {
 	return reachability.Table(func(src, dst string) bool { return ok[src+" "+dst] })
 }
 
-// probe connects and reads the server's answer (1 s).
-func probe(proto, addr string) error {
-	c, err := net.DialTimeout(strings.ToLower(proto), addr, time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if proto == "UDP" {
-		if _, err := c.Write([]byte("hello")); err != nil {
-			return err
-		}
-	}
-	b := make([]byte, 16)
-	n, err := c.Read(b)
-	if err != nil {
-		return err
-	}
-	if string(b[:n]) != "ok" && string(b[:n]) != "hello" {
-		return fmt.Errorf("answer %q", b[:n])
-	}
-	return nil
-}
-
 // serve listens in the namespace on 80 and 81, TCP (says "ok") and UDP
 // (echoes); the sockets stay in that namespace whatever thread serves
 // them.
 func serve(t *testing.T, netns string) {
 	t.Helper()
 	var ls []io.Closer
-	err := inNetns(netns, func() error {
+	err := reachability.InNetns("/var/run/netns/"+netns, func() error {
 		for _, port := range reachability.Ports {
 			tl, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 			if err != nil {
@@ -226,26 +201,4 @@ func serve(t *testing.T, netns string) {
 			_ = l.Close()
 		}
 	})
-}
-
-// inNetns runs f on a thread of its own in the named network namespace;
-// the thread is not given back to the runtime afterwards (it stays
-// locked and ends with the goroutine).
-func inNetns(name string, f func() error) error {
-	errs := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		fd, err := unix.Open("/var/run/netns/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errs <- err
-			return
-		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-			errs <- err
-			return
-		}
-		errs <- f()
-	}()
-	return <-errs
 }

@@ -38,6 +38,7 @@ import (
 	"encoding/base32"
 	"fmt"
 	"net/netip"
+	"os"
 	"sort"
 	"strings"
 
@@ -514,4 +515,22 @@ func DNSEndpoints(slices []*discovery.EndpointSlice, managedBy string) []network
 		}
 	}
 	return out
+}
+
+// bridgeNetfilter is the switch that hands bridged IPv4 to the IPv4 hooks.
+const bridgeNetfilter = "/proc/sys/net/bridge/bridge-nf-call-iptables"
+
+// CheckBridgeNetfilter says what to do when pods on one bridge would
+// bypass the rules: without br_netfilter (or with it switched off in this
+// network namespace) packets between two pods of the node never reach the
+// forward hook, and policies hold only between nodes.
+func CheckBridgeNetfilter() error {
+	b, err := os.ReadFile(bridgeNetfilter)
+	if err != nil {
+		return fmt.Errorf("NetworkPolicy between pods of this node is not enforced: %s is missing (load the module: modprobe br_netfilter)", bridgeNetfilter)
+	}
+	if strings.TrimSpace(string(b)) != "1" {
+		return fmt.Errorf("NetworkPolicy between pods of this node is not enforced: %s is 0 (sysctl -w net.bridge.bridge-nf-call-iptables=1)", bridgeNetfilter)
+	}
+	return nil
 }

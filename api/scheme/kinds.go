@@ -70,8 +70,8 @@ func buildKinds() []*Kind {
 			func(e *discovery.EndpointSlice) map[string]string {
 				return map[string]string{"addressType": e.AddressType}
 			}),
-		notActedOn(kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", []string{"netpol"}, true, false, networking.SetDefaultsNetworkPolicy,
-			networking.ValidateNetworkPolicy, nil, nil), "not enforced yet: no node programs network policy rules, so every pod still reaches every other"),
+		kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", []string{"netpol"}, true, false, networking.SetDefaultsNetworkPolicy,
+			networking.ValidateNetworkPolicy, nil, nil),
 		notActedOn(kind("Ingress", "networking.k8s.io/v1", "ingresses", []string{"ing"}, true, true, nil, networking.ValidateIngress, nil, nil),
 			"no ingress controller yet: nothing serves its routes"),
 		notActedOn(kind("IngressClass", "networking.k8s.io/v1", "ingressclasses", nil, false, false, nil, networking.ValidateIngressClass,

@@ -39,8 +39,9 @@ func join(lists ...[]string) []string {
 // NodeRules are what an agent may do beyond the graph (the system:node
 // ClusterRole, which the Node authorizer applies; NodeRestriction narrows
 // the writes to its own objects): kubelet's part (its Node and Lease, its
-// pods and their status, events, CSINode) and kube-proxy's and the DNS's
-// (Services, EndpointSlices).
+// pods and their status, events, CSINode), kube-proxy's and the DNS's
+// (Services, EndpointSlices) and the network plugin's (namespaces,
+// NetworkPolicies).
 var NodeRules = []rbac.PolicyRule{
 	rule(join(read, []string{"create", "update", "patch", "delete"}), "", "nodes"),
 	rule([]string{"update", "patch"}, "", "nodes/status"),
@@ -54,6 +55,11 @@ var NodeRules = []rbac.PolicyRule{
 	rule([]string{"get", "create", "update", "patch", "delete"}, "coordination.k8s.io", "leases"),
 	rule([]string{"get", "create", "update", "patch", "delete"}, "storage.k8s.io", "csinodes"),
 	rule(read, "storage.k8s.io", "storageclasses"),
+	// And the network plugin's (Calico's or Cilium's agent, which have
+	// their own ServiceAccounts on Kubernetes): it enforces NetworkPolicies,
+	// whose peers are chosen by pod and namespace labels.
+	rule(read, "", "namespaces"),
+	rule(read, "networking.k8s.io", "networkpolicies"),
 	// Its node API's serving certificate, asked for after joining.
 	rule([]string{"create", "get", "list", "watch"}, "certificates.k8s.io", "certificatesigningrequests"),
 }
