@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/agent/containerlog"
+	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
@@ -412,10 +413,33 @@ func listenNodeAPI(addr string) (net.Listener, error) {
 // ServicePath implements nodepb.NodeAPIServer: the node proxy reads the
 // way of a packet to a Service port from this node's live table.
 func (s *nodeServer) ServicePath(ctx context.Context, req *nodepb.ServicePathRequest) (*nodepb.ServicePathReply, error) {
+	if req.Policy != "" {
+		return s.policyPath(ctx, req)
+	}
 	if s.a.cfg.Proxy == nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "node %s runs no Service proxy (kobune-agent --proxy=false, or a simulated node)", s.a.cfg.Node.Name)
 	}
 	hops, err := s.a.cfg.Proxy.Explain(ctx, proxy.NFTChainText, req.Ip, req.Protocol, req.Port, req.SourceIp)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "reading node %s's rules: %v", s.a.cfg.Node.Name, err)
+	}
+	out := &nodepb.ServicePathReply{}
+	for _, h := range hops {
+		out.Hops = append(out.Hops, &nodepb.PathHop{Object: h.Object, Lines: h.Lines, Explain: h.Explain})
+	}
+	return out, nil
+}
+
+// policyPath reads the NetworkPolicy rules this node applies to a pod in
+// one direction from the kernel's table.
+func (s *nodeServer) policyPath(ctx context.Context, req *nodepb.ServicePathRequest) (*nodepb.ServicePathReply, error) {
+	if s.a.cfg.NetworkPolicy == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "node %s enforces no NetworkPolicy (kobune-agent --network-policy=false, or a simulated node)", s.a.cfg.Node.Name)
+	}
+	if req.Policy != "ingress" && req.Policy != "egress" {
+		return nil, status.Errorf(codes.InvalidArgument, "policy %q: ingress or egress", req.Policy)
+	}
+	hops, err := netpol.Explain(ctx, netpol.NFTListText, req.Ip, req.Policy)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "reading node %s's rules: %v", s.a.cfg.Node.Name, err)
 	}

@@ -299,8 +299,13 @@ func (s *Server) PodPortForward(stream apipb.ResourceAPI_PodPortForwardServer) e
 // ServicePath asks a node's agent for the way a packet to a Service port
 // takes through its rules (kobectl explain-path).
 func (s *Server) ServicePath(ctx context.Context, req *apipb.ServicePathRequest) (*apipb.ServicePathReply, error) {
-	if req.Node == "" || net.ParseIP(req.Ip) == nil || req.Port < 1 || req.Port > 65535 {
-		return nil, invalid("servicePath: node, a valid ip and a port (1-65535) are required")
+	switch {
+	case req.Policy != "" && req.Policy != "ingress" && req.Policy != "egress":
+		return nil, invalid("servicePath: policy %q: ingress or egress", req.Policy)
+	case req.Node == "" || net.ParseIP(req.Ip) == nil:
+		return nil, invalid("servicePath: node and a valid ip are required")
+	case req.Policy == "" && (req.Port < 1 || req.Port > 65535):
+		return nil, invalid("servicePath: a port (1-65535) is required")
 	}
 	addr, err := s.nodeAddr(ctx, req.Node)
 	if err != nil {
@@ -311,7 +316,7 @@ func (s *Server) ServicePath(ctx context.Context, req *apipb.ServicePathRequest)
 		return nil, err
 	}
 	defer closeConn()
-	r, err := nc.ServicePath(ctx, &nodepb.ServicePathRequest{Ip: req.Ip, Protocol: req.Protocol, Port: req.Port, SourceIp: req.SourceIp})
+	r, err := nc.ServicePath(ctx, &nodepb.ServicePathRequest{Ip: req.Ip, Protocol: req.Protocol, Port: req.Port, SourceIp: req.SourceIp, Policy: req.Policy})
 	if err != nil {
 		return nil, err
 	}

@@ -388,7 +388,18 @@ type PathHop struct {
 // ip:port/protocol (from sourceIP, when a pod sends it) goes through that
 // node's Service rules.
 func (c *Client) ServicePath(ctx context.Context, node, ip, protocol string, port int32, sourceIP string) ([]PathHop, error) {
-	r, err := c.API.ServicePath(ctx, &apipb.ServicePathRequest{Node: node, Ip: ip, Protocol: protocol, Port: port, SourceIp: sourceIP})
+	return c.path(ctx, &apipb.ServicePathRequest{Node: node, Ip: ip, Protocol: protocol, Port: port, SourceIp: sourceIP})
+}
+
+// PolicyPath asks node's agent for the NetworkPolicy rules it applies to
+// the pod at ip in direction ("ingress" or "egress"), as its kernel has
+// them (the same nodes/proxy permission as ServicePath).
+func (c *Client) PolicyPath(ctx context.Context, node, ip, direction string) ([]PathHop, error) {
+	return c.path(ctx, &apipb.ServicePathRequest{Node: node, Ip: ip, Policy: direction})
+}
+
+func (c *Client) path(ctx context.Context, req *apipb.ServicePathRequest) ([]PathHop, error) {
+	r, err := c.API.ServicePath(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -22,28 +22,26 @@ import (
 func newExplainPathCommand(o *Options) *cobra.Command {
 	var port, from, nodeName, to, toNamespace, protocol string
 	cmd := &cobra.Command{
-		Use:   "explain-path (svc/NAME [--port NAME|NUMBER] [--from POD] [--node NODE] | pod/A --to pod/B [--to-namespace NS] --port N [--protocol TCP])",
+		Use:   "explain-path (svc/NAME [--port NAME|NUMBER] [--from POD] [--node NODE] | pod/A --to pod/B|svc/NAME [--to-namespace NS] --port N [--protocol TCP])",
 		Short: "Show the way a packet takes: a Service's nftables rules on a node, or the NetworkPolicy verdict between two pods (Kobune)",
 		Long: "Show the way a packet to a Service's cluster IP takes through a node's rules: the element of the\n" +
 			"service-ips verdict map, the Service port's chain, and each endpoint chain with its DNAT,\n" +
 			"read from the node's kernel by its agent. --from POD evaluates it on that pod's node, with the\n" +
 			"pod as the sender (masquerade, affinity); --node picks a node; by default every node is shown.\n\n" +
-			"pod/A --to pod/B --port N judges a connection by the NetworkPolicies: the policies that select\n" +
-			"each pod, the rule that allows it, or the rule that is missing.",
+			"pod/A --to pod/B --port N judges a connection by the NetworkPolicies: the route between the\n" +
+			"nodes, the policies that select each pod, the rule that allows it or the rule that is missing,\n" +
+			"and the rules each isolated side's node holds in its kernel. --to svc/NAME does it for every\n" +
+			"ready endpoint the Service may send the connection to (--port: the Service's port).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to != "" {
-				n, err := strconv.ParseInt(port, 10, 32)
-				if err != nil || n < 1 || n > 65535 {
-					return fmt.Errorf("--port %q: with --to, a port number from 1 to 65535", port)
-				}
 				c, err := o.Client()
 				if err != nil {
 					return err
 				}
 				ctx, cancel := ctxFor(cmd)
 				defer cancel()
-				return o.explainPolicy(ctx, c, args[0], to, toNamespace, protocol, int32(n))
+				return o.explainPolicy(ctx, c, args[0], to, toNamespace, protocol, port)
 			}
 			return o.explainPath(cmd, args[0], port, from, nodeName)
 		},
@@ -51,7 +49,7 @@ func newExplainPathCommand(o *Options) *cobra.Command {
 	cmd.Flags().StringVar(&port, "port", "", "the Service port, by name or number (default: every port); with --to, the destination port")
 	cmd.Flags().StringVar(&from, "from", "", "a pod sending the packet: its node, with its address as the source")
 	cmd.Flags().StringVar(&nodeName, "node", "", "the node whose rules to read (default: every node)")
-	cmd.Flags().StringVar(&to, "to", "", "with pod/A: the destination pod/B, judged by the NetworkPolicies")
+	cmd.Flags().StringVar(&to, "to", "", "with pod/A: the destination, pod/B or svc/NAME, judged by the NetworkPolicies")
 	cmd.Flags().StringVar(&protocol, "protocol", "TCP", "with --to: TCP, UDP or SCTP")
 	cmd.Flags().StringVar(&toNamespace, "to-namespace", "", "with --to: the destination pod's namespace (default: the source's, -n)")
 	return cmd

@@ -109,7 +109,8 @@ spec:
 
 // TestExplainPathBetweenPods: explain-path pod/A --to pod/B answers from
 // the live NetworkPolicies: not isolated, allowed by a named rule, or
-// denied with the missing rule; namespaces carry their name as a label.
+// denied with the missing rule; --to svc/NAME judges each endpoint after
+// the DNAT, on its target port; namespaces carry their name as a label.
 func TestExplainPathBetweenPods(t *testing.T) {
 	s := testserver.New(t)
 	objects := `apiVersion: v1
@@ -170,6 +171,36 @@ spec: {containers: [{name: sh, image: kobune.local/busybox:1.35}]}
 	if !strings.Contains(out, "pod tools/debug") || !strings.Contains(out, "Verdict: denied") ||
 		!strings.Contains(out, "{from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: tools}}, podSelector: {matchLabels: {app: debug}}}], ports: [{port: 5432, protocol: TCP}]}") {
 		t.Errorf("from another namespace:\n%s", out)
+	}
+	// Through a Service: judged after the DNAT, on the endpoint's port.
+	svc := `apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: shop}
+spec: {clusterIP: 10.96.7.7, selector: {app: db}, ports: [{name: pg, port: 80, targetPort: 5432}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: db-1, namespace: shop, labels: {kubernetes.io/service-name: db}}
+addressType: IPv4
+ports: [{name: pg, port: 5432, protocol: TCP}]
+endpoints: [{addresses: [10.244.2.4], conditions: {ready: true}, targetRef: {kind: Pod, name: db, namespace: shop}}]
+`
+	if r := kobectl(t, s, svc, "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply service: %+v", r)
+	}
+	out = explain("pod/web", "--to", "svc/db", "--port", "80", "-n", "shop")
+	for _, want := range []string{"Service shop/db port 80/TCP", "DNS: db.shop.svc answers 10.96.7.7", "DNATs a new connection to 10.96.7.7:80",
+		"Endpoint 1 of 1:", "pod shop/db", "port 5432/TCP", "allowed by shop/db ingress[0]", "Verdict: allowed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain-path to svc/db lacks %q:\n%s", want, out)
+		}
+	}
+	out = explain("pod/debug", "--to", "svc/db", "--to-namespace", "shop", "--port", "pg", "-n", "tools")
+	if !strings.Contains(out, "Verdict: denied") || !strings.Contains(out, "ports: [{port: 5432, protocol: TCP}]") {
+		t.Errorf("explain-path to svc/db from another namespace:\n%s", out)
+	}
+	if r := kobectl(t, s, "", "explain-path", "pod/web", "--to", "svc/db", "--port", "81", "-n", "shop"); r.code == 0 || !strings.Contains(r.stderr, `has no TCP port "81"`) {
+		t.Errorf("explain-path to a Service port that does not exist: %+v", r)
 	}
 	if r := kobectl(t, s, "", "explain-path", "pod/debug", "--to", "pod/db", "--port", "5432", "-n", "tools"); r.code == 0 || !strings.Contains(r.stderr, "not found") {
 		t.Errorf("explain-path to a pod not in -n without --to-namespace: %+v", r)

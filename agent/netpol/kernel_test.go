@@ -1,11 +1,13 @@
 package netpol
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +49,9 @@ func TestRulesHoldTheReachabilityModelInAKernel(t *testing.T) {
 			rs := Build("node-1", State{Pods: lab.pods, Namespaces: lab.namespaces, Policies: nps})
 			lab.load(t, rs)
 			got := lab.table(t, tc.Protocol, tc.Port)
+			if tc.Name == "policies add up" {
+				lab.explain(t)
+			}
 			if got != tc.Want {
 				t.Errorf("%s %d: the kernel's table (! where it differs)\n%swant\n%s\nrules:\n%s", tc.Protocol, tc.Port, reachability.Diff(got, tc.Want), tc.Want, rs)
 			}
@@ -201,4 +206,41 @@ func serve(t *testing.T, netns string) {
 			_ = l.Close()
 		}
 	})
+}
+
+// explain reads x/a's rules back from the kernel as the node API does
+// (both policies of the case "policies add up" select it for ingress):
+// the map element, its chain with the drop's counter — which the denied
+// probes of the table just made have counted — and each policy's rule.
+func (l *bridgeLab) explain(t *testing.T) {
+	t.Helper()
+	list := func(ctx context.Context, object string) ([]string, error) {
+		kind, name, _ := strings.Cut(object, " ")
+		out, err := exec.CommandContext(ctx, "ip", "netns", "exec", l.node, "nft", "list", kind, "ip", Table, name).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("%v: %s", err, out)
+		}
+		return parseList(string(out)), nil
+	}
+	hops, err := Explain(context.Background(), list, reachability.ModelIP("x", "a").String(), "ingress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, h := range hops {
+		fmt.Fprintf(&text, "%s\n  %s\n", h.Object, strings.Join(h.Lines, "\n  "))
+	}
+	got := text.String()
+	for _, want := range []string{"map ingress-pods\n  10.244.1.10 : jump ingress-", `comment "x/from-y ingress[0]"`, `comment "x/from-z-c ingress[0]"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explain of x/a's ingress lacks %q:\n%s", want, got)
+		}
+	}
+	if m := regexp.MustCompile(`counter packets (\d+) bytes \d+ drop`).FindStringSubmatch(got); m == nil || m[1] == "0" {
+		t.Errorf("explain of x/a's ingress: the drop counter should count the denied probes:\n%s", got)
+	}
+	hops, err = Explain(context.Background(), list, reachability.ModelIP("y", "a").String(), "egress")
+	if err != nil || len(hops) != 1 || !strings.Contains(hops[0].Explain, "no NetworkPolicy selects the pod for egress") {
+		t.Errorf("explain of y/a's egress (not isolated): %+v %v", hops, err)
+	}
 }

@@ -27,12 +27,15 @@ const (
 )
 
 type ServicePathRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
-	Ip            string                 `protobuf:"bytes,2,opt,name=ip,proto3" json:"ip,omitempty"`
-	Protocol      string                 `protobuf:"bytes,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
-	Port          int32                  `protobuf:"varint,4,opt,name=port,proto3" json:"port,omitempty"`
-	SourceIp      string                 `protobuf:"bytes,5,opt,name=source_ip,json=sourceIp,proto3" json:"source_ip,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Node     string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Ip       string                 `protobuf:"bytes,2,opt,name=ip,proto3" json:"ip,omitempty"`
+	Protocol string                 `protobuf:"bytes,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Port     int32                  `protobuf:"varint,4,opt,name=port,proto3" json:"port,omitempty"`
+	SourceIp string                 `protobuf:"bytes,5,opt,name=source_ip,json=sourceIp,proto3" json:"source_ip,omitempty"`
+	// policy, "ingress" or "egress": instead of a Service's way, the
+	// NetworkPolicy rules the node applies to the pod at ip in that direction.
+	Policy        string `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -98,6 +101,13 @@ func (x *ServicePathRequest) GetPort() int32 {
 func (x *ServicePathRequest) GetSourceIp() string {
 	if x != nil {
 		return x.SourceIp
+	}
+	return ""
+}
+
+func (x *ServicePathRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
 	}
 	return ""
 }
@@ -1747,13 +1757,14 @@ var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
 	"\n" +
-	"\tapi.proto\x12\rkobune.api.v1\"\x85\x01\n" +
+	"\tapi.proto\x12\rkobune.api.v1\"\x9d\x01\n" +
 	"\x12ServicePathRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x0e\n" +
 	"\x02ip\x18\x02 \x01(\tR\x02ip\x12\x1a\n" +
 	"\bprotocol\x18\x03 \x01(\tR\bprotocol\x12\x12\n" +
 	"\x04port\x18\x04 \x01(\x05R\x04port\x12\x1b\n" +
-	"\tsource_ip\x18\x05 \x01(\tR\bsourceIp\"E\n" +
+	"\tsource_ip\x18\x05 \x01(\tR\bsourceIp\x12\x16\n" +
+	"\x06policy\x18\x06 \x01(\tR\x06policy\"E\n" +
 	"\x10ServicePathReply\x121\n" +
 	"\x04hops\x18\x01 \x03(\v2\x1d.kobune.api.v1.ServicePathHopR\x04hops\"X\n" +
 	"\x0eServicePathHop\x12\x16\n" +

@@ -32,7 +32,11 @@ type ServicePathRequest struct {
 	Protocol string                 `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	Port     int32                  `protobuf:"varint,3,opt,name=port,proto3" json:"port,omitempty"`
 	// The sender's address, when it is a pod (masquerade, affinity).
-	SourceIp      string `protobuf:"bytes,4,opt,name=source_ip,json=sourceIp,proto3" json:"source_ip,omitempty"`
+	SourceIp string `protobuf:"bytes,4,opt,name=source_ip,json=sourceIp,proto3" json:"source_ip,omitempty"`
+	// policy, "ingress" or "egress": instead of a Service's way, the
+	// NetworkPolicy rules (table ip kobune-netpol) for the pod at ip in
+	// that direction.
+	Policy        string `protobuf:"bytes,5,opt,name=policy,proto3" json:"policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -91,6 +95,13 @@ func (x *ServicePathRequest) GetPort() int32 {
 func (x *ServicePathRequest) GetSourceIp() string {
 	if x != nil {
 		return x.SourceIp
+	}
+	return ""
+}
+
+func (x *ServicePathRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
 	}
 	return ""
 }
@@ -785,12 +796,13 @@ var File_node_proto protoreflect.FileDescriptor
 const file_node_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"node.proto\x12\x0ekobune.node.v1\"q\n" +
+	"node.proto\x12\x0ekobune.node.v1\"\x89\x01\n" +
 	"\x12ServicePathRequest\x12\x0e\n" +
 	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x12\n" +
 	"\x04port\x18\x03 \x01(\x05R\x04port\x12\x1b\n" +
-	"\tsource_ip\x18\x04 \x01(\tR\bsourceIp\"?\n" +
+	"\tsource_ip\x18\x04 \x01(\tR\bsourceIp\x12\x16\n" +
+	"\x06policy\x18\x05 \x01(\tR\x06policy\"?\n" +
 	"\x10ServicePathReply\x12+\n" +
 	"\x04hops\x18\x01 \x03(\v2\x17.kobune.node.v1.PathHopR\x04hops\"Q\n" +
 	"\aPathHop\x12\x16\n" +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -233,6 +234,22 @@ func TestNetworkPoliciesOnTheNodes(t *testing.T) {
 		if probe(src, svc.Spec.ClusterIP, "TCP", 8000) {
 			t.Errorf("%s → Service x/xa (%s:8000 → x/a): passed; only namespace y is allowed", src, svc.Spec.ClusterIP)
 		}
+	}
+
+	// explain-path through the Service: the endpoint, the route between
+	// the nodes, the policy, and x/a's node's rules read from its kernel
+	// (the drop counter has counted z's probes above).
+	out, errOut, code := kobectl(ctx, srv.Addr(), "explain-path", "-n", "z", "pod/b", "--to", "svc/xa", "--to-namespace", "x", "--port", "8000")
+	for _, want := range []string{"DNS: xa.x.svc answers " + svc.Spec.ClusterIP, "Endpoint 1 of 1:", "pod x/a (" + ips["x/a"], "route: ",
+		"selected by x/from-y; no rule of theirs allows this connection: denied", "rules (table ip kobune-netpol):", "map ingress-pods",
+		ips["x/a"] + " : jump ingress-", `comment "x/from-y ingress[0]"`, "Verdict: denied"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("explain-path z/b → svc/xa lacks %q (exit %d):\n%s%s", want, code, out, errOut)
+			break
+		}
+	}
+	if m := regexp.MustCompile(`counter packets (\d+) bytes \d+ drop`).FindStringSubmatch(out); m == nil || m[1] == "0" {
+		t.Errorf("explain-path z/b → svc/xa: x/a's drop counter should count z's dropped probes:\n%s", out)
 	}
 
 	// DNS under an egress policy that allows only the cluster DNS, written
