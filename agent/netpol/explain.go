@@ -51,12 +51,12 @@ func parseList(out string) []string {
 }
 
 // Explain reads the rules this node applies to the pod at ip for the
-// direction ("ingress" or "egress"): the verdict map's element, the pod's
-// chain (with the drop's counter: packets this pod's isolation dropped)
-// and each selecting policy's chain, rule by rule with the rule it comes
-// from.
+// direction ("ingress" or "egress"): the elements of the allowed set for
+// the pod (each with the rules it comes from) and, when the pod is
+// isolated, the verdict map's element and the pod's chain with its
+// counter of dropped connections.
 func Explain(ctx context.Context, list ListText, ip, direction string) ([]Hop, error) {
-	if direction != "ingress" && direction != "egress" {
+	if direction != dirIngress && direction != dirEgress {
 		return nil, fmt.Errorf("direction %q: ingress or egress", direction)
 	}
 	m := direction + "-pods"
@@ -68,29 +68,49 @@ func Explain(ctx context.Context, list ListText, ip, direction string) ([]Hop, e
 	for _, l := range elems {
 		for _, e := range strings.Split(l, ", ") {
 			if k, v, ok := strings.Cut(strings.TrimSpace(e), " : "); ok && k == ip {
-				chain = strings.TrimPrefix(v, "jump ")
+				chain = strings.TrimPrefix(strings.TrimPrefix(v, "goto "), "jump ")
 			}
 		}
 	}
 	if chain == "" {
 		return []Hop{{Object: "map " + m, Explain: fmt.Sprintf("%s has no element here: no NetworkPolicy selects the pod for %s on this node, so this node lets all its %s traffic pass", ip, direction, direction)}}, nil
 	}
-	hops := []Hop{{Object: "map " + m, Lines: []string{ip + " : jump " + chain}, Explain: "the pod is isolated for " + direction + ": its packets go through the chain of its policies"}}
+	set := "allow-" + chain
+	all, err := list(ctx, "set "+set)
+	if err != nil {
+		return nil, err
+	}
+	var mine []string
+	for _, l := range all {
+		mine = append(mine, splitElements(l)...)
+	}
+	const maxLines = 20
+	if len(mine) > maxLines {
+		mine = append(mine[:maxLines], fmt.Sprintf("... and %d more", len(mine)-maxLines))
+	}
+	what := "nothing: the selecting policies allow no " + direction + " at all"
+	if len(mine) > 0 {
+		what = "what the selecting policies allow, as peers . protocols . ports (one lookup for every new connection; a match passes)"
+	}
 	rules, err := list(ctx, "chain "+chain)
 	if err != nil {
 		return nil, err
 	}
-	hops = append(hops, Hop{Object: "chain " + chain, Lines: rules, Explain: "each selecting policy's chain in turn; a packet none of them accepts is dropped (the counter counts them)"})
-	for _, r := range rules {
-		policy, ok := strings.CutPrefix(r, "jump ")
-		if !ok {
-			continue
+	return []Hop{
+		{Object: "set " + set, Lines: mine, Explain: what},
+		{Object: "map " + m, Lines: []string{ip + " : goto " + chain}, Explain: "the pod is isolated for " + direction + ": what the set did not accept goes to its chain"},
+		{Object: "chain " + chain, Lines: rules, Explain: "dropped (the counter counts the connections this pod's isolation stopped)"},
+	}, nil
+}
+
+// splitElements splits a line of a set's listing at the commas between
+// elements (comments hold none: Kobune writes "; " between rules).
+func splitElements(l string) []string {
+	var out []string
+	for _, e := range strings.Split(l, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
 		}
-		prules, err := list(ctx, "chain "+policy)
-		if err != nil {
-			return nil, err
-		}
-		hops = append(hops, Hop{Object: "chain " + policy, Lines: prules, Explain: "a rule per allowed peers-and-port pair of one policy; the comment names the rule"})
 	}
-	return hops, nil
+	return out
 }

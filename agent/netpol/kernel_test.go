@@ -231,7 +231,8 @@ func (l *bridgeLab) explain(t *testing.T) {
 		fmt.Fprintf(&text, "%s\n  %s\n", h.Object, strings.Join(h.Lines, "\n  "))
 	}
 	got := text.String()
-	for _, want := range []string{"map ingress-pods\n  10.244.1.10 : jump ingress-", `comment "x/from-y ingress[0]"`, `comment "x/from-z-c ingress[0]"`} {
+	for _, want := range []string{"map ingress-pods\n  10.244.1.10 : goto ingress-", "\n  10.244.2.10-10.244.2.12 . 0-255 . 0-65535 comment \"x/from-y ingress[0]\"",
+		"\n  10.244.3.12 . 0-255 . 0-65535 comment \"x/from-z-c ingress[0]\""} {
 		if !strings.Contains(got, want) {
 			t.Errorf("explain of x/a's ingress lacks %q:\n%s", want, got)
 		}

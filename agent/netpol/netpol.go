@@ -15,21 +15,22 @@
 // pass, as Kubernetes requires. Replies and related packets of an allowed
 // connection pass by connection tracking, before any policy is looked at.
 //
-// The table's shape: two verdict maps keyed by the address of a local pod
-// that some policy isolates (`ingress-pods`, `egress-pods`) jump to a
-// chain per distinct set of selecting policies, which jumps to each
-// policy's chain and drops what none of them accepted. A policy's chain
-// has a rule per allowed (rule, port) pair, with the rule's peers in an
-// interval set of addresses (pods the selectors choose, ipBlocks less
-// their exceptions), so the number of rules does not grow with the number
-// of peers; named ports are looked up in sets of address . protocol .
-// port of every pod that has a container port of that name.
+// The table's shape: per direction, one set of everything allowed,
+// `ingress-allowed` with elements pod . peer addresses . protocols .
+// ports (ranges, each element commented with the rules it comes from),
+// looked up once per new connection whatever the number of policies,
+// pods or peers; what it does not accept and goes to a pod that some
+// policy isolates is dropped by that pod's chain (`ip daddr vmap
+// @ingress-pods`: one lookup), whose counter counts the drops. The
+// elements of a pod are made disjoint first (the kernel refuses
+// overlapping ranges in such a set): the rules' peers, protocols and
+// ports are cut into pieces and the peers of each piece merged.
 //
 // Every sync computes the whole table and, when it differs from what was
 // loaded last, replaces it in one nft transaction (the kernel swaps it
 // atomically; established connections are not touched). At teaching scale
-// this takes a few milliseconds of nft; the proxy's incremental netlink
-// path is not needed here.
+// this takes milliseconds of nft; the proxy's incremental netlink path is
+// not needed here.
 package netpol
 
 import (
@@ -54,11 +55,15 @@ const Table = "kobune-netpol"
 
 // Names of the table's fixed objects.
 const (
-	ingressPods  = "ingress-pods"
-	egressPods   = "egress-pods"
-	chainIngress = "ingress"        // forward hook: to a local pod
-	chainEgress  = "egress"         // forward hook: from a local pod
-	chainToNode  = "egress-to-node" // input hook: from a local pod to this node
+	chainForward = "forward"        // forward hook: between pods (of this node or across nodes)
+	chainToNode  = "input"          // input hook: from a local pod to this node
+	chainIngress = "ingress-check"  // the destination's part
+)
+
+// Directions, as the sets and maps are named.
+const (
+	dirIngress = "ingress"
+	dirEgress  = "egress"
 )
 
 // State is what the rules are computed from.
@@ -82,8 +87,6 @@ type Enforcer struct {
 	// loaded is the text of the last transaction the kernel took; ""
 	// after a start or a failure: the next sync loads in any case.
 	loaded string
-	// Last is the ruleset of the last successful sync (explain reads it).
-	Last *Ruleset
 }
 
 // New returns an enforcer for node over nft
@@ -97,38 +100,38 @@ func (e *Enforcer) Sync(ctx context.Context, st State) error {
 	rs.write(tx)
 	text := tx.String()
 	if text == e.loaded {
-		e.Last = rs
 		return nil
 	}
 	if err := e.nft.Run(ctx, tx); err != nil {
 		e.loaded = ""
 		return fmt.Errorf("nftables: %w", err)
 	}
-	e.loaded, e.Last = text, rs
+	e.loaded = text
 	return nil
 }
 
-// Ruleset is the table's variable part.
+// Ruleset is the table's variable part, per direction ("ingress",
+// "egress").
 type Ruleset struct {
-	// Chains: name → rules, in order. Pod chains end with a drop.
-	Chains map[string][]Rule
-	// Sets: name → elements; interval sets of addresses ("peers-…") or
-	// address . protocol . port ("port-…").
-	Sets map[string][]string
-	// Ingress, Egress: local pod address → the chain that judges it.
-	Ingress, Egress map[string]string
+	// Allowed are the elements of <direction>-allowed: "pod . peers .
+	// protocols . ports", each with the rules it comes from.
+	Allowed map[string][]Element
+	// Isolated: pod address → its chain (<direction>-pods' elements),
+	// which counts and drops what Allowed does not accept.
+	Isolated map[string]map[string]string
+	// Chains are the isolated pods' chains.
+	Chains map[string]string // chain → its comment (the pod and its policies)
 }
 
-// Rule is one rule in nft's syntax, with a comment naming where it comes
-// from ("namespace/policy ingress[0]").
-type Rule struct {
-	Text    string
+// Element is an allowed set's element and the rules it comes from.
+type Element struct {
+	Key     string
 	Comment string
 }
 
 // Build computes the node's ruleset.
 func Build(node string, st State) *Ruleset {
-	rs := &Ruleset{Chains: map[string][]Rule{}, Sets: map[string][]string{}, Ingress: map[string]string{}, Egress: map[string]string{}}
+	rs := &Ruleset{Allowed: map[string][]Element{}, Isolated: map[string]map[string]string{dirIngress: {}, dirEgress: {}}, Chains: map[string]string{}}
 	nsLabels := map[string]map[string]string{}
 	for _, n := range st.Namespaces {
 		nsLabels[n.Name] = n.Labels
@@ -152,62 +155,34 @@ func Build(node string, st State) *Ruleset {
 	sort.Slice(policies, func(i, j int) bool {
 		return policies[i].Namespace+"/"+policies[i].Name < policies[j].Namespace+"/"+policies[j].Name
 	})
-	named := map[string]bool{} // named-port sets in use
-	for _, dir := range []string{networking.PolicyTypeIngress, networking.PolicyTypeEgress} {
-		podChains := map[string][]string{} // local pod IP → its policies' chains
-		for _, np := range policies {
-			if !networking.HasType(np, dir) {
-				continue
-			}
-			var selected []string
-			for _, e := range local {
-				if networking.SelectsPod(np, e) {
-					selected = append(selected, e.IP.String())
+	sort.Slice(local, func(i, j int) bool { return local[i].IP.Less(local[j].IP) })
+	for _, dir := range []string{dirIngress, dirEgress} {
+		typ := networking.PolicyTypeIngress
+		if dir == dirEgress {
+			typ = networking.PolicyTypeEgress
+		}
+		for _, self := range local {
+			var names []string
+			var boxes []box
+			for _, np := range policies {
+				if !networking.HasType(np, typ) || !networking.SelectsPod(np, self) {
+					continue
 				}
+				names = append(names, np.Namespace+"/"+np.Name)
+				boxes = append(boxes, policyBoxes(np, dir, self, all, nsLabels)...)
 			}
-			if len(selected) == 0 {
-				continue // selects nothing here: no chain on this node
+			if len(names) == 0 {
+				continue // not isolated in this direction: nothing to do
 			}
-			chain := policyChain(np, dir)
-			rs.Chains[chain] = policyRules(rs, np, dir, all, nsLabels, named)
-			for _, ip := range selected {
-				podChains[ip] = append(podChains[ip], chain)
-			}
-		}
-		verdicts := rs.Ingress
-		if dir == networking.PolicyTypeEgress {
-			verdicts = rs.Egress
-		}
-		for ip, chains := range podChains {
-			name := strings.ToLower(dir) + "-" + hash(strings.Join(chains, ","))
-			if _, ok := rs.Chains[name]; !ok {
-				var rules []Rule
-				for _, c := range chains {
-					rules = append(rules, Rule{Text: "jump " + c})
-				}
-				rules = append(rules, Rule{Text: "counter drop", Comment: "isolated for " + strings.ToLower(dir) + ": no policy allows this"})
-				rs.Chains[name] = rules
-			}
-			verdicts[ip] = name
-		}
-	}
-	for set := range named {
-		proto, name, _ := strings.Cut(strings.TrimPrefix(set, "port-"), "-")
-		var elems []string
-		seen := map[string]bool{}
-		for _, e := range all {
-			for _, p := range e.Ports {
-				if p.Name == name && strings.EqualFold(p.Protocol, proto) {
-					el := fmt.Sprintf("%s . %s . %d", e.IP, proto, p.Port)
-					if !seen[el] {
-						seen[el] = true
-						elems = append(elems, el)
-					}
-				}
+			chain := fmt.Sprintf("%s-%s", dir, hash(self.Namespace+"/"+self.Name))
+			rs.Isolated[dir][self.IP.String()] = chain
+			rs.Chains[chain] = comment([]string{fmt.Sprintf("%s/%s isolated for %s by %s", self.Namespace, self.Name, dir, strings.Join(names, ", "))})
+			for _, el := range disjoint(boxes) {
+				rs.Allowed[dir] = append(rs.Allowed[dir], Element{
+					Key:     fmt.Sprintf("%s . %s . %s . %s", self.IP, el.peer.addrString(), el.proto.protoString(), el.port.portString()),
+					Comment: comment(el.rules)})
 			}
 		}
-		sort.Strings(elems)
-		rs.Sets[set] = elems
 	}
 	return rs
 }
@@ -220,24 +195,18 @@ func policyPod(p *core.Pod) bool {
 	return !p.Spec.HostNetwork && p.Status.PodIP != "" && p.Status.Phase != core.PodSucceeded && p.Status.Phase != core.PodFailed
 }
 
-func policyChain(np *networking.NetworkPolicy, dir string) string {
-	return fmt.Sprintf("np-%s-%s", strings.ToLower(dir)[:2], hash(np.Namespace+"/"+np.Name))
-}
-
-// policyRules are a policy's rules for one direction: per rule, per port
-// entry (or once without ports), the peers' set and the port, accept.
-func policyRules(rs *Ruleset, np *networking.NetworkPolicy, dir string, all []networking.Endpoint, nsLabels map[string]map[string]string, named map[string]bool) []Rule {
-	key := np.Namespace + "/" + np.Name
-	addr := "ip saddr" // ingress: the peer is the source
-	if dir == networking.PolicyTypeEgress {
-		addr = "ip daddr"
-	}
+// policyBoxes is what one policy's rules for one direction allow pod
+// self: per rule, its peers' addresses (everyone, without peers) times
+// each port entry's protocol and ports (every protocol and port, without
+// ports). A named port is the destination's: for ingress self's own
+// port of that name, for egress each peer pod's.
+func policyBoxes(np *networking.NetworkPolicy, dir string, self networking.Endpoint, all []networking.Endpoint, nsLabels map[string]map[string]string) []box {
 	type rule struct {
 		ports []networking.NetworkPolicyPort
 		peers []networking.NetworkPolicyPeer
 	}
 	var rules []rule
-	if dir == networking.PolicyTypeIngress {
+	if dir == dirIngress {
 		for _, r := range np.Spec.Ingress {
 			rules = append(rules, rule{r.Ports, r.From})
 		}
@@ -246,50 +215,82 @@ func policyRules(rs *Ruleset, np *networking.NetworkPolicy, dir string, all []ne
 			rules = append(rules, rule{r.Ports, r.To})
 		}
 	}
-	var out []Rule
+	var out []box
 	for i, r := range rules {
-		comment := fmt.Sprintf("%s %s[%d]", key, strings.ToLower(dir), i)
-		peer := ""
+		name := fmt.Sprintf("%s/%s %s[%d]", np.Namespace, np.Name, dir, i)
+		peers := []span{allAddrs}
 		if len(r.peers) > 0 {
-			set := fmt.Sprintf("peers-%s", hash(comment))
-			rs.Sets[set] = peerRanges(r.peers, np.Namespace, all, nsLabels)
-			peer = addr + " @" + set + " "
+			peers = peerSpans(r.peers, np.Namespace, all, nsLabels)
+		}
+		add := func(proto, port span) {
+			for _, p := range peers {
+				out = append(out, box{peer: p, proto: proto, port: port, rule: name})
+			}
 		}
 		if len(r.ports) == 0 {
-			out = append(out, Rule{Text: peer + "accept", Comment: comment})
+			add(allProtos, allPorts)
 			continue
 		}
 		for _, p := range r.ports {
-			out = append(out, Rule{Text: peer + portMatch(p, named) + " accept", Comment: comment})
+			proto := "TCP"
+			if p.Protocol != nil {
+				proto = *p.Protocol
+			}
+			pn := span{uint32(protoNumber(proto)), uint32(protoNumber(proto))}
+			switch {
+			case p.Port == nil:
+				add(pn, allPorts)
+			case !p.Port.IsString && p.EndPort != nil:
+				add(pn, span{uint32(p.Port.IntVal), uint32(*p.EndPort)})
+			case !p.Port.IsString:
+				add(pn, span{uint32(p.Port.IntVal), uint32(p.Port.IntVal)})
+			case dir == dirIngress:
+				if port, ok := namedPort(self, p.Port.StrVal, proto); ok {
+					add(pn, span{port, port})
+				}
+			default: // egress: the port of that name on each peer pod
+				for _, e := range all {
+					port, ok := namedPort(e, p.Port.StrVal, proto)
+					if !ok {
+						continue
+					}
+					a := u32(e.IP)
+					for _, s := range peers {
+						if s.contains(span{a, a}) {
+							out = append(out, box{peer: span{a, a}, proto: pn, port: span{port, port}, rule: name})
+							break
+						}
+					}
+				}
+			}
 		}
 	}
 	return out
 }
 
-// portMatch is one port entry as nft matches it: a protocol, a port or a
-// range, or a named port's set (the destination's own ports).
-func portMatch(p networking.NetworkPolicyPort, named map[string]bool) string {
-	proto := "tcp"
-	if p.Protocol != nil {
-		proto = strings.ToLower(*p.Protocol)
+func namedPort(e networking.Endpoint, name, proto string) (uint32, bool) {
+	for _, p := range e.Ports {
+		if p.Name == name && strings.EqualFold(p.Protocol, proto) {
+			return uint32(p.Port), true
+		}
 	}
-	switch {
-	case p.Port == nil:
-		return "meta l4proto " + proto
-	case p.Port.IsString:
-		set := "port-" + proto + "-" + p.Port.StrVal
-		named[set] = true
-		return "ip daddr . meta l4proto . th dport @" + set
-	case p.EndPort != nil:
-		return fmt.Sprintf("meta l4proto %s th dport %d-%d", proto, p.Port.IntVal, *p.EndPort)
-	}
-	return fmt.Sprintf("meta l4proto %s th dport %d", proto, p.Port.IntVal)
+	return 0, false
 }
 
-// peerRanges are the addresses a rule's peers choose, as disjoint sorted
-// ranges ("a" or "a-b"): the selected pods and the ipBlocks without their
-// exceptions (IPv4 only; the table is IPv4's).
-func peerRanges(peers []networking.NetworkPolicyPeer, policyNS string, all []networking.Endpoint, nsLabels map[string]map[string]string) []string {
+func protoNumber(proto string) uint8 {
+	switch strings.ToUpper(proto) {
+	case "UDP":
+		return 17
+	case "SCTP":
+		return 132
+	}
+	return 6
+}
+
+// peerSpans are the addresses a rule's peers choose, merged: the selected
+// pods and the ipBlocks without their exceptions (IPv4 only; the table is
+// IPv4's).
+func peerSpans(peers []networking.NetworkPolicyPeer, policyNS string, all []networking.Endpoint, nsLabels map[string]map[string]string) []span {
 	var rs []span
 	for _, p := range peers {
 		if p.IPBlock != nil {
@@ -313,73 +314,7 @@ func peerRanges(peers []networking.NetworkPolicyPeer, policyNS string, all []net
 			}
 		}
 	}
-	rs = normalize(rs)
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.String()
-	}
-	return out
-}
-
-// span is an inclusive range of IPv4 addresses.
-type span struct{ lo, hi uint32 }
-
-func (s span) String() string {
-	if s.lo == s.hi {
-		return addr(s.lo).String()
-	}
-	return addr(s.lo).String() + "-" + addr(s.hi).String()
-}
-
-func u32(a netip.Addr) uint32 {
-	b := a.As4()
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
-}
-
-func addr(n uint32) netip.Addr {
-	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
-}
-
-func spanOf(p netip.Prefix) span {
-	p = p.Masked()
-	lo := u32(p.Addr())
-	size := uint64(1) << (32 - p.Bits())
-	return span{lo, uint32(uint64(lo) + size - 1)}
-}
-
-// subtract removes x from every span.
-func subtract(in []span, x span) []span {
-	var out []span
-	for _, s := range in {
-		if x.hi < s.lo || x.lo > s.hi {
-			out = append(out, s)
-			continue
-		}
-		if x.lo > s.lo {
-			out = append(out, span{s.lo, x.lo - 1})
-		}
-		if x.hi < s.hi {
-			out = append(out, span{x.hi + 1, s.hi})
-		}
-	}
-	return out
-}
-
-// normalize sorts and merges overlapping and adjacent spans (nft refuses
-// overlapping elements in an interval set).
-func normalize(in []span) []span {
-	sort.Slice(in, func(i, j int) bool { return in[i].lo < in[j].lo })
-	var out []span
-	for _, s := range in {
-		if n := len(out); n > 0 && uint64(s.lo) <= uint64(out[n-1].hi)+1 {
-			if s.hi > out[n-1].hi {
-				out[n-1].hi = s.hi
-			}
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
+	return normalize(rs)
 }
 
 // write adds the whole table to tx: the table is deleted and made again in
@@ -388,78 +323,78 @@ func (rs *Ruleset) write(tx *knftables.Transaction) {
 	tx.Add(&knftables.Table{})
 	tx.Delete(&knftables.Table{})
 	tx.Add(&knftables.Table{Comment: knftables.PtrTo("kobune-agent's NetworkPolicy rules")})
-	tx.Add(&knftables.Map{Name: ingressPods, Type: "ipv4_addr : verdict", Comment: knftables.PtrTo("local pods isolated for ingress")})
-	tx.Add(&knftables.Map{Name: egressPods, Type: "ipv4_addr : verdict", Comment: knftables.PtrTo("local pods isolated for egress")})
-	for _, name := range sortedKeys(rs.Sets) {
-		typ := "ipv4_addr . inet_proto . inet_service"
-		var flags []knftables.SetFlag
-		if strings.HasPrefix(name, "peers-") {
-			typ, flags = "ipv4_addr", []knftables.SetFlag{knftables.IntervalFlag}
-		}
-		tx.Add(&knftables.Set{Name: name, Type: typ, Flags: flags})
-		for _, el := range rs.Sets[name] {
-			tx.Add(&knftables.Element{Set: name, Key: strings.Split(el, " . ")})
-		}
+	if len(rs.Isolated[dirIngress]) == 0 && len(rs.Isolated[dirEgress]) == 0 {
+		return // no pod here is isolated: no hook, no cost per packet
 	}
-	// Policy and pod chains first: the maps' verdicts and the hooks name
-	// them.
-	for _, name := range sortedKeys(rs.Chains) {
-		tx.Add(&knftables.Chain{Name: name})
-	}
-	for _, name := range sortedKeys(rs.Chains) {
-		for _, r := range rs.Chains[name] {
-			var c *string
-			if r.Comment != "" {
-				c = knftables.PtrTo(r.Comment)
+	// Each isolated pod's allowed set: peers . protocols . ports (the
+	// pod's own address is implied by the chain that reads it; fewer
+	// fields make the kernel's lookup cheaper).
+	for _, dir := range []string{dirIngress, dirEgress} {
+		for _, ip := range sortedKeys(rs.Isolated[dir]) {
+			tx.Add(&knftables.Set{Name: allowedSet(rs.Isolated[dir][ip]), Type: "ipv4_addr . inet_proto . inet_service", Flags: []knftables.SetFlag{knftables.IntervalFlag},
+				Comment: knftables.PtrTo("peers . protocols . ports the " + dir + " policies of " + ip + " allow")})
+		}
+		for _, el := range rs.Allowed[dir] {
+			ip, key, _ := strings.Cut(el.Key, " . ")
+			e := &knftables.Element{Set: allowedSet(rs.Isolated[dir][ip]), Key: strings.Split(key, " . ")}
+			if el.Comment != "" {
+				e.Comment = knftables.PtrTo(el.Comment)
 			}
-			tx.Add(&knftables.Rule{Chain: name, Rule: r.Text, Comment: c})
+			tx.Add(e)
 		}
 	}
-	for _, m := range []struct {
-		name  string
-		elems map[string]string
-	}{{ingressPods, rs.Ingress}, {egressPods, rs.Egress}} {
-		for _, ip := range sortedKeys(m.elems) {
-			tx.Add(&knftables.Element{Map: m.name, Key: []string{ip}, Value: []string{"jump " + m.elems[ip]}})
+	tx.Add(&knftables.Chain{Name: chainIngress, Comment: knftables.PtrTo("the destination's ingress, once the source's egress passed")})
+	for _, dir := range []string{dirIngress, dirEgress} {
+		// An isolated pod's chain: what its set allows passes on (egress:
+		// to the destination's ingress check; ingress: accepted), the
+		// rest is counted and dropped.
+		peer, allowed := "ip saddr", "accept"
+		if dir == dirEgress {
+			peer, allowed = "ip daddr", "goto "+chainIngress
+		}
+		for _, ip := range sortedKeys(rs.Isolated[dir]) {
+			name := rs.Isolated[dir][ip]
+			tx.Add(&knftables.Chain{Name: name, Comment: knftables.PtrTo(rs.Chains[name])})
+			tx.Add(&knftables.Rule{Chain: name, Rule: peer + " . meta l4proto . th dport @" + allowedSet(name) + " " + allowed})
+			tx.Add(&knftables.Rule{Chain: name, Rule: "counter drop"})
+		}
+		m := dir + "-pods"
+		tx.Add(&knftables.Map{Name: m, Type: "ipv4_addr : verdict", Comment: knftables.PtrTo("pods of this node isolated for " + dir)})
+		for _, ip := range sortedKeys(rs.Isolated[dir]) {
+			tx.Add(&knftables.Element{Map: m, Key: []string{ip}, Value: []string{"goto " + rs.Isolated[dir][ip]}})
 		}
 	}
-	hook := func(name string, h knftables.BaseChainHook, prio knftables.BaseChainPriority, rules ...string) {
-		typ := knftables.FilterType
-		tx.Add(&knftables.Chain{Name: name, Type: &typ, Hook: &h, Priority: &prio})
-		for _, r := range rules {
-			tx.Add(&knftables.Rule{Chain: name, Rule: r})
-		}
+	tx.Add(&knftables.Rule{Chain: chainIngress, Rule: "ip daddr vmap @ingress-pods"})
+	typ, filter := knftables.FilterType, knftables.FilterPriority
+	for _, h := range []struct {
+		name string
+		hook knftables.BaseChainHook
+	}{{chainForward, knftables.ForwardHook}, {chainToNode, knftables.InputHook}} {
+		tx.Add(&knftables.Chain{Name: h.name, Type: &typ, Hook: &h.hook, Priority: &filter})
+		// Replies pass; a new connection goes through the source's
+		// egress (when it is an isolated pod of this node), then the
+		// destination's ingress (likewise); a pod no policy isolates
+		// costs a lookup in each map, whatever the number of policies.
+		tx.Add(&knftables.Rule{Chain: h.name, Rule: "ct state established,related accept"})
+		tx.Add(&knftables.Rule{Chain: h.name, Rule: "ip saddr vmap @egress-pods"})
+		tx.Add(&knftables.Rule{Chain: h.name, Rule: "goto " + chainIngress})
 	}
-	established := "ct state established,related accept"
-	// Egress and ingress are two base chains on the forward hook: an
-	// accept ends only its own chain, so a connection must pass the
-	// source pod's egress and then the destination pod's ingress.
-	hook(chainEgress, knftables.ForwardHook, knftables.FilterPriority, established, "ip saddr vmap @"+egressPods)
-	hook(chainIngress, knftables.ForwardHook, knftables.FilterPriority+"+10", established, "ip daddr vmap @"+ingressPods)
-	hook(chainToNode, knftables.InputHook, knftables.FilterPriority, established, "ip saddr vmap @"+egressPods)
 }
+
+// allowedSet names the set an isolated pod's chain looks up.
+func allowedSet(chain string) string { return "allow-" + chain }
 
 // String is the ruleset as a stable text (tests compare it).
 func (rs *Ruleset) String() string {
 	var b strings.Builder
-	for _, name := range sortedKeys(rs.Chains) {
-		fmt.Fprintf(&b, "chain %s\n", name)
-		for _, r := range rs.Chains[name] {
-			fmt.Fprintf(&b, "  %s", r.Text)
-			if r.Comment != "" {
-				fmt.Fprintf(&b, "  # %s", r.Comment)
-			}
-			b.WriteString("\n")
+	for _, dir := range []string{dirIngress, dirEgress} {
+		for _, el := range rs.Allowed[dir] {
+			fmt.Fprintf(&b, "%s-allowed %s  # %s\n", dir, el.Key, el.Comment)
 		}
-	}
-	for _, name := range sortedKeys(rs.Sets) {
-		fmt.Fprintf(&b, "set %s { %s }\n", name, strings.Join(rs.Sets[name], ", "))
-	}
-	for _, ip := range sortedKeys(rs.Ingress) {
-		fmt.Fprintf(&b, "ingress %s → %s\n", ip, rs.Ingress[ip])
-	}
-	for _, ip := range sortedKeys(rs.Egress) {
-		fmt.Fprintf(&b, "egress %s → %s\n", ip, rs.Egress[ip])
+		for _, ip := range sortedKeys(rs.Isolated[dir]) {
+			chain := rs.Isolated[dir][ip]
+			fmt.Fprintf(&b, "%s-pods %s → %s  # %s\n", dir, ip, chain, rs.Chains[chain])
+		}
 	}
 	return b.String()
 }

@@ -38,16 +38,15 @@ func policy(t *testing.T, doc string) *networking.NetworkPolicy {
 	return np
 }
 
-// The rules for peers do not grow with the number of peers: 200 client
-// pods are 200 addresses in one set (merged into ranges where adjacent),
-// still one rule; pods with the same policies share one chain; pods of
-// other nodes, host-network pods and finished pods are never isolated
-// here, and the last two are no peers either.
-func TestRulesDoNotGrowWithPeers(t *testing.T) {
+// What a pod is allowed does not grow with the number of peers: 200
+// client pods next to each other are one range; pods of other nodes,
+// host-network pods and finished pods are never isolated here, and the
+// last two are no peers either; a named ingress port is the pod's own.
+func TestAllowedElements(t *testing.T) {
 	web := map[string]string{"app": "web"}
 	pods := []*core.Pod{
 		pod("shop", "web-1", "node-1", "10.244.1.2", web),
-		pod("shop", "web-2", "node-1", "10.244.1.3", web),
+		pod("shop", "web-2", "node-1", "10.244.1.3", web, func(p *core.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 9090 }),
 		pod("shop", "web-3", "node-2", "10.244.2.2", web),
 		pod("shop", "host", "node-1", "192.168.1.5", map[string]string{"role": "client"}, func(p *core.Pod) { p.Spec.HostNetwork = true }),
 		pod("shop", "done", "node-1", "10.244.1.200", map[string]string{"role": "client"}, func(p *core.Pod) { p.Status.Phase = core.PodSucceeded }),
@@ -57,45 +56,63 @@ func TestRulesDoNotGrowWithPeers(t *testing.T) {
 	}
 	pods = append(pods, pod("shop", "odd", "node-2", "10.244.4.9", map[string]string{"role": "client"}))
 	np := policy(t, "metadata: {namespace: shop, name: web}\nspec: {podSelector: {matchLabels: {app: web}}, ingress: [{from: [{podSelector: {matchLabels: {role: client}}}], ports: [{port: http}, {port: 9000, endPort: 9100}]}]}")
-	rs := Build("node-1", State{Pods: pods, Policies: []*networking.NetworkPolicy{np}})
-	chain := rs.Chains[policyChain(np, networking.PolicyTypeIngress)]
-	if len(chain) != 2 {
-		t.Fatalf("the policy's chain has %d rules, want 2 (one per port entry):\n%s", len(chain), rs)
+	got := Build("node-1", State{Pods: pods, Policies: []*networking.NetworkPolicy{np}}).String()
+	chain1, chain2 := "ingress-"+hash("shop/web-1"), "ingress-"+hash("shop/web-2")
+	want := "" +
+		"ingress-allowed 10.244.1.2 . 10.244.3.1-10.244.3.200 . tcp . 8080  # shop/web ingress[0]\n" +
+		"ingress-allowed 10.244.1.2 . 10.244.4.9 . tcp . 8080  # shop/web ingress[0]\n" +
+		"ingress-allowed 10.244.1.2 . 10.244.3.1-10.244.3.200 . tcp . 9000-9100  # shop/web ingress[0]\n" +
+		"ingress-allowed 10.244.1.2 . 10.244.4.9 . tcp . 9000-9100  # shop/web ingress[0]\n" +
+		// web-2's http is 9090, inside 9000-9100: one piece.
+		"ingress-allowed 10.244.1.3 . 10.244.3.1-10.244.3.200 . tcp . 9000-9100  # shop/web ingress[0]\n" +
+		"ingress-allowed 10.244.1.3 . 10.244.4.9 . tcp . 9000-9100  # shop/web ingress[0]\n" +
+		"ingress-pods 10.244.1.2 → " + chain1 + "  # shop/web-1 isolated for ingress by shop/web\n" +
+		"ingress-pods 10.244.1.3 → " + chain2 + "  # shop/web-2 isolated for ingress by shop/web\n"
+	if got != want {
+		t.Errorf("node-1's rules:\n%s\nwant\n%s", got, want)
 	}
-	set := strings.Fields(chain[0].Text)[2][1:]
-	if got := strings.Join(rs.Sets[set], ", "); got != "10.244.3.1-10.244.3.200, 10.244.4.9" {
-		t.Errorf("peer set %s = %s, want the 201 running clients as two ranges", set, got)
+	// Node 2 isolates web-3 only; a node without web pods has nothing.
+	if got := Build("node-2", State{Pods: pods, Policies: []*networking.NetworkPolicy{np}}).String(); strings.Count(got, "ingress-pods") != 1 || !strings.Contains(got, "10.244.2.2 → ") {
+		t.Errorf("node-2's rules:\n%s", got)
 	}
-	if want := "ip saddr @" + set + " ip daddr . meta l4proto . th dport @port-tcp-http accept"; chain[0].Text != want {
-		t.Errorf("rule %q, want %q", chain[0].Text, want)
-	}
-	if want := "ip saddr @" + set + " meta l4proto tcp th dport 9000-9100 accept"; chain[1].Text != want {
-		t.Errorf("rule %q, want %q", chain[1].Text, want)
-	}
-	if len(rs.Ingress) != 2 || rs.Ingress["10.244.1.2"] == "" || rs.Ingress["10.244.1.2"] != rs.Ingress["10.244.1.3"] {
-		t.Errorf("isolated for ingress: %v, want web-1 and web-2 (node-1's) sharing one chain", rs.Ingress)
-	}
-	if len(rs.Egress) != 0 {
-		t.Errorf("isolated for egress: %v, want none (an ingress policy)", rs.Egress)
-	}
-	// The named port's set: every pod with a port "http" (web-3 too).
-	if got := strings.Join(rs.Sets["port-tcp-http"], ", "); !strings.Contains(got, "10.244.2.2 . tcp . 8080") || strings.Contains(got, "192.168.1.5") || strings.Contains(got, "10.244.1.200") {
-		t.Errorf("named port set = %s", got)
-	}
-	// Node 2 isolates web-3 only.
-	rs2 := Build("node-2", State{Pods: pods, Policies: []*networking.NetworkPolicy{np}})
-	if len(rs2.Ingress) != 1 || rs2.Ingress["10.244.2.2"] == "" {
-		t.Errorf("node-2 isolates %v, want only web-3", rs2.Ingress)
-	}
-	// A policy that selects nothing on the node leaves no chain there.
-	rs3 := Build("node-3", State{Pods: pods, Policies: []*networking.NetworkPolicy{np}})
-	if len(rs3.Chains) != 0 || len(rs3.Ingress) != 0 {
-		t.Errorf("node-3 has no web pod but got rules:\n%s", rs3)
+	if got := Build("node-3", State{Pods: pods, Policies: []*networking.NetworkPolicy{np}}).String(); got != "" {
+		t.Errorf("node-3 has no web pod but got rules:\n%s", got)
 	}
 }
 
-// ipBlocks become ranges without their exceptions; an empty peer list
-// (no pod matches) is an empty set, which matches nothing.
+// Overlapping rules, of one policy or several, become disjoint elements
+// (the kernel refuses overlapping ones) that allow exactly the union.
+func TestOverlappingRulesBecomeDisjoint(t *testing.T) {
+	nps := []*networking.NetworkPolicy{
+		policy(t, "metadata: {namespace: ns, name: wide}\nspec: {podSelector: {}, ingress: [{from: [{ipBlock: {cidr: 10.0.0.0/24}}], ports: [{port: 80, endPort: 90}]}]}"),
+		policy(t, "metadata: {namespace: ns, name: narrow}\nspec: {podSelector: {}, ingress: [{from: [{ipBlock: {cidr: 10.0.0.128/25}}, {ipBlock: {cidr: 10.0.1.0/24}}], ports: [{port: 85}, {port: 85, protocol: UDP}]}]}"),
+		policy(t, "metadata: {namespace: ns, name: any}\nspec: {podSelector: {}, ingress: [{from: [{ipBlock: {cidr: 192.0.2.1/32}}]}]}"),
+	}
+	got := Build("n", State{Pods: []*core.Pod{pod("ns", "a", "n", "10.244.0.2", nil)}, Policies: nps}).String()
+	want := "" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . 0-5 . 0-65535  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . tcp . 0-79  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 10.0.0.0-10.0.0.255 . tcp . 80-84  # ns/wide ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . tcp . 80-84  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 10.0.0.0-10.0.1.255 . tcp . 85  # ns/narrow ingress[0]; ns/wide ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . tcp . 85  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 10.0.0.0-10.0.0.255 . tcp . 86-90  # ns/wide ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . tcp . 86-90  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . tcp . 91-65535  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . 7-16 . 0-65535  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . udp . 0-84  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 10.0.0.128-10.0.1.255 . udp . 85  # ns/narrow ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . udp . 85  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . udp . 86-65535  # ns/any ingress[0]\n" +
+		"ingress-allowed 10.244.0.2 . 192.0.2.1 . 18-255 . 0-65535  # ns/any ingress[0]\n" +
+		"ingress-pods 10.244.0.2 → ingress-" + hash("ns/a") + "  # ns/a isolated for ingress by ns/any, ns/narrow, ns/wide\n"
+	if got != want {
+		t.Errorf("rules:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// ipBlocks become ranges without their exceptions; peers that choose
+// nobody allow nothing (the pod is still isolated).
 func TestIPBlocksLessTheirExceptions(t *testing.T) {
 	for _, tc := range []struct {
 		peers string
@@ -110,12 +127,12 @@ func TestIPBlocksLessTheirExceptions(t *testing.T) {
 	} {
 		np := policy(t, "metadata: {namespace: ns, name: p}\nspec: {podSelector: {}, policyTypes: [Egress], egress: [{to: "+tc.peers+"}]}")
 		rs := Build("n", State{Pods: []*core.Pod{pod("ns", "a", "n", "10.244.0.2", nil)}, Policies: []*networking.NetworkPolicy{np}})
-		var set string
-		for name := range rs.Sets {
-			set = name
+		var peers []string
+		for _, el := range rs.Allowed[dirEgress] {
+			peers = append(peers, strings.Split(el.Key, " . ")[1])
 		}
-		if got := strings.Join(rs.Sets[set], ", "); got != tc.want {
-			t.Errorf("%s: set %s = %q, want %q", tc.peers, set, got, tc.want)
+		if got := strings.Join(peers, ", "); got != tc.want || rs.Isolated[dirEgress]["10.244.0.2"] == "" {
+			t.Errorf("%s: peers %q, want %q (isolated: %v)", tc.peers, got, tc.want, rs.Isolated)
 		}
 	}
 }
@@ -137,14 +154,17 @@ func TestClusterDNSIsAKubeDNSPeer(t *testing.T) {
 		t.Fatalf("DNS endpoints %v, want the agent's 10.0.0.11 only", extra)
 	}
 	np := policy(t, `metadata: {namespace: app, name: dns}
-spec: {podSelector: {}, policyTypes: [Egress], egress: [{to: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}, podSelector: {matchLabels: {k8s-app: kube-dns}}}], ports: [{port: dns, protocol: UDP}]}]}`)
+spec: {podSelector: {}, policyTypes: [Egress], egress: [{to: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}, podSelector: {matchLabels: {k8s-app: kube-dns}}}], ports: [{port: dns, protocol: UDP}, {port: dns-tcp}]}]}`)
 	rs := Build("n", State{Pods: []*core.Pod{pod("app", "a", "n", "10.244.0.2", nil)}, Extra: extra, Policies: []*networking.NetworkPolicy{np},
 		Namespaces: []*core.Namespace{{ObjectMeta: meta.ObjectMeta{Name: "kube-system", Labels: map[string]string{core.LabelMetadataName: "kube-system"}}}}})
 	text := rs.String()
-	for _, want := range []string{"{ 10.0.0.11 }", "set port-udp-dns { 10.0.0.11 . udp . 53 }", "@port-udp-dns accept"} {
+	for _, want := range []string{"egress-allowed 10.244.0.2 . 10.0.0.11 . tcp . 53  # app/dns egress[0]", "egress-allowed 10.244.0.2 . 10.0.0.11 . udp . 53  # app/dns egress[0]"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("ruleset lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Count(text, "egress-allowed") != 2 {
+		t.Errorf("ruleset allows more than the DNS:\n%s", text)
 	}
 }
 
@@ -167,7 +187,7 @@ func TestSyncLoadsOnlyChanges(t *testing.T) {
 	if err := e.Sync(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if fake.LastTransaction == first || !strings.Contains(fake.LastTransaction.String(), "10.244.0.2 : jump ingress-") {
+	if fake.LastTransaction == first || !strings.Contains(fake.LastTransaction.String(), "10.244.0.2 : goto ingress-") {
 		t.Fatalf("the new policy was not loaded:\n%s", fake.LastTransaction)
 	}
 }
