@@ -242,7 +242,7 @@ func TestNetworkPoliciesOnTheNodes(t *testing.T) {
 	out, errOut, code := kobectl(ctx, srv.Addr(), "explain-path", "-n", "z", "pod/b", "--to", "svc/xa", "--to-namespace", "x", "--port", "8000")
 	for _, want := range []string{"DNS: xa.x.svc answers " + svc.Spec.ClusterIP, "Endpoint 1 of 1:", "pod x/a (" + ips["x/a"], "route: ",
 		"selected by x/from-y; no rule of theirs allows this connection: denied", "rules (table ip kobune-netpol):", "map ingress-pods",
-		ips["x/a"] + " : jump ingress-", `comment "x/from-y ingress[0]"`, "Verdict: denied"} {
+		ips["x/a"] + " : goto ingress-", `comment "x/from-y ingress[0]"`, "Verdict: denied"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("explain-path z/b → svc/xa lacks %q (exit %d):\n%s%s", want, code, out, errOut)
 			break
