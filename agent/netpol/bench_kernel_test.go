@@ -47,6 +47,9 @@ func TestBenchPolicyRules(t *testing.T) {
 	const rounds, perRound = 40, 100
 	measure := func(n int) (selected, open []time.Duration) {
 		t.Helper()
+		// Let the kernel finish with the table just loaded (freeing the
+		// old one) before timing.
+		time.Sleep(300 * time.Millisecond)
 		a, c := reachability.ModelIP("x", "a").String()+":80", reachability.ModelIP("x", "c").String()+":80"
 		err := reachability.InNetns("/var/run/netns/"+lab.netns["x/b"], func() error {
 			dial := func(addr string) (time.Duration, error) {
@@ -142,7 +145,7 @@ func TestBenchPolicyRules(t *testing.T) {
 	benchreport.Append(t, report, fmt.Sprintf(`
 ## NetworkPolicy datapath
 
-Written by `+"`make bench`"+` (agent/netpol TestBenchPolicyRules, as root) on %s: nine pod network namespaces on one bridge in a node namespace (the kernel test's), TCP connection setup (connect until established) from x/b, alternating between x/a and x/c (which no policy selects), with no NetworkPolicy (the agent's table then has no chains; connection tracking is on in both states, as the node proxy's NAT rules keep it on every node — here a chain that counts new connections stands in for them) and with 1,000 NetworkPolicies that all select x/a (each allowing an address and a port of its own, so x/a's part of the allowed set has an element per policy; the last allows x/b): a new connection is one lookup in that set whatever the number of policies. The states took turns, %d rounds of %d connections to each destination in each, so the machine's drift falls on both. Building the 1,000 policies' table took %d ms, loading it with nft %d ms (%d set elements).
+Written by `+"`make bench`"+` (agent/netpol TestBenchPolicyRules, as root) on %s: nine pod network namespaces on one bridge in a node namespace (the kernel test's), TCP connection setup (connect until established) from x/b, alternating between x/a and x/c (which no policy selects), with no NetworkPolicy (the agent's table then has no chains; connection tracking is on in both states, as the node proxy's NAT rules keep it on every node — here a chain that counts new connections stands in for them) and with 1,000 NetworkPolicies that all select x/a (each allowing an address and a port of its own, so x/a's part of the allowed set has an element per policy; the last allows x/b): a new connection is one lookup in that set whatever the number of policies. The states took turns, %d rounds of %d connections to each destination in each (after each load a pause of 300 ms, for the kernel to finish freeing the table it replaced: without it the first connections after a load are slower whatever was loaded), so the machine's drift falls on both. Building the 1,000 policies' table took %d ms, loading it with nft %d ms (%d set elements).
 
 | | x/b → x/a p50 | p99 | x/b → x/c (not selected) p50 | p99 |
 |---|---|---|---|---|

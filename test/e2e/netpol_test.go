@@ -12,7 +12,6 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
@@ -71,8 +70,7 @@ func TestNetworkPoliciesOnTheNodes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("pod %s/%s: %v", ns, name, err)
 			}
-			// The agent's sandbox ID is the UID's first 12 characters.
-			netns[ns+"/"+name], ips[ns+"/"+name] = network.NetnsPath(string(p.UID)[:12]), p.Status.PodIP
+			netns[ns+"/"+name], ips[ns+"/"+name] = podNetns(p), p.Status.PodIP
 		}
 	}
 	var yPods []string
