@@ -12,15 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/probe"
-	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
-	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/reconcile"
@@ -138,15 +138,15 @@ type Agent struct {
 	pods    *client.Informer[*core.Pod]
 	nodes   *client.Informer[*core.Node]
 	// services feed the Service link variables and the proxy; slices the proxy.
-	services  *client.Informer[*core.Service]
-	slices    *client.Informer[*discovery.EndpointSlice]
+	services *client.Informer[*core.Service]
+	slices   *client.Informer[*discovery.EndpointSlice]
 	// allPods, namespaces and policies feed NetworkPolicy enforcement
 	// (peers are any pod of the cluster).
 	allPods    *client.Informer[*core.Pod]
 	namespaces *client.Informer[*core.Namespace]
 	policies   *client.Informer[*networking.NetworkPolicy]
 	netpolLoop *reconcile.Loop
-	proxyLoop *reconcile.Loop
+	proxyLoop  *reconcile.Loop
 	// podLoop reconciles pods (syncPod), Config.Workers at a time;
 	// routeLoop programs the routes to other nodes, when the agent routes.
 	podLoop, routeLoop *reconcile.Loop

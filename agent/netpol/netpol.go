@@ -55,9 +55,9 @@ const Table = "kobune-netpol"
 
 // Names of the table's fixed objects.
 const (
-	chainForward = "forward"        // forward hook: between pods (of this node or across nodes)
-	chainToNode  = "input"          // input hook: from a local pod to this node
-	chainIngress = "ingress-check"  // the destination's part
+	chainForward = "forward"       // forward hook: between pods (of this node or across nodes)
+	chainToNode  = "input"         // input hook: from a local pod to this node
+	chainIngress = "ingress-check" // the destination's part
 )
 
 // Directions, as the sets and maps are named.
