@@ -4,12 +4,12 @@
 SHELL         := /bin/bash
 GO            ?= go
 BIN           := bin
-BINARIES      := kobune-apiserver kobune-scheduler kobune-controller kobune-agent kobune-csi-local kobectl
+BINARIES      := kobune-apiserver kobune-scheduler kobune-controller kobune-agent kobune-csi-local kobune-ingress kobectl
 TOOLS         := $(CURDIR)/.tools
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 # Packages whose code runs goroutines against each other: run under -race.
-RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/... ./csi/...
+RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/... ./csi/... ./ingress/...
 FUZZTIME      ?= 3m
 
 .PHONY: all build images test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down clean

@@ -52,7 +52,7 @@ func (a *Agent) watchPolicies(c *client.Client) {
 func (a *Agent) syncPolicies(ctx context.Context, _ string) error {
 	st := netpol.State{Pods: a.allPods.List(), Namespaces: a.namespaces.List(), Policies: a.policies.List()}
 	if a.slices != nil {
-		st.Extra = netpol.DNSEndpoints(a.slices.List(), dnsManagedBy)
+		st.PseudoPods = netpol.DNSEndpoints(a.slices.List(), dnsManagedBy)
 	}
 	return a.cfg.NetworkPolicy.Sync(ctx, st)
 }

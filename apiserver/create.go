@@ -103,9 +103,6 @@ func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldVali
 		}
 		warnings = append(typos, unsupported...)
 	}
-	if k.NotActedOn != "" { // whatever the field validation: the object is stored and nothing acts on it
-		warnings = append(warnings, "kind "+k.Kind+": "+k.NotActedOn)
-	}
 	m := o.GetObjectMeta()
 	switch {
 	case !k.Namespaced && m.Namespace != "":

@@ -73,11 +73,11 @@ type State struct {
 	Pods       []*core.Pod
 	Namespaces []*core.Namespace
 	Policies   []*networking.NetworkPolicy
-	// Extra are endpoints that count as pods for peer selection without
+	// PseudoPods are endpoints that count as pods for peer selection without
 	// being pods: the cluster DNS each agent serves on its node's
 	// address, as kube-system pods labelled k8s-app=kube-dns (see
 	// DNSEndpoints).
-	Extra []networking.Endpoint
+	PseudoPods []networking.Endpoint
 }
 
 // Enforcer programs one node's policy table.
@@ -150,7 +150,7 @@ func Build(node string, st State) *Ruleset {
 			local = append(local, e)
 		}
 	}
-	all = append(all, st.Extra...)
+	all = append(all, st.PseudoPods...)
 	policies := append([]*networking.NetworkPolicy(nil), st.Policies...)
 	sort.Slice(policies, func(i, j int) bool {
 		return policies[i].Namespace+"/"+policies[i].Name < policies[j].Namespace+"/"+policies[j].Name

@@ -155,7 +155,7 @@ func TestClusterDNSIsAKubeDNSPeer(t *testing.T) {
 	}
 	np := policy(t, `metadata: {namespace: app, name: dns}
 spec: {podSelector: {}, policyTypes: [Egress], egress: [{to: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}, podSelector: {matchLabels: {k8s-app: kube-dns}}}], ports: [{port: dns, protocol: UDP}, {port: dns-tcp}]}]}`)
-	rs := Build("n", State{Pods: []*core.Pod{pod("app", "a", "n", "10.244.0.2", nil)}, Extra: extra, Policies: []*networking.NetworkPolicy{np},
+	rs := Build("n", State{Pods: []*core.Pod{pod("app", "a", "n", "10.244.0.2", nil)}, PseudoPods: extra, Policies: []*networking.NetworkPolicy{np},
 		Namespaces: []*core.Namespace{{ObjectMeta: meta.ObjectMeta{Name: "kube-system", Labels: map[string]string{core.LabelMetadataName: "kube-system"}}}}})
 	text := rs.String()
 	for _, want := range []string{"egress-allowed 10.244.0.2 . 10.0.0.11 . tcp . 53  # app/dns egress[0]", "egress-allowed 10.244.0.2 . 10.0.0.11 . udp . 53  # app/dns egress[0]"} {

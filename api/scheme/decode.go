@@ -189,9 +189,6 @@ func decodeValue(js []byte, line int) []Document {
 		return fail("%s %w", kindName, err)
 	}
 	unknown, unsupported := CheckFields(k, generic)
-	if k.NotActedOn != "" {
-		unsupported = append([]string{"kind " + k.Kind + ": " + k.NotActedOn}, unsupported...)
-	}
 	return []Document{{Kind: k, Object: obj, Line: line, Unknown: unknown, Unsupported: unsupported, JSON: js}}
 }
 

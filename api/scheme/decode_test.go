@@ -114,9 +114,9 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// Fields Kobune keeps but does not act on are named like unknown ones, and
-// a kind nothing acts on yet is named as a whole (issue #10 defect 7).
-func TestDecodeNamesFieldsAndKindsNotActedOn(t *testing.T) {
+// Fields Kobune keeps but does not act on are named like unknown ones
+// (issue #10 defect 7).
+func TestDecodeNamesFieldsNotActedOn(t *testing.T) {
 	docs, err := Decode([]byte(`apiVersion: v1
 kind: Pod
 metadata: {name: p}

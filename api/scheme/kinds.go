@@ -72,10 +72,9 @@ func buildKinds() []*Kind {
 			}),
 		kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", []string{"netpol"}, true, false, networking.SetDefaultsNetworkPolicy,
 			networking.ValidateNetworkPolicy, nil, nil),
-		notActedOn(kind("Ingress", "networking.k8s.io/v1", "ingresses", []string{"ing"}, true, true, nil, networking.ValidateIngress, nil, nil),
-			"no ingress controller yet: nothing serves its routes"),
-		notActedOn(kind("IngressClass", "networking.k8s.io/v1", "ingressclasses", nil, false, false, nil, networking.ValidateIngressClass,
-			networking.ValidateIngressClassUpdate, nil), "no ingress controller yet: nothing serves its routes"),
+		kind("Ingress", "networking.k8s.io/v1", "ingresses", []string{"ing"}, true, true, nil, networking.ValidateIngress, nil, nil),
+		kind("IngressClass", "networking.k8s.io/v1", "ingressclasses", nil, false, false, nil, networking.ValidateIngressClass,
+			networking.ValidateIngressClassUpdate, nil),
 		kind("StorageClass", "storage.k8s.io/v1", "storageclasses", []string{"sc"}, false, false, storage.SetDefaultsStorageClass, storage.ValidateStorageClass,
 			storage.ValidateStorageClassUpdate, func(sc *storage.StorageClass) map[string]string {
 				return map[string]string{"provisioner": sc.Provisioner}
@@ -102,11 +101,6 @@ func buildKinds() []*Kind {
 	}
 }
 
-// notActedOn marks a kind that is stored but not acted on yet.
-func notActedOn(k *Kind, why string) *Kind {
-	k.NotActedOn = why
-	return k
-}
 
 // kind turns typed functions into a Kind entry; T is a pointer kind type.
 func kind[T interface {

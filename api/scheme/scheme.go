@@ -30,10 +30,6 @@ type Kind struct {
 	// Fields returns the kind's selectable fields beyond metadata.name and
 	// metadata.namespace, for field selectors.
 	Fields func(meta.Object) map[string]string
-	// NotActedOn, when set, says that objects of this kind are stored but
-	// nothing in Kobune acts on them yet; the decoder names it like an
-	// unsupported field.
-	NotActedOn string
 }
 
 // Group returns the API group ("" for the core group).

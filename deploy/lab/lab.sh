@@ -286,6 +286,17 @@ up() {
     sleep 0.3
   done
   say "GET http://web.demo.svc.cluster.local/ -> ${answer:-no answer}"
+  step "An ingress controller of Kobune's own, as a DaemonSet on the nodes' host network (deploy/ingress/kobune-ingress.yaml), and web behind an Ingress (deploy/examples/ingress.yaml)"
+  kobectl apply -f "$REPO/deploy/ingress/kobune-ingress.yaml" | sed 's/^/    /'
+  kobectl apply -f "$REPO/deploy/examples/ingress.yaml" | sed 's/^/    /'
+  kobectl rollout status daemonset/kobune-ingress -n kobune-ingress --timeout 90s | sed 's/^/    /'
+  answer=""
+  for _ in $(seq 100); do
+    answer=$(ip netns exec "$(node_ns node-1)" timeout 3 busybox wget -q -O - --header "Host: web.lab.test" "http://$(node_ip node-2)/" 2>&1) && break
+    sleep 0.3
+  done
+  say "GET http://$(node_ip node-2)/ Host: web.lab.test (from node-1) -> ${answer:-no answer}"
+  kobectl get ingress -n demo | sed 's/^/    /'
   step "A StatefulSet with a volume per pod from the CSI driver (deploy/examples/db.yaml)"
   kobectl apply -f "$REPO/deploy/examples/db.yaml" | sed 's/^/    /'
   for _ in $(seq 300); do
@@ -311,6 +322,8 @@ The lab is up. Try:
     sudo ip netns exec $(node_ns node-1) busybox wget -q -O - http://POD_IP:8080/
     bin/kobectl exec -n lab client -- wget -q -O - http://web.demo.svc.cluster.local/
     sudo ip netns exec $(node_ns node-1) nft list table ip kobune-proxy   # the Service rules
+    sudo ip netns exec $(node_ns node-1) busybox wget -q -O - --header "Host: web.lab.test" http://$(node_ip node-1)/
+                         # through kobune-ingress; its access log: bin/kobectl logs -n kobune-ingress ds/kobune-ingress
     deploy/lab/lab.sh status | kill-agent node-2 | partition node-2 | heal node-2 | stop-control-plane
     make lab-down        # removes everything the lab made
     bin/kobectl apply -f deploy/examples/pod-scheduled.yaml   # a pod the scheduler places

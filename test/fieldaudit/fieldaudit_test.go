@@ -59,9 +59,7 @@ func apiFields() map[string]field {
 		}
 	}
 	for _, k := range scheme.All() {
-		if k.NotActedOn == "" { // a kind nothing acts on is named as a whole
-			walk(reflect.TypeOf(k.New()))
-		}
+		walk(reflect.TypeOf(k.New()))
 	}
 	return out
 }

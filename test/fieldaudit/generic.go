@@ -24,4 +24,6 @@ var usedAnyway = map[string]bool{
 	"core.Container.stdin":                   true, // the exec request's Stdin
 	"core.Container.tty":                     true, // the exec request's TTY (client.ExecOptions)
 	"core.VolumeResourceRequirements.limits": true, // a container's resource Limits
+	"networking.IngressBackend.resource":     true, // the authorizer's request Resource
+	"networking.IngressClassSpec.parameters": true, // a StorageClass's Parameters
 }

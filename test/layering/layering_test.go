@@ -13,7 +13,7 @@ import (
 
 const module = "github.com/kobune/kobune/"
 
-var components = []string{"apiserver", "scheduler", "controller", "agent", "csi"}
+var components = []string{"apiserver", "scheduler", "controller", "agent", "csi", "ingress"}
 
 // allowed says which of the module's top-level folders code in each
 // top-level folder may import (its own always).
@@ -29,11 +29,14 @@ var allowed = map[string][]string{
 	// Kobune's CSI driver and provisioner: they reach the agent only
 	// through the CSI gRPC services.
 	"csi": {"api", "proto", "client"},
+	// kobune-ingress, the ingress controller: a client of the API like
+	// any third-party controller.
+	"ingress": {"api", "client"},
 	// kobectl: the API's types and the client; the wire format (proto) stays
 	// behind the client, so the API's transport can change beneath kobectl.
 	"ctl": {"api", "client"},
 	// Mains wire one component each.
-	"cmd":    {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "csi", "ctl"},
+	"cmd":    {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "csi", "ingress", "ctl"},
 	"deploy": {"api"},
 	// Generators in modules of their own (tools/k8sapi reads k8s.io/api
 	// and writes api/k8sapi's table).

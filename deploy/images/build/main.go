@@ -3,6 +3,7 @@
 //
 //	kobune.local/labapp:1.0, kobune.local/labapp:2.0   deploy/images/labapp, version baked in
 //	kobune.local/busybox:1.35                          the host's busybox-static with its applet links
+//	kobune.local/ingress:1.0                           cmd/kobune-ingress, the ingress controller
 //
 // Each lands in OUT/<name>-<tag>.tar, ready for `ctr images import` or an
 // agent's image load.
@@ -37,6 +38,12 @@ func main() {
 		}
 		write(*out, img)
 	}
+	ing, err := goImage("kobune.local/ingress:1.0", "./cmd/kobune-ingress", "", oci.Config{Entrypoint: []string{"/kobune-ingress"},
+		ExposedPorts: []string{"80/tcp", "443/tcp", "10254/tcp"}, Env: []string{"PATH=/"}})
+	if err != nil {
+		log.Fatalf("ingress: %v", err)
+	}
+	write(*out, ing)
 	img, err := busyboxImage(*busybox)
 	if err != nil {
 		log.Fatalf("busybox: %v", err)
@@ -59,28 +66,34 @@ func write(dir string, img oci.Image) {
 
 // labapp compiles the lab app statically with its version baked in.
 func labapp(version string) (oci.Image, error) {
-	tmp, err := os.MkdirTemp("", "labapp")
+	return goImage("kobune.local/labapp:"+version, "./deploy/images/labapp", "-X main.version="+version, oci.Config{Entrypoint: []string{"/labapp"},
+		ExposedPorts: []string{"8080/tcp"}, Env: []string{"PATH=/"}, Labels: map[string]string{"org.opencontainers.image.version": version}})
+}
+
+// goImage compiles a Go command statically into an image of one file,
+// /<command> (and /tmp), run by config.
+func goImage(name, pkg, ldflags string, config oci.Config) (oci.Image, error) {
+	tmp, err := os.MkdirTemp("", "image")
 	if err != nil {
 		return oci.Image{}, err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "labapp")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+version, "-o", bin, "./deploy/images/labapp")
+	bin := filepath.Join(tmp, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", strings.TrimSpace("-s -w "+ldflags), "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		return oci.Image{}, fmt.Errorf("go build (run from the repository root): %w", err)
+		return oci.Image{}, fmt.Errorf("go build %s (run from the repository root): %w", pkg, err)
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return oci.Image{}, err
 	}
 	return oci.Image{
-		Name:  "kobune.local/labapp:" + version,
-		Arch:  runtime.GOARCH,
-		Files: []oci.File{{Path: "/labapp", Mode: 0o755, Data: data}, {Path: "/tmp", Dir: true, Mode: 0o1777}},
-		Config: oci.Config{Entrypoint: []string{"/labapp"}, ExposedPorts: []string{"8080/tcp"},
-			Env: []string{"PATH=/"}, Labels: map[string]string{"org.opencontainers.image.version": version}},
+		Name:   name,
+		Arch:   runtime.GOARCH,
+		Files:  []oci.File{{Path: "/" + filepath.Base(pkg), Mode: 0o755, Data: data}, {Path: "/tmp", Dir: true, Mode: 0o1777}},
+		Config: config,
 	}, nil
 }
 
