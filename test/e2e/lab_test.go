@@ -25,8 +25,9 @@ var labKubeconfig string
 
 // TestLabUpAndDown runs `lab.sh up` and `lab.sh down` as a user would and
 // checks that down leaves no namespaces, links, routes, iptables chains,
-// mounts or processes behind. In between, the example Deployment is rolled
-// from labapp 1.0 to 2.0 and survives a node's agent being killed
+// mounts or processes behind. In between, kobune-ingress serves Ingresses
+// as the lab installs it (ingressOnTheLab), and the example Deployment is
+// rolled from labapp 1.0 to 2.0 and survives a node's agent being killed
 // (deploymentOnTheLab).
 func TestLabUpAndDown(t *testing.T) {
 	requireRoot(t)
@@ -57,7 +58,7 @@ func TestLabUpAndDown(t *testing.T) {
 	})
 	out := run("up", "--nodes", "2")
 	for _, want := range []string{"The lab is up", "-> labapp 1.0 on hello-1", "-> labapp 2.0 on hello-2", `deployment "web" successfully rolled out`,
-		"GET http://web.demo.svc.cluster.local/ -> labapp 1.0 on web-", "db-0 /data/boots -> started db-0",
+		"GET http://web.demo.svc.cluster.local/ -> labapp 1.0 on web-", "Host: web.lab.test (from node-1) -> labapp 1.0 on web-", "db-0 /data/boots -> started db-0",
 		"dev: can-i create deployments -n team -> yes", "dev: can-i get secrets -n demo -> no", `dev: get pods -n demo -> Error from server (Forbidden): pods is forbidden: User "dev"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab.sh up output lacks %q:\n%s", want, out)
@@ -75,7 +76,7 @@ func TestLabUpAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	// The lab's API is TLS with client certificates: plaintext and a TLS
 	// client without a certificate get nothing.
@@ -123,6 +124,7 @@ func TestLabUpAndDown(t *testing.T) {
 	if len(pids) != 9 { // apiserver, scheduler, controller, 2 containerd, 2 agents, 2 kobune-csi-local
 		t.Errorf("lab runs %d processes, want 9", len(pids))
 	}
+	ingressOnTheLab(t, ctx, c)
 	controlPlaneOutageOnTheLab(t, ctx, c, run)
 	deploymentOnTheLab(t, ctx, c, run)
 	run("down")

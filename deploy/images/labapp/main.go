@@ -109,6 +109,11 @@ func (a *app) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "labapp %s on %s\n", version, a.hostname)
 	})
+	// Any other page answers the same line with its path, so a request
+	// routed by path (an Ingress) shows where it went.
+	mux.HandleFunc("GET /page/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "labapp %s on %s %s\n", version, a.hostname, r.URL.Path)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !a.ready.Load() {
