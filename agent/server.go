@@ -423,11 +423,7 @@ func (s *nodeServer) ServicePath(ctx context.Context, req *nodepb.ServicePathReq
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "reading node %s's rules: %v", s.a.cfg.Node.Name, err)
 	}
-	out := &nodepb.ServicePathReply{}
-	for _, h := range hops {
-		out.Hops = append(out.Hops, &nodepb.PathHop{Object: h.Object, Lines: h.Lines, Explain: h.Explain})
-	}
-	return out, nil
+	return pathReply(hops), nil
 }
 
 // policyPath reads the NetworkPolicy rules this node applies to a pod in
@@ -443,9 +439,13 @@ func (s *nodeServer) policyPath(ctx context.Context, req *nodepb.ServicePathRequ
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "reading node %s's rules: %v", s.a.cfg.Node.Name, err)
 	}
+	return pathReply(hops), nil
+}
+
+func pathReply(hops []proxy.Hop) *nodepb.ServicePathReply {
 	out := &nodepb.ServicePathReply{}
 	for _, h := range hops {
 		out.Hops = append(out.Hops, &nodepb.PathHop{Object: h.Object, Lines: h.Lines, Explain: h.Explain})
 	}
-	return out, nil
+	return out
 }

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/kobune/kobune/agent/proxy"
 )
 
 // Hop is one step of a pod's policy rules as the kernel has them now
-// (`kobectl explain-path pod/A --to pod/B`).
-type Hop struct {
-	Object  string   // "map egress-pods", "chain egress-…"
-	Lines   []string // the element or the chain's rules, as nft prints them
-	Explain string
-}
+// (`kobectl explain-path pod/A --to pod/B`), in the node proxy's form.
+type Hop = proxy.Hop
 
 // ListText runs nft to list one object of the table ("map egress-pods",
 // "chain np-in-…") and returns its lines (elements or rules, with their

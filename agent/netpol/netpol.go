@@ -38,8 +38,10 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -330,7 +332,7 @@ func (rs *Ruleset) write(tx *knftables.Transaction) {
 	// pod's own address is implied by the chain that reads it; fewer
 	// fields make the kernel's lookup cheaper).
 	for _, dir := range []string{dirIngress, dirEgress} {
-		for _, ip := range sortedKeys(rs.Isolated[dir]) {
+		for _, ip := range slices.Sorted(maps.Keys(rs.Isolated[dir])) {
 			tx.Add(&knftables.Set{Name: allowedSet(rs.Isolated[dir][ip]), Type: "ipv4_addr . inet_proto . inet_service", Flags: []knftables.SetFlag{knftables.IntervalFlag},
 				Comment: knftables.PtrTo("peers . protocols . ports the " + dir + " policies of " + ip + " allow")})
 		}
@@ -352,7 +354,7 @@ func (rs *Ruleset) write(tx *knftables.Transaction) {
 		if dir == dirEgress {
 			peer, allowed = "ip daddr", "goto "+chainIngress
 		}
-		for _, ip := range sortedKeys(rs.Isolated[dir]) {
+		for _, ip := range slices.Sorted(maps.Keys(rs.Isolated[dir])) {
 			name := rs.Isolated[dir][ip]
 			tx.Add(&knftables.Chain{Name: name, Comment: knftables.PtrTo(rs.Chains[name])})
 			tx.Add(&knftables.Rule{Chain: name, Rule: peer + " . meta l4proto . th dport @" + allowedSet(name) + " " + allowed})
@@ -360,7 +362,7 @@ func (rs *Ruleset) write(tx *knftables.Transaction) {
 		}
 		m := dir + "-pods"
 		tx.Add(&knftables.Map{Name: m, Type: "ipv4_addr : verdict", Comment: knftables.PtrTo("pods of this node isolated for " + dir)})
-		for _, ip := range sortedKeys(rs.Isolated[dir]) {
+		for _, ip := range slices.Sorted(maps.Keys(rs.Isolated[dir])) {
 			tx.Add(&knftables.Element{Map: m, Key: []string{ip}, Value: []string{"goto " + rs.Isolated[dir][ip]}})
 		}
 	}
@@ -391,21 +393,12 @@ func (rs *Ruleset) String() string {
 		for _, el := range rs.Allowed[dir] {
 			fmt.Fprintf(&b, "%s-allowed %s  # %s\n", dir, el.Key, el.Comment)
 		}
-		for _, ip := range sortedKeys(rs.Isolated[dir]) {
+		for _, ip := range slices.Sorted(maps.Keys(rs.Isolated[dir])) {
 			chain := rs.Isolated[dir][ip]
 			fmt.Fprintf(&b, "%s-pods %s → %s  # %s\n", dir, ip, chain, rs.Chains[chain])
 		}
 	}
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // hash makes a short unique name part (base32 of SHA-256, as the proxy's

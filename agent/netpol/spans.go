@@ -2,7 +2,9 @@ package netpol
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -146,7 +148,7 @@ func disjoint(boxes []box) []element {
 						rules[b.rule] = true
 					}
 				}
-				cur = append(cur, element{peer: p, proto: ps, port: pt, rules: sortedKeys(rules)})
+				cur = append(cur, element{peer: p, proto: ps, port: pt, rules: slices.Sorted(maps.Keys(rules))})
 			}
 			if len(last) == len(cur) && len(cur) > 0 && last[0].port.hi+1 == pt.lo && samePeers(last, cur) {
 				for i := range last {
