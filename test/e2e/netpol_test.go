@@ -28,7 +28,7 @@ import (
 // table is the one written by hand — while the other cases' policies are
 // being deleted, so policies are added and removed under traffic — and
 // `kobectl explain-path` gives the same verdict for every cell. Then: a
-// pod relabelled into and out of an allowing policy, a connection through
+// pod and a namespace relabelled into and out of an allowing policy, a connection through
 // a Service judged against the pod it was sent to, and DNS under an
 // egress policy that allows only the cluster DNS.
 func TestNetworkPoliciesOnTheNodes(t *testing.T) {
@@ -212,6 +212,31 @@ func TestNetworkPoliciesOnTheNodes(t *testing.T) {
 		"XXX ... ...\nXXX ... ...\nXXX ... ...\n", "TCP", 80)
 	relabel(map[string]string{"pod": "b"})
 	expect("y/b's role label removed", denyX, "TCP", 80)
+
+	// A namespace relabelled into and out of a namespaceSelector.
+	clearPolicies()
+	apply([]*networking.NetworkPolicy{{ObjectMeta: meta.ObjectMeta{Namespace: "x", Name: "from-trusted"},
+		Spec: networking.NetworkPolicySpec{Ingress: []networking.NetworkPolicyIngressRule{{From: []networking.NetworkPolicyPeer{{
+			NamespaceSelector: &meta.LabelSelector{MatchLabels: map[string]string{"trusted": "yes"}}}}}}}}})
+	expect("x isolated, no namespace trusted", denyX, "TCP", 80)
+	relabelNS := func(labels map[string]string) {
+		t.Helper()
+		n, err := client.For[*core.Namespace](c).Get(ctx, "", "z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Labels = labels
+		if _, err := client.For[*core.Namespace](c).Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relabelNS(map[string]string{"ns": "z", "trusted": "yes"})
+	expect("namespace z labelled trusted", ""+
+		".XX ... ...\nX.X ... ...\nXX. ... ...\n"+
+		"XXX ... ...\nXXX ... ...\nXXX ... ...\n"+
+		"... ... ...\n... ... ...\n... ... ...\n", "TCP", 80)
+	relabelNS(map[string]string{"ns": "z"})
+	expect("namespace z's trusted label removed", denyX, "TCP", 80)
 
 	// Through a Service: judged after the DNAT, against the pod chosen.
 	svc, err := client.For[*core.Service](c).Create(ctx, &core.Service{ObjectMeta: meta.ObjectMeta{Namespace: "x", Name: "xa"},
