@@ -7,8 +7,9 @@
 // privilege the API does not give it.
 //
 // From its informers (Ingresses, IngressClasses, Services, EndpointSlices,
-// Secrets) it builds, on every change, an immutable routing table (routes.go:
-// host and path rules, the default backend, TLS hosts), the ready
+// Secrets) it builds, on every change, an immutable routing table
+// (api/networking.BuildRoutes, which `kobectl explain-path ingress/NAME`
+// reads too: host and path rules, the default backend, TLS hosts), the ready
 // endpoints of every backend and the certificates of the TLS Secrets,
 // and swaps it in atomically; requests never wait for the API. A request
 // is matched to a backend (404 when nothing matches), sent to one of the
@@ -91,7 +92,7 @@ type Controller struct {
 
 // state is what requests read: built whole on every change.
 type state struct {
-	table *Table
+	table *networking.Routes
 	// endpoints: Backend.String() → ready "ip:port"s.
 	endpoints map[string][]string
 	// certs: TLS host (exact or *.domain) → certificate.
@@ -135,7 +136,7 @@ func New(cfg Config, c *client.Client, m *Metrics) (*Controller, error) {
 		ic.pods = client.NewInformer(client.For[*core.Pod](c), cfg.Namespace, client.ListOptions{LabelSelector: cfg.PodSelector})
 		ic.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
 	}
-	ic.state.Store(&state{table: Build(nil), endpoints: map[string][]string{}, certs: map[string]*tls.Certificate{}})
+	ic.state.Store(&state{table: networking.BuildRoutes(nil), endpoints: map[string][]string{}, certs: map[string]*tls.Certificate{}})
 	return ic, nil
 }
 
@@ -200,12 +201,12 @@ func addHandler[T meta.Object](inf *client.Informer[T], mark func()) {
 // served Ingresses' status up to date.
 func (ic *Controller) rebuild(ctx context.Context) {
 	served := ic.servedIngresses()
-	t := Build(served)
+	t := networking.BuildRoutes(served)
 	st := &state{table: t, endpoints: map[string][]string{}, certs: map[string]*tls.Certificate{}, served: served}
 	if st.served == nil {
 		st.served = []*networking.Ingress{}
 	}
-	for _, b := range t.backends() {
+	for _, b := range t.Backends() {
 		st.endpoints[b.String()] = ic.readyEndpoints(b)
 	}
 	for host, secret := range t.TLS {
@@ -252,7 +253,7 @@ func (ic *Controller) servedIngresses() []*networking.Ingress {
 // readyEndpoints are "ip:port" of the backend's ready endpoints: the
 // Service port the backend names (by number or name), then that port's
 // number in each EndpointSlice of the Service.
-func (ic *Controller) readyEndpoints(b Backend) []string {
+func (ic *Controller) readyEndpoints(b networking.RouteBackend) []string {
 	svc, ok := ic.services.Get(b.Namespace, b.Service)
 	if !ok {
 		return nil
@@ -360,35 +361,6 @@ func sameLB(a, b []networking.IngressLoadBalancerIngress) bool {
 		}
 	}
 	return true
-}
-
-// backends are the table's distinct backends.
-func (t *Table) backends() []Backend {
-	seen := map[string]bool{}
-	var out []Backend
-	add := func(b Backend) {
-		if !seen[b.String()] {
-			seen[b.String()] = true
-			out = append(out, b)
-		}
-	}
-	for _, rs := range t.exact {
-		for _, r := range rs {
-			add(r.backend)
-		}
-	}
-	for _, rs := range t.wildcards {
-		for _, r := range rs {
-			add(r.backend)
-		}
-	}
-	for _, r := range t.anyHost {
-		add(r.backend)
-	}
-	if t.Default != nil {
-		add(*t.Default)
-	}
-	return out
 }
 
 // certificate parses a kubernetes.io/tls Secret, cached by its

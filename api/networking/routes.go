@@ -1,24 +1,23 @@
-package ingress
+package networking
 
 import (
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/kobune/kobune/api/networking"
 )
 
-// Backend is where a route sends a request: a Service port (by number or
+// RouteBackend is where an Ingress route sends a request: a Service port (by number or
 // by name) in the Ingress's namespace.
-type Backend struct {
+type RouteBackend struct {
 	Namespace, Service string
-	Port               networking.ServiceBackendPort
+	Port               ServiceBackendPort
 	// Ingress is namespace/name of the Ingress the route comes from.
 	Ingress string
 }
 
 // String is "namespace/service:port".
-func (b Backend) String() string {
+func (b RouteBackend) String() string {
 	port := b.Port.Name
 	if port == "" {
 		port = strconv.Itoa(int(b.Port.Number))
@@ -28,32 +27,42 @@ func (b Backend) String() string {
 
 // route is one path of one host.
 type route struct {
+	host     string
 	path     string
 	pathType string
-	backend  Backend
+	backend  RouteBackend
 	// order breaks ties: the older Ingress first, then its own order.
 	order int
 }
 
-// Table is the routing of every Ingress the controller serves: rules by
+// Route is what a request matched: the rule's host ("" for a rule
+// without one), path and path type, and its backend; Default when no rule
+// matched and the default backend takes the request.
+type Route struct {
+	Host, Path, PathType string
+	Backend              RouteBackend
+	Default              bool
+}
+
+// Routes is the routing of every Ingress the controller serves: rules by
 // host (exact hosts, then wildcards, then the rules without a host),
 // and the default backend. It is immutable once built; the controller
 // swaps in a new one on every change.
-type Table struct {
+type Routes struct {
 	exact     map[string][]route
 	wildcards map[string][]route // "*.example.com" → routes, matched on one label
 	anyHost   []route
 	// Default is the default backend of the oldest Ingress that has one.
-	Default *Backend
+	Default *RouteBackend
 	// TLS: host (exact or "*.example.com") → "namespace/secret".
 	TLS map[string]string
 }
 
-// Build makes the table from the Ingresses to serve. Conflicts (the same
+// BuildRoutes makes the routing from the Ingresses an ingress controller serves. Conflicts (the same
 // host, path and type in two Ingresses) go to the older Ingress, as
 // ingress-nginx decides them.
-func Build(ingresses []*networking.Ingress) *Table {
-	list := append([]*networking.Ingress(nil), ingresses...)
+func BuildRoutes(ingresses []*Ingress) *Routes {
+	list := append([]*Ingress(nil), ingresses...)
 	sort.SliceStable(list, func(i, j int) bool {
 		a, b := list[i], list[j]
 		if !a.CreationTimestamp.Equal(b.CreationTimestamp.Time) {
@@ -61,15 +70,15 @@ func Build(ingresses []*networking.Ingress) *Table {
 		}
 		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 	})
-	t := &Table{exact: map[string][]route{}, wildcards: map[string][]route{}, TLS: map[string]string{}}
+	t := &Routes{exact: map[string][]route{}, wildcards: map[string][]route{}, TLS: map[string]string{}}
 	order := 0
 	for _, in := range list {
 		key := in.Namespace + "/" + in.Name
-		backend := func(b networking.IngressBackend) (Backend, bool) {
+		backend := func(b IngressBackend) (RouteBackend, bool) {
 			if b.Service == nil {
-				return Backend{}, false // resource backends: unsupported (validation names them)
+				return RouteBackend{}, false // resource backends: unsupported (validation names them)
 			}
-			return Backend{Namespace: in.Namespace, Service: b.Service.Name, Port: b.Service.Port, Ingress: key}, true
+			return RouteBackend{Namespace: in.Namespace, Service: b.Service.Name, Port: b.Service.Port, Ingress: key}, true
 		}
 		if in.Spec.DefaultBackend != nil && t.Default == nil {
 			if b, ok := backend(*in.Spec.DefaultBackend); ok {
@@ -92,7 +101,7 @@ func Build(ingresses []*networking.Ingress) *Table {
 				if !ok {
 					continue
 				}
-				typ := networking.PathTypeImplementationSpecific
+				typ := PathTypeImplementationSpecific
 				if p.PathType != nil {
 					typ = *p.PathType
 				}
@@ -100,7 +109,7 @@ func Build(ingresses []*networking.Ingress) *Table {
 				if path == "" {
 					path = "/"
 				}
-				rt := route{path: path, pathType: typ, backend: b, order: order}
+				rt := route{host: r.Host, path: path, pathType: typ, backend: b, order: order}
 				order++
 				switch {
 				case r.Host == "":
@@ -125,7 +134,13 @@ func Build(ingresses []*networking.Ingress) *Table {
 // semantics: Exact matches the path exactly; Prefix matches whole path
 // elements ("/foo" matches "/foo" and "/foo/bar", not "/foobar");
 // ImplementationSpecific is, in Kobune, a plain string prefix.
-func (t *Table) Match(host, path string) (Backend, bool) {
+func (t *Routes) Match(host, path string) (RouteBackend, bool) {
+	r, ok := t.MatchRoute(host, path)
+	return r.Backend, ok
+}
+
+// MatchRoute is Match, with the rule that matched.
+func (t *Routes) MatchRoute(host, path string) (Route, bool) {
 	host = strings.ToLower(host)
 	rs, ok := t.exact[host]
 	if !ok {
@@ -136,40 +151,66 @@ func (t *Table) Match(host, path string) (Backend, bool) {
 	if !ok {
 		rs = t.anyHost
 	}
-	if b, ok := best(rs, path); ok {
-		return b, true
+	if r := best(rs, path); r != nil {
+		return Route{Host: r.host, Path: r.path, PathType: r.pathType, Backend: r.backend}, true
 	}
 	if t.Default != nil {
-		return *t.Default, true
+		return Route{Backend: *t.Default, Default: true}, true
 	}
-	return Backend{}, false
+	return Route{}, false
+}
+
+// Backends are the distinct backends of the routing.
+func (t *Routes) Backends() []RouteBackend {
+	seen := map[string]bool{}
+	var out []RouteBackend
+	add := func(b RouteBackend) {
+		if !seen[b.String()] {
+			seen[b.String()] = true
+			out = append(out, b)
+		}
+	}
+	for _, rs := range t.exact {
+		for _, r := range rs {
+			add(r.backend)
+		}
+	}
+	for _, rs := range t.wildcards {
+		for _, r := range rs {
+			add(r.backend)
+		}
+	}
+	for _, r := range t.anyHost {
+		add(r.backend)
+	}
+	if t.Default != nil {
+		add(*t.Default)
+	}
+	return out
 }
 
 // best is the matching route with the longest path; Exact wins a tie,
 // then the older rule.
-func best(rs []route, path string) (Backend, bool) {
+func best(rs []route, path string) *route {
 	var found *route
 	for i := range rs {
 		r := &rs[i]
-		if !matches(r, path) {
+		if !pathMatches(r, path) {
 			continue
 		}
 		if found == nil || len(r.path) > len(found.path) ||
-			(len(r.path) == len(found.path) && r.pathType == networking.PathTypeExact && found.pathType != networking.PathTypeExact) {
+			(len(r.path) == len(found.path) && r.pathType == PathTypeExact && found.pathType != PathTypeExact) {
 			found = r
 		}
 	}
-	if found == nil {
-		return Backend{}, false
-	}
-	return found.backend, true
+	return found
 }
 
-func matches(r *route, path string) bool {
+func pathMatches(r *route, path string) bool {
 	switch r.pathType {
-	case networking.PathTypeExact:
+	case PathTypeExact:
 		return path == r.path
-	case networking.PathTypePrefix:
+	case PathTypePrefix:
 		p := strings.TrimSuffix(r.path, "/")
 		if p == "" {
 			return true // "/" matches everything

@@ -1,4 +1,4 @@
-package ingress
+package networking_test
 
 import (
 	"testing"
@@ -29,7 +29,7 @@ func ingressFrom(t *testing.T, doc string, created time.Time) *networking.Ingres
 // wins and Exact wins a tie; a host with rules does not fall through to
 // the rules without a host; the default backend catches the rest; a
 // conflict goes to the older Ingress.
-func TestMatch(t *testing.T) {
+func TestIngressRoutes(t *testing.T) {
 	now := time.Now()
 	shop := ingressFrom(t, `metadata: {namespace: shop, name: shop}
 spec:
@@ -60,7 +60,7 @@ spec:
       - {path: /api, pathType: Prefix, backend: {service: {name: hijack, port: {number: 80}}}}
       - {path: /api/v2, pathType: Prefix, backend: {service: {name: v2, port: {number: 80}}}}
 `, now.Add(time.Minute))
-	tab := Build([]*networking.Ingress{newer, shop})
+	tab := networking.BuildRoutes([]*networking.Ingress{newer, shop})
 	for _, tc := range []struct {
 		host, path, want string
 	}{
@@ -85,11 +85,11 @@ spec:
 			t.Errorf("%s%s → %s (%v), want %s", tc.host, tc.path, got, ok, tc.want)
 		}
 	}
-	if _, ok := Build([]*networking.Ingress{newer}).Match("x", "/"); !ok {
+	if _, ok := networking.BuildRoutes([]*networking.Ingress{newer}).Match("x", "/"); !ok {
 		t.Errorf("a default backend alone catches everything")
 	}
 	only := ingressFrom(t, "metadata: {namespace: a, name: b}\nspec: {rules: [{host: a.test, http: {paths: [{path: /, pathType: Exact, backend: {service: {name: s, port: {number: 1}}}}]}}]}", now)
-	if b, ok := Build([]*networking.Ingress{only}).Match("a.test", "/x"); ok {
+	if b, ok := networking.BuildRoutes([]*networking.Ingress{only}).Match("a.test", "/x"); ok {
 		t.Errorf("no rule and no default backend: got %s", b)
 	}
 }
