@@ -66,7 +66,13 @@ var examples = map[string]string{
   kobectl explain-path svc/web -n demo --node node-1
 
   # May pod client reach pod db on 5432? Which policy allows it, or what is missing
-  kobectl explain-path pod/client --to pod/db --port 5432 -n demo`,
+  kobectl explain-path pod/client --to pod/db --port 5432 -n demo
+
+  # The same through a Service: each endpoint judged after the DNAT
+  kobectl explain-path pod/client --to svc/db --port 5432 -n demo
+
+  # A request through an Ingress: rule, TLS, endpoints, policies
+  kobectl explain-path ingress/web -n demo --host web.lab.test --path /`,
 	"kobectl pki init": `  # The lab's certificates and kubeconfigs, in /etc/kobune/pki
   kobectl pki init --dir /etc/kobune/pki --apiserver-url https://172.31.0.1:6443 --node node-1 --node node-2`,
 	"kobectl replace": `  # Replace an object with the file's version (its resourceVersion, if set, must still be current)

@@ -20,9 +20,9 @@ import (
 // the node's live nftables table by its agent, with the endpoints named
 // after their pods. Kubernetes leaves students to `nft list ruleset`.
 func newExplainPathCommand(o *Options) *cobra.Command {
-	var port, from, nodeName, to, toNamespace, protocol string
+	var port, from, nodeName, to, toNamespace, protocol, host, path string
 	cmd := &cobra.Command{
-		Use:   "explain-path (svc/NAME [--port NAME|NUMBER] [--from POD] [--node NODE] | pod/A --to pod/B|svc/NAME [--to-namespace NS] --port N [--protocol TCP])",
+		Use:   "explain-path (svc/NAME [--port NAME|NUMBER] [--from POD] [--node NODE] | pod/A --to pod/B|svc/NAME [--to-namespace NS] --port N [--protocol TCP] | ingress/NAME [--host H] [--path P])",
 		Short: "Show the way a packet takes: a Service's nftables rules on a node, or the NetworkPolicy verdict between two pods (Kobune)",
 		Long: "Show the way a packet to a Service's cluster IP takes through a node's rules: the element of the\n" +
 			"service-ips verdict map, the Service port's chain, and each endpoint chain with its DNAT,\n" +
@@ -31,9 +31,27 @@ func newExplainPathCommand(o *Options) *cobra.Command {
 			"pod/A --to pod/B --port N judges a connection by the NetworkPolicies: the route between the\n" +
 			"nodes, the policies that select each pod, the rule that allows it or the rule that is missing,\n" +
 			"and the rules each isolated side's node holds in its kernel. --to svc/NAME does it for every\n" +
-			"ready endpoint the Service may send the connection to (--port: the Service's port).",
-		Args: cobra.ExactArgs(1),
+			"ready endpoint the Service may send the connection to (--port: the Service's port).\n\n" +
+			"ingress/NAME (or --from ingress/NAME) follows a request for --host and --path through the Ingress:\n" +
+			"the rule that matches, the TLS Secret, the Service's ready endpoints, and whether the\n" +
+			"NetworkPolicies let the ingress controller (on the nodes' host network) reach each of them.",
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && strings.HasPrefix(from, "ingress/") {
+				args, from = []string{from}, "" // --from ingress/NAME
+			}
+			if len(args) != 1 {
+				return fmt.Errorf("explain-path takes one of svc/NAME, pod/NAME --to ..., ingress/NAME (or --from ingress/NAME)")
+			}
+			if typ, name, _ := strings.Cut(args[0], "/"); typ == "ingress" || typ == "ingresses" || typ == "ing" {
+				c, err := o.Client()
+				if err != nil {
+					return err
+				}
+				ctx, cancel := ctxFor(cmd)
+				defer cancel()
+				return o.explainIngress(ctx, c, name, host, path)
+			}
 			if to != "" {
 				c, err := o.Client()
 				if err != nil {
@@ -51,6 +69,8 @@ func newExplainPathCommand(o *Options) *cobra.Command {
 	cmd.Flags().StringVar(&nodeName, "node", "", "the node whose rules to read (default: every node)")
 	cmd.Flags().StringVar(&to, "to", "", "with pod/A: the destination, pod/B or svc/NAME, judged by the NetworkPolicies")
 	cmd.Flags().StringVar(&protocol, "protocol", "TCP", "with --to: TCP, UDP or SCTP")
+	cmd.Flags().StringVar(&host, "host", "", "with ingress/NAME: the request's host (default: the Ingress's first rule's)")
+	cmd.Flags().StringVar(&path, "path", "/", "with ingress/NAME: the request's path")
 	cmd.Flags().StringVar(&toNamespace, "to-namespace", "", "with --to: the destination pod's namespace (default: the source's, -n)")
 	return cmd
 }

@@ -1,11 +1,14 @@
 package ctl_test
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
 )
 
 // TestNetworkingKindsAreServed: NetworkPolicy, Ingress and IngressClass
@@ -206,5 +209,114 @@ endpoints: [{addresses: [10.244.2.4], conditions: {ready: true}, targetRef: {kin
 	}
 	if r := kobectl(t, s, "", "explain-path", "pod/web", "--to", "pod/db", "--port", "http", "-n", "shop"); r.code == 0 || !strings.Contains(r.stderr, "a port number") {
 		t.Errorf("a named --port with --to: %+v", r)
+	}
+}
+
+// TestExplainPathThroughAnIngress: explain-path ingress/NAME follows a
+// request: the class and addresses, the matching rule (the controller's
+// own matching), the TLS Secret, the Service's ready endpoints, and
+// whether the NetworkPolicies let the controller — on a node's host
+// network — reach each one; a 404 and a 503 are named as such.
+func TestExplainPathThroughAnIngress(t *testing.T) {
+	s := testserver.New(t)
+	objects := `apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {addresses: [{type: InternalIP, address: 192.0.2.10}]}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-2}
+status: {addresses: [{type: InternalIP, address: 192.0.2.11}]}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: shop, labels: {app: web}}
+spec: {nodeName: node-2, containers: [{name: web, image: kobune.local/labapp:1.0}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {clusterIP: 10.96.7.8, selector: {app: web}, ports: [{name: http, port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: empty, namespace: shop}
+spec: {clusterIP: 10.96.7.9, selector: {app: none}, ports: [{port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-1, namespace: shop, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{name: http, port: 8080, protocol: TCP}]
+endpoints: [{addresses: [10.244.2.4], nodeName: node-2, conditions: {ready: true}, targetRef: {kind: Pod, name: web-1, namespace: shop}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: kobune}
+spec: {controller: kobune.io/ingress-controller}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: shop}
+spec:
+  ingressClassName: kobune
+  tls: [{hosts: [shop.example.com], secretName: shop-tls}]
+  rules:
+  - host: shop.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}
+      - {path: /soon, pathType: Prefix, backend: {service: {name: empty, port: {number: 80}}}}
+`
+	if r := kobectl(t, s, objects, "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply: %+v", r)
+	}
+	// The controller's status: served on both nodes.
+	in, err := client.For[*networking.Ingress](s.Client).Get(context.Background(), "shop", "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Status.LoadBalancer.Ingress = []networking.IngressLoadBalancerIngress{{IP: "192.0.2.10"}, {IP: "192.0.2.11"}}
+	if _, err := client.For[*networking.Ingress](s.Client).UpdateStatus(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	explain := func(args ...string) string {
+		t.Helper()
+		r := kobectl(t, s, "", append([]string{"explain-path", "-n", "shop"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("explain-path %v: %+v", args, r)
+		}
+		return r.stdout
+	}
+	out := explain("ingress/shop", "--path", "/cart")
+	for _, want := range []string{"Ingress shop/shop, class kobune (controller kobune.io/ingress-controller), served at 192.0.2.10, 192.0.2.11",
+		"TLS: shop.example.com is served with the certificate of Secret shop/shop-tls", "request: https://shop.example.com/cart",
+		"rule: host shop.example.com, path / (Prefix) → Service shop/web:http", "endpoint 1: pod shop/web-1", "port 8080",
+		"from the controller on node-2: the node's own connection to its pod: NetworkPolicy does not judge it",
+		"from the controller on node-1 (192.0.2.10): shop/web-1 is not isolated for ingress: allowed", "Verdict: served by shop/web:http"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain-path ingress/shop lacks %q:\n%s", want, out)
+		}
+	}
+	// A policy that admits pods only: the controller on node-1 is refused.
+	policy := "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: pods-only, namespace: shop}\nspec: {podSelector: {}, ingress: [{from: [{podSelector: {}}]}]}\n"
+	if r := kobectl(t, s, policy, "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply policy: %+v", r)
+	}
+	out = explain("--from", "ingress/shop", "--path", "/cart")
+	if !strings.Contains(out, "from the controller on node-1 (192.0.2.10): denied: shop/web-1 selected by shop/pods-only") ||
+		!strings.Contains(out, "{from: [{ipBlock: {cidr: 192.0.2.10/32}}]}") || !strings.Contains(out, "Verdict: the NetworkPolicies stop the controller") {
+		t.Errorf("a pods-only policy:\n%s", out)
+	}
+	if out = explain("ingress/shop", "--path", "/soon"); !strings.Contains(out, "Service shop/empty:80 has no ready endpoint: the controller answers 503") {
+		t.Errorf("a backend without endpoints:\n%s", out)
+	}
+	if out = explain("ingress/shop", "--host", "other.example.com"); !strings.Contains(out, "no rule matches and there is no default backend: the controller answers 404") {
+		t.Errorf("another host:\n%s", out)
 	}
 }
