@@ -42,4 +42,6 @@ func NewMetrics() *Metrics {
 }
 
 // Handler serves /metrics.
-func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}) }
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}

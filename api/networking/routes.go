@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
 )
 
 // RouteBackend is where an Ingress route sends a request: a Service port (by number or

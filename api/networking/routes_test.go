@@ -69,11 +69,11 @@ spec:
 		{"shop.example.com", "/api", "shop/api:http"},
 		{"shop.example.com", "/api/", "shop/api:http"},
 		{"shop.example.com", "/api/items", "shop/api:http"},
-		{"shop.example.com", "/apix", "shop/web:80"},           // Prefix matches whole elements
+		{"shop.example.com", "/apix", "shop/web:80"},             // Prefix matches whole elements
 		{"shop.example.com", "/api/v1/login", "shop/login:8080"}, // the longest
 		{"shop.example.com", "/api/v1/login/x", "shop/api:http"}, // Exact only exactly
-		{"shop.example.com", "/api/v2/x", "other/v2:80"},       // longer, from the newer Ingress
-		{"shop.example.com", "/staticfiles", "shop/static:80"}, // ImplementationSpecific: string prefix
+		{"shop.example.com", "/api/v2/x", "other/v2:80"},         // longer, from the newer Ingress
+		{"shop.example.com", "/staticfiles", "shop/static:80"},   // ImplementationSpecific: string prefix
 		{"blog.example.com", "/", "shop/wild:80"},
 		{"a.blog.example.com", "/", "shop/fallback:80"}, // a wildcard covers one label only
 		{"example.com", "/anyhost", "shop/anyhost:80"},

@@ -101,7 +101,6 @@ func buildKinds() []*Kind {
 	}
 }
 
-
 // kind turns typed functions into a Kind entry; T is a pointer kind type.
 func kind[T interface {
 	meta.Object
