@@ -434,6 +434,13 @@ func TestImpersonationAndAuthCommands(t *testing.T) {
 		}
 		return nil
 	})
+	// Without -n, kobectl reads the kubeconfig's namespace before it
+	// connects; the connection must still be the kubeconfig's (a second
+	// reading once took the server it had noted for plaintext and failed:
+	// "an https:// server needs the certificate authority").
+	if out, errOut, code := run("auth", "can-i", "list", "endpointslices", "--as", "alice"); code != 1 || out != "no\n" || errOut != "" {
+		t.Errorf("can-i list endpointslices as alice: %d %q %q", code, out, errOut)
+	}
 	if out, _, code := run("auth", "can-i", "create", "deployments", "-n", "default", "--as", "alice"); code != 1 || out != "no\n" {
 		t.Errorf("can-i create deployments -n default --as alice: %d %q, want no (exit 1)", code, out)
 	}

@@ -310,7 +310,7 @@ spec:
 	}
 	out = explain("--from", "ingress/shop", "--path", "/cart")
 	if !strings.Contains(out, "from the controller on node-1 (192.0.2.10): denied: shop/web-1 selected by shop/pods-only") ||
-		!strings.Contains(out, "{from: [{ipBlock: {cidr: 192.0.2.10/32}}]}") || !strings.Contains(out, "Verdict: the NetworkPolicies stop the controller") {
+		!strings.Contains(out, "{from: [{ipBlock: {cidr: 192.0.2.10/32}}]}") || !strings.Contains(out, "the controller on node-1 may reach 0 of 1 endpoints") || !strings.Contains(out, "Verdict: requests that reach a controller which may reach no endpoint fail") {
 		t.Errorf("a pods-only policy:\n%s", out)
 	}
 	if out = explain("ingress/shop", "--path", "/soon"); !strings.Contains(out, "Service shop/empty:80 has no ready endpoint: the controller answers 503") {

@@ -37,6 +37,12 @@ type Options struct {
 	Home string
 
 	client *client.Client
+	// cfg is clientConfig's answer, worked out once per run (it also
+	// records the server it found in Server, for error messages, which
+	// must not turn a kubeconfig's TLS server into a plaintext --server
+	// on a second call).
+	cfg    *client.Config
+	cfgErr error
 }
 
 // Config is the content of ~/.kobune/config.
@@ -115,6 +121,14 @@ func (o *Options) serverAddress() (string, error) {
 // then, inside a pod, its ServiceAccount (client.InClusterConfig), then
 // DefaultServer.
 func (o *Options) clientConfig() (client.Config, error) {
+	if o.cfg == nil {
+		cfg, err := o.loadClientConfig()
+		o.cfg, o.cfgErr = &cfg, err
+	}
+	return *o.cfg, o.cfgErr
+}
+
+func (o *Options) loadClientConfig() (client.Config, error) {
 	if o.Server != "" {
 		return client.Config{Server: o.Server}, nil
 	}

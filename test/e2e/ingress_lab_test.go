@@ -94,7 +94,7 @@ func ingressOnTheLab(t *testing.T, ctx context.Context, c *client.Client) {
 	for _, q := range []struct {
 		args []string
 		want string
-	}{{[]string{"list", "endpointslices.discovery.k8s.io"}, "yes"}, {[]string{"update", "ingresses/status", "-n", "shop"}, "yes"},
+	}{{[]string{"list", "endpointslices.discovery.k8s.io"}, "yes"}, {[]string{"update", "ingresses", "--subresource", "status", "-n", "shop"}, "yes"},
 		{[]string{"create", "pods", "-n", "kobune-ingress"}, "no"}, {[]string{"update", "ingresses", "-n", "shop"}, "no"}} {
 		cmd := exec.Command(filepath.Join(repoRoot(), "bin", "kobectl"), append(append([]string{"--kubeconfig", labKubeconfig, "auth", "can-i"}, q.args...), "--as", sa)...)
 		out, _ := cmd.CombinedOutput()
