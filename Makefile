@@ -84,6 +84,7 @@ proto:
 bench:
 	$(GO) run ./test/bench -out docs/benchmarks.md
 	KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./agent/dns -run '^TestBenchClusterDNS$$' -count=1 -v | grep -E '^(---|ok|FAIL)'
+	KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./ingress -run '^TestBenchIngress$$' -count=1 -v | grep -E '^(---|ok|FAIL)'
 	@if [ "$$(id -u)" = 0 ]; then \
 		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./agent/proxy -run '^TestBenchServiceRules$$' -count=1 -v -timeout 30m | grep -E '^(---|ok|FAIL)'; \
 		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./agent/netpol -run '^TestBenchPolicyRules$$' -count=1 -v -timeout 10m | grep -E '^(---|ok|FAIL)'; \
