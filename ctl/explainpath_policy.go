@@ -50,6 +50,26 @@ func (o *Options) explainPolicy(ctx context.Context, c *client.Client, from, to,
 			return err
 		}
 		header = strings.Join(steps, "\n")
+		// The node proxy's rules on the source's node, as its kernel has them.
+		if src.node != "" && src.IP.IsValid() && svc.Spec.ClusterIP != core.ClusterIPNone && svc.Spec.ClusterIP != "" {
+			if sp := servicePortOf(svc, portArg, protocol); sp != nil {
+				hops, err := c.ServicePath(ctx, src.node, svc.Spec.ClusterIP, protocol, sp.Port, src.IP.String())
+				if err != nil {
+					header += fmt.Sprintf("\n  cannot read node %s's Service rules: %s", src.node, client.Message(err))
+				} else {
+					header += fmt.Sprintf("\n  node %s's Service rules (table ip kobune-proxy):", src.node)
+					for _, h := range hops {
+						header += "\n    " + h.Object
+						for _, l := range h.Lines {
+							header += "\n        " + l
+						}
+						if h.Explain != "" {
+							header += "\n      → " + h.Explain
+						}
+					}
+				}
+			}
+		}
 	default:
 		n, err := strconv.ParseInt(portArg, 10, 32)
 		if err != nil || n < 1 || n > 65535 {
@@ -173,22 +193,26 @@ func route(src, dst namedEndpoint, nodes []*core.Node) string {
 	return fmt.Sprintf("from node %s to node %s", src.node, dst.node)
 }
 
-// serviceEndpoints are the ready endpoint pods a connection to the
-// Service's port may be DNATed to, each with its target port, and the
-// steps that lead there (DNS, cluster IP, DNAT).
-func serviceEndpoints(ctx context.Context, c *client.Client, svc *core.Service, portArg, protocol string) ([]namedEndpoint, []int32, []string, error) {
-	var sp *core.ServicePort
+// servicePortOf is the Service's port named or numbered portArg (the only
+// one, when portArg is empty) with the protocol.
+func servicePortOf(svc *core.Service, portArg, protocol string) *core.ServicePort {
 	for i, p := range svc.Spec.Ports {
 		proto := string(p.Protocol)
 		if proto == "" {
 			proto = "TCP"
 		}
-		if (portArg == "" && len(svc.Spec.Ports) == 1) || portArg == p.Name || portArg == strconv.Itoa(int(p.Port)) {
-			if proto == protocol {
-				sp = &svc.Spec.Ports[i]
-			}
+		if ((portArg == "" && len(svc.Spec.Ports) == 1) || portArg == p.Name || portArg == strconv.Itoa(int(p.Port))) && proto == protocol {
+			return &svc.Spec.Ports[i]
 		}
 	}
+	return nil
+}
+
+// serviceEndpoints are the ready endpoint pods a connection to the
+// Service's port may be DNATed to, each with its target port, and the
+// steps that lead there (DNS, cluster IP, DNAT).
+func serviceEndpoints(ctx context.Context, c *client.Client, svc *core.Service, portArg, protocol string) ([]namedEndpoint, []int32, []string, error) {
+	sp := servicePortOf(svc, portArg, protocol)
 	if sp == nil {
 		return nil, nil, nil, fmt.Errorf("service %s/%s has no %s port %q (--port: its name or number)", svc.Namespace, svc.Name, protocol, portArg)
 	}

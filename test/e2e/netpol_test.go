@@ -263,7 +263,8 @@ func TestNetworkPoliciesOnTheNodes(t *testing.T) {
 	// the nodes, the policy, and x/a's node's rules read from its kernel
 	// (the drop counter has counted z's probes above).
 	out, errOut, code := kobectl(ctx, srv.Addr(), "explain-path", "-n", "z", "pod/b", "--to", "svc/xa", "--to-namespace", "x", "--port", "8000")
-	for _, want := range []string{"DNS: xa.x.svc answers " + svc.Spec.ClusterIP, "Endpoint 1 of 1:", "pod x/a (" + ips["x/a"], "route: ",
+	for _, want := range []string{"DNS: xa.x.svc answers " + svc.Spec.ClusterIP, "Service rules (table ip kobune-proxy):", "map service-ips",
+		svc.Spec.ClusterIP + " . tcp . 8000 : goto", "Endpoint 1 of 1:", "pod x/a (" + ips["x/a"], "route: ",
 		"selected by x/from-y; no rule of theirs allows this connection: denied", "rules (table ip kobune-netpol):", "map ingress-pods",
 		ips["x/a"] + " : goto ingress-", `comment "x/from-y ingress[0]"`, "Verdict: denied"} {
 		if code != 0 || !strings.Contains(out, want) {
