@@ -30,6 +30,7 @@ package ingress
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -210,9 +211,11 @@ func (ic *Controller) rebuild(ctx context.Context) {
 		st.endpoints[b.String()] = ic.readyEndpoints(b)
 	}
 	for host, secret := range t.TLS {
-		cert, err := ic.certificate(secret)
+		cert, fresh, err := ic.certificate(secret)
 		if err != nil {
-			ic.cfg.Logf("TLS for host %s: secret %s: %v (serving the default certificate)", host, secret, err)
+			if fresh { // said once per version of the Secret, not on every rebuild
+				ic.cfg.Logf("TLS for host %s: secret %s: %v (serving the default certificate)", host, secret, err)
+			}
 			continue
 		}
 		st.certs[host] = cert
@@ -364,20 +367,22 @@ func sameLB(a, b []networking.IngressLoadBalancerIngress) bool {
 }
 
 // certificate parses a kubernetes.io/tls Secret, cached by its
-// resourceVersion.
-func (ic *Controller) certificate(key string) (*tls.Certificate, error) {
+// resourceVersion; fresh says it was parsed now (not taken from the
+// cache).
+func (ic *Controller) certificate(key string) (cert *tls.Certificate, fresh bool, err error) {
 	ns, name, _ := strings.Cut(key, "/")
 	s, ok := ic.secrets.Get(ns, name)
-	if !ok {
-		return nil, fmt.Errorf("not found")
-	}
 	ic.certMu.Lock()
 	defer ic.certMu.Unlock()
-	if c, ok := ic.certs[key]; ok && c.version == s.ResourceVersion && s.ResourceVersion != "" {
-		return c.cert, c.err
+	if !ok {
+		c, seen := ic.certs[key]
+		ic.certs[key] = cachedCert{err: errors.New("not found")}
+		return nil, !seen || c.err == nil || c.version != "", errors.New("not found")
 	}
-	var cert *tls.Certificate
-	err := fmt.Errorf("type %q, want kubernetes.io/tls", s.Type)
+	if c, ok := ic.certs[key]; ok && c.version == s.ResourceVersion && s.ResourceVersion != "" {
+		return c.cert, false, c.err
+	}
+	err = fmt.Errorf("type %q, want kubernetes.io/tls", s.Type)
 	if s.Type == "kubernetes.io/tls" {
 		var c tls.Certificate
 		c, err = tls.X509KeyPair(s.Data["tls.crt"], s.Data["tls.key"])
@@ -386,7 +391,7 @@ func (ic *Controller) certificate(key string) (*tls.Certificate, error) {
 		}
 	}
 	ic.certs[key] = cachedCert{version: s.ResourceVersion, cert: cert, err: err}
-	return cert, err
+	return cert, true, err
 }
 
 // GetCertificate picks the certificate for a TLS handshake by SNI: the
