@@ -306,6 +306,8 @@ func labTLSSecret(t *testing.T, host string) string {
 	kb, _ := x509.MarshalECPrivateKey(key)
 	crt := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	k := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
-	indent := func(b []byte) string { return "    " + strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", "\n    ") }
+	indent := func(b []byte) string {
+		return "    " + strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", "\n    ")
+	}
 	return "apiVersion: v1\nkind: Secret\nmetadata: {name: a-tls, namespace: shop}\ntype: kubernetes.io/tls\nstringData:\n  tls.crt: |\n" + indent(crt) + "\n  tls.key: |\n" + indent(k) + "\n"
 }
