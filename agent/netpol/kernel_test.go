@@ -16,6 +16,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/test/reachability"
 )
 
@@ -56,6 +57,16 @@ func TestRulesHoldTheReachabilityModelInAKernel(t *testing.T) {
 				t.Errorf("%s %d: the kernel's table (! where it differs)\n%swant\n%s\nrules:\n%s", tc.Protocol, tc.Port, reachability.Diff(got, tc.Want), tc.Want, rs)
 			}
 		})
+	}
+	// SCTP ports load too (the model's probes are TCP and UDP only).
+	sctp := "SCTP"
+	port := meta.FromInt(9899)
+	lab.load(t, Build("node-1", State{Pods: lab.pods, Namespaces: lab.namespaces, Policies: []*networking.NetworkPolicy{{ObjectMeta: meta.ObjectMeta{Namespace: "x", Name: "sctp"},
+		Spec: networking.NetworkPolicySpec{PolicyTypes: []string{networking.PolicyTypeIngress},
+			Ingress: []networking.NetworkPolicyIngressRule{{Ports: []networking.NetworkPolicyPort{{Protocol: &sctp, Port: &port}}}}}}}}))
+	out, err := exec.Command("ip", "netns", "exec", lab.node, "nft", "list", "table", "ip", Table).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "sctp . 9899") {
+		t.Errorf("the SCTP policy's elements: %v\n%s", err, out)
 	}
 	// Back to no policy: an empty table lets everything through again.
 	lab.load(t, Build("node-1", State{Pods: lab.pods, Namespaces: lab.namespaces}))
