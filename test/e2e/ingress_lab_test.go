@@ -15,8 +15,10 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -290,7 +292,103 @@ spec:
 			t.Errorf("node-2's kobune-ingress access log lacks the rolling requests:\n%s", logs)
 		}
 	}
+	if os.Getenv("KOBUNE_BENCH_REPORT") != "" {
+		benchIngressOnTheLab(t, ctx, c, nodeIP["node-2"])
+	}
 	kobectl("delete", "namespace", "shop", "--wait=false")
+}
+
+// benchIngressOnTheLab is make bench's Ingress figure on real pods: from
+// node-1's namespace, 8 keep-alive connections at once send 500 requests
+// each straight to a front pod, and the same through kobune-ingress on
+// node-2 (host a.lab.test); the two take turns in 5 rounds.
+func benchIngressOnTheLab(t *testing.T, ctx context.Context, c *client.Client, ingressIP string) {
+	pods, _, err := client.For[*core.Pod](c).List(ctx, "shop", client.ListOptions{LabelSelector: "app=front"})
+	if err != nil || len(pods) == 0 {
+		t.Fatalf("front pods: %v", err)
+	}
+	podAddr := net.JoinHostPort(pods[0].Status.PodIP, "8080")
+	const conns, per, rounds = 8, 500, 5
+	run := func(addr, host string) (time.Duration, []time.Duration, error) {
+		lat := make([][]time.Duration, conns)
+		errs := make(chan error, conns)
+		start := time.Now()
+		for i := range conns {
+			go func() {
+				errs <- reachability.InNetns("/run/netns/kobune-lab-node-1", func() error {
+					conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+					if err != nil {
+						return err
+					}
+					defer conn.Close()
+					br := bufio.NewReader(conn)
+					for range per {
+						req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/", nil)
+						t0 := time.Now()
+						if err := req.Write(conn); err != nil {
+							return err
+						}
+						resp, err := http.ReadResponse(br, req)
+						if err != nil {
+							return err
+						}
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode != 200 {
+							return fmt.Errorf("status %d", resp.StatusCode)
+						}
+						lat[i] = append(lat[i], time.Since(t0))
+					}
+					return nil
+				})
+			}()
+		}
+		for range conns {
+			if err := <-errs; err != nil {
+				return 0, nil, err
+			}
+		}
+		var all []time.Duration
+		for _, l := range lat {
+			all = append(all, l...)
+		}
+		return time.Since(start), all, nil
+	}
+	var dt, pt time.Duration
+	var dl, pl []time.Duration
+	for range rounds {
+		d, l, err := run(podAddr, "a.lab.test")
+		if err != nil {
+			t.Errorf("ingress benchmark, straight to the pod: %v", err)
+			return
+		}
+		dt, dl = dt+d, append(dl, l...)
+		d, l, err = run(net.JoinHostPort(ingressIP, "80"), "a.lab.test")
+		if err != nil {
+			t.Errorf("ingress benchmark, through kobune-ingress: %v", err)
+			return
+		}
+		pt, pl = pt+d, append(pl, l...)
+	}
+	pct := func(d []time.Duration, p float64) time.Duration {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return d[int(float64(len(d)-1)*p)]
+	}
+	n := float64(conns * per * rounds)
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+	appendReport(t, fmt.Sprintf(`
+## Ingress on the lab
+
+Written by `+"`make bench`"+` (test/e2e TestLabUpAndDown, as root) on %s: from node-1's network namespace, %d keep-alive connections at once, %d requests each, to a labapp pod straight (its address, port 8080) and through kobune-ingress on node-2 (its address, port 80, Host a.lab.test, which sends each request to one of two pods on either node); the two took turns in %d rounds. Both nodes, the proxy and labapp share this machine's 2 cores.
+
+| | requests/s | p50 | p99 |
+|---|---|---|---|
+| straight to a pod | %.0f | %s | %s |
+| through kobune-ingress | %.0f | %s | %s |
+
+Through the controller: %.0f %% of the direct requests per second; p99 %.1f× the direct one.
+`, time.Now().UTC().Format("2006-01-02 15:04 MST"), conns, per, rounds, n/dt.Seconds(), ms(pct(dl, 0.5)), ms(pct(dl, 0.99)),
+		n/pt.Seconds(), ms(pct(pl, 0.5)), ms(pct(pl, 0.99)), 100*(n/pt.Seconds())/(n/dt.Seconds()), float64(pct(pl, 0.99))/float64(pct(dl, 0.99))))
 }
 
 // labTLSSecret is a kubernetes.io/tls Secret a-tls for host, as YAML.
