@@ -88,6 +88,7 @@ type Controller struct {
 	// next is each backend's round-robin counter.
 	next      sync.Map // backend key → *atomic.Uint64
 	transport *http.Transport
+	proxy     http.Handler
 	fallback  *tls.Certificate // served when no Ingress names the host
 }
 
@@ -128,6 +129,7 @@ func New(cfg Config, c *client.Client, m *Metrics) (*Controller, error) {
 			DialContext:         (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			MaxIdleConnsPerHost: 64, IdleConnTimeout: 60 * time.Second, ForceAttemptHTTP2: false,
 		}}
+	ic.proxy = newProxy(ic.transport, m)
 	ic.ingresses = client.NewInformer(client.For[*networking.Ingress](c), "", client.ListOptions{})
 	ic.classes = client.NewInformer(client.For[*networking.IngressClass](c), "", client.ListOptions{})
 	ic.services = client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{})

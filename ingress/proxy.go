@@ -31,21 +31,8 @@ func (ic *Controller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(st.endpoints[b.String()]) == 0:
 		http.Error(rec, "503 Service Unavailable: "+b.String()+" has no ready endpoint", http.StatusServiceUnavailable)
 	default:
-		eps := st.endpoints[b.String()]
-		pick := &picked{eps: eps, next: ic.counter(b.String())}
-		rp := &httputil.ReverseProxy{
-			Rewrite: func(pr *httputil.ProxyRequest) {
-				pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "backend" // the transport picks the endpoint
-				pr.Out.Host = pr.In.Host
-				pr.SetXForwarded()
-			},
-			Transport: &retrying{base: ic.transport, pick: pick, metrics: ic.metrics},
-			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-				http.Error(w, "502 Bad Gateway: "+b.String()+": "+err.Error(), http.StatusBadGateway)
-			},
-			FlushInterval: -1,
-		}
-		rp.ServeHTTP(rec, r)
+		pick := &picked{eps: st.endpoints[b.String()], next: ic.counter(b.String())}
+		ic.proxy.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), pickKey{}, pick)))
 		upstream = pick.last
 	}
 	d := time.Since(start)
@@ -62,6 +49,27 @@ func (ic *Controller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ic.cfg.AccessLog(fmt.Sprintf("%s %q %q %d %d %.3fms %s -> %s",
 		r.RemoteAddr, r.Host, r.Method+" "+r.URL.RequestURI()+" "+r.Proto, rec.status, rec.bytes, float64(d.Microseconds())/1000, service, upstream))
+}
+
+// pickKey carries a request's endpoint choice to the transport.
+type pickKey struct{}
+
+// newProxy is the one reverse proxy of the controller: the request's
+// context carries the endpoints to try (the transport picks), so nothing
+// is built per request.
+func newProxy(base http.RoundTripper, m *Metrics) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "backend" // the transport picks the endpoint
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+		},
+		Transport: &retrying{base: base, metrics: m},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			http.Error(w, "502 Bad Gateway: "+err.Error(), http.StatusBadGateway)
+		},
+		FlushInterval: -1,
+	}
 }
 
 func (ic *Controller) counter(key string) *atomic.Uint64 {
@@ -90,14 +98,17 @@ func (p *picked) pick() string {
 // once per endpoint.
 type retrying struct {
 	base    http.RoundTripper
-	pick    *picked
 	metrics *Metrics
 }
 
 func (t *retrying) RoundTrip(r *http.Request) (*http.Response, error) {
+	pick, ok := r.Context().Value(pickKey{}).(*picked)
+	if !ok || len(pick.eps) == 0 {
+		return nil, errors.New("no endpoint chosen")
+	}
 	var err error
-	for i := 0; i < len(t.pick.eps); i++ {
-		r.URL.Host = t.pick.pick()
+	for i := 0; i < len(pick.eps); i++ {
+		r.URL.Host = pick.pick()
 		if i > 0 {
 			if r.Body != nil && r.Body != http.NoBody {
 				if r.GetBody == nil {
