@@ -295,7 +295,13 @@ spec:
 	if os.Getenv("KOBUNE_BENCH_REPORT") != "" {
 		benchIngressOnTheLab(t, ctx, c, nodeIP["node-2"])
 	}
+	// Gone before the next check, which watches every pod of the lab
+	// through a control-plane outage.
 	kobectl("delete", "namespace", "shop", "--wait=false")
+	until("namespace shop deleted", func() bool {
+		_, err := client.For[*core.Namespace](c).Get(ctx, "", "shop")
+		return client.IsNotFound(err)
+	})
 }
 
 // benchIngressOnTheLab is make bench's Ingress figure on real pods: from
