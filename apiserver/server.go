@@ -255,6 +255,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.namespaces = newNamespaceCache(s.store)
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
 	s.admission.Mutators = append(s.admission.Mutators, admission.CertificateSigningRequest{}, admission.DefaultIngressClass{Classes: ingressClasses{s.store}})
+	limits := admission.LimitRanger{Ranges: limitRanges{s.store}}
+	s.admission.Mutators = append(s.admission.Mutators, limits)
+	s.admission.Validators = append(s.admission.Validators, limits)
 	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
 	if err := s.newAuthorizer(); err != nil {
 		backend.close()
@@ -533,9 +536,23 @@ func (c ingressClasses) IngressClasses(ctx context.Context) ([]*networking.Ingre
 	return listStored[*networking.IngressClass](ctx, c.store, "ingressclasses")
 }
 
+// limitRanges lists a namespace's LimitRanges for the LimitRanger
+// admission step.
+type limitRanges struct{ store *storage.Store }
+
+func (c limitRanges) LimitRanges(ctx context.Context, namespace string) ([]*core.LimitRange, error) {
+	return listStoredIn[*core.LimitRange](ctx, c.store, "limitranges", namespace)
+}
+
 // listStored reads every stored object of a cluster-scoped resource.
 func listStored[T meta.Object](ctx context.Context, store *storage.Store, resource string) ([]T, error) {
-	kvs, _, err := store.List(ctx, storage.ListPrefix(resource, ""))
+	return listStoredIn[T](ctx, store, resource, "")
+}
+
+// listStoredIn reads every stored object of a resource in a namespace
+// ("": all, or a cluster-scoped resource).
+func listStoredIn[T meta.Object](ctx context.Context, store *storage.Store, resource, namespace string) ([]T, error) {
+	kvs, _, err := store.List(ctx, storage.ListPrefix(resource, namespace))
 	if err != nil {
 		return nil, err
 	}

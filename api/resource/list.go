@@ -11,6 +11,7 @@ const (
 	Memory           Name = "memory"
 	Pods             Name = "pods"
 	EphemeralStorage Name = "ephemeral-storage"
+	Storage          Name = "storage"
 )
 
 // List maps resource names to quantities (requests, limits, capacity).

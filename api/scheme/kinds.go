@@ -42,6 +42,7 @@ func buildKinds() []*Kind {
 				return map[string]string{"status.phase": c.Status.Phase, "spec.volumeName": c.Spec.VolumeName}
 			}),
 		kind("ServiceAccount", "v1", "serviceaccounts", []string{"sa"}, true, false, nil, core.ValidateServiceAccount, nil, nil),
+		kind("LimitRange", "v1", "limitranges", []string{"limits"}, true, false, core.SetDefaultsLimitRange, core.ValidateLimitRange, nil, nil),
 		kind("Event", "v1", "events", []string{"ev"}, true, false, nil, core.ValidateEvent, nil, eventFields),
 		kind("ReplicaSet", "apps/v1", "replicasets", []string{"rs"}, true, true, apps.SetDefaultsReplicaSet, apps.ValidateReplicaSet,
 			func(n, o *apps.ReplicaSet) v.ErrorList {

@@ -125,7 +125,7 @@ const (
 // the namespaced resources the user-facing roles cover.
 var (
 	viewResources = []rbac.PolicyRule{
-		rule(read, "", "pods", "pods/log", "pods/status", "services", "endpoints", "configmaps", "persistentvolumeclaims", "persistentvolumeclaims/status", "events", "namespaces", "serviceaccounts"),
+		rule(read, "", "pods", "pods/log", "pods/status", "services", "endpoints", "configmaps", "persistentvolumeclaims", "persistentvolumeclaims/status", "events", "namespaces", "serviceaccounts", "limitranges"),
 		rule(read, "apps", "deployments", "deployments/status", "replicasets", "replicasets/status", "statefulsets", "statefulsets/status", "daemonsets", "daemonsets/status",
 			"deployments/scale", "replicasets/scale", "statefulsets/scale", "controllerrevisions"),
 		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),
