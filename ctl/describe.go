@@ -184,6 +184,8 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 		for _, k := range keys { // sizes only, as kubectl: describe shows no secret
 			fmt.Fprintf(tw, "%s:\t%d bytes\n", k, len(x.Data[k]))
 		}
+	case *core.LimitRange:
+		describeLimitRange(tw, x)
 	case *networking.NetworkPolicy:
 		describeNetworkPolicy(tw, x)
 	case *networking.Ingress:

@@ -1,6 +1,7 @@
 package ctl_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,6 +50,15 @@ spec:
 	// from default, as the API shows it.
 	if r := kobectl(t, s, "", "get", "limits", "containers", "-n", "team", "-o", "jsonpath={.spec.limits[0].defaultRequest.memory}"); r.stdout != "128Mi" {
 		t.Errorf("defaultRequest.memory after defaulting: %+v", r)
+	}
+	// describe prints kubectl's table (compared with runs of spaces as one).
+	r = kobectl(t, s, "", "describe", "limitrange", "containers", "-n", "team")
+	flat := regexp.MustCompile(` +`).ReplaceAllString(r.stdout, " ")
+	for _, want := range []string{"Type Resource Min Max Default Request Default Limit Max Limit/Request Ratio",
+		"Container cpu 50m 1 100m 500m -", "Container memory - - 128Mi 128Mi 2", "Pod cpu - 1500m - - -", "PersistentVolumeClaim storage - 1Gi - - -"} {
+		if r.code != 0 || !strings.Contains(flat, want) {
+			t.Errorf("describe limitrange lacks %q:\n%s%s", want, r.stdout, r.stderr)
+		}
 	}
 	pod := func(name, resources string, extra ...string) string {
 		y := "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: team}\nspec:\n  containers:\n  - {name: app, image: kobune.local/labapp:1.0" + resources + "}\n"
