@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"sort"
@@ -271,6 +272,15 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		labels[LabelLastFinished] = last.FinishedAt.UTC().Format(time.RFC3339)
 	}
 	created := time.Now()
+	// An agent killed after containerd prepared this container's snapshot
+	// and before it recorded the container leaves the snapshot behind;
+	// every later create would fail on it ("snapshot already exists").
+	// With no container of that id, the snapshot is nobody's: remove it.
+	if _, lerr := r.client.LoadContainer(ctx, id); errdefs.IsNotFound(lerr) {
+		if rerr := r.client.SnapshotService(r.snapshotter).Remove(ctx, id); rerr == nil {
+			log.Printf("kobune-agent: removed snapshot %s left by an interrupted create", id)
+		}
+	}
 	ctr, err := r.client.NewContainer(ctx, id, client.WithImage(img), client.WithNewSnapshot(id, img),
 		client.WithNewSpec(opts...), client.WithContainerLabels(labels))
 	if err != nil {

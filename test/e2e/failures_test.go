@@ -232,3 +232,27 @@ func TestHostNetworkPodSharesTheNodesNetwork(t *testing.T) {
 		t.Errorf("a network namespace was made for a hostNetwork pod")
 	}
 }
+
+// TestStaleSnapshotFromAnInterruptedCreate: an agent killed after
+// containerd prepared a container's snapshot and before it recorded the
+// container leaves the snapshot behind (TestAgentKilledMidMount once
+// caught it: "snapshot ... already exists", retried forever). Here the
+// snapshot is made by hand before the agent starts; the pod must run.
+func TestStaleSnapshotFromAnInterruptedCreate(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	p, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "stale", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := p.UID + "-app" // the agent's container id, and its snapshot's key
+	if out, err := exec.Command("ctr", "-a", nodes[0].socket(), "-n", "kobune-e2e", "snapshots", "prepare", key, "").CombinedOutput(); err != nil {
+		t.Fatalf("ctr snapshots prepare: %v: %s", err, out)
+	}
+	nodes[0].startAgent(t, "10.244.89.0/24")
+	waitForPod(t, ctx, pods, "stale", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+}
