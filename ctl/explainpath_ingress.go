@@ -105,17 +105,9 @@ func (o *Options) explainIngress(ctx context.Context, c *client.Client, name, ho
 			}
 		}
 	}
-	nps, _, err := client.For[*networking.NetworkPolicy](c).List(ctx, "", client.ListOptions{})
+	nps, nsLabels, err := policyState(ctx, c)
 	if err != nil {
 		return err
-	}
-	nss, _, err := client.For[*core.Namespace](c).List(ctx, "", client.ListOptions{})
-	if err != nil {
-		return err
-	}
-	nsLabels := map[string]map[string]string{}
-	for _, n := range nss {
-		nsLabels[n.Name] = n.Labels
 	}
 	reaches := map[string]int{} // controller address → endpoints it may reach
 	for i, dst := range dsts {

@@ -81,21 +81,13 @@ func (o *Options) explainPolicy(ctx context.Context, c *client.Client, from, to,
 		}
 		dsts, ports = []namedEndpoint{dst}, []int32{int32(n)}
 	}
-	nps, _, err := client.For[*networking.NetworkPolicy](c).List(ctx, "", client.ListOptions{})
-	if err != nil {
-		return err
-	}
-	nss, _, err := client.For[*core.Namespace](c).List(ctx, "", client.ListOptions{})
+	nps, nsLabels, err := policyState(ctx, c)
 	if err != nil {
 		return err
 	}
 	nodes, _, err := client.For[*core.Node](c).List(ctx, "", client.ListOptions{})
 	if err != nil {
 		return err
-	}
-	nsLabels := map[string]map[string]string{}
-	for _, n := range nss {
-		nsLabels[n.Name] = n.Labels
 	}
 	if header != "" {
 		fmt.Fprintf(o.Out, "%s → %s\n", src.describe, header)
@@ -127,6 +119,24 @@ func (o *Options) explainPolicy(ctx context.Context, c *client.Client, from, to,
 	}
 	fmt.Fprintf(o.Out, "Verdict: %s\n", verdict)
 	return nil
+}
+
+// policyState is what a verdict is computed from: every NetworkPolicy and
+// each namespace's labels.
+func policyState(ctx context.Context, c *client.Client) ([]*networking.NetworkPolicy, map[string]map[string]string, error) {
+	nps, _, err := client.For[*networking.NetworkPolicy](c).List(ctx, "", client.ListOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	nss, _, err := client.For[*core.Namespace](c).List(ctx, "", client.ListOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	nsLabels := map[string]map[string]string{}
+	for _, n := range nss {
+		nsLabels[n.Name] = n.Labels
+	}
+	return nps, nsLabels, nil
 }
 
 // explainConnection prints one source → pod connection: the route, each
