@@ -186,16 +186,30 @@ func (s *Server) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object)
 // when the client asked for it.
 func (s *Server) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
 	var orig meta.Object
-	if strategyFor(k).allocates {
+	if strategyFor(k).allocates || s.quotas.mayCharge(o.GetObjectMeta().Namespace) {
 		orig = copyObject(k, o)
 	}
+	fresh := false
 	for attempt := 0; ; attempt++ {
-		b, err := s.admitCreate(ctx, k, o)
+		actx, charges := admission.WithQuotaCharges(ctx, fresh)
+		b, err := s.admitCreate(actx, k, o)
 		if err != nil {
 			return nil, err
 		}
+		also, err := alsoWrites(charges)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "encode quota charges: %v", err)
+		}
 		key := objectKey(k, o)
-		rev, err := s.store.Create(ctx, key, b)
+		rev, err := s.store.Create(ctx, key, b, also...)
+		if errors.Is(err, storage.ErrMoved) {
+			if orig == nil || attempt >= maxQuotaRetries {
+				return nil, status.Errorf(codes.Aborted, "the ResourceQuotas of namespace %s changed while this %s was admitted: try again", o.GetObjectMeta().Namespace, k.Kind)
+			}
+			// A quota moved since it was judged: judge again, on the store.
+			fresh, o = true, copyObject(k, orig)
+			continue
+		}
 		var claimed *storage.ClaimedError
 		if errors.As(err, &claimed) {
 			asked, _ := encodeForStorage(orig)
@@ -211,6 +225,11 @@ func (s *Server) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]b
 		return withRevision(b, rev), nil
 	}
 }
+
+// maxQuotaRetries bounds how often one write is judged again because the
+// quotas it charges moved (each retry reads them fresh; only a steady
+// stream of concurrent writes to the same quota can use them all up).
+const maxQuotaRetries = 20
 
 func (s *Server) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object, warnings []string) (*apipb.ObjectResponse, error) {
 	if _, err := s.admitCreate(ctx, k, o); err != nil {

@@ -24,6 +24,8 @@ func storageError(err error, k *scheme.Kind, name string) error {
 		return status.Errorf(codes.AlreadyExists, "%s already exists", what)
 	case errors.Is(err, storage.ErrConflict):
 		return status.Errorf(codes.Aborted, "Operation cannot be fulfilled on %s: the object has been modified; please apply your changes to the latest version and try again", what)
+	case errors.Is(err, storage.ErrMoved):
+		return status.Errorf(codes.Aborted, "Operation cannot be fulfilled on %s: the ResourceQuotas it is charged to kept changing; try again", what)
 	case errors.Is(err, storage.ErrExpired):
 		return status.Errorf(codes.OutOfRange, "%v: list again to get a current resourceVersion", err)
 	case errors.Is(err, storage.ErrTooSlow):

@@ -165,6 +165,7 @@ type Server struct {
 	store      *storage.Store
 	admission  *admission.Chain
 	namespaces *namespaceCache
+	quotas     *quotaCache
 	metrics    *metrics
 	grpc       *grpc.Server
 	listeners  []net.Listener
@@ -253,6 +254,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
+	s.quotas = newQuotaCache(s.store)
 	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
 	s.admission.Mutators = append(s.admission.Mutators, admission.CertificateSigningRequest{}, admission.DefaultIngressClass{Classes: ingressClasses{s.store}})
 	limits := admission.LimitRanger{Ranges: limitRanges{s.store}}
@@ -282,6 +284,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// Right after defaulting, so that validation sees the allocated values.
 	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{serviceAllocation{ranges: ranges, store: s.store}}, s.admission.Mutators[1:]...)...)
+	// Last, as in Kubernetes: a quota is charged only for what every other
+	// step has let through.
+	s.admission.Validators = append(s.admission.Validators, admission.ResourceQuota{Quotas: s.quotas})
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
 		backend.close()
 		return nil, err
@@ -408,6 +413,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() { defer s.wg.Done(); s.runServiceRepair(ctx, s.cfg.ServiceRepairInterval) }()
 	go func() { defer s.wg.Done(); s.space.run(ctx) }()
 	go func() { defer s.wg.Done(); s.namespaces.run(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.quotas.run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
 	go func() { defer s.wg.Done(); s.runNamespaceCleanup(ctx) }()
 	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.version)

@@ -58,7 +58,9 @@ func (s *Server) update(ctx context.Context, k *scheme.Kind, in meta.Object, sta
 		expected = rv
 	}
 	key := objectKey(k, in)
-	for {
+	fresh := false
+	for attempt := 0; ; attempt++ {
+		actx, charges := admission.WithQuotaCharges(ctx, fresh)
 		kv, err := s.store.Get(ctx, key)
 		if err != nil {
 			return nil, storageError(err, k, m.Name)
@@ -70,10 +72,16 @@ func (s *Server) update(ctx context.Context, k *scheme.Kind, in meta.Object, sta
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
 		}
-		out, err := s.updateOnce(ctx, k, in, old, kv, statusOnly, dryRun)
+		out, err := s.updateOnce(actx, k, in, old, kv, statusOnly, dryRun, charges)
 		if errors.Is(err, storage.ErrConflict) && expected == 0 {
 			in = copyObject(k, in)
 			continue // someone else wrote in between; try on the new state
+		}
+		if errors.Is(err, storage.ErrMoved) && attempt < maxQuotaRetries {
+			// A quota it charges moved since it was judged: judge again, on
+			// the store.
+			in, fresh = copyObject(k, in), true
+			continue
 		}
 		var claimed *storage.ClaimedError
 		if errors.As(err, &claimed) {
@@ -93,7 +101,7 @@ func copyObject(k *scheme.Kind, o meta.Object) meta.Object {
 	return c
 }
 
-func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool) ([]byte, error) {
+func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool, charges *admission.QuotaCharges) ([]byte, error) {
 	newObj, err := mergeUpdate(k, in, old, statusOnly)
 	if err != nil {
 		return nil, err
@@ -135,7 +143,11 @@ func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Ob
 		}
 		return encodeWithRevision(newObj, rev)
 	}
-	rev, err := s.store.Update(ctx, kv.Key, b, kv.Revision)
+	also, err := alsoWrites(charges)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encode quota charges: %v", err)
+	}
+	rev, err := s.store.Update(ctx, kv.Key, b, kv.Revision, also...)
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,7 @@ type Informers struct {
 	// selector): the controller reads no other ConfigMap.
 	RootCAConfigMaps *client.Informer[*core.ConfigMap]
 	CSRs             *client.Informer[*certificates.CertificateSigningRequest]
+	Quotas           *client.Informer[*core.ResourceQuota]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -83,6 +84,7 @@ func NewInformers(c *client.Client) *Informers {
 		ServiceAccounts:  client.NewInformer(client.For[*core.ServiceAccount](c), "", client.ListOptions{}),
 		RootCAConfigMaps: client.NewInformer(client.For[*core.ConfigMap](c), "", client.ListOptions{FieldSelector: "metadata.name=" + core.RootCAConfigMapName}),
 		CSRs:             client.NewInformer(client.For[*certificates.CertificateSigningRequest](c), "", client.ListOptions{}),
+		Quotas:           client.NewInformer(client.For[*core.ResourceQuota](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -122,6 +124,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.ServiceAccounts.Run(ctx)
 	go i.RootCAConfigMaps.Run(ctx)
 	go i.CSRs.Run(ctx)
+	go i.Quotas.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -143,5 +146,5 @@ func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Revisions.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
-		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced}
+		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.Quotas.HasSynced}
 }

@@ -17,6 +17,7 @@ type deleteFlags struct {
 	selector    string
 	cascade     string
 	gracePeriod int64
+	force       bool
 	now         bool
 	ignoreNF    bool
 	wait        bool
@@ -37,6 +38,7 @@ func newDeleteCommand(o *Options) *cobra.Command {
 	cmd.Flags().StringVar(&f.cascade, "cascade", "background", "what happens to dependents: background, foreground or orphan")
 	cmd.Flags().Int64Var(&f.gracePeriod, "grace-period", -1, "seconds a pod gets to stop (-1: its own terminationGracePeriodSeconds; 0 with --force semantics)")
 	cmd.Flags().BoolVar(&f.now, "now", false, "same as --grace-period=1")
+	cmd.Flags().BoolVar(&f.force, "force", false, "remove pods from the API at once, without waiting for their node to stop them (grace period 0, as kubectl --force; the containers may still run a moment)")
 	cmd.Flags().BoolVar(&f.ignoreNF, "ignore-not-found", false, "treat a missing object as deleted")
 	cmd.Flags().BoolVar(&f.wait, "wait", true, "wait until the objects are gone (a pod's containers stopped, finalizers done), as kubectl does")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "how long --wait waits (0: 60s)")
@@ -55,6 +57,9 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 		return fmt.Errorf("invalid --cascade %q: use background, foreground or orphan", f.cascade)
 	}
 	var grace *int64
+	if f.force && f.gracePeriod < 0 {
+		f.gracePeriod = 0
+	}
 	if f.now {
 		one := int64(1)
 		grace = &one

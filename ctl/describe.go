@@ -186,6 +186,8 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 		}
 	case *core.LimitRange:
 		describeLimitRange(tw, x)
+	case *core.ResourceQuota:
+		describeResourceQuota(tw, x)
 	case *networking.NetworkPolicy:
 		describeNetworkPolicy(tw, x)
 	case *networking.Ingress:

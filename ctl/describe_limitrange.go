@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/resource"
@@ -36,5 +37,34 @@ func describeLimitRange(w io.Writer, lr *core.LimitRange) {
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Type, n, cell(it.Min), cell(it.Max), cell(it.DefaultRequest), cell(it.Default), cell(it.MaxLimitRequestRatio))
 		}
+	}
+}
+
+// describeResourceQuota prints kubectl's view of a ResourceQuota: its
+// scopes and a row per resource with what is used of what is allowed.
+func describeResourceQuota(w io.Writer, q *core.ResourceQuota) {
+	var scopes []string
+	scopes = append(scopes, q.Spec.Scopes...)
+	if q.Spec.ScopeSelector != nil {
+		for _, e := range q.Spec.ScopeSelector.MatchExpressions {
+			s := e.ScopeName + " " + e.Operator
+			if len(e.Values) > 0 {
+				s += " " + strings.Join(e.Values, ",")
+			}
+			scopes = append(scopes, s)
+		}
+	}
+	if len(scopes) > 0 {
+		fmt.Fprintf(w, "Scopes:\t%s\n", strings.Join(scopes, ", "))
+	}
+	fmt.Fprintln(w, "Resource\tUsed\tHard")
+	fmt.Fprintln(w, "--------\t----\t----")
+	for _, n := range q.Spec.Hard.Names() {
+		used := "<unknown>" // the controller has not counted it yet
+		if u, ok := q.Status.Used[n]; ok {
+			used = u.String()
+		}
+		h := q.Spec.Hard[n]
+		fmt.Fprintf(w, "%s\t%s\t%s\n", n, used, h.String())
 	}
 }

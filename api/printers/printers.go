@@ -177,6 +177,20 @@ func tables(wide bool) map[string]Table {
 			c := o.(*core.ConfigMap)
 			return []string{c.Name, fmt.Sprint(len(c.Data) + len(c.BinaryData)), age(o)}
 		}},
+		"ResourceQuota": {[]string{"NAME", "AGE", "REQUEST", "LIMIT"}, func(o meta.Object) []string {
+			q := o.(*core.ResourceQuota)
+			var req, lim []string
+			for _, n := range q.Spec.Hard.Names() {
+				h, u := q.Spec.Hard[n], q.Status.Used[n]
+				cell := fmt.Sprintf("%s: %s/%s", n, u.String(), h.String())
+				if strings.HasPrefix(string(n), "limits.") {
+					lim = append(lim, cell)
+				} else {
+					req = append(req, cell)
+				}
+			}
+			return []string{q.Name, age(o), strings.Join(req, ", "), strings.Join(lim, ", ")}
+		}},
 		"Secret": {[]string{"NAME", "TYPE", "DATA", "AGE"}, func(o meta.Object) []string {
 			s := o.(*core.Secret)
 			return []string{s.Name, s.Type, fmt.Sprint(len(s.Data)), age(o)}

@@ -193,7 +193,8 @@ func (q Quantity) Cmp(o Quantity) int { return q.val().Cmp(o.val()) }
 // Equal reports whether q and o are the same number.
 func (q Quantity) Equal(o Quantity) bool { return q.Cmp(o) == 0 }
 
-// Add returns q+o exactly, in q's format (o's if q has none).
+// Add returns q+o exactly, in q's format (o's if q has none or is zero:
+// 0 + 100Mi is 100Mi).
 func (q Quantity) Add(o Quantity) Quantity {
 	return Quantity{nano: new(big.Int).Add(q.val(), o.val()), Format: q.pickFormat(o)}
 }
@@ -204,7 +205,7 @@ func (q Quantity) Sub(o Quantity) Quantity {
 }
 
 func (q Quantity) pickFormat(o Quantity) Format {
-	if q.Format != "" {
+	if q.Format != "" && (!q.IsZero() || o.Format == "") {
 		return q.Format
 	}
 	return o.Format

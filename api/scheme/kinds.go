@@ -1,6 +1,8 @@
 package scheme
 
 import (
+	"strings"
+
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/certificates"
@@ -10,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/rbac"
+	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/storage"
 	v "github.com/kobune/kobune/api/validation"
@@ -43,6 +46,8 @@ func buildKinds() []*Kind {
 			}),
 		kind("ServiceAccount", "v1", "serviceaccounts", []string{"sa"}, true, false, nil, core.ValidateServiceAccount, nil, nil),
 		kind("LimitRange", "v1", "limitranges", []string{"limits"}, true, false, core.SetDefaultsLimitRange, core.ValidateLimitRange, nil, nil),
+		kind("ResourceQuota", "v1", "resourcequotas", []string{"quota"}, true, true, nil,
+			func(q *core.ResourceQuota) v.ErrorList { return core.ValidateResourceQuota(q, countableFn) }, nil, nil),
 		kind("Event", "v1", "events", []string{"ev"}, true, false, nil, core.ValidateEvent, nil, eventFields),
 		kind("ReplicaSet", "apps/v1", "replicasets", []string{"rs"}, true, true, apps.SetDefaultsReplicaSet, apps.ValidateReplicaSet,
 			func(n, o *apps.ReplicaSet) v.ErrorList {
@@ -155,4 +160,31 @@ func boolString(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// countableFn is countable, set in init (the kinds' table cannot refer
+// to the index built from it).
+var countableFn func(resource.Name) bool
+
+func init() { countableFn = countable }
+
+// countable reports whether a quota's count/<resource>[.<group>] names a
+// served kind.
+func countable(n resource.Name) bool {
+	return CountedKind(n) != nil
+}
+
+// CountedKind is the kind a quota's count/<resource>[.<group>] name
+// counts (nil if none).
+func CountedKind(n resource.Name) *Kind {
+	rest, ok := strings.CutPrefix(string(n), "count/")
+	if !ok {
+		return nil
+	}
+	res, group, _ := strings.Cut(rest, ".")
+	k, ok := ByResource(res)
+	if !ok || k.Group() != group {
+		return nil
+	}
+	return k
 }

@@ -135,36 +135,10 @@ func podProblems(p *core.Pod, it core.LimitRangeItem) []string {
 		// The pod's sums over its containers (init containers run one at a
 		// time: the larger of their largest and the sum counts, as in
 		// Kubernetes).
-		req, lim := resource.List{}, resource.List{}
-		for _, c := range p.Spec.Containers {
-			add(req, c.Resources.Requests)
-			add(lim, c.Resources.Limits)
-		}
-		for _, c := range p.Spec.InitContainers {
-			atLeast(req, c.Resources.Requests)
-			atLeast(lim, c.Resources.Limits)
-		}
+		req, lim := core.PodRequestsAndLimits(&p.Spec)
 		return bounds(it, "Pod", req, lim)
 	}
 	return nil
-}
-
-func add(sum, l resource.List) {
-	for n, q := range l {
-		if s, ok := sum[n]; ok {
-			sum[n] = s.Add(q)
-		} else {
-			sum[n] = q.Copy()
-		}
-	}
-}
-
-func atLeast(sum, l resource.List) {
-	for n, q := range l {
-		if s, ok := sum[n]; !ok || q.Cmp(s) > 0 {
-			sum[n] = q.Copy()
-		}
-	}
 }
 
 // bounds checks one object's requests and limits against a range item,

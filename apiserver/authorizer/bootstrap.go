@@ -108,6 +108,11 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 	// Approves joining nodes' requests and signs approved ones.
 	"certificate-controller": {rule(read, "certificates.k8s.io", "certificatesigningrequests"),
 		rule([]string{"update"}, "certificates.k8s.io", "certificatesigningrequests/status"), events},
+	// It recomputes every quota's usage from the objects it counts, which
+	// may be of any kind (count/<resource>): list and watch everything, as
+	// Kubernetes' resourcequota-controller role does.
+	"resourcequota-controller": {rule(read, "", "resourcequotas"), rule([]string{"update"}, "", "resourcequotas/status"),
+		{Verbs: []string{"list", "watch"}, APIGroups: []string{"*"}, Resources: []string{"*"}}, events},
 	"service-account-controller": {rule(read, "", "namespaces"), rule(join(read, []string{"create"}), "", "serviceaccounts"), events},
 	// It reads and writes only kube-root-ca.crt (its list and watch name it
 	// with a field selector), and may create ConfigMaps.
@@ -125,7 +130,7 @@ const (
 // the namespaced resources the user-facing roles cover.
 var (
 	viewResources = []rbac.PolicyRule{
-		rule(read, "", "pods", "pods/log", "pods/status", "services", "endpoints", "configmaps", "persistentvolumeclaims", "persistentvolumeclaims/status", "events", "namespaces", "serviceaccounts", "limitranges"),
+		rule(read, "", "pods", "pods/log", "pods/status", "services", "endpoints", "configmaps", "persistentvolumeclaims", "persistentvolumeclaims/status", "events", "namespaces", "serviceaccounts", "limitranges", "resourcequotas", "resourcequotas/status"),
 		rule(read, "apps", "deployments", "deployments/status", "replicasets", "replicasets/status", "statefulsets", "statefulsets/status", "daemonsets", "daemonsets/status",
 			"deployments/scale", "replicasets/scale", "statefulsets/scale", "controllerrevisions"),
 		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),

@@ -18,6 +18,9 @@ var (
 	ErrExists   = errors.New("already exists")
 	ErrConflict = errors.New("conflict: the object has been modified")
 	ErrExpired  = errors.New("expired: the requested revision has been compacted")
+	// ErrMoved fails a write whose Also object changed since it was read:
+	// the caller admits the write again on the new state.
+	ErrMoved = errors.New("an object written together with this one changed meanwhile")
 	// ErrTooSlow closes a watch whose reader fell behind: its buffer stayed
 	// full for SlowWatcherBudget. The client resumes from its last revision.
 	ErrTooSlow = errors.New("watch closed: the client did not keep up with the events")
@@ -113,8 +116,62 @@ func New(cli, watchCli *clientv3.Client) *Store { return &Store{cli: cli, watchC
 // Client returns the etcd client (for health checks and compaction).
 func (s *Store) Client() *clientv3.Client { return s.cli }
 
-// Create stores value at key if the key does not exist, and returns the new revision.
-func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+// Also is another object written in the same transaction as a create or
+// update, only if it is still at Revision: a ResourceQuota charged for
+// the write, so that the object and the charge land together or not at
+// all.
+type Also struct {
+	Key      string
+	Value    []byte
+	Revision int64
+	// Unchanged makes it a guard without a write: no key under the prefix
+	// Key was written after Revision (a cached view still holds).
+	Unchanged bool
+}
+
+// withAlso adds the Also writes to a transaction.
+func (s *Store) withAlso(also []Also, cmps []clientv3.Cmp, ops []clientv3.Op) ([]clientv3.Cmp, []clientv3.Op, error) {
+	for _, a := range also {
+		if a.Unchanged {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(a.Key), "<", a.Revision+1).WithPrefix())
+			continue
+		}
+		stored, err := s.toStorage(a.Key, a.Value)
+		if err != nil {
+			return nil, nil, err
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(a.Key), "=", a.Revision))
+		ops = append(ops, clientv3.OpPut(a.Key, string(stored)))
+	}
+	return cmps, ops, nil
+}
+
+// alsoMoved reports whether an Also object is no longer at its revision.
+func (s *Store) alsoMoved(ctx context.Context, also []Also) bool {
+	for _, a := range also {
+		if a.Unchanged {
+			kvs, _, err := s.List(ctx, a.Key)
+			if err != nil {
+				return true
+			}
+			for _, kv := range kvs {
+				if kv.Revision > a.Revision {
+					return true
+				}
+			}
+			continue
+		}
+		if kv, err := s.Get(ctx, a.Key); err != nil || kv.Revision != a.Revision {
+			return true
+		}
+	}
+	return false
+}
+
+// Create stores value at key if the key does not exist, and returns the
+// new revision; the also objects are written with it (ErrMoved if one
+// changed).
+func (s *Store) Create(ctx context.Context, key string, value []byte, also ...Also) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err // the client is gone (a killed leader): write nothing for it
 	}
@@ -129,6 +186,9 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 		change = diffClaims(nil, f(value))
 		cmps, ops = change.apply(key, cmps, ops)
 	}
+	if cmps, ops, err = s.withAlso(also, cmps, ops); err != nil {
+		return 0, err
+	}
 	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
 		return 0, fmt.Errorf("etcd create %s: %w", key, err)
@@ -136,6 +196,9 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 	if !resp.Succeeded {
 		if _, err := s.Get(ctx, key); err == nil {
 			return 0, ErrExists
+		}
+		if s.alsoMoved(ctx, also) {
+			return 0, ErrMoved
 		}
 		if err := s.taken(ctx, change); err != nil {
 			return 0, err
@@ -207,8 +270,9 @@ func (s *Store) ListPage(ctx context.Context, prefix, start string, rev, limit i
 	return out, read, resp.More, nil
 }
 
-// Update replaces value at key if its revision is still expected.
-func (s *Store) Update(ctx context.Context, key string, value []byte, expected int64) (int64, error) {
+// Update replaces value at key if its revision is still expected; the
+// also objects are written with it (ErrMoved if one changed).
+func (s *Store) Update(ctx context.Context, key string, value []byte, expected int64, also ...Also) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err // the client is gone (a killed leader): write nothing for it
 	}
@@ -223,11 +287,17 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expected i
 		return 0, err
 	}
 	cmps, ops = change.apply(key, cmps, ops)
+	if cmps, ops, err = s.withAlso(also, cmps, ops); err != nil {
+		return 0, err
+	}
 	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
 		return 0, fmt.Errorf("etcd update %s: %w", key, err)
 	}
 	if !resp.Succeeded {
+		if kv, err := s.Get(ctx, key); err == nil && kv.Revision == expected && s.alsoMoved(ctx, also) {
+			return 0, ErrMoved
+		}
 		return 0, s.failure(ctx, key, expected, change)
 	}
 	return resp.Header.Revision, nil

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
@@ -28,6 +29,7 @@ import (
 	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/controller/persistentvolume"
 	"github.com/kobune/kobune/controller/replicaset"
+	"github.com/kobune/kobune/controller/resourcequota"
 	"github.com/kobune/kobune/controller/serviceaccount"
 	"github.com/kobune/kobune/controller/statefulset"
 )
@@ -37,6 +39,9 @@ type Config struct {
 	NodeLifecycle nodelifecycle.Config
 	Job           job.Config
 	CronJob       cronjob.Config
+	// ResourceQuotaSyncPeriod is how often every quota is recounted (0:
+	// resourcequota.DefaultResync).
+	ResourceQuotaSyncPeriod time.Duration
 	// AllocateNodeCIDRs runs node IPAM over NodeIPAM's cluster CIDR.
 	AllocateNodeCIDRs bool
 	NodeIPAM          nodeipam.Config
@@ -55,7 +60,7 @@ type Config struct {
 
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
-	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name}
+	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, resourcequota.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -85,6 +90,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
 	add(clusterroleaggregation.New(c, inf).Loop, reconcile.ObjectsOf(inf.ClusterRoles))
 	add(serviceaccount.New(c, inf).Loop, reconcile.ObjectsOf(inf.Namespaces))
+	add(resourcequota.New(c, inf, cfg.ResourceQuotaSyncPeriod).Loop, reconcile.ObjectsOf(inf.Quotas))
 	var ca *x509.Certificate
 	var caKey *ecdsa.PrivateKey
 	if cfg.ClusterSigningCertFile != "" || cfg.ClusterSigningKeyFile != "" {

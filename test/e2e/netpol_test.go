@@ -248,6 +248,12 @@ func TestNetworkPoliciesOnTheNodes(t *testing.T) {
 	apply([]*networking.NetworkPolicy{{ObjectMeta: meta.ObjectMeta{Namespace: "x", Name: "from-y"},
 		Spec: networking.NetworkPolicySpec{Ingress: []networking.NetworkPolicyIngressRule{{From: []networking.NetworkPolicyPeer{{
 			NamespaceSelector: &meta.LabelSelector{MatchLabels: map[string]string{"ns": "y"}}}}}}}}})
+	// The policy is in force on x/a's node once z/b's direct connection is
+	// dropped (before that, with no policy, everything passes and the
+	// probes below would prove nothing).
+	if !eventually(func() bool { return !probe("z/b", ips["x/a"], "TCP", 80) }) {
+		t.Fatalf("z/b → x/a:80 directly still passes under x/from-y")
+	}
 	for _, src := range []string{"y/b", "y/c"} { // across nodes and on x/a's own
 		if !eventually(func() bool { return probe(src, svc.Spec.ClusterIP, "TCP", 8000) }) {
 			t.Errorf("%s → Service x/xa (%s:8000 → x/a): dropped; the policy allows namespace y", src, svc.Spec.ClusterIP)
