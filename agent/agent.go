@@ -4,23 +4,26 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/kobune/kobune/agent/volume"
-	"github.com/kobune/kobune/api/resource"
 	"log"
 	"net"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kobune/kobune/agent/cadvisor"
 	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/probe"
 	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/agent/volume"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
+	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/stats"
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/reconcile"
@@ -79,6 +82,10 @@ type Config struct {
 	// LocalStorageInterval is how often emptyDir usage is measured
 	// against sizeLimit (5 s).
 	LocalStorageInterval time.Duration
+	// StatsInterval is how often the node's pods' cgroups are sampled for
+	// usage metrics (1 s; agent/cadvisor); negative turns it off. A runtime
+	// that runs nothing in cgroups (the simulated one) is never sampled.
+	StatsInterval time.Duration
 	// Proxy, when set, programs this node's Service rules from the
 	// Services and EndpointSlices (kube-proxy; nil for simulated nodes).
 	Proxy *proxy.Proxy
@@ -181,6 +188,8 @@ type Agent struct {
 	orphansLeft atomic.Bool
 	// csiRegistered: the CSINode says what drivers this node has (csi.go).
 	csiRegistered bool
+	// usage samples the pods' cgroups (nil when the runtime has none).
+	usage *cadvisor.Collector
 }
 
 // allocatable is the node's (what a resourceFieldRef to a limit not set
@@ -243,6 +252,10 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	if cfg.NetworkPolicy != nil {
 		a.watchPolicies(c)
 	}
+	if src, ok := rt.(runtime.StatsSource); ok && cfg.StatsInterval >= 0 {
+		a.usage = cadvisor.New(cadvisor.Config{NodeName: cfg.Node.Name, Runtime: src, Pods: a.measuredPods, Cgroups: cadvisor.Host(), Interval: cfg.StatsInterval,
+			MemoryCapacity: func() uint64 { m := a.allocatable()[resource.Memory]; return uint64(m.Value()) }})
+	}
 	if src, ok := rt.(runtime.EventSource); ok {
 		src.OnEvent(func(p *core.Pod, typ, reason, message string) { a.event(p, typ, reason, message) })
 	}
@@ -277,6 +290,41 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 		a.nodes.AddHandler(client.Handler[*core.Node]{OnAdd: routes, OnUpdate: func(_, n *core.Node) { routes(n) }, OnDelete: routes})
 	}
 	return a
+}
+
+// measuredPods are the running pods as the usage collector needs them.
+func (a *Agent) measuredPods() map[string]cadvisor.PodInfo {
+	a.mu.Lock()
+	running := make(map[string]string, len(a.running))
+	for key, uid := range a.running {
+		running[key] = uid
+	}
+	paths := make(map[string]map[string]string, len(a.volumePaths))
+	for uid, p := range a.volumePaths {
+		paths[uid] = p
+	}
+	a.mu.Unlock()
+	out := make(map[string]cadvisor.PodInfo, len(running))
+	for key, uid := range running {
+		pod, ok := a.pods.GetByKey(key)
+		if !ok || pod.UID != uid {
+			continue
+		}
+		info := cadvisor.PodInfo{Ref: stats.PodReference{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}, Volumes: map[string]string{}}
+		if pod.Status.StartTime != nil {
+			info.StartTime = pod.Status.StartTime.Time
+		}
+		for _, v := range pod.Spec.Volumes {
+			if v.EmptyDir != nil && paths[uid][v.Name] != "" {
+				info.Volumes[v.Name] = paths[uid][v.Name]
+			}
+		}
+		if a.streamer != nil {
+			info.LogDir = filepath.Dir(filepath.Dir(a.streamer.LogPath(pod, "c", 0)))
+		}
+		out[uid] = info
+	}
+	return out
 }
 
 // proxyKey is the proxy loop's only key: one sync programs every Service.
@@ -329,6 +377,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	run(func(ctx context.Context) { a.recorder.Run(ctx, 1) })
 	a.sources.ctx = ctx
 	run(a.pods.Run)
+	if a.usage != nil {
+		run(a.usage.Run)
+	}
 	if lis != nil {
 		run(func(ctx context.Context) { a.serveNodeAPI(ctx, lis) })
 	}

@@ -32,6 +32,7 @@ type Command struct {
 	SystemReserved, Labels, Taints, PodCIDR                           string
 	Workers                                                           int
 	LeaseInterval, StatusInterval, BackoffBase, BackoffMax            time.Duration
+	StatsInterval                                                     time.Duration
 	RuntimeCheckInterval                                              time.Duration
 	// LogBinary is the program that runs as each container's logging
 	// process: the kobune-agent binary (cmd/kobune-agent sets it to its
@@ -79,13 +80,14 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", "", "the node API's serving certificate (for the node's name; kobectl pki init writes agent-NODE-serving.crt); with --tls-private-key-file and --client-ca-file the node API is TLS 1.3 and answers only the API server")
 	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", "", "the key of --tls-cert-file")
 	fs.StringVar(&c.ClientCAFile, "client-ca-file", "", "the CA that signed the API server's kubelet-client certificate (the cluster CA)")
-	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:10255", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:10255", "HTTP address for /healthz, /readyz, /metrics, and the usage pages /stats/summary and /metrics/cadvisor (empty: off; keep it on loopback: it asks for no credentials)")
 	fs.StringVar(&c.SystemReserved, "system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
 	fs.StringVar(&c.Labels, "node-labels", "", "extra node labels, k=v,k2=v2")
 	fs.StringVar(&c.Taints, "register-with-taints", "", "taints to register with, key=value:Effect,...")
 	fs.StringVar(&c.PodCIDR, "pod-cidr", "", "this node's pod CIDR (default: the one kobune-controller allocates, node IPAM; if none comes within 30 s, a /24 of 10.250.0.0/16 derived from the node name)")
 	fs.DurationVar(&c.LeaseInterval, "lease-interval", 10*time.Second, "how often the node's Lease is renewed")
 	fs.DurationVar(&c.StatusInterval, "status-interval", time.Minute, "how often the node's status is rewritten")
+	fs.DurationVar(&c.StatsInterval, "stats-interval", time.Second, "how often the pods' cgroups are sampled for usage metrics (CPU rates are over the last 5 s; negative: off)")
 	fs.StringVar(&c.ClusterDNS, "cluster-dns", "10.96.0.10", "the cluster DNS address pods' resolv.conf names (the kube-dns Service; empty: the node's resolvers)")
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
 	fs.BoolVar(&c.DNS, "dns", true, "serve cluster DNS on the node's address, port 53, for this node's pods (with --proxy)")
@@ -100,7 +102,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 
 // config turns the flags into the agent's Config; errors name the flag.
 func (c *Command) config() (Config, error) {
-	cfg := Config{LeaseInterval: c.LeaseInterval, StatusInterval: c.StatusInterval, RuntimeCheckInterval: c.RuntimeCheckInterval,
+	cfg := Config{LeaseInterval: c.LeaseInterval, StatusInterval: c.StatusInterval, StatsInterval: c.StatsInterval, RuntimeCheckInterval: c.RuntimeCheckInterval,
 		BackoffBase: c.BackoffBase, BackoffMax: c.BackoffMax, Workers: c.Workers}
 	cfg.Node.Name = c.NodeName
 	var err error
@@ -184,7 +186,7 @@ func (c *Command) Run(ctx context.Context) error {
 	defer closeRT()
 	a := New(cfg, cl, rt)
 	if c.MetricsListen != "" {
-		health := &client.HealthServer{Metrics: cfg.Metrics.Handler()}
+		health := &client.HealthServer{Metrics: cfg.Metrics.Handler(), Paths: a.StatsHandlers()}
 		health.AddReadyCheck("node-registered", a.Ready)
 		if err := health.Serve(ctx, c.MetricsListen, log.Printf); err != nil {
 			return err

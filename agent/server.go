@@ -1,13 +1,16 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -448,4 +451,48 @@ func pathReply(hops []proxy.Hop) *nodepb.ServicePathReply {
 		out.Hops = append(out.Hops, &nodepb.PathHop{Object: h.Object, Lines: h.Lines, Explain: h.Explain})
 	}
 	return out
+}
+
+// Stats implements the node API's usage read (the kubelet's
+// /stats/summary and /metrics/cadvisor).
+func (s *nodeServer) Stats(ctx context.Context, req *nodepb.StatsRequest) (*nodepb.StatsReply, error) {
+	b, err := s.a.statsBytes(req.Format)
+	if err != nil {
+		return nil, err
+	}
+	return &nodepb.StatsReply{Data: b}, nil
+}
+
+// statsBytes renders the latest usage: "summary" as JSON, "cadvisor" as
+// Prometheus text.
+func (a *Agent) statsBytes(format string) ([]byte, error) {
+	if a.usage == nil {
+		return nil, status.Errorf(codes.Unimplemented, "node %s measures no usage: its runtime runs no containers in cgroups (a simulated node), or --stats-interval is negative", a.cfg.Node.Name)
+	}
+	switch format {
+	case "summary", "":
+		return json.Marshal(a.usage.Summary())
+	case "cadvisor":
+		var b bytes.Buffer
+		a.usage.WritePrometheus(&b)
+		return b.Bytes(), nil
+	}
+	return nil, status.Errorf(codes.InvalidArgument, "stats format %q: summary or cadvisor", format)
+}
+
+// StatsHandlers are the agent's usage pages for its loopback metrics
+// port: /stats/summary and /metrics/cadvisor, as a kubelet serves them.
+func (a *Agent) StatsHandlers() map[string]http.Handler {
+	page := func(format, contentType string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			b, err := a.statsBytes(format)
+			if err != nil {
+				http.Error(w, status.Convert(err).Message(), http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", contentType)
+			_, _ = w.Write(b)
+		})
+	}
+	return map[string]http.Handler{"/stats/summary": page("summary", "application/json"), "/metrics/cadvisor": page("cadvisor", "text/plain; version=0.0.4")}
 }

@@ -3,12 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/kobune/kobune/agent/cadvisor"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -187,16 +187,8 @@ func (a *Agent) localStorageLoop(ctx context.Context) {
 
 // dirSize is the bytes the files under dir use.
 func dirSize(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
+	b, _ := cadvisor.DirUsage(dir)
+	return int64(b)
 }
 
 // evict stops a pod the node cannot keep and marks it Failed with reason

@@ -90,6 +90,21 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		// Read from the node's ruleset through the API server: Kubernetes'
 		// nodes/proxy, which only cluster-admin has by default.
 		a = request.Attributes{Verb: "get", Resource: "nodes", Name: q.Node, Subresource: "proxy"}
+	case *apipb.NodeStatsRequest:
+		// A node's raw usage: nodes/proxy, as /api/v1/nodes/N/proxy/stats/summary.
+		a = request.Attributes{Verb: "get", Resource: "nodes", Name: q.Node, Subresource: "proxy"}
+	case *apipb.MetricsRequest:
+		verb := "list"
+		if q.Name != "" {
+			verb = "get"
+		}
+		ns := q.Namespace
+		if q.Resource == "nodes" {
+			ns = ""
+		}
+		// Not a stored kind: its group is set here, and the lookup below
+		// must not take it for the core pods or nodes.
+		return request.Attributes{Verb: verb, APIGroup: "metrics.k8s.io", APIVersion: "v1beta1", Resource: q.Resource, Namespace: ns, Name: q.Name}, nil
 	default:
 		a = request.Attributes{Verb: "get", Path: "/" + strings.ToLower(path.Base(method))} // Version: /version
 	}

@@ -279,6 +279,14 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.serveDiscovery(w, r)
 		return
 	}
+	if err == nil && t.group == "metrics.k8s.io" && t.version == "v1beta1" {
+		s.restMetrics(restContext(r), w, r, parts)
+		return
+	}
+	if err == nil && t.group == "" && len(parts) >= 4 && parts[0] == "nodes" && parts[2] == "proxy" {
+		s.restNodeProxy(restContext(r), w, r, parts[1], strings.Join(parts[3:], "/"))
+		return
+	}
 	if err == nil {
 		err = t.resolve(parts)
 	}

@@ -91,6 +91,11 @@ func discoveryGroups() []*discoveryGroup {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})
 		}
 	}
+	// The resource metrics API: not stored, served from the agents
+	// (metricsapi.go).
+	m := group("metrics.k8s.io/v1beta1")
+	m.resources = append(m.resources, apiResource{Name: "nodes", SingularName: "", Kind: "NodeMetrics", Verbs: []string{"get", "list"}},
+		apiResource{Name: "pods", SingularName: "", Namespaced: true, Kind: "PodMetrics", Verbs: []string{"get", "list"}})
 	for res, r := range reviews {
 		g := group(r.group + "/v1")
 		g.resources = append(g.resources, apiResource{Name: res, SingularName: strings.ToLower(r.kind), Namespaced: r.namespaced, Kind: r.kind, Verbs: []string{"create"}})

@@ -18,6 +18,8 @@ import (
 type HealthServer struct {
 	// Metrics serves /metrics (a promhttp handler); nil answers 404.
 	Metrics http.Handler
+	// Paths are more pages by path (the agent's /stats/summary).
+	Paths map[string]http.Handler
 
 	mu     sync.Mutex
 	checks []readyCheck
@@ -49,6 +51,10 @@ func (h *HealthServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.Metrics.ServeHTTP(w, r)
 	default:
+		if h, ok := h.Paths[r.URL.Path]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
 		http.Error(w, fmt.Sprintf("404 page not found: %s (this component serves /healthz, /readyz and /metrics)", r.URL.Path), http.StatusNotFound)
 	}
 }

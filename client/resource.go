@@ -2,10 +2,12 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
 
+	"github.com/kobune/kobune/api/metrics"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -408,4 +410,37 @@ func (c *Client) path(ctx context.Context, req *apipb.ServicePathRequest) ([]Pat
 		out[i] = PathHop{Object: h.Object, Lines: h.Lines, Explain: h.Explain}
 	}
 	return out, nil
+}
+
+// NodeStats reads a node's usage through the API server (nodes/proxy):
+// format "summary" is the kubelet's Summary API (api/stats) as JSON,
+// "cadvisor" the Prometheus text of /metrics/cadvisor.
+func (c *Client) NodeStats(ctx context.Context, node, format string) ([]byte, error) {
+	r, err := c.API.NodeStats(ctx, &apipb.NodeStatsRequest{Node: node, Format: format})
+	if err != nil {
+		return nil, err
+	}
+	return r.Data, nil
+}
+
+// NodeMetrics reads metrics.k8s.io NodeMetrics: every node's matching
+// labelSelector.
+func (c *Client) NodeMetrics(ctx context.Context, labelSelector string) (*metrics.NodeMetricsList, error) {
+	var out metrics.NodeMetricsList
+	return &out, c.metrics(ctx, &apipb.MetricsRequest{Resource: "nodes", LabelSelector: labelSelector}, &out)
+}
+
+// PodMetrics reads metrics.k8s.io PodMetrics of a namespace ("": all)
+// matching labelSelector.
+func (c *Client) PodMetrics(ctx context.Context, namespace, labelSelector string) (*metrics.PodMetricsList, error) {
+	var out metrics.PodMetricsList
+	return &out, c.metrics(ctx, &apipb.MetricsRequest{Resource: "pods", Namespace: namespace, LabelSelector: labelSelector}, &out)
+}
+
+func (c *Client) metrics(ctx context.Context, req *apipb.MetricsRequest, out any) error {
+	r, err := c.API.Metrics(ctx, req)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(r.Data, out)
 }

@@ -74,7 +74,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newWaitCommand(o), newEventsCommand(o),
 		newScaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newAnnotateCommand(o), newPatchCommand(o), newEditCommand(o), newDiffCommand(o),
 		newCordonCommand(o, true), newCordonCommand(o, false), newTaintCommand(o), newExplainCommand(o),
-		newAPIResourcesCommand(o), newVersionCommand(o),
+		newTopCommand(o), newAPIResourcesCommand(o), newVersionCommand(o),
 		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
 	)
 	addExamples(root)

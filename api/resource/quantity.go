@@ -97,6 +97,12 @@ func NewMilliQuantity(milli int64, f Format) Quantity {
 	return Quantity{nano: new(big.Int).Mul(big.NewInt(milli), big.NewInt(1_000_000)), Format: f}
 }
 
+// NewNanoQuantity returns nano/10⁹ in the given format (a CPU rate in
+// nano-cores prints as "2412683n", as metrics-server's do).
+func NewNanoQuantity(nano int64, f Format) Quantity {
+	return Quantity{nano: big.NewInt(nano), Format: f}
+}
+
 func splitNumber(s string) (num, suffix string) {
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {

@@ -136,6 +136,9 @@ var (
 		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),
 		rule(read, "discovery.k8s.io", "endpointslices"),
 		rule(read, "networking.k8s.io", "networkpolicies", "ingresses", "ingresses/status"),
+		// metrics-server's system:aggregated-metrics-reader, aggregated to
+		// view as metrics-server's manifest does.
+		rule(read, "metrics.k8s.io", "pods", "nodes"),
 	}
 	editResources = []rbac.PolicyRule{
 		rule(join(read, write), "", "secrets"),

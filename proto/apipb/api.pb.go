@@ -26,6 +26,218 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type NodeStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Format        string                 `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeStatsRequest) Reset() {
+	*x = NodeStatsRequest{}
+	mi := &file_api_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeStatsRequest) ProtoMessage() {}
+
+func (x *NodeStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeStatsRequest.ProtoReflect.Descriptor instead.
+func (*NodeStatsRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *NodeStatsRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *NodeStatsRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+type NodeStatsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeStatsReply) Reset() {
+	*x = NodeStatsReply{}
+	mi := &file_api_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeStatsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeStatsReply) ProtoMessage() {}
+
+func (x *NodeStatsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeStatsReply.ProtoReflect.Descriptor instead.
+func (*NodeStatsReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *NodeStatsReply) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type MetricsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "nodes" or "pods".
+	Resource string `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	// for pods; "" is every namespace.
+	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// "" lists.
+	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	LabelSelector string `protobuf:"bytes,4,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricsRequest) Reset() {
+	*x = MetricsRequest{}
+	mi := &file_api_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricsRequest) ProtoMessage() {}
+
+func (x *MetricsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetricsRequest.ProtoReflect.Descriptor instead.
+func (*MetricsRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MetricsRequest) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *MetricsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *MetricsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MetricsRequest) GetLabelSelector() string {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return ""
+}
+
+type MetricsReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// JSON: NodeMetrics, NodeMetricsList, PodMetrics or PodMetricsList.
+	Data          []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricsReply) Reset() {
+	*x = MetricsReply{}
+	mi := &file_api_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricsReply) ProtoMessage() {}
+
+func (x *MetricsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetricsReply.ProtoReflect.Descriptor instead.
+func (*MetricsReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MetricsReply) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 type ServicePathRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Node     string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
@@ -42,7 +254,7 @@ type ServicePathRequest struct {
 
 func (x *ServicePathRequest) Reset() {
 	*x = ServicePathRequest{}
-	mi := &file_api_proto_msgTypes[0]
+	mi := &file_api_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +266,7 @@ func (x *ServicePathRequest) String() string {
 func (*ServicePathRequest) ProtoMessage() {}
 
 func (x *ServicePathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[0]
+	mi := &file_api_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +279,7 @@ func (x *ServicePathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePathRequest.ProtoReflect.Descriptor instead.
 func (*ServicePathRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{0}
+	return file_api_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ServicePathRequest) GetNode() string {
@@ -121,7 +333,7 @@ type ServicePathReply struct {
 
 func (x *ServicePathReply) Reset() {
 	*x = ServicePathReply{}
-	mi := &file_api_proto_msgTypes[1]
+	mi := &file_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -133,7 +345,7 @@ func (x *ServicePathReply) String() string {
 func (*ServicePathReply) ProtoMessage() {}
 
 func (x *ServicePathReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[1]
+	mi := &file_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -146,7 +358,7 @@ func (x *ServicePathReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePathReply.ProtoReflect.Descriptor instead.
 func (*ServicePathReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{1}
+	return file_api_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ServicePathReply) GetHops() []*ServicePathHop {
@@ -167,7 +379,7 @@ type ServicePathHop struct {
 
 func (x *ServicePathHop) Reset() {
 	*x = ServicePathHop{}
-	mi := &file_api_proto_msgTypes[2]
+	mi := &file_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -179,7 +391,7 @@ func (x *ServicePathHop) String() string {
 func (*ServicePathHop) ProtoMessage() {}
 
 func (x *ServicePathHop) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[2]
+	mi := &file_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -192,7 +404,7 @@ func (x *ServicePathHop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePathHop.ProtoReflect.Descriptor instead.
 func (*ServicePathHop) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{2}
+	return file_api_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ServicePathHop) GetObject() string {
@@ -237,7 +449,7 @@ type PodLogsRequest struct {
 
 func (x *PodLogsRequest) Reset() {
 	*x = PodLogsRequest{}
-	mi := &file_api_proto_msgTypes[3]
+	mi := &file_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -249,7 +461,7 @@ func (x *PodLogsRequest) String() string {
 func (*PodLogsRequest) ProtoMessage() {}
 
 func (x *PodLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[3]
+	mi := &file_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -262,7 +474,7 @@ func (x *PodLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodLogsRequest.ProtoReflect.Descriptor instead.
 func (*PodLogsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{3}
+	return file_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PodLogsRequest) GetNamespace() string {
@@ -342,7 +554,7 @@ type PodAttachRequest struct {
 
 func (x *PodAttachRequest) Reset() {
 	*x = PodAttachRequest{}
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -354,7 +566,7 @@ func (x *PodAttachRequest) String() string {
 func (*PodAttachRequest) ProtoMessage() {}
 
 func (x *PodAttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -367,7 +579,7 @@ func (x *PodAttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodAttachRequest.ProtoReflect.Descriptor instead.
 func (*PodAttachRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{4}
+	return file_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PodAttachRequest) GetNamespace() string {
@@ -414,7 +626,7 @@ type LogChunk struct {
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -426,7 +638,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -439,7 +651,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{5}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *LogChunk) GetData() []byte {
@@ -468,7 +680,7 @@ type PodExecInput struct {
 
 func (x *PodExecInput) Reset() {
 	*x = PodExecInput{}
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -480,7 +692,7 @@ func (x *PodExecInput) String() string {
 func (*PodExecInput) ProtoMessage() {}
 
 func (x *PodExecInput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -493,7 +705,7 @@ func (x *PodExecInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodExecInput.ProtoReflect.Descriptor instead.
 func (*PodExecInput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{6}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PodExecInput) GetNamespace() string {
@@ -581,7 +793,7 @@ type PodPortForwardData struct {
 
 func (x *PodPortForwardData) Reset() {
 	*x = PodPortForwardData{}
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -593,7 +805,7 @@ func (x *PodPortForwardData) String() string {
 func (*PodPortForwardData) ProtoMessage() {}
 
 func (x *PodPortForwardData) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -606,7 +818,7 @@ func (x *PodPortForwardData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodPortForwardData.ProtoReflect.Descriptor instead.
 func (*PodPortForwardData) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{7}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PodPortForwardData) GetNamespace() string {
@@ -656,7 +868,7 @@ type PodExecOutput struct {
 
 func (x *PodExecOutput) Reset() {
 	*x = PodExecOutput{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +880,7 @@ func (x *PodExecOutput) String() string {
 func (*PodExecOutput) ProtoMessage() {}
 
 func (x *PodExecOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +893,7 @@ func (x *PodExecOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodExecOutput.ProtoReflect.Descriptor instead.
 func (*PodExecOutput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PodExecOutput) GetStdout() []byte {
@@ -727,7 +939,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +951,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +964,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CreateRequest) GetResource() string {
@@ -806,7 +1018,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +1030,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +1043,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UpdateRequest) GetResource() string {
@@ -902,7 +1114,7 @@ type PatchRequest struct {
 
 func (x *PatchRequest) Reset() {
 	*x = PatchRequest{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1126,7 @@ func (x *PatchRequest) String() string {
 func (*PatchRequest) ProtoMessage() {}
 
 func (x *PatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1139,7 @@ func (x *PatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchRequest.ProtoReflect.Descriptor instead.
 func (*PatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PatchRequest) GetResource() string {
@@ -1010,7 +1222,7 @@ type ObjectResponse struct {
 
 func (x *ObjectResponse) Reset() {
 	*x = ObjectResponse{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1022,7 +1234,7 @@ func (x *ObjectResponse) String() string {
 func (*ObjectResponse) ProtoMessage() {}
 
 func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1035,7 +1247,7 @@ func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectResponse.ProtoReflect.Descriptor instead.
 func (*ObjectResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ObjectResponse) GetObject() []byte {
@@ -1066,7 +1278,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1290,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1303,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetRequest) GetResource() string {
@@ -1145,7 +1357,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1369,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1382,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListRequest) GetResource() string {
@@ -1241,7 +1453,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1465,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1478,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListResponse) GetItems() [][]byte {
@@ -1300,7 +1512,7 @@ type Preconditions struct {
 
 func (x *Preconditions) Reset() {
 	*x = Preconditions{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1524,7 @@ func (x *Preconditions) String() string {
 func (*Preconditions) ProtoMessage() {}
 
 func (x *Preconditions) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1537,7 @@ func (x *Preconditions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Preconditions.ProtoReflect.Descriptor instead.
 func (*Preconditions) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Preconditions) GetUid() string {
@@ -1358,7 +1570,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1370,7 +1582,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1595,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeleteRequest) GetResource() string {
@@ -1447,7 +1659,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1671,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1684,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WatchRequest) GetResource() string {
@@ -1536,7 +1748,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +1760,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +1773,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchEvent) GetType() string {
@@ -1602,7 +1814,7 @@ type BindRequest struct {
 
 func (x *BindRequest) Reset() {
 	*x = BindRequest{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1826,7 @@ func (x *BindRequest) String() string {
 func (*BindRequest) ProtoMessage() {}
 
 func (x *BindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1839,7 @@ func (x *BindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BindRequest.ProtoReflect.Descriptor instead.
 func (*BindRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BindRequest) GetNamespace() string {
@@ -1673,7 +1885,7 @@ type VersionRequest struct {
 
 func (x *VersionRequest) Reset() {
 	*x = VersionRequest{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +1897,7 @@ func (x *VersionRequest) String() string {
 func (*VersionRequest) ProtoMessage() {}
 
 func (x *VersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +1910,7 @@ func (x *VersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionRequest.ProtoReflect.Descriptor instead.
 func (*VersionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 type VersionResponse struct {
@@ -1711,7 +1923,7 @@ type VersionResponse struct {
 
 func (x *VersionResponse) Reset() {
 	*x = VersionResponse{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1935,7 @@ func (x *VersionResponse) String() string {
 func (*VersionResponse) ProtoMessage() {}
 
 func (x *VersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1948,7 @@ func (x *VersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionResponse.ProtoReflect.Descriptor instead.
 func (*VersionResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *VersionResponse) GetVersion() string {
@@ -1757,7 +1969,19 @@ var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
 	"\n" +
-	"\tapi.proto\x12\rkobune.api.v1\"\x9d\x01\n" +
+	"\tapi.proto\x12\rkobune.api.v1\">\n" +
+	"\x10NodeStatsRequest\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x16\n" +
+	"\x06format\x18\x02 \x01(\tR\x06format\"$\n" +
+	"\x0eNodeStatsReply\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x85\x01\n" +
+	"\x0eMetricsRequest\x12\x1a\n" +
+	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12%\n" +
+	"\x0elabel_selector\x18\x04 \x01(\tR\rlabelSelector\"\"\n" +
+	"\fMetricsReply\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x9d\x01\n" +
 	"\x12ServicePathRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x0e\n" +
 	"\x02ip\x18\x02 \x01(\tR\x02ip\x12\x1a\n" +
@@ -1901,7 +2125,7 @@ const file_api_proto_rawDesc = "" +
 	"\x0eVersionRequest\"N\n" +
 	"\x0fVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12!\n" +
-	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\xcd\b\n" +
+	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\xe1\t\n" +
 	"\vResourceAPI\x12E\n" +
 	"\x06Create\x12\x1c.kobune.api.v1.CreateRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
 	"\x03Get\x12\x19.kobune.api.v1.GetRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
@@ -1917,7 +2141,9 @@ const file_api_proto_rawDesc = "" +
 	"\aPodExec\x12\x1b.kobune.api.v1.PodExecInput\x1a\x1c.kobune.api.v1.PodExecOutput(\x010\x01\x12Z\n" +
 	"\x0ePodPortForward\x12!.kobune.api.v1.PodPortForwardData\x1a!.kobune.api.v1.PodPortForwardData(\x010\x01\x12G\n" +
 	"\tPodAttach\x12\x1f.kobune.api.v1.PodAttachRequest\x1a\x17.kobune.api.v1.LogChunk0\x01\x12Q\n" +
-	"\vServicePath\x12!.kobune.api.v1.ServicePathRequest\x1a\x1f.kobune.api.v1.ServicePathReplyB&Z$github.com/kobune/kobune/proto/apipbb\x06proto3"
+	"\vServicePath\x12!.kobune.api.v1.ServicePathRequest\x1a\x1f.kobune.api.v1.ServicePathReply\x12K\n" +
+	"\tNodeStats\x12\x1f.kobune.api.v1.NodeStatsRequest\x1a\x1d.kobune.api.v1.NodeStatsReply\x12E\n" +
+	"\aMetrics\x12\x1d.kobune.api.v1.MetricsRequest\x1a\x1b.kobune.api.v1.MetricsReplyB&Z$github.com/kobune/kobune/proto/apipbb\x06proto3"
 
 var (
 	file_api_proto_rawDescOnce sync.Once
@@ -1931,69 +2157,77 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_api_proto_goTypes = []any{
-	(*ServicePathRequest)(nil), // 0: kobune.api.v1.ServicePathRequest
-	(*ServicePathReply)(nil),   // 1: kobune.api.v1.ServicePathReply
-	(*ServicePathHop)(nil),     // 2: kobune.api.v1.ServicePathHop
-	(*PodLogsRequest)(nil),     // 3: kobune.api.v1.PodLogsRequest
-	(*PodAttachRequest)(nil),   // 4: kobune.api.v1.PodAttachRequest
-	(*LogChunk)(nil),           // 5: kobune.api.v1.LogChunk
-	(*PodExecInput)(nil),       // 6: kobune.api.v1.PodExecInput
-	(*PodPortForwardData)(nil), // 7: kobune.api.v1.PodPortForwardData
-	(*PodExecOutput)(nil),      // 8: kobune.api.v1.PodExecOutput
-	(*CreateRequest)(nil),      // 9: kobune.api.v1.CreateRequest
-	(*UpdateRequest)(nil),      // 10: kobune.api.v1.UpdateRequest
-	(*PatchRequest)(nil),       // 11: kobune.api.v1.PatchRequest
-	(*ObjectResponse)(nil),     // 12: kobune.api.v1.ObjectResponse
-	(*GetRequest)(nil),         // 13: kobune.api.v1.GetRequest
-	(*ListRequest)(nil),        // 14: kobune.api.v1.ListRequest
-	(*ListResponse)(nil),       // 15: kobune.api.v1.ListResponse
-	(*Preconditions)(nil),      // 16: kobune.api.v1.Preconditions
-	(*DeleteRequest)(nil),      // 17: kobune.api.v1.DeleteRequest
-	(*WatchRequest)(nil),       // 18: kobune.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 19: kobune.api.v1.WatchEvent
-	(*BindRequest)(nil),        // 20: kobune.api.v1.BindRequest
-	(*VersionRequest)(nil),     // 21: kobune.api.v1.VersionRequest
-	(*VersionResponse)(nil),    // 22: kobune.api.v1.VersionResponse
-	nil,                        // 23: kobune.api.v1.BindRequest.AnnotationsEntry
+	(*NodeStatsRequest)(nil),   // 0: kobune.api.v1.NodeStatsRequest
+	(*NodeStatsReply)(nil),     // 1: kobune.api.v1.NodeStatsReply
+	(*MetricsRequest)(nil),     // 2: kobune.api.v1.MetricsRequest
+	(*MetricsReply)(nil),       // 3: kobune.api.v1.MetricsReply
+	(*ServicePathRequest)(nil), // 4: kobune.api.v1.ServicePathRequest
+	(*ServicePathReply)(nil),   // 5: kobune.api.v1.ServicePathReply
+	(*ServicePathHop)(nil),     // 6: kobune.api.v1.ServicePathHop
+	(*PodLogsRequest)(nil),     // 7: kobune.api.v1.PodLogsRequest
+	(*PodAttachRequest)(nil),   // 8: kobune.api.v1.PodAttachRequest
+	(*LogChunk)(nil),           // 9: kobune.api.v1.LogChunk
+	(*PodExecInput)(nil),       // 10: kobune.api.v1.PodExecInput
+	(*PodPortForwardData)(nil), // 11: kobune.api.v1.PodPortForwardData
+	(*PodExecOutput)(nil),      // 12: kobune.api.v1.PodExecOutput
+	(*CreateRequest)(nil),      // 13: kobune.api.v1.CreateRequest
+	(*UpdateRequest)(nil),      // 14: kobune.api.v1.UpdateRequest
+	(*PatchRequest)(nil),       // 15: kobune.api.v1.PatchRequest
+	(*ObjectResponse)(nil),     // 16: kobune.api.v1.ObjectResponse
+	(*GetRequest)(nil),         // 17: kobune.api.v1.GetRequest
+	(*ListRequest)(nil),        // 18: kobune.api.v1.ListRequest
+	(*ListResponse)(nil),       // 19: kobune.api.v1.ListResponse
+	(*Preconditions)(nil),      // 20: kobune.api.v1.Preconditions
+	(*DeleteRequest)(nil),      // 21: kobune.api.v1.DeleteRequest
+	(*WatchRequest)(nil),       // 22: kobune.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 23: kobune.api.v1.WatchEvent
+	(*BindRequest)(nil),        // 24: kobune.api.v1.BindRequest
+	(*VersionRequest)(nil),     // 25: kobune.api.v1.VersionRequest
+	(*VersionResponse)(nil),    // 26: kobune.api.v1.VersionResponse
+	nil,                        // 27: kobune.api.v1.BindRequest.AnnotationsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	2,  // 0: kobune.api.v1.ServicePathReply.hops:type_name -> kobune.api.v1.ServicePathHop
-	16, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
-	23, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
-	9,  // 3: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
-	13, // 4: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
-	14, // 5: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
-	10, // 6: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
-	10, // 7: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
-	17, // 8: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
-	11, // 9: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
-	18, // 10: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
-	20, // 11: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
-	21, // 12: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
-	3,  // 13: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
-	6,  // 14: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
-	7,  // 15: kobune.api.v1.ResourceAPI.PodPortForward:input_type -> kobune.api.v1.PodPortForwardData
-	4,  // 16: kobune.api.v1.ResourceAPI.PodAttach:input_type -> kobune.api.v1.PodAttachRequest
-	0,  // 17: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
-	12, // 18: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
-	12, // 19: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
-	15, // 20: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
-	12, // 21: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
-	12, // 22: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
-	12, // 23: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
-	12, // 24: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
-	19, // 25: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
-	12, // 26: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
-	22, // 27: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
-	5,  // 28: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
-	8,  // 29: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
-	7,  // 30: kobune.api.v1.ResourceAPI.PodPortForward:output_type -> kobune.api.v1.PodPortForwardData
-	5,  // 31: kobune.api.v1.ResourceAPI.PodAttach:output_type -> kobune.api.v1.LogChunk
-	1,  // 32: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
-	18, // [18:33] is the sub-list for method output_type
-	3,  // [3:18] is the sub-list for method input_type
+	6,  // 0: kobune.api.v1.ServicePathReply.hops:type_name -> kobune.api.v1.ServicePathHop
+	20, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
+	27, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
+	13, // 3: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
+	17, // 4: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
+	18, // 5: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
+	14, // 6: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
+	14, // 7: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
+	21, // 8: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
+	15, // 9: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
+	22, // 10: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
+	24, // 11: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
+	25, // 12: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
+	7,  // 13: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
+	10, // 14: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
+	11, // 15: kobune.api.v1.ResourceAPI.PodPortForward:input_type -> kobune.api.v1.PodPortForwardData
+	8,  // 16: kobune.api.v1.ResourceAPI.PodAttach:input_type -> kobune.api.v1.PodAttachRequest
+	4,  // 17: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
+	0,  // 18: kobune.api.v1.ResourceAPI.NodeStats:input_type -> kobune.api.v1.NodeStatsRequest
+	2,  // 19: kobune.api.v1.ResourceAPI.Metrics:input_type -> kobune.api.v1.MetricsRequest
+	16, // 20: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
+	16, // 21: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
+	19, // 22: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
+	16, // 23: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
+	16, // 24: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
+	16, // 25: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
+	16, // 26: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
+	23, // 27: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
+	16, // 28: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
+	26, // 29: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
+	9,  // 30: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
+	12, // 31: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
+	11, // 32: kobune.api.v1.ResourceAPI.PodPortForward:output_type -> kobune.api.v1.PodPortForwardData
+	9,  // 33: kobune.api.v1.ResourceAPI.PodAttach:output_type -> kobune.api.v1.LogChunk
+	5,  // 34: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
+	1,  // 35: kobune.api.v1.ResourceAPI.NodeStats:output_type -> kobune.api.v1.NodeStatsReply
+	3,  // 36: kobune.api.v1.ResourceAPI.Metrics:output_type -> kobune.api.v1.MetricsReply
+	20, // [20:37] is the sub-list for method output_type
+	3,  // [3:20] is the sub-list for method input_type
 	3,  // [3:3] is the sub-list for extension type_name
 	3,  // [3:3] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
@@ -2004,14 +2238,14 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[17].OneofWrappers = []any{}
+	file_api_proto_msgTypes[21].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,8 @@ const (
 	ResourceAPI_PodPortForward_FullMethodName = "/kobune.api.v1.ResourceAPI/PodPortForward"
 	ResourceAPI_PodAttach_FullMethodName      = "/kobune.api.v1.ResourceAPI/PodAttach"
 	ResourceAPI_ServicePath_FullMethodName    = "/kobune.api.v1.ResourceAPI/ServicePath"
+	ResourceAPI_NodeStats_FullMethodName      = "/kobune.api.v1.ResourceAPI/NodeStats"
+	ResourceAPI_Metrics_FullMethodName        = "/kobune.api.v1.ResourceAPI/Metrics"
 )
 
 // ResourceAPIClient is the client API for ResourceAPI service.
@@ -86,6 +88,13 @@ type ResourceAPIClient interface {
 	// ServicePath asks a node's agent how a packet to a Service port goes
 	// through that node's rules (kobectl explain-path).
 	ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error)
+	// NodeStats reads a node's usage from its agent: the kubelet's
+	// /stats/summary ("summary", JSON) or /metrics/cadvisor ("cadvisor",
+	// Prometheus text); authorized as nodes/proxy.
+	NodeStats(ctx context.Context, in *NodeStatsRequest, opts ...grpc.CallOption) (*NodeStatsReply, error)
+	// Metrics serves metrics.k8s.io/v1beta1: NodeMetrics or PodMetrics (one
+	// by name, or a list), made from the agents' latest samples.
+	Metrics(ctx context.Context, in *MetricsRequest, opts ...grpc.CallOption) (*MetricsReply, error)
 }
 
 type resourceAPIClient struct {
@@ -279,6 +288,26 @@ func (c *resourceAPIClient) ServicePath(ctx context.Context, in *ServicePathRequ
 	return out, nil
 }
 
+func (c *resourceAPIClient) NodeStats(ctx context.Context, in *NodeStatsRequest, opts ...grpc.CallOption) (*NodeStatsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NodeStatsReply)
+	err := c.cc.Invoke(ctx, ResourceAPI_NodeStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *resourceAPIClient) Metrics(ctx context.Context, in *MetricsRequest, opts ...grpc.CallOption) (*MetricsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MetricsReply)
+	err := c.cc.Invoke(ctx, ResourceAPI_Metrics_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResourceAPIServer is the server API for ResourceAPI service.
 // All implementations must embed UnimplementedResourceAPIServer
 // for forward compatibility.
@@ -324,6 +353,13 @@ type ResourceAPIServer interface {
 	// ServicePath asks a node's agent how a packet to a Service port goes
 	// through that node's rules (kobectl explain-path).
 	ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error)
+	// NodeStats reads a node's usage from its agent: the kubelet's
+	// /stats/summary ("summary", JSON) or /metrics/cadvisor ("cadvisor",
+	// Prometheus text); authorized as nodes/proxy.
+	NodeStats(context.Context, *NodeStatsRequest) (*NodeStatsReply, error)
+	// Metrics serves metrics.k8s.io/v1beta1: NodeMetrics or PodMetrics (one
+	// by name, or a list), made from the agents' latest samples.
+	Metrics(context.Context, *MetricsRequest) (*MetricsReply, error)
 	mustEmbedUnimplementedResourceAPIServer()
 }
 
@@ -378,6 +414,12 @@ func (UnimplementedResourceAPIServer) PodAttach(*PodAttachRequest, grpc.ServerSt
 }
 func (UnimplementedResourceAPIServer) ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ServicePath not implemented")
+}
+func (UnimplementedResourceAPIServer) NodeStats(context.Context, *NodeStatsRequest) (*NodeStatsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method NodeStats not implemented")
+}
+func (UnimplementedResourceAPIServer) Metrics(context.Context, *MetricsRequest) (*MetricsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Metrics not implemented")
 }
 func (UnimplementedResourceAPIServer) mustEmbedUnimplementedResourceAPIServer() {}
 func (UnimplementedResourceAPIServer) testEmbeddedByValue()                     {}
@@ -627,6 +669,42 @@ func _ResourceAPI_ServicePath_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResourceAPI_NodeStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NodeStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceAPIServer).NodeStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceAPI_NodeStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceAPIServer).NodeStats(ctx, req.(*NodeStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResourceAPI_Metrics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MetricsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceAPIServer).Metrics(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceAPI_Metrics_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceAPIServer).Metrics(ctx, req.(*MetricsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ResourceAPI_ServiceDesc is the grpc.ServiceDesc for ResourceAPI service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -673,6 +751,14 @@ var ResourceAPI_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ServicePath",
 			Handler:    _ResourceAPI_ServicePath_Handler,
+		},
+		{
+			MethodName: "NodeStats",
+			Handler:    _ResourceAPI_NodeStats_Handler,
+		},
+		{
+			MethodName: "Metrics",
+			Handler:    _ResourceAPI_Metrics_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -26,6 +26,95 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type StatsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "summary" or "cadvisor".
+	Format        string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatsRequest) Reset() {
+	*x = StatsRequest{}
+	mi := &file_node_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatsRequest) ProtoMessage() {}
+
+func (x *StatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
+func (*StatsRequest) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *StatsRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+type StatsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatsReply) Reset() {
+	*x = StatsReply{}
+	mi := &file_node_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatsReply) ProtoMessage() {}
+
+func (x *StatsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_node_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatsReply.ProtoReflect.Descriptor instead.
+func (*StatsReply) Descriptor() ([]byte, []int) {
+	return file_node_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StatsReply) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 type ServicePathRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Ip       string                 `protobuf:"bytes,1,opt,name=ip,proto3" json:"ip,omitempty"`
@@ -43,7 +132,7 @@ type ServicePathRequest struct {
 
 func (x *ServicePathRequest) Reset() {
 	*x = ServicePathRequest{}
-	mi := &file_node_proto_msgTypes[0]
+	mi := &file_node_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -55,7 +144,7 @@ func (x *ServicePathRequest) String() string {
 func (*ServicePathRequest) ProtoMessage() {}
 
 func (x *ServicePathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[0]
+	mi := &file_node_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -68,7 +157,7 @@ func (x *ServicePathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePathRequest.ProtoReflect.Descriptor instead.
 func (*ServicePathRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{0}
+	return file_node_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ServicePathRequest) GetIp() string {
@@ -115,7 +204,7 @@ type ServicePathReply struct {
 
 func (x *ServicePathReply) Reset() {
 	*x = ServicePathReply{}
-	mi := &file_node_proto_msgTypes[1]
+	mi := &file_node_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -127,7 +216,7 @@ func (x *ServicePathReply) String() string {
 func (*ServicePathReply) ProtoMessage() {}
 
 func (x *ServicePathReply) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[1]
+	mi := &file_node_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -140,7 +229,7 @@ func (x *ServicePathReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePathReply.ProtoReflect.Descriptor instead.
 func (*ServicePathReply) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{1}
+	return file_node_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ServicePathReply) GetHops() []*PathHop {
@@ -163,7 +252,7 @@ type PathHop struct {
 
 func (x *PathHop) Reset() {
 	*x = PathHop{}
-	mi := &file_node_proto_msgTypes[2]
+	mi := &file_node_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -175,7 +264,7 @@ func (x *PathHop) String() string {
 func (*PathHop) ProtoMessage() {}
 
 func (x *PathHop) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[2]
+	mi := &file_node_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -188,7 +277,7 @@ func (x *PathHop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathHop.ProtoReflect.Descriptor instead.
 func (*PathHop) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{2}
+	return file_node_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PathHop) GetObject() string {
@@ -235,7 +324,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_node_proto_msgTypes[3]
+	mi := &file_node_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -247,7 +336,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[3]
+	mi := &file_node_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -260,7 +349,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{3}
+	return file_node_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LogsRequest) GetPodUid() string {
@@ -342,7 +431,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_node_proto_msgTypes[4]
+	mi := &file_node_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -354,7 +443,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[4]
+	mi := &file_node_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -367,7 +456,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{4}
+	return file_node_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -392,7 +481,7 @@ type ExecInput struct {
 
 func (x *ExecInput) Reset() {
 	*x = ExecInput{}
-	mi := &file_node_proto_msgTypes[5]
+	mi := &file_node_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -404,7 +493,7 @@ func (x *ExecInput) String() string {
 func (*ExecInput) ProtoMessage() {}
 
 func (x *ExecInput) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[5]
+	mi := &file_node_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -417,7 +506,7 @@ func (x *ExecInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecInput.ProtoReflect.Descriptor instead.
 func (*ExecInput) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{5}
+	return file_node_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExecInput) GetStart() *ExecStart {
@@ -458,7 +547,7 @@ type TerminalSize struct {
 
 func (x *TerminalSize) Reset() {
 	*x = TerminalSize{}
-	mi := &file_node_proto_msgTypes[6]
+	mi := &file_node_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -470,7 +559,7 @@ func (x *TerminalSize) String() string {
 func (*TerminalSize) ProtoMessage() {}
 
 func (x *TerminalSize) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[6]
+	mi := &file_node_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -483,7 +572,7 @@ func (x *TerminalSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalSize.ProtoReflect.Descriptor instead.
 func (*TerminalSize) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{6}
+	return file_node_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TerminalSize) GetWidth() uint32 {
@@ -513,7 +602,7 @@ type PortForwardData struct {
 
 func (x *PortForwardData) Reset() {
 	*x = PortForwardData{}
-	mi := &file_node_proto_msgTypes[7]
+	mi := &file_node_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +614,7 @@ func (x *PortForwardData) String() string {
 func (*PortForwardData) ProtoMessage() {}
 
 func (x *PortForwardData) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[7]
+	mi := &file_node_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +627,7 @@ func (x *PortForwardData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardData.ProtoReflect.Descriptor instead.
 func (*PortForwardData) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{7}
+	return file_node_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PortForwardData) GetStart() *PortForwardStart {
@@ -574,7 +663,7 @@ type PortForwardStart struct {
 
 func (x *PortForwardStart) Reset() {
 	*x = PortForwardStart{}
-	mi := &file_node_proto_msgTypes[8]
+	mi := &file_node_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -586,7 +675,7 @@ func (x *PortForwardStart) String() string {
 func (*PortForwardStart) ProtoMessage() {}
 
 func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[8]
+	mi := &file_node_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -599,7 +688,7 @@ func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardStart.ProtoReflect.Descriptor instead.
 func (*PortForwardStart) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{8}
+	return file_node_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PortForwardStart) GetPodUid() string {
@@ -645,7 +734,7 @@ type ExecStart struct {
 
 func (x *ExecStart) Reset() {
 	*x = ExecStart{}
-	mi := &file_node_proto_msgTypes[9]
+	mi := &file_node_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -657,7 +746,7 @@ func (x *ExecStart) String() string {
 func (*ExecStart) ProtoMessage() {}
 
 func (x *ExecStart) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[9]
+	mi := &file_node_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -670,7 +759,7 @@ func (x *ExecStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
 func (*ExecStart) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{9}
+	return file_node_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExecStart) GetPodUid() string {
@@ -735,7 +824,7 @@ type ExecOutput struct {
 
 func (x *ExecOutput) Reset() {
 	*x = ExecOutput{}
-	mi := &file_node_proto_msgTypes[10]
+	mi := &file_node_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +836,7 @@ func (x *ExecOutput) String() string {
 func (*ExecOutput) ProtoMessage() {}
 
 func (x *ExecOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_node_proto_msgTypes[10]
+	mi := &file_node_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +849,7 @@ func (x *ExecOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecOutput.ProtoReflect.Descriptor instead.
 func (*ExecOutput) Descriptor() ([]byte, []int) {
-	return file_node_proto_rawDescGZIP(), []int{10}
+	return file_node_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExecOutput) GetStdout() []byte {
@@ -796,7 +885,12 @@ var File_node_proto protoreflect.FileDescriptor
 const file_node_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"node.proto\x12\x0ekobune.node.v1\"\x89\x01\n" +
+	"node.proto\x12\x0ekobune.node.v1\"&\n" +
+	"\fStatsRequest\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\" \n" +
+	"\n" +
+	"StatsReply\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x89\x01\n" +
 	"\x12ServicePathRequest\x12\x0e\n" +
 	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x12\n" +
@@ -856,12 +950,13 @@ const file_node_proto_rawDesc = "" +
 	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
 	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12\x16\n" +
 	"\x06exited\x18\x03 \x01(\bR\x06exited\x12\x1b\n" +
-	"\texit_code\x18\x04 \x01(\x05R\bexitCode2\xb4\x02\n" +
+	"\texit_code\x18\x04 \x01(\x05R\bexitCode2\xf7\x02\n" +
 	"\aNodeAPI\x12<\n" +
 	"\x04Logs\x12\x1b.kobune.node.v1.LogsRequest\x1a\x15.kobune.node.v1.Chunk0\x01\x12A\n" +
 	"\x04Exec\x12\x19.kobune.node.v1.ExecInput\x1a\x1a.kobune.node.v1.ExecOutput(\x010\x01\x12S\n" +
 	"\vPortForward\x12\x1f.kobune.node.v1.PortForwardData\x1a\x1f.kobune.node.v1.PortForwardData(\x010\x01\x12S\n" +
-	"\vServicePath\x12\".kobune.node.v1.ServicePathRequest\x1a .kobune.node.v1.ServicePathReplyB'Z%github.com/kobune/kobune/proto/nodepbb\x06proto3"
+	"\vServicePath\x12\".kobune.node.v1.ServicePathRequest\x1a .kobune.node.v1.ServicePathReply\x12A\n" +
+	"\x05Stats\x12\x1c.kobune.node.v1.StatsRequest\x1a\x1a.kobune.node.v1.StatsReplyB'Z%github.com/kobune/kobune/proto/nodepbb\x06proto3"
 
 var (
 	file_node_proto_rawDescOnce sync.Once
@@ -875,35 +970,39 @@ func file_node_proto_rawDescGZIP() []byte {
 	return file_node_proto_rawDescData
 }
 
-var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_node_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_node_proto_goTypes = []any{
-	(*ServicePathRequest)(nil), // 0: kobune.node.v1.ServicePathRequest
-	(*ServicePathReply)(nil),   // 1: kobune.node.v1.ServicePathReply
-	(*PathHop)(nil),            // 2: kobune.node.v1.PathHop
-	(*LogsRequest)(nil),        // 3: kobune.node.v1.LogsRequest
-	(*Chunk)(nil),              // 4: kobune.node.v1.Chunk
-	(*ExecInput)(nil),          // 5: kobune.node.v1.ExecInput
-	(*TerminalSize)(nil),       // 6: kobune.node.v1.TerminalSize
-	(*PortForwardData)(nil),    // 7: kobune.node.v1.PortForwardData
-	(*PortForwardStart)(nil),   // 8: kobune.node.v1.PortForwardStart
-	(*ExecStart)(nil),          // 9: kobune.node.v1.ExecStart
-	(*ExecOutput)(nil),         // 10: kobune.node.v1.ExecOutput
+	(*StatsRequest)(nil),       // 0: kobune.node.v1.StatsRequest
+	(*StatsReply)(nil),         // 1: kobune.node.v1.StatsReply
+	(*ServicePathRequest)(nil), // 2: kobune.node.v1.ServicePathRequest
+	(*ServicePathReply)(nil),   // 3: kobune.node.v1.ServicePathReply
+	(*PathHop)(nil),            // 4: kobune.node.v1.PathHop
+	(*LogsRequest)(nil),        // 5: kobune.node.v1.LogsRequest
+	(*Chunk)(nil),              // 6: kobune.node.v1.Chunk
+	(*ExecInput)(nil),          // 7: kobune.node.v1.ExecInput
+	(*TerminalSize)(nil),       // 8: kobune.node.v1.TerminalSize
+	(*PortForwardData)(nil),    // 9: kobune.node.v1.PortForwardData
+	(*PortForwardStart)(nil),   // 10: kobune.node.v1.PortForwardStart
+	(*ExecStart)(nil),          // 11: kobune.node.v1.ExecStart
+	(*ExecOutput)(nil),         // 12: kobune.node.v1.ExecOutput
 }
 var file_node_proto_depIdxs = []int32{
-	2,  // 0: kobune.node.v1.ServicePathReply.hops:type_name -> kobune.node.v1.PathHop
-	9,  // 1: kobune.node.v1.ExecInput.start:type_name -> kobune.node.v1.ExecStart
-	6,  // 2: kobune.node.v1.ExecInput.resize:type_name -> kobune.node.v1.TerminalSize
-	8,  // 3: kobune.node.v1.PortForwardData.start:type_name -> kobune.node.v1.PortForwardStart
-	3,  // 4: kobune.node.v1.NodeAPI.Logs:input_type -> kobune.node.v1.LogsRequest
-	5,  // 5: kobune.node.v1.NodeAPI.Exec:input_type -> kobune.node.v1.ExecInput
-	7,  // 6: kobune.node.v1.NodeAPI.PortForward:input_type -> kobune.node.v1.PortForwardData
-	0,  // 7: kobune.node.v1.NodeAPI.ServicePath:input_type -> kobune.node.v1.ServicePathRequest
-	4,  // 8: kobune.node.v1.NodeAPI.Logs:output_type -> kobune.node.v1.Chunk
-	10, // 9: kobune.node.v1.NodeAPI.Exec:output_type -> kobune.node.v1.ExecOutput
-	7,  // 10: kobune.node.v1.NodeAPI.PortForward:output_type -> kobune.node.v1.PortForwardData
-	1,  // 11: kobune.node.v1.NodeAPI.ServicePath:output_type -> kobune.node.v1.ServicePathReply
-	8,  // [8:12] is the sub-list for method output_type
-	4,  // [4:8] is the sub-list for method input_type
+	4,  // 0: kobune.node.v1.ServicePathReply.hops:type_name -> kobune.node.v1.PathHop
+	11, // 1: kobune.node.v1.ExecInput.start:type_name -> kobune.node.v1.ExecStart
+	8,  // 2: kobune.node.v1.ExecInput.resize:type_name -> kobune.node.v1.TerminalSize
+	10, // 3: kobune.node.v1.PortForwardData.start:type_name -> kobune.node.v1.PortForwardStart
+	5,  // 4: kobune.node.v1.NodeAPI.Logs:input_type -> kobune.node.v1.LogsRequest
+	7,  // 5: kobune.node.v1.NodeAPI.Exec:input_type -> kobune.node.v1.ExecInput
+	9,  // 6: kobune.node.v1.NodeAPI.PortForward:input_type -> kobune.node.v1.PortForwardData
+	2,  // 7: kobune.node.v1.NodeAPI.ServicePath:input_type -> kobune.node.v1.ServicePathRequest
+	0,  // 8: kobune.node.v1.NodeAPI.Stats:input_type -> kobune.node.v1.StatsRequest
+	6,  // 9: kobune.node.v1.NodeAPI.Logs:output_type -> kobune.node.v1.Chunk
+	12, // 10: kobune.node.v1.NodeAPI.Exec:output_type -> kobune.node.v1.ExecOutput
+	9,  // 11: kobune.node.v1.NodeAPI.PortForward:output_type -> kobune.node.v1.PortForwardData
+	3,  // 12: kobune.node.v1.NodeAPI.ServicePath:output_type -> kobune.node.v1.ServicePathReply
+	1,  // 13: kobune.node.v1.NodeAPI.Stats:output_type -> kobune.node.v1.StatsReply
+	9,  // [9:14] is the sub-list for method output_type
+	4,  // [4:9] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -920,7 +1019,7 @@ func file_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_node_proto_rawDesc), len(file_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	NodeAPI_Exec_FullMethodName        = "/kobune.node.v1.NodeAPI/Exec"
 	NodeAPI_PortForward_FullMethodName = "/kobune.node.v1.NodeAPI/PortForward"
 	NodeAPI_ServicePath_FullMethodName = "/kobune.node.v1.NodeAPI/ServicePath"
+	NodeAPI_Stats_FullMethodName       = "/kobune.node.v1.NodeAPI/Stats"
 )
 
 // NodeAPIClient is the client API for NodeAPI service.
@@ -44,6 +45,9 @@ type NodeAPIClient interface {
 	// ServicePath: the way a packet to a Service port takes through this
 	// node's nftables table, read from the kernel (kobectl explain-path).
 	ServicePath(ctx context.Context, in *ServicePathRequest, opts ...grpc.CallOption) (*ServicePathReply, error)
+	// Stats: the node's usage from its cgroups, as the kubelet's
+	// /stats/summary (JSON) or /metrics/cadvisor (Prometheus text).
+	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsReply, error)
 }
 
 type nodeAPIClient struct {
@@ -109,6 +113,16 @@ func (c *nodeAPIClient) ServicePath(ctx context.Context, in *ServicePathRequest,
 	return out, nil
 }
 
+func (c *nodeAPIClient) Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StatsReply)
+	err := c.cc.Invoke(ctx, NodeAPI_Stats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeAPIServer is the server API for NodeAPI service.
 // All implementations must embed UnimplementedNodeAPIServer
 // for forward compatibility.
@@ -123,6 +137,9 @@ type NodeAPIServer interface {
 	// ServicePath: the way a packet to a Service port takes through this
 	// node's nftables table, read from the kernel (kobectl explain-path).
 	ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error)
+	// Stats: the node's usage from its cgroups, as the kubelet's
+	// /stats/summary (JSON) or /metrics/cadvisor (Prometheus text).
+	Stats(context.Context, *StatsRequest) (*StatsReply, error)
 	mustEmbedUnimplementedNodeAPIServer()
 }
 
@@ -144,6 +161,9 @@ func (UnimplementedNodeAPIServer) PortForward(grpc.BidiStreamingServer[PortForwa
 }
 func (UnimplementedNodeAPIServer) ServicePath(context.Context, *ServicePathRequest) (*ServicePathReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ServicePath not implemented")
+}
+func (UnimplementedNodeAPIServer) Stats(context.Context, *StatsRequest) (*StatsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Stats not implemented")
 }
 func (UnimplementedNodeAPIServer) mustEmbedUnimplementedNodeAPIServer() {}
 func (UnimplementedNodeAPIServer) testEmbeddedByValue()                 {}
@@ -209,6 +229,24 @@ func _NodeAPI_ServicePath_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NodeAPI_Stats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeAPIServer).Stats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NodeAPI_Stats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeAPIServer).Stats(ctx, req.(*StatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // NodeAPI_ServiceDesc is the grpc.ServiceDesc for NodeAPI service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -219,6 +257,10 @@ var NodeAPI_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ServicePath",
 			Handler:    _NodeAPI_ServicePath_Handler,
+		},
+		{
+			MethodName: "Stats",
+			Handler:    _NodeAPI_Stats_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,70 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+)
+
+// MeasuredContainer is a running container of a pod, where the kernel
+// measures it: its cgroup and its main process (whose network namespace
+// is the pod's).
+type MeasuredContainer struct {
+	PodUID    string
+	Name      string
+	ID        string
+	Cgroup    string
+	PID       uint32
+	StartedAt time.Time
+}
+
+// StatsSource is a runtime whose containers run in the node's cgroups
+// (containerd; the simulated runtime measures nothing).
+type StatsSource interface {
+	// Measured lists the running containers.
+	Measured(ctx context.Context) ([]MeasuredContainer, error)
+	// RootfsUsage is the bytes and inodes of a container's writable layer.
+	RootfsUsage(ctx context.Context, id string) (bytes, inodes int64, err error)
+}
+
+// Measured implements StatsSource.
+func (r *Containerd) Measured(ctx context.Context) ([]MeasuredContainer, error) {
+	ctx = r.ctx(ctx)
+	ctrs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q", LabelPodUID))
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	var out []MeasuredContainer
+	for _, ctr := range ctrs {
+		l, err := ctr.Labels(ctx)
+		if err != nil || l[LabelCgroup] == "" {
+			continue
+		}
+		task, err := ctr.Task(ctx, nil)
+		if err != nil {
+			continue
+		}
+		st, err := task.Status(ctx)
+		if err != nil || st.Status != client.Running {
+			continue
+		}
+		m := MeasuredContainer{PodUID: l[LabelPodUID], Name: l[LabelContainer], ID: ctr.ID(), Cgroup: l[LabelCgroup], PID: task.Pid()}
+		if info, err := ctr.Info(ctx); err == nil {
+			m.StartedAt = info.CreatedAt
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// RootfsUsage implements StatsSource: containerd's usage of the
+// container's active snapshot (its upper directory, walked).
+func (r *Containerd) RootfsUsage(ctx context.Context, id string) (int64, int64, error) {
+	u, err := r.client.SnapshotService(r.snapshotter).Usage(r.ctx(ctx), id)
+	if err != nil {
+		return 0, 0, err
+	}
+	return u.Size, u.Inodes, nil
+}
