@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/metrics"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/proto/apipb"
@@ -443,4 +444,22 @@ func (c *Client) metrics(ctx context.Context, req *apipb.MetricsRequest, out any
 		return err
 	}
 	return json.Unmarshal(r.Data, out)
+}
+
+// GetScale reads the scale subresource of a Deployment, ReplicaSet or
+// StatefulSet (resource: "deployments" ...).
+func (c *Client) GetScale(ctx context.Context, resource, namespace, name string) (*autoscaling.Scale, error) {
+	resp, err := c.API.Get(ctx, &apipb.GetRequest{Resource: resource, Namespace: namespace, Name: name, Subresource: "scale"})
+	if err != nil {
+		return nil, err
+	}
+	var s autoscaling.Scale
+	return &s, json.Unmarshal(resp.Object, &s)
+}
+
+// SetScale writes spec.replicas through the scale subresource.
+func (c *Client) SetScale(ctx context.Context, resource, namespace, name string, replicas int32) error {
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": replicas}})
+	_, err := c.API.Patch(ctx, &apipb.PatchRequest{Resource: resource, Namespace: namespace, Name: name, PatchType: MergePatch, Patch: patch, Subresource: "scale"})
+	return err
 }

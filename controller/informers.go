@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/coordination"
@@ -58,6 +59,7 @@ type Informers struct {
 	RootCAConfigMaps *client.Informer[*core.ConfigMap]
 	CSRs             *client.Informer[*certificates.CertificateSigningRequest]
 	Quotas           *client.Informer[*core.ResourceQuota]
+	HPAs             *client.Informer[*autoscaling.HorizontalPodAutoscaler]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -85,6 +87,7 @@ func NewInformers(c *client.Client) *Informers {
 		RootCAConfigMaps: client.NewInformer(client.For[*core.ConfigMap](c), "", client.ListOptions{FieldSelector: "metadata.name=" + core.RootCAConfigMapName}),
 		CSRs:             client.NewInformer(client.For[*certificates.CertificateSigningRequest](c), "", client.ListOptions{}),
 		Quotas:           client.NewInformer(client.For[*core.ResourceQuota](c), "", client.ListOptions{}),
+		HPAs:             client.NewInformer(client.For[*autoscaling.HorizontalPodAutoscaler](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -125,6 +128,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.RootCAConfigMaps.Run(ctx)
 	go i.CSRs.Run(ctx)
 	go i.Quotas.Run(ctx)
+	go i.HPAs.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -146,5 +150,5 @@ func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Revisions.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
-		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.Quotas.HasSynced}
+		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.Quotas.HasSynced, i.HPAs.HasSynced}
 }

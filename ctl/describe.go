@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
@@ -188,6 +189,8 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 		describeLimitRange(tw, x)
 	case *core.ResourceQuota:
 		describeResourceQuota(tw, x)
+	case *autoscaling.HorizontalPodAutoscaler:
+		describeHPA(tw, x)
 	case *networking.NetworkPolicy:
 		describeNetworkPolicy(tw, x)
 	case *networking.Ingress:

@@ -50,12 +50,9 @@ const (
 type MetricSpec struct {
 	Type     string                `json:"type"`
 	Resource *ResourceMetricSource `json:"resource,omitempty"`
-	// The other sources are Kubernetes' and refused by validation:
-	// Kobune has no custom or external metrics API.
-	Pods              any `json:"pods,omitempty" kobune:"unsupported"`
-	Object            any `json:"object,omitempty" kobune:"unsupported"`
-	External          any `json:"external,omitempty" kobune:"unsupported"`
-	ContainerResource any `json:"containerResource,omitempty" kobune:"unsupported"`
+	// Kubernetes' other sources (pods, object, external,
+	// containerResource) are not fields here: Kobune has no custom or
+	// external metrics API, and validation refuses their types.
 }
 
 // ResourceMetricSource is a resource (cpu, memory) of the pods, averaged.
@@ -155,4 +152,19 @@ type HorizontalPodAutoscalerCondition struct {
 	LastTransitionTime meta.Time            `json:"lastTransitionTime,omitzero"`
 	Reason             string               `json:"reason,omitempty"`
 	Message            string               `json:"message,omitempty"`
+}
+
+// Scale is autoscaling/v1's view of an object's replicas (the scale
+// subresource of Deployments, ReplicaSets and StatefulSets): spec.replicas
+// to write, status.replicas and the pods' selector to read.
+type Scale struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
+		Replicas int32 `json:"replicas"`
+	} `json:"spec"`
+	Status struct {
+		Replicas int32  `json:"replicas"`
+		Selector string `json:"selector,omitempty"`
+	} `json:"status"`
 }

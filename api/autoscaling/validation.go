@@ -104,9 +104,6 @@ func ValidateHorizontalPodAutoscaler(h *HorizontalPodAutoscaler) v.ErrorList {
 			errs = append(errs, v.NewNotSupported(p.Child("type"), m.Type, []string{ContainerResourceMetricSourceType, ExternalMetricSourceType, ObjectMetricSourceType, PodsMetricSourceType, ResourceMetricSourceType}))
 			continue
 		}
-		if m.Pods != nil || m.Object != nil || m.External != nil || m.ContainerResource != nil {
-			errs = append(errs, v.NewForbidden(p, "must populate the given metric source only"))
-		}
 		if m.Resource == nil {
 			errs = append(errs, v.NewRequired(p.Child("resource"), "must populate information for the given metric source"))
 			continue

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/coordination"
@@ -176,6 +177,39 @@ func tables(wide bool) map[string]Table {
 		"ConfigMap": {[]string{"NAME", "DATA", "AGE"}, func(o meta.Object) []string {
 			c := o.(*core.ConfigMap)
 			return []string{c.Name, fmt.Sprint(len(c.Data) + len(c.BinaryData)), age(o)}
+		}},
+		"HorizontalPodAutoscaler": {[]string{"NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"}, func(o meta.Object) []string {
+			h := o.(*autoscaling.HorizontalPodAutoscaler)
+			var targets []string
+			for _, m := range h.Spec.Metrics {
+				if m.Resource == nil {
+					continue
+				}
+				current, want := "<unknown>", ""
+				var st *autoscaling.ResourceMetricStatus
+				for _, s := range h.Status.CurrentMetrics {
+					if s.Resource != nil && s.Resource.Name == m.Resource.Name {
+						st = s.Resource
+					}
+				}
+				if t := m.Resource.Target; t.AverageUtilization != nil {
+					want = fmt.Sprintf("%d%%", *t.AverageUtilization)
+					if st != nil && st.Current.AverageUtilization != nil {
+						current = fmt.Sprintf("%d%%", *st.Current.AverageUtilization)
+					}
+				} else if t.AverageValue != nil {
+					want = t.AverageValue.String()
+					if st != nil && st.Current.AverageValue != nil {
+						current = st.Current.AverageValue.String()
+					}
+				}
+				targets = append(targets, fmt.Sprintf("%s: %s/%s", m.Resource.Name, current, want))
+			}
+			min := "<unset>"
+			if h.Spec.MinReplicas != nil {
+				min = fmt.Sprint(*h.Spec.MinReplicas)
+			}
+			return []string{h.Name, h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, strings.Join(targets, ", "), min, fmt.Sprint(h.Spec.MaxReplicas), fmt.Sprint(h.Status.CurrentReplicas), age(o)}
 		}},
 		"ResourceQuota": {[]string{"NAME", "AGE", "REQUEST", "LIMIT"}, func(o meta.Object) []string {
 			q := o.(*core.ResourceQuota)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kobune/kobune/api/apps"
+	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/coordination"
@@ -71,6 +72,8 @@ func buildKinds() []*Kind {
 			func(n, o *batch.Job) v.ErrorList {
 				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
 			}, nil),
+		kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", []string{"hpa"}, true, true, autoscaling.SetDefaultsHorizontalPodAutoscaler,
+			autoscaling.ValidateHorizontalPodAutoscaler, nil, nil),
 		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, true, true, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
 		kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, true, false, nil, discovery.ValidateEndpointSlice, nil,
 			func(e *discovery.EndpointSlice) map[string]string {

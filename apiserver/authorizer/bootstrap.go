@@ -113,6 +113,9 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 	// Kubernetes' resourcequota-controller role does.
 	"resourcequota-controller": {rule(read, "", "resourcequotas"), rule([]string{"update"}, "", "resourcequotas/status"),
 		{Verbs: []string{"list", "watch"}, APIGroups: []string{"*"}, Resources: []string{"*"}}, events},
+	"horizontal-pod-autoscaler": {rule(read, "autoscaling", "horizontalpodautoscalers"), rule([]string{"update"}, "autoscaling", "horizontalpodautoscalers/status"),
+		rule([]string{"get", "update", "patch"}, "apps", "deployments/scale", "replicasets/scale", "statefulsets/scale"), rule(read, "", "pods"),
+		rule([]string{"get", "list"}, "metrics.k8s.io", "pods"), events},
 	"service-account-controller": {rule(read, "", "namespaces"), rule(join(read, []string{"create"}), "", "serviceaccounts"), events},
 	// It reads and writes only kube-root-ca.crt (its list and watch name it
 	// with a field selector), and may create ConfigMaps.
@@ -134,6 +137,7 @@ var (
 		rule(read, "apps", "deployments", "deployments/status", "replicasets", "replicasets/status", "statefulsets", "statefulsets/status", "daemonsets", "daemonsets/status",
 			"deployments/scale", "replicasets/scale", "statefulsets/scale", "controllerrevisions"),
 		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),
+		rule(read, "autoscaling", "horizontalpodautoscalers", "horizontalpodautoscalers/status"),
 		rule(read, "discovery.k8s.io", "endpointslices"),
 		rule(read, "networking.k8s.io", "networkpolicies", "ingresses", "ingresses/status"),
 		// metrics-server's system:aggregated-metrics-reader, aggregated to
@@ -147,6 +151,7 @@ var (
 		rule([]string{"impersonate"}, "", "serviceaccounts"),
 		rule(write, "apps", "deployments", "replicasets", "statefulsets", "daemonsets", "deployments/scale", "replicasets/scale", "statefulsets/scale"),
 		rule(write, "batch", "jobs", "cronjobs"),
+		rule(write, "autoscaling", "horizontalpodautoscalers"),
 		rule(write, "networking.k8s.io", "networkpolicies", "ingresses"),
 	}
 	adminResources = []rbac.PolicyRule{

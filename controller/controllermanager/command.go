@@ -34,6 +34,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Config.ClusterSigningCertFile, "cluster-signing-cert-file", "", "the CA certificate approved agent certificate requests are signed with (the cluster CA: ca.crt)")
 	fs.StringVar(&c.Config.ClusterSigningKeyFile, "cluster-signing-key-file", "", "the key of --cluster-signing-cert-file (ca.key)")
 	fs.StringVar(&c.Config.NodeIPAM.ClusterCIDR, "cluster-cidr", "10.244.0.0/16", "the range pod CIDRs are allocated from")
+	fs.DurationVar(&c.Config.HPA.SyncPeriod, "horizontal-pod-autoscaler-sync-period", 15*time.Second, "how often every HorizontalPodAutoscaler is evaluated")
 	fs.DurationVar(&c.Config.ResourceQuotaSyncPeriod, "resource-quota-sync-period", resourcequota.DefaultResync, "how often every ResourceQuota's usage is recounted even when no pod, Service or claim of its namespace changed (ConfigMaps, Secrets and count/ of other kinds are given back within this time)")
 	fs.IntVar(&c.Config.NodeIPAM.NodeMaskSize, "node-cidr-mask-size", 24, "the size of each node's pod CIDR")
 }

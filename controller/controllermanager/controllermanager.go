@@ -28,6 +28,7 @@ import (
 	"github.com/kobune/kobune/controller/nodeipam"
 	"github.com/kobune/kobune/controller/nodelifecycle"
 	"github.com/kobune/kobune/controller/persistentvolume"
+	"github.com/kobune/kobune/controller/podautoscaler"
 	"github.com/kobune/kobune/controller/replicaset"
 	"github.com/kobune/kobune/controller/resourcequota"
 	"github.com/kobune/kobune/controller/serviceaccount"
@@ -39,6 +40,8 @@ type Config struct {
 	NodeLifecycle nodelifecycle.Config
 	Job           job.Config
 	CronJob       cronjob.Config
+	// HPA tunes the horizontal pod autoscaler.
+	HPA podautoscaler.Config
 	// ResourceQuotaSyncPeriod is how often every quota is recounted (0:
 	// resourcequota.DefaultResync).
 	ResourceQuotaSyncPeriod time.Duration
@@ -60,7 +63,7 @@ type Config struct {
 
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
-	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, resourcequota.Name}
+	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, resourcequota.Name, podautoscaler.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -91,6 +94,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(clusterroleaggregation.New(c, inf).Loop, reconcile.ObjectsOf(inf.ClusterRoles))
 	add(serviceaccount.New(c, inf).Loop, reconcile.ObjectsOf(inf.Namespaces))
 	add(resourcequota.New(c, inf, cfg.ResourceQuotaSyncPeriod).Loop, reconcile.ObjectsOf(inf.Quotas))
+	add(podautoscaler.New(c, inf, recorder, cfg.HPA).Loop, reconcile.ObjectsOf(inf.HPAs))
 	var ca *x509.Certificate
 	var caKey *ecdsa.PrivateKey
 	if cfg.ClusterSigningCertFile != "" || cfg.ClusterSigningKeyFile != "" {

@@ -369,13 +369,21 @@ func unmountUnder(dir string) {
 // context that ends after timeout (or with the test).
 func startWithControllers(t *testing.T, timeout time.Duration, podCIDRs ...string) (*testserver.Server, []*node, context.Context) {
 	t.Helper()
+	return startWithControllerConfig(t, timeout, controllermanager.Config{}, podCIDRs...)
+}
+
+// startWithControllerConfig is startWithControllers with the controllers
+// tuned by cfg.
+func startWithControllerConfig(t *testing.T, timeout time.Duration, cfg controllermanager.Config, podCIDRs ...string) (*testserver.Server, []*node, context.Context) {
+	t.Helper()
 	srv, nodes := startCluster(t, len(podCIDRs))
 	for i, cidr := range podCIDRs {
 		nodes[i].startAgent(t, cidr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	m, err := controllermanager.New(componentClient(t, srv, "controller"), controllermanager.Config{RootCAFile: filepath.Join(srv.PKIDir, "ca.crt")})
+	cfg.RootCAFile = filepath.Join(srv.PKIDir, "ca.crt")
+	m, err := controllermanager.New(componentClient(t, srv, "controller"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

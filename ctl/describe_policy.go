@@ -1,0 +1,126 @@
+package ctl
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/kobune/kobune/api/autoscaling"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/resource"
+)
+
+// describeLimitRange prints kubectl's table of a LimitRange: a row per
+// type and resource with its min, max, default request, default limit and
+// ratio ("-" where the item says nothing).
+func describeLimitRange(w io.Writer, lr *core.LimitRange) {
+	fmt.Fprintln(w, "Type\tResource\tMin\tMax\tDefault Request\tDefault Limit\tMax Limit/Request Ratio")
+	fmt.Fprintln(w, "----\t--------\t---\t---\t---------------\t-------------\t-----------------------")
+	for _, it := range lr.Spec.Limits {
+		names := map[resource.Name]bool{}
+		for _, l := range []resource.List{it.Min, it.Max, it.DefaultRequest, it.Default, it.MaxLimitRequestRatio} {
+			for n := range l {
+				names[n] = true
+			}
+		}
+		sorted := make([]string, 0, len(names))
+		for n := range names {
+			sorted = append(sorted, string(n))
+		}
+		sort.Strings(sorted)
+		for _, n := range sorted {
+			cell := func(l resource.List) string {
+				if q, ok := l[resource.Name(n)]; ok {
+					return q.String()
+				}
+				return "-"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Type, n, cell(it.Min), cell(it.Max), cell(it.DefaultRequest), cell(it.Default), cell(it.MaxLimitRequestRatio))
+		}
+	}
+}
+
+// describeResourceQuota prints kubectl's view of a ResourceQuota: its
+// scopes and a row per resource with what is used of what is allowed.
+func describeResourceQuota(w io.Writer, q *core.ResourceQuota) {
+	var scopes []string
+	scopes = append(scopes, q.Spec.Scopes...)
+	if q.Spec.ScopeSelector != nil {
+		for _, e := range q.Spec.ScopeSelector.MatchExpressions {
+			s := e.ScopeName + " " + e.Operator
+			if len(e.Values) > 0 {
+				s += " " + strings.Join(e.Values, ",")
+			}
+			scopes = append(scopes, s)
+		}
+	}
+	if len(scopes) > 0 {
+		fmt.Fprintf(w, "Scopes:\t%s\n", strings.Join(scopes, ", "))
+	}
+	fmt.Fprintln(w, "Resource\tUsed\tHard")
+	fmt.Fprintln(w, "--------\t----\t----")
+	for _, n := range q.Spec.Hard.Names() {
+		used := "<unknown>" // the controller has not counted it yet
+		if u, ok := q.Status.Used[n]; ok {
+			used = u.String()
+		}
+		h := q.Spec.Hard[n]
+		fmt.Fprintf(w, "%s\t%s\t%s\n", n, used, h.String())
+	}
+}
+
+// describeHPA prints kubectl's view of a HorizontalPodAutoscaler: the
+// target, each metric's current value against its target, the bounds,
+// the replicas and the conditions.
+func describeHPA(w io.Writer, h *autoscaling.HorizontalPodAutoscaler) {
+	fmt.Fprintf(w, "Reference:\t%s/%s\n", h.Spec.ScaleTargetRef.Kind, h.Spec.ScaleTargetRef.Name)
+	fmt.Fprintln(w, "Metrics:\t( current / target )")
+	for _, m := range h.Spec.Metrics {
+		if m.Resource == nil {
+			continue
+		}
+		var st *autoscaling.MetricValueStatus
+		for _, s := range h.Status.CurrentMetrics {
+			if s.Resource != nil && s.Resource.Name == m.Resource.Name {
+				st = &s.Resource.Current
+			}
+		}
+		if t := m.Resource.Target; t.AverageUtilization != nil {
+			cur := "<unknown>"
+			if st != nil && st.AverageUtilization != nil && st.AverageValue != nil {
+				cur = fmt.Sprintf("%d%% (%s)", *st.AverageUtilization, st.AverageValue.String())
+			}
+			fmt.Fprintf(w, "  resource %s on pods  (as a percentage of request):\t%s / %d%%\n", m.Resource.Name, cur, *t.AverageUtilization)
+		} else if t.AverageValue != nil {
+			cur := "<unknown>"
+			if st != nil && st.AverageValue != nil {
+				cur = st.AverageValue.String()
+			}
+			fmt.Fprintf(w, "  resource %s on pods:\t%s / %s\n", m.Resource.Name, cur, t.AverageValue.String())
+		}
+	}
+	if h.Spec.MinReplicas != nil {
+		fmt.Fprintf(w, "Min replicas:\t%d\n", *h.Spec.MinReplicas)
+	}
+	fmt.Fprintf(w, "Max replicas:\t%d\n", h.Spec.MaxReplicas)
+	if b := h.Spec.Behavior; b != nil && b.ScaleUp != nil && b.ScaleDown != nil {
+		for _, r := range []struct {
+			name  string
+			rules *autoscaling.HPAScalingRules
+		}{{"Scale Up", b.ScaleUp}, {"Scale Down", b.ScaleDown}} {
+			fmt.Fprintf(w, "Behavior %s:\tstabilization window %ds, select %s policy", r.name, *r.rules.StabilizationWindowSeconds, *r.rules.SelectPolicy)
+			for _, p := range r.rules.Policies {
+				fmt.Fprintf(w, "; %d %s per %ds", p.Value, p.Type, p.PeriodSeconds)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintf(w, "%s pods:\t%d current / %d desired\n", h.Spec.ScaleTargetRef.Kind, h.Status.CurrentReplicas, h.Status.DesiredReplicas)
+	if len(h.Status.Conditions) > 0 {
+		fmt.Fprintln(w, "Conditions:\n  Type\tStatus\tReason\tMessage\n  ----\t------\t------\t-------")
+		for _, c := range h.Status.Conditions {
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+}
