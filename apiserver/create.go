@@ -29,6 +29,9 @@ func (s *Server) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.O
 	if req.Resource == client.TokenSubresource {
 		return s.createToken(ctx, req)
 	}
+	if req.Resource == client.EvictionSubresource {
+		return s.createEviction(ctx, req)
+	}
 	k, o, warnings, err := s.decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err

@@ -324,6 +324,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restBind(ctx, w, r, &t)
 	case r.Method == http.MethodDelete && t.name == "" && t.kind != nil:
 		s.restDeleteCollection(ctx, w, r, &t)
+	case r.Method == http.MethodPost && t.resource == "pods" && t.sub == "eviction":
+		s.restCreate(ctx, w, r, &t, client.EvictionSubresource)
 	case r.Method == http.MethodPost && t.resource == "serviceaccounts" && t.sub == "token":
 		s.restCreate(ctx, w, r, &t, client.TokenSubresource)
 	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status"):

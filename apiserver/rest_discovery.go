@@ -85,7 +85,8 @@ func discoveryGroups() []*discoveryGroup {
 		}
 		if k.Resource == "pods" {
 			g.resources = append(g.resources, apiResource{Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: []string{"get"}},
-				apiResource{Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}})
+				apiResource{Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}},
+				apiResource{Name: "pods/eviction", Namespaced: true, Group: "policy", Version: "v1", Kind: "Eviction", Verbs: []string{"create"}})
 		}
 		if k.Resource == "serviceaccounts" {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})

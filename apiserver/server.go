@@ -557,7 +557,7 @@ func listStored[T meta.Object](ctx context.Context, store *storage.Store, resour
 }
 
 // listStoredIn reads every stored object of a resource in a namespace
-// ("": all, or a cluster-scoped resource).
+// ("": all, or a cluster-scoped resource), each with its resourceVersion.
 func listStoredIn[T meta.Object](ctx context.Context, store *storage.Store, resource, namespace string) ([]T, error) {
 	kvs, _, err := store.List(ctx, storage.ListPrefix(resource, namespace))
 	if err != nil {
@@ -566,7 +566,7 @@ func listStoredIn[T meta.Object](ctx context.Context, store *storage.Store, reso
 	k, _ := scheme.ByResource(resource)
 	out := make([]T, 0, len(kvs))
 	for _, kv := range kvs {
-		o, err := k.Decode(kv.Value)
+		o, err := decodeStored(k, kv.Value, kv.Revision)
 		if err != nil {
 			return nil, err
 		}

@@ -67,6 +67,10 @@ func (c *Client) CreateToken(ctx context.Context, namespace, name string, spec a
 // ServiceAccount's name as the request's metadata.name.
 const TokenSubresource = "serviceaccounts/token"
 
+// EvictionSubresource is how an Eviction travels in a Create call (POST
+// pods/NAME/eviction in the REST API).
+const EvictionSubresource = "pods/eviction"
+
 // RulesIn is every rule the caller holds in a namespace (a
 // SelfSubjectRulesReview, as `kubectl auth can-i --list`).
 func (c *Client) RulesIn(ctx context.Context, namespace string) (authorization.SubjectRulesReviewStatus, error) {

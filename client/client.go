@@ -90,6 +90,10 @@ func IsAlreadyExists(err error) bool { return status.Code(err) == codes.AlreadyE
 // object changed since it was read; read it again and retry.
 func IsConflict(err error) bool { return status.Code(err) == codes.Aborted }
 
+// IsTooManyRequests reports a refusal to retry later (HTTP 429): an
+// eviction a PodDisruptionBudget does not allow now.
+func IsTooManyRequests(err error) bool { return status.Code(err) == codes.ResourceExhausted }
+
 // IsExpired reports whether a watch's starting revision was compacted: list again.
 func IsExpired(err error) bool { return status.Code(err) == codes.OutOfRange }
 

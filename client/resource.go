@@ -463,3 +463,17 @@ func (c *Client) SetScale(ctx context.Context, resource, namespace, name string,
 	_, err := c.API.Patch(ctx, &apipb.PatchRequest{Resource: resource, Namespace: namespace, Name: name, PatchType: MergePatch, Patch: patch, Subresource: "scale"})
 	return err
 }
+
+// Evict asks for a pod to go within its PodDisruptionBudget (the
+// pods/eviction subresource); grace, when set, is its grace period. A
+// refusal by the budget is codes.ResourceExhausted (HTTP 429): try again
+// later (IsTooManyRequests).
+func (c *Client) Evict(ctx context.Context, namespace, name string, grace *int64) error {
+	ev := map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": namespace}}
+	if grace != nil {
+		ev["deleteOptions"] = map[string]any{"gracePeriodSeconds": *grace}
+	}
+	b, _ := json.Marshal(ev)
+	_, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: EvictionSubresource, Namespace: namespace, Object: b})
+	return err
+}

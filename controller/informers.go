@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/client"
@@ -60,6 +61,7 @@ type Informers struct {
 	CSRs             *client.Informer[*certificates.CertificateSigningRequest]
 	Quotas           *client.Informer[*core.ResourceQuota]
 	HPAs             *client.Informer[*autoscaling.HorizontalPodAutoscaler]
+	PDBs             *client.Informer[*policy.PodDisruptionBudget]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -88,6 +90,7 @@ func NewInformers(c *client.Client) *Informers {
 		CSRs:             client.NewInformer(client.For[*certificates.CertificateSigningRequest](c), "", client.ListOptions{}),
 		Quotas:           client.NewInformer(client.For[*core.ResourceQuota](c), "", client.ListOptions{}),
 		HPAs:             client.NewInformer(client.For[*autoscaling.HorizontalPodAutoscaler](c), "", client.ListOptions{}),
+		PDBs:             client.NewInformer(client.For[*policy.PodDisruptionBudget](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -129,6 +132,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.CSRs.Run(ctx)
 	go i.Quotas.Run(ctx)
 	go i.HPAs.Run(ctx)
+	go i.PDBs.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -150,5 +154,5 @@ func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Revisions.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
-		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.Quotas.HasSynced, i.HPAs.HasSynced}
+		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.Quotas.HasSynced, i.HPAs.HasSynced, i.PDBs.HasSynced}
 }

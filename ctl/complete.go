@@ -22,7 +22,7 @@ var completion = map[string]string{
 	"scale": "types", "rollout status": "types", "rollout history": "types", "rollout undo": "types",
 	"rollout restart": "types", "rollout pause": "types", "rollout resume": "types", "set image": "types",
 	"logs": "pods", "exec": "pods", "attach": "pods", "port-forward": "pods",
-	"cordon": "nodes", "uncordon": "nodes", "taint": "nodes",
+	"cordon": "nodes", "uncordon": "nodes", "drain": "nodes", "taint": "nodes",
 }
 
 func addCompletions(o *Options, root *cobra.Command) {

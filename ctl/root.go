@@ -73,7 +73,7 @@ func NewCommand(o *Options) *cobra.Command {
 		newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o), newCpCommand(o),
 		newWaitCommand(o), newEventsCommand(o),
 		newScaleCommand(o), newAutoscaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newAnnotateCommand(o), newPatchCommand(o), newEditCommand(o), newDiffCommand(o),
-		newCordonCommand(o, true), newCordonCommand(o, false), newTaintCommand(o), newExplainCommand(o),
+		newCordonCommand(o, true), newCordonCommand(o, false), newDrainCommand(o), newTaintCommand(o), newExplainCommand(o),
 		newTopCommand(o), newAPIResourcesCommand(o), newVersionCommand(o),
 		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
 	)

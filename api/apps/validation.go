@@ -120,23 +120,7 @@ func validateSurgeUnavailable(surge, unavailable *meta.IntOrString, p *v.Path) v
 	return errs
 }
 
-func validateIntOrPercent(x meta.IntOrString) string {
-	if !x.IsString {
-		if x.IntVal < 0 {
-			return "must be greater than or equal to 0"
-		}
-		return ""
-	}
-	n, ok := strings.CutSuffix(x.StrVal, "%")
-	var pct int
-	if _, err := fmt.Sscanf(n, "%d", &pct); !ok || err != nil || fmt.Sprint(pct) != n {
-		return "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%', or '93%')"
-	}
-	if pct < 0 || pct > 100 {
-		return "must not be greater than 100%"
-	}
-	return ""
-}
+func validateIntOrPercent(x meta.IntOrString) string { return x.PercentError() }
 
 // ValidateDaemonSet checks a DaemonSet.
 func ValidateDaemonSet(ds *DaemonSet) v.ErrorList {

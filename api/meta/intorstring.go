@@ -79,3 +79,24 @@ func (v IntOrString) ScaledValue(total int, roundUp bool) (int, error) {
 	}
 	return int(math.Floor(f)), nil
 }
+
+// PercentError says what is wrong with a count or percentage ("" when it
+// is fine): a count must not be negative, a percentage is digits and a
+// '%' from 0% to 100%, in Kubernetes' words.
+func (x IntOrString) PercentError() string {
+	if !x.IsString {
+		if x.IntVal < 0 {
+			return "must be greater than or equal to 0"
+		}
+		return ""
+	}
+	n, ok := strings.CutSuffix(x.StrVal, "%")
+	var pct int
+	if _, err := fmt.Sscanf(n, "%d", &pct); !ok || err != nil || fmt.Sprint(pct) != n {
+		return "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%', or '93%')"
+	}
+	if pct < 0 || pct > 100 {
+		return "must not be greater than 100%"
+	}
+	return ""
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
@@ -210,6 +211,17 @@ func tables(wide bool) map[string]Table {
 				min = fmt.Sprint(*h.Spec.MinReplicas)
 			}
 			return []string{h.Name, h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, strings.Join(targets, ", "), min, fmt.Sprint(h.Spec.MaxReplicas), fmt.Sprint(h.Status.CurrentReplicas), age(o)}
+		}},
+		"PodDisruptionBudget": {[]string{"NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"}, func(o meta.Object) []string {
+			b := o.(*policy.PodDisruptionBudget)
+			minA, maxU := "N/A", "N/A"
+			if b.Spec.MinAvailable != nil {
+				minA = b.Spec.MinAvailable.String()
+			}
+			if b.Spec.MaxUnavailable != nil {
+				maxU = b.Spec.MaxUnavailable.String()
+			}
+			return []string{b.Name, minA, maxU, fmt.Sprint(b.Status.DisruptionsAllowed), age(o)}
 		}},
 		"ResourceQuota": {[]string{"NAME", "AGE", "REQUEST", "LIMIT"}, func(o meta.Object) []string {
 			q := o.(*core.ResourceQuota)

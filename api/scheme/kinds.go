@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/scheduling"
@@ -74,6 +75,7 @@ func buildKinds() []*Kind {
 			}, nil),
 		kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", []string{"hpa"}, true, true, autoscaling.SetDefaultsHorizontalPodAutoscaler,
 			autoscaling.ValidateHorizontalPodAutoscaler, nil, nil),
+		kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", []string{"pdb"}, true, true, nil, policy.ValidatePodDisruptionBudget, nil, nil),
 		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, true, true, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
 		kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, true, false, nil, discovery.ValidateEndpointSlice, nil,
 			func(e *discovery.EndpointSlice) map[string]string {

@@ -116,6 +116,8 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 	"horizontal-pod-autoscaler": {rule(read, "autoscaling", "horizontalpodautoscalers"), rule([]string{"update"}, "autoscaling", "horizontalpodautoscalers/status"),
 		rule([]string{"get", "update", "patch"}, "apps", "deployments/scale", "replicasets/scale", "statefulsets/scale"), rule(read, "", "pods"),
 		rule([]string{"get", "list"}, "metrics.k8s.io", "pods"), events},
+	"disruption-controller": {rule(read, "policy", "poddisruptionbudgets"), rule([]string{"update"}, "policy", "poddisruptionbudgets/status"),
+		rule(read, "", "pods"), rule(read, "apps", "replicasets", "deployments", "statefulsets"), events},
 	"service-account-controller": {rule(read, "", "namespaces"), rule(join(read, []string{"create"}), "", "serviceaccounts"), events},
 	// It reads and writes only kube-root-ca.crt (its list and watch name it
 	// with a field selector), and may create ConfigMaps.
@@ -138,6 +140,7 @@ var (
 			"deployments/scale", "replicasets/scale", "statefulsets/scale", "controllerrevisions"),
 		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),
 		rule(read, "autoscaling", "horizontalpodautoscalers", "horizontalpodautoscalers/status"),
+		rule(read, "policy", "poddisruptionbudgets", "poddisruptionbudgets/status"),
 		rule(read, "discovery.k8s.io", "endpointslices"),
 		rule(read, "networking.k8s.io", "networkpolicies", "ingresses", "ingresses/status"),
 		// metrics-server's system:aggregated-metrics-reader, aggregated to
@@ -148,10 +151,12 @@ var (
 		rule(join(read, write), "", "secrets"),
 		rule(write, "", "pods", "services", "endpoints", "configmaps", "persistentvolumeclaims", "serviceaccounts"),
 		rule([]string{"create", "get"}, "", "pods/exec", "pods/attach", "pods/portforward"),
+		rule([]string{"create"}, "", "pods/eviction"),
 		rule([]string{"impersonate"}, "", "serviceaccounts"),
 		rule(write, "apps", "deployments", "replicasets", "statefulsets", "daemonsets", "deployments/scale", "replicasets/scale", "statefulsets/scale"),
 		rule(write, "batch", "jobs", "cronjobs"),
 		rule(write, "autoscaling", "horizontalpodautoscalers"),
+		rule(write, "policy", "poddisruptionbudgets"),
 		rule(write, "networking.k8s.io", "networkpolicies", "ingresses"),
 	}
 	adminResources = []rbac.PolicyRule{

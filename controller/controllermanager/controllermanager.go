@@ -22,6 +22,7 @@ import (
 	"github.com/kobune/kobune/controller/cronjob"
 	"github.com/kobune/kobune/controller/daemonset"
 	"github.com/kobune/kobune/controller/deployment"
+	"github.com/kobune/kobune/controller/disruption"
 	"github.com/kobune/kobune/controller/endpointslice"
 	"github.com/kobune/kobune/controller/garbagecollector"
 	"github.com/kobune/kobune/controller/job"
@@ -63,7 +64,7 @@ type Config struct {
 
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
-	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, resourcequota.Name, podautoscaler.Name}
+	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, resourcequota.Name, podautoscaler.Name, disruption.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -95,6 +96,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(serviceaccount.New(c, inf).Loop, reconcile.ObjectsOf(inf.Namespaces))
 	add(resourcequota.New(c, inf, cfg.ResourceQuotaSyncPeriod).Loop, reconcile.ObjectsOf(inf.Quotas))
 	add(podautoscaler.New(c, inf, recorder, cfg.HPA).Loop, reconcile.ObjectsOf(inf.HPAs))
+	add(disruption.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.PDBs))
 	var ca *x509.Certificate
 	var caKey *ecdsa.PrivateKey
 	if cfg.ClusterSigningCertFile != "" || cfg.ClusterSigningKeyFile != "" {
