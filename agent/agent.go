@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/agent/cadvisor"
+	"github.com/kobune/kobune/agent/eviction"
 	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/probe"
@@ -82,6 +83,13 @@ type Config struct {
 	// LocalStorageInterval is how often emptyDir usage is measured
 	// against sizeLimit (5 s).
 	LocalStorageInterval time.Duration
+	// Eviction are the eviction thresholds (agent/eviction; the kubelet's
+	// --eviction-hard and --eviction-soft), judged every EvictionInterval
+	// (1 s); a condition stays True EvictionTransition after its threshold
+	// was last met. Needs the usage collector (StatsInterval ≥ 0).
+	Eviction           []eviction.Threshold
+	EvictionInterval   time.Duration
+	EvictionTransition time.Duration
 	// StatsInterval is how often the node's pods' cgroups are sampled for
 	// usage metrics (1 s; agent/cadvisor); negative turns it off. A runtime
 	// that runs nothing in cgroups (the simulated one) is never sampled.
@@ -104,6 +112,9 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.CSIInterval == 0 {
 		c.CSIInterval = 2 * time.Second
+	}
+	if c.EvictionInterval == 0 {
+		c.EvictionInterval = time.Second
 	}
 	if c.LocalStorageInterval == 0 {
 		c.LocalStorageInterval = 5 * time.Second
@@ -180,9 +191,10 @@ type Agent struct {
 	sources *sources
 	volumes *volume.Manager
 	// volumePaths are each running pod's volumes on the node, by name;
-	// evictions the pods to evict (uid → why), done by their next sync.
+	// evictions the pods to evict (uid → why and how fast), done by their
+	// next sync.
 	volumePaths map[string]map[string]string
-	evictions   map[string]string
+	evictions   map[string]evictionOrder
 	// orphansLeft: a gone pod's volumes could not be removed (csiLoop
 	// tries again).
 	orphansLeft atomic.Bool
@@ -190,6 +202,9 @@ type Agent struct {
 	csiRegistered bool
 	// usage samples the pods' cgroups (nil when the runtime has none).
 	usage *cadvisor.Collector
+	// pressure is the eviction manager's conditions, posted with the
+	// node's status.
+	pressure pressure
 }
 
 // allocatable is the node's (what a resourceFieldRef to a limit not set
@@ -218,7 +233,7 @@ func (a *Agent) Ready() error {
 // New returns an agent for the node in cfg, on runtime rt.
 func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	cfg.setDefaults()
-	a := &Agent{cfg: cfg, client: c, runtime: rt, running: map[string]string{}, volumePaths: map[string]map[string]string{}, evictions: map[string]string{}, streamer: asStreamer(rt),
+	a := &Agent{cfg: cfg, client: c, runtime: rt, running: map[string]string{}, volumePaths: map[string]map[string]string{}, evictions: map[string]evictionOrder{}, streamer: asStreamer(rt),
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
 	a.hooks.since = time.Now()
 	a.hooks.execer, _ = rt.(probe.Execer)
@@ -379,6 +394,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	run(a.pods.Run)
 	if a.usage != nil {
 		run(a.usage.Run)
+		if len(a.cfg.Eviction) > 0 {
+			run(a.evictionLoop)
+		}
 	}
 	if lis != nil {
 		run(func(ctx context.Context) { a.serveNodeAPI(ctx, lis) })
@@ -603,7 +621,7 @@ func (a *Agent) reassertReady(ctx context.Context) {
 			return
 		}
 	}
-	updated, err := node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status, "")
+	updated, err := node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status, "", nil)
 	if err != nil {
 		if ctx.Err() == nil {
 			a.cfg.Logf("update node status: %s", client.Message(err))

@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/knftables"
 
+	"github.com/kobune/kobune/agent/eviction"
 	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/agent/node"
@@ -33,6 +34,9 @@ type Command struct {
 	Workers                                                           int
 	LeaseInterval, StatusInterval, BackoffBase, BackoffMax            time.Duration
 	StatsInterval                                                     time.Duration
+	// The kubelet's eviction flags.
+	EvictionHard, EvictionSoft, EvictionSoftGrace, EvictionMinReclaim string
+	EvictionTransition                                                time.Duration
 	RuntimeCheckInterval                                              time.Duration
 	// LogBinary is the program that runs as each container's logging
 	// process: the kobune-agent binary (cmd/kobune-agent sets it to its
@@ -98,6 +102,12 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RuntimeCheckInterval, "runtime-check-interval", 5*time.Second, "how often the container runtime is checked; a runtime that does not answer makes the node NotReady")
 	fs.DurationVar(&c.BackoffBase, "crashloop-backoff-base", 10*time.Second, "first CrashLoopBackOff delay; it doubles with each restart")
 	fs.DurationVar(&c.BackoffMax, "crashloop-backoff-max", 5*time.Minute, "longest CrashLoopBackOff delay")
+	fs.StringVar(&c.EvictionHard, "eviction-hard", "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%",
+		"thresholds that evict a pod at once, SIGNAL<QUANTITY|PERCENT,... (signals: memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, pid.available; empty: none)")
+	fs.StringVar(&c.EvictionSoft, "eviction-soft", "", "thresholds that evict a pod after their grace period (--eviction-soft-grace-period), with the pod's own grace")
+	fs.StringVar(&c.EvictionSoftGrace, "eviction-soft-grace-period", "", "how long each soft threshold must hold, SIGNAL=DURATION,...")
+	fs.StringVar(&c.EvictionMinReclaim, "eviction-minimum-reclaim", "", "once evicting for a signal, free at least this much more than its threshold, SIGNAL=QUANTITY|PERCENT,...")
+	fs.DurationVar(&c.EvictionTransition, "eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition stays True after its threshold was last met")
 }
 
 // config turns the flags into the agent's Config; errors name the flag.
@@ -106,6 +116,10 @@ func (c *Command) config() (Config, error) {
 		BackoffBase: c.BackoffBase, BackoffMax: c.BackoffMax, Workers: c.Workers}
 	cfg.Node.Name = c.NodeName
 	var err error
+	if cfg.Eviction, err = eviction.Parse(eviction.Config{Hard: c.EvictionHard, Soft: c.EvictionSoft, SoftGracePeriod: c.EvictionSoftGrace, MinimumReclaim: c.EvictionMinReclaim}); err != nil {
+		return cfg, err
+	}
+	cfg.EvictionTransition = c.EvictionTransition
 	if cfg.Node.Capacity, err = node.ParseResources(c.Capacity); err != nil {
 		return cfg, fmt.Errorf("--capacity: %w", err)
 	}

@@ -88,7 +88,10 @@ func (a *Agent) runtimeCheckLoop(ctx context.Context) {
 func (a *Agent) postStatus(ctx context.Context) *core.Node {
 	n, err := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name)
 	if err == nil {
-		n, err = node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status, a.health.notReady())
+		a.mu.Lock()
+		under := a.pressure
+		a.mu.Unlock()
+		n, err = node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status, a.health.notReady(), under)
 	}
 	if err != nil {
 		if ctx.Err() == nil {

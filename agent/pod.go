@@ -39,7 +39,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	a.mu.Lock()
 	eviction := a.evictions[pod.UID]
 	a.mu.Unlock()
-	if eviction != "" {
+	if eviction.message != "" {
 		return a.evict(ctx, key, pod, eviction)
 	}
 	if err := a.setupVolumes(ctx, pod); err != nil {

@@ -175,7 +175,7 @@ func (a *Agent) localStorageLoop(ctx context.Context) {
 				used := dirSize(paths[uid][v.Name])
 				if limit := v.EmptyDir.SizeLimit.Value(); used > limit {
 					a.mu.Lock()
-					a.evictions[uid] = fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q.", v.Name, v.EmptyDir.SizeLimit.String())
+					a.evictions[uid] = evictionOrder{message: fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q.", v.Name, v.EmptyDir.SizeLimit.String()), grace: gracePeriod(pod)}
 					a.mu.Unlock()
 					a.podLoop.Queue.Add(key)
 					break
@@ -191,12 +191,20 @@ func dirSize(dir string) int64 {
 	return int64(b)
 }
 
+// evictionOrder is why a pod must go, and the grace it gets (0 for a
+// hard eviction threshold, as the kubelet kills at once).
+type evictionOrder struct {
+	message string
+	grace   time.Duration
+}
+
 // evict stops a pod the node cannot keep and marks it Failed with reason
 // Evicted, as the kubelet's eviction manager does; its controller makes a
 // replacement.
-func (a *Agent) evict(ctx context.Context, key string, pod *core.Pod, message string) error {
+func (a *Agent) evict(ctx context.Context, key string, pod *core.Pod, order evictionOrder) error {
+	message := order.message
 	a.event(pod, core.EventTypeWarning, "Evicted", message)
-	if err := a.stop(ctx, key, pod.UID, gracePeriod(pod)); err != nil {
+	if err := a.stop(ctx, key, pod.UID, order.grace); err != nil {
 		return err
 	}
 	status := pod.Status

@@ -338,7 +338,7 @@ func describeNode(ctx context.Context, tw io.Writer, c *client.Client, n *core.N
 	fmt.Fprintln(tw, "  ---------\t----\t------------\t----------\t---------------\t-------------\t---")
 	var reqs, lims resource.List = resource.List{}, resource.List{}
 	for _, p := range running {
-		r, l := podRequestsAndLimits(p)
+		r, l := core.PodRequestsAndLimits(&p.Spec)
 		addTo(reqs, r)
 		addTo(lims, l)
 		fmt.Fprintf(tw, "  %s\t%s\t%s (%s)\t%s (%s)\t%s (%s)\t%s (%s)\t%s\n", p.Namespace, p.Name,
@@ -354,27 +354,6 @@ func describeNode(ctx context.Context, tw io.Writer, c *client.Client, n *core.N
 		fmt.Fprintf(tw, "  %s\t%s (%s)\t%s (%s)\n", name, qty(reqs, name), pct(reqs[name], name), qty(lims, name), pct(lims[name], name))
 	}
 	return nil
-}
-
-// podRequestsAndLimits sums a pod's containers; an init container counts
-// where it asks for more than that sum (they run one at a time), as
-// Kubernetes computes a pod's resources.
-func podRequestsAndLimits(p *core.Pod) (reqs, lims resource.List) {
-	reqs, lims = resource.List{}, resource.List{}
-	for _, c := range p.Spec.Containers {
-		addTo(reqs, c.Resources.Requests)
-		addTo(lims, c.Resources.Limits)
-	}
-	for _, c := range p.Spec.InitContainers {
-		for dst, src := range map[*resource.List]resource.List{&reqs: c.Resources.Requests, &lims: c.Resources.Limits} {
-			for n, q := range src {
-				if cur, ok := (*dst)[n]; !ok || q.Cmp(cur) > 0 {
-					(*dst)[n] = q.Copy()
-				}
-			}
-		}
-	}
-	return reqs, lims
 }
 
 func addTo(dst, src resource.List) {

@@ -58,7 +58,7 @@ func Build(cfg Config) *core.Node {
 		KubeletVersion: cfg.AgentVersion, OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH,
 	}
 	n.Status.DaemonEndpoints.KubeletEndpoint.Port = cfg.AgentPort
-	n.Status.Conditions = Conditions(nil, time.Now(), "")
+	n.Status.Conditions = Conditions(nil, time.Now(), "", nil)
 	return n
 }
 
@@ -80,8 +80,9 @@ func Allocatable(capacity, reserved resource.List) resource.List {
 // Conditions returns the node's conditions with a fresh heartbeat, keeping
 // each condition's transition time when its status did not change. Ready
 // is True unless notReady says why not (the kubelet's KubeletNotReady:
-// "container runtime is down ...").
-func Conditions(old []core.NodeCondition, now time.Time, notReady string) []core.NodeCondition {
+// "container runtime is down ..."). MemoryPressure, DiskPressure and
+// PIDPressure are True where pressure says (the eviction manager's).
+func Conditions(old []core.NodeCondition, now time.Time, notReady string, pressure map[core.NodeConditionType]bool) []core.NodeCondition {
 	ready := core.NodeCondition{Type: core.NodeReady, Status: meta.ConditionTrue, Reason: "KubeletReady", Message: "kobune-agent is posting ready status"}
 	if notReady != "" {
 		ready = core.NodeCondition{Type: core.NodeReady, Status: meta.ConditionFalse, Reason: "KubeletNotReady", Message: notReady}
@@ -91,6 +92,13 @@ func Conditions(old []core.NodeCondition, now time.Time, notReady string) []core
 		{Type: core.NodeMemoryPressure, Status: meta.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kobune-agent has sufficient memory available"},
 		{Type: core.NodeDiskPressure, Status: meta.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kobune-agent has no disk pressure"},
 		{Type: core.NodePIDPressure, Status: meta.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kobune-agent has sufficient PID available"},
+	}
+	under := map[core.NodeConditionType][2]string{core.NodeMemoryPressure: {"KubeletHasInsufficientMemory", "kobune-agent has insufficient memory available"},
+		core.NodeDiskPressure: {"KubeletHasDiskPressure", "kobune-agent has disk pressure"}, core.NodePIDPressure: {"KubeletHasInsufficientPID", "kobune-agent has insufficient PID available"}}
+	for i := range want {
+		if r, ok := under[want[i].Type]; ok && pressure[want[i].Type] {
+			want[i].Status, want[i].Reason, want[i].Message = meta.ConditionTrue, r[0], r[1]
+		}
 	}
 	t := meta.NewTime(now)
 	for i := range want {
@@ -139,7 +147,7 @@ func Register(ctx context.Context, c *client.Client, cfg Config) (*core.Node, er
 		if err != nil {
 			return nil, fmt.Errorf("register node %s: %w", cfg.Name, err)
 		}
-		return UpdateStatus(ctx, c, updated, want.Status, "")
+		return UpdateStatus(ctx, c, updated, want.Status, "", nil)
 	}
 }
 
@@ -161,10 +169,10 @@ func mergeTaints(cur, add []core.Taint) []core.Taint {
 
 // UpdateStatus writes status onto the node, keeping condition transition
 // times; notReady, when not empty, makes Ready False with that message.
-func UpdateStatus(ctx context.Context, c *client.Client, n *core.Node, status core.NodeStatus, notReady string) (*core.Node, error) {
+func UpdateStatus(ctx context.Context, c *client.Client, n *core.Node, status core.NodeStatus, notReady string, pressure map[core.NodeConditionType]bool) (*core.Node, error) {
 	nodes := client.For[*core.Node](c)
 	for {
-		status.Conditions = Conditions(n.Status.Conditions, time.Now(), notReady)
+		status.Conditions = Conditions(n.Status.Conditions, time.Now(), notReady, pressure)
 		cp := *n
 		cp.Status = status
 		out, err := nodes.UpdateStatus(ctx, &cp)

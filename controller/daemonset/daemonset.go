@@ -90,6 +90,7 @@ var daemonTolerations = []core.Toleration{
 	{Key: "node.kubernetes.io/disk-pressure", Operator: "Exists", Effect: core.TaintNoSchedule},
 	{Key: "node.kubernetes.io/memory-pressure", Operator: "Exists", Effect: core.TaintNoSchedule},
 	{Key: "node.kubernetes.io/pid-pressure", Operator: "Exists", Effect: core.TaintNoSchedule},
+	{Key: "node.kubernetes.io/pid-pressure", Operator: "Exists", Effect: core.TaintNoSchedule},
 	{Key: "node.kubernetes.io/unschedulable", Operator: "Exists", Effect: core.TaintNoSchedule},
 }
 

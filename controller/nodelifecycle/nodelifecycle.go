@@ -201,9 +201,25 @@ func (nc *Controller) markUnknown(ctx context.Context, n *core.Node, now time.Ti
 	return out, nil
 }
 
+// pressureTaints are the NoSchedule taints the pressure conditions bring
+// (Kubernetes' TaintNodesByCondition): the scheduler keeps new pods off
+// a node that is evicting.
+var pressureTaints = map[core.NodeConditionType]string{core.NodeMemoryPressure: "node.kubernetes.io/memory-pressure",
+	core.NodeDiskPressure: "node.kubernetes.io/disk-pressure", core.NodePIDPressure: "node.kubernetes.io/pid-pressure"}
+
 // syncTaints makes the not-ready and unreachable taints follow Ready:
-// NoSchedule always, NoExecute only when noExecute allows it.
+// NoSchedule always, NoExecute only when noExecute allows it; and the
+// pressure taints follow the pressure conditions.
 func (nc *Controller) syncTaints(ctx context.Context, n *core.Node, now time.Time, noExecute bool) (*core.Node, error) {
+	wantPressure, isPressure := map[string]bool{}, map[string]bool{}
+	for cond, key := range pressureTaints {
+		isPressure[key] = true
+		for _, c := range n.Status.Conditions {
+			if c.Type == cond && c.Status == meta.ConditionTrue {
+				wantPressure[key] = true
+			}
+		}
+	}
 	var want string
 	switch ready(n) {
 	case meta.ConditionUnknown:
@@ -217,6 +233,11 @@ func (nc *Controller) syncTaints(ctx context.Context, n *core.Node, now time.Tim
 	for _, t := range n.Spec.Taints {
 		lifecycle := t.Key == TaintNotReady || t.Key == TaintUnreachable
 		switch {
+		case isPressure[t.Key] && (!wantPressure[t.Key] || t.Effect != core.TaintNoSchedule):
+			changed = true
+		case isPressure[t.Key]:
+			delete(wantPressure, t.Key) // present already
+			kept = append(kept, t)
 		case lifecycle && (t.Key != want || (t.Effect == core.TaintNoExecute && !noExecute)):
 			changed = true
 		case lifecycle:
@@ -234,6 +255,11 @@ func (nc *Controller) syncTaints(ctx context.Context, n *core.Node, now time.Tim
 				changed = true
 			}
 		}
+	}
+	for key := range wantPressure {
+		added := meta.NewTime(now)
+		kept = append(kept, core.Taint{Key: key, Effect: core.TaintNoSchedule, TimeAdded: &added})
+		changed = true
 	}
 	if !changed {
 		return n, nil

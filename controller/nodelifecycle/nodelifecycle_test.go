@@ -381,3 +381,29 @@ func TestEvictionRateLimit(t *testing.T) {
 		t.Errorf("%d evictions at 1/s, requeue %v; want 1, then again within a second", n, res.RequeueAfter)
 	}
 }
+
+// TestPressureConditionsBecomeTaints: MemoryPressure True on a healthy
+// node gives it the memory-pressure NoSchedule taint (TaintNodesByCondition);
+// False again takes it away.
+func TestPressureConditionsBecomeTaints(t *testing.T) {
+	n := node(meta.ConditionTrue)
+	n.Status.Conditions = append(n.Status.Conditions, core.NodeCondition{Type: core.NodeMemoryPressure, Status: meta.ConditionTrue})
+	nc, api := fixture(n, lease(time.Second), 10)
+	nc.health["n1"] = probe{heartbeat: now, at: now}
+	if _, err := nc.Reconcile(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if taints := taintsOf(api); len(taints) != 1 || taints[0].Key != "node.kubernetes.io/memory-pressure" || taints[0].Effect != core.TaintNoSchedule {
+		t.Fatalf("taints %+v, want memory-pressure:NoSchedule", taints)
+	}
+	n2 := node(meta.ConditionTrue, core.Taint{Key: "node.kubernetes.io/memory-pressure", Effect: core.TaintNoSchedule})
+	n2.Status.Conditions = append(n2.Status.Conditions, core.NodeCondition{Type: core.NodeMemoryPressure, Status: meta.ConditionFalse})
+	nc, api = fixture(n2, lease(time.Second), 10)
+	nc.health["n1"] = probe{heartbeat: now, at: now}
+	if _, err := nc.Reconcile(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if up := api.Filter("update", "nodes"); len(up) != 1 || len(controllertest.Decode[core.Node](up[0]).Spec.Taints) != 0 {
+		t.Errorf("the taint stayed after the pressure went: %v", up)
+	}
+}

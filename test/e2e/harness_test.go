@@ -278,15 +278,15 @@ func (n *node) startContainerd(t *testing.T) {
 // enters only the network namespace (nsenter --net), not a private mount
 // namespace as `ip netns exec` would: the pod namespaces it creates under
 // /run/netns must be visible to containerd and runc on the host.
-func (n *node) startAgent(t *testing.T, podCIDR string) {
+func (n *node) startAgent(t *testing.T, podCIDR string, extra ...string) {
 	t.Helper()
 	agentBin, images := buildArtifacts(t)
-	n.agent = exec.Command("nsenter", "--net=/run/netns/"+n.netns, agentBin,
+	n.agent = exec.Command("nsenter", append([]string{"--net=/run/netns/" + n.netns, agentBin,
 		"--kubeconfig", n.kubeconfig, "--node-name", n.name,
-		"--tls-cert-file", n.pki("agent-"+n.name+"-serving.crt"), "--tls-private-key-file", n.pki("agent-"+n.name+"-serving.key"), "--client-ca-file", n.pki("ca.crt"), "--node-ip", n.nodeIP, "--runtime", "containerd",
+		"--tls-cert-file", n.pki("agent-" + n.name + "-serving.crt"), "--tls-private-key-file", n.pki("agent-" + n.name + "-serving.key"), "--client-ca-file", n.pki("ca.crt"), "--node-ip", n.nodeIP, "--runtime", "containerd",
 		"--containerd", n.socket(), "--containerd-namespace", "kobune-e2e", "--state-dir", filepath.Join(n.dir, "agent"),
 		"--pod-cidr", podCIDR, "--load-images", images, "--lease-interval", "1s",
-		"--crashloop-backoff-base", "1s", "--crashloop-backoff-max", "4s")
+		"--crashloop-backoff-base", "1s", "--crashloop-backoff-max", "4s"}, extra...)...)
 	logf, _ := os.OpenFile(filepath.Join(n.dir, "agent.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	n.agent.Stdout, n.agent.Stderr = logf, logf
 	if err := n.agent.Start(); err != nil {

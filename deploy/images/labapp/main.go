@@ -49,7 +49,8 @@ func main() {
 	listen := flag.String("listen", ":8080", "address to serve on")
 	exitCode := flag.Int("exit-code", -1, "exit with this code (after --exit-after); -1: do not")
 	exitAfter := flag.Duration("exit-after", 0, "when to exit with --exit-code")
-	allocMB := flag.Int("alloc-mb", 0, "allocate this many MiB at start")
+	allocMB := flag.Int("alloc-mb", 0, "allocate this many MiB at start (or after --alloc-after)")
+	allocAfter := flag.Duration("alloc-after", 0, "wait this long before allocating --alloc-mb (to make memory pressure at a chosen moment)")
 	burn := flag.Duration("burn-seconds", 0, "burn one CPU for this long at start")
 	notReady := flag.Bool("not-ready", false, "start with /readyz failing")
 	termDelay := flag.Duration("term-delay", 0, "on SIGTERM, wait this long before exiting")
@@ -70,7 +71,9 @@ func main() {
 	a.ready.Store(!*notReady)
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.Printf("labapp %s starting on %s as %s", version, *listen, a.hostname)
-	if *allocMB > 0 {
+	if *allocMB > 0 && *allocAfter > 0 {
+		go func() { time.Sleep(*allocAfter); a.alloc(*allocMB) }()
+	} else if *allocMB > 0 {
 		a.alloc(*allocMB)
 	}
 	if *burn > 0 {

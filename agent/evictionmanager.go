@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kobune/kobune/agent/eviction"
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/stats"
+	"github.com/kobune/kobune/client"
+)
+
+// The kubelet's eviction manager (agent/eviction has the rules): every
+// Config.EvictionInterval the agent observes its signals — memory.available
+// (the node's allocatable memory less its pods' working set, from its
+// cAdvisor), nodefs.available and nodefs.inodesFree (the filesystem of the
+// agent's state directory), imagefs.available (the same filesystem: Kobune
+// does not look for containerd's separately), pid.available (pid_max less
+// the processes running) — and, while a threshold holds, evicts the first
+// pod of the ranking, one per round, then waits for the next observation.
+// The pressure conditions go into the node's status at once (and its
+// NoSchedule taints come from kobune-controller's node lifecycle
+// controller, as Kubernetes' TaintNodesByCondition).
+
+// pressure is the conditions last posted.
+type pressure map[core.NodeConditionType]bool
+
+func (a *Agent) evictionLoop(ctx context.Context) {
+	m := &eviction.Manager{Thresholds: a.cfg.Eviction, Transition: a.cfg.EvictionTransition}
+	t := time.NewTicker(a.cfg.EvictionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sum := a.usage.Summary()
+		obs := a.observe(sum)
+		res := m.Observe(time.Now(), obs)
+		a.mu.Lock()
+		changed := len(res.Conditions) != len(a.pressure)
+		for c := range res.Conditions {
+			changed = changed || !a.pressure[c]
+		}
+		a.pressure = res.Conditions
+		a.mu.Unlock()
+		if changed {
+			a.postStatus(ctx)
+		}
+		if res.Reclaim != nil {
+			a.reclaim(ctx, sum, obs, res)
+		}
+	}
+}
+
+// observe reads the signals.
+func (a *Agent) observe(sum stats.Summary) map[eviction.Signal]eviction.Observation {
+	obs := map[eviction.Signal]eviction.Observation{}
+	if m := sum.Node.Memory; m != nil && m.AvailableBytes != nil {
+		capacity := a.allocatable()[resource.Memory]
+		obs[eviction.MemoryAvailable] = eviction.Observation{Available: int64(*m.AvailableBytes), Capacity: capacity.Value()}
+	}
+	if dir := a.cfg.PodDir; dir != "" {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err == nil {
+			fs := eviction.Observation{Available: int64(st.Bavail) * st.Bsize, Capacity: int64(st.Blocks) * st.Bsize}
+			obs[eviction.NodeFsAvailable], obs[eviction.ImageFsAvailable] = fs, fs
+			obs[eviction.NodeFsInodesFree] = eviction.Observation{Available: int64(st.Ffree), Capacity: int64(st.Files)}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
+		if max, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			if entries, err := os.ReadDir("/proc"); err == nil {
+				procs := int64(0)
+				for _, e := range entries {
+					if _, err := strconv.Atoi(e.Name()); err == nil {
+						procs++
+					}
+				}
+				obs[eviction.PIDAvailable] = eviction.Observation{Available: max - procs, Capacity: max}
+			}
+		}
+	}
+	return obs
+}
+
+// reclaim evicts the first pod of the ranking for the threshold met.
+func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction.Signal]eviction.Observation, res eviction.Result) {
+	t := res.Reclaim
+	byUID := map[string]*stats.PodStats{}
+	for i := range sum.Pods {
+		byUID[sum.Pods[i].PodRef.UID] = &sum.Pods[i]
+	}
+	a.mu.Lock()
+	running := make(map[string]string, len(a.running))
+	for key, uid := range a.running {
+		if _, pending := a.evictions[uid]; !pending {
+			running[key] = uid
+		}
+	}
+	a.mu.Unlock()
+	var candidates []eviction.PodUsage
+	for key, uid := range running {
+		pod, ok := a.pods.GetByKey(key)
+		if !ok || pod.UID != uid || pod.DeletionTimestamp != nil || isCritical(pod) {
+			continue
+		}
+		u := eviction.PodUsage{Key: key, Pod: pod}
+		if pod.Spec.Priority != nil {
+			u.Priority = *pod.Spec.Priority
+		}
+		req, _ := core.PodRequestsAndLimits(&pod.Spec)
+		u.MemoryRequest = req.Memory().Value()
+		es := req[resource.EphemeralStorage]
+		u.DiskRequest = es.Value()
+		if ps := byUID[uid]; ps != nil {
+			if ps.Memory != nil && ps.Memory.WorkingSetBytes != nil {
+				u.Memory = int64(*ps.Memory.WorkingSetBytes)
+			}
+			if ps.EphemeralStorage != nil && ps.EphemeralStorage.UsedBytes != nil {
+				u.Disk = int64(*ps.EphemeralStorage.UsedBytes)
+			}
+		}
+		candidates = append(candidates, u)
+	}
+	ranked := eviction.Rank(t.Signal, candidates)
+	if len(ranked) == 0 {
+		a.cfg.Logf("eviction: %s threshold met and no pod to evict", t.Signal)
+		return
+	}
+	victim := ranked[0]
+	o := obs[t.Signal]
+	msg := fmt.Sprintf("The node was low on resource: %s. Threshold quantity: %s, available: %s.", t.Signal.Resource(), quantityOf(t.Signal, t.Value.Of(o.Capacity)), quantityOf(t.Signal, o.Available))
+	if t.Signal == eviction.MemoryAvailable {
+		msg += fmt.Sprintf(" Pod %s was using %s, request is %s.", victim.Pod.Name, quantityOf(t.Signal, victim.Memory), quantityOf(t.Signal, victim.MemoryRequest))
+	}
+	grace := time.Duration(0) // a hard threshold kills at once
+	if t.Soft {
+		grace = gracePeriod(victim.Pod)
+	}
+	if n, err := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name); err == nil {
+		a.event(n, core.EventTypeWarning, "EvictionThresholdMet", "Attempting to reclaim "+t.Signal.Resource())
+	}
+	a.cfg.Logf("eviction: %s (%s threshold %s): evicting %s", t.Signal, map[bool]string{true: "soft", false: "hard"}[t.Soft], t.Value.String(), victim.Key)
+	a.mu.Lock()
+	a.evictions[victim.Pod.UID] = evictionOrder{message: msg, grace: grace}
+	a.mu.Unlock()
+	a.podLoop.Queue.Add(victim.Key)
+}
+
+func quantityOf(s eviction.Signal, n int64) string {
+	if s == eviction.MemoryAvailable || s == eviction.NodeFsAvailable || s == eviction.ImageFsAvailable {
+		return resource.NewQuantity(n/1024*1024, resource.BinarySI).String()
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// isCritical: the kubelet never evicts static or critical pods (priority
+// of system-node-critical and above).
+func isCritical(p *core.Pod) bool {
+	return p.Spec.Priority != nil && *p.Spec.Priority >= 2000001000
+}

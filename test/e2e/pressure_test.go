@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/client"
+)
+
+// TestMemoryPressureEvictsInTheKubeletsOrder: a node of 1 GiB whose
+// agent evicts below 974Mi available (so 50 MiB of pods cross it) runs a
+// BestEffort, a Burstable and a Guaranteed pod that each allocate memory
+// 15 s after they start; the agent reports MemoryPressure and evicts them
+// one by one — the BestEffort pod first, then the Burstable one over its
+// request, the Guaranteed one last — each Failed with reason Evicted and
+// the kubelet's message; afterwards MemoryPressure goes back to False.
+func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	nodes[0].startAgent(t, "10.244.88.0/24", "--capacity", "cpu=2,memory=1Gi,pods=110", "--eviction-hard", "memory.available<974Mi",
+		"--eviction-pressure-transition-period", "5s")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	mi := resource.MustParse
+	specs := []struct {
+		name      string
+		mb        string
+		resources core.ResourceRequirements
+	}{
+		{"guaranteed", "60", core.ResourceRequirements{Requests: resource.List{resource.CPU: mi("100m"), resource.Memory: mi("100Mi")}, Limits: resource.List{resource.CPU: mi("100m"), resource.Memory: mi("100Mi")}}},
+		{"burstable", "40", core.ResourceRequirements{Requests: resource.List{resource.Memory: mi("10Mi")}, Limits: resource.List{resource.Memory: mi("200Mi")}}},
+		{"besteffort", "60", core.ResourceRequirements{}},
+	}
+	for _, s := range specs {
+		if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: s.name, Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever, Args: []string{"--alloc-mb", s.mb, "--alloc-after", "15s"}, Resources: s.resources}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Record when each pod is seen Evicted, and whether the node said
+	// MemoryPressure meanwhile.
+	var mu sync.Mutex
+	evicted := map[string]time.Time{}
+	messages := map[string]string{}
+	w, err := pods.Watch(ctx, "default", client.ListOptions{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for ev := range w.Events {
+			p := ev.Object
+			if p.Status.Reason == "Evicted" {
+				mu.Lock()
+				if _, seen := evicted[p.Name]; !seen {
+					evicted[p.Name], messages[p.Name] = time.Now(), p.Status.Message
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	pressure := func() meta.ConditionStatus {
+		n, err := client.For[*core.Node](srv.Client).Get(ctx, "", "node-1")
+		if err != nil {
+			return ""
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == core.NodeMemoryPressure {
+				return c.Status
+			}
+		}
+		return ""
+	}
+	sawPressure := false
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		sawPressure = sawPressure || pressure() == meta.ConditionTrue
+		mu.Lock()
+		n := len(evicted)
+		mu.Unlock()
+		if n == 3 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(evicted) != 3 {
+		t.Fatalf("evicted %v, want all three", evicted)
+	}
+	if !(evicted["besteffort"].Before(evicted["burstable"]) && evicted["burstable"].Before(evicted["guaranteed"])) {
+		t.Errorf("eviction order: besteffort %v, burstable %v, guaranteed %v; want BestEffort, then Burstable over its request, then Guaranteed",
+			evicted["besteffort"].Format("15:04:05.000"), evicted["burstable"].Format("15:04:05.000"), evicted["guaranteed"].Format("15:04:05.000"))
+	}
+	for name, msg := range messages {
+		if !strings.Contains(msg, "The node was low on resource: memory. Threshold quantity: 974Mi") {
+			t.Errorf("%s: message %q", name, msg)
+		}
+		if p, _ := pods.Get(ctx, "default", name); p.Status.Phase != core.PodFailed {
+			t.Errorf("%s: phase %s after eviction", name, p.Status.Phase)
+		}
+	}
+	if !sawPressure {
+		t.Error("the node never reported MemoryPressure True")
+	}
+	// Nothing left to evict: the condition clears after the transition period.
+	cleared := false
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if pressure() == meta.ConditionFalse {
+			cleared = true
+			break
+		}
+	}
+	if !cleared {
+		t.Error("MemoryPressure stayed True after every pod was gone")
+	}
+}
