@@ -203,8 +203,9 @@ type Agent struct {
 	// usage samples the pods' cgroups (nil when the runtime has none).
 	usage *cadvisor.Collector
 	// pressure is the eviction manager's conditions, posted with the
-	// node's status.
-	pressure pressure
+	// node's status; lastEviction when the last evicted pod was stopped.
+	pressure     pressure
+	lastEviction time.Time
 }
 
 // allocatable is the node's (what a resourceFieldRef to a limit not set

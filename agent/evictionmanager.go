@@ -54,7 +54,13 @@ func (a *Agent) evictionLoop(ctx context.Context) {
 		if changed {
 			a.postStatus(ctx)
 		}
-		if res.Reclaim != nil {
+		// As the kubelet waits for an evicted pod's cleanup: act again
+		// only on a sample taken after the last victim stopped (an older
+		// one still counts its memory).
+		a.mu.Lock()
+		settled := len(a.evictions) == 0 && (sum.Node.Memory == nil || sum.Node.Memory.Time.After(a.lastEviction))
+		a.mu.Unlock()
+		if res.Reclaim != nil && settled {
 			a.reclaim(ctx, sum, obs, res)
 		}
 	}
@@ -109,8 +115,8 @@ func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction
 	var candidates []eviction.PodUsage
 	for key, uid := range running {
 		pod, ok := a.pods.GetByKey(key)
-		if !ok || pod.UID != uid || pod.DeletionTimestamp != nil || isCritical(pod) {
-			continue
+		if !ok || pod.UID != uid || pod.DeletionTimestamp != nil || isCritical(pod) || pod.Status.Phase == core.PodSucceeded || pod.Status.Phase == core.PodFailed {
+			continue // gone, going, finished (an evicted pod among them), or never evicted
 		}
 		u := eviction.PodUsage{Key: key, Pod: pod}
 		if pod.Spec.Priority != nil {
@@ -148,7 +154,7 @@ func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction
 	if n, err := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name); err == nil {
 		a.event(n, core.EventTypeWarning, "EvictionThresholdMet", "Attempting to reclaim "+t.Signal.Resource())
 	}
-	a.cfg.Logf("eviction: %s (%s threshold %s): evicting %s", t.Signal, map[bool]string{true: "soft", false: "hard"}[t.Soft], t.Value.String(), victim.Key)
+	a.cfg.Logf("eviction: %s is %s (%s threshold %s): evicting %s", t.Signal, quantityOf(t.Signal, o.Available), map[bool]string{true: "soft", false: "hard"}[t.Soft], t.Value.String(), victim.Key)
 	a.mu.Lock()
 	a.evictions[victim.Pod.UID] = evictionOrder{message: msg, grace: grace}
 	a.mu.Unlock()

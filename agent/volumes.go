@@ -223,6 +223,7 @@ func (a *Agent) evict(ctx context.Context, key string, pod *core.Pod, order evic
 	}
 	a.mu.Lock()
 	delete(a.evictions, pod.UID)
+	a.lastEviction = time.Now()
 	a.mu.Unlock()
 	return nil
 }

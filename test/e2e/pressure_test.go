@@ -14,7 +14,7 @@ import (
 )
 
 // TestMemoryPressureEvictsInTheKubeletsOrder: a node of 1 GiB whose
-// agent evicts below 974Mi available (so 50 MiB of pods cross it) runs a
+// agent evicts below 924Mi available (so 100 MiB of pods cross it) runs a
 // BestEffort, a Burstable and a Guaranteed pod that each allocate memory
 // 15 s after they start; the agent reports MemoryPressure and evicts them
 // one by one — the BestEffort pod first, then the Burstable one over its
@@ -23,7 +23,7 @@ import (
 func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
-	nodes[0].startAgent(t, "10.244.88.0/24", "--capacity", "cpu=2,memory=1Gi,pods=110", "--eviction-hard", "memory.available<974Mi",
+	nodes[0].startAgent(t, "10.244.88.0/24", "--capacity", "cpu=2,memory=1Gi,pods=110", "--eviction-hard", "memory.available<924Mi",
 		"--eviction-pressure-transition-period", "5s")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -34,9 +34,9 @@ func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
 		mb        string
 		resources core.ResourceRequirements
 	}{
-		{"guaranteed", "60", core.ResourceRequirements{Requests: resource.List{resource.CPU: mi("100m"), resource.Memory: mi("100Mi")}, Limits: resource.List{resource.CPU: mi("100m"), resource.Memory: mi("100Mi")}}},
-		{"burstable", "40", core.ResourceRequirements{Requests: resource.List{resource.Memory: mi("10Mi")}, Limits: resource.List{resource.Memory: mi("200Mi")}}},
-		{"besteffort", "60", core.ResourceRequirements{}},
+		{"guaranteed", "110", core.ResourceRequirements{Requests: resource.List{resource.CPU: mi("100m"), resource.Memory: mi("150Mi")}, Limits: resource.List{resource.CPU: mi("100m"), resource.Memory: mi("150Mi")}}},
+		{"burstable", "80", core.ResourceRequirements{Requests: resource.List{resource.Memory: mi("10Mi")}, Limits: resource.List{resource.Memory: mi("200Mi")}}},
+		{"besteffort", "120", core.ResourceRequirements{}},
 	}
 	for _, s := range specs {
 		if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: s.name, Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
@@ -97,7 +97,7 @@ func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
 			evicted["besteffort"].Format("15:04:05.000"), evicted["burstable"].Format("15:04:05.000"), evicted["guaranteed"].Format("15:04:05.000"))
 	}
 	for name, msg := range messages {
-		if !strings.Contains(msg, "The node was low on resource: memory. Threshold quantity: 974Mi") {
+		if !strings.Contains(msg, "The node was low on resource: memory. Threshold quantity: 924Mi") {
 			t.Errorf("%s: message %q", name, msg)
 		}
 		if p, _ := pods.Get(ctx, "default", name); p.Status.Phase != core.PodFailed {
