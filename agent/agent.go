@@ -308,18 +308,25 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	return a
 }
 
-// measuredPods are the running pods as the usage collector needs them.
-func (a *Agent) measuredPods() map[string]cadvisor.PodInfo {
+// runningPods copies what runs (pod key → uid) and each running pod's
+// volume paths, under the lock.
+func (a *Agent) runningPods() (running map[string]string, paths map[string]map[string]string) {
 	a.mu.Lock()
-	running := make(map[string]string, len(a.running))
+	defer a.mu.Unlock()
+	running = make(map[string]string, len(a.running))
 	for key, uid := range a.running {
 		running[key] = uid
 	}
-	paths := make(map[string]map[string]string, len(a.volumePaths))
+	paths = make(map[string]map[string]string, len(a.volumePaths))
 	for uid, p := range a.volumePaths {
 		paths[uid] = p
 	}
-	a.mu.Unlock()
+	return running, paths
+}
+
+// measuredPods are the running pods as the usage collector needs them.
+func (a *Agent) measuredPods() map[string]cadvisor.PodInfo {
+	running, paths := a.runningPods()
 	out := make(map[string]cadvisor.PodInfo, len(running))
 	for key, uid := range running {
 		pod, ok := a.pods.GetByKey(key)

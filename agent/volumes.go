@@ -153,16 +153,7 @@ func (a *Agent) localStorageLoop(ctx context.Context) {
 			return
 		case <-time.After(a.cfg.LocalStorageInterval):
 		}
-		a.mu.Lock()
-		running := make(map[string]string, len(a.running))
-		for key, uid := range a.running {
-			running[key] = uid
-		}
-		paths := make(map[string]map[string]string, len(a.volumePaths))
-		for uid, p := range a.volumePaths {
-			paths[uid] = p
-		}
-		a.mu.Unlock()
+		running, paths := a.runningPods()
 		for key, uid := range running {
 			pod, ok := a.pods.GetByKey(key)
 			if !ok || pod.UID != uid {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/selector"
 )
@@ -28,27 +29,14 @@ type replicated struct {
 	} `json:"status"`
 }
 
-type scaleObject struct {
-	APIVersion string          `json:"apiVersion"`
-	Kind       string          `json:"kind"`
-	Metadata   meta.ObjectMeta `json:"metadata"`
-	Spec       struct {
-		Replicas int32 `json:"replicas"`
-	} `json:"spec"`
-	Status struct {
-		Replicas int32  `json:"replicas"`
-		Selector string `json:"selector,omitempty"`
-	} `json:"status"`
-}
-
 // scaleOf is the Scale of a stored object (JSON with its revision).
 func scaleOf(stored []byte) ([]byte, error) {
 	var r replicated
 	if err := json.Unmarshal(stored, &r); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
-	sc := scaleObject{APIVersion: "autoscaling/v1", Kind: "Scale"}
-	sc.Metadata = meta.ObjectMeta{Name: r.Metadata.Name, Namespace: r.Metadata.Namespace, UID: r.Metadata.UID,
+	sc := autoscaling.Scale{TypeMeta: meta.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"}}
+	sc.ObjectMeta = meta.ObjectMeta{Name: r.Metadata.Name, Namespace: r.Metadata.Namespace, UID: r.Metadata.UID,
 		ResourceVersion: r.Metadata.ResourceVersion, CreationTimestamp: r.Metadata.CreationTimestamp}
 	if r.Spec.Replicas != nil {
 		sc.Spec.Replicas = *r.Spec.Replicas
@@ -65,7 +53,7 @@ func scaleOf(stored []byte) ([]byte, error) {
 // replicasPatch is the merge patch that gives the object a Scale's
 // spec.replicas, and the Scale's resourceVersion ("" if it names none).
 func replicasPatch(scale []byte) ([]byte, string, error) {
-	var sc scaleObject
+	var sc autoscaling.Scale
 	if err := json.Unmarshal(scale, &sc); err != nil {
 		return nil, "", fmt.Errorf("Scale: %w", err)
 	}
@@ -73,5 +61,5 @@ func replicasPatch(scale []byte) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("Scale.spec.replicas: Invalid value: %d: must be greater than or equal to 0", sc.Spec.Replicas)
 	}
 	b, err := json.Marshal(map[string]any{"spec": map[string]any{"replicas": sc.Spec.Replicas}})
-	return b, sc.Metadata.ResourceVersion, err
+	return b, sc.ResourceVersion, err
 }
