@@ -7,6 +7,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/scheduler/framework"
 )
@@ -111,5 +112,44 @@ func TestPostFilterConfig(t *testing.T) {
 	_, _, err = ParseConfig([]byte("apiVersion: kobune.io/v1\nkind: SchedulerConfiguration\nplugins: {postFilter: {enabled: [{name: Nope}]}}"))
 	if err == nil || !strings.Contains(err.Error(), `plugins.postFilter.enabled[0].name: unknown postFilter plugin "Nope"`) {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestPreemptionSparesBudgets: of two nodes where preempting one pod
+// would make room, the one whose victim no PodDisruptionBudget protects
+// is chosen (Kubernetes' first criterion); without budgets, the first.
+func TestPreemptionSparesBudgets(t *testing.T) {
+	low, high := int32(0), int32(100)
+	node := func(name string) *core.Node {
+		n := &core.Node{ObjectMeta: meta.ObjectMeta{Name: name}}
+		n.Status.Allocatable = resource.List{resource.CPU: resource.MustParse("1"), resource.Memory: resource.MustParse("1Gi"), resource.Pods: resource.MustParse("10")}
+		n.Status.Conditions = []core.NodeCondition{{Type: core.NodeReady, Status: meta.ConditionTrue}}
+		return n
+	}
+	cpu := func(name string, prio *int32, nodeName string, labels map[string]string) *core.Pod {
+		return &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", Labels: labels}, Spec: core.PodSpec{NodeName: nodeName, Priority: prio,
+			Containers: []core.Container{{Name: "c", Image: "i", Resources: core.ResourceRequirements{Requests: resource.List{resource.CPU: resource.MustParse("1")}}}}}}
+	}
+	nodes := []*framework.NodeInfo{framework.NewNodeInfo(node("a"), cpu("guarded", &low, "a", map[string]string{"app": "db"})),
+		framework.NewNodeInfo(node("b"), cpu("free", &low, "b", map[string]string{"app": "batch"}))}
+	pod := cpu("important", &high, "", nil)
+	insufficient := func(int) *framework.Status { return framework.NewStatus(framework.Unschedulable, "Insufficient cpu") }
+	run := func(budgets []*policy.PodDisruptionBudget) *framework.PostFilterResult {
+		state := framework.NewCycleState(pod, nodes)
+		state.Budgets = func() []*policy.PodDisruptionBudget { return budgets }
+		r, _ := DefaultProfile().framework(1).RunPostFilterPlugins(context.Background(), state, pod, insufficient)
+		return r
+	}
+	if r := run(nil); r == nil || r.NominatedNodeName != "a" {
+		t.Fatalf("without budgets: %+v, want the first node", r)
+	}
+	db := &policy.PodDisruptionBudget{ObjectMeta: meta.ObjectMeta{Name: "db", Namespace: "default"},
+		Spec: policy.PodDisruptionBudgetSpec{Selector: &meta.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}
+	if r := run([]*policy.PodDisruptionBudget{db}); r == nil || r.NominatedNodeName != "b" || r.Victims[0].Name != "free" {
+		t.Errorf("the db pod's budget allows no disruption: %+v, want node b's pod preempted", r)
+	}
+	db.Status.DisruptionsAllowed = 1
+	if r := run([]*policy.PodDisruptionBudget{db}); r == nil || r.NominatedNodeName != "a" {
+		t.Errorf("the budget allows one: %+v, want the first node again", r)
 	}
 }

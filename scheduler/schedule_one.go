@@ -25,6 +25,7 @@ func (s *Scheduler) pick(ctx context.Context, pod *core.Pod, snap snapshot) *dec
 	state := framework.NewCycleState(pod, nodes)
 	state.Index = snap.index
 	state.Volumes = s.volumes
+	state.Budgets = s.budgets.List
 	d.state = state
 	if plugin, st := s.fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
 		d.preFilterMessage, d.preFilterPlugin = st.Message(), plugin

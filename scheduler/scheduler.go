@@ -11,6 +11,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/scheduler/framework"
 )
@@ -43,6 +44,7 @@ type Scheduler struct {
 	client   *client.Client
 	pods     *client.Informer[*core.Pod]
 	nodes    *client.Informer[*core.Node]
+	budgets  *client.Informer[*policy.PodDisruptionBudget]
 	volumes  *volumes
 	queue    *Queue
 	cache    *cache
@@ -89,6 +91,7 @@ func New(cfg Config, c *client.Client) *Scheduler {
 	s.Metrics = newMetrics(s.queue.Lens, func() float64 { return float64(s.recorder.Dropped()) })
 	s.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{})
 	s.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
+	s.budgets = client.NewInformer(client.For[*policy.PodDisruptionBudget](c), "", client.ListOptions{})
 	s.volumes = newVolumes(c, func() { s.queue.MoveAllToActive() })
 	s.pods.AddHandler(client.Handler[*core.Pod]{
 		OnAdd: func(p *core.Pod) { s.cache.setPod(p); s.podChanged(p) },
@@ -175,9 +178,10 @@ func (s *Scheduler) queueInfo(key string) (int32, time.Time, bool) {
 func (s *Scheduler) Run(ctx context.Context) {
 	go s.pods.Run(ctx)
 	go s.nodes.Run(ctx)
+	go s.budgets.Run(ctx)
 	go s.recorder.Run(ctx, 2)
 	s.volumes.run(ctx)
-	if !client.WaitForSync(ctx, append(s.volumes.synced(), s.pods.HasSynced, s.nodes.HasSynced)...) {
+	if !client.WaitForSync(ctx, append(s.volumes.synced(), s.pods.HasSynced, s.nodes.HasSynced, s.budgets.HasSynced)...) {
 		return
 	}
 	go s.queue.Run(ctx.Done(), 200*time.Millisecond)

@@ -219,6 +219,7 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 			rule(join(read, []string{"delete"}), "", "pods"), rule([]string{"create"}, "", "pods/binding"), rule([]string{"update", "patch"}, "", "pods/status"),
 			rule(read, "", "nodes", "namespaces"), rule(join(read, []string{"update"}), "", "persistentvolumeclaims", "persistentvolumes"),
 			rule(read, "storage.k8s.io", "storageclasses", "csinodes"), rule(read, "scheduling.k8s.io", "priorityclasses"), events,
+			rule(read, "policy", "poddisruptionbudgets"),
 			rule([]string{"get", "create", "update"}, "coordination.k8s.io", "leases")),
 		// What a bootstrap token may do: ask for a certificate (kubeadm's
 		// kubeadm:kubelet-bootstrap binding of system:node-bootstrapper).

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/storage"
 )
@@ -72,6 +73,9 @@ type CycleState struct {
 	// Volumes, when set, reads the claims, volumes and classes that
 	// VolumeBinding judges by (the scheduler sets it).
 	Volumes VolumeLister
+	// Budgets, when set, lists the PodDisruptionBudgets, which preemption
+	// tries not to break (the scheduler sets it).
+	Budgets func() []*policy.PodDisruptionBudget
 	data    map[string]any
 }
 

@@ -5,13 +5,15 @@ import (
 	"sort"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/policy"
+	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/scheduler/framework"
 )
 
 // DefaultPreemption is kube-scheduler's PostFilter plugin of the same
 // name: when a pod fits nowhere, it looks for the node where deleting pods
-// of lower priority makes room, with the fewest and least important
-// victims. It only chooses; the scheduler then nominates the node in the
+// of lower priority makes room, breaking the fewest PodDisruptionBudgets,
+// with the fewest and least important victims. It only chooses; the scheduler then nominates the node in the
 // pod's status.nominatedNodeName, deletes the victims gracefully and keeps
 // the room for the pod (pods of lower priority are filtered as if it were
 // already there) until they are gone.
@@ -47,7 +49,11 @@ func (pl DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cyc
 		}
 	}
 	var best *framework.PostFilterResult
-	var bestKey [3]int64
+	var bestKey [4]int64
+	var budgets []*policy.PodDisruptionBudget
+	if state.Budgets != nil {
+		budgets = state.Budgets()
+	}
 	noVictims, notHelpful := 0, 0
 	// The cluster as the filters see it while victims are tried on one
 	// node: one copy for the whole search, that node swapped in and out
@@ -79,26 +85,38 @@ func (pl DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cyc
 			notHelpful++
 			continue
 		}
-		// Reprieve: put back as many as still leave room, the most
-		// important first.
+		// Reprieve: put back as many as still leave room — first the pods
+		// whose disruption budget would break (as Kubernetes), each group
+		// the most important first.
 		sort.SliceStable(lower, func(a, b int) bool { return framework.PodPriority(lower[a]) > framework.PodPriority(lower[b]) })
+		breaking, sparing := splitByBudget(lower, budgets)
 		kept := higher
 		var victims []*core.Pod
-		for _, p := range lower {
-			if fits(append(kept[:len(kept):len(kept)], p)) {
-				kept = append(kept, p)
-			} else {
-				victims = append(victims, p)
+		violations := 0
+		for _, group := range []struct {
+			pods     []*core.Pod
+			breaking bool
+		}{{breaking, true}, {sparing, false}} {
+			for _, p := range group.pods {
+				if fits(append(kept[:len(kept):len(kept)], p)) {
+					kept = append(kept, p)
+				} else {
+					victims = append(victims, p)
+					if group.breaking {
+						violations++
+					}
+				}
 			}
 		}
-		// Fewest and least important: the lowest highest-priority victim,
-		// then the fewest victims, then the lowest sum of priorities.
+		// The fewest budgets broken; then fewest and least important: the
+		// lowest highest-priority victim, then the fewest victims, then
+		// the lowest sum of priorities.
 		var top, sum int64 = -1 << 40, 0
 		for _, v := range victims {
 			top = max(top, int64(framework.PodPriority(v)))
 			sum += int64(framework.PodPriority(v))
 		}
-		key := [3]int64{top, int64(len(victims)), sum}
+		key := [4]int64{int64(violations), top, int64(len(victims)), sum}
 		if best == nil || lessKey(key, bestKey) {
 			best, bestKey = &framework.PostFilterResult{NominatedNodeName: ni.Node.Name, Victims: victims}, key
 		}
@@ -109,7 +127,40 @@ func (pl DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cyc
 	return best, nil
 }
 
-func lessKey(a, b [3]int64) bool {
+// splitByBudget sorts candidate victims into those whose eviction would
+// take a PodDisruptionBudget below its allowed disruptions (counting the
+// candidates before them) and the others, as Kubernetes'
+// filterPodsWithPDBViolation does.
+func splitByBudget(pods []*core.Pod, budgets []*policy.PodDisruptionBudget) (breaking, sparing []*core.Pod) {
+	allowed := make([]int32, len(budgets))
+	sels := make([]selector.Selector, len(budgets))
+	for i, b := range budgets {
+		allowed[i] = b.Status.DisruptionsAllowed
+		if b.Spec.Selector != nil {
+			sels[i], _ = selector.FromLabelSelector(b.Spec.Selector)
+		}
+	}
+	for _, p := range pods {
+		breaks := false
+		for i, b := range budgets {
+			if b.Spec.Selector == nil || b.Namespace != p.Namespace || !sels[i].Matches(p.Labels) {
+				continue
+			}
+			allowed[i]--
+			if allowed[i] < 0 {
+				breaks = true
+			}
+		}
+		if breaks {
+			breaking = append(breaking, p)
+		} else {
+			sparing = append(sparing, p)
+		}
+	}
+	return breaking, sparing
+}
+
+func lessKey(a, b [4]int64) bool {
 	for i := range a {
 		if a[i] != b[i] {
 			return a[i] < b[i]
