@@ -206,6 +206,10 @@ type Agent struct {
 	// node's status; lastEviction when the last evicted pod was stopped.
 	pressure     pressure
 	lastEviction time.Time
+	// lastImageGC is when disk pressure last collected images, with
+	// images (nil when the runtime cannot).
+	lastImageGC time.Time
+	images      runtime.ImageCollector
 }
 
 // allocatable is the node's (what a resourceFieldRef to a limit not set
@@ -240,6 +244,7 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	a.hooks.execer, _ = rt.(probe.Execer)
 	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	a.cleaner, _ = rt.(runtime.SandboxCleaner)
+	a.images, _ = rt.(runtime.ImageCollector)
 	a.sources = newSources(c, func(key string) { a.podLoop.Queue.Add(key) })
 	if cs, ok := rt.(runtime.ConfigSetter); ok {
 		cs.SetContainerConfig(a.containerConfig)

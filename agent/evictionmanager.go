@@ -97,9 +97,42 @@ func (a *Agent) observe(sum stats.Summary) map[eviction.Signal]eviction.Observat
 	return obs
 }
 
-// reclaim evicts the first pod of the ranking for the threshold met.
+// imageGCInterval is how often disk pressure may collect images: once,
+// then evictions, then again after this long.
+const imageGCInterval = time.Minute
+
+// reclaim frees what the threshold met needs: under disk pressure first
+// the images no container uses (the kubelet's image garbage collection;
+// the next round observes again), then, as for every signal, it evicts
+// the first pod of the ranking.
 func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction.Signal]eviction.Observation, res eviction.Result) {
 	t := res.Reclaim
+	if gc := a.images; gc != nil && t.Signal != eviction.MemoryAvailable && t.Signal != eviction.PIDAvailable && time.Since(a.lastImageGC) > imageGCInterval {
+		a.lastImageGC = time.Now()
+		keep := map[string]bool{} // what the node's pods name, started or not
+		for _, p := range a.pods.List() {
+			for _, list := range [][]core.Container{p.Spec.InitContainers, p.Spec.Containers} {
+				for _, c := range list {
+					keep[c.Image] = true
+				}
+			}
+		}
+		removed, err := gc.RemoveUnusedImages(ctx, keep)
+		n, _ := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name)
+		switch {
+		case err != nil:
+			a.cfg.Logf("eviction: %s: image garbage collection: %v", t.Signal, err)
+			if n != nil {
+				a.event(n, core.EventTypeWarning, "ImageGCFailed", err.Error())
+			}
+		case len(removed) > 0:
+			a.cfg.Logf("eviction: %s: image garbage collection removed %s", t.Signal, strings.Join(removed, ", "))
+			if n != nil {
+				a.event(n, core.EventTypeNormal, "FreeDiskSpace", "Image garbage collection removed "+strings.Join(removed, ", "))
+			}
+			return // observe again before evicting anything
+		}
+	}
 	byUID := map[string]*stats.PodStats{}
 	for i := range sum.Pods {
 		byUID[sum.Pods[i].PodRef.UID] = &sum.Pods[i]

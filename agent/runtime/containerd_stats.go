@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/images"
 )
 
 // MeasuredContainer is a running container of a pod, where the kernel
@@ -67,4 +68,47 @@ func (r *Containerd) RootfsUsage(ctx context.Context, id string) (int64, int64, 
 		return 0, 0, err
 	}
 	return u.Size, u.Inodes, nil
+}
+
+// ImageCollector is a runtime that can delete the images no container
+// uses (the kubelet's image garbage collection, run under disk pressure).
+type ImageCollector interface {
+	// RemoveUnusedImages deletes the images no container was made from,
+	// except those named in keep (the images the node's pods name).
+	RemoveUnusedImages(ctx context.Context, keep map[string]bool) ([]string, error)
+}
+
+// RemoveUnusedImages implements ImageCollector: every image of the
+// agent's containerd namespace that no container (running or not) was
+// made from and no pod of the node names is deleted, with its content and unpacked layers (containerd's
+// garbage collection, synchronously). An image loaded from a tarball is
+// gone until the agent loads it again (--load-images at its start), as a
+// collected image on a kubelet is until it is pulled again.
+func (r *Containerd) RemoveUnusedImages(ctx context.Context, keep map[string]bool) ([]string, error) {
+	ctx = r.ctx(ctx)
+	ctrs, err := r.client.Containers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	used := map[string]bool{}
+	for _, c := range ctrs {
+		if info, err := c.Info(ctx); err == nil {
+			used[info.Image] = true
+		}
+	}
+	imgs, err := r.client.ImageService().List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list images: %w", err)
+	}
+	var removed []string
+	for _, img := range imgs {
+		if used[img.Name] || keep[img.Name] {
+			continue
+		}
+		if err := r.client.ImageService().Delete(ctx, img.Name, images.SynchronousDelete()); err != nil {
+			return removed, fmt.Errorf("delete image %s: %w", img.Name, err)
+		}
+		removed = append(removed, img.Name)
+	}
+	return removed, nil
 }

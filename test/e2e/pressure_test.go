@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -117,5 +120,53 @@ func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
 	}
 	if !cleared {
 		t.Error("MemoryPressure stayed True after every pod was gone")
+	}
+}
+
+// TestDiskPressureCollectsImagesThenEvicts: an agent whose nodefs
+// threshold is always crossed (nodefs.available<99.99%) reports
+// DiskPressure, first deletes the images no container uses (the one its
+// pod runs from stays), and only then evicts the pod, for
+// ephemeral-storage.
+func TestDiskPressureCollectsImagesThenEvicts(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	// The pod first, so that it is there when the agent starts judging.
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "app", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
+		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever}}}}); err != nil {
+		t.Fatal(err)
+	}
+	nodes[0].startAgent(t, "10.244.94.0/24", "--eviction-hard", "nodefs.available<99.99%", "--eviction-pressure-transition-period", "5s")
+	images := func() string {
+		out, _ := exec.Command("ctr", "-a", nodes[0].socket(), "-n", "kobune-e2e", "images", "ls", "-q").CombinedOutput()
+		return string(out)
+	}
+	evicted := waitForPod(t, ctx, pods, "app", 0, func(p *core.Pod, _ bool) bool { return p.Status.Reason == "Evicted" })
+	if !strings.Contains(evicted.Status.Message, "The node was low on resource: ephemeral-storage.") {
+		t.Errorf("eviction message %q", evicted.Status.Message)
+	}
+	log, _ := os.ReadFile(filepath.Join(nodes[0].dir, "agent.log"))
+	gc := strings.Index(string(log), "image garbage collection removed")
+	ev := strings.Index(string(log), "evicting default/app")
+	if gc < 0 || ev < 0 || gc > ev {
+		t.Errorf("want image garbage collection before the eviction:\n%s", log)
+	}
+	if line := string(log)[gc:]; !strings.Contains(line[:strings.Index(line, "\n")], "kobune.local/ingress:1.0") || strings.Contains(line[:strings.Index(line, "\n")], "kobune.local/labapp:1.0") {
+		t.Errorf("collected: %s, want the unused images and not the pod's", line[:strings.Index(line, "\n")])
+	}
+	if imgs := images(); strings.Contains(imgs, "kobune.local/ingress:1.0") {
+		t.Errorf("the unused ingress image is still there:\n%s", imgs)
+	}
+	n, err := client.For[*core.Node](srv.Client).Get(ctx, "", "node-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == core.NodeDiskPressure && c.Status != meta.ConditionTrue {
+			t.Errorf("DiskPressure %s while the threshold holds", c.Status)
+		}
 	}
 }
