@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/agent/network"
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
@@ -175,6 +176,24 @@ func startCluster(t *testing.T, nodes int) (*testserver.Server, []*node) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
+	// After the agents have stopped (their cleanups run first) and before
+	// the API server does: the network namespaces of the pods an agent was
+	// still stopping when it was killed (a scale-down, an eviction at the
+	// end of a test). A real agent removes them when it starts again;
+	// these agents do not start again.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		pods, _, err := client.For[*core.Pod](srv.Client).List(ctx, "", client.ListOptions{})
+		if err != nil {
+			return
+		}
+		for _, p := range pods {
+			if len(p.UID) >= 12 && exec.Command("ip", "netns", "delete", network.NetnsName(p.UID[:12])).Run() == nil {
+				t.Logf("removed the network namespace of pod %s/%s", p.Namespace, p.Name)
+			}
+		}
+	})
 	adminKubeconfigs.Store(srv.Addr(), srv.Kubeconfig("admin"))
 	for _, n := range ns {
 		n.kubeconfig, n.csiKubeconfig = srv.Kubeconfig("agent-"+n.name), srv.Kubeconfig("csi-"+n.name)
