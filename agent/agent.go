@@ -210,6 +210,13 @@ type Agent struct {
 	// images (nil when the runtime cannot).
 	lastImageGC time.Time
 	images      runtime.ImageCollector
+	// released are the finished pods (uids) whose sandbox was given up
+	// (releaser: nil when the runtime keeps none).
+	released map[string]bool
+	releaser runtime.SandboxReleaser
+	// collecting are the finished pods (uids) whose dead containers disk
+	// pressure ordered removed (collectDeadContainers).
+	collecting map[string]bool
 }
 
 // allocatable is the node's (what a resourceFieldRef to a limit not set
@@ -245,6 +252,8 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	a.cleaner, _ = rt.(runtime.SandboxCleaner)
 	a.images, _ = rt.(runtime.ImageCollector)
+	a.releaser, _ = rt.(runtime.SandboxReleaser)
+	a.released, a.collecting = map[string]bool{}, map[string]bool{}
 	a.sources = newSources(c, func(key string) { a.podLoop.Queue.Add(key) })
 	if cs, ok := rt.(runtime.ConfigSetter); ok {
 		cs.SetContainerConfig(a.containerConfig)

@@ -218,3 +218,41 @@ func TestAgentMetrics(t *testing.T) {
 		t.Errorf("pod start observations = %d (%v), want 1", hist.Histogram.GetSampleCount(), err)
 	}
 }
+
+// A pod that has run to completion gives its address back at once (the
+// kubelet stops a terminated pod's sandbox) and keeps its dead containers
+// for its logs until it is deleted.
+func TestFinishedPodGivesBackItsAddress(t *testing.T) {
+	s, ctx, rt := fakeNode(t, "10.244.1.0/30") // one address for pods: 10.244.1.2
+	stop := startAgent(t, ctx, s, rt)
+	defer stop()
+	pods := client.For[*core.Pod](s.Client)
+	job := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "job", Namespace: "default"},
+		Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
+			Containers: []core.Container{{Name: "work", Image: "kobune.local/busybox:1.35", Command: []string{"exit", "0"}}}}}
+	if _, err := pods.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	done := waitPod(t, ctx, s, "job", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodSucceeded })
+	if done.Status.PodIP != "10.244.1.2" {
+		t.Fatalf("job ran at %q, want 10.244.1.2", done.Status.PodIP)
+	}
+	web := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: core.PodSpec{NodeName: "node-1", Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0"}}}}
+	if _, err := pods.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	// Without the release the range stays full and web never runs.
+	running := waitPod(t, ctx, s, "web", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	if running.Status.PodIP != "10.244.1.2" {
+		t.Errorf("the next pod got %q, want 10.244.1.2, the finished pod's", running.Status.PodIP)
+	}
+	left, _ := rt.Pods(ctx)
+	kept := false
+	for _, p := range left {
+		kept = kept || (p.UID == done.UID && len(p.Containers) == 1 && !p.Containers[0].Running)
+	}
+	if !kept {
+		t.Errorf("the finished pod's dead container is gone before the pod is deleted: %+v", left)
+	}
+}

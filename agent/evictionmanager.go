@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,6 +43,9 @@ func (a *Agent) evictionLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if !a.pods.HasSynced() {
+			continue // the pods are what it ranks and collects
+		}
 		sum := a.usage.Summary()
 		obs := a.observe(sum)
 		res := m.Observe(time.Now(), obs)
@@ -58,7 +63,7 @@ func (a *Agent) evictionLoop(ctx context.Context) {
 		// only on a sample taken after the last victim stopped (an older
 		// one still counts its memory).
 		a.mu.Lock()
-		settled := len(a.evictions) == 0 && (sum.Node.Memory == nil || sum.Node.Memory.Time.After(a.lastEviction))
+		settled := len(a.evictions) == 0 && len(a.collecting) == 0 && (sum.Node.Memory == nil || sum.Node.Memory.Time.After(a.lastEviction))
 		a.mu.Unlock()
 		if res.Reclaim != nil && settled {
 			a.reclaim(ctx, sum, obs, res)
@@ -102,36 +107,14 @@ func (a *Agent) observe(sum stats.Summary) map[eviction.Signal]eviction.Observat
 const imageGCInterval = time.Minute
 
 // reclaim frees what the threshold met needs: under disk pressure first
-// the images no container uses (the kubelet's image garbage collection;
-// the next round observes again), then, as for every signal, it evicts
-// the first pod of the ranking.
+// the dead containers of finished pods, then the images no container uses
+// (the kubelet's container and image garbage collection; the next round
+// observes again), then, as for every signal, it evicts the first pod of
+// the ranking.
 func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction.Signal]eviction.Observation, res eviction.Result) {
 	t := res.Reclaim
-	if gc := a.images; gc != nil && t.Signal != eviction.MemoryAvailable && t.Signal != eviction.PIDAvailable && time.Since(a.lastImageGC) > imageGCInterval {
-		a.lastImageGC = time.Now()
-		keep := map[string]bool{} // what the node's pods name, started or not
-		for _, p := range a.pods.List() {
-			for _, list := range [][]core.Container{p.Spec.InitContainers, p.Spec.Containers} {
-				for _, c := range list {
-					keep[c.Image] = true
-				}
-			}
-		}
-		removed, err := gc.RemoveUnusedImages(ctx, keep)
-		n, _ := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name)
-		switch {
-		case err != nil:
-			a.cfg.Logf("eviction: %s: image garbage collection: %v", t.Signal, err)
-			if n != nil {
-				a.event(n, core.EventTypeWarning, "ImageGCFailed", err.Error())
-			}
-		case len(removed) > 0:
-			a.cfg.Logf("eviction: %s: image garbage collection removed %s", t.Signal, strings.Join(removed, ", "))
-			if n != nil {
-				a.event(n, core.EventTypeNormal, "FreeDiskSpace", "Image garbage collection removed "+strings.Join(removed, ", "))
-			}
-			return // observe again before evicting anything
-		}
+	if t.Signal != eviction.MemoryAvailable && t.Signal != eviction.PIDAvailable && (a.collectDeadContainers(t.Signal) || a.collectImages(ctx, t.Signal)) {
+		return // observe again before evicting anything
 	}
 	byUID := map[string]*stats.PodStats{}
 	for i := range sum.Pods {
@@ -148,7 +131,7 @@ func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction
 	var candidates []eviction.PodUsage
 	for key, uid := range running {
 		pod, ok := a.pods.GetByKey(key)
-		if !ok || pod.UID != uid || pod.DeletionTimestamp != nil || isCritical(pod) || pod.Status.Phase == core.PodSucceeded || pod.Status.Phase == core.PodFailed {
+		if !ok || pod.UID != uid || pod.DeletionTimestamp != nil || isCritical(pod) || finished(pod) {
 			continue // gone, going, finished (an evicted pod among them), or never evicted
 		}
 		u := eviction.PodUsage{Key: key, Pod: pod}
@@ -192,6 +175,80 @@ func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction
 	a.evictions[victim.Pod.UID] = evictionOrder{message: msg, grace: grace}
 	a.mu.Unlock()
 	a.podLoop.Queue.Add(victim.Key)
+}
+
+// collectDeadContainers is the kubelet's container garbage collection
+// under disk pressure (DeleteAllUnusedContainers): the exited containers of
+// the node's finished pods go, with their writable layers, logs and
+// volumes, while the pods stay in the API, Succeeded or Failed, with their
+// status. Each is removed by the pod's own sync (ordered here, as an
+// eviction is); the rounds wait until they are. It reports whether it
+// ordered any. (A running pod keeps its containers: Kobune keeps one
+// container per name, and the latest attempt's is what its restart and
+// status read, as the kubelet keeps one dead container per name.)
+func (a *Agent) collectDeadContainers(s eviction.Signal) bool {
+	a.mu.Lock()
+	running := maps.Clone(a.running)
+	a.mu.Unlock()
+	var keys []string
+	for key, uid := range running {
+		if pod, ok := a.pods.GetByKey(key); ok && pod.UID == uid && finished(pod) {
+			keys = append(keys, key)
+		}
+	}
+	a.mu.Lock()
+	for _, key := range keys {
+		a.collecting[running[key]] = true
+	}
+	a.mu.Unlock()
+	if len(keys) == 0 {
+		return false
+	}
+	sort.Strings(keys)
+	a.cfg.Logf("eviction: %s: container garbage collection: removing the dead containers of finished pods %s", s, strings.Join(keys, ", "))
+	for _, key := range keys {
+		a.podLoop.Queue.Add(key)
+	}
+	return true
+}
+
+// collectImages is the kubelet's image garbage collection under disk
+// pressure, at most once every imageGCInterval: the images no container
+// was made from and no pod of the node that may still start names. It
+// reports whether it removed any.
+func (a *Agent) collectImages(ctx context.Context, s eviction.Signal) bool {
+	gc := a.images
+	if gc == nil || time.Since(a.lastImageGC) <= imageGCInterval {
+		return false
+	}
+	a.lastImageGC = time.Now()
+	keep := map[string]bool{}
+	for _, p := range a.pods.List() {
+		if finished(p) {
+			continue // never starts again
+		}
+		for _, list := range [][]core.Container{p.Spec.InitContainers, p.Spec.Containers} {
+			for _, c := range list {
+				keep[c.Image] = true
+			}
+		}
+	}
+	removed, err := gc.RemoveUnusedImages(ctx, keep)
+	n, _ := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name)
+	switch {
+	case err != nil:
+		a.cfg.Logf("eviction: %s: image garbage collection: %v", s, err)
+		if n != nil {
+			a.event(n, core.EventTypeWarning, "ImageGCFailed", err.Error())
+		}
+	case len(removed) > 0:
+		a.cfg.Logf("eviction: %s: image garbage collection removed %s", s, strings.Join(removed, ", "))
+		if n != nil {
+			a.event(n, core.EventTypeNormal, "FreeDiskSpace", "Image garbage collection removed "+strings.Join(removed, ", "))
+		}
+		return true
+	}
+	return false
 }
 
 func quantityOf(s eviction.Signal, n int64) string {

@@ -33,8 +33,19 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if pod.DeletionTimestamp != nil {
 		return a.terminate(ctx, key, pod)
 	}
-	if pod.Status.Phase == core.PodSucceeded || pod.Status.Phase == core.PodFailed {
-		return nil
+	if finished(pod) {
+		a.mu.Lock()
+		collect := a.collecting[pod.UID]
+		a.mu.Unlock()
+		if collect {
+			// Disk pressure collects its dead containers (collectDeadContainers).
+			if err := a.stop(ctx, key, pod.UID, 0); err != nil {
+				return err
+			}
+			a.cfg.Logf("removed the dead containers of finished pod %s (their writable layers, logs and volumes)", key)
+			return nil
+		}
+		return a.release(ctx, key, pod)
 	}
 	a.mu.Lock()
 	eviction := a.evictions[pod.UID]
@@ -105,6 +116,36 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		a.mu.Unlock()
 	}
 	return a.writeStatus(ctx, pod, status)
+}
+
+// finished says whether a pod has run to completion (Succeeded or Failed):
+// it never starts again.
+func finished(pod *core.Pod) bool {
+	return pod.Status.Phase == core.PodSucceeded || pod.Status.Phase == core.PodFailed
+}
+
+// release gives up what a finished pod no longer needs, as the kubelet
+// stops a terminated pod's sandbox: its probes and its network (the
+// address goes back to the node's range). Its exited containers — their
+// writable layers and the logs `logs` reads — stay until the pod is
+// deleted, or until disk pressure collects them (collectDeadContainers).
+func (a *Agent) release(ctx context.Context, key string, pod *core.Pod) error {
+	a.mu.Lock()
+	todo := a.running[key] == pod.UID && !a.released[pod.UID]
+	a.mu.Unlock()
+	if !todo || a.releaser == nil {
+		return nil
+	}
+	if a.probes != nil {
+		a.probes.Forget(pod.UID)
+	}
+	if err := a.releaser.ReleaseSandbox(ctx, pod.UID); err != nil {
+		return fmt.Errorf("release the sandbox of finished pod %s: %w", key, err)
+	}
+	a.mu.Lock()
+	a.released[pod.UID] = true
+	a.mu.Unlock()
+	return nil
 }
 
 // writeStatus writes a pod's status if it changed.
@@ -224,6 +265,8 @@ func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) 
 	if a.running[key] == uid {
 		delete(a.running, key)
 	}
+	delete(a.released, uid)
+	delete(a.collecting, uid)
 	if m := a.cfg.Metrics; m != nil {
 		delete(m.startObserved, uid)
 		m.RunningPods.Set(float64(len(a.running)))

@@ -158,6 +158,9 @@ func (s *nodeServer) Logs(req *nodepb.LogsRequest, stream nodepb.NodeAPI_LogsSer
 		return err
 	}
 	attempt, running, err := s.attempt(ctx, pod.UID, container)
+	if status.Code(err) == codes.NotFound && finished(pod) {
+		return status.Errorf(codes.NotFound, "the containers of pod %q were removed after it finished (container garbage collection under disk pressure on node %s): its logs went with them", pod.Name, s.a.cfg.Node.Name)
+	}
 	if err != nil {
 		return err
 	}

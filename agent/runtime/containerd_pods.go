@@ -170,6 +170,12 @@ func (r *Containerd) RemoveOrphanSandboxes(ctx context.Context, keep map[string]
 	return removed, nil
 }
 
+// ReleaseSandbox implements SandboxReleaser: CNI DEL and the network
+// namespace go (the address is free again); the exited containers stay.
+func (r *Containerd) ReleaseSandbox(ctx context.Context, uid string) error {
+	return r.network.Teardown(r.ctx(ctx), sandboxID(uid))
+}
+
 func sandboxID(uid string) string {
 	if len(uid) > 12 {
 		return uid[:12]

@@ -161,6 +161,17 @@ func (f *Fake) StopPod(_ context.Context, uid string, _ time.Duration) error {
 	return nil
 }
 
+// ReleaseSandbox implements SandboxReleaser: the simulated address is free
+// again; the pod's containers stay.
+func (f *Fake) ReleaseSandbox(_ context.Context, uid string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.pods[uid]; ok && f.used[p.IP] {
+		delete(f.used, p.IP)
+	}
+	return nil
+}
+
 // Pods implements Runtime.
 func (f *Fake) Pods(context.Context) ([]PodState, error) {
 	f.mu.Lock()

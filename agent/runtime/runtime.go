@@ -76,6 +76,15 @@ type SandboxCleaner interface {
 	RemoveOrphanSandboxes(ctx context.Context, keep map[string]bool) (removed []string, err error)
 }
 
+// SandboxReleaser is a runtime that can give up a finished pod's sandbox
+// while keeping its exited containers (the kubelet stops a terminated
+// pod's sandbox at once: its address goes back to the node's range; the
+// dead containers, with their writable layers and logs, stay for `logs`
+// until the pod is deleted or disk pressure collects them).
+type SandboxReleaser interface {
+	ReleaseSandbox(ctx context.Context, uid string) error
+}
+
 // PodState is what the runtime knows of one pod.
 type PodState struct {
 	UID        string

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,42 +124,104 @@ func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
 	}
 }
 
-// TestDiskPressureCollectsImagesThenEvicts: an agent whose nodefs
-// threshold is always crossed (nodefs.available<99.99%) reports
-// DiskPressure, first deletes the images no container uses (the one its
-// pod runs from stays), and only then evicts the pod, for
-// ephemeral-storage.
+// TestDiskPressureCollectsImagesThenEvicts: a pod that ran to completion
+// gives its network back at once and keeps its dead container (and logs);
+// then an agent whose nodefs threshold is always crossed
+// (nodefs.available<99.99%) reports DiskPressure, first removes the dead
+// container (writable layer, logs; the pod stays Succeeded), then deletes
+// the images no container uses (the running pod's stays, the finished
+// pod's goes), and only then evicts the running pod, for ephemeral-storage.
 func TestDiskPressureCollectsImagesThenEvicts(t *testing.T) {
 	requireRoot(t)
 	srv, nodes := startCluster(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
-	// The pod first, so that it is there when the agent starts judging.
+	ctr := func(args ...string) string {
+		out, _ := exec.Command("ctr", append([]string{"-a", nodes[0].socket(), "-n", "kobune-e2e"}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	// First without pressure: a pod that runs to completion (16 MiB in its
+	// writable layer) and one that keeps running.
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "done", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
+		Containers: []core.Container{{Name: "work", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
+			Command: []string{"sh", "-c", "dd if=/dev/zero of=/filler bs=1M count=16 2>/dev/null; echo finished"}}}}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "app", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
 		Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever}}}}); err != nil {
 		t.Fatal(err)
 	}
-	nodes[0].startAgent(t, "10.244.94.0/24", "--eviction-hard", "nodefs.available<99.99%", "--eviction-pressure-transition-period", "5s")
-	images := func() string {
-		out, _ := exec.Command("ctr", "-a", nodes[0].socket(), "-n", "kobune-e2e", "images", "ls", "-q").CombinedOutput()
-		return string(out)
+	nodes[0].startAgent(t, "10.244.94.0/24")
+	done := waitForPod(t, ctx, pods, "done", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodSucceeded })
+	waitForPod(t, ctx, pods, "app", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	// The finished pod gives its network back at once and keeps its dead
+	// container (for its logs) until something collects it.
+	netns := "/run/netns/kobune-" + done.UID[:12]
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if _, err := os.Stat(netns); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the finished pod's network namespace %s is still there after 20 s", netns)
+		}
 	}
+	if c := ctr("containers", "ls", "-q"); !strings.Contains(c, done.UID+"-work") {
+		t.Fatalf("the finished pod's dead container is gone before any pressure:\n%s", c)
+	}
+	if out, err := podLogs(ctx, srv.Client, "done"); err != nil || out != "finished\n" {
+		t.Errorf("logs of the finished pod: %q, %v; want \"finished\"", out, err)
+	}
+
+	// Then the agent comes back with a threshold this disk always meets.
+	nodes[0].killAgent()
+	logStart := 0
+	if b, err := os.ReadFile(filepath.Join(nodes[0].dir, "agent.log")); err == nil {
+		logStart = len(b)
+	}
+	nodes[0].startAgent(t, "10.244.94.0/24", "--eviction-hard", "nodefs.available<99.99%", "--eviction-pressure-transition-period", "5s")
 	evicted := waitForPod(t, ctx, pods, "app", 0, func(p *core.Pod, _ bool) bool { return p.Status.Reason == "Evicted" })
 	if !strings.Contains(evicted.Status.Message, "The node was low on resource: ephemeral-storage.") {
 		t.Errorf("eviction message %q", evicted.Status.Message)
 	}
-	log, _ := os.ReadFile(filepath.Join(nodes[0].dir, "agent.log"))
-	gc := strings.Index(string(log), "image garbage collection removed")
-	ev := strings.Index(string(log), "evicting default/app")
-	if gc < 0 || ev < 0 || gc > ev {
-		t.Errorf("want image garbage collection before the eviction:\n%s", log)
+	b, _ := os.ReadFile(filepath.Join(nodes[0].dir, "agent.log"))
+	log := string(b[logStart:])
+	at := func(s string) int {
+		i := strings.Index(log, s)
+		if i < 0 {
+			t.Errorf("the agent never logged %q:\n%s", s, log)
+		}
+		return i
 	}
-	if line := string(log)[gc:]; !strings.Contains(line[:strings.Index(line, "\n")], "kobune.local/ingress:1.0") || strings.Contains(line[:strings.Index(line, "\n")], "kobune.local/labapp:1.0") {
-		t.Errorf("collected: %s, want the unused images and not the pod's", line[:strings.Index(line, "\n")])
+	line := func(i int) string { return log[i : i+strings.Index(log[i:], "\n")] }
+	// The kubelet's order: dead containers, then images, then pods.
+	cgc := at("container garbage collection: removing the dead containers of finished pods default/done")
+	gc := at("image garbage collection removed")
+	ev := at("evicting default/app")
+	if t.Failed() {
+		return
 	}
-	if imgs := images(); strings.Contains(imgs, "kobune.local/ingress:1.0") {
+	if cgc > gc || gc > ev {
+		t.Errorf("want container garbage collection, then image garbage collection, then the eviction:\n%s", log)
+	}
+	if l := line(gc); !strings.Contains(l, "kobune.local/ingress:1.0") || !strings.Contains(l, "kobune.local/busybox:1.35") || strings.Contains(l, "kobune.local/labapp:1.0") {
+		t.Errorf("collected: %s, want the unused images (busybox too, once the finished pod's container is gone) and not the running pod's", l)
+	}
+	if imgs := ctr("images", "ls", "-q"); strings.Contains(imgs, "kobune.local/ingress:1.0") {
 		t.Errorf("the unused ingress image is still there:\n%s", imgs)
+	}
+	if c := ctr("containers", "ls", "-q"); strings.Contains(c, done.UID) {
+		t.Errorf("the finished pod's dead container is still there:\n%s", c)
+	}
+	if s := ctr("snapshots", "ls"); strings.Contains(s, done.UID) {
+		t.Errorf("the finished pod's writable layer is still there:\n%s", s)
+	}
+	// The pod itself stays, with its status; its logs went with its container.
+	if p, err := pods.Get(ctx, "default", "done"); err != nil || p.Status.Phase != core.PodSucceeded {
+		t.Errorf("finished pod after the collection: %v, %v", p, err)
+	}
+	if out, err := podLogs(ctx, srv.Client, "done"); err == nil || !strings.Contains(err.Error(), "were removed after it finished") {
+		t.Errorf("logs of the collected pod: %q, %v; want an error saying its containers were removed", out, err)
 	}
 	n, err := client.For[*core.Node](srv.Client).Get(ctx, "", "node-1")
 	if err != nil {
@@ -169,4 +232,14 @@ func TestDiskPressureCollectsImagesThenEvicts(t *testing.T) {
 			t.Errorf("DiskPressure %s while the threshold holds", c.Status)
 		}
 	}
+}
+
+// podLogs reads a pod's whole log.
+func podLogs(ctx context.Context, c *client.Client, name string) (string, error) {
+	r, err := c.PodLogs(ctx, "default", name, client.LogOptions{})
+	if err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(r)
+	return string(b), err
 }
