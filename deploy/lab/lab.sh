@@ -127,6 +127,13 @@ node_up() {
   [ -S "$dir/containerd.sock" ] || die "containerd of $node did not start; see $STATE/logs/containerd-$node.log"
 }
 
+# The lab's nodes share this host's disk: as kind does, their agents evict
+# for memory only (the kubelet's default memory.available<100Mi), so that a
+# host disk more than 85 % full does not evict the lab's pods and collect
+# its images. KOBUNE_LAB_EVICTION_HARD sets other thresholds (the agent's
+# --eviction-hard; docs/agent.md).
+EVICTION_HARD=${KOBUNE_LAB_EVICTION_HARD:-memory.available<100Mi}
+
 agent_up() {
   local node=$1 dir
   dir="$STATE/nodes/$node"
@@ -135,7 +142,8 @@ agent_up() {
     --tls-cert-file "$PKI/agent-$node-serving.crt" --tls-private-key-file "$PKI/agent-$node-serving.key" --client-ca-file "$PKI/ca.crt" \
     --runtime containerd --containerd "$dir/containerd.sock" --containerd-namespace kobune \
     --state-dir "$dir/agent" --pod-cidr "10.244.$(node_index "$node").0/24" \
-    --load-images "$BIN/images" --lease-interval 2s --crashloop-backoff-base 2s --crashloop-backoff-max 30s
+    --load-images "$BIN/images" --lease-interval 2s --crashloop-backoff-base 2s --crashloop-backoff-max 30s \
+    --eviction-hard "$EVICTION_HARD"
 }
 
 # csi_up NODE: kobune-csi-local, the lab's CSI driver and its provisioner,
