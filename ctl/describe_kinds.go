@@ -429,6 +429,21 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 		fmt.Fprintf(tw, "    Port%s:\t%s\n", plural(len(ports)), none(strings.Join(ports, ", ")))
 		fmt.Fprintln(tw, "    Environment:\t"+none(envLines(c)))
 	}
+	// Deployments' and ReplicaSets' conditions, as kubectl prints them
+	// (ReplicaFailure says why pods are missing: a quota, say).
+	var conds []apps.Condition
+	switch w := obj.(type) {
+	case *apps.Deployment:
+		conds = w.Status.Conditions
+	case *apps.ReplicaSet:
+		conds = w.Status.Conditions
+	}
+	if len(conds) > 0 {
+		fmt.Fprintln(tw, "Conditions:\n  Type\tStatus\tReason\n  ----\t------\t------")
+		for _, c := range conds {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Type, c.Status, c.Reason)
+		}
+	}
 	return true
 }
 

@@ -31,6 +31,15 @@ const (
 	ReasonMinimumNotAvailable = "MinimumReplicasUnavailable"
 )
 
+// ReplicaFailure is the condition of a ReplicaSet that could not create or
+// delete a pod (a quota refused it, say), and of its Deployment; it goes
+// when the ReplicaSet's next pass succeeds.
+const (
+	ConditionReplicaFailure = "ReplicaFailure"
+	ReasonFailedCreate      = "FailedCreate"
+	ReasonFailedDelete      = "FailedDelete"
+)
+
 // Revision reads an object's revision annotation (0 if none).
 func Revision(o meta.Object) int64 {
 	v, _ := strconv.ParseInt(o.GetObjectMeta().Annotations[RevisionAnnotation], 10, 64)

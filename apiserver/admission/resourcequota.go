@@ -176,5 +176,5 @@ func raised(now, before resource.List) resource.List {
 }
 
 func forbidden(a *Attributes, msg string) error {
-	return status.Errorf(codes.PermissionDenied, "%s %q is forbidden: %s", a.Kind.Resource, a.Object.GetObjectMeta().Name, msg)
+	return status.Errorf(codes.PermissionDenied, "%s %q is forbidden: %s", a.Kind.QualifiedResource(), a.Object.GetObjectMeta().Name, msg)
 }

@@ -39,6 +39,15 @@ func (dc *Controller) syncStatus(ctx context.Context, r *rollout) (reconcile.Res
 		conds = setCondition(conds, apps.ConditionAvailable, meta.ConditionFalse, apps.ReasonMinimumNotAvailable, "Deployment does not have minimum availability.", now)
 	}
 
+	// A ReplicaSet that cannot create or delete its pods: its
+	// ReplicaFailure becomes the Deployment's (the new one's first, as
+	// Kubernetes' getReplicaFailures), and goes with it.
+	if f := replicaFailure(r); f != nil {
+		conds = setCondition(conds, f.Type, f.Status, f.Reason, f.Message, now)
+	} else {
+		conds = removeCondition(conds, apps.ConditionReplicaFailure)
+	}
+
 	var requeue time.Duration
 	complete := r.newRS != nil && st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want && replicas(r.newRS) == want
 	prog := findCondition(d.Status.Conditions, apps.ConditionProgressing)
@@ -88,6 +97,31 @@ func progressed(old, cur apps.DeploymentStatus, generation int64) bool {
 	curOld := cur.Replicas - cur.UpdatedReplicas
 	return cur.UpdatedReplicas > old.UpdatedReplicas || cur.ReadyReplicas > old.ReadyReplicas ||
 		cur.AvailableReplicas > old.AvailableReplicas || curOld < oldOld || generation != old.ObservedGeneration
+}
+
+// replicaFailure is the ReplicaFailure condition (True) of the new
+// ReplicaSet, else of an old one, else nil.
+func replicaFailure(r *rollout) *apps.Condition {
+	rss := r.all
+	if r.newRS != nil {
+		rss = append([]*apps.ReplicaSet{r.newRS}, rss...)
+	}
+	for _, rs := range rss {
+		if c := findCondition(rs.Status.Conditions, apps.ConditionReplicaFailure); c != nil && c.Status == meta.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+func removeCondition(conds []apps.Condition, typ string) []apps.Condition {
+	out := conds[:0]
+	for _, c := range conds {
+		if c.Type != typ {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func findCondition(conds []apps.Condition, typ string) *apps.Condition {

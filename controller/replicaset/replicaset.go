@@ -7,9 +7,12 @@ package replicaset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
+
+	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
@@ -101,7 +104,7 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 		}
 		observed = rs.Generation
 	}
-	requeue, err := rc.updateStatus(ctx, rs, active, observed)
+	requeue, err := rc.updateStatus(ctx, rs, active, observed, manageErr)
 	if manageErr != nil {
 		return reconcile.Result{}, manageErr
 	}
@@ -231,8 +234,8 @@ func readyTime(p *core.Pod) time.Time {
 // while it waits for its own creates and deletes to show up): the
 // Deployment controller reads it as "this ReplicaSet's pods follow its
 // replicas now".
-func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod, observed int64) (time.Duration, error) {
-	st := apps.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: observed, Conditions: rs.Status.Conditions}
+func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod, observed int64, manageErr error) (time.Duration, error) {
+	st := apps.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: observed, Conditions: replicaFailure(rs, len(active), manageErr, rc.now())}
 	var requeue time.Duration
 	now := rc.now()
 	for _, p := range active {
@@ -255,7 +258,7 @@ func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, act
 		}
 	}
 	if st.Replicas == rs.Status.Replicas && st.FullyLabeledReplicas == rs.Status.FullyLabeledReplicas && st.ReadyReplicas == rs.Status.ReadyReplicas &&
-		st.AvailableReplicas == rs.Status.AvailableReplicas && st.ObservedGeneration == rs.Status.ObservedGeneration {
+		st.AvailableReplicas == rs.Status.AvailableReplicas && st.ObservedGeneration == rs.Status.ObservedGeneration && len(st.Conditions) == len(rs.Status.Conditions) {
 		return requeue, nil
 	}
 	updated := *rs
@@ -264,4 +267,48 @@ func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, act
 		return 0, err
 	}
 	return requeue, nil
+}
+
+// replicaFailure is the ReplicaSet's conditions after a pass, as
+// Kubernetes' calculateStatus has them: a failed create or delete adds
+// ReplicaFailure (True, FailedCreate or FailedDelete, the API server's
+// message; the first failure's is kept while it lasts), a pass without
+// error removes it (also one that only waited for its own creates, as in
+// Kubernetes).
+func replicaFailure(rs *apps.ReplicaSet, active int, manageErr error, now time.Time) []apps.Condition {
+	var conds []apps.Condition
+	var failed bool
+	for _, c := range rs.Status.Conditions {
+		if c.Type == apps.ConditionReplicaFailure {
+			failed = true
+			if manageErr == nil {
+				continue
+			}
+		}
+		conds = append(conds, c)
+	}
+	if manageErr == nil || failed {
+		return conds
+	}
+	want := 1
+	if rs.Spec.Replicas != nil {
+		want = int(*rs.Spec.Replicas)
+	}
+	reason := apps.ReasonFailedCreate
+	if active > want {
+		reason = apps.ReasonFailedDelete
+	}
+	return append(conds, apps.Condition{Type: apps.ConditionReplicaFailure, Status: meta.ConditionTrue, Reason: reason,
+		Message: apiMessage(manageErr), LastTransitionTime: meta.Time{Time: now.UTC().Truncate(time.Second)}})
+}
+
+// apiMessage is the API server's own words in a wrapped error
+// (`pods "web-x" is forbidden: exceeded quota: ...`), as Kubernetes' condition
+// carries them.
+func apiMessage(err error) string {
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		return client.Message(se.GRPCStatus().Err())
+	}
+	return err.Error()
 }
