@@ -2,8 +2,14 @@ package replicaset
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
@@ -208,5 +214,38 @@ func TestDeletingReplicaSetCreatesNothing(t *testing.T) {
 	}
 	if n := len(api.Filter("create", "pods")); n != 0 {
 		t.Errorf("%d pods created for a ReplicaSet being deleted", n)
+	}
+}
+
+// TestReplicaFailureCondition: a refused create sets ReplicaFailure with
+// the API server's words (not the wrapping), the first failure's kept
+// while failures last; a delete refused is FailedDelete; a pass without
+// error removes it and keeps the other conditions.
+func TestReplicaFailureCondition(t *testing.T) {
+	quota := fmt.Errorf("create pod: %w", status.Error(codes.PermissionDenied, `pods "web-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2`))
+	other := apps.Condition{Type: "Other", Status: meta.ConditionTrue}
+	failed := func(reason, msg string) apps.Condition {
+		return apps.Condition{Type: apps.ConditionReplicaFailure, Status: meta.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: meta.Time{Time: now}}
+	}
+	first := failed(apps.ReasonFailedCreate, `pods "web-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2`)
+	tests := []struct {
+		name   string
+		conds  []apps.Condition
+		active int
+		err    error
+		want   []apps.Condition
+	}{
+		{"create refused", []apps.Condition{other}, 2, quota, []apps.Condition{other, first}},
+		{"still refused: the first message stays", []apps.Condition{failed(apps.ReasonFailedCreate, "earlier")}, 2, quota, []apps.Condition{failed(apps.ReasonFailedCreate, "earlier")}},
+		{"delete refused", nil, 5, errors.New("delete pod web-y: boom"), []apps.Condition{failed(apps.ReasonFailedDelete, "delete pod web-y: boom")}},
+		{"a pass without error removes it", []apps.Condition{first, other}, 3, nil, []apps.Condition{other}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := replicaFailure(rs(3, func(r *apps.ReplicaSet) { r.Status.Conditions = tt.conds }), tt.active, tt.err, now)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("conditions\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
 	}
 }
