@@ -193,6 +193,26 @@ func TestKubectlStreamsOnTheLab(t *testing.T) {
 		t.Errorf("kobectl cp round trip: %v %q", err, b)
 	}
 
+	// top: the metrics API (metrics.k8s.io/v1beta1) from the agents'
+	// samples of the real nodes, as the real kubectl asks for it; the
+	// first samples take a few seconds after the pods start.
+	for _, args := range [][]string{{"top", "nodes"}, {"top", "pods", "-n", "lab", "--containers"}} {
+		want := map[string][]string{"nodes": {"NAME", "CPU(cores)", "MEMORY(bytes)", "node-1", "node-2"},
+			"pods": {"POD", "NAME", "CPU(cores)", "MEMORY(bytes)", "hello-1", "client"}}[args[1]]
+		var r result
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+			if r = s.run("", args...); r.code == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		for _, w := range want {
+			if r.code != 0 || !strings.Contains(r.stdout, w) {
+				t.Errorf("kubectl %s: exit %d, want %q in\n%s%s", strings.Join(args, " "), r.code, w, r.stdout, r.stderr)
+				break
+			}
+		}
+	}
+
 	// The lab's user dev, given view in lab, may read its pods but not
 	// exec into them or forward their ports.
 	s.ok("", "create", "rolebinding", "dev-view", "--clusterrole=view", "--user=dev", "-n", "lab")
