@@ -170,10 +170,40 @@ func (r *Containerd) RemoveOrphanSandboxes(ctx context.Context, keep map[string]
 	return removed, nil
 }
 
-// ReleaseSandbox implements SandboxReleaser: CNI DEL and the network
-// namespace go (the address is free again); the exited containers stay.
+// ReleaseSandbox implements SandboxReleaser: the exited containers'
+// tasks are deleted (their shims exit; containerd's CRI does the same when
+// a container exits — the exit codes are in the pod's status by now), the
+// pod's cgroup goes, then CNI DEL and the network namespace (the address
+// is free again). The containers stay, with their writable layers and logs.
 func (r *Containerd) ReleaseSandbox(ctx context.Context, uid string) error {
-	return r.network.Teardown(r.ctx(ctx), sandboxID(uid))
+	ctx = r.ctx(ctx)
+	ctrs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
+	if err != nil {
+		return fmt.Errorf("list containers of pod %s: %w", uid, err)
+	}
+	parents := map[string]bool{}
+	for _, ctr := range ctrs {
+		if l, err := ctr.Labels(ctx); err == nil && l[LabelCgroup] != "" {
+			parents[filepath.Dir(l[LabelCgroup])] = true
+		}
+		task, err := ctr.Task(ctx, nil)
+		if errdefs.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("task of %s: %w", ctr.ID(), err)
+		}
+		if st, err := task.Status(ctx); err != nil || st.Status != client.Stopped {
+			continue // not exited: left to the pod's deletion
+		}
+		if _, err := task.Delete(ctx); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("delete task %s: %w", ctr.ID(), err)
+		}
+	}
+	for p := range parents {
+		removePodCgroup(p)
+	}
+	return r.network.Teardown(ctx, sandboxID(uid))
 }
 
 func sandboxID(uid string) string {

@@ -125,7 +125,8 @@ func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
 }
 
 // TestDiskPressureCollectsImagesThenEvicts: a pod that ran to completion
-// gives its network back at once and keeps its dead container (and logs);
+// gives its network back at once, its exited task goes (no shim is left
+// running for it), and it keeps its dead container (and logs);
 // then an agent whose nodefs threshold is always crossed
 // (nodefs.available<99.99%) reports DiskPressure, first removes the dead
 // container (writable layer, logs; the pod stays Succeeded), then deletes
@@ -168,6 +169,9 @@ func TestDiskPressureCollectsImagesThenEvicts(t *testing.T) {
 	}
 	if c := ctr("containers", "ls", "-q"); !strings.Contains(c, done.UID+"-work") {
 		t.Fatalf("the finished pod's dead container is gone before any pressure:\n%s", c)
+	}
+	if tasks := ctr("tasks", "ls"); strings.Contains(tasks, done.UID) {
+		t.Errorf("the finished pod's exited task (and its shim) is still there:\n%s", tasks)
 	}
 	if out, err := podLogs(ctx, srv.Client, "done"); err != nil || out != "finished\n" {
 		t.Errorf("logs of the finished pod: %q, %v; want \"finished\"", out, err)
