@@ -177,15 +177,11 @@ func (r *Containerd) RemoveOrphanSandboxes(ctx context.Context, keep map[string]
 // is free again). The containers stay, with their writable layers and logs.
 func (r *Containerd) ReleaseSandbox(ctx context.Context, uid string) error {
 	ctx = r.ctx(ctx)
-	ctrs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
+	ctrs, parents, err := r.podContainers(ctx, uid)
 	if err != nil {
-		return fmt.Errorf("list containers of pod %s: %w", uid, err)
+		return err
 	}
-	parents := map[string]bool{}
 	for _, ctr := range ctrs {
-		if l, err := ctr.Labels(ctx); err == nil && l[LabelCgroup] != "" {
-			parents[filepath.Dir(l[LabelCgroup])] = true
-		}
 		task, err := ctr.Task(ctx, nil)
 		if errdefs.IsNotFound(err) {
 			continue
@@ -520,15 +516,11 @@ func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l
 // tasks and containers are deleted, CNI DEL runs, the namespace goes.
 func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duration) error {
 	ctx = r.ctx(ctx)
-	ctrs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
+	ctrs, parents, err := r.podContainers(ctx, uid)
 	if err != nil {
-		return fmt.Errorf("list containers of pod %s: %w", uid, err)
+		return err
 	}
-	parents := map[string]bool{}
 	for _, ctr := range ctrs {
-		if l, err := ctr.Labels(ctx); err == nil && l[LabelCgroup] != "" {
-			parents[filepath.Dir(l[LabelCgroup])] = true
-		}
 		if err := stopContainer(ctx, ctr, grace); err != nil {
 			return err
 		}
@@ -554,6 +546,22 @@ func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duratio
 		_ = os.RemoveAll(d)
 	}
 	return nil
+}
+
+// podContainers lists a pod's containers and the pod cgroups they run
+// in (to remove once they are gone).
+func (r *Containerd) podContainers(ctx context.Context, uid string) ([]client.Container, map[string]bool, error) {
+	ctrs, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q==%s", LabelPodUID, uid))
+	if err != nil {
+		return nil, nil, fmt.Errorf("list containers of pod %s: %w", uid, err)
+	}
+	parents := map[string]bool{}
+	for _, ctr := range ctrs {
+		if l, err := ctr.Labels(ctx); err == nil && l[LabelCgroup] != "" {
+			parents[filepath.Dir(l[LabelCgroup])] = true
+		}
+	}
+	return ctrs, parents, nil
 }
 
 func stopContainer(ctx context.Context, ctr client.Container, grace time.Duration) error {

@@ -235,9 +235,9 @@ func readyTime(p *core.Pod) time.Time {
 // Deployment controller reads it as "this ReplicaSet's pods follow its
 // replicas now".
 func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod, observed int64, manageErr error) (time.Duration, error) {
-	st := apps.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: observed, Conditions: replicaFailure(rs, len(active), manageErr, rc.now())}
-	var requeue time.Duration
 	now := rc.now()
+	st := apps.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: observed, Conditions: replicaFailure(rs, len(active), manageErr, now)}
+	var requeue time.Duration
 	for _, p := range active {
 		fully := true
 		for k, v := range rs.Spec.Template.Labels {

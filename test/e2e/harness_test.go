@@ -221,10 +221,7 @@ func startCluster(t *testing.T, nodes int) (*testserver.Server, []*node) {
 // pods' network namespaces and cgroups. It runs after the agent has stopped
 // and before containerd stops, and needs no API server.
 func (n *node) removeLeftovers(t *testing.T) {
-	ctr := func(args ...string) string {
-		out, _ := exec.Command("ctr", append([]string{"-a", n.socket(), "-n", "kobune-e2e"}, args...)...).CombinedOutput()
-		return string(out)
-	}
+	ctr := n.ctr
 	uids := map[string]bool{}
 	for _, id := range strings.Fields(ctr("containers", "ls", "-q")) {
 		if len(id) > 36 {
@@ -254,6 +251,13 @@ func (n *node) removeLeftovers(t *testing.T) {
 			_ = os.Remove(d)
 		}
 	}
+}
+
+// ctr runs containerd's ctr on the node's containerd, in the agents'
+// namespace, and returns what it printed (errors included).
+func (n *node) ctr(args ...string) string {
+	out, _ := exec.Command("ctr", append([]string{"-a", n.socket(), "-n", "kobune-e2e"}, args...)...).CombinedOutput()
+	return string(out)
 }
 
 func (n *node) socket() string { return filepath.Join(n.dir, "containerd.sock") }

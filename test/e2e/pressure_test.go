@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -138,10 +137,7 @@ func TestDiskPressureCollectsImagesThenEvicts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pods := client.For[*core.Pod](srv.Client)
-	ctr := func(args ...string) string {
-		out, _ := exec.Command("ctr", append([]string{"-a", nodes[0].socket(), "-n", "kobune-e2e"}, args...)...).CombinedOutput()
-		return string(out)
-	}
+	ctr := nodes[0].ctr
 	// First without pressure: a pod that runs to completion (16 MiB in its
 	// writable layer) and one that keeps running.
 	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "done", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
