@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
@@ -432,10 +433,8 @@ func (r *Containerd) list(ctx context.Context, filter string) ([]PodState, error
 	}
 	pods := map[string]*PodState{}
 	for _, ctr := range ctrs {
-		l, err := ctr.Labels(ctx)
-		if err != nil {
-			return nil, err
-		}
+		info := listed(ctx, ctr)
+		l := info.Labels
 		uid := l[LabelPodUID]
 		p := pods[uid]
 		if p == nil {
@@ -443,7 +442,7 @@ func (r *Containerd) list(ctx context.Context, filter string) ([]PodState, error
 			p = &PodState{UID: uid, Name: l[LabelPodName], Namespace: l[LabelPodNamespace], IP: l[LabelPodIP], StartedAt: started}
 			pods[uid] = p
 		}
-		p.Containers = append(p.Containers, r.containerState(ctx, ctr, l))
+		p.Containers = append(p.Containers, r.containerState(ctx, ctr, info))
 	}
 	out := make([]PodState, 0, len(pods))
 	for _, p := range pods {
@@ -453,8 +452,19 @@ func (r *Containerd) list(ctx context.Context, filter string) ([]PodState, error
 	return out, nil
 }
 
-func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l map[string]string) ContainerState {
-	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true"}
+// listed is a container's record as the listing returned it. Reading it
+// again (Labels, Info) is a second request, and a container another
+// goroutine deletes in between (the restart of a crashing container)
+// would fail it with "not found": a listing must not fail for the
+// containers that come and go while it runs.
+func listed(ctx context.Context, ctr client.Container) containers.Container {
+	info, _ := ctr.Info(ctx, client.WithoutRefreshedMetadata) // never fails without a refresh
+	return info
+}
+
+func (r *Containerd) containerState(ctx context.Context, ctr client.Container, info containers.Container) ContainerState {
+	l := info.Labels
+	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true", Image: info.Image, StartedAt: info.CreatedAt}
 	if n, err := strconv.Atoi(l[LabelRestarts]); err == nil {
 		cs.Restarts = int32(n)
 	}
@@ -462,9 +472,6 @@ func (r *Containerd) containerState(ctx context.Context, ctr client.Container, l
 		started, _ := time.Parse(time.RFC3339, l[LabelLastStarted])
 		finished, _ := time.Parse(time.RFC3339, l[LabelLastFinished])
 		cs.Last = &ContainerState{Name: cs.Name, ExitCode: int32(code), Reason: l[LabelLastReason], Message: l[LabelLastMessage], StartedAt: started, FinishedAt: finished}
-	}
-	if info, err := ctr.Info(ctx); err == nil {
-		cs.Image, cs.StartedAt = info.Image, info.CreatedAt
 	}
 	task, err := ctr.Task(ctx, nil)
 	if err != nil && l[LabelStartError] != "" {
@@ -557,8 +564,8 @@ func (r *Containerd) podContainers(ctx context.Context, uid string) ([]client.Co
 	}
 	parents := map[string]bool{}
 	for _, ctr := range ctrs {
-		if l, err := ctr.Labels(ctx); err == nil && l[LabelCgroup] != "" {
-			parents[filepath.Dir(l[LabelCgroup])] = true
+		if cg := listed(ctx, ctr).Labels[LabelCgroup]; cg != "" {
+			parents[filepath.Dir(cg)] = true
 		}
 	}
 	return ctrs, parents, nil

@@ -39,8 +39,9 @@ func (r *Containerd) Measured(ctx context.Context) ([]MeasuredContainer, error) 
 	}
 	var out []MeasuredContainer
 	for _, ctr := range ctrs {
-		l, err := ctr.Labels(ctx)
-		if err != nil || l[LabelCgroup] == "" {
+		info := listed(ctx, ctr)
+		l := info.Labels
+		if l[LabelCgroup] == "" {
 			continue
 		}
 		task, err := ctr.Task(ctx, nil)
@@ -51,11 +52,7 @@ func (r *Containerd) Measured(ctx context.Context) ([]MeasuredContainer, error) 
 		if err != nil || st.Status != client.Running {
 			continue
 		}
-		m := MeasuredContainer{PodUID: l[LabelPodUID], Name: l[LabelContainer], ID: ctr.ID(), Cgroup: l[LabelCgroup], PID: task.Pid()}
-		if info, err := ctr.Info(ctx); err == nil {
-			m.StartedAt = info.CreatedAt
-		}
-		out = append(out, m)
+		out = append(out, MeasuredContainer{PodUID: l[LabelPodUID], Name: l[LabelContainer], ID: ctr.ID(), Cgroup: l[LabelCgroup], PID: task.Pid(), StartedAt: info.CreatedAt})
 	}
 	return out, nil
 }
@@ -92,9 +89,7 @@ func (r *Containerd) RemoveUnusedImages(ctx context.Context, keep map[string]boo
 	}
 	used := map[string]bool{}
 	for _, c := range ctrs {
-		if info, err := c.Info(ctx); err == nil {
-			used[info.Image] = true
-		}
+		used[listed(ctx, c).Image] = true
 	}
 	imgs, err := r.client.ImageService().List(ctx)
 	if err != nil {

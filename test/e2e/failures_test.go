@@ -2,11 +2,17 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/containerd/v2/pkg/oci"
+
+	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
@@ -255,4 +261,81 @@ func TestStaleSnapshotFromAnInterruptedCreate(t *testing.T) {
 	}
 	nodes[0].startAgent(t, "10.244.89.0/24")
 	waitForPod(t, ctx, pods, "stale", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+}
+
+// Seen in CI: `kobectl logs` of one pod failed with `container "<uid>-app"
+// ... not found` — another pod's crashing container was replaced while
+// the agent listed the node's containers, and the listing read each
+// container a second time. A listing (what logs, exec, the sync loop and
+// the metrics read) must not fail for containers that come and go while
+// it runs.
+func TestListingWhileContainersComeAndGo(t *testing.T) {
+	requireRoot(t)
+	n := &node{name: "node-1", dir: t.TempDir()}
+	n.startContainerd(t)
+	const ns = "kobune-e2e-churn"
+	rt, err := runtime.NewContainerd(n.socket(), ns, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	c, err := containerd.New(n.socket(), containerd.WithDefaultNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(namespaces.WithNamespace(context.Background(), ns), time.Minute)
+	defer cancel()
+	// Containers (records only, no task) made and deleted one after another,
+	// eight at a time, as a crashing container is replaced on each restart.
+	made := func(i int) string { return fmt.Sprintf("00000000-0000-0000-0000-%012d-app", i) }
+	create := func(i int) error {
+		_, err := c.NewContainer(ctx, made(i), containerd.WithSpec(&oci.Spec{}),
+			containerd.WithContainerLabels(map[string]string{runtime.LabelPodUID: made(i)[:36], runtime.LabelContainer: "app"}))
+		return err
+	}
+	for i := range 8 {
+		if err := create(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	churned := make(chan error, 1)
+	go func() {
+		i := 8
+		for {
+			select {
+			case <-stop:
+				churned <- nil
+				return
+			default:
+			}
+			if err := create(i); err != nil {
+				churned <- err
+				return
+			}
+			if err := c.ContainerService().Delete(ctx, made(i-8)); err != nil {
+				churned <- err
+				return
+			}
+			i++
+		}
+	}()
+	lists := 0
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); lists++ {
+		pods, err := rt.Pods(ctx)
+		if err != nil {
+			close(stop)
+			<-churned
+			t.Fatalf("listing %d failed while containers came and went: %v", lists, err)
+		}
+		if len(pods) < 8 {
+			t.Errorf("listing %d: %d pods, want the 8 that always exist", lists, len(pods))
+		}
+	}
+	close(stop)
+	if err := <-churned; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d listings while containers were replaced", lists)
 }
