@@ -244,6 +244,23 @@ func TestRESTFieldValidationTellsTyposFromUnsupported(t *testing.T) {
 	if code != 422 || !strings.Contains(string(b), "spec.os: not supported by kobune") {
 		t.Fatalf("unsupported field under KobuneStrict: %d %s", code, b)
 	}
+	// Fields Kobune's types keep (so that they round-trip) but do not act
+	// on are named too, though the body decodes without an unknown field:
+	// a globalDefault class would otherwise be stored and silently not be
+	// the default.
+	for _, kept := range []struct{ path, body, field string }{
+		{"/apis/scheduling.k8s.io/v1/priorityclasses", `{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"NAME"},"value":10,"globalDefault":true}`, "globalDefault"},
+		{"/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"NAME"},"spec":{"containers":[{"name":"c","image":"i","stdin":true}]}}`, "spec.containers[0].stdin"},
+	} {
+		code, hdr, b = c.do("POST", kept.path+"?fieldValidation=Strict", "", strings.Replace(kept.body, "NAME", "warned", 1))
+		if code != 201 || !strings.Contains(hdr.Get("Warning"), kept.field+": not supported by kobune") {
+			t.Errorf("%s under Strict: %d %q %s", kept.field, code, hdr.Values("Warning"), b)
+		}
+		code, _, b = c.do("POST", kept.path+"?fieldValidation=KobuneStrict", "", strings.Replace(kept.body, "NAME", "refused", 1))
+		if code != 422 || !strings.Contains(string(b), kept.field+": not supported by kobune") {
+			t.Errorf("%s under KobuneStrict: %d %s", kept.field, code, b)
+		}
+	}
 }
 
 // TestRESTPatchScaleProtobufAndOpenAPI: the three patch types, the scale

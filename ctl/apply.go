@@ -115,7 +115,8 @@ func newCreateCommand(o *Options) *cobra.Command {
 		return err
 	}))
 	cmd.AddCommand(newCreateServiceAccountCommand(o), newCreateTokenCommand(o), newCreateBindingCommand(o, false), newCreateBindingCommand(o, true),
-		newCreateDeploymentCommand(o), newCreateConfigMapCommand(o), newCreateSecretCommand(o), newCreateServiceCommand(o), newCreateJobCommand(o), newCreateQuotaCommand(o))
+		newCreateDeploymentCommand(o), newCreateConfigMapCommand(o), newCreateSecretCommand(o), newCreateServiceCommand(o), newCreateJobCommand(o), newCreateQuotaCommand(o), newCreatePDBCommand(o),
+		newCreatePriorityClassCommand(o))
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package ctl_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -32,18 +33,32 @@ func TestDisruptionBudgetsAndDrain(t *testing.T) {
 	if r := kobectl(t, s, "", "create", "deployment", "web", "--image=kobune.local/labapp:1.0", "--replicas=4"); r.code != 0 {
 		t.Fatalf("create deployment: %+v", r)
 	}
-	budgets := `apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web}
-spec: {minAvailable: 3, selector: {matchLabels: {app: web}}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: half}
-spec: {minAvailable: "50%", selector: {matchLabels: {app: nobody}}}
-`
-	if r := kobectl(t, s, budgets, "apply", "-f", "-"); r.code != 0 {
-		t.Fatalf("apply budgets: %+v", r)
+	// kubectl create pdb's flags, each wrong one named; nothing stored.
+	for _, bad := range []struct{ args []string }{
+		{[]string{"--min-available=3"}},
+		{[]string{"--selector=app=web"}},
+		{[]string{"--selector=app=web", "--min-available=3", "--max-unavailable=1"}},
+		{[]string{"--selector=app in (web", "--min-available=3"}},
+		{[]string{"--selector=app=web", "--max-unavailable=half"}},
+		{[]string{"--selector=app=web", "--min-available=-1"}},
+	} {
+		if r := kobectl(t, s, "", append([]string{"create", "pdb", "web"}, bad.args...)...); r.code == 0 ||
+			!regexp.MustCompile(`--selector|--min-available|--max-unavailable`).MatchString(r.stderr) {
+			t.Errorf("create pdb %v: %+v, want the flag named", bad.args, r)
+		}
+	}
+	if r := kobectl(t, s, "", "get", "pdb"); r.code != 0 || strings.Contains(r.stdout, "web") {
+		t.Errorf("a refused create pdb stored a budget: %+v", r)
+	}
+	if r := kobectl(t, s, "", "create", "pdb", "web", "--selector=app=web", "--min-available=3", "--dry-run=client", "-o", "yaml"); r.code != 0 ||
+		!strings.Contains(r.stdout, "minAvailable: 3\n") || !strings.Contains(r.stdout, "matchLabels:\n      app: web") {
+		t.Errorf("create pdb --dry-run=client -o yaml: %+v", r)
+	}
+	if r := kobectl(t, s, "", "create", "pdb", "web", "--selector=app=web", "--min-available=3"); r.code != 0 || r.stdout != "poddisruptionbudget.policy/web created\n" {
+		t.Fatalf("create pdb: %+v", r)
+	}
+	if r := kobectl(t, s, "", "create", "poddisruptionbudget", "half", "--selector=app in (nobody),!canary", "--min-available=50%"); r.code != 0 {
+		t.Fatalf("create poddisruptionbudget: %+v", r)
 	}
 	if r := kobectl(t, s, "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: bad}\nspec: {minAvailable: 1, maxUnavailable: \"120%\"}\n", "apply", "-f", "-"); r.code == 0 ||
 		!strings.Contains(r.stderr, "minAvailable and maxUnavailable cannot be both set") || !strings.Contains(r.stderr, "must not be greater than 100%") {

@@ -16,16 +16,20 @@ import (
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
 )
 
 // Generators: commands that build one object from flags — create
-// deployment|configmap|secret|service|job, run, expose — and then create
-// it, or with --dry-run=client only print it (the usual way to start a
-// manifest: kobectl create deployment web --image=... --dry-run=client -o
-// yaml), or with --dry-run=server have the API server check it.
+// deployment|configmap|secret|service|job|quota|pdb|priorityclass, run,
+// expose — and then create it, or with --dry-run=client only print it (the
+// usual way to start a manifest: kobectl create deployment web --image=...
+// --dry-run=client -o yaml), or with --dry-run=server have the API server
+// check it.
 
 // dryRunMode is --dry-run: "none", "client" or "server".
 type dryRunMode string
@@ -113,6 +117,13 @@ func (o *Options) emit(ctx context.Context, obj meta.Object, g *genFlags) error 
 	return nil
 }
 
+// emitFor is emit under the command's context (its timeout).
+func (o *Options) emitFor(cmd *cobra.Command, obj meta.Object, g *genFlags) error {
+	ctx, cancel := ctxFor(cmd)
+	defer cancel()
+	return o.emit(ctx, obj, g)
+}
+
 // containerName is what kubectl names a container after its image:
 // registry.example/team/web:1.0 gives web.
 func containerName(image string) string {
@@ -158,9 +169,7 @@ func newCreateDeploymentCommand(o *Options) *cobra.Command {
 				ObjectMeta: meta.ObjectMeta{Name: name, Labels: labels},
 				Spec: apps.DeploymentSpec{Replicas: &replicas, Selector: &meta.LabelSelector{MatchLabels: labels},
 					Template: core.PodTemplateSpec{ObjectMeta: meta.ObjectMeta{Labels: labels}, Spec: core.PodSpec{Containers: containers}}}}
-			ctx, cancel := ctxFor(cmd)
-			defer cancel()
-			return o.emit(ctx, d, &g)
+			return o.emitFor(cmd, d, &g)
 		},
 	}
 	g.register(cmd)
@@ -270,9 +279,7 @@ func newCreateConfigMapCommand(o *Options) *cobra.Command {
 				return err
 			}
 			cm := &core.ConfigMap{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta.ObjectMeta{Name: args[0]}, Data: data}
-			ctx, cancel := ctxFor(cmd)
-			defer cancel()
-			return o.emit(ctx, cm, &g)
+			return o.emitFor(cmd, cm, &g)
 		},
 	}
 	g.register(cmd)
@@ -343,9 +350,7 @@ func (o *Options) emitSecret(cmd *cobra.Command, name, typ string, data map[stri
 	for k, v := range data {
 		s.Data[k] = []byte(v)
 	}
-	ctx, cancel := ctxFor(cmd)
-	defer cancel()
-	return o.emit(ctx, s, g)
+	return o.emitFor(cmd, s, g)
 }
 
 // parsePortPairs reads --tcp PORT[:TARGET] values.
@@ -415,9 +420,7 @@ func newCreateServiceCommand(o *Options) *cobra.Command {
 				if nodePort != 0 && len(svc.Spec.Ports) > 0 {
 					svc.Spec.Ports[0].NodePort = nodePort
 				}
-				ctx, cancel := ctxFor(cmd)
-				defer cancel()
-				return o.emit(ctx, svc, &g)
+				return o.emitFor(cmd, svc, &g)
 			},
 		}
 		g.register(sub)
@@ -555,9 +558,7 @@ func newRunCommand(o *Options) *cobra.Command {
 			}
 			pod := &core.Pod{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: meta.ObjectMeta{Name: name, Labels: lbl},
 				Spec: core.PodSpec{Containers: []core.Container{ctr}, RestartPolicy: core.RestartPolicy(restart)}}
-			ctx, cancel := ctxFor(cmd)
-			defer cancel()
-			return o.emit(ctx, pod, &g)
+			return o.emitFor(cmd, pod, &g)
 		},
 	}
 	g.register(cmd)
@@ -733,13 +734,103 @@ func newCreateQuotaCommand(o *Options) *cobra.Command {
 			if scopes != "" {
 				q.Spec.Scopes = strings.Split(scopes, ",")
 			}
-			ctx, cancel := ctxFor(cmd)
-			defer cancel()
-			return o.emit(ctx, q, &g)
+			return o.emitFor(cmd, q, &g)
 		},
 	}
 	g.register(cmd)
 	cmd.Flags().StringVar(&hard, "hard", "", "the limits, NAME=QUANTITY,...")
 	cmd.Flags().StringVar(&scopes, "scopes", "", "the pods it counts: BestEffort, NotBestEffort, Terminating, NotTerminating, PriorityClass (comma-separated)")
+	return cmd
+}
+
+// newCreatePDBCommand is kubectl create poddisruptionbudget: a budget
+// for the pods --selector picks, with --min-available or
+// --max-unavailable (a number or a percentage).
+func newCreatePDBCommand(o *Options) *cobra.Command {
+	var g genFlags
+	var sel, minAvailable, maxUnavailable string
+	cmd := &cobra.Command{
+		Use:     "poddisruptionbudget NAME --selector=SELECTOR --min-available=N|N% | --max-unavailable=N|N%",
+		Aliases: []string{"pdb"},
+		Short:   "Create a PodDisruptionBudget (kubectl create poddisruptionbudget)",
+		Example: "  # At least one pod labelled app=web stays while nodes are drained\n" +
+			"  kobectl create pdb web --selector=app=web --min-available=1\n\n" +
+			"  # At most half of them may be evicted at once\n" +
+			"  kobectl create pdb web --selector=app=web --max-unavailable=50%",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if sel == "" {
+				return fmt.Errorf("--selector: a selector must be specified (the pods the budget covers, as app=web)")
+			}
+			parsed, err := selector.ParseLabels(sel)
+			if err != nil {
+				return fmt.Errorf("--selector: %w", err)
+			}
+			if (minAvailable == "") == (maxUnavailable == "") {
+				return fmt.Errorf("one of --min-available and --max-unavailable must be specified, and not both")
+			}
+			b := &policy.PodDisruptionBudget{TypeMeta: meta.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"}, ObjectMeta: meta.ObjectMeta{Name: args[0]},
+				Spec: policy.PodDisruptionBudgetSpec{Selector: selector.ToLabelSelector(parsed)}}
+			flag, value, field := "--min-available", minAvailable, &b.Spec.MinAvailable
+			if maxUnavailable != "" {
+				flag, value, field = "--max-unavailable", maxUnavailable, &b.Spec.MaxUnavailable
+			}
+			n, err := intOrPercent(value)
+			if err != nil {
+				return fmt.Errorf("%s: %w", flag, err)
+			}
+			*field = &n
+			return o.emitFor(cmd, b, &g)
+		},
+	}
+	g.register(cmd)
+	cmd.Flags().StringVar(&sel, "selector", "", "the label selector of the pods the budget covers")
+	cmd.Flags().StringVar(&minAvailable, "min-available", "", "the pods that must stay available: a number (2) or a percentage (50%)")
+	cmd.Flags().StringVar(&maxUnavailable, "max-unavailable", "", "the pods that may be unavailable at once: a number (1) or a percentage (25%)")
+	return cmd
+}
+
+// intOrPercent reads a count or a percentage, as "2" or "50%".
+func intOrPercent(s string) (meta.IntOrString, error) {
+	if n, err := strconv.ParseInt(s, 10, 32); err == nil && n >= 0 {
+		return meta.FromInt(int32(n)), nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		if n, err := strconv.Atoi(p); err == nil && n >= 0 {
+			return meta.FromString(s), nil
+		}
+	}
+	return meta.IntOrString{}, fmt.Errorf("%q is neither a number nor a percentage (as 2 or 50%%)", s)
+}
+
+// newCreatePriorityClassCommand is kubectl create priorityclass.
+func newCreatePriorityClassCommand(o *Options) *cobra.Command {
+	var g genFlags
+	var value int32
+	var description, preemption string
+	var globalDefault bool
+	cmd := &cobra.Command{
+		Use:     "priorityclass NAME --value=N [--description=TEXT] [--preemption-policy=Never]",
+		Aliases: []string{"pc"},
+		Short:   "Create a PriorityClass (kubectl create priorityclass)",
+		Example: "  # Pods naming it (priorityClassName: high) are scheduled first and may preempt lower ones\n" +
+			"  kobectl create priorityclass high --value=1000 --description=\"serving traffic\"\n\n" +
+			"  # Scheduled first, but never preempts\n" +
+			"  kobectl create priorityclass batch-first --value=500 --preemption-policy=Never",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if globalDefault {
+				return fmt.Errorf("--global-default: not supported by kobune: pods that name no class get priority 0; name the class in the pods (priorityClassName: %s)", args[0])
+			}
+			pc := &scheduling.PriorityClass{TypeMeta: meta.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"}, ObjectMeta: meta.ObjectMeta{Name: args[0]},
+				Value: value, Description: description, PreemptionPolicy: &preemption}
+			return o.emitFor(cmd, pc, &g)
+		},
+	}
+	g.register(cmd)
+	cmd.Flags().Int32Var(&value, "value", 0, "the priority: pods of higher classes are scheduled first")
+	cmd.Flags().StringVar(&description, "description", "", "what the class is for")
+	cmd.Flags().StringVar(&preemption, "preemption-policy", "PreemptLowerPriority", "PreemptLowerPriority or Never")
+	cmd.Flags().BoolVar(&globalDefault, "global-default", false, "the class of pods that name none (not supported by kobune: refused)")
 	return cmd
 }

@@ -12,12 +12,14 @@ import (
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/test/cluster"
 )
 
 // TestGeneratorsWaitEventsTaint: the commands that build objects from
-// flags (create deployment|configmap|secret|service|job, run, expose)
+// flags (create deployment|configmap|secret|service|job|priorityclass,
+// run, expose)
 // store what kubectl's would, print only with --dry-run=client and store
 // nothing with --dry-run=server; wait follows conditions, JSONPath values
 // and deletions and fails on its timeout; events lists an object's events
@@ -115,6 +117,26 @@ func TestGeneratorsWaitEventsTaint(t *testing.T) {
 	must("", "create", "service", "nodeport", "np", "--tcp=80:8080", "--node-port=30081")
 	if svc, err := client.For[*core.Service](s.Client).Get(ctx, "default", "np"); err != nil || svc.Spec.Ports[0].NodePort != 30081 || svc.Spec.Selector["app"] != "np" {
 		t.Errorf("create service nodeport: %+v %v", svc, err)
+	}
+
+	// create priorityclass: the class a pod names by priorityClassName.
+	must("", "create", "priorityclass", "high", "--value=1000", "--description=serving traffic")
+	must("", "create", "pc", "polite", "--value=500", "--preemption-policy=Never")
+	pcs := client.For[*scheduling.PriorityClass](s.Client)
+	if pc, err := pcs.Get(ctx, "", "high"); err != nil || pc.Value != 1000 || pc.Description != "serving traffic" || *pc.PreemptionPolicy != "PreemptLowerPriority" {
+		t.Errorf("create priorityclass high: %+v %v", pc, err)
+	}
+	if pc, err := pcs.Get(ctx, "", "polite"); err != nil || pc.Value != 500 || *pc.PreemptionPolicy != "Never" {
+		t.Errorf("create priorityclass --preemption-policy=Never: %+v %v", pc, err)
+	}
+	fails("preemptionPolicy", "create", "priorityclass", "rude", "--value=1", "--preemption-policy=Always")
+	fails("--global-default: not supported by kobune", "create", "priorityclass", "everyone", "--value=1", "--global-default")
+	if _, err := pcs.Get(ctx, "", "everyone"); !client.IsNotFound(err) {
+		t.Errorf("a refused priorityclass was stored: %v", err)
+	}
+	must("apiVersion: v1\nkind: Pod\nmetadata: {name: important}\nspec: {priorityClassName: high, containers: [{name: c, image: kobune.local/busybox:1.35}]}\n", "apply", "-f", "-")
+	if pod, err := client.For[*core.Pod](s.Client).Get(ctx, "default", "important"); err != nil || pod.Spec.Priority == nil || *pod.Spec.Priority != 1000 {
+		t.Errorf("a pod of class high: %+v %v", pod.Spec.Priority, err)
 	}
 
 	// run and create job; a Job from a CronJob's template.

@@ -3,6 +3,7 @@ package scheme
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -67,13 +68,15 @@ func (k *Kind) Decode(data []byte) (meta.Object, error) {
 }
 
 // DecodeStrict unmarshals JSON like Decode but keeps apiVersion and kind as
-// written, and reports whether the JSON has fields the type does not know
-// (then UnsupportedFields names them). It is the API server's hot path: see
+// written, and reports whether the JSON may have fields the type does not
+// know or keeps without supporting them (then UnsupportedFields names them). It is the API server's hot path: see
 // codec.go for the fast decoder it tries first.
 func (k *Kind) DecodeStrict(data []byte) (obj meta.Object, unknown bool, err error) {
 	o := k.New()
 	if fastDecodeStrict(data, o) == nil {
-		return o, false, nil
+		// Every field is known; but a field the type keeps only so that it
+		// round-trips (tagged unsupported) must still be named.
+		return o, mentionsUnsupported(reflect.TypeOf(o), data), nil
 	}
 	o = k.New()
 	if err := json.Unmarshal(data, o); err != nil {

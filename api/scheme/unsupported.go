@@ -1,11 +1,13 @@
 package scheme
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -102,6 +104,44 @@ func unsupportedFields(t reflect.Type) map[string]bool {
 	}
 	unsupportedCache.Store(t, out)
 	return out
+}
+
+var unsupportedKeysCache sync.Map // reflect.Type → [][]byte
+
+// mentionsUnsupported reports whether data may set a field tagged
+// unsupported anywhere in t: whether it holds the quoted JSON name of one
+// (a cheap look, for the decoder's fast path; a name that is only a value
+// costs a walk of the document, which then finds nothing).
+func mentionsUnsupported(t reflect.Type, data []byte) bool {
+	keys, ok := unsupportedKeysCache.Load(t)
+	if !ok {
+		var found [][]byte
+		seen := map[reflect.Type]bool{}
+		var visit func(t reflect.Type)
+		visit = func(t reflect.Type) {
+			for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+				t = t.Elem()
+			}
+			if t.Kind() != reflect.Struct || seen[t] {
+				return
+			}
+			seen[t] = true
+			for name := range unsupportedFields(t) {
+				found = append(found, []byte(strconv.Quote(name)))
+			}
+			for _, ft := range jsonFields(t) {
+				visit(ft)
+			}
+		}
+		visit(t)
+		keys, _ = unsupportedKeysCache.LoadOrStore(t, found)
+	}
+	for _, key := range keys.([][]byte) {
+		if bytes.Contains(data, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonFields maps the JSON names of a struct's fields, including those of

@@ -173,3 +173,35 @@ func SelectorFromSet(set map[string]string) Selector {
 	s, _ := FromLabelSelector(&meta.LabelSelector{MatchLabels: set})
 	return s
 }
+
+// ToLabelSelector is the structured form of a parsed label selector (what
+// kubectl's --selector flags become in a generated object): equality
+// clauses are matchLabels, != is NotIn, the others are matchExpressions.
+// FromLabelSelector of the result selects the same label sets.
+func ToLabelSelector(s Selector) *meta.LabelSelector {
+	ls := &meta.LabelSelector{}
+	for _, r := range s.Requirements {
+		e := meta.LabelSelectorRequirement{Key: r.Key, Values: append([]string(nil), r.Values...)}
+		switch r.Operator {
+		case Equals:
+			if _, twice := ls.MatchLabels[r.Key]; !twice {
+				if ls.MatchLabels == nil {
+					ls.MatchLabels = map[string]string{}
+				}
+				ls.MatchLabels[r.Key] = r.Values[0]
+				continue
+			}
+			e.Operator = meta.LabelSelectorOpIn // a=1,a=2: both must hold
+		case In:
+			e.Operator = meta.LabelSelectorOpIn
+		case NotEquals, NotIn:
+			e.Operator = meta.LabelSelectorOpNotIn
+		case Exists:
+			e.Operator, e.Values = meta.LabelSelectorOpExists, nil
+		case DoesNotExist:
+			e.Operator, e.Values = meta.LabelSelectorOpDoesNotExist, nil
+		}
+		ls.MatchExpressions = append(ls.MatchExpressions, e)
+	}
+	return ls
+}

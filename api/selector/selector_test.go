@@ -1,6 +1,8 @@
 package selector
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/kobune/kobune/api/meta"
@@ -100,5 +102,47 @@ func TestFromLabelSelector(t *testing.T) {
 	bad := &meta.LabelSelector{MatchExpressions: []meta.LabelSelectorRequirement{{Key: "a", Operator: "Like"}}}
 	if _, err := FromLabelSelector(bad); err == nil {
 		t.Error("want error for unknown operator")
+	}
+}
+
+// A selector typed on the command line becomes the structured form with
+// the same meaning, as kubectl's ParseToLabelSelector.
+func TestToLabelSelector(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string // the structured form, as JSON
+		sets map[string]bool
+	}{
+		{"app=web", `{"matchLabels":{"app":"web"}}`, map[string]bool{"app=web": true, "app=db": false, "": false}},
+		{"app==web,tier in (front,edge)", `{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"tier","operator":"In","values":["edge","front"]}]}`,
+			map[string]bool{"app=web,tier=edge": true, "app=web": false, "app=web,tier=db": false}},
+		{"app!=web", `{"matchExpressions":[{"key":"app","operator":"NotIn","values":["web"]}]}`, map[string]bool{"app=db": true, "": true, "app=web": false}},
+		{"tier notin (db),canary,!legacy", `{"matchExpressions":[{"key":"tier","operator":"NotIn","values":["db"]},{"key":"canary","operator":"Exists"},{"key":"legacy","operator":"DoesNotExist"}]}`,
+			map[string]bool{"canary=1": true, "canary=1,tier=db": false, "canary=1,legacy=1": false, "tier=web": false}},
+		{"a=1,a=2", `{"matchLabels":{"a":"1"},"matchExpressions":[{"key":"a","operator":"In","values":["2"]}]}`, map[string]bool{"a=1": false, "a=2": false}},
+	} {
+		s, err := ParseLabels(c.in)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		ls := ToLabelSelector(s)
+		if b, _ := json.Marshal(ls); string(b) != c.want {
+			t.Errorf("%q: %s, want %s", c.in, b, c.want)
+		}
+		back, err := FromLabelSelector(ls)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		for set, want := range c.sets {
+			labels := map[string]string{}
+			for _, kv := range strings.Split(set, ",") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					labels[k] = v
+				}
+			}
+			if got := back.Matches(labels); got != want || s.Matches(labels) != want {
+				t.Errorf("%q on {%s}: structured form %v, parsed %v; want %v", c.in, set, got, s.Matches(labels), want)
+			}
+		}
 	}
 }
