@@ -15,6 +15,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
@@ -191,6 +192,8 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 		describeResourceQuota(tw, x)
 	case *autoscaling.HorizontalPodAutoscaler:
 		describeHPA(tw, x)
+	case *policy.PodDisruptionBudget:
+		describePDB(tw, x)
 	case *networking.NetworkPolicy:
 		describeNetworkPolicy(tw, x)
 	case *networking.Ingress:

@@ -13,6 +13,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
 )
 
@@ -511,14 +512,11 @@ func selectorString(ls *meta.LabelSelector) string {
 	if ls == nil {
 		return "<none>"
 	}
-	var parts []string
-	for _, k := range sortedKeys(ls.MatchLabels) {
-		parts = append(parts, k+"="+ls.MatchLabels[k])
+	parsed, err := selector.FromLabelSelector(ls)
+	if err != nil {
+		return "<invalid>"
 	}
-	for _, e := range ls.MatchExpressions {
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", e.Key, strings.ToLower(string(e.Operator)), strings.Join(e.Values, ",")))
-	}
-	return none(strings.Join(parts, ","))
+	return none(parsed.String()) // kubectl's form: a=b,c in (d,e),f,!g
 }
 
 func sortedKeys(m map[string]string) []string {

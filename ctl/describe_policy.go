@@ -8,6 +8,7 @@ import (
 
 	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/resource"
 )
 
@@ -123,4 +124,28 @@ func describeHPA(w io.Writer, h *autoscaling.HorizontalPodAutoscaler) {
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
 	}
+}
+
+// describePDB prints kubectl's view of a PodDisruptionBudget: its bound,
+// selector and the disruption controller's counts.
+func describePDB(w io.Writer, b *policy.PodDisruptionBudget) {
+	switch {
+	case b.Spec.MinAvailable != nil:
+		fmt.Fprintf(w, "Min available:\t%s\n", b.Spec.MinAvailable)
+	case b.Spec.MaxUnavailable != nil:
+		fmt.Fprintf(w, "Max unavailable:\t%s\n", b.Spec.MaxUnavailable)
+	}
+	if b.Spec.Selector == nil {
+		fmt.Fprintln(w, "Selector:\t<unset>")
+	} else {
+		fmt.Fprintf(w, "Selector:\t%s\n", selectorString(b.Spec.Selector))
+	}
+	if p := b.Spec.UnhealthyPodEvictionPolicy; p != nil {
+		fmt.Fprintf(w, "Unhealthy pod eviction policy:\t%s\n", *p)
+	}
+	fmt.Fprintln(w, "Status:")
+	fmt.Fprintf(w, "    Allowed disruptions:\t%d\n", b.Status.DisruptionsAllowed)
+	fmt.Fprintf(w, "    Current:\t%d\n", b.Status.CurrentHealthy)
+	fmt.Fprintf(w, "    Desired:\t%d\n", b.Status.DesiredHealthy)
+	fmt.Fprintf(w, "    Total:\t%d\n", b.Status.ExpectedPods)
 }

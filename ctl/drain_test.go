@@ -72,6 +72,13 @@ func TestDisruptionBudgetsAndDrain(t *testing.T) {
 	if b.Status.ExpectedPods != 4 || b.Status.DesiredHealthy != 3 || b.Status.DisruptionsAllowed != 1 {
 		t.Errorf("minAvailable 3 of 4: %+v", b.Status)
 	}
+	// describe: kubectl's sections, the selector in its string form.
+	if r := kobectl(t, s, "", "describe", "pdb", "web"); !regexp.MustCompile(`(?s)Min available:\s+3\n.*Selector:\s+app=web\n.*Allowed disruptions:\s+1\n\s+Current:\s+4\n\s+Desired:\s+3\n\s+Total:\s+4\n`).MatchString(r.stdout) {
+		t.Errorf("describe pdb web:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := kobectl(t, s, "", "describe", "pdb", "half"); !regexp.MustCompile(`Min available:\s+50%\nSelector:\s+app in \(nobody\),!canary\n`).MatchString(r.stdout) {
+		t.Errorf("describe pdb half:\n%s%s", r.stdout, r.stderr)
+	}
 	// maxUnavailable 50% of the Deployment's 4 replicas: 2 must stay.
 	if r := kobectl(t, s, "", "patch", "pdb", "web", "--type=merge", "-p", `{"spec":{"minAvailable":null,"maxUnavailable":"50%"}}`); r.code != 0 {
 		t.Fatalf("patch budget: %+v", r)
