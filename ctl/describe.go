@@ -186,6 +186,10 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 		for _, k := range keys { // sizes only, as kubectl: describe shows no secret
 			fmt.Fprintf(tw, "%s:\t%d bytes\n", k, len(x.Data[k]))
 		}
+	case *core.Namespace:
+		if err := describeNamespace(ctx, tw, c, x); err != nil {
+			return err
+		}
 	case *core.LimitRange:
 		describeLimitRange(tw, x)
 	case *core.ResourceQuota:

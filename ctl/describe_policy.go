@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -10,15 +11,21 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/client"
 )
 
 // describeLimitRange prints kubectl's table of a LimitRange: a row per
 // type and resource with its min, max, default request, default limit and
 // ratio ("-" where the item says nothing).
 func describeLimitRange(w io.Writer, lr *core.LimitRange) {
-	fmt.Fprintln(w, "Type\tResource\tMin\tMax\tDefault Request\tDefault Limit\tMax Limit/Request Ratio")
-	fmt.Fprintln(w, "----\t--------\t---\t---\t---------------\t-------------\t-----------------------")
-	for _, it := range lr.Spec.Limits {
+	describeLimitRanges(w, "", []*core.LimitRange{lr})
+}
+
+// describeLimitRanges is the table of several, each row after indent.
+func describeLimitRanges(w io.Writer, indent string, lrs []*core.LimitRange) {
+	fmt.Fprintln(w, indent+"Type\tResource\tMin\tMax\tDefault Request\tDefault Limit\tMax Limit/Request Ratio")
+	fmt.Fprintln(w, indent+"----\t--------\t---\t---\t---------------\t-------------\t-----------------------")
+	for _, it := range limitItems(lrs) {
 		names := map[resource.Name]bool{}
 		for _, l := range []resource.List{it.Min, it.Max, it.DefaultRequest, it.Default, it.MaxLimitRequestRatio} {
 			for n := range l {
@@ -37,14 +44,27 @@ func describeLimitRange(w io.Writer, lr *core.LimitRange) {
 				}
 				return "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Type, n, cell(it.Min), cell(it.Max), cell(it.DefaultRequest), cell(it.Default), cell(it.MaxLimitRequestRatio))
+			fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", indent, it.Type, n, cell(it.Min), cell(it.Max), cell(it.DefaultRequest), cell(it.Default), cell(it.MaxLimitRequestRatio))
 		}
 	}
+}
+
+func limitItems(lrs []*core.LimitRange) []core.LimitRangeItem {
+	var items []core.LimitRangeItem
+	for _, lr := range lrs {
+		items = append(items, lr.Spec.Limits...)
+	}
+	return items
 }
 
 // describeResourceQuota prints kubectl's view of a ResourceQuota: its
 // scopes and a row per resource with what is used of what is allowed.
 func describeResourceQuota(w io.Writer, q *core.ResourceQuota) {
+	describeQuota(w, "", q)
+}
+
+// describeQuota is describeResourceQuota with every line after indent.
+func describeQuota(w io.Writer, indent string, q *core.ResourceQuota) {
 	var scopes []string
 	scopes = append(scopes, q.Spec.Scopes...)
 	if q.Spec.ScopeSelector != nil {
@@ -57,17 +77,17 @@ func describeResourceQuota(w io.Writer, q *core.ResourceQuota) {
 		}
 	}
 	if len(scopes) > 0 {
-		fmt.Fprintf(w, "Scopes:\t%s\n", strings.Join(scopes, ", "))
+		fmt.Fprintf(w, "%sScopes:\t%s\n", indent, strings.Join(scopes, ", "))
 	}
-	fmt.Fprintln(w, "Resource\tUsed\tHard")
-	fmt.Fprintln(w, "--------\t----\t----")
+	fmt.Fprintln(w, indent+"Resource\tUsed\tHard")
+	fmt.Fprintln(w, indent+"--------\t----\t----")
 	for _, n := range q.Spec.Hard.Names() {
 		used := "<unknown>" // the controller has not counted it yet
 		if u, ok := q.Status.Used[n]; ok {
 			used = u.String()
 		}
 		h := q.Spec.Hard[n]
-		fmt.Fprintf(w, "%s\t%s\t%s\n", n, used, h.String())
+		fmt.Fprintf(w, "%s%s\t%s\t%s\n", indent, n, used, h.String())
 	}
 }
 
@@ -148,4 +168,38 @@ func describePDB(w io.Writer, b *policy.PodDisruptionBudget) {
 	fmt.Fprintf(w, "    Current:\t%d\n", b.Status.CurrentHealthy)
 	fmt.Fprintf(w, "    Desired:\t%d\n", b.Status.DesiredHealthy)
 	fmt.Fprintf(w, "    Total:\t%d\n", b.Status.ExpectedPods)
+}
+
+// describeNamespace prints kubectl's view of a namespace: its phase, the
+// quotas that count in it (with their usage) and the limit ranges that
+// default and bound its containers.
+func describeNamespace(ctx context.Context, w io.Writer, c *client.Client, ns *core.Namespace) error {
+	fmt.Fprintf(w, "Status:\t%s\n", ns.Status.Phase)
+	quotas, _, err := client.For[*core.ResourceQuota](c).List(ctx, ns.Name, client.ListOptions{})
+	if err != nil {
+		return err
+	}
+	limits, _, err := client.For[*core.LimitRange](c).List(ctx, ns.Name, client.ListOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if len(quotas) == 0 {
+		fmt.Fprintln(w, "No resource quota.")
+	} else {
+		fmt.Fprintln(w, "Resource Quotas")
+		sort.Slice(quotas, func(i, j int) bool { return quotas[i].Name < quotas[j].Name })
+		for _, q := range quotas {
+			fmt.Fprintf(w, "  Name:\t%s\n", q.Name)
+			describeQuota(w, "  ", q)
+		}
+	}
+	fmt.Fprintln(w)
+	if len(limits) == 0 {
+		fmt.Fprintln(w, "No LimitRange resource.")
+		return nil
+	}
+	fmt.Fprintln(w, "Resource Limits")
+	describeLimitRanges(w, " ", limits)
+	return nil
 }

@@ -60,6 +60,16 @@ spec:
 			t.Errorf("describe limitrange lacks %q:\n%s%s", want, r.stdout, r.stderr)
 		}
 	}
+	// describe namespace: its limit ranges under Resource Limits (and no
+	// quota), as kubectl shows them.
+	r = kobectl(t, s, "", "describe", "namespace", "team")
+	flat = regexp.MustCompile(` +`).ReplaceAllString(r.stdout, " ")
+	for _, want := range []string{"Status: Active\n", "\nNo resource quota.\n", "\nResource Limits\n Type Resource Min Max Default Request Default Limit Max Limit/Request Ratio\n",
+		"\n Container cpu 50m 1 100m 500m -\n", "\n PersistentVolumeClaim storage - 1Gi - - -\n"} {
+		if r.code != 0 || !strings.Contains(flat, want) {
+			t.Errorf("describe namespace lacks %q:\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
 	pod := func(name, resources string, extra ...string) string {
 		y := "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: team}\nspec:\n  containers:\n  - {name: app, image: kobune.local/labapp:1.0" + resources + "}\n"
 		for i, e := range extra {

@@ -152,6 +152,14 @@ spec:
 			t.Errorf("describe quota lacks %q:\n%s%s", want, r.stdout, r.stderr)
 		}
 	}
+	// describe namespace: every quota of the namespace with its usage.
+	r = kobectl(t, s, "", "describe", "ns", "team")
+	flat = regexp.MustCompile(` +`).ReplaceAllString(r.stdout, " ")
+	for _, want := range []string{"\nResource Quotas\n Name: besteffort\n", "\n Name: compute\n Scopes: NotBestEffort\n Resource Used Hard\n", "\n requests.cpu 600m 1\n", "\n pods 1 4\n", "\nNo LimitRange resource.\n"} {
+		if r.code != 0 || !strings.Contains(flat, want) {
+			t.Errorf("describe namespace lacks %q:\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
 
 	// Deleting pod a gives its share back (the controller's recount); then
 	// b fits.
