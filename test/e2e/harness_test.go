@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -282,6 +283,14 @@ func (n *node) startContainerd(t *testing.T) {
 			_ = n.containerd.Process.Kill()
 			<-done
 		}
+		// Shims outlive their containerd. removeLeftovers deleted every
+		// task containerd still knew; a shim it had lost (an agent killed
+		// inside a task's delete) would run on, without a container.
+		for _, pid := range shimsOf(n.socket()) {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				t.Logf("killed leftover containerd shim %d", pid)
+			}
+		}
 		unmountUnder(root)
 		logf.Close()
 	})
@@ -295,6 +304,30 @@ func (n *node) startContainerd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// shimsOf lists the containerd shims serving the containerd at socket.
+func shimsOf(socket string) []int {
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if !strings.Contains(args[0], "containerd-shim") {
+			continue
+		}
+		for i, a := range args[:len(args)-1] {
+			if a == "-address" && args[i+1] == socket {
+				if pid, err := strconv.Atoi(strings.Split(f, "/")[2]); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+		}
+	}
+	return pids
 }
 
 // startAgent runs kobune-agent inside the node's network namespace. It
