@@ -69,8 +69,9 @@ func (k *Kind) Decode(data []byte) (meta.Object, error) {
 
 // DecodeStrict unmarshals JSON like Decode but keeps apiVersion and kind as
 // written, and reports whether the JSON may have fields the type does not
-// know or keeps without supporting them (then UnsupportedFields names them). It is the API server's hot path: see
-// codec.go for the fast decoder it tries first.
+// know or keeps without supporting them (then UnsupportedFields names
+// them). It is the API server's hot path: see codec.go for the fast
+// decoder it tries first.
 func (k *Kind) DecodeStrict(data []byte) (obj meta.Object, unknown bool, err error) {
 	o := k.New()
 	if fastDecodeStrict(data, o) == nil {
