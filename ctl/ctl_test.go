@@ -125,6 +125,26 @@ spec:
 	if g := kobectl(t, s, "", "get", "configmap", "first"); g.code != 0 {
 		t.Errorf("the good document before the bad ones was not stored: %s", g.stderr)
 	}
+
+	// Issue #32: delete -f of the same file panicked on the kind it could
+	// not decode; as kubectl, it deletes what it can and names the rest.
+	d := kobectl(t, s, in, "delete", "-f", "-")
+	if d.code == 0 || strings.Contains(d.stderr, "panic") {
+		t.Fatalf("delete -f with undecodable documents: exit %d\n%s", d.code, d.stderr)
+	}
+	for _, want := range []string{`configmap "first" deleted`, `service "web" deleted`} {
+		if !strings.Contains(d.stdout, want) {
+			t.Errorf("delete stdout lacks %q:\n%s", want, d.stdout)
+		}
+	}
+	for _, want := range []string{`line 5: unknown kind "Frobnicator"`, "line 10: invalid YAML", `configmaps "typo" not found`} {
+		if !strings.Contains(d.stderr, want) {
+			t.Errorf("delete stderr lacks %q:\n%s", want, d.stderr)
+		}
+	}
+	if g := kobectl(t, s, "", "get", "configmap", "first"); g.code == 0 {
+		t.Error("configmap first is still there after delete -f")
+	}
 }
 
 // TestBadInputsChangeNothing: every bad input gets a clear error naming the

@@ -49,6 +49,9 @@ type target struct {
 	kind      *scheme.Kind
 	namespace string
 	name      string
+	// err: a document of -f that cannot be deleted (a kind or apiVersion
+	// kobectl does not know); the others are deleted all the same.
+	err error
 }
 
 func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) error {
@@ -79,6 +82,13 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 	var lastErr error
 	var deleted []target
 	for _, t := range targets {
+		if t.err != nil {
+			if lastErr != nil {
+				fmt.Fprintln(o.ErrOut, formatError(lastErr, o.Server))
+			}
+			lastErr = t.err
+			continue
+		}
 		err := c.Resource(t.kind).Delete(ctx, t.namespace, t.name, client.DeleteOptions{GracePeriodSeconds: grace, PropagationPolicy: policy})
 		if client.IsNotFound(err) && f.ignoreNF {
 			continue
@@ -123,6 +133,10 @@ func (o *Options) deleteTargets(ctx context.Context, c *client.Client, f *delete
 		}
 		var ts []target
 		for i := range ms {
+			if ms[i].Err != nil { // as kubectl: named, and the rest is deleted
+				ts = append(ts, target{err: fmt.Errorf("%s: %w", ms[i].Source, ms[i].Err)})
+				continue
+			}
 			if err := o.setNamespace(&ms[i]); err != nil {
 				return nil, err
 			}
