@@ -66,11 +66,24 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		a.event(pod, core.EventTypeWarning, "Failed", "Error: "+cfgErr.Error())
 		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, cfgErr.Container, "CreateContainerConfigError", cfgErr.Error())))
 	case errors.As(err, &imgErr):
-		// Say why the pod cannot start (kubectl shows ErrImageNeverPull), and retry later.
-		if imgErr.Reason != "CreateContainerError" { // the runtime reported that one
-			a.event(pod, core.EventTypeWarning, imgErr.Reason, imgErr.Error())
+		// Say why the pod cannot start as the kubelet does (the event, then
+		// "Error: <reason>"), and look again when a pull back-off ends.
+		if imgErr.Event != "" {
+			typ := core.EventTypeWarning
+			if imgErr.Event == "BackOff" {
+				typ = core.EventTypeNormal
+			}
+			a.event(pod, typ, imgErr.Event, imgErr.Error())
+			if imgErr.Event != imgErr.Reason {
+				a.event(pod, core.EventTypeWarning, "Failed", "Error: "+imgErr.Reason)
+			}
 		}
-		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, imgErr.Container, imgErr.Reason, imgErr.Error())))
+		werr := a.writeStatus(ctx, pod, waitingStatus(pod, imgErr.Container, imgErr.Reason, imgErr.Error()))
+		if imgErr.RetryIn > 0 && werr == nil {
+			a.podLoop.Queue.AddAfter(key, imgErr.RetryIn)
+			return nil
+		}
+		return errors.Join(err, werr)
 	case errors.As(err, &sbErr):
 		a.event(pod, core.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+sbErr.Err.Error())
 		return err

@@ -145,17 +145,28 @@ func statusEqual(a, b core.PodStatus) bool {
 	return reflect.DeepEqual(ja, jb)
 }
 
-// waitingStatus is the status of a pod that cannot start yet: Pending, with
-// the blocked container waiting for reason and the others being created.
+// waitingStatus is the status of a pod that cannot start yet: Pending,
+// with the blocked container (an init container or another) waiting for
+// reason, as the kubelet reports it: init containers not yet run and,
+// in a pod that has init containers, the containers wait with
+// PodInitializing; in one without, with ContainerCreating.
 func waitingStatus(pod *core.Pod, container, reason, message string) core.PodStatus {
 	s := core.PodStatus{Phase: core.PodPending, QOSClass: pod.Status.QOSClass, HostIP: pod.Status.HostIP,
 		NominatedNodeName: pod.Status.NominatedNodeName}
-	for _, c := range pod.Spec.Containers {
-		cs := core.ContainerStatus{Name: c.Name, Image: c.Image, State: core.ContainerState{Waiting: &core.ContainerStateWaiting{Reason: "ContainerCreating"}}}
+	waiting := func(c core.Container, otherwise string) core.ContainerStatus {
+		cs := core.ContainerStatus{Name: c.Name, Image: c.Image, State: core.ContainerState{Waiting: &core.ContainerStateWaiting{Reason: otherwise}}}
 		if c.Name == container {
 			cs.State.Waiting = &core.ContainerStateWaiting{Reason: reason, Message: message}
 		}
-		s.ContainerStatuses = append(s.ContainerStatuses, cs)
+		return cs
+	}
+	creating := "ContainerCreating"
+	for _, c := range pod.Spec.InitContainers {
+		s.InitContainerStatuses = append(s.InitContainerStatuses, waiting(c, "PodInitializing"))
+		creating = "PodInitializing"
+	}
+	for _, c := range pod.Spec.Containers {
+		s.ContainerStatuses = append(s.ContainerStatuses, waiting(c, creating))
 	}
 	s.Conditions = conditions(pod.Status.Conditions, nil)
 	return s

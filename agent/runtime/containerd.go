@@ -11,7 +11,6 @@ import (
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
-	"github.com/containerd/errdefs"
 
 	"github.com/kobune/kobune/agent/network"
 	"github.com/kobune/kobune/api/core"
@@ -40,6 +39,8 @@ const (
 	// message and when it failed (the container has no task then).
 	LabelStartError  = "kobune.io/start-error"
 	LabelStartFailed = "kobune.io/start-failed"
+	// The image's repository and manifest digest (the status's imageID).
+	LabelImageID = "kobune.io/image-id"
 )
 
 // ErrImageNeverPull is returned for an image that is missing while its
@@ -47,12 +48,16 @@ const (
 var ErrImageNeverPull = errors.New("ErrImageNeverPull")
 
 // ImageError says which container could not be had or made, with
-// Kubernetes' waiting reason (ErrImageNeverPull, ErrImagePull,
-// CreateContainerError) and the runtime's error as the message.
+// Kubernetes' waiting reason (InvalidImageName, ErrImageNeverPull,
+// ErrImagePull, ImagePullBackOff, CreateContainerError), the reason of
+// the event the kubelet records for it (empty: the runtime recorded it),
+// the runtime's error as the message, and when a pull may be tried again.
 type ImageError struct {
 	Container string
 	Reason    string
+	Event     string
 	Err       error
+	RetryIn   time.Duration
 }
 
 func (e *ImageError) Error() string { return e.Err.Error() }
@@ -93,6 +98,8 @@ type Containerd struct {
 	// SeccompDir holds the node's seccomp profiles, for pods that name
 	// one (seccompProfile type Localhost): <state>/seccomp.
 	SeccompDir string
+
+	pulls pullBackOff
 
 	mu      sync.Mutex
 	watched map[string]bool // container IDs whose task exit is awaited
@@ -200,32 +207,6 @@ func (r *Containerd) LoadImages(ctx context.Context, dir string) ([]string, erro
 		}
 	}
 	return names, nil
-}
-
-// ensureImage returns the image, following the pull policy. Pulls go
-// through containerd; Kobune's labs and tests never pull (images are
-// loaded from tarballs), so a pull is only tried when a user asks for one.
-func (r *Containerd) ensureImage(ctx context.Context, c *core.Container) (img client.Image, pulled bool, err error) {
-	img, err = r.client.GetImage(ctx, c.Image)
-	switch {
-	case err == nil && c.ImagePullPolicy != core.PullAlways:
-	case err != nil && !errdefs.IsNotFound(err):
-		return nil, false, fmt.Errorf("image %s: %w", c.Image, err)
-	case c.ImagePullPolicy == core.PullNever:
-		return nil, false, &ImageError{Container: c.Name, Reason: "ErrImageNeverPull",
-			Err: fmt.Errorf("%w: container image %q is not present with pull policy of Never", ErrImageNeverPull, c.Image)}
-	default:
-		if img, err = r.client.Pull(ctx, c.Image, client.WithPullUnpack); err != nil {
-			return nil, false, &ImageError{Container: c.Name, Reason: "ErrImagePull", Err: fmt.Errorf("pull %s: %w", c.Image, err)}
-		}
-		pulled = true
-	}
-	if ok, err := img.IsUnpacked(ctx, r.snapshotter); err == nil && !ok {
-		if err := img.Unpack(ctx, r.snapshotter); err != nil {
-			return nil, false, fmt.Errorf("unpack %s: %w", c.Image, err)
-		}
-	}
-	return img, pulled, nil
 }
 
 var _ Runtime = (*Containerd)(nil)

@@ -40,7 +40,7 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		// Images first: a pod whose image cannot be had gets no sandbox.
 		for _, cs := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 			for i := range cs {
-				if _, _, err := r.ensureImage(ctx, &cs[i]); err != nil {
+				if _, _, err := r.ensureImage(ctx, pod, &cs[i]); err != nil {
 					return PodState{}, err
 				}
 			}
@@ -214,7 +214,7 @@ func containerID(uid, name string) string { return uid + "-" + name }
 
 // start creates and starts one container in the pod's network namespace.
 func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, init bool, attempt int32, last *ContainerState) error {
-	img, pulled, err := r.ensureImage(ctx, c)
+	img, pulled, err := r.ensureImage(ctx, pod, c)
 	if err != nil {
 		return err
 	}
@@ -295,6 +295,7 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		labels[LabelInit] = "true"
 	}
 	labels[LabelRestarts] = strconv.Itoa(int(attempt))
+	labels[LabelImageID] = imageID(img.Name(), img.Target().Digest.String())
 	if last != nil {
 		labels[LabelLastExitCode] = strconv.Itoa(int(last.ExitCode))
 		labels[LabelLastReason] = last.Reason
@@ -464,7 +465,8 @@ func listed(ctx context.Context, ctr client.Container) containers.Container {
 
 func (r *Containerd) containerState(ctx context.Context, ctr client.Container, info containers.Container) ContainerState {
 	l := info.Labels
-	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true", Image: info.Image, StartedAt: info.CreatedAt}
+	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true", Image: info.Image,
+		ImageID: l[LabelImageID], StartedAt: info.CreatedAt}
 	if n, err := strconv.Atoi(l[LabelRestarts]); err == nil {
 		cs.Restarts = int32(n)
 	}

@@ -91,6 +91,11 @@ func (r *Containerd) RemoveUnusedImages(ctx context.Context, keep map[string]boo
 	for _, c := range ctrs {
 		used[listed(ctx, c).Image] = true
 	}
+	for name := range keep { // as pods name them: nginx is docker.io/library/nginx:latest here
+		if n, err := NormalizeImage(name); err == nil {
+			used[n] = true
+		}
+	}
 	imgs, err := r.client.ImageService().List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list images: %w", err)

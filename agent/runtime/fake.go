@@ -93,12 +93,14 @@ func (f *Fake) RunPod(ctx context.Context, pod *core.Pod, _ []string) (PodState,
 	}
 	p := &PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: now}
 	for _, c := range pod.Spec.InitContainers {
-		p.Containers = append(p.Containers, ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: c.Image,
-			ImageID: "fake://" + c.Image, Init: true, Reason: "Completed", StartedAt: now, FinishedAt: now})
+		image := fakeImage(c.Image)
+		p.Containers = append(p.Containers, ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: image,
+			ImageID: "fake://" + image, Init: true, Reason: "Completed", StartedAt: now, FinishedAt: now})
 	}
 	for _, c := range pod.Spec.Containers {
-		cs := ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: c.Image,
-			ImageID: "fake://" + c.Image, Running: true, StartedAt: now}
+		image := fakeImage(c.Image)
+		cs := ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: image,
+			ImageID: "fake://" + image, Running: true, StartedAt: now}
 		if code, ok := simulatedExit(c.Command); ok {
 			cs.Running, cs.ExitCode, cs.FinishedAt, cs.Reason = false, code, now, "Completed"
 			if code != 0 {
@@ -109,6 +111,17 @@ func (f *Fake) RunPod(ctx context.Context, pod *core.Pod, _ []string) (PodState,
 	}
 	f.pods[pod.UID] = p
 	return clone(p), nil
+}
+
+// fakeImage is the image a simulated node reports running: the name
+// normalised as a real node's (nginx is docker.io/library/nginx:latest),
+// or the name as written when it does not parse (a simulated node pulls
+// nothing, so it has no InvalidImageName to report).
+func fakeImage(name string) string {
+	if n, err := NormalizeImage(name); err == nil {
+		return n
+	}
+	return name
 }
 
 // simulatedExit reads the one command the fake runtime understands:
