@@ -59,14 +59,8 @@ func tables(wide bool) map[string]Table {
 	return map[string]Table{
 		"Pod": {w([]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, []string{"IP", "NODE", "NOMINATED NODE"}), func(o meta.Object) []string {
 			p := o.(*core.Pod)
-			ready, restarts := 0, int32(0)
-			for _, c := range p.Status.ContainerStatuses {
-				if c.Ready {
-					ready++
-				}
-				restarts += c.RestartCount
-			}
-			return w([]string{p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)), PodStatus(p), fmt.Sprint(restarts), age(o)},
+			r := podSummary(p)
+			return w([]string{p.Name, fmt.Sprintf("%d/%d", r.ready, len(p.Spec.Containers)), r.status, r.restartsColumn(), age(o)},
 				[]string{None(p.Status.PodIP), None(p.Spec.NodeName), None(p.Status.NominatedNodeName)})
 		}},
 		"Deployment": {w([]string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
@@ -401,33 +395,111 @@ func accessModes(modes []core.PersistentVolumeAccessMode) string {
 	return strings.Join(out, ",")
 }
 
-// PodStatus is kubectl's STATUS column: a waiting or terminated reason
-// beats the phase; a deletion shows as Terminating.
+// PodStatus is kubectl's STATUS column: an init container's progress or
+// reason while the pod initializes, then a waiting or terminated reason
+// beats the phase; a deletion of a pod not yet finished shows as
+// Terminating.
 func PodStatus(p *core.Pod) string {
-	if p.DeletionTimestamp != nil {
-		return "Terminating"
-	}
-	reason := string(p.Status.Phase)
+	return podSummary(p).status
+}
+
+// podRow is what kubectl's pod table says of a pod: how many containers
+// are ready, its status, and its restarts.
+type podRow struct {
+	ready       int
+	status      string
+	restarts    int32
+	lastRestart time.Time
+}
+
+// podSummary reads a pod as kubectl's printer does: while the init
+// containers run, the status is Init:N/M or Init:<reason> and RESTARTS
+// counts the init containers' restarts; after, the first container with a
+// waiting or terminated reason gives the status and RESTARTS counts the
+// containers' restarts, with how long ago the last one ended.
+func podSummary(p *core.Pod) podRow {
+	r := podRow{status: string(p.Status.Phase)}
 	if p.Status.Reason != "" {
-		reason = p.Status.Reason
+		r.status = p.Status.Reason
 	}
+	later := func(t *core.ContainerStateTerminated) {
+		if t != nil && t.FinishedAt.Time.After(r.lastRestart) {
+			r.lastRestart = t.FinishedAt.Time
+		}
+	}
+	initializing := false
 	for i, c := range p.Status.InitContainerStatuses {
-		if t := c.State.Terminated; t != nil && t.ExitCode == 0 {
+		r.restarts += c.RestartCount
+		later(c.LastState.Terminated)
+		t, w := c.State.Terminated, c.State.Waiting
+		switch {
+		case t != nil && t.ExitCode == 0:
 			continue
+		case t != nil && t.Reason != "":
+			r.status = "Init:" + t.Reason
+		case t != nil && t.Signal != 0:
+			r.status = fmt.Sprintf("Init:Signal:%d", t.Signal)
+		case t != nil:
+			r.status = fmt.Sprintf("Init:ExitCode:%d", t.ExitCode)
+		case w != nil && w.Reason != "" && w.Reason != "PodInitializing":
+			r.status = "Init:" + w.Reason
+		default:
+			r.status = fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
 		}
-		if w := c.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" {
-			return "Init:" + w.Reason
-		}
-		return fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
+		initializing = true
+		break
 	}
-	for _, c := range p.Status.ContainerStatuses {
-		if w := c.State.Waiting; w != nil && w.Reason != "" {
-			reason = w.Reason
-		} else if t := c.State.Terminated; t != nil && t.Reason != "" {
-			reason = t.Reason
+	if !initializing || podConditionTrue(p, core.PodInitialized) {
+		r.restarts, r.lastRestart = 0, time.Time{}
+		running := false
+		for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- { // the first container's reason wins
+			c := p.Status.ContainerStatuses[i]
+			r.restarts += c.RestartCount
+			later(c.LastState.Terminated)
+			t, w := c.State.Terminated, c.State.Waiting
+			switch {
+			case w != nil && w.Reason != "":
+				r.status = w.Reason
+			case t != nil && t.Reason != "":
+				r.status = t.Reason
+			case t != nil && t.Signal != 0:
+				r.status = fmt.Sprintf("Signal:%d", t.Signal)
+			case t != nil:
+				r.status = fmt.Sprintf("ExitCode:%d", t.ExitCode)
+			case c.Ready && c.State.Running != nil:
+				running = true
+				r.ready++
+			}
+		}
+		if r.status == "Completed" && running { // one container finished, another still runs
+			r.status = "NotReady"
+			if podConditionTrue(p, core.PodReady) {
+				r.status = "Running"
+			}
 		}
 	}
-	return reason
+	if p.DeletionTimestamp != nil && p.Status.Phase != core.PodSucceeded && p.Status.Phase != core.PodFailed {
+		r.status = "Terminating"
+	}
+	return r
+}
+
+func podConditionTrue(p *core.Pod, t core.PodConditionType) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status == meta.ConditionTrue
+		}
+	}
+	return false
+}
+
+// restartsColumn is kubectl's RESTARTS: the count, and how long ago the
+// last attempt ended ("3 (12s ago)").
+func (r podRow) restartsColumn() string {
+	if r.restarts != 0 && !r.lastRestart.IsZero() {
+		return fmt.Sprintf("%d (%s ago)", r.restarts, shortDuration(time.Since(r.lastRestart)))
+	}
+	return fmt.Sprint(r.restarts)
 }
 
 func nodeStatus(n *core.Node) string {
