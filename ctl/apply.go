@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/client"
 )
 
@@ -355,8 +357,8 @@ func withLastApplied(raw []byte) ([]byte, error) {
 // threeWayMerge applies the manifest onto the live object: fields in the
 // manifest win; fields that were in the last applied manifest but are gone
 // now are removed; other fields (set by controllers or other users) stay.
-// Lists are replaced whole (Kubernetes' strategic merge would merge
-// containers by name; see docs/differences.md). Status is never touched.
+// Lists with a merge key merge item by item, as kubectl's strategic
+// merge (patch.ThreeWay). Status is never touched.
 func threeWayMerge(liveJSON, manifestJSON, appliedJSON []byte) ([]byte, bool, error) {
 	var live, manifest, applied map[string]any
 	if err := json.Unmarshal(liveJSON, &live); err != nil {
@@ -379,34 +381,17 @@ func threeWayMerge(liveJSON, manifestJSON, appliedJSON []byte) ([]byte, bool, er
 	before, _ := json.Marshal(live)
 	delete(applied, "status")
 	delete(last, "status")
-	merged := mergeMaps(live, last, applied)
+	var kt *k8sapi.Type
+	if kind, _ := live["kind"].(string); kind != "" {
+		apiVersion, _ := live["apiVersion"].(string)
+		kt, _ = k8sapi.ForKind(apiVersion, kind)
+	}
+	merged := patch.ThreeWay(live, last, applied, kt)
 	after, err := json.Marshal(merged)
 	if err != nil {
 		return nil, false, err
 	}
 	return after, !reflect.DeepEqual(before, after), nil
-}
-
-func mergeMaps(live, last, desired map[string]any) map[string]any {
-	if live == nil {
-		live = map[string]any{}
-	}
-	for k, v := range desired {
-		dm, dIsMap := v.(map[string]any)
-		lm, lIsMap := live[k].(map[string]any)
-		if dIsMap && lIsMap {
-			lastSub, _ := last[k].(map[string]any)
-			live[k] = mergeMaps(lm, lastSub, dm)
-			continue
-		}
-		live[k] = v
-	}
-	for k := range last {
-		if _, still := desired[k]; !still {
-			delete(live, k)
-		}
-	}
-	return live
 }
 
 func sameRevision(a, b []byte) bool {
