@@ -89,7 +89,10 @@ func TestDaemonSet(t *testing.T) {
 		}
 	}
 
-	// Cordon node-2 (daemons tolerate it); taint node-3 with a taint they do not tolerate.
+	// Cordon node-2 (daemons tolerate it); taint node-3 NoSchedule with a
+	// taint they do not tolerate: no new daemon pod goes there, but the
+	// running one stays (Kubernetes removes daemon pods for NoExecute
+	// taints only), counted as misscheduled.
 	nodes := client.For[*core.Node](c)
 	for name, change := range map[string]func(*core.Node){
 		"node-2": func(n *core.Node) { n.Spec.Unschedulable = true },
@@ -99,15 +102,28 @@ func TestDaemonSet(t *testing.T) {
 	} {
 		retryUpdate(t, ctx, nodes, "", name, change)
 	}
+	var st *apps.DaemonSet
+	eventually("status counts node-3's pod as misscheduled", func() bool {
+		st, _ = dss.Get(ctx, "default", "agent")
+		return st != nil && st.Status.DesiredNumberScheduled == 2 && st.Status.NumberMisscheduled == 1
+	})
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if n := perNode("kobune.local/labapp:2.0"); n["node-3"] != 1 {
+			t.Fatalf("the daemon pod on node-3 went on a NoSchedule taint (pods per node: %v)", n)
+		}
+	}
+	// A NoExecute taint they do not tolerate removes it.
+	retryUpdate(t, ctx, nodes, "", "node-3", func(n *core.Node) {
+		n.Spec.Taints = append(n.Spec.Taints, core.Taint{Key: "dedicated", Value: "db", Effect: core.TaintNoExecute})
+	})
 	eventually("daemon pods on node-1 and the cordoned node-2 only", func() bool {
 		n := perNode("kobune.local/labapp:2.0")
 		return len(n) == 2 && n["node-1"] == 1 && n["node-2"] == 1
 	})
 	// The status is written after the pods change: wait for it too.
-	var st *apps.DaemonSet
 	eventually("status counts the two eligible nodes", func() bool {
 		st, _ = dss.Get(ctx, "default", "agent")
-		return st != nil && st.Status.DesiredNumberScheduled == 2 && st.Status.NumberReady == 2 && st.Status.UpdatedNumberScheduled == 2
+		return st != nil && st.Status.DesiredNumberScheduled == 2 && st.Status.NumberReady == 2 && st.Status.UpdatedNumberScheduled == 2 && st.Status.NumberMisscheduled == 0
 	})
 }
 

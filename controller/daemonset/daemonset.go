@@ -83,16 +83,21 @@ func sameTaints(a, b *core.Node) bool {
 	return true
 }
 
-// daemonTolerations are added to every daemon pod, as Kubernetes does.
+// daemonTolerations are added to every daemon pod, as Kubernetes does:
+// a daemon pod stays on a node that is not ready or unreachable (a node
+// failure evicts everything else), and is placed on nodes under pressure
+// and on cordoned ones. A pod on the host's network also tolerates a node
+// whose pod network is not up yet (it does not need it).
 var daemonTolerations = []core.Toleration{
 	{Key: "node.kubernetes.io/not-ready", Operator: "Exists", Effect: core.TaintNoExecute},
 	{Key: "node.kubernetes.io/unreachable", Operator: "Exists", Effect: core.TaintNoExecute},
 	{Key: "node.kubernetes.io/disk-pressure", Operator: "Exists", Effect: core.TaintNoSchedule},
 	{Key: "node.kubernetes.io/memory-pressure", Operator: "Exists", Effect: core.TaintNoSchedule},
 	{Key: "node.kubernetes.io/pid-pressure", Operator: "Exists", Effect: core.TaintNoSchedule},
-	{Key: "node.kubernetes.io/pid-pressure", Operator: "Exists", Effect: core.TaintNoSchedule},
 	{Key: "node.kubernetes.io/unschedulable", Operator: "Exists", Effect: core.TaintNoSchedule},
 }
+
+var hostNetworkToleration = core.Toleration{Key: "node.kubernetes.io/network-unavailable", Operator: "Exists", Effect: core.TaintNoSchedule}
 
 // Reconcile implements reconcile.Reconciler.
 func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
@@ -125,7 +130,7 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	st := apps.DaemonSetStatus{ObservedGeneration: ds.Generation}
 	eligible := map[string]bool{}
 	for _, n := range nodes {
-		ok := fits(proto, n)
+		ok, keep := fits(proto, n)
 		eligible[n.Name] = ok
 		var live []*core.Pod
 		for _, p := range byNode[n.Name] {
@@ -141,7 +146,9 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 			if len(live) > 0 {
 				st.NumberMisscheduled++
 			}
-			remove = append(remove, live...)
+			if !keep {
+				remove = append(remove, live...)
+			}
 			continue
 		}
 		st.DesiredNumberScheduled++
@@ -291,13 +298,32 @@ func (dc *Controller) podTemplate(ds *apps.DaemonSet, hash string) *core.Pod {
 	t.Labels[RevisionLabel] = hash
 	p := controller.PodFromTemplate(&t, ds.Namespace, ds.Name+"-", ds)
 	p.Spec.Tolerations = append(append([]core.Toleration(nil), p.Spec.Tolerations...), daemonTolerations...)
+	if p.Spec.HostNetwork {
+		p.Spec.Tolerations = append(p.Spec.Tolerations, hostNetworkToleration)
+	}
 	return p
 }
 
-// fits reports whether a daemon pod belongs on the node: node selector and
-// affinity, and taints (scheduling resources are the scheduler's business).
-func fits(p *core.Pod, n *core.Node) bool {
-	return core.PodMatchesNodeSelectorAndAffinity(p, n) && core.UntoleratedTaint(p, n) == nil
+// fits reports whether a daemon pod belongs on the node (node selector and
+// affinity, and taints; scheduling resources are the scheduler's
+// business), and whether a daemon pod already there keeps running, as
+// Kubernetes' NodeShouldRunDaemonPod: a taint the pod does not tolerate
+// stops new pods, but only a NoExecute one removes a running pod (a
+// user's NoSchedule taint, or the unreachable:NoSchedule taint of a
+// failed node, leaves it where it is).
+func fits(p *core.Pod, n *core.Node) (shouldRun, keepRunning bool) {
+	if !core.PodMatchesNodeSelectorAndAffinity(p, n) {
+		return false, false
+	}
+	if core.UntoleratedTaint(p, n) == nil {
+		return true, true
+	}
+	for i := range n.Spec.Taints {
+		if t := &n.Spec.Taints[i]; t.Effect == core.TaintNoExecute && !p.ToleratesTaint(t) {
+			return false, false
+		}
+	}
+	return false, true
 }
 
 // createPod makes the daemon pod for a node, pinned there by a required

@@ -73,3 +73,53 @@ func TestPinnedKeepsOtherTerms(t *testing.T) {
 		t.Error("the template's affinity was changed in place")
 	}
 }
+
+// TestRunningDaemonPodStaysOnANewNoScheduleTaint (issue #32): a NoSchedule
+// taint the pod does not tolerate — a user's, or the unreachable and
+// not-ready NoSchedule taints of a failed node — keeps new daemon pods
+// off the node but leaves the running one (it counts as misscheduled, as
+// in Kubernetes); only a NoExecute taint it does not tolerate removes it.
+func TestRunningDaemonPodStaysOnANewNoScheduleTaint(t *testing.T) {
+	tests := []struct {
+		name   string
+		taint  core.Taint
+		remove bool
+	}{
+		{"user NoSchedule taint", core.Taint{Key: "maintenance", Effect: core.TaintNoSchedule}, false},
+		{"failed node: unreachable NoSchedule", core.Taint{Key: "node.kubernetes.io/unreachable", Effect: core.TaintNoSchedule}, false},
+		{"failed node: not-ready NoSchedule", core.Taint{Key: "node.kubernetes.io/not-ready", Effect: core.TaintNoSchedule}, false},
+		{"failed node: unreachable NoExecute (tolerated)", core.Taint{Key: "node.kubernetes.io/unreachable", Effect: core.TaintNoExecute}, false},
+		{"user NoExecute taint", core.Taint{Key: "maintenance", Effect: core.TaintNoExecute}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ds := &apps.DaemonSet{ObjectMeta: meta.ObjectMeta{Name: "ingress", Namespace: "kube-system", UID: "ds-uid"},
+				Spec: apps.DaemonSetSpec{Template: core.PodTemplateSpec{ObjectMeta: meta.ObjectMeta{Labels: map[string]string{"app": "ingress"}},
+					Spec: core.PodSpec{Containers: []core.Container{{Name: "c", Image: "i"}}}}}}
+			yes := true
+			running := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "ingress-x", Namespace: "kube-system", UID: "p1", Labels: map[string]string{"app": "ingress", RevisionLabel: controller.TemplateHash(&ds.Spec.Template)},
+				OwnerReferences: []meta.OwnerReference{{Kind: "DaemonSet", Name: "ingress", UID: "ds-uid", Controller: &yes}}}}
+			running.Spec.NodeName = "n"
+			running.Status.Phase = core.PodRunning
+			c, api := controllertest.NewClient()
+			inf := controller.NewInformers(c)
+			inf.DaemonSets.Seed(ds)
+			inf.Nodes.Seed(node("n", nil, tt.taint))
+			inf.Pods.Seed(running)
+			dc := New(c, inf, client.NewAsyncRecorder(&client.Recorder{Client: c, Component: Name}, 100))
+			if _, err := dc.Reconcile(context.Background(), "kube-system/ingress"); err != nil {
+				t.Fatal(err)
+			}
+			if removed := len(api.Filter("delete", "pods")) > 0; removed != tt.remove {
+				t.Errorf("running daemon pod removed: %v, want %v", removed, tt.remove)
+			}
+			if n := len(api.Filter("create", "pods")); n != 0 {
+				t.Errorf("%d pods created on the tainted node", n)
+			}
+		})
+	}
+	hostNet := (&Controller{}).podTemplate(&apps.DaemonSet{Spec: apps.DaemonSetSpec{Template: core.PodTemplateSpec{Spec: core.PodSpec{HostNetwork: true}}}}, "h")
+	if !hostNet.ToleratesTaint(&core.Taint{Key: "node.kubernetes.io/network-unavailable", Effect: core.TaintNoSchedule}) {
+		t.Error("a hostNetwork daemon pod does not tolerate network-unavailable")
+	}
+}
