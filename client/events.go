@@ -2,8 +2,7 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,16 +88,26 @@ func (r *Recorder) Event(ctx context.Context, obj meta.Object, typ, reason, mess
 		}
 		// Gone (events expire) or changed by someone else: start a new one.
 	}
-	suffix := make([]byte, 8)
-	_, _ = rand.Read(suffix)
 	t := meta.Time{Time: now}
 	ev := &core.Event{
-		ObjectMeta:     meta.ObjectMeta{Name: m.Name + "." + hex.EncodeToString(suffix), Namespace: ns},
+		ObjectMeta:     meta.ObjectMeta{Namespace: ns},
 		InvolvedObject: ref, Reason: reason, Message: message, Type: typ, Count: 1,
 		Source:         core.EventSource{Component: r.Component, Host: r.Host},
 		FirstTimestamp: t, LastTimestamp: t, ReportingController: r.Component, ReportingInstance: r.Host,
 	}
-	created, err := For[*core.Event](r.Client).Create(ctx, ev)
+	// Named as Kubernetes names events: the object's name and the time in
+	// nanoseconds, in hex. Listed by name (etcd's key order), an object's
+	// events come out in the order they happened, also within one second
+	// (the timestamps' resolution). Two components writing in the same
+	// nanosecond: the second takes the next one.
+	var created *core.Event
+	var err error
+	for n := int64(0); n < 3; n++ {
+		ev.Name = fmt.Sprintf("%s.%x", m.Name, now.UnixNano()+n)
+		if created, err = For[*core.Event](r.Client).Create(ctx, ev); !IsAlreadyExists(err) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}

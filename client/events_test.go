@@ -59,3 +59,49 @@ func TestRecorderAggregatesEvents(t *testing.T) {
 		t.Errorf("%d SchedulingDecision events (%d combined) for 15 different ones; want 10 and 1 combined", len(evs), combined)
 	}
 }
+
+// TestEventsListInTheOrderTheyHappened (issue #32): events of one second
+// listed in random order (Created before Scheduled) because their names
+// ended in a random suffix. Named as Kubernetes names them (the time in
+// nanoseconds, hex), they list in order; two components recording in
+// the same nanosecond both succeed.
+func TestEventsListInTheOrderTheyHappened(t *testing.T) {
+	srv := testserver.New(t)
+	ctx := context.Background()
+	clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	tick := func() time.Time { clock = clock.Add(time.Microsecond); return clock }
+	scheduler := &client.Recorder{Client: srv.Client, Component: "default-scheduler", Now: tick}
+	agent := &client.Recorder{Client: srv.Client, Component: "kobune-agent", Host: "node-1", Now: tick}
+	pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"}}
+	want := []string{"Scheduled", "Pulled", "Created", "Started", "Killing", "Pulled2", "Created2", "Started2", "Unhealthy", "BackOff"}
+	for i, reason := range want {
+		r := agent
+		if i == 0 {
+			r = scheduler
+		}
+		if err := r.Event(ctx, pod, "Normal", reason, "m"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, _, err := client.For[*core.Event](srv.Client).List(ctx, "default", client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Reason)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("listed %v, want the order they were recorded in %v", got, want)
+	}
+	if n := evs[0].Name; n != fmt.Sprintf("web.%x", time.Date(2026, 12, 1, 12, 0, 0, 1000, time.UTC).UnixNano()) {
+		t.Errorf("event name %q, want web.<unix nanoseconds in hex>", n)
+	}
+	same := func() time.Time { return clock }
+	for _, c := range []string{"a", "b"} {
+		r := &client.Recorder{Client: srv.Client, Component: c, Now: same}
+		if err := r.Event(ctx, pod, "Normal", "Same", c); err != nil {
+			t.Errorf("recorder %s in the same nanosecond: %v", c, err)
+		}
+	}
+}

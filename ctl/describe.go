@@ -256,7 +256,7 @@ func describeEvents(w io.Writer, items [][]byte, uid string) {
 		fmt.Fprintln(w, "Events:  <none>")
 		return
 	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].LastTimestamp.Before(evs[j].LastTimestamp.Time) })
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].LastTimestamp.Before(evs[j].LastTimestamp.Time) }) // the list order (by name: by time) breaks ties
 	fmt.Fprintln(w, "Events:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  Type\tReason\tAge\tFrom\tMessage")
