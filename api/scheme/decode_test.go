@@ -141,3 +141,28 @@ spec: {ports: [{port: 80}]}
 		t.Errorf("service: unsupported %q; Services are acted on (cluster IPs, slices, node rules)", got)
 	}
 }
+
+// TestZeroValuedUnsupportedFieldsAskForNothing (issue #32): a
+// PriorityClass with globalDefault: false, a container with stdin: false
+// ask for what Kobune does; only a value that asks for something
+// unsupported is named.
+func TestZeroValuedUnsupportedFieldsAskForNothing(t *testing.T) {
+	tests := []struct {
+		doc  string
+		want []string
+	}{
+		{"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 10\nglobalDefault: false\n", nil},
+		{"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 10\nglobalDefault: true\n", []string{"globalDefault: not supported by kobune"}},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i, stdin: false, tty: false, terminationMessagePath: ''}]\n", nil},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i, stdin: true}]\n", []string{"spec.containers[0].stdin: not supported by kobune"}},
+	}
+	for _, tt := range tests {
+		docs, err := Decode([]byte(tt.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := docs[0].Unsupported; strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%s: unsupported %q, want %q", tt.doc, got, tt.want)
+		}
+	}
+}

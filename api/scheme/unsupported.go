@@ -47,6 +47,9 @@ func walk(val any, t reflect.Type, path string, out *[]string) {
 		fields := jsonFields(t)
 		for key, sub := range m {
 			ft, ok := fields[key]
+			if ok && unsupportedFields(t)[key] && asksNothing(sub, ft) {
+				continue // globalDefault: false asks for what Kobune does
+			}
 			if !ok || unsupportedFields(t)[key] {
 				*out = append(*out, join(path, key)+unsupportedSuffix)
 				continue
@@ -70,6 +73,26 @@ func walk(val any, t reflect.Type, path string, out *[]string) {
 			walk(sub, t.Elem(), path+"["+key+"]", out)
 		}
 	}
+}
+
+// asksNothing says whether a kept-but-unsupported field's value is its
+// Go zero value on a field without a pointer (false, 0, "", null): the
+// same as leaving it out, which is what Kobune does anyway. A pointer
+// field's zero is a choice (Kubernetes gives those other defaults), and
+// is named.
+func asksNothing(val any, t reflect.Type) bool {
+	if val == nil {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return val == false
+	case reflect.String:
+		return val == ""
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return val == float64(0) || val == json.Number("0")
+	}
+	return false
 }
 
 func join(path, key string) string {
