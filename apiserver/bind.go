@@ -49,7 +49,7 @@ func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.Objec
 		}
 		pod := o.(*core.Pod)
 		if req.Uid != "" && pod.UID != req.Uid {
-			return nil, status.Errorf(codes.FailedPrecondition, "Precondition failed: UID in precondition: %s, UID in object meta: %s", req.Uid, pod.UID)
+			return nil, status.Errorf(codes.Aborted, "Precondition failed: UID in precondition: %s, UID in object meta: %s", req.Uid, pod.UID)
 		}
 		if pod.DeletionTimestamp != nil {
 			return nil, status.Errorf(codes.Aborted, "pod %s/%s is being deleted, cannot be assigned to a host", ns, req.Name)

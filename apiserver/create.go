@@ -15,6 +15,7 @@ import (
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/validation"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/client"
@@ -75,8 +76,8 @@ func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldVali
 	// is what typed clients always send. Only otherwise is the body walked
 	// again to name every field it does not know.
 	o, unknown, err := k.DecodeStrict(raw)
-	if err != nil {
-		return nil, nil, nil, invalid("%s: %v", k.Kind, err)
+	if err != nil { // as kube-apiserver: 400, the body cannot be read as the kind
+		return nil, nil, nil, withReason(codes.InvalidArgument, reasonBadRequest, "%s in version %q cannot be handled as a %s: %v", k.Kind, k.APIVersion, k.Kind, err)
 	}
 	tm := o.GetTypeMeta()
 	if tm.Kind != "" && tm.Kind != k.Kind {
@@ -102,7 +103,12 @@ func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldVali
 				k.Kind, k.APIVersion, k.Kind, strings.Join(typos, ", "))
 		}
 		if len(unsupported) > 0 && fieldValidation == KobuneStrict {
-			return nil, nil, nil, invalid("%s: %s (%s field validation)", k.Kind, strings.Join(unsupported, "; "), KobuneStrict)
+			var errs validation.ErrorList
+			for _, u := range unsupported {
+				path, _, _ := strings.Cut(u, ": ")
+				errs = append(errs, &validation.Error{Type: validation.Forbidden, Field: path, Detail: "not supported by kobune (" + KobuneStrict + " field validation)"})
+			}
+			return nil, nil, nil, admission.InvalidError(fmt.Sprintf("%s %q is invalid: %v", k.Kind, o.GetObjectMeta().Name, errs.ToError()), errs)
 		}
 		warnings = append(typos, unsupported...)
 	}

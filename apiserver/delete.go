@@ -81,7 +81,7 @@ func (s *Server) delete(ctx context.Context, k *scheme.Kind, ns, name string, op
 		}
 		m := o.GetObjectMeta()
 		if opts.uid != "" && opts.uid != m.UID {
-			return nil, status.Errorf(codes.FailedPrecondition, "Precondition failed: UID in precondition: %s, UID in object meta: %s", opts.uid, m.UID)
+			return nil, status.Errorf(codes.Aborted, "Precondition failed: UID in precondition: %s, UID in object meta: %s", opts.uid, m.UID)
 		}
 		if opts.resourceVersion != "" && opts.resourceVersion != m.ResourceVersion {
 			return nil, storageError(storage.ErrConflict, k, name)

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,6 +222,9 @@ type restTarget struct {
 	resource             string       // "pods", "selfsubjectaccessreviews"
 	group, version       string
 	namespace, name, sub string
+	// objectName is the name in a create's body (the URL has none): what
+	// an Invalid Status names.
+	objectName string
 }
 
 // parseResourcePath reads /api/v1/... and /apis/GROUP/VERSION/...
@@ -351,6 +355,11 @@ const (
 // is, YAML and Kubernetes protobuf (what client-go's typed clients send)
 // turned into JSON.
 func readBody(r *http.Request) ([]byte, error) {
+	return readBodyUpTo(r, maxBodyBytes)
+}
+
+// readBodyUpTo is readBody for a body of at most limit bytes.
+func readBodyUpTo(r *http.Request, limit int) ([]byte, error) {
 	mt := contentJSON
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		var err error
@@ -358,11 +367,11 @@ func readBody(r *http.Request) ([]byte, error) {
 			return nil, status.Errorf(codes.InvalidArgument, "Content-Type %q: %v", ct, err)
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	b, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "reading the request body: %v", err)
 	}
-	if len(b) > maxBodyBytes {
+	if len(b) > limit {
 		return nil, tooLarge(len(b))
 	}
 	switch {
@@ -557,6 +566,11 @@ func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		writeError(w, err, t)
 		return
+	}
+	if t.name == "" {
+		named := *t
+		named.objectName = metadataName(body)
+		t = &named
 	}
 	q := r.URL.Query()
 	ns := t.namespace
@@ -789,10 +803,12 @@ type deleteOptionsBody struct {
 
 func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	var opts deleteOptionsBody
-	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
-	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+	// JSON, YAML or protobuf: client-go's typed clients send DeleteOptions
+	// as protobuf when they speak it (Kubernetes' e2e framework does).
+	b, err := readBodyUpTo(r, 64<<10)
+	if err == nil && len(bytes.TrimSpace(b)) > 0 {
 		if err = json.Unmarshal(b, &opts); err != nil {
-			err = invalid("DeleteOptions: %v", err)
+			err = statusWithCode(http.StatusBadRequest, "BadRequest", "DeleteOptions: "+err.Error())
 		}
 	}
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"regexp"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -111,6 +113,9 @@ func toStatus(err error, t *restTarget) restStatus {
 			st.Details = &statusDetails{}
 		}
 		st.Details.Name, st.Details.Group, st.Details.Kind = t.name, t.group, t.resource
+		if st.Reason == "Invalid" {
+			invalidDetails(&st, t)
+		}
 	}
 	if st.Code == http.StatusTooManyRequests {
 		if st.Details == nil {
@@ -120,6 +125,36 @@ func toStatus(err error, t *restTarget) restStatus {
 	}
 	return st
 }
+
+// invalidDetails makes a 422 what kube-apiserver's NewInvalid makes:
+// details name the kind (Pod, not pods), the object's name and every
+// field's problem as a cause, so that kubectl prints `The Pod "web" is
+// invalid: spec.containers[0].image: Required value`. An error without
+// field violations gets one cause read from its message (the field
+// before the first ": " when there is one).
+func invalidDetails(st *restStatus, t *restTarget) {
+	if t.kind != nil && t.sub == "" {
+		st.Details.Kind = t.kind.Kind
+	}
+	if t.objectName != "" && st.Details.Name == "" {
+		st.Details.Name = t.objectName
+	}
+	if len(st.Details.Causes) > 0 {
+		return
+	}
+	msg := st.Message
+	if _, rest, ok := strings.Cut(msg, " is invalid: "); ok {
+		msg = rest
+	}
+	cause := statusCause{Type: "FieldValueInvalid", Message: msg}
+	if field, detail, ok := strings.Cut(msg, ": "); ok && fieldPath.MatchString(field) {
+		cause.Field, cause.Message = field, detail
+	}
+	st.Details.Causes = []statusCause{cause}
+}
+
+// fieldPath is a field's path as errors write it: spec.containers[0].image.
+var fieldPath = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9]*(\[[^\]]*\])*(\.[a-zA-Z$][a-zA-Z0-9]*(\[[^\]]*\])*)*$`)
 
 func statusJSON(err error, t *restTarget) []byte {
 	b, _ := json.Marshal(toStatus(err, t))

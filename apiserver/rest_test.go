@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
@@ -241,7 +243,8 @@ func TestRESTFieldValidationTellsTyposFromUnsupported(t *testing.T) {
 		t.Fatalf("unsupported field under Strict: %d %q %s", code, hdr.Values("Warning"), b)
 	}
 	code, _, b = c.do("POST", "/api/v1/namespaces/default/pods?fieldValidation=KobuneStrict", "", strings.Replace(unsupported, `"name":"u"`, `"name":"v"`, 1))
-	if code != 422 || !strings.Contains(string(b), "spec.os: not supported by kobune") {
+	if code != 422 || !strings.Contains(string(b), "spec.os: Forbidden: not supported by kobune") ||
+		!strings.Contains(string(b), `"causes":[{"reason":"FieldValueForbidden","message":"Forbidden: not supported by kobune (KobuneStrict field validation)","field":"spec.os"}]`) {
 		t.Fatalf("unsupported field under KobuneStrict: %d %s", code, b)
 	}
 	// Fields Kobune's types keep (so that they round-trip) but do not act
@@ -257,7 +260,7 @@ func TestRESTFieldValidationTellsTyposFromUnsupported(t *testing.T) {
 			t.Errorf("%s under Strict: %d %q %s", kept.field, code, hdr.Values("Warning"), b)
 		}
 		code, _, b = c.do("POST", kept.path+"?fieldValidation=KobuneStrict", "", strings.Replace(kept.body, "NAME", "refused", 1))
-		if code != 422 || !strings.Contains(string(b), kept.field+": not supported by kobune") {
+		if code != 422 || !strings.Contains(string(b), kept.field+": Forbidden: not supported by kobune") {
 			t.Errorf("%s under KobuneStrict: %d %s", kept.field, code, b)
 		}
 	}
@@ -482,4 +485,79 @@ func TestRESTServerSideApply(t *testing.T) {
 	if code, _, b := c.do("PATCH", path, "", cfg, "Content-Type", "application/apply-patch+yaml"); code != 422 {
 		t.Fatalf("apply without a fieldManager: %d %s", code, b)
 	}
+}
+
+// TestRESTInvalidStatusNamesKindObjectAndCauses (issue #32): a 422 is the
+// Status kube-apiserver's NewInvalid writes — details with the kind (Pod),
+// the object's name (from the body on a create) and a cause per field —
+// so kubectl prints the field and the reason instead of `The pods "" is
+// invalid`; a body that cannot be read as the kind is a 400 BadRequest;
+// a protobuf DeleteOptions body is read as JSON is.
+func TestRESTInvalidStatusNamesKindObjectAndCauses(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	type cause struct{ Reason, Message, Field string }
+	var st struct {
+		Reason  string
+		Code    int
+		Message string
+		Details struct {
+			Name, Kind string
+			Causes     []cause
+		}
+	}
+	tests := []struct {
+		method, path, body string
+		code               int
+		reason, kind, name string
+		causes             []cause
+	}{
+		{"POST", "/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"noimage"},"spec":{"containers":[{"name":"c"}]}}`,
+			422, "Invalid", "Pod", "noimage", []cause{{"FieldValueRequired", "Required value", "spec.containers[0].image"}}},
+		{"POST", "/apis/apps/v1/namespaces/default/deployments", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"c"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`,
+			422, "Invalid", "Deployment", "d", nil},
+		{"POST", "/api/v1/namespaces/default/pods", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"cpu"},"spec":{"containers":[{"name":"c","image":"i","resources":{"limits":{"cpu":"lots"}}}]}}`,
+			400, "BadRequest", "pods", "", nil},
+	}
+	for _, tt := range tests {
+		code, _, b := c.do(tt.method, tt.path, "", tt.body)
+		st.Details.Causes, st.Details.Name = nil, ""
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		if code != tt.code || st.Reason != tt.reason || st.Details.Kind != tt.kind || st.Details.Name != tt.name {
+			t.Errorf("%s %s: %d %s", tt.method, tt.path, code, b)
+		}
+		if tt.code == 422 && len(st.Details.Causes) == 0 {
+			t.Errorf("%s %s: a 422 without causes: %s", tt.method, tt.path, b)
+		}
+		if tt.causes != nil && fmt.Sprint(st.Details.Causes) != fmt.Sprint(tt.causes) {
+			t.Errorf("%s %s: causes %v, want %v", tt.method, tt.path, st.Details.Causes, tt.causes)
+		}
+	}
+	// A protobuf DeleteOptions body (client-go's), with a precondition that holds.
+	code, _, b := c.do("POST", "/api/v1/namespaces/default/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"}}`)
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	uid := decodeJSON(t, b)["metadata"].(map[string]any)["uid"].(string)
+	code, _, b = c.do("DELETE", "/api/v1/namespaces/default/configmaps/cm", "", string(deleteOptionsProto(uid)), "Content-Type", "application/vnd.kubernetes.protobuf")
+	if code != 200 {
+		t.Errorf("DELETE with a protobuf DeleteOptions body: %d %s", code, b)
+	}
+}
+
+// deleteOptionsProto is metav1.DeleteOptions{Preconditions: {UID: uid},
+// PropagationPolicy: Background} in Kubernetes' protobuf envelope, as
+// client-go writes it.
+func deleteOptionsProto(uid string) []byte {
+	str := func(num protowire.Number, s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
+	}
+	msg := func(num protowire.Number, b []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), b)
+	}
+	opts := append(msg(2, str(1, uid)), str(4, "Background")...) // preconditions{uid}, propagationPolicy
+	typeMeta := append(str(1, "v1"), str(2, "DeleteOptions")...)
+	return append([]byte("k8s\x00"), append(msg(1, typeMeta), msg(2, opts)...)...)
 }

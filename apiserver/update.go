@@ -161,7 +161,7 @@ func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Ob
 func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Object, error) {
 	im, om := in.GetObjectMeta(), old.GetObjectMeta()
 	if im.UID != "" && im.UID != om.UID {
-		return nil, status.Errorf(codes.FailedPrecondition, "Precondition failed: UID in precondition: %s, UID in object meta: %s", im.UID, om.UID)
+		return nil, status.Errorf(codes.Aborted, "Precondition failed: UID in precondition: %s, UID in object meta: %s", im.UID, om.UID)
 	}
 	if statusOnly {
 		out := copyObject(k, old)

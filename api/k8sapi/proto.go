@@ -59,6 +59,11 @@ func ProtoToJSON(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	t, ok := ForKind(apiVersion, kind)
+	if !ok && isOptions(kind) {
+		// The options kinds are registered in every group version:
+		// client-go sends DeleteOptions of "apps/v1" to delete a Deployment.
+		t, ok = Named("io.k8s.apimachinery.pkg.apis.meta.v1." + kind)
+	}
 	if !ok {
 		return nil, fmt.Errorf("protobuf body of kind %q (apiVersion %q): not a kind this server knows", kind, apiVersion)
 	}
@@ -68,6 +73,16 @@ func ProtoToJSON(body []byte) ([]byte, error) {
 	}
 	obj["apiVersion"], obj["kind"] = apiVersion, kind
 	return json.Marshal(obj)
+}
+
+// isOptions says whether kind is one of the meta options kinds a client
+// sends as a request body.
+func isOptions(kind string) bool {
+	switch kind {
+	case "DeleteOptions", "CreateOptions", "UpdateOptions", "PatchOptions":
+		return true
+	}
+	return false
 }
 
 // eachField calls fn for every field of a message: for length-delimited

@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
@@ -320,5 +322,64 @@ func TestClientGoSchedulerBindsAndDeletesCollections(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("after deleting the default-scheduler pods: %v", err)
+	}
+}
+
+// TestClientGoDeletesWithOptionsOverProtobuf (issue #32): client-go sends
+// DeleteOptions as protobuf when it speaks protobuf (Kubernetes' own
+// components and test framework do), and Kobune refused them ("invalid
+// character 'k'"): no namespace of the conformance suite could be cleaned
+// up, no operator could delete with a propagation policy. Each option
+// now acts as on Kubernetes.
+func TestClientGoDeletesWithOptionsOverProtobuf(t *testing.T) {
+	s := newSession(t, 1)
+	cs := clientset(t, s, true)
+	ctx := context.Background()
+	mustCreateNamespace(t, cs, "gone")
+	cms := cs.CoreV1().ConfigMaps("gone")
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A precondition that does not hold refuses the delete (409), one that holds deletes.
+	wrong := types.UID("not-" + string(cm.UID))
+	if err := cms.Delete(ctx, "c", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrong}}); !apierrors.IsConflict(err) {
+		t.Errorf("delete with a wrong uid precondition: %v, want a Conflict", err)
+	}
+	zero := int64(0)
+	if err := cms.Delete(ctx, "c", metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &cm.UID}}); err != nil {
+		t.Errorf("delete with protobuf DeleteOptions: %v", err)
+	}
+	// An orphaning delete of a Deployment leaves its ReplicaSet.
+	replicas := int32(1)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: &replicas,
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "kobune.local/labapp:1.0"}}}}}}
+	if _, err := cs.AppsV1().Deployments("gone").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var rs []appsv1.ReplicaSet
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := cs.AppsV1().ReplicaSets("gone").List(ctx, metav1.ListOptions{})
+		rs = l.Items
+		return err == nil && len(rs) == 1, nil
+	}); err != nil {
+		t.Fatalf("the Deployment made no ReplicaSet: %v", err)
+	}
+	orphan := metav1.DeletePropagationOrphan
+	if err := cs.AppsV1().Deployments("gone").Delete(ctx, "web", metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+		t.Fatalf("delete with propagationPolicy Orphan: %v", err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		r, err := cs.AppsV1().ReplicaSets("gone").Get(ctx, rs[0].Name, metav1.GetOptions{})
+		return err == nil && len(r.OwnerReferences) == 0, nil
+	}); err != nil {
+		t.Errorf("the orphaned ReplicaSet still has its owner, or is gone: %v", err)
+	}
+	// The framework's clean-up: the namespace, with a propagation policy.
+	bg := metav1.DeletePropagationBackground
+	if err := cs.CoreV1().Namespaces().Delete(ctx, "gone", metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+		t.Errorf("delete namespace with protobuf DeleteOptions: %v", err)
 	}
 }
