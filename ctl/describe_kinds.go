@@ -221,6 +221,12 @@ func probeLine(p *core.Probe) string {
 		what = "tcp-socket :" + p.TCPSocket.Port.String()
 	case p.Exec != nil:
 		what = fmt.Sprintf("exec %v", p.Exec.Command)
+	case p.GRPC != nil:
+		service := ""
+		if p.GRPC.Service != nil {
+			service = *p.GRPC.Service
+		}
+		what = fmt.Sprintf("grpc <pod>:%d %s", p.GRPC.Port, service)
 	}
 	or := func(v, d int32) int32 {
 		if v == 0 {

@@ -9,6 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
 	"github.com/kobune/kobune/api/core"
 )
 
@@ -250,6 +256,8 @@ func Run(ctx context.Context, execer Execer, t Target, p core.ProbeHandler) erro
 			return err
 		}
 		return conn.Close()
+	case p.GRPC != nil:
+		return grpcCheck(ctx, t.PodIP, p.GRPC)
 	case p.Exec != nil:
 		if execer == nil {
 			return fmt.Errorf("exec is not supported by this runtime")
@@ -279,4 +287,32 @@ func resolvePort(p interface {
 		}
 	}
 	return 0, fmt.Errorf("port %q is not a number nor a named port of container %s", p.String(), c.Name)
+}
+
+// grpcCheck is the kubelet's gRPC probe: one Health/Check call (the
+// grpc.health.v1 protocol) to the pod's address and port, without TLS;
+// only SERVING passes. The messages are the kubelet's.
+func grpcCheck(ctx context.Context, podIP string, g *core.GRPCAction) error {
+	addr := net.JoinHostPort(podIP, strconv.Itoa(int(g.Port)))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUserAgent("kobune-probe/1.0"))
+	if err != nil {
+		return fmt.Errorf("failed to connect service %q: %w", addr, err)
+	}
+	defer conn.Close()
+	service := ""
+	if g.Service != nil {
+		service = *g.Service
+	}
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service}, grpc.WaitForReady(true))
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		return fmt.Errorf("this server does not implement the grpc health protocol (grpc.health.v1.Health): %s", status.Convert(err).Message())
+	case status.Code(err) == codes.DeadlineExceeded || ctx.Err() != nil:
+		return fmt.Errorf("timeout: health rpc did not complete within the probe's timeout (%s)", addr)
+	case err != nil:
+		return fmt.Errorf("health rpc probe failed: %s", status.Convert(err).Message())
+	case resp.GetStatus() != healthpb.HealthCheckResponse_SERVING:
+		return fmt.Errorf("service unhealthy (responded with %q)", resp.GetStatus())
+	}
+	return nil
 }

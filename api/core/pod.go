@@ -183,11 +183,21 @@ type Probe struct {
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 }
 
-// ProbeHandler is exactly one of exec, httpGet and tcpSocket.
+// ProbeHandler is exactly one of exec, httpGet, tcpSocket and grpc.
 type ProbeHandler struct {
 	Exec      *ExecAction      `json:"exec,omitempty"`
 	HTTPGet   *HTTPGetAction   `json:"httpGet,omitempty"`
 	TCPSocket *TCPSocketAction `json:"tcpSocket,omitempty"`
+	GRPC      *GRPCAction      `json:"grpc,omitempty"`
+}
+
+// GRPCAction asks the container's gRPC health service (grpc.health.v1
+// Health/Check) on port for service; SERVING is healthy.
+type GRPCAction struct {
+	Port int32 `json:"port"`
+	// Service is the name passed in the request; "" (the default) asks
+	// about the server as a whole.
+	Service *string `json:"service,omitempty"`
 }
 
 // Lifecycle are the hooks the agent runs for a container: postStart right

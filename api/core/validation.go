@@ -331,8 +331,17 @@ func validateProbe(pr *Probe, p *Path, mustSucceedOnce bool) v.ErrorList {
 		handlers++
 		errs = append(errs, validateProbePort(pr.TCPSocket.Port.IsString, pr.TCPSocket.Port.IntVal, pr.TCPSocket.Port.StrVal, p.Child("tcpSocket", "port"))...)
 	}
-	if handlers != 1 {
-		errs = append(errs, v.NewInvalid(p, handlers, "must specify exactly one of exec, httpGet and tcpSocket"))
+	if pr.GRPC != nil {
+		handlers++
+		if port := pr.GRPC.Port; port < 1 || port > 65535 {
+			errs = append(errs, v.NewInvalid(p.Child("grpc", "port"), port, "must be between 1 and 65535, inclusive"))
+		}
+	}
+	switch {
+	case handlers == 0:
+		errs = append(errs, v.NewRequired(p, "must specify a handler type"))
+	case handlers > 1:
+		errs = append(errs, v.NewForbidden(p, "may not specify more than 1 handler type"))
 	}
 	for _, f := range [...]struct {
 		name string

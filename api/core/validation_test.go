@@ -52,7 +52,13 @@ func TestValidatePod(t *testing.T) {
 		{"probe with two handlers", func(p *Pod) {
 			p.Spec.Containers[0].LivenessProbe = &Probe{ProbeHandler: ProbeHandler{
 				Exec: &ExecAction{Command: []string{"true"}}, TCPSocket: &TCPSocketAction{Port: meta.FromInt(80)}}}
-		}, "livenessProbe: Invalid value: 2: must specify exactly one"},
+		}, "livenessProbe: Forbidden: may not specify more than 1 handler type"},
+		{"probe without a handler", func(p *Pod) {
+			p.Spec.Containers[0].ReadinessProbe = &Probe{PeriodSeconds: 1}
+		}, "spec.containers[0].readinessProbe: Required value: must specify a handler type"},
+		{"grpc probe port", func(p *Pod) {
+			p.Spec.Containers[0].LivenessProbe = &Probe{ProbeHandler: ProbeHandler{GRPC: &GRPCAction{Port: 0}}}
+		}, "spec.containers[0].livenessProbe.grpc.port: Invalid value: 0: must be between 1 and 65535, inclusive"},
 		{"toleration seconds without NoExecute", func(p *Pod) {
 			s := int64(5)
 			p.Spec.Tolerations = []Toleration{{Key: "k", Operator: "Exists", Effect: TaintNoSchedule, TolerationSeconds: &s}}
