@@ -247,6 +247,15 @@ func (s *nodeServer) Exec(stream nodepb.NodeAPI_ExecServer) error {
 	if err != nil {
 		return err
 	}
+	// A container that does not run (yet, or any more): say so, not the
+	// runtime's error with its ids (an exec right after a pod was replaced
+	// reaches the new pod while it is being created).
+	if _, running, err := s.attempt(ctx, pod.UID, container); err != nil || !running {
+		if finished(pod) {
+			return status.Errorf(codes.FailedPrecondition, "cannot exec into a container in a completed pod; current phase is %s", pod.Status.Phase)
+		}
+		return status.Errorf(codes.FailedPrecondition, "container %q in pod %q is not running yet: wait until it is (kobectl wait --for=condition=Ready pod/%s -n %s), then exec again", container, pod.Name, pod.Name, pod.Namespace)
+	}
 	out := &execWriter{stream: stream}
 	resize := make(chan runtime.TerminalSize, 1)
 	sio := runtime.ExecIO{TTY: start.Tty, Stdout: out.to(false), Stderr: out.to(true), Resize: resize}

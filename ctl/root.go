@@ -222,7 +222,7 @@ func formatError(err error, server string) string {
 	prefix := strings.TrimSuffix(err.Error(), se.Error())
 	reason := map[codes.Code]string{
 		codes.InvalidArgument: "Invalid", codes.NotFound: "NotFound", codes.AlreadyExists: "AlreadyExists",
-		codes.Aborted: "Conflict", codes.ResourceExhausted: "RequestEntityTooLarge", codes.FailedPrecondition: "Forbidden",
+		codes.Aborted: "Conflict", codes.ResourceExhausted: "RequestEntityTooLarge", codes.FailedPrecondition: "BadRequest",
 		codes.OutOfRange: "Expired", codes.Internal: "InternalError", codes.DeadlineExceeded: "Timeout",
 		codes.PermissionDenied: "Forbidden", codes.Unauthenticated: "Unauthorized",
 	}[s.Code()]

@@ -100,6 +100,13 @@ func TestImageNamesResolveAndPullFailuresBackOff(t *testing.T) {
 		t.Errorf("%d pulls of %s within ~16 s of the first: the back-off (10 s, 20 s, ...) does not hold", pulls, unpullable)
 	}
 
+	// An exec into it says the container does not run yet (it answered an
+	// InternalError with containerd's ids).
+	_, stderr, code := kobectl(ctx, srv.Addr(), "exec", "unpullable", "--", "true")
+	if code == 0 || !strings.Contains(stderr, `container "app" in pod "unpullable" is not running yet`) || strings.Contains(stderr, "InternalError") {
+		t.Errorf("kobectl exec into a container that never started: exit %d\n%s", code, stderr)
+	}
+
 	// The init container whose image fails is named in initContainerStatuses.
 	waitForPod(t, ctx, pods, "badinit", 0, func(p *core.Pod, _ bool) bool {
 		if len(p.Status.InitContainerStatuses) != 1 || len(p.Status.ContainerStatuses) != 1 {
