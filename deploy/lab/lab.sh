@@ -231,9 +231,15 @@ wait_nodes_ready() {
   die "nodes did not become Ready; see $STATE/logs/agent-*.log"
 }
 
-write_config() {
+# The home of the user who ran the lab (through sudo: theirs, not root's).
+lab_home() {
   local home=${SUDO_USER:+$(getent passwd "$SUDO_USER" | cut -d: -f6)}
-  home=${home:-$HOME}
+  echo "${home:-$HOME}"
+}
+
+write_config() {
+  local home
+  home=$(lab_home)
   mkdir -p "$home/.kobune"
   (umask 077; cp "$PKI/admin.kubeconfig" "$home/.kobune/config")
   [ -n "${SUDO_USER:-}" ] && chown -R "$SUDO_USER" "$home/.kobune" 2>/dev/null || true
@@ -327,10 +333,10 @@ The lab is up. Try:
     bin/kobectl get nodes
     bin/kobectl get pods -A -o wide
     bin/kobectl describe pod hello-1 -n lab
-    sudo ip netns exec $(node_ns node-1) busybox wget -q -O - http://POD_IP:8080/
-    bin/kobectl exec -n lab client -- wget -q -O - http://web.demo.svc.cluster.local/
+    sudo ip netns exec $(node_ns node-1) timeout 5 busybox wget -q -O - http://POD_IP:8080/
+    bin/kobectl exec -n lab client -- timeout 5 wget -q -O - http://web.demo.svc.cluster.local/
     sudo ip netns exec $(node_ns node-1) nft list table ip kobune-proxy   # the Service rules
-    sudo ip netns exec $(node_ns node-1) busybox wget -q -O - --header "Host: web.lab.test" http://$(node_ip node-1)/
+    sudo ip netns exec $(node_ns node-1) timeout 5 busybox wget -q -O - --header "Host: web.lab.test" http://$(node_ip node-1)/
                          # through kobune-ingress; its access log: bin/kobectl logs -n kobune-ingress ds/kobune-ingress
     deploy/lab/lab.sh status | kill-agent node-2 | partition node-2 | heal node-2 | stop-control-plane
     make lab-down        # removes everything the lab made
@@ -396,6 +402,16 @@ down() {
   iptables -X "$CHAIN" 2>/dev/null || true
   # Empty pod and QoS cgroups the agents made (the kernel refuses non-empty ones).
   find /sys/fs/cgroup -depth -type d -path '*/kobune*' -exec rmdir {} \; 2>/dev/null || true
+  # The kubeconfig write_config left: removed when it is this lab's (it
+  # names a server that is gone), kept when someone put another there.
+  local config
+  config="$(lab_home)/.kobune/config"
+  if [ -f "$config" ] && [ -f "$PKI/admin.kubeconfig" ] && cmp -s "$config" "$PKI/admin.kubeconfig"; then
+    rm -f "$config"
+    say "removed $config (the lab's admin kubeconfig)"
+  elif [ -f "$config" ]; then
+    say "kept $config: it is not this lab's kubeconfig"
+  fi
   if [ -d "$STATE" ]; then
     awk -v s="$STATE" '$2 ~ "^"s {print $2}' /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
     rm -rf "$STATE"
