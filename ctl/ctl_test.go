@@ -340,7 +340,7 @@ func TestDescribePodShowsSchedulingDecision(t *testing.T) {
 	}
 	r := kobectl(t, s, "", "describe", "pod", "chosen")
 	want := "Scheduling Decision:\n  big: score 300 (LeastAllocated 75) <- chosen\n  small: rejected by NodeResourcesFit (Insufficient cpu)\n"
-	if r.code != 0 || !strings.Contains(r.stdout, want) || !regexp.MustCompile(`(?m)^Node:\s+big$`).MatchString(r.stdout) {
+	if r.code != 0 || !strings.Contains(r.stdout, want) || !regexp.MustCompile(`(?m)^Node:\s+big/$`).MatchString(r.stdout) {
 		t.Errorf("describe:\n%s%s", r.stdout, r.stderr)
 	}
 	if strings.Contains(r.stdout, "scheduler.kobune.io/decision=") {

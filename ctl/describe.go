@@ -22,17 +22,28 @@ import (
 )
 
 func newDescribeCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe TYPE NAME | TYPE/NAME",
-		Short: "Show an object in detail, with its events (kubectl describe)",
-		Args:  cobra.MinimumNArgs(1),
+	var selector string
+	var allNamespaces bool
+	cmd := &cobra.Command{
+		Use:   "describe TYPE [NAME ...] | TYPE/NAME [-l SELECTOR] [-A]",
+		Short: "Show objects in detail, with their events (kubectl describe)",
+		Example: `  # One pod
+  kobectl describe pod web-0
+
+  # Every pod of the namespace, or those with a label
+  kobectl describe pods
+  kobectl describe pods -l app=web
+
+  # Every node
+  kobectl describe nodes`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k, names, err := parseTarget(args)
 			if err != nil {
 				return err
 			}
-			if len(names) == 0 {
-				return fmt.Errorf("describe needs a name: kobectl describe %s NAME", k.Resource)
+			if len(names) > 0 && selector != "" {
+				return fmt.Errorf("name cannot be provided when a selector is specified")
 			}
 			c, err := o.Client()
 			if err != nil {
@@ -40,8 +51,26 @@ func newDescribeCommand(o *Options) *cobra.Command {
 			}
 			ctx, cancel := ctxFor(cmd)
 			defer cancel()
-			ns := o.namespaceFor(k, false)
-			for i, name := range names {
+			ns := o.namespaceFor(k, allNamespaces)
+			var objs []meta.Object
+			if len(names) == 0 { // as kubectl: every object of the type, or those selected
+				items, _, err := c.Resource(k).List(ctx, ns, client.ListOptions{LabelSelector: selector})
+				if err != nil {
+					return err
+				}
+				for _, b := range items {
+					obj, err := k.Decode(b)
+					if err != nil {
+						return err
+					}
+					objs = append(objs, obj)
+				}
+				if len(objs) == 0 {
+					o.noResources(ns)
+					return nil
+				}
+			}
+			for _, name := range names {
 				b, err := c.Resource(k).Get(ctx, ns, name)
 				if err != nil {
 					return err
@@ -50,27 +79,37 @@ func newDescribeCommand(o *Options) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				objs = append(objs, obj)
+			}
+			for i, obj := range objs {
 				if i > 0 {
-					fmt.Fprintln(o.Out)
+					fmt.Fprint(o.Out, "\n\n") // kubectl's gap between descriptions
 				}
-				if err := describeObject(ctx, o.Out, c, obj); err != nil {
+				if err := o.describeOne(ctx, c, k, obj); err != nil {
 					return err
 				}
-				if svc, ok := obj.(*core.Service); ok {
-					if err := describeServiceEndpoints(ctx, o.Out, c, svc); err != nil {
-						return err
-					}
-				}
-				sel := fmt.Sprintf("involvedObject.name=%s,involvedObject.kind=%s", name, k.Kind)
-				events, _, err := c.Resource(eventKind).List(ctx, obj.GetObjectMeta().Namespace, client.ListOptions{FieldSelector: sel})
-				if err != nil {
-					return err
-				}
-				describeEvents(o.Out, events, obj.GetObjectMeta().UID)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "describe the objects with these labels (app=web, tier in (a,b))")
+	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "the objects of every namespace")
+	return cmd
+}
+
+// describeOne prints one object's description and its events.
+func (o *Options) describeOne(ctx context.Context, c *client.Client, k *scheme.Kind, obj meta.Object) error {
+	if err := describeObject(ctx, o.Out, c, obj); err != nil {
+		return err
+	}
+	m := obj.GetObjectMeta()
+	sel := fmt.Sprintf("involvedObject.name=%s,involvedObject.kind=%s", m.Name, k.Kind)
+	events, _, err := c.Resource(eventKind).List(ctx, m.Namespace, client.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return err
+	}
+	describeEvents(o.Out, events, m.UID)
+	return nil
 }
 
 // eventKind is the kind describe lists for an object's events.
@@ -79,45 +118,65 @@ var eventKind, _ = scheme.ByResource("events")
 // endpointsKind is the kind of a Service's Endpoints.
 var endpointsKind, _ = scheme.ByResource("endpoints")
 
-// describeServiceEndpoints prints, per port, the addresses behind the
-// Service, as kubectl describe svc does ("Endpoints: 10.244.1.2:8080,...").
-func describeServiceEndpoints(ctx context.Context, w io.Writer, c *client.Client, svc *core.Service) error {
+// endpointsOf reads a Service's Endpoints (none yet: empty).
+func endpointsOf(ctx context.Context, c *client.Client, svc *core.Service) (*core.Endpoints, error) {
+	var ep core.Endpoints
 	b, err := c.Resource(endpointsKind).Get(ctx, svc.Namespace, svc.Name)
 	if client.IsNotFound(err) {
-		b = nil
-	} else if err != nil {
-		return err
+		return &ep, nil
 	}
-	var ep core.Endpoints
-	if b != nil {
-		if err := json.Unmarshal(b, &ep); err != nil {
-			return err
-		}
+	if err != nil {
+		return nil, err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	for _, p := range svc.Spec.Ports {
-		var addrs []string
-		for _, s := range ep.Subsets {
-			for _, sp := range s.Ports {
-				if sp.Name != p.Name {
-					continue
-				}
-				for _, a := range s.Addresses {
-					addrs = append(addrs, fmt.Sprintf("%s:%d", a.IP, sp.Port))
-				}
-			}
-		}
+	return &ep, json.Unmarshal(b, &ep)
+}
+
+// describeService prints a Service as kubectl describe svc does: its
+// addresses and IP families, then per port the port, target port, node
+// port and the endpoints behind it, then affinity and traffic policies.
+func describeService(tw io.Writer, svc *core.Service, ep *core.Endpoints) {
+	sp := svc.Spec
+	fmt.Fprintf(tw, "Selector:\t%s\n", printers.LabelString(sp.Selector))
+	fmt.Fprintf(tw, "Type:\t%s\n", sp.Type)
+	if sp.IPFamilyPolicy != nil {
+		fmt.Fprintf(tw, "IP Family Policy:\t%s\n", *sp.IPFamilyPolicy)
+	}
+	fmt.Fprintf(tw, "IP Families:\t%s\n", none(strings.Join(sp.IPFamilies, ",")))
+	fmt.Fprintf(tw, "IP:\t%s\n", sp.ClusterIP)
+	fmt.Fprintf(tw, "IPs:\t%s\n", none(strings.Join(sp.ClusterIPs, ",")))
+	if sp.ExternalName != "" {
+		fmt.Fprintf(tw, "External Name:\t%s\n", sp.ExternalName)
+	}
+	for _, p := range sp.Ports {
 		name := p.Name
 		if name == "" {
 			name = "<unset>"
 		}
-		fmt.Fprintf(tw, "Port %s:\t%d/%s -> %s\n", name, p.Port, p.Protocol, p.TargetPort.String())
+		fmt.Fprintf(tw, "Port:\t%s  %d/%s\n", name, p.Port, p.Protocol)
+		fmt.Fprintf(tw, "TargetPort:\t%s/%s\n", p.TargetPort.String(), p.Protocol)
 		if p.NodePort != 0 {
-			fmt.Fprintf(tw, "  NodePort:\t%d/%s\n", p.NodePort, p.Protocol)
+			fmt.Fprintf(tw, "NodePort:\t%s  %d/%s\n", name, p.NodePort, p.Protocol)
 		}
-		fmt.Fprintf(tw, "  Endpoints:\t%s\n", none(firstFew(addrs)))
+		var addrs []string
+		for _, s := range ep.Subsets {
+			for _, port := range s.Ports {
+				if port.Name != p.Name {
+					continue
+				}
+				for _, a := range s.Addresses {
+					addrs = append(addrs, fmt.Sprintf("%s:%d", a.IP, port.Port))
+				}
+			}
+		}
+		fmt.Fprintf(tw, "Endpoints:\t%s\n", none(firstFew(addrs)))
 	}
-	return tw.Flush()
+	fmt.Fprintf(tw, "Session Affinity:\t%s\n", none(sp.SessionAffinity))
+	if sp.ExternalTrafficPolicy != "" {
+		fmt.Fprintf(tw, "External Traffic Policy:\t%s\n", sp.ExternalTrafficPolicy)
+	}
+	if sp.InternalTrafficPolicy != nil {
+		fmt.Fprintf(tw, "Internal Traffic Policy:\t%s\n", *sp.InternalTrafficPolicy)
+	}
 }
 
 // describeObject prints an object in kubectl's sections: the metadata,
@@ -127,18 +186,23 @@ func describeServiceEndpoints(ctx context.Context, w io.Writer, c *client.Client
 func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta.Object) error {
 	m := obj.GetObjectMeta()
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	if p, ok := obj.(*core.Pod); ok { // kubectl's own order for pods
+		describePod(tw, p)
+		return flushWithDecision(w, tw, m)
+	}
 	fmt.Fprintf(tw, "Name:\t%s\n", m.Name)
 	if m.Namespace != "" {
 		fmt.Fprintf(tw, "Namespace:\t%s\n", m.Namespace)
 	}
-	fmt.Fprintf(tw, "Labels:\t%s\n", mapLines(m.Labels))
-	ann := map[string]string{}
-	for k, v := range m.Annotations {
-		if k != LastAppliedAnnotation && k != core.SchedulingDecisionAnnotation {
-			ann[k] = v
+	describeLabelsAndAnnotations(tw, m)
+	if svc, ok := obj.(*core.Service); ok { // kubectl shows no timestamps for Services
+		ep, err := endpointsOf(ctx, c, svc)
+		if err != nil {
+			return err
 		}
+		describeService(tw, svc, ep)
+		return tw.Flush()
 	}
-	fmt.Fprintf(tw, "Annotations:\t%s\n", mapLines(ann))
 	fmt.Fprintf(tw, "CreationTimestamp:\t%s\n", m.CreationTimestamp.Format(describeTime))
 	if m.DeletionTimestamp != nil {
 		fmt.Fprintf(tw, "DeletionTimestamp:\t%s\n", m.DeletionTimestamp.Format(describeTime))
@@ -152,20 +216,10 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 		}
 	}
 	switch x := obj.(type) {
-	case *core.Pod:
-		describePod(tw, x)
 	case *core.Node:
 		if err := describeNode(ctx, tw, c, x); err != nil {
 			return err
 		}
-	case *core.Service:
-		fmt.Fprintf(tw, "Selector:\t%s\n", printers.LabelString(x.Spec.Selector))
-		fmt.Fprintf(tw, "Type:\t%s\n", x.Spec.Type)
-		fmt.Fprintf(tw, "IP:\t%s\n", none(x.Spec.ClusterIP))
-		if x.Spec.ExternalName != "" {
-			fmt.Fprintf(tw, "External Name:\t%s\n", x.Spec.ExternalName)
-		}
-		fmt.Fprintf(tw, "Session Affinity:\t%s\n", none(string(x.Spec.SessionAffinity)))
 	case *core.ConfigMap:
 		fmt.Fprint(tw, "\nData\n====\n")
 		for _, k := range sortedKeys(x.Data) {
@@ -215,17 +269,35 @@ func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta
 			printTree(tw, rest, "")
 		}
 	}
+	return flushWithDecision(w, tw, m)
+}
+
+// flushWithDecision ends a description: the table, then (Kobune's
+// addition) how the scheduler chose, each node's verdict.
+func flushWithDecision(w io.Writer, tw *tabwriter.Writer, m *meta.ObjectMeta) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if d := m.Annotations[core.SchedulingDecisionAnnotation]; d != "" {
-		// Kobune shows how the scheduler chose: each node's verdict.
 		fmt.Fprintln(w, "Scheduling Decision:")
 		for _, line := range strings.Split(d, "; ") {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
 	return nil
+}
+
+// describeLabelsAndAnnotations prints kubectl's Labels and Annotations
+// lines (without the last-applied manifest and Kobune's decision record).
+func describeLabelsAndAnnotations(tw io.Writer, m *meta.ObjectMeta) {
+	fmt.Fprintf(tw, "Labels:\t%s\n", mapLines(m.Labels))
+	ann := map[string]string{}
+	for k, v := range m.Annotations {
+		if k != LastAppliedAnnotation && k != core.SchedulingDecisionAnnotation {
+			ann[k] = v
+		}
+	}
+	fmt.Fprintf(tw, "Annotations:\t%s\n", mapLines(ann))
 }
 
 func mapLines(m map[string]string) string {

@@ -25,29 +25,55 @@ const describeTime = "Mon, 02 Jan 2006 15:04:05 -0700"
 
 // describePod prints kubectl's pod sections after the common header.
 func describePod(tw io.Writer, p *core.Pod) {
+	fmt.Fprintf(tw, "Name:\t%s\n", p.Name)
+	fmt.Fprintf(tw, "Namespace:\t%s\n", p.Namespace)
 	fmt.Fprintf(tw, "Priority:\t%d\n", printers.Deref32(p.Spec.Priority))
 	if p.Spec.PriorityClassName != "" {
 		fmt.Fprintf(tw, "Priority Class Name:\t%s\n", p.Spec.PriorityClassName)
 	}
-	fmt.Fprintf(tw, "Service Account:\t%s\n", none(p.Spec.ServiceAccountName))
-	node := none(p.Spec.NodeName)
-	if p.Status.HostIP != "" {
-		node += "/" + p.Status.HostIP
+	if p.Spec.ServiceAccountName != "" {
+		fmt.Fprintf(tw, "Service Account:\t%s\n", p.Spec.ServiceAccountName)
 	}
-	fmt.Fprintf(tw, "Node:\t%s\n", node)
+	if p.Spec.NodeName == "" {
+		fmt.Fprintln(tw, "Node:\t<none>")
+	} else {
+		fmt.Fprintf(tw, "Node:\t%s/%s\n", p.Spec.NodeName, p.Status.HostIP)
+	}
 	if p.Status.StartTime != nil {
 		fmt.Fprintf(tw, "Start Time:\t%s\n", p.Status.StartTime.Format(describeTime))
 	}
-	fmt.Fprintf(tw, "Status:\t%s\n", podStatus(p))
+	describeLabelsAndAnnotations(tw, &p.ObjectMeta)
+	if p.DeletionTimestamp != nil && p.Status.Phase != core.PodSucceeded && p.Status.Phase != core.PodFailed {
+		fmt.Fprintf(tw, "Status:\tTerminating (lasts %s)\n", printers.SinceOrUnknown(p.DeletionTimestamp.Time))
+		if g := p.DeletionGracePeriodSeconds; g != nil {
+			fmt.Fprintf(tw, "Termination Grace Period:\t%ds\n", *g)
+		}
+	} else {
+		fmt.Fprintf(tw, "Status:\t%s\n", p.Status.Phase) // the phase, as kubectl; get shows the reason
+	}
 	if p.Status.Reason != "" {
 		fmt.Fprintf(tw, "Reason:\t%s\n", p.Status.Reason)
 	}
 	if p.Status.Message != "" {
 		fmt.Fprintf(tw, "Message:\t%s\n", p.Status.Message)
 	}
+	if sc := p.Spec.SecurityContext; sc != nil && sc.SeccompProfile != nil {
+		fmt.Fprintf(tw, "SeccompProfile:\t%s\n", sc.SeccompProfile.Type)
+	}
 	fmt.Fprintf(tw, "IP:\t%s\n", p.Status.PodIP)
+	if len(p.Status.PodIPs) == 0 {
+		fmt.Fprintln(tw, "IPs:\t<none>")
+	} else {
+		fmt.Fprintln(tw, "IPs:")
+		for _, ip := range p.Status.PodIPs {
+			fmt.Fprintf(tw, "  IP:\t%s\n", ip.IP)
+		}
+	}
+	if r := meta.ControllerOf(p); r != nil {
+		fmt.Fprintf(tw, "Controlled By:\t%s/%s\n", r.Kind, r.Name)
+	}
 	if p.Status.NominatedNodeName != "" {
-		fmt.Fprintf(tw, "Nominated Node:\t%s\n", p.Status.NominatedNodeName)
+		fmt.Fprintf(tw, "NominatedNodeName:\t%s\n", p.Status.NominatedNodeName)
 	}
 	statuses := map[string]core.ContainerStatus{}
 	for _, s := range append(append([]core.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {

@@ -117,3 +117,59 @@ data: {color: blue}
 		t.Errorf("describe storageclass (a tree, not YAML):\n%s%s", r.stdout, r.stderr)
 	}
 }
+
+// TestDescribeAndGetAsKubectl (issue #32): describe pod in kubectl's field
+// order with the IPs block and the phase as Status; describe without a
+// name (every pod, or those of -l), separated as kubectl separates them;
+// get -f FILE shows the objects a manifest names.
+func TestDescribeAndGetAsKubectl(t *testing.T) {
+	s := testserver.New(t)
+	ctx := context.Background()
+	pods := client.For[*core.Pod](s.Client)
+	for _, name := range []string{"web-1", "web-2", "db"} {
+		app := strings.TrimRight(name, "-12")
+		if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": app}},
+			Spec: core.PodSpec{Containers: []core.Container{{Name: "c", Image: "kobune.local/labapp:1.0"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Client.Bind(ctx, "default", "web-1", "", "node-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := pods.Get(ctx, "default", "web-1")
+	p.Status.Phase, p.Status.PodIP, p.Status.PodIPs, p.Status.HostIP = core.PodRunning, "10.244.1.7", []core.PodIP{{IP: "10.244.1.7"}}, "172.31.0.11"
+	p.Status.ContainerStatuses = []core.ContainerStatus{{Name: "c", State: core.ContainerState{Waiting: &core.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+	if _, err := pods.UpdateStatus(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	r := kobectl(t, s, "", "describe", "pod", "web-1")
+	order := []string{`Name:\s+web-1`, `Namespace:\s+default`, `Priority:\s+0`, `Service Account:\s+default`, `Node:\s+node-1/172\.31\.0\.11`,
+		`Labels:\s+app=web`, `Annotations:\s+<none>`, `Status:\s+Running`, `IP:\s+10\.244\.1\.7`, `IPs:`, `  IP:\s+10\.244\.1\.7`, `Containers:`}
+	if !regexp.MustCompile(`(?m)^` + strings.Join(order, `\n`)).MatchString(r.stdout) {
+		t.Errorf("describe pod, want kubectl's lines in its order %q:\n%s", order, r.stdout)
+	}
+
+	r = kobectl(t, s, "", "describe", "pods", "-l", "app=web")
+	if r.code != 0 || strings.Count(r.stdout, "\nName:") != 1 || !strings.HasPrefix(r.stdout, "Name:") ||
+		!strings.Contains(r.stdout, "Events:  <none>\n\n\nName:") || strings.Contains(r.stdout, "Name:         db") {
+		t.Errorf("describe pods -l app=web: the two web pods, two blank lines between:\n%s%s", r.stdout, r.stderr)
+	}
+	if r = kobectl(t, s, "", "describe", "pods"); strings.Count(r.stdout, "Events:") != 3 {
+		t.Errorf("describe pods: want all three:\n%s", r.stdout)
+	}
+	if r = kobectl(t, s, "", "describe", "pods", "-l", "app=none"); r.code != 0 || !strings.Contains(r.stderr, "No resources found in default namespace.") {
+		t.Errorf("describe pods -l app=none: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+
+	manifest := "apiVersion: v1\nkind: Pod\nmetadata: {name: db}\nspec: {containers: [{name: c, image: i}]}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: missing}\n"
+	r = kobectl(t, s, manifest, "get", "-f", "-")
+	if r.code == 0 || !regexp.MustCompile(`(?m)^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\ndb\s+0/1\s+Pending`).MatchString(r.stdout) ||
+		!strings.Contains(r.stderr, `configmaps "missing" not found`) {
+		t.Errorf("get -f: the pod in its table, the missing configmap named: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = kobectl(t, s, manifest[:strings.Index(manifest, "---")], "get", "-f", "-", "-o", "name")
+	if r.code != 0 || r.stdout != "pod/db\n" {
+		t.Errorf("get -f -o name: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}

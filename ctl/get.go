@@ -17,6 +17,8 @@ import (
 )
 
 type getFlags struct {
+	// files: get the objects these manifests name (-f).
+	files         []string
 	output        string
 	selector      string
 	fieldSelector string
@@ -36,7 +38,7 @@ type getFlags struct {
 func newGetCommand(o *Options) *cobra.Command {
 	var f getFlags
 	cmd := &cobra.Command{
-		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME",
+		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME | -f FILE",
 		Short: "Show objects in a table, or as yaml, json or names (kubectl get)",
 		Long: `Show objects: a table with kubectl's columns, or yaml, json, names,
 a JSONPath template, custom columns or a Go template. TYPE is a kind's
@@ -59,12 +61,23 @@ deployments, replicasets, statefulsets, jobs and cronjobs.`,
   kobectl get pods -o go-template='{{range .items}}{{.metadata.name}} {{.status.phase}}{{"\n"}}{{end}}'
 
   # Labels as columns, and the app label in its own column
-  kobectl get pods --show-labels -L app`,
-		Args: cobra.MinimumNArgs(1),
+  kobectl get pods --show-labels -L app
+
+  # The objects a manifest made
+  kobectl get -f deploy/examples/web.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(f.files) > 0 && len(args) > 0:
+				return fmt.Errorf("use either -f or TYPE [NAME], not both")
+			case len(f.files) > 0:
+				return o.getFiles(cmd, &f)
+			case len(args) == 0:
+				return fmt.Errorf("you must specify the type of resource to get (kobectl api-resources lists them), or -f FILE")
+			}
 			return o.get(cmd, &f, args)
 		},
 	}
+	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "get the objects a manifest names (a file, a directory, or - for stdin)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: "+outputFormats)
 	cmd.Flags().BoolVar(&f.noHeaders, "no-headers", false, "print tables without their header line")
 	cmd.Flags().BoolVar(&f.showLabels, "show-labels", false, "add a LABELS column with every label")
@@ -261,6 +274,80 @@ func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []strin
 			ns = o.namespaceFor(kinds[0], false)
 		}
 		o.noResources(ns)
+	}
+	return nil
+}
+
+// getFiles is `get -f FILE`: the objects the manifests name, as kubectl
+// shows them — one table per kind in the order the kinds first appear,
+// names prefixed with their kind when there are several kinds; one List
+// for -o json/yaml. Each object that is not there is named, as kubectl
+// does, and the others are shown.
+func (o *Options) getFiles(cmd *cobra.Command, f *getFlags) error {
+	tmpl, err := parseOutput(f.output)
+	if err != nil {
+		return err
+	}
+	f.tmpl = tmpl
+	ms, err := readManifests(f.files, o.In)
+	if err != nil {
+		return err
+	}
+	c, err := o.Client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := ctxFor(cmd)
+	defer cancel()
+	var kinds []*scheme.Kind
+	byKind := map[*scheme.Kind][]meta.Object{}
+	var failed []error
+	for i := range ms {
+		m := &ms[i]
+		if m.Err != nil {
+			failed = append(failed, fmt.Errorf("%s: %w", m.Source, m.Err))
+			continue
+		}
+		if err := o.setNamespace(m); err != nil {
+			return err
+		}
+		meta := m.Object.GetObjectMeta()
+		objs, _, err := o.fetch(ctx, c, m.Kind, meta.Namespace, []string{meta.Name}, f)
+		if err != nil {
+			failed = append(failed, err)
+			continue
+		}
+		if _, seen := byKind[m.Kind]; !seen {
+			kinds = append(kinds, m.Kind)
+		}
+		byKind[m.Kind] = append(byKind[m.Kind], objs...)
+	}
+	whole := f.output == "json" || f.output == "yaml" || f.tmpl != nil && f.tmpl.columns == nil
+	var all []meta.Object
+	for i, k := range kinds {
+		if whole {
+			all = append(all, byKind[k]...)
+			continue
+		}
+		if i > 0 && f.output != "name" {
+			fmt.Fprintln(o.Out)
+		}
+		p := f.printer(o, k)
+		p.withKind = len(kinds) > 1
+		if err := p.print(byKind[k], false); err != nil {
+			return err
+		}
+	}
+	if whole && len(kinds) > 0 {
+		if err := f.printer(o, kinds[0]).print(all, len(all) == 1); err != nil {
+			return err
+		}
+	}
+	for i, err := range failed {
+		if i == len(failed)-1 {
+			return err
+		}
+		fmt.Fprintln(o.ErrOut, formatError(err, o.Server))
 	}
 	return nil
 }

@@ -36,8 +36,12 @@ subsets:
 		t.Errorf("get svc:\n%s", r.stdout)
 	}
 	r = kobectl(t, s, "", "describe", "svc", "web")
-	if !strings.Contains(r.stdout, "Endpoints: 10.244.1.5:8080,10.244.2.7:8080") || !strings.Contains(r.stdout, "NodePort:  30080/TCP") {
-		t.Errorf("describe svc:\n%s", r.stdout)
+	// kubectl's lines, in its order (issue #32: the IP family lines).
+	want := []string{`Selector:\s+app=web`, `Type:\s+NodePort`, `IP Family Policy:\s+SingleStack`, `IP Families:\s+IPv4`, `IP:\s+10\.96\.\d+\.\d+`,
+		`IPs:\s+10\.96\.\d+\.\d+`, `Port:\s+http  80/TCP`, `TargetPort:\s+8080/TCP`, `NodePort:\s+http  30080/TCP`,
+		`Endpoints:\s+10\.244\.1\.5:8080,10\.244\.2\.7:8080`, `Session Affinity:\s+None`, `External Traffic Policy:\s+Cluster`, `Internal Traffic Policy:\s+Cluster`, `Events:`}
+	if !regexp.MustCompile(`(?m)^` + strings.Join(want, `\n`)).MatchString(r.stdout) {
+		t.Errorf("describe svc, want kubectl's lines in its order %q:\n%s", want, r.stdout)
 	}
 	r = kobectl(t, s, "", "get", "endpointslices", "-n", "kube-system")
 	if r.code != 0 || !strings.Contains(r.stderr+r.stdout, "No resources found") {
