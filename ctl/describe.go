@@ -27,6 +27,12 @@ func newDescribeCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "describe TYPE [NAME ...] | TYPE/NAME [-l SELECTOR] [-A]",
 		Short: "Show objects in detail, with their events (kubectl describe)",
+		Long: `Show objects in detail, in kubectl describe's sections and words, with
+their events (oldest first).
+
+Beyond kubectl: a pod the scheduler placed also shows its Scheduling
+Decision — every node's verdict (the filter that rejected it, or its
+score per plugin) — recorded when the pod was bound.`,
 		Example: `  # One pod
   kobectl describe pod web-0
 
@@ -297,10 +303,15 @@ func describeLabelsAndAnnotations(tw io.Writer, m *meta.ObjectMeta) {
 			ann[k] = v
 		}
 	}
-	fmt.Fprintf(tw, "Annotations:\t%s\n", mapLines(ann))
+	fmt.Fprintf(tw, "Annotations:\t%s\n", annotationLines(ann))
 }
 
-func mapLines(m map[string]string) string {
+func mapLines(m map[string]string) string { return joinedLines(m, "=") }
+
+// annotationLines are kubectl's annotation lines: "key: value".
+func annotationLines(m map[string]string) string { return joinedLines(m, ": ") }
+
+func joinedLines(m map[string]string, sep string) string {
 	if len(m) == 0 {
 		return "<none>"
 	}
@@ -311,7 +322,7 @@ func mapLines(m map[string]string) string {
 	sort.Strings(keys)
 	lines := make([]string, len(keys))
 	for i, k := range keys {
-		lines[i] = k + "=" + m[k]
+		lines[i] = k + sep + m[k]
 	}
 	return strings.Join(lines, "\n\t")
 }

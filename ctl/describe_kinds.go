@@ -75,19 +75,25 @@ func describePod(tw io.Writer, p *core.Pod) {
 	if p.Status.NominatedNodeName != "" {
 		fmt.Fprintf(tw, "NominatedNodeName:\t%s\n", p.Status.NominatedNodeName)
 	}
-	statuses := map[string]core.ContainerStatus{}
+	statuses := map[string]*core.ContainerStatus{}
 	for _, s := range append(append([]core.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-		statuses[s.Name] = s
+		statuses[s.Name] = &s
+	}
+	status := func(name string) *core.ContainerStatus {
+		if s := statuses[name]; s != nil {
+			return s
+		}
+		return &core.ContainerStatus{} // not reported yet: the pod's sections all the same
 	}
 	if len(p.Spec.InitContainers) > 0 {
 		fmt.Fprintln(tw, "Init Containers:")
 		for _, c := range p.Spec.InitContainers {
-			describeContainer(tw, c, statuses[c.Name])
+			describeContainer(tw, c, status(c.Name))
 		}
 	}
 	fmt.Fprintln(tw, "Containers:")
 	for _, c := range p.Spec.Containers {
-		describeContainer(tw, c, statuses[c.Name])
+		describeContainer(tw, c, status(c.Name))
 	}
 	if len(p.Status.Conditions) > 0 {
 		fmt.Fprintln(tw, "Conditions:")
@@ -96,22 +102,33 @@ func describePod(tw io.Writer, p *core.Pod) {
 			fmt.Fprintf(tw, "  %s \t%s \n", c.Type, c.Status)
 		}
 	}
-	fmt.Fprintln(tw, "Volumes:")
 	if len(p.Spec.Volumes) == 0 {
-		fmt.Fprintln(tw, "  <none>")
+		fmt.Fprintln(tw, "Volumes:\t<none>")
+	} else {
+		fmt.Fprintln(tw, "Volumes:")
+		describeVolumes(tw, p.Spec.Volumes, "  ")
 	}
-	for _, v := range p.Spec.Volumes {
-		fmt.Fprintf(tw, "  %s:\n", v.Name)
+	fmt.Fprintf(tw, "QoS Class:\t%s\n", p.Status.QOSClass)
+	fmt.Fprintf(tw, "Node-Selectors:\t%s\n", mapLines(p.Spec.NodeSelector))
+	fmt.Fprintf(tw, "Tolerations:\t%s\n", none(strings.Join(tolerationLines(p.Spec.Tolerations), "\n\t")))
+}
+
+// describeVolumes prints each volume's name and source, indented.
+func describeVolumes(tw io.Writer, vols []core.Volume, indent string) {
+	for _, v := range vols {
+		fmt.Fprintf(tw, "%s%s:\n", indent, v.Name)
 		b, _ := json.Marshal(v)
 		var src map[string]any
 		_ = json.Unmarshal(b, &src)
 		delete(src, "name")
-		printTree(tw, src, "    ")
+		printTree(tw, src, indent+"  ")
 	}
-	fmt.Fprintf(tw, "QoS Class:\t%s\n", p.Status.QOSClass)
-	fmt.Fprintf(tw, "Node-Selectors:\t%s\n", mapLines(p.Spec.NodeSelector))
+}
+
+// tolerationLines are kubectl's one-line tolerations: key=value:Effect op=Exists for 300s.
+func tolerationLines(tolerations []core.Toleration) []string {
 	var tols []string
-	for _, t := range p.Spec.Tolerations {
+	for _, t := range tolerations {
 		s := t.Key
 		if t.Value != "" {
 			s += "=" + t.Value
@@ -127,16 +144,25 @@ func describePod(tw io.Writer, p *core.Pod) {
 		}
 		tols = append(tols, s)
 	}
-	fmt.Fprintf(tw, "Tolerations:\t%s\n", none(strings.Join(tols, "\n\t")))
+	return tols
 }
 
-func describeContainer(tw io.Writer, c core.Container, st core.ContainerStatus) {
-	fmt.Fprintf(tw, "  %s:\n", c.Name)
-	if st.ContainerID != "" {
+// describeContainer prints a container as kubectl does; st is nil for a
+// pod template's (no ids, state or restarts then), whose name kubectl
+// indents one space more.
+func describeContainer(tw io.Writer, c core.Container, st *core.ContainerStatus) {
+	if st == nil {
+		fmt.Fprintf(tw, "   %s:\n", c.Name)
+	} else {
+		fmt.Fprintf(tw, "  %s:\n", c.Name)
+	}
+	if st != nil && st.ContainerID != "" {
 		fmt.Fprintf(tw, "    Container ID:\t%s\n", st.ContainerID)
 	}
 	fmt.Fprintf(tw, "    Image:\t%s\n", c.Image)
-	fmt.Fprintf(tw, "    Image ID:\t%s\n", st.ImageID)
+	if st != nil {
+		fmt.Fprintf(tw, "    Image ID:\t%s\n", st.ImageID)
+	}
 	var ports, hostPorts []string
 	for _, p := range c.Ports {
 		proto := orTCP(string(p.Protocol))
@@ -157,12 +183,14 @@ func describeContainer(tw io.Writer, c core.Container, st core.ContainerStatus) 
 			fmt.Fprintf(tw, "      %s\n", a)
 		}
 	}
-	describeState(tw, "State", st.State)
-	if !st.LastState.IsZero() {
-		describeState(tw, "Last State", st.LastState)
+	if st != nil {
+		describeState(tw, "State", st.State)
+		if !st.LastState.IsZero() {
+			describeState(tw, "Last State", st.LastState)
+		}
+		fmt.Fprintf(tw, "    Ready:\t%s\n", boolTitle(st.Ready))
+		fmt.Fprintf(tw, "    Restart Count:\t%d\n", st.RestartCount)
 	}
-	fmt.Fprintf(tw, "    Ready:\t%s\n", boolTitle(st.Ready))
-	fmt.Fprintf(tw, "    Restart Count:\t%d\n", st.RestartCount)
 	for _, r := range []struct {
 		name string
 		list resource.List
@@ -185,9 +213,10 @@ func describeContainer(tw io.Writer, c core.Container, st core.ContainerStatus) 
 		}
 	}
 	fmt.Fprintln(tw, "    Environment:\t"+none(envLines(c)))
-	fmt.Fprintln(tw, "    Mounts:")
 	if len(c.VolumeMounts) == 0 {
-		fmt.Fprintln(tw, "      <none>")
+		fmt.Fprintln(tw, "    Mounts:\t<none>")
+	} else {
+		fmt.Fprintln(tw, "    Mounts:")
 	}
 	for _, m := range c.VolumeMounts {
 		mode := "rw"
@@ -449,19 +478,7 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 	default:
 		return false
 	}
-	fmt.Fprintln(tw, "Pod Template:")
-	fmt.Fprintf(tw, "  Labels:\t%s\n", strings.ReplaceAll(mapLines(tmpl.Labels), "\n\t", "\n\t  "))
-	fmt.Fprintln(tw, "  Containers:")
-	for _, c := range tmpl.Spec.Containers {
-		fmt.Fprintf(tw, "   %s:\n", c.Name)
-		fmt.Fprintf(tw, "    Image:\t%s\n", c.Image)
-		var ports []string
-		for _, p := range c.Ports {
-			ports = append(ports, fmt.Sprintf("%d/%s", p.ContainerPort, orTCP(string(p.Protocol))))
-		}
-		fmt.Fprintf(tw, "    Port%s:\t%s\n", plural(len(ports)), none(strings.Join(ports, ", ")))
-		fmt.Fprintln(tw, "    Environment:\t"+none(envLines(c)))
-	}
+	describePodTemplate(tw, &tmpl)
 	// Deployments' and ReplicaSets' conditions, as kubectl prints them
 	// (ReplicaFailure says why pods are missing: a quota, say).
 	var conds []apps.Condition
@@ -478,6 +495,40 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 		}
 	}
 	return true
+}
+
+// describePodTemplate is kubectl's "Pod Template:" section (describe of
+// workloads, rollout history --revision).
+func describePodTemplate(tw io.Writer, t *core.PodTemplateSpec) {
+	fmt.Fprintln(tw, "Pod Template:")
+	fmt.Fprintf(tw, "  Labels:\t%s\n", strings.ReplaceAll(mapLines(t.Labels), "\n\t", "\n\t  "))
+	if len(t.Annotations) > 0 {
+		fmt.Fprintf(tw, "  Annotations:\t%s\n", strings.ReplaceAll(annotationLines(t.Annotations), "\n\t", "\n\t  "))
+	}
+	if t.Spec.ServiceAccountName != "" {
+		fmt.Fprintf(tw, "  Service Account:\t%s\n", t.Spec.ServiceAccountName)
+	}
+	if len(t.Spec.InitContainers) > 0 {
+		fmt.Fprintln(tw, "  Init Containers:")
+		for _, c := range t.Spec.InitContainers {
+			describeContainer(tw, c, nil)
+		}
+	}
+	fmt.Fprintln(tw, "  Containers:")
+	for _, c := range t.Spec.Containers {
+		describeContainer(tw, c, nil)
+	}
+	if len(t.Spec.Volumes) == 0 {
+		fmt.Fprintln(tw, "  Volumes:\t<none>")
+	} else {
+		fmt.Fprintln(tw, "  Volumes:")
+		describeVolumes(tw, t.Spec.Volumes, "   ")
+	}
+	if t.Spec.PriorityClassName != "" {
+		fmt.Fprintf(tw, "  Priority Class Name:\t%s\n", t.Spec.PriorityClassName)
+	}
+	fmt.Fprintf(tw, "  Node-Selectors:\t%s\n", strings.ReplaceAll(mapLines(t.Spec.NodeSelector), "\n\t", "\n\t  "))
+	fmt.Fprintf(tw, "  Tolerations:\t%s\n", none(strings.Join(tolerationLines(t.Spec.Tolerations), "\n\t  ")))
 }
 
 // printTree prints a value as kubectl prints kinds it has no describer

@@ -161,6 +161,14 @@ func TestDescribeAndGetAsKubectl(t *testing.T) {
 		t.Errorf("describe pods -l app=none: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 
+	// logs of a Deployment names the pod it picked among several (kubectl's line).
+	if r := kobectl(t, s, deployment("web", "2", "web", ""), "apply", "-f", "-"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r = kobectl(t, s, "", "logs", "deploy/web"); !strings.Contains(r.stderr, "Found 2 pods, using pod/web-1\n") {
+		t.Errorf("logs deploy/web: %d %q", r.code, r.stderr)
+	}
+
 	manifest := "apiVersion: v1\nkind: Pod\nmetadata: {name: db}\nspec: {containers: [{name: c, image: i}]}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: missing}\n"
 	r = kobectl(t, s, manifest, "get", "-f", "-")

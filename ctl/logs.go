@@ -93,6 +93,9 @@ line with the time the node read it (--timestamps shows it, --since and
 				if err != nil {
 					return err
 				}
+				if ref.among > 1 { // as kubectl: which pod of the several
+					fmt.Fprintf(o.ErrOut, "Found %d pods, using pod/%s\n", ref.among, ref.pod.Name)
+				}
 				pods = []*core.Pod{ref.pod}
 			}
 			var streams []logStream

@@ -22,6 +22,9 @@ import (
 type podRef struct {
 	pod *core.Pod
 	svc *core.Service // set when the argument named a Service
+	// among is how many pods the TYPE/NAME selected (logs says which one
+	// it picked when there were several, as kubectl does).
+	among int
 }
 
 func resolvePod(ctx context.Context, c *client.Client, ns, arg string) (podRef, error) {
@@ -81,28 +84,28 @@ func resolvePod(ctx context.Context, c *client.Client, ns, arg string) (podRef, 
 	if err != nil {
 		return ref, err
 	}
-	ref.pod, err = firstPod(ctx, c, ns, kind+"/"+name, ls, ownerUID)
+	ref.pod, ref.among, err = firstPod(ctx, c, ns, kind+"/"+name, ls, ownerUID)
 	return ref, err
 }
 
 // firstPod picks the pod kubectl would among those ls selects (those
 // ownerUID controls, when there is no selector): running and ready ones
 // first, then running ones, then the oldest, then by name.
-func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.LabelSelector, ownerUID string) (*core.Pod, error) {
+func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.LabelSelector, ownerUID string) (*core.Pod, int, error) {
 	if ls == nil && ownerUID == "" {
-		return nil, fmt.Errorf("%s has no selector: it selects no pods", owner)
+		return nil, 0, fmt.Errorf("%s has no selector: it selects no pods", owner)
 	}
 	opts := client.ListOptions{}
 	if ls != nil {
 		sel, err := selector.FromLabelSelector(ls)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", owner, err)
+			return nil, 0, fmt.Errorf("%s: %w", owner, err)
 		}
 		opts.LabelSelector = sel.String()
 	}
 	all, _, err := client.For[*core.Pod](c).List(ctx, ns, opts)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var pods []*core.Pod
 	for _, p := range all {
@@ -111,7 +114,7 @@ func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.
 		}
 	}
 	if len(pods) == 0 {
-		return nil, fmt.Errorf("%s has no pods (kobectl get pods -n %s)", owner, ns)
+		return nil, 0, fmt.Errorf("%s has no pods (kobectl get pods -n %s)", owner, ns)
 	}
 	rank := func(p *core.Pod) int {
 		switch {
@@ -134,7 +137,7 @@ func firstPod(ctx context.Context, c *client.Client, ns, owner string, ls *meta.
 		}
 		return a.Name < b.Name
 	})
-	return pods[0], nil
+	return pods[0], len(pods), nil
 }
 
 func controlledBy(p *core.Pod, uid string) bool {

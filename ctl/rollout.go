@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
@@ -247,8 +246,14 @@ func newRolloutCommand(o *Options) *cobra.Command {
 				if !ok {
 					return fmt.Errorf("unable to find the specified revision %d", revision)
 				}
-				y, _ := yaml.Marshal(r.template)
-				fmt.Fprintf(o.Out, "%s with revision #%d\nPod Template:\n%s", what, revision, indent(string(y)))
+				// As kubectl: the template in describe's words.
+				fmt.Fprintf(o.Out, "%s with revision #%d\n", what, revision)
+				tw := tabwriter.NewWriter(o.Out, 0, 0, 1, ' ', 0)
+				describePodTemplate(tw, &r.template)
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				fmt.Fprintln(o.Out)
 				return nil
 			}
 			fmt.Fprintln(o.Out, what)
@@ -530,14 +535,6 @@ func withoutHash(t core.PodTemplateSpec) core.PodTemplateSpec {
 	t.Labels = maps.Clone(t.Labels)
 	delete(t.Labels, apps.PodTemplateHashLabel)
 	return t
-}
-
-func indent(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = "  " + lines[i]
-	}
-	return strings.Join(lines, "\n") + "\n"
 }
 
 // rolloutUndo puts a revision's pod template back into the Deployment, as

@@ -2,6 +2,7 @@ package ctl_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -174,7 +175,11 @@ spec:
 			t.Errorf("rollout history %s: %d %q %q, want %q", tc.target, r.code, r.stdout, r.stderr, want)
 		}
 		r = kobectl(t, s, "", "rollout", "history", tc.target, "--revision=2")
-		if r.code != 0 || !strings.Contains(r.stdout, tc.qualified+" with revision #2\nPod Template:\n") || !strings.Contains(r.stdout, "kubectl.kubernetes.io/restartedAt") {
+		// As kubectl prints it: describe's words, not YAML (issue #32).
+		if r.code != 0 || !strings.Contains(r.stdout, tc.qualified+" with revision #2\nPod Template:\n  Labels:") ||
+			!regexp.MustCompile(`(?m)^  Annotations:\s+kubectl\.kubernetes\.io/restartedAt: `).MatchString(r.stdout) ||
+			!regexp.MustCompile(`(?m)^  Containers:\n   \S+:\n    Image:\s+kobune\.local/`).MatchString(r.stdout) ||
+			!regexp.MustCompile(`(?m)^  Volumes:\s+<none>\n  Node-Selectors:\s+<none>\n  Tolerations:\s+<none>$`).MatchString(r.stdout) {
 			t.Errorf("rollout history %s --revision=2: %d %q %q", tc.target, r.code, r.stdout, r.stderr)
 		}
 		if r := kobectl(t, s, "", "rollout", "undo", tc.target); r.code != 0 || r.stdout != tc.qualified+" rolled back\n" {

@@ -23,7 +23,10 @@ func newTopCommand(o *Options) *cobra.Command {
 		Long: `Show what nodes and pods use now, from the metrics API
 (metrics.k8s.io/v1beta1): CPU as the rate over the last 5 s, memory as the
 working set (what the OOM killer and eviction look at). The figures come
-from each node's agent, which reads its pods' cgroups every second.`,
+from each node's agent, which reads its pods' cgroups every second.
+
+Beyond kubectl: top pods --containers adds a THROTTLED(periods) column,
+the CFS periods in which the container was held back by its CPU limit.`,
 	}
 	var selector, sortBy string
 	var all, containers bool
