@@ -248,7 +248,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 				}
 				// As kubectl: the template in describe's words.
 				fmt.Fprintf(o.Out, "%s with revision #%d\n", what, revision)
-				tw := tabwriter.NewWriter(o.Out, 0, 0, 1, ' ', 0)
+				tw := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
 				describePodTemplate(tw, &r.template)
 				if err := tw.Flush(); err != nil {
 					return err
