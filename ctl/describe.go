@@ -192,7 +192,7 @@ func describeService(tw io.Writer, svc *core.Service, ep *core.Endpoints) {
 func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta.Object) error {
 	m := obj.GetObjectMeta()
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0) // kubectl describe's padding
-	if p, ok := obj.(*core.Pod); ok { // kubectl's own order for pods
+	if p, ok := obj.(*core.Pod); ok {             // kubectl's own order for pods
 		describePod(tw, p)
 		return flushWithDecision(w, tw, m)
 	}
