@@ -192,8 +192,8 @@ func describeService(tw io.Writer, svc *core.Service, ep *core.Endpoints) {
 func describeObject(ctx context.Context, w io.Writer, c *client.Client, obj meta.Object) error {
 	m := obj.GetObjectMeta()
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0) // kubectl describe's padding
-	if p, ok := obj.(*core.Pod); ok {             // kubectl's own order for pods
-		describePod(tw, p)
+	if p, ok := obj.(*core.Pod); ok {
+		describePod(tw, p) // kubectl's own order for pods
 		return flushWithDecision(w, tw, m)
 	}
 	fmt.Fprintf(tw, "Name:\t%s\n", m.Name)
