@@ -225,6 +225,9 @@ type restTarget struct {
 	// objectName is the name in a create's body (the URL has none): what
 	// an Invalid Status names.
 	objectName string
+	// conv: the URL names another served version of the kind
+	// (rest_versions.go); nil for the stored version.
+	conv *scheme.Version
 }
 
 // parseResourcePath reads /api/v1/... and /apis/GROUP/VERSION/...
@@ -239,6 +242,12 @@ func parseResourcePath(p string) (t restTarget, rest []string, err error) {
 		return t, nil, errNotFound(p)
 	}
 	return t, parts, nil
+}
+
+// isGroupPath says whether p is /apis/GROUP: the group's APIGroup document.
+func isGroupPath(p string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(p, "/"), "/apis/")
+	return ok && rest != "" && !strings.Contains(rest, "/")
 }
 
 func errNotFound(p string) error {
@@ -270,6 +279,12 @@ func (t *restTarget) resolve(parts []string) error {
 		t.kind = k
 		return nil
 	}
+	if k, ok := scheme.ByResource(t.resource); ok {
+		if v, ok := k.ServedAt(gv); ok {
+			t.kind, t.conv = k, v
+			return nil
+		}
+	}
 	if r, ok := reviews[t.resource]; ok && r.group+"/v1" == gv && t.name == "" {
 		return nil
 	}
@@ -279,7 +294,7 @@ func (t *restTarget) resolve(parts []string) error {
 // serveResource serves every resource URL.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	t, parts, err := parseResourcePath(r.URL.Path)
-	if err == nil && len(parts) == 0 {
+	if err == nil && len(parts) == 0 || isGroupPath(r.URL.Path) {
 		s.serveDiscovery(w, r)
 		return
 	}
@@ -401,7 +416,7 @@ func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Req
 		writeTable(w, r, t.kind, [][]byte{obj}, "", "")
 		return
 	}
-	writeJSON(w, http.StatusOK, obj)
+	writeJSON(w, http.StatusOK, t.fromStored(obj))
 }
 
 func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
@@ -431,7 +446,7 @@ func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Re
 	}
 	w.Header().Set("Content-Type", contentJSON)
 	w.WriteHeader(http.StatusOK)
-	apiVersion := t.kind.APIVersion
+	apiVersion := t.apiVersion()
 	cont := ""
 	if list.Continue != "" {
 		cont = fmt.Sprintf(`,"continue":%q`, list.Continue)
@@ -441,7 +456,7 @@ func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Re
 		if i > 0 {
 			_, _ = w.Write([]byte{','})
 		}
-		_, _ = w.Write(it)
+		_, _ = w.Write(t.fromStored(it))
 	}
 	_, _ = io.WriteString(w, "]}\n")
 }
@@ -523,6 +538,8 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 			}
 			columnsSent = true
 			obj = mustJSON(tb)
+		} else if ev.Type != Bookmark {
+			obj = t.fromStored(obj)
 		}
 		if _, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, obj); err != nil {
 			return err
@@ -572,6 +589,12 @@ func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.
 		named.objectName = metadataName(body)
 		t = &named
 	}
+	body, warnings, err := t.toStored(body, r.URL.Query().Get("fieldValidation"))
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeWarnings(w, warnings)
 	q := r.URL.Query()
 	ns := t.namespace
 	if t.sub == "token" {
@@ -600,6 +623,12 @@ func (s *Server) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name)), t)
 		return
 	}
+	body, warnings, err := t.toStored(body, r.URL.Query().Get("fieldValidation"))
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeWarnings(w, warnings)
 	q := r.URL.Query()
 	method := "Update"
 	if t.sub == "status" {
@@ -618,7 +647,7 @@ func respond(w http.ResponseWriter, code int, resp any, err error, t *restTarget
 	}
 	o := resp.(*apipb.ObjectResponse)
 	writeWarnings(w, o.Warnings)
-	writeJSON(w, code, o.Object)
+	writeJSON(w, code, t.fromStored(o.Object))
 }
 
 // restPatch serves PATCH: the Content-Type is the patch type.
@@ -634,6 +663,10 @@ func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	body, dry, err := readWrite(r)
 	if err != nil {
 		writeError(w, err, t)
+		return
+	}
+	if t.conv != nil {
+		s.restPatchConverted(ctx, w, r, t, mt, body, dry)
 		return
 	}
 	q := r.URL.Query()
@@ -852,7 +885,7 @@ func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.
 		writeError(w, err, t)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp.(*apipb.ObjectResponse).Object)
+	writeJSON(w, http.StatusOK, t.fromStored(resp.(*apipb.ObjectResponse).Object))
 }
 
 // dryRun reads the dryRun query parameter: "All" or nothing.

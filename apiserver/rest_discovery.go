@@ -37,6 +37,9 @@ type apiResource struct {
 type discoveryGroup struct {
 	name, version string
 	resources     []apiResource // subresources as "pods/status"
+	// alternate: a version served beside the group's preferred one
+	// (autoscaling/v1 beside autoscaling/v2), by conversion.
+	alternate bool
 }
 
 func (g *discoveryGroup) groupVersion() string {
@@ -91,6 +94,14 @@ func discoveryGroups() []*discoveryGroup {
 		if k.Resource == "serviceaccounts" {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})
 		}
+		for _, v := range k.Versions { // the same resource, converted (rest_versions.go)
+			alt := group(v.APIVersion)
+			alt.alternate = true
+			alt.resources = append(alt.resources, r)
+			if k.HasStatus {
+				alt.resources = append(alt.resources, apiResource{Name: k.Resource + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
+			}
+		}
 	}
 	// The resource metrics API: not stored, served from the agents
 	// (metricsapi.go).
@@ -110,9 +121,32 @@ func discoveryGroups() []*discoveryGroup {
 		if (out[i].name == "") != (out[j].name == "") {
 			return out[i].name == ""
 		}
-		return out[i].name < out[j].name
+		if out[i].name != out[j].name {
+			return out[i].name < out[j].name
+		}
+		return !out[i].alternate && out[j].alternate // the preferred version first
 	})
 	return out
+}
+
+// versionsOf are the served versions of group name, the preferred first.
+func versionsOf(groups []*discoveryGroup, name string) []*discoveryGroup {
+	var out []*discoveryGroup
+	for _, g := range groups {
+		if g.name == name {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// apiGroup is a legacy APIGroup: every version, and the preferred one.
+func apiGroup(versions []*discoveryGroup) map[string]any {
+	var vs []any
+	for _, g := range versions {
+		vs = append(vs, map[string]string{"groupVersion": g.groupVersion(), "version": g.version})
+	}
+	return map[string]any{"name": versions[0].name, "versions": vs, "preferredVersion": vs[0]}
 }
 
 var servedGroups = discoveryGroups()
@@ -151,16 +185,18 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 	case p == "/apis":
 		var groups []map[string]any
 		for _, g := range servedGroups[1:] {
-			gv := map[string]string{"groupVersion": g.groupVersion(), "version": g.version}
-			groups = append(groups, map[string]any{"name": g.name, "versions": []any{gv}, "preferredVersion": gv})
+			if !g.alternate {
+				groups = append(groups, apiGroup(versionsOf(servedGroups, g.name)))
+			}
 		}
 		writeObject(w, http.StatusOK, map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 	default:
 		for _, g := range servedGroups {
 			switch p {
 			case "/apis/" + g.name:
-				gv := map[string]string{"groupVersion": g.groupVersion(), "version": g.version}
-				writeObject(w, http.StatusOK, map[string]any{"kind": "APIGroup", "apiVersion": "v1", "name": g.name, "versions": []any{gv}, "preferredVersion": gv})
+				group := apiGroup(versionsOf(servedGroups, g.name))
+				group["kind"], group["apiVersion"] = "APIGroup", "v1"
+				writeObject(w, http.StatusOK, group)
 				return
 			case "/api/" + g.version, "/apis/" + g.groupVersion():
 				if (g.name == "") != strings.HasPrefix(p, "/api/") {
@@ -190,66 +226,84 @@ func wantsAggregated(r *http.Request) bool {
 
 const aggregatedContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
-// writeAggregated answers with an apidiscovery.k8s.io/v2 APIGroupDiscoveryList.
-func writeAggregated(w http.ResponseWriter, groups []*discoveryGroup) {
-	type gvk struct {
+// The apidiscovery.k8s.io/v2 shapes.
+type (
+	discoveryGVK struct {
 		Group   string `json:"group"`
 		Version string `json:"version"`
 		Kind    string `json:"kind"`
 	}
-	type sub struct {
-		Subresource  string   `json:"subresource"`
-		ResponseKind gvk      `json:"responseKind"`
-		Verbs        []string `json:"verbs"`
+	discoverySub struct {
+		Subresource  string       `json:"subresource"`
+		ResponseKind discoveryGVK `json:"responseKind"`
+		Verbs        []string     `json:"verbs"`
 	}
-	type res struct {
-		Resource         string   `json:"resource"`
-		ResponseKind     gvk      `json:"responseKind"`
-		Scope            string   `json:"scope"`
-		SingularResource string   `json:"singularResource"`
-		Verbs            []string `json:"verbs"`
-		ShortNames       []string `json:"shortNames,omitempty"`
-		Categories       []string `json:"categories,omitempty"`
-		Subresources     []sub    `json:"subresources,omitempty"`
+	discoveryRes struct {
+		Resource         string         `json:"resource"`
+		ResponseKind     discoveryGVK   `json:"responseKind"`
+		Scope            string         `json:"scope"`
+		SingularResource string         `json:"singularResource"`
+		Verbs            []string       `json:"verbs"`
+		ShortNames       []string       `json:"shortNames,omitempty"`
+		Categories       []string       `json:"categories,omitempty"`
+		Subresources     []discoverySub `json:"subresources,omitempty"`
 	}
-	type version struct {
-		Version   string `json:"version"`
-		Resources []res  `json:"resources"`
-		Freshness string `json:"freshness"`
+	discoveryVersion struct {
+		Version   string         `json:"version"`
+		Resources []discoveryRes `json:"resources"`
+		Freshness string         `json:"freshness"`
 	}
-	type group struct {
-		Metadata map[string]string `json:"metadata"`
-		Versions []version         `json:"versions"`
+	discoveryGroupItem struct {
+		Metadata map[string]string  `json:"metadata"`
+		Versions []discoveryVersion `json:"versions"`
 	}
-	items := []group{}
+)
+
+// writeAggregated answers with an apidiscovery.k8s.io/v2 APIGroupDiscoveryList:
+// one item per group, its versions the preferred first.
+func writeAggregated(w http.ResponseWriter, groups []*discoveryGroup) {
+	items := []discoveryGroupItem{}
 	for _, g := range groups {
-		v := version{Version: g.version, Freshness: "Current"}
-		for _, r := range g.resources {
-			kind := gvk{Group: g.name, Version: g.version, Kind: r.Kind}
-			if r.Group != "" {
-				kind.Group, kind.Version = r.Group, r.Version
-			}
-			if parent, subName, ok := strings.Cut(r.Name, "/"); ok {
-				for i := range v.Resources {
-					if v.Resources[i].Resource == parent {
-						v.Resources[i].Subresources = append(v.Resources[i].Subresources, sub{Subresource: subName, ResponseKind: kind, Verbs: r.Verbs})
-					}
-				}
-				continue
-			}
-			scope := "Cluster"
-			if r.Namespaced {
-				scope = "Namespaced"
-			}
-			v.Resources = append(v.Resources, res{Resource: r.Name, ResponseKind: kind, Scope: scope, SingularResource: r.SingularName,
-				Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories})
+		if g.alternate { // listed with its group's preferred version
+			continue
 		}
-		items = append(items, group{Metadata: map[string]string{"name": g.name}, Versions: []version{v}})
+		var versions []discoveryVersion
+		for _, gv := range versionsOf(groups, g.name) {
+			versions = append(versions, aggregatedVersion(gv))
+		}
+		items = append(items, discoveryGroupItem{Metadata: map[string]string{"name": g.name}, Versions: versions})
 	}
 	b := mustJSON(map[string]any{"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": map[string]any{}, "items": items})
 	w.Header().Set("Content-Type", aggregatedContentType)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
+}
+
+// aggregatedVersion is one group version, its subresources under their
+// resources.
+func aggregatedVersion(g *discoveryGroup) discoveryVersion {
+	v := discoveryVersion{Version: g.version, Freshness: "Current"}
+	for _, r := range g.resources {
+		kind := discoveryGVK{Group: g.name, Version: g.version, Kind: r.Kind}
+		if r.Group != "" {
+			kind.Group, kind.Version = r.Group, r.Version
+		}
+		if parent, subName, ok := strings.Cut(r.Name, "/"); ok {
+			for i := range v.Resources {
+				if v.Resources[i].Resource == parent {
+					v.Resources[i].Subresources = append(v.Resources[i].Subresources, discoverySub{Subresource: subName, ResponseKind: kind, Verbs: r.Verbs})
+				}
+			}
+			continue
+		}
+		scope := "Cluster"
+		if r.Namespaced {
+			scope = "Namespaced"
+		}
+		v.Resources = append(v.Resources, discoveryRes{Resource: r.Name, ResponseKind: kind, Scope: scope, SingularResource: r.SingularName,
+			Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories})
+	}
+	return v
 }
 
 // serveHealth serves /healthz, /livez and /readyz (and their /NAME

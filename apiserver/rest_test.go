@@ -561,3 +561,52 @@ func deleteOptionsProto(uid string) []byte {
 	typeMeta := append(str(1, "v1"), str(2, "DeleteOptions")...)
 	return append([]byte("k8s\x00"), append(msg(1, typeMeta), msg(2, opts)...)...)
 }
+
+// TestRESTServesAutoscalingV1 (issue #32): HorizontalPodAutoscalers are
+// served at autoscaling/v1 beside v2, as Kubernetes serves them: discovery
+// lists both (v2 preferred), a v1 create stores the v2 object, reads in
+// v1 show v1, a v1 patch and update work, and a typo in a v1 body is
+// refused under Strict.
+func TestRESTServesAutoscalingV1(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	code, _, b := c.do("GET", "/apis/autoscaling", "", "")
+	if g := decodeJSON(t, b); code != 200 || fmt.Sprint(g["versions"]) != "[map[groupVersion:autoscaling/v2 version:v2] map[groupVersion:autoscaling/v1 version:v1]]" ||
+		fmt.Sprint(g["preferredVersion"]) != "map[groupVersion:autoscaling/v2 version:v2]" {
+		t.Errorf("/apis/autoscaling: %d %s", code, b)
+	}
+	if code, _, b = c.do("GET", "/apis/autoscaling/v1", "", ""); code != 200 || !strings.Contains(string(b), `"name":"horizontalpodautoscalers"`) {
+		t.Errorf("/apis/autoscaling/v1: %d %s", code, b)
+	}
+	code, _, b = c.do("GET", "/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "")
+	if code != 200 || !strings.Contains(string(b), `{"metadata":{"name":"autoscaling"},"versions":[{"version":"v2"`) || !strings.Contains(string(b), `{"version":"v1","resources":[{"resource":"horizontalpodautoscalers"`) {
+		t.Errorf("aggregated discovery of autoscaling: %d %s", code, b)
+	}
+
+	v1 := `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":4,"targetCPUUtilizationPercentage":50}}`
+	code, _, b = c.do("POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers?fieldValidation=Strict", "", v1)
+	if code != 201 || !strings.Contains(string(b), `"apiVersion":"autoscaling/v1"`) || !strings.Contains(string(b), `"targetCPUUtilizationPercentage":50`) {
+		t.Fatalf("POST autoscaling/v1: %d %s", code, b)
+	}
+	code, _, b = c.do("GET", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/web", "", "")
+	if code != 200 || !strings.Contains(string(b), `"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}}]`) {
+		t.Errorf("GET autoscaling/v2 of the v1-made object: %d %s", code, b)
+	}
+	code, _, b = c.do("GET", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web", "application/json", "")
+	if code != 200 || !strings.Contains(string(b), `"apiVersion":"autoscaling/v1"`) {
+		t.Errorf("GET autoscaling/v1: %d %s", code, b)
+	}
+	code, _, b = c.do("GET", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", "", "")
+	if code != 200 || !strings.Contains(string(b), `"kind":"HorizontalPodAutoscalerList","apiVersion":"autoscaling/v1"`) || !strings.Contains(string(b), `"targetCPUUtilizationPercentage":50`) {
+		t.Errorf("LIST autoscaling/v1: %d %s", code, b)
+	}
+	code, _, b = c.do("PATCH", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web", "", `{"spec":{"targetCPUUtilizationPercentage":70}}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"targetCPUUtilizationPercentage":70`) {
+		t.Errorf("PATCH autoscaling/v1: %d %s", code, b)
+	}
+	typo := strings.Replace(v1, `"maxReplicas"`, `"maxReplica"`, 1)
+	code, _, b = c.do("POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers?fieldValidation=Strict", "", strings.Replace(typo, `"web"},"spec"`, `"typo"},"spec"`, 1))
+	if code != 400 || !strings.Contains(string(b), `unknown field \"spec.maxReplica\"`) {
+		t.Errorf("typo in a v1 body under Strict: %d %s", code, b)
+	}
+}

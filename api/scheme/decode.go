@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/meta"
 )
 
@@ -183,6 +184,22 @@ func decodeValue(js []byte, line int) []Document {
 	k, err := ByKind(apiVersion, kindName)
 	if err != nil {
 		return fail("%w", err)
+	}
+	if v, ok := k.ServedAt(apiVersion); ok {
+		// Another served version (autoscaling/v1): its own fields are
+		// checked, then it is read as the stored version says it.
+		if t, ok := k8sapi.ForKind(apiVersion, kindName); ok {
+			if typos := k8sapi.UnknownFields(t, generic); len(typos) > 0 {
+				return fail("%s %s: unknown field %q (Kubernetes has no such field in %s)", apiVersion, kindName, typos[0], apiVersion)
+			}
+		}
+		if js, err = v.ToStored(js); err != nil {
+			return fail("%s %w", kindName, err)
+		}
+		generic = nil
+		if err := json.Unmarshal(js, &generic); err != nil {
+			return fail("%s %w", kindName, err)
+		}
 	}
 	obj, err := k.Decode(js)
 	if err != nil {

@@ -166,3 +166,20 @@ func TestZeroValuedUnsupportedFieldsAskForNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeOtherServedVersion (issue #32): an autoscaling/v1 manifest is
+// read as the stored autoscaling/v2 object (kobectl applies it), and a
+// field v1 does not have is named, not lost in the conversion.
+func TestDecodeOtherServedVersion(t *testing.T) {
+	docs, err := Decode([]byte("apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\n" +
+		"spec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 4, targetCPUUtilizationPercentage: 60}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm := docs[0].Object.GetTypeMeta(); tm.APIVersion != "autoscaling/v2" || !strings.Contains(string(docs[0].JSON), `"averageUtilization":60`) {
+		t.Errorf("decoded %+v: %s", tm, docs[0].JSON)
+	}
+	if _, err := Decode([]byte("apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\nspec: {maxReplica: 4}\n")); err == nil || !strings.Contains(err.Error(), `unknown field "spec.maxReplica"`) {
+		t.Errorf("typo in a v1 manifest: %v", err)
+	}
+}

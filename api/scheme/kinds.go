@@ -73,8 +73,9 @@ func buildKinds() []*Kind {
 			func(n, o *batch.Job) v.ErrorList {
 				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
 			}, nil),
-		kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", []string{"hpa"}, true, true, autoscaling.SetDefaultsHorizontalPodAutoscaler,
+		servedAlso(kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", []string{"hpa"}, true, true, autoscaling.SetDefaultsHorizontalPodAutoscaler,
 			autoscaling.ValidateHorizontalPodAutoscaler, nil, nil),
+			Version{APIVersion: autoscaling.V1, ToStored: autoscaling.V1ToV2, FromStored: autoscaling.V2ToV1}),
 		kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", []string{"pdb"}, true, true, nil, policy.ValidatePodDisruptionBudget, nil, nil),
 		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, true, true, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
 		kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, true, false, nil, discovery.ValidateEndpointSlice, nil,
@@ -135,6 +136,11 @@ func kind[T interface {
 	if fields != nil {
 		k.Fields = func(o meta.Object) map[string]string { return fields(o.(T)) }
 	}
+	return k
+}
+
+func servedAlso(k *Kind, versions ...Version) *Kind {
+	k.Versions = versions
 	return k
 }
 

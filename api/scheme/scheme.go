@@ -31,6 +31,30 @@ type Kind struct {
 	// Fields returns the kind's selectable fields beyond metadata.name and
 	// metadata.namespace, for field selectors.
 	Fields func(meta.Object) map[string]string
+	// Versions are the other apiVersions the kind is served at, each
+	// converted to and from the stored one (APIVersion, which discovery
+	// prefers), as Kubernetes serves autoscaling/v1 HorizontalPodAutoscalers
+	// beside autoscaling/v2.
+	Versions []Version
+}
+
+// Version is another apiVersion of a kind: its JSON converts to the
+// stored version's and back.
+type Version struct {
+	APIVersion string
+	ToStored   func([]byte) ([]byte, error)
+	FromStored func([]byte) ([]byte, error)
+}
+
+// ServedAt returns the conversion of apiVersion, when the kind is served
+// there besides its stored version.
+func (k *Kind) ServedAt(apiVersion string) (*Version, bool) {
+	for i := range k.Versions {
+		if k.Versions[i].APIVersion == apiVersion {
+			return &k.Versions[i], true
+		}
+	}
+	return nil, false
 }
 
 // Group returns the API group ("" for the core group).
@@ -140,6 +164,9 @@ func ByKind(apiVersion, kind string) (*Kind, error) {
 	for _, k := range kinds {
 		if k.Kind != kind {
 			continue
+		}
+		if _, ok := k.ServedAt(apiVersion); ok {
+			return k, nil
 		}
 		if k.APIVersion != apiVersion {
 			return nil, fmt.Errorf("apiVersion %q is not served for kind %s: use %q", apiVersion, kind, k.APIVersion)

@@ -124,3 +124,37 @@ func TestKubectlPrintsWhyAnObjectIsInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestKubectlAutoscalingV1 (issue #32): an autoscaling/v1 manifest, as
+// older tutorials write it, applies with the real kubectl (create, then
+// apply again unchanged, then a changed target), reads back in v1 when
+// asked for v1 and in v2 by default, and kobectl applies it too.
+func TestKubectlAutoscalingV1(t *testing.T) {
+	s := newSession(t, 1)
+	hpa := `apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata:
+  name: php-apache
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: php-apache
+  minReplicas: 1
+  maxReplicas: 10
+  targetCPUUtilizationPercentage: 50
+`
+	s.okWith(hpa, []string{"apply", "-f", "-"}, "horizontalpodautoscaler.autoscaling/php-apache created")
+	s.okWith(hpa, []string{"apply", "-f", "-"}, "horizontalpodautoscaler.autoscaling/php-apache unchanged")
+	s.okWith(strings.Replace(hpa, "50", "70", 1), []string{"apply", "-f", "-"}, "horizontalpodautoscaler.autoscaling/php-apache configured")
+	if out := s.ok("", "get", "horizontalpodautoscalers.v1.autoscaling", "php-apache", "-o", "jsonpath={.apiVersion} {.spec.targetCPUUtilizationPercentage}"); out != "autoscaling/v1 70" {
+		t.Errorf("get horizontalpodautoscalers.v1.autoscaling: %q", out)
+	}
+	if out := s.ok("", "get", "hpa", "php-apache", "-o", "jsonpath={.apiVersion} {.spec.metrics[0].resource.target.averageUtilization}"); out != "autoscaling/v2 70" {
+		t.Errorf("get hpa (v2, preferred): %q", out)
+	}
+	s.expect([]string{"api-versions"}, "autoscaling/v1", "autoscaling/v2")
+	if r := s.run(strings.Replace(hpa, "maxReplicas", "maxReplica", 1), "create", "-f", "-"); r.code == 0 || !strings.Contains(r.stderr, `unknown field "spec.maxReplica"`) {
+		t.Errorf("a typo in a v1 manifest: exit %d %s", r.code, r.stderr)
+	}
+}

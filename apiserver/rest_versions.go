@@ -1,0 +1,130 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/k8sapi"
+	"github.com/kobune/kobune/api/patch"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// A kind served at another apiVersion besides its stored one
+// (scheme.Kind.Versions: autoscaling/v1 HorizontalPodAutoscalers) is
+// converted at this door and nowhere else: request bodies to the stored
+// version before they go the usual way, objects answered back to the
+// version the URL named. The gRPC API, storage, admission and the
+// controllers see the stored version only, as kube-apiserver's storage
+// does.
+
+// toStored turns a request body of the URL's version into the stored
+// version's JSON. The body's fields are checked against Kubernetes' type
+// of that version first (a typo would be lost in the conversion):
+// refused under Strict, a warning otherwise.
+func (t *restTarget) toStored(body []byte, fieldValidation string) ([]byte, []string, error) {
+	if t.conv == nil {
+		return body, nil, nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, nil, statusWithCode(http.StatusBadRequest, "BadRequest", fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", t.kind.Kind, t.conv.APIVersion, t.kind.Kind, err))
+	}
+	var warnings []string
+	if kt, ok := k8sapi.ForKind(t.conv.APIVersion, t.kind.Kind); ok && fieldValidation != "Ignore" {
+		if typos := k8sapi.UnknownFields(kt, doc); len(typos) > 0 {
+			for i, f := range typos {
+				typos[i] = fmt.Sprintf("unknown field %q", f)
+			}
+			if fieldValidation == "Strict" || fieldValidation == KobuneStrict {
+				return nil, nil, statusWithCode(http.StatusBadRequest, "BadRequest", fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
+					t.kind.Kind, t.conv.APIVersion, t.kind.Kind, strings.Join(typos, ", ")))
+			}
+			warnings = typos
+		}
+	}
+	out, err := t.conv.ToStored(body)
+	if err != nil {
+		return nil, nil, statusWithCode(http.StatusBadRequest, "BadRequest", fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", t.kind.Kind, t.conv.APIVersion, t.kind.Kind, err))
+	}
+	return out, warnings, nil
+}
+
+// fromStored turns a stored object into the URL's version; anything else
+// (a Status, a list) passes as it is.
+func (t *restTarget) fromStored(obj []byte) []byte {
+	if t.conv == nil {
+		return obj
+	}
+	var tm struct{ APIVersion, Kind string }
+	if json.Unmarshal(obj, &tm) != nil || tm.APIVersion != t.kind.APIVersion || tm.Kind != t.kind.Kind {
+		return obj
+	}
+	out, err := t.conv.FromStored(obj)
+	if err != nil {
+		return obj // a stored object always converts; never lose an answer over it
+	}
+	return out
+}
+
+// apiVersion is the apiVersion the URL asked for.
+func (t *restTarget) apiVersion() string {
+	if t.conv != nil {
+		return t.conv.APIVersion
+	}
+	return t.kind.APIVersion
+}
+
+// restPatchConverted patches an object of another served version as
+// kube-apiserver does: the patch applies to the object in the URL's
+// version, the result is converted back and stored as an update with
+// the revision it was made from (again after a conflict).
+func (s *Server) restPatchConverted(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, mt string, body []byte, dry bool) {
+	if mt == patch.ApplyPatchType || t.sub != "" {
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
+			fmt.Sprintf("server-side apply and subresource patches of %s are served in %s only: use apiVersion %s", t.kind.Kind, t.kind.APIVersion, t.kind.APIVersion)), t)
+		return
+	}
+	kt, _ := k8sapi.ForKind(t.conv.APIVersion, t.kind.Kind)
+	q := r.URL.Query()
+	for attempt := 0; ; attempt++ {
+		cur, err := s.invoke(ctx, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name})
+		if err != nil {
+			writeError(w, err, t)
+			return
+		}
+		patched, err := patch.Apply(mt, t.fromStored(cur.(*apipb.ObjectResponse).Object), body, kt)
+		if err != nil {
+			writeError(w, invalid("%s %q: the patch cannot be applied: %v", t.kind.Kind, t.name, err), t)
+			return
+		}
+		stored, warnings, err := t.toStored(patched, q.Get("fieldValidation"))
+		if err != nil {
+			writeError(w, err, t)
+			return
+		}
+		resp, err := s.invoke(ctx, "Update", &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: stored,
+			FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")})
+		if status.Code(err) == codes.Aborted && attempt < 5 && !strings.Contains(string(body), `"resourceVersion"`) {
+			continue // someone wrote between the read and the update: patch the new object
+		}
+		writeWarnings(w, warnings)
+		respond(w, http.StatusOK, resp, err, t)
+		return
+	}
+}
+
+// servedVersions lists a kind's apiVersions, the stored (preferred) first.
+func servedVersions(k *scheme.Kind) []string {
+	out := []string{k.APIVersion}
+	for _, v := range k.Versions {
+		out = append(out, v.APIVersion)
+	}
+	return out
+}
