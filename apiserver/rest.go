@@ -796,6 +796,17 @@ func (s *Server) restBind(ctx context.Context, w http.ResponseWriter, r *http.Re
 // authorized, admitted and finalized as a single one would be; Kubernetes
 // authorizes the deletecollection verb once instead).
 func (s *Server) restDeleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	// The same options as a single delete, for each object; read before
+	// anything is deleted (a dry run or a bad body deletes nothing).
+	opts, err := deleteRequest(r, t)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if opts.Preconditions != nil {
+		writeError(w, invalid("preconditions: Forbidden: a collection delete takes no preconditions (they name one object)"), t)
+		return
+	}
 	q := r.URL.Query()
 	resp, err := s.invoke(ctx, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")})
 	if err != nil {
@@ -811,7 +822,8 @@ func (s *Server) restDeleteCollection(ctx context.Context, w http.ResponseWriter
 			writeError(w, status.Errorf(codes.Internal, "decode: %v", err), t)
 			return
 		}
-		_, err := s.invoke(ctx, "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name})
+		_, err := s.invoke(ctx, "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
+			GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy})
 		if err != nil && status.Code(err) != codes.NotFound {
 			writeError(w, err, t)
 			return
@@ -835,25 +847,40 @@ type deleteOptionsBody struct {
 }
 
 func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
-	var opts deleteOptionsBody
-	// JSON, YAML or protobuf: client-go's typed clients send DeleteOptions
-	// as protobuf when they speak it (Kubernetes' e2e framework does).
-	b, err := readBodyUpTo(r, 64<<10)
-	if err == nil && len(bytes.TrimSpace(b)) > 0 {
-		if err = json.Unmarshal(b, &opts); err != nil {
-			err = statusWithCode(http.StatusBadRequest, "BadRequest", "DeleteOptions: "+err.Error())
-		}
-	}
+	req, err := deleteRequest(r, t)
 	if err != nil {
 		writeError(w, err, t)
 		return
+	}
+	req.Name = t.name
+	resp, err := s.invoke(ctx, "Delete", req)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeJSON(w, http.StatusOK, t.fromStored(resp.(*apipb.ObjectResponse).Object))
+}
+
+// deleteRequest reads a delete's options — the DeleteOptions body (JSON,
+// YAML or protobuf: client-go's typed clients send it as protobuf when
+// they speak it, as Kubernetes' e2e framework does) and the query
+// parameters, which win — into the request every object is deleted with.
+func deleteRequest(r *http.Request, t *restTarget) (*apipb.DeleteRequest, error) {
+	var opts deleteOptionsBody
+	b, err := readBodyUpTo(r, 64<<10)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err = json.Unmarshal(b, &opts); err != nil {
+			return nil, statusWithCode(http.StatusBadRequest, "BadRequest", "DeleteOptions: "+err.Error())
+		}
 	}
 	q := r.URL.Query()
 	if v := q.Get("gracePeriodSeconds"); v != "" {
 		g, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			writeError(w, invalid("gracePeriodSeconds: Invalid value: %q", v), t)
-			return
+			return nil, invalid("gracePeriodSeconds: Invalid value: %q", v)
 		}
 		opts.GracePeriodSeconds = &g
 	}
@@ -861,10 +888,10 @@ func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.
 		opts.PropagationPolicy = &v
 	}
 	if len(opts.DryRun) > 0 || q.Get("dryRun") != "" {
-		writeError(w, invalid("dryRun: delete with dryRun is not supported by kobune"), t)
-		return
+		// Refused rather than done for real: nothing is deleted.
+		return nil, invalid("dryRun: delete with dryRun is not supported by kobune (nothing was deleted)")
 	}
-	req := &apipb.DeleteRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, GracePeriodSeconds: opts.GracePeriodSeconds}
+	req := &apipb.DeleteRequest{Resource: t.resource, Namespace: t.namespace, GracePeriodSeconds: opts.GracePeriodSeconds}
 	switch {
 	case opts.PropagationPolicy != nil:
 		req.PropagationPolicy = *opts.PropagationPolicy
@@ -880,12 +907,7 @@ func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.
 			req.Preconditions.ResourceVersion = *p.ResourceVersion
 		}
 	}
-	resp, err := s.invoke(ctx, "Delete", req)
-	if err != nil {
-		writeError(w, err, t)
-		return
-	}
-	writeJSON(w, http.StatusOK, t.fromStored(resp.(*apipb.ObjectResponse).Object))
+	return req, nil
 }
 
 // dryRun reads the dryRun query parameter: "All" or nothing.

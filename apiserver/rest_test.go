@@ -545,6 +545,24 @@ func TestRESTInvalidStatusNamesKindObjectAndCauses(t *testing.T) {
 	if code != 200 {
 		t.Errorf("DELETE with a protobuf DeleteOptions body: %d %s", code, b)
 	}
+
+	// A collection delete reads the same options: a dry run (query or
+	// body) deletes nothing — it deleted every ConfigMap before.
+	for _, n := range []string{"a", "b"} {
+		c.do("POST", "/api/v1/namespaces/default/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+n+`"}}`)
+	}
+	for _, dry := range []struct{ query, body string }{{"?dryRun=All", ""}, {"?dryRun=Bogus", ""}, {"", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`}} {
+		code, _, b = c.do("DELETE", "/api/v1/namespaces/default/configmaps"+dry.query, "", dry.body)
+		if code == 200 {
+			t.Errorf("collection delete with dryRun %q%s: %d %s", dry.query, dry.body, code, b)
+		}
+	}
+	if code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps", "", ""); !strings.Contains(string(b), `"name":"a"`) || !strings.Contains(string(b), `"name":"b"`) {
+		t.Errorf("configmaps after refused dry-run collection deletes: %d %s", code, b)
+	}
+	if code, _, b = c.do("DELETE", "/api/v1/namespaces/default/configmaps", "", string(deleteOptionsProto("x")), "Content-Type", "application/vnd.kubernetes.protobuf"); code != 422 {
+		t.Errorf("collection delete with a precondition: %d %s", code, b)
+	}
 }
 
 // deleteOptionsProto is metav1.DeleteOptions{Preconditions: {UID: uid},
