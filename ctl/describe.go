@@ -58,34 +58,14 @@ score per plugin) — recorded when the pod was bound.`,
 			ctx, cancel := ctxFor(cmd)
 			defer cancel()
 			ns := o.namespaceFor(k, allNamespaces)
-			var objs []meta.Object
-			if len(names) == 0 { // as kubectl: every object of the type, or those selected
-				items, _, err := c.Resource(k).List(ctx, ns, client.ListOptions{LabelSelector: selector})
-				if err != nil {
-					return err
-				}
-				for _, b := range items {
-					obj, err := k.Decode(b)
-					if err != nil {
-						return err
-					}
-					objs = append(objs, obj)
-				}
-				if len(objs) == 0 {
-					o.noResources(ns)
-					return nil
-				}
+			// Named ones, or (as kubectl) every object of the type or those selected.
+			objs, _, err := o.fetch(ctx, c, k, ns, names, &getFlags{selector: selector})
+			if err != nil {
+				return err
 			}
-			for _, name := range names {
-				b, err := c.Resource(k).Get(ctx, ns, name)
-				if err != nil {
-					return err
-				}
-				obj, err := k.Decode(b)
-				if err != nil {
-					return err
-				}
-				objs = append(objs, obj)
+			if len(objs) == 0 {
+				o.noResources(ns)
+				return nil
 			}
 			for i, obj := range objs {
 				if i > 0 {
