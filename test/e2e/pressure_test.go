@@ -18,8 +18,12 @@ import (
 
 // TestMemoryPressureEvictsInTheKubeletsOrder: a node of 1 GiB whose
 // agent evicts below 924Mi available (so 100 MiB of pods cross it) runs a
-// BestEffort, a Burstable and a Guaranteed pod that each allocate memory
-// 15 s after they start; the agent reports MemoryPressure and evicts them
+// BestEffort, a Burstable and a Guaranteed pod; once all three run, each
+// is asked to allocate (POST /alloc: the BestEffort one first, so that
+// whatever sample the agent takes in between, the BestEffort pod ranks
+// first — with allocations timed from each container's start, a pod that
+// started late under load made the Burstable one the first over the
+// threshold); the agent reports MemoryPressure and evicts them
 // one by one — the BestEffort pod first, then the Burstable one over its
 // request, the Guaranteed one last — each Failed with reason Evicted and
 // the kubelet's message; afterwards MemoryPressure goes back to False.
@@ -43,9 +47,14 @@ func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
 	}
 	for _, s := range specs {
 		if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: s.name, Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
-			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever, Args: []string{"--alloc-mb", s.mb, "--alloc-after", "15s"}, Resources: s.resources}}}}); err != nil {
+			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever, Resources: s.resources}}}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	ips := map[string]string{}
+	for _, s := range specs {
+		p := waitForPod(t, ctx, pods, s.name, 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning && p.Status.PodIP != "" })
+		ips[s.name] = p.Status.PodIP
 	}
 	// Record when each pod is seen Evicted, and whether the node said
 	// MemoryPressure meanwhile.
@@ -79,6 +88,14 @@ func TestMemoryPressureEvictsInTheKubeletsOrder(t *testing.T) {
 			}
 		}
 		return ""
+	}
+	// BestEffort first, then Burstable, then Guaranteed (specs lists them the other way).
+	for i := len(specs) - 1; i >= 0; i-- {
+		s := specs[i]
+		url := "http://" + ips[s.name] + ":8080/alloc?mb=" + s.mb
+		if out, err := nodes[0].exec(ctx, "timeout", "60", "busybox", "wget", "-q", "-O", "-", "--post-data", "", url); err != nil || !strings.Contains(out, "holding") {
+			t.Fatalf("POST %s: %v %q", url, err, out)
+		}
 	}
 	sawPressure := false
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {

@@ -35,8 +35,17 @@ func TestRollingUpdateWithoutAFailedRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ok, failed, took := rollThreeTimes(t, ctx, srv.Addr(), srv.Client, fmt.Sprintf("roll%d", map[bool]int{true: 1, false: 2}[tc.guarded]), tc.guarded)
 			t.Logf("%d requests answered, %d failed, in %v (%.0f/s) over three rollouts", ok, failed, took.Round(time.Second), float64(ok+failed)/took.Seconds())
-			if float64(ok+failed) < 20*took.Seconds() {
-				t.Errorf("only %d requests in %v: the client did not run as it should", ok+failed, took)
+			// The client asks every 20 ms (~30/s with wget's own time). A
+			// failed request can wait out its 2 s timeout (an old pod's
+			// address is gone), so without the guards fewer are made:
+			// 18-19/s were seen on a quiet machine, where 20/s was asked
+			// before and the test failed without anything being wrong.
+			least := 20.0
+			if !tc.guarded {
+				least = 10
+			}
+			if float64(ok+failed) < least*took.Seconds() {
+				t.Errorf("only %d requests in %v (want at least %.0f/s): the client did not run as it should", ok+failed, took, least)
 			}
 			if tc.guarded && failed != 0 {
 				t.Errorf("%d of %d requests failed during rolling updates with a readiness probe, maxUnavailable 0 and a preStop sleep; want 0", failed, ok+failed)
