@@ -324,7 +324,8 @@ func shouldRestart(policy core.RestartPolicy, c runtime.ContainerState) bool {
 }
 
 func (a *Agent) backoff(c runtime.ContainerState) time.Duration {
-	if c.Restarts == 0 || c.FinishedAt.Sub(c.StartedAt) >= 10*time.Minute {
+	if c.Restarts == 0 || c.FinishedAt.Sub(c.StartedAt) >= 10*time.Minute || c.Reason == runtime.ReasonUnknown {
+		// (Unknown: lost with its sandbox, a reboot; it did not crash.)
 		return 0
 	}
 	d := a.cfg.BackoffBase

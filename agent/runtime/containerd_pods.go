@@ -32,11 +32,24 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 	if err != nil {
 		return PodState{}, err
 	}
+	if sandboxLost(pod, st, bootIDOnce()) { // the machine rebooted, or the namespace was deleted
+		if err := r.retire(ctx, pod); err != nil {
+			return PodState{}, err
+		}
+		if st, err = r.podState(ctx, pod.UID); err != nil {
+			return PodState{}, err
+		}
+	}
+	// A retired pod of its own network needs a new sandbox; its containers
+	// are still there, and start in it as their next attempts.
+	// (Not for restartPolicy Never: nothing would start in it, and the pod
+	// fails, as the kubelet's computePodActions decides.)
+	remake := sandboxGone(pod, st) && pod.Spec.RestartPolicy != core.RestartPolicyNever
 	if st.IP == "" && pod.Spec.HostNetwork {
 		// The node's own network: no sandbox, no CNI; the pod's IP is the node's.
 		st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: r.Node.IP, StartedAt: time.Now().UTC().Truncate(time.Second)}
 	}
-	if st.IP == "" {
+	if st.IP == "" || remake {
 		// Images first: a pod whose image cannot be had gets no sandbox.
 		for _, cs := range [][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 			for i := range cs {
@@ -46,7 +59,19 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 			}
 		}
 		started := time.Now().UTC().Truncate(time.Second)
-		if ip, ok := r.network.Attached(ctx, sandboxID(pod.UID)); ok {
+		if remake {
+			// (Torn down again on a failure: the next look begins clean.)
+			_, ip, err := r.network.Setup(ctx, sandboxID(pod.UID), hostPorts(pod))
+			if err != nil {
+				r.teardownAfter(ctx, pod.UID)
+				return PodState{}, &SandboxError{Err: err}
+			}
+			if err := r.relabelIP(ctx, pod.UID, ip); err != nil {
+				r.teardownAfter(ctx, pod.UID)
+				return PodState{}, err
+			}
+			st.IP = ip
+		} else if ip, ok := r.network.Attached(ctx, sandboxID(pod.UID)); ok {
 			// Containers gone, sandbox still there (someone removed them
 			// behind the agent's back): the pod keeps its network identity.
 			st = PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: started}
@@ -70,7 +95,7 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 	for _, c := range st.Containers {
 		have[c.Name] = c
 	}
-	if len(st.Containers) == 0 {
+	if !anyRunning(st) { // new, or its cgroup gone with a reboot
 		if err := ensurePodCgroup(pod); err != nil {
 			return PodState{}, err
 		}
@@ -120,6 +145,15 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		}
 	}
 	return r.podState(ctx, pod.UID)
+}
+
+func anyRunning(st PodState) bool {
+	for _, c := range st.Containers {
+		if c.Running {
+			return true
+		}
+	}
+	return false
 }
 
 // hostPorts lists the pod's hostPort mappings for the portmap plugin.
@@ -295,6 +329,9 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		labels[LabelInit] = "true"
 	}
 	labels[LabelRestarts] = strconv.Itoa(int(attempt))
+	if b := bootIDOnce(); b != "" {
+		labels[LabelBootID] = b
+	}
 	labels[LabelImageID] = imageID(img.Name(), img.Target().Digest.String())
 	if last != nil {
 		labels[LabelLastExitCode] = strconv.Itoa(int(last.ExitCode))
@@ -474,6 +511,13 @@ func (r *Containerd) containerState(ctx context.Context, ctr client.Container, i
 		started, _ := time.Parse(time.RFC3339, l[LabelLastStarted])
 		finished, _ := time.Parse(time.RFC3339, l[LabelLastFinished])
 		cs.Last = &ContainerState{Name: cs.Name, ExitCode: int32(code), Reason: l[LabelLastReason], Message: l[LabelLastMessage], StartedAt: started, FinishedAt: finished}
+	}
+	cs.bootID = l[LabelBootID]
+	if lost := l[LabelLost]; lost != "" {
+		// Retired with its sandbox: the attempt ended, how is unknown.
+		cs.lost, cs.ExitCode, cs.Reason = true, exitUnknown, ReasonUnknown
+		cs.FinishedAt, _ = time.Parse(time.RFC3339Nano, lost)
+		return cs
 	}
 	task, err := ctr.Task(ctx, nil)
 	if err != nil && l[LabelStartError] != "" {

@@ -113,4 +113,9 @@ type ContainerState struct {
 	// Restarts counts earlier attempts; Last is how the previous one ended.
 	Restarts int32
 	Last     *ContainerState
+
+	// lost: retired with its sandbox (reboot.go); bootID: the machine's
+	// boot its process was started in.
+	lost   bool
+	bootID string
 }

@@ -266,13 +266,7 @@ func (n *node) socket() string { return filepath.Join(n.dir, "containerd.sock") 
 func (n *node) startContainerd(t *testing.T) {
 	t.Helper()
 	root := filepath.Join(n.dir, "containerd")
-	n.containerd = exec.Command("containerd", "--root", filepath.Join(root, "root"), "--state", filepath.Join(root, "state"),
-		"--address", n.socket(), "--log-level", "warn")
-	logf, _ := os.Create(filepath.Join(n.dir, "containerd.log"))
-	n.containerd.Stdout, n.containerd.Stderr = logf, logf
-	if err := n.containerd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	n.runContainerd(t)
 	t.Cleanup(func() {
 		_ = n.containerd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
@@ -292,8 +286,22 @@ func (n *node) startContainerd(t *testing.T) {
 			}
 		}
 		unmountUnder(root)
-		logf.Close()
 	})
+}
+
+// runContainerd starts the node's containerd (again, after a reboot) and
+// waits for its socket; startContainerd's clean-up stops the one running.
+func (n *node) runContainerd(t *testing.T) {
+	t.Helper()
+	root := filepath.Join(n.dir, "containerd")
+	n.containerd = exec.Command("containerd", "--root", filepath.Join(root, "root"), "--state", filepath.Join(root, "state"),
+		"--address", n.socket(), "--log-level", "warn")
+	logf, _ := os.OpenFile(filepath.Join(n.dir, "containerd.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	n.containerd.Stdout, n.containerd.Stderr = logf, logf
+	if err := n.containerd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logf.Close() // the child has its own descriptor
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := os.Stat(n.socket()); err == nil {
