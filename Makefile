@@ -12,7 +12,7 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/... ./csi/... ./ingress/...
 FUZZTIME      ?= 3m
 
-.PHONY: all build images test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down clean
+.PHONY: all build images test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down vm-lab vm-lab-down test-vm clean
 
 all: build
 
@@ -111,6 +111,19 @@ lab:
 
 lab-down:
 	deploy/lab/lab.sh down
+
+# Machines that behave like VMs on this host (as root): Debian booted with
+# systemd-nspawn, each with its own systemd, on a bridge with no route out;
+# deploy/vmlab/vmlab.sh has the verbs (exec, reboot, poweroff, partition...).
+vm-lab:
+	deploy/vmlab/vmlab.sh up
+
+vm-lab-down:
+	deploy/vmlab/vmlab.sh down
+
+# The VM lab's own tests (make test runs them too, as root).
+test-vm:
+	$(GO) test -count=1 -v -timeout 30m ./test/vmlab
 
 clean:
 	rm -rf $(BIN) $(TOOLS)

@@ -1,0 +1,381 @@
+#!/usr/bin/env bash
+# vmlab.sh — machines that behave like VMs, on one Linux host.
+#
+# Each machine is a Debian root filesystem booted with systemd-nspawn:
+# its own systemd as PID 1, its own hostname, /run, cgroups, containerd and
+# network stack, and an address on a private bridge. The bridge lives in a
+# network namespace of the lab's own (kobvm) with no default route and no
+# NAT: nothing a machine sends leaves this host. A machine reboots with its
+# own `systemctl reboot` (its /run, processes and network namespaces are
+# gone, its disk kept), powers off, is cut off the bridge (partition) — what
+# a course needs to show a node failing. docs/install.md says what such a
+# machine can and cannot show (one kernel: no modules, no kernel sysctls).
+#
+# Verbs:
+#   up [N]        N machines (default 3): cp1 first, then w1, w2, ...
+#   down          stop every machine, remove them, the bridge and namespace
+#   list          machine names, one a line, control planes first
+#   exec NAME CMD...   run CMD as root inside NAME (stdin passed through,
+#                      CMD's exit status returned)
+#   reboot NAME | poweroff NAME | start NAME
+#   partition NAME | heal NAME   cut NAME off the bridge / join it again
+#   status        each machine: state, address, its systemd's view
+#   base          build (or show) the cached base root filesystem
+#
+# State: /var/lib/kobune/vmlab (the machines' disks), the base image in
+# /var/cache/kobune/vmlab (built once from Debian's packages with
+# mmdebstrap; `base --rebuild` builds it again).
+set -euo pipefail
+
+STATE=${KOBUNE_VMLAB_STATE:-/var/lib/kobune/vmlab}
+CACHE=${KOBUNE_VMLAB_CACHE:-/var/cache/kobune/vmlab}
+NETNS=${KOBUNE_VMLAB_NETNS:-kobvm}   # (tests use their own, beside a user's lab)
+BRIDGE=kobvm0
+SUBNET=172.30.0
+SUITE=bookworm
+MIRROR=${KOBUNE_VMLAB_MIRROR:-http://deb.debian.org/debian}
+SECURITY_MIRROR=${KOBUNE_VMLAB_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+PACKAGES=systemd,systemd-sysv,dbus,iproute2,iputils-ping,procps,kmod,util-linux,containerd,runc,containernetworking-plugins,nftables,iptables,conntrack,ca-certificates,busybox-static,curl,less
+
+say() { printf '%s\n' "$*"; }
+step() { printf '\n== %s\n' "$*"; }
+die() { printf 'vmlab: %s\n' "$*" >&2; exit 1; }
+
+need_root() {
+  [ "$(id -u)" = 0 ] || die "run as root (network namespaces, cgroups, systemd-nspawn)"
+}
+
+# prerequisites installs what the host needs from Debian's packages.
+prerequisites() {
+  local missing=()
+  command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
+  command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
+  command -v ip >/dev/null || missing+=(iproute2)
+  command -v nsenter >/dev/null || missing+=(util-linux)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing ${missing[*]} (Debian packages; --no-install-recommends keeps libnss-mymachines out of /etc/nsswitch.conf)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null \
+      || die "apt-get install ${missing[*]} failed: install them by hand and run again"
+  fi
+}
+
+# ---------------------------------------------------------------- base image
+
+base_dir() { echo "$CACHE/base-$SUITE"; }
+
+base() {
+  local dir; dir=$(base_dir)
+  if [ "${1:-}" = --rebuild ]; then rm -rf "$dir"; fi
+  if [ -f "$dir/.kobune-vmlab-base" ]; then
+    say "base root filesystem: $dir (cached; '$0 base --rebuild' builds it again)"
+    return
+  fi
+  step "Base root filesystem: Debian $SUITE from Debian's packages (once; about a minute)"
+  mkdir -p "$CACHE"
+  rm -rf "$dir.tmp"
+  local t0=$SECONDS
+  mmdebstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$dir.tmp" \
+    "deb $MIRROR $SUITE main" "deb $MIRROR $SUITE-updates main" "deb $SECURITY_MIRROR $SUITE-security main" \
+    >"$CACHE/mmdebstrap.log" 2>&1 || die "mmdebstrap failed (log: $CACHE/mmdebstrap.log): is $MIRROR reachable?"
+  configure_base "$dir.tmp"
+  touch "$dir.tmp/.kobune-vmlab-base"
+  mv "$dir.tmp" "$dir"
+  say "built $dir in $((SECONDS - t0)) s ($(du -sh "$dir" | cut -f1))"
+}
+
+# configure_base makes what every machine shares: a static network on
+# host0, cgroup controllers writable early in boot, short stop timeouts.
+configure_base() {
+  local root=$1
+  # The v1 cgroup controllers are mounted read-only inside: remount them
+  # read-write before anything starts (the cgroup namespace keeps each
+  # machine to its own subtree), or runc cannot make the pods' cgroups.
+  cat >"$root/etc/systemd/system/kobvm-cgroups-rw.service" <<'EOF'
+[Unit]
+Description=Make the cgroup controllers writable (VM lab: systemd-nspawn mounts them read-only)
+DefaultDependencies=no
+Before=sysinit.target containerd.service
+ConditionVirtualization=container
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'for d in /sys/fs/cgroup/*/; do mount -o remount,bind,rw "$d" || true; done'
+
+[Install]
+WantedBy=sysinit.target
+EOF
+  mkdir -p "$root/etc/systemd/system/sysinit.target.wants"
+  ln -sf ../kobvm-cgroups-rw.service "$root/etc/systemd/system/sysinit.target.wants/kobvm-cgroups-rw.service"
+  # A container ignoring SIGTERM must not hold a poweroff for 90 s.
+  mkdir -p "$root/etc/systemd/system.conf.d"
+  printf '[Manager]\nDefaultTimeoutStopSec=10s\n' >"$root/etc/systemd/system.conf.d/kobvm.conf"
+  # systemd-networkd configures host0 (the address is per machine).
+  mkdir -p "$root/etc/systemd/system/multi-user.target.wants" "$root/etc/systemd/system/sockets.target.wants"
+  ln -sf /lib/systemd/system/systemd-networkd.service "$root/etc/systemd/system/multi-user.target.wants/systemd-networkd.service"
+  ln -sf /lib/systemd/system/systemd-networkd.socket "$root/etc/systemd/system/sockets.target.wants/systemd-networkd.socket"
+  # No DNS off the machine: resolv.conf names nothing.
+  rm -f "$root/etc/resolv.conf"; : >"$root/etc/resolv.conf"
+  # No getty on a console nobody reads; root has no password (nsenter only).
+  rm -f "$root/etc/systemd/system/getty.target.wants/"* 2>/dev/null || true
+  # Debian's containerd starts at boot; Kobune's installer configures it.
+  echo 'kobvm' >"$root/etc/kobvm-base"
+}
+
+# ---------------------------------------------------------------- machines
+
+machines() { # the machines that exist, control planes first
+  [ -d "$STATE/machines" ] || return 0
+  local m
+  for m in $(ls "$STATE/machines" | sort); do
+    case $m in cp*) echo "$m" ;; esac
+  done
+  for m in $(ls "$STATE/machines" | sort -V); do
+    case $m in cp*) ;; *) echo "$m" ;; esac
+  done
+}
+
+machine_index() { # cp1 -> 11, w1 -> 21, w2 -> 22
+  case $1 in
+    cp*) echo $((10 + ${1#cp})) ;;
+    w*) echo $((20 + ${1#w})) ;;
+    *) die "no machine $1 (names: cp1, w1, w2, ...)" ;;
+  esac
+}
+machine_ip() { echo "$SUBNET.$(machine_index "$1")"; }
+machine_root() { echo "$STATE/machines/$1"; }
+
+exists() { [ -d "$(machine_root "$1")" ] || die "no machine $1 ($0 list)"; }
+
+# wrapper_pid: the loop that boots the machine (again after a reboot).
+wrapper_pid() {
+  local f="$STATE/run/$1.pid"
+  [ -f "$f" ] || return 1
+  local pid; pid=$(cat "$f")
+  kill -0 "$pid" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+# pid1: the machine's systemd (the child of its systemd-nspawn).
+pid1() {
+  local w n
+  w=$(wrapper_pid "$1") || return 1
+  n=$(pgrep -P "$w" -x systemd-nspawn | head -1) || return 1
+  pgrep -P "$n" | head -1
+}
+
+running() { pid1 "$1" >/dev/null 2>&1; }
+
+network_up() {
+  if ! ip netns list | grep -qw "$NETNS"; then
+    ip netns add "$NETNS"
+  fi
+  ip -n "$NETNS" link set lo up
+  if ! ip -n "$NETNS" link show "$BRIDGE" >/dev/null 2>&1; then
+    ip -n "$NETNS" link add "$BRIDGE" type bridge
+    ip -n "$NETNS" addr add "$SUBNET.1/24" dev "$BRIDGE"
+    ip -n "$NETNS" link set "$BRIDGE" up
+  fi
+  # No default route, no forwarding out: the namespace has no other link.
+}
+
+make_machine() {
+  local name=$1 root ip
+  root=$(machine_root "$name")
+  ip=$(machine_ip "$name")
+  [ -d "$root" ] && return 0
+  mkdir -p "$STATE/machines"
+  rm -rf "$root.tmp"
+  cp -a "$(base_dir)" "$root.tmp"
+  echo "$name" >"$root.tmp/etc/hostname"
+  printf '127.0.0.1 localhost\n%s %s\n' "$ip" "$name" >"$root.tmp/etc/hosts"
+  local m
+  for m in $(ls "$STATE/machines" | grep -v '\.tmp$' || true); do
+    printf '%s %s\n' "$(machine_ip "$m")" "$m" >>"$root.tmp/etc/hosts"
+  done
+  rm -f "$root.tmp/etc/machine-id"
+  tr -d - </proc/sys/kernel/random/uuid >"$root.tmp/etc/machine-id"
+  mkdir -p "$root.tmp/etc/systemd/network"
+  cat >"$root.tmp/etc/systemd/network/10-host0.network" <<EOF
+[Match]
+Name=host0
+
+[Network]
+Address=$ip/24
+LinkLocalAddressing=no
+IPv6AcceptRA=no
+EOF
+  mv "$root.tmp" "$root"
+  # Every machine knows every other by name.
+  for m in $(machines); do
+    grep -qw "$name" "$(machine_root "$m")/etc/hosts" || printf '%s %s\n' "$ip" "$name" >>"$(machine_root "$m")/etc/hosts"
+  done
+}
+
+# cgroup_dirs: the machine's own cgroup in every v1 hierarchy (so that
+# machines do not share nspawn's payload cgroup and their pods' cgroups
+# never collide).
+cgroup_dirs() {
+  local name=$1 d
+  for d in /sys/fs/cgroup/*/; do
+    d=${d%/}
+    [ "$(stat -f -c %T "$d")" = cgroupfs ] || [ "$(stat -f -c %T "$d")" = cgroup2fs ] || continue
+    echo "$d/kobune-vmlab-$NETNS/$name"
+  done
+}
+
+boot() {
+  local name=$1 root
+  root=$(machine_root "$name")
+  running "$name" && { say "$name is running"; return 0; }
+  mkdir -p "$STATE/run"
+  # The loop boots the machine again when its systemd reboots (nspawn exits
+  # 133), and ends when it powers off. It runs in the machine's cgroups.
+  setsid bash -c '
+    name=$1 root=$2 netns=$3 bridge=$4 log=$5; shift 5
+    for d in "$@"; do
+      mkdir -p "$d"
+      case $d in */cpuset/*)
+        p=${d%/*}
+        cat "${p%/*}/cpuset.cpus" >"$p/cpuset.cpus" 2>/dev/null || true
+        cat "${p%/*}/cpuset.mems" >"$p/cpuset.mems" 2>/dev/null || true
+        cat "$p/cpuset.cpus" >"$d/cpuset.cpus"; cat "$p/cpuset.mems" >"$d/cpuset.mems" ;;
+      esac
+      echo $$ >"$d/cgroup.procs" 2>/dev/null || true
+    done
+    while :; do
+      echo "== boot $(date -u +%FT%TZ)" >>"$log"
+      rc=0
+      nsenter --net=/run/netns/$netns systemd-nspawn --quiet --boot --directory="$root" --machine="$name" \
+        --register=no --keep-unit --network-bridge="$bridge" --system-call-filter=@keyring \
+        --capability=all --resolv-conf=off --timezone=off --link-journal=no </dev/null >>"$log" 2>&1 || rc=$?
+      echo "== exit $rc $(date -u +%FT%TZ)" >>"$log"
+      [ "$rc" = 133 ] || break   # 133: the machine rebooted
+    done
+  ' vmlab-boot "$name" "$root" "$NETNS" "$BRIDGE" "$STATE/run/$name.log" $(cgroup_dirs "$name") </dev/null >/dev/null 2>&1 &
+  echo $! >"$STATE/run/$name.pid"
+}
+
+# wait_booted waits until the machine's systemd has finished starting.
+wait_booted() {
+  local name=$1 deadline=$((SECONDS + ${2:-60})) state=""
+  while [ $SECONDS -lt $deadline ]; do
+    if running "$name"; then
+      state=$(in_machine "$name" systemctl is-system-running 2>/dev/null || true)
+      case $state in running|degraded) return 0 ;; esac
+    fi
+    sleep 0.5
+  done
+  die "$name did not finish booting within ${2:-60} s (state: ${state:-not running}); its console: $STATE/run/$name.log"
+}
+
+in_machine() {
+  local name=$1; shift
+  local pid; pid=$(pid1 "$name") || die "$name is not running ($0 start $name)"
+  nsenter -t "$pid" -m -u -i -n -p -C -r -w -- /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 "$@"
+}
+
+stop_machine() {
+  local name=$1 w n p
+  w=$(wrapper_pid "$name") || return 0
+  n=$(pgrep -P "$w" -x systemd-nspawn | head -1 || true)
+  # A clean poweroff: SIGTERM to nspawn makes the machine's systemd shut down.
+  [ -n "$n" ] && kill -TERM "$n" 2>/dev/null || true
+  for _ in $(seq 1 60); do kill -0 "$w" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 "$w" 2>/dev/null; then
+    p=$(pid1 "$name" || true)
+    say "$name did not power off within 30 s: killing its PID 1"
+    [ -n "$p" ] && kill -KILL "$p" 2>/dev/null || true
+    for _ in $(seq 1 20); do kill -0 "$w" 2>/dev/null || break; sleep 0.5; done
+  fi
+  rm -f "$STATE/run/$name.pid"
+}
+
+# ---------------------------------------------------------------- verbs
+
+up() {
+  need_root
+  local n=${1:-3}
+  [[ $n =~ ^[1-9]$ ]] || die "up N: N from 1 to 9 machines"
+  prerequisites
+  base
+  step "Network: namespace $NETNS, bridge $BRIDGE $SUBNET.1/24, no route out"
+  network_up
+  local names=(cp1) i
+  for ((i = 1; i < n; i++)); do names+=("w$i"); done
+  step "Machines: ${names[*]}"
+  for m in "${names[@]}"; do
+    local t0=$SECONDS
+    make_machine "$m"
+    boot "$m"
+  done
+  for m in "${names[@]}"; do
+    wait_booted "$m"
+    say "$m  $(machine_ip "$m")  booted (systemd $(in_machine "$m" systemctl is-system-running 2>/dev/null || true))"
+  done
+  say
+  say "next: $0 exec cp1 bash   (a shell on the first machine)"
+}
+
+down() {
+  need_root
+  local m
+  for m in $(machines); do
+    stop_machine "$m"
+    say "stopped $m"
+  done
+  for m in $(machines); do
+    # (the machine's systemd and containerd made cgroups below its own)
+    for d in $(cgroup_dirs "$m"); do [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; done
+    rm -rf "$(machine_root "$m")"
+  done
+  for d in /sys/fs/cgroup/*/kobune-vmlab-"$NETNS"; do rmdir "$d" 2>/dev/null || true; done
+  if ip netns list | grep -qw "$NETNS"; then ip netns delete "$NETNS"; say "removed network namespace $NETNS"; fi
+  rm -rf "$STATE/machines" "$STATE/run"
+  say "VM lab removed (the base image stays in $CACHE)"
+}
+
+status() {
+  local m
+  for m in $(machines); do
+    if running "$m"; then
+      printf '%-5s %-14s running  %s\n' "$m" "$(machine_ip "$m")" "$(in_machine "$m" systemctl is-system-running 2>/dev/null || true)"
+    else
+      printf '%-5s %-14s stopped\n' "$m" "$(machine_ip "$m")"
+    fi
+  done
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case $cmd in
+  up) up "$@" ;;
+  down) down ;;
+  list) machines ;;
+  status) status ;;
+  base) need_root; prerequisites; base "$@" ;;
+  exec)
+    need_root
+    [ $# -ge 2 ] || die "usage: $0 exec NAME CMD..."
+    name=$1; shift; exists "$name"
+    in_machine "$name" "$@" ;;
+  reboot)
+    need_root; exists "${1:?usage: $0 reboot NAME}"
+    in_machine "$1" systemctl reboot
+    say "$1 rebooting (its own systemd)" ;;
+  poweroff)
+    need_root; exists "${1:?usage: $0 poweroff NAME}"
+    stop_machine "$1"; say "$1 powered off" ;;
+  start)
+    need_root; exists "${1:?usage: $0 start NAME}"
+    network_up; boot "$1"; wait_booted "$1"; say "$1 booted" ;;
+  partition)
+    need_root; exists "${1:?usage: $0 partition NAME}"
+    ip -n "$NETNS" link set "vb-$1" down; say "$1 cut off the bridge ($0 heal $1)" ;;
+  heal)
+    need_root; exists "${1:?usage: $0 heal NAME}"
+    ip -n "$NETNS" link set "vb-$1" up; say "$1 back on the bridge" ;;
+  ""|-h|--help|help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) die "unknown verb $cmd ($0 help)" ;;
+esac

@@ -1,0 +1,166 @@
+// Package vmlab tests deploy/vmlab/vmlab.sh, the VM lab: Debian machines
+// booted with systemd-nspawn on this host, each with its own systemd. It
+// holds what the installer's tests (and a course) rely on: machines boot,
+// reach each other and nothing else, run commands with their exit status,
+// reboot with their own systemd (disk kept, /run and the boot gone), power
+// off and on, can be cut off the network, and leave nothing behind.
+package vmlab
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// lab runs vmlab.sh with a state directory and network namespace of the
+// test's own, so that a user's VM lab on the same host is left alone.
+type lab struct {
+	t     *testing.T
+	state string
+}
+
+const netns = "kobvmtest"
+
+func (l *lab) run(stdin string, args ...string) (string, int) {
+	l.t.Helper()
+	cmd := exec.Command(filepath.Join("..", "..", "deploy", "vmlab", "vmlab.sh"), args...)
+	cmd.Env = append(os.Environ(), "KOBUNE_VMLAB_STATE="+l.state, "KOBUNE_VMLAB_NETNS="+netns)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		l.t.Fatalf("vmlab.sh %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), code
+}
+
+func (l *lab) must(args ...string) string {
+	l.t.Helper()
+	out, code := l.run("", args...)
+	if code != 0 {
+		l.t.Fatalf("vmlab.sh %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// waitRunning waits until the machine's systemd says it runs.
+func (l *lab) waitRunning(name string, within time.Duration) time.Duration {
+	l.t.Helper()
+	start := time.Now()
+	for time.Since(start) < within {
+		if out, _ := l.run("", "exec", name, "systemctl", "is-system-running"); strings.TrimSpace(out) == "running" {
+			return time.Since(start)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	l.t.Fatalf("%s not running again within %v", name, within)
+	return 0
+}
+
+func TestVMLabMachines(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the VM lab needs root (systemd-nspawn, network namespaces, cgroups); run make test as root")
+	}
+	l := &lab{t: t, state: t.TempDir()}
+	t.Cleanup(func() {
+		if out, code := l.run("", "down"); code != 0 {
+			t.Errorf("vmlab.sh down: exit %d\n%s", code, out)
+		}
+	})
+	start := time.Now()
+	l.must("up", "2")
+	t.Logf("2 machines up in %.1f s (the base image cached or built)", time.Since(start).Seconds())
+
+	if got := l.must("list"); got != "cp1\nw1\n" {
+		t.Errorf("list: %q; want cp1 then w1", got)
+	}
+	if got := strings.TrimSpace(l.must("exec", "w1", "hostname")); got != "w1" {
+		t.Errorf("hostname in w1: %q", got)
+	}
+	if out, code := l.run("", "exec", "w1", "sh", "-c", "exit 7"); code != 7 {
+		t.Errorf("exec's exit status: %d (%s); want the command's 7", code, out)
+	}
+	if out, _ := l.run("from stdin\n", "exec", "cp1", "cat"); out != "from stdin\n" {
+		t.Errorf("exec's stdin: %q", out)
+	}
+	// Its own systemd as PID 1, machines reach each other by name, and
+	// nothing else: no default route out of the lab.
+	if got := strings.TrimSpace(l.must("exec", "cp1", "cat", "/proc/1/comm")); got != "systemd" {
+		t.Errorf("PID 1 in cp1: %q; want systemd", got)
+	}
+	if out, code := l.run("", "exec", "w1", "ping", "-c", "1", "-W", "2", "cp1"); code != 0 {
+		t.Errorf("w1 cannot reach cp1: %s", out)
+	}
+	if routes := l.must("exec", "cp1", "ip", "route"); strings.Contains(routes, "default") {
+		t.Errorf("cp1 has a default route (packets could leave the host): %s", routes)
+	}
+	if out, code := l.run("", "exec", "cp1", "ip", "route", "get", "192.0.2.1"); code == 0 {
+		t.Errorf("cp1 has a route to 192.0.2.1: %s", out)
+	}
+	// containerd and runc run containers inside (cgroups writable).
+	if got := strings.TrimSpace(l.must("exec", "cp1", "systemctl", "is-active", "containerd")); got != "active" {
+		t.Errorf("containerd in cp1: %s", got)
+	}
+
+	// A reboot by the machine's own systemd: the disk stays, /run and the
+	// boot id do not.
+	bootBefore := l.must("exec", "w1", "cat", "/proc/sys/kernel/random/boot_id")
+	l.must("exec", "w1", "sh", "-c", "touch /root/on-disk /run/in-memory")
+	l.must("reboot", "w1")
+	time.Sleep(500 * time.Millisecond)
+	took := l.waitRunning("w1", 60*time.Second)
+	t.Logf("w1 rebooted and running again in %.1f s", took.Seconds())
+	if l.must("exec", "w1", "cat", "/proc/sys/kernel/random/boot_id") == bootBefore {
+		t.Errorf("w1's boot id is the same after its reboot")
+	}
+	if out, code := l.run("", "exec", "w1", "ls", "/root/on-disk"); code != 0 {
+		t.Errorf("a file on w1's disk is gone after the reboot: %s", out)
+	}
+	if _, code := l.run("", "exec", "w1", "ls", "/run/in-memory"); code == 0 {
+		t.Errorf("a file in w1's /run survived its reboot")
+	}
+
+	// Power off and on; cut off the bridge and back.
+	l.must("poweroff", "w1")
+	if st := l.must("status"); !strings.Contains(st, "w1") || !strings.Contains(st[strings.Index(st, "w1"):], "stopped") {
+		t.Errorf("status after poweroff: %s", st)
+	}
+	l.must("start", "w1")
+	l.must("partition", "w1")
+	if _, code := l.run("", "exec", "cp1", "ping", "-c", "1", "-W", "1", "w1"); code == 0 {
+		t.Errorf("cp1 reaches w1 while it is partitioned")
+	}
+	l.must("heal", "w1")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, code := l.run("", "exec", "cp1", "ping", "-c", "1", "-W", "1", "w1"); code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cp1 does not reach w1 after heal")
+		}
+	}
+
+	// down leaves nothing: no machine, namespace, cgroup or process.
+	l.must("down")
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), netns) {
+		t.Errorf("network namespace %s left after down", netns)
+	}
+	if left, _ := filepath.Glob("/sys/fs/cgroup/*/kobune-vmlab-" + netns); len(left) > 0 {
+		t.Errorf("cgroups left after down: %v", left)
+	}
+	if out, _ := exec.Command("pgrep", "-f", "systemd-nspawn.*"+l.state).Output(); len(out) > 0 {
+		t.Errorf("systemd-nspawn still running after down: %s", out)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(l.state, "machines")); len(entries) > 0 {
+		t.Errorf("machines left after down: %v", entries)
+	}
+}
