@@ -4,7 +4,7 @@
 SHELL         := /bin/bash
 GO            ?= go
 BIN           := bin
-BINARIES      := kobune-apiserver kobune-scheduler kobune-controller kobune-agent kobune-csi-local kobune-ingress kobectl
+BINARIES      := kobune-apiserver kobune-scheduler kobune-controller kobune-agent kobune-csi-local kobune-ingress kobectl kobeadm
 TOOLS         := $(CURDIR)/.tools
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2

@@ -35,8 +35,11 @@ var allowed = map[string][]string{
 	// kobectl: the API's types and the client; the wire format (proto) stays
 	// behind the client, so the API's transport can change beneath kobectl.
 	"ctl": {"api", "client"},
+	// kobeadm, the installer: like kobectl, a client of the API (and of
+	// the machine it installs on).
+	"installer": {"api", "client"},
 	// Mains wire one component each.
-	"cmd":    {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "csi", "ingress", "ctl"},
+	"cmd":    {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "csi", "ingress", "ctl", "installer"},
 	"deploy": {"api"},
 	// Generators in modules of their own (tools/k8sapi reads k8s.io/api
 	// and writes api/k8sapi's table).

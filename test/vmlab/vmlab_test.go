@@ -110,6 +110,24 @@ func TestVMLabMachines(t *testing.T) {
 		t.Errorf("containerd in cp1: %s", got)
 	}
 
+	// kobeadm's preflight on a fresh machine: what it lacks is named with
+	// what to do, and once done, the check passes.
+	kobeadm := filepath.Join(l.state, "machines", "w1", "usr", "local", "bin", "kobeadm")
+	build := exec.Command("go", "build", "-o", kobeadm, "./cmd/kobeadm")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/kobeadm: %v\n%s", err, out)
+	}
+	l.must("exec", "w1", "sysctl", "-qw", "net.ipv4.ip_forward=0")
+	out, code := l.run("", "exec", "w1", "kobeadm", "join", "phase", "preflight")
+	if code == 0 || !strings.Contains(out, "[ERROR IPForward]: /proc/sys/net/ipv4/ip_forward is not 1") || !strings.Contains(out, "sysctl -w net.ipv4.ip_forward=1") {
+		t.Errorf("kobeadm join phase preflight with ip_forward off: exit %d\n%s", code, out)
+	}
+	l.must("exec", "w1", "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	if out, code := l.run("", "exec", "w1", "kobeadm", "join", "phase", "preflight"); code != 0 || !strings.Contains(out, "This machine can become a node") {
+		t.Errorf("kobeadm join phase preflight on a machine that has what it needs: exit %d\n%s", code, out)
+	}
+
 	// A reboot by the machine's own systemd: the disk stays, /run and the
 	// boot id do not.
 	bootBefore := l.must("exec", "w1", "cat", "/proc/sys/kernel/random/boot_id")
