@@ -496,12 +496,12 @@ func newCreateJobCommand(o *Options) *cobra.Command {
 
 func newRunCommand(o *Options) *cobra.Command {
 	var g genFlags
-	var image, restart string
+	var image, restart, pullPolicy string
 	var port int32
 	var labels, env []string
 	var command bool
 	cmd := &cobra.Command{
-		Use:   "run NAME --image=IMAGE [--port=PORT] [--env=K=V] [--labels=K=V,...] [--restart=Always|OnFailure|Never] [--command] [-- ARG...]",
+		Use:   "run NAME --image=IMAGE [--image-pull-policy=POLICY] [--port=PORT] [--env=K=V] [--labels=K=V,...] [--restart=Always|OnFailure|Never] [--command] [-- ARG...]",
 		Short: "Run a pod of one container (kubectl run)",
 		Long: `Create a pod of one container named NAME, labelled run=NAME (or
 --labels). Arguments after -- are the container's args, or, with
@@ -532,6 +532,12 @@ func newRunCommand(o *Options) *cobra.Command {
 				}
 			}
 			ctr := core.Container{Name: name, Image: image}
+			switch core.PullPolicy(pullPolicy) {
+			case "", core.PullAlways, core.PullIfNotPresent, core.PullNever:
+				ctr.ImagePullPolicy = core.PullPolicy(pullPolicy)
+			default:
+				return fmt.Errorf("--image-pull-policy %q: use Always, IfNotPresent or Never", pullPolicy)
+			}
 			if port > 0 {
 				ctr.Ports = []core.ContainerPort{{ContainerPort: port}}
 			}
@@ -563,6 +569,7 @@ func newRunCommand(o *Options) *cobra.Command {
 	}
 	g.register(cmd)
 	cmd.Flags().StringVar(&image, "image", "", "the container's image")
+	cmd.Flags().StringVar(&pullPolicy, "image-pull-policy", "", "the container's imagePullPolicy: Always, IfNotPresent or Never (empty: the server's default)")
 	cmd.Flags().Int32Var(&port, "port", 0, "the port the container serves")
 	cmd.Flags().StringSliceVarP(&labels, "labels", "l", nil, "the pod's labels KEY=VALUE,... (default run=NAME)")
 	cmd.Flags().StringArrayVar(&env, "env", nil, "an environment variable KEY=VALUE (repeatable)")

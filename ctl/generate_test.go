@@ -146,6 +146,11 @@ func TestGeneratorsWaitEventsTaint(t *testing.T) {
 		t.Errorf("run: %+v %v", pod, err)
 	}
 	fails(`--restart "Sometimes"`, "run", "x", "--image=i", "--restart=Sometimes")
+	must("", "run", "local", "--image=kobune.local/labapp:1.0", "--image-pull-policy=Never")
+	if pod, err := client.For[*core.Pod](s.Client).Get(ctx, "default", "local"); err != nil || pod.Spec.Containers[0].ImagePullPolicy != core.PullNever {
+		t.Errorf("run --image-pull-policy=Never: %+v %v", pod.Spec.Containers, err)
+	}
+	fails(`--image-pull-policy "Sometimes": use Always, IfNotPresent or Never`, "run", "x", "--image=i", "--image-pull-policy=Sometimes")
 	must("", "create", "job", "hello", "--image=kobune.local/busybox:1.35", "--", "echo", "hello")
 	must("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: '0 3 * * *'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{name: c, image: kobune.local/busybox:1.35}]\n", "apply", "-f", "-")
 	must("", "create", "job", "now", "--from=cronjob/nightly")
