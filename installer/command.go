@@ -78,6 +78,7 @@ func initCommand(out io.Writer) *cobra.Command {
 		fs.Flags().StringVar(&c.Address, "apiserver-advertise-address", "", "the address other machines reach this one on (default: its first global IPv4 address)")
 		fs.Flags().StringVar(&c.Bundle, "bundle", "", "the directory with the binaries and images/ to install (default: kobeadm's own directory)")
 		fs.Flags().BoolVar(&c.FastTimings, "fast-timings", false, "the netns lab's short timings (a silent node NotReady after 8 s, its pods gone 5 s later) instead of Kubernetes' 40 s and 300 s")
+		fs.Flags().BoolVar(&c.Untaint, "untaint", false, "do not taint this machine's node: ordinary pods run on the control plane too (a one-machine cluster)")
 		fs.Flags().StringSliceVar(&c.IgnorePreflight, "ignore-preflight-errors", nil, "checks whose errors are shown as warnings (names as printed, e.g. Swap,Port-6443; all: every check)")
 	}
 	flags(cmd)

@@ -32,6 +32,8 @@ type Config struct {
 	// FastTimings: the netns lab's shortened timings instead of
 	// Kubernetes' defaults.
 	FastTimings bool
+	// Untaint leaves the control plane's node open to ordinary pods.
+	Untaint bool
 	// IgnorePreflight are the checks whose errors are warnings.
 	IgnorePreflight []string
 	// Systemctl runs systemctl (tests record the calls).
@@ -58,6 +60,7 @@ func InitPhases() []Phase {
 		{"control-plane", "write and start the units of the API server, the scheduler and the controllers", controlPlane},
 		{"wait-control-plane", "wait until the API server answers", waitControlPlane},
 		{"agent", "write and start this machine's agent (the control plane is a node too)", agentOnControlPlane},
+		{"mark-control-plane", "label this machine's node as a control plane and taint it (unless --untaint)", markControlPlane},
 	}
 }
 

@@ -220,9 +220,9 @@ func TestVMLabInitAndReboot(t *testing.T) {
 	l.bundle("cp1")
 	l.must("exec", "cp1", "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	start := time.Now()
-	out := l.must("exec", "cp1", "/root/kobune/kobeadm", "init")
+	out := l.must("exec", "cp1", "/root/kobune/kobeadm", "init", "--untaint") // one machine: pods run on the control plane
 	t.Logf("kobeadm init in %.1f s:\n%s", time.Since(start).Seconds(), out)
-	for _, phase := range []string{"preflight", "install", "certs", "kubeconfig", "control-plane", "wait-control-plane", "agent"} {
+	for _, phase := range []string{"preflight", "install", "certs", "kubeconfig", "control-plane", "wait-control-plane", "agent", "mark-control-plane"} {
 		if !strings.Contains(out, "["+phase+"] done in ") {
 			t.Errorf("init did not say phase %s was done", phase)
 		}
@@ -245,6 +245,9 @@ func TestVMLabInitAndReboot(t *testing.T) {
 		return time.Since(start)
 	}
 	waitFor("node cp1 Ready", time.Minute, func() bool { out, _ := kobectl("get", "nodes"); return strings.Contains(out, "cp1    Ready") })
+	if out, _ := kobectl("get", "node", "cp1", "-o", "jsonpath={.metadata.labels}{.spec.taints}"); !strings.Contains(out, "node-role.kubernetes.io/control-plane") || strings.Contains(out, "NoSchedule") {
+		t.Errorf("node cp1 after init --untaint: %s; want the control-plane label and no taint", out)
+	}
 	if out, code := kobectl("create", "deployment", "web", "--image", "kobune.local/labapp:1.0", "--replicas", "2"); code != 0 {
 		t.Fatalf("create deployment: %s", out)
 	}
