@@ -156,7 +156,15 @@ func TestContainerRemovedBehindTheAgentKeepsThePodIP(t *testing.T) {
 			t.Fatalf("the removed container was not started again within 60 s:\n%s", out)
 		}
 	}
-	got, err := n.exec(ctx, "timeout", "3", "busybox", "wget", "-q", "-O", "-", "http://"+before.Status.PodIP+":8080/")
+	// A running task is not yet a listening app (a CI run asked within
+	// milliseconds and was refused): ask for up to 10 s.
+	var got string
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if got, err = n.exec(ctx, "timeout", "3", "busybox", "wget", "-q", "-O", "-", "http://"+before.Status.PodIP+":8080/"); err == nil {
+			break
+		}
+	}
 	if err != nil || !strings.Contains(got, "labapp 1.0 on web") {
 		t.Errorf("the pod does not answer on its IP %s after the container came back: %q %v", before.Status.PodIP, got, err)
 	}
