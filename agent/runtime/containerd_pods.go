@@ -32,7 +32,8 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 	if err != nil {
 		return PodState{}, err
 	}
-	if sandboxLost(pod, st, bootIDOnce()) { // the machine rebooted, or the namespace was deleted
+	retired := sandboxLost(pod, st, bootIDOnce()) // the machine rebooted, or the namespace was deleted
+	if retired {
 		if err := r.retire(ctx, pod); err != nil {
 			return PodState{}, err
 		}
@@ -95,7 +96,7 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 	for _, c := range st.Containers {
 		have[c.Name] = c
 	}
-	if !anyRunning(st) { // new, or its cgroup gone with a reboot
+	if len(st.Containers) == 0 || retired || remake { // new, or its cgroup gone with a reboot
 		if err := ensurePodCgroup(pod); err != nil {
 			return PodState{}, err
 		}
@@ -145,15 +146,6 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		}
 	}
 	return r.podState(ctx, pod.UID)
-}
-
-func anyRunning(st PodState) bool {
-	for _, c := range st.Containers {
-		if c.Running {
-			return true
-		}
-	}
-	return false
 }
 
 // hostPorts lists the pod's hostPort mappings for the portmap plugin.
