@@ -527,6 +527,23 @@ func (s *Server) ensureBootstrapPolicy(ctx context.Context) error {
 			return fmt.Errorf("bootstrap ClusterRoleBinding %s: %w", want.Name, err)
 		}
 	}
+	rk, _ := scheme.ByResource("roles")
+	for _, want := range authorizer.BootstrapRoles() {
+		err := s.reconcileBootstrap(ctx, rk, want, func(have meta.Object) bool { return !reflect.DeepEqual(have.(*rbac.Role).Rules, want.Rules) })
+		if err != nil {
+			return fmt.Errorf("bootstrap Role %s/%s: %w", want.Namespace, want.Name, err)
+		}
+	}
+	rbk, _ := scheme.ByResource("rolebindings")
+	for _, want := range authorizer.BootstrapRoleBindings() {
+		err := s.reconcileBootstrap(ctx, rbk, want, func(have meta.Object) bool {
+			h := have.(*rbac.RoleBinding)
+			return !reflect.DeepEqual(h.Subjects, want.Subjects) || h.RoleRef != want.RoleRef
+		})
+		if err != nil {
+			return fmt.Errorf("bootstrap RoleBinding %s/%s: %w", want.Namespace, want.Name, err)
+		}
+	}
 	return nil
 }
 

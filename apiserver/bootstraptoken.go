@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"crypto/subtle"
-	"regexp"
 	"strings"
 	"time"
 
@@ -12,56 +11,55 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/client"
 )
 
-// Bootstrap tokens, as Kubernetes': "<id>.<secret>" (6 and 16 of
-// [a-z0-9]), each a Secret kube-system/bootstrap-token-<id> of type
-// bootstrap.kubernetes.io/token. A joining agent authenticates with one
-// as system:bootstrap:<id> in group system:bootstrappers, which may only
-// ask for its certificate (a CertificateSigningRequest).
-const (
-	BootstrapTokenSecretType   = "bootstrap.kubernetes.io/token"
-	BootstrapTokenSecretPrefix = "bootstrap-token-"
-	BootstrappersGroup         = "system:bootstrappers"
-)
-
-var bootstrapTokenRE = regexp.MustCompile(`^([a-z0-9]{6})\.([a-z0-9]{16})$`)
-
-// authenticateBootstrapToken checks a bootstrap token against its Secret:
-// the secret part, usage-bootstrap-authentication "true", not expired.
+// authenticateBootstrapToken checks a bootstrap token ("<id>.<secret>",
+// client.BootstrapTokenRE) against its Secret kube-system/bootstrap-token-<id>:
+// the secret part, usage-bootstrap-authentication "true", not expired. The
+// user is system:bootstrap:<id> in system:bootstrappers and the token's
+// auth-extra-groups (only system:bootstrappers:* ones, as Kubernetes).
 func (s *Server) authenticateBootstrapToken(ctx context.Context, tok string) (request.UserInfo, bool, error) {
-	m := bootstrapTokenRE.FindStringSubmatch(tok)
+	m := client.BootstrapTokenRE.FindStringSubmatch(tok)
 	if m == nil {
 		return request.Anonymous, false, nil
 	}
 	refuse := func(why string) (request.UserInfo, bool, error) {
 		return request.Anonymous, true, status.Error(codes.Unauthenticated, "Unauthorized: bootstrap token "+m[1]+": "+why)
 	}
-	sec, err := getStored[*core.Secret](ctx, s, "secrets", "kube-system", BootstrapTokenSecretPrefix+m[1])
+	sec, err := getStored[*core.Secret](ctx, s, "secrets", client.BootstrapTokenNamespace, client.BootstrapTokenSecretPrefix+m[1])
 	if err != nil {
 		return refuse("no such token")
 	}
-	data := func(k string) string { return string(sec.Data[k]) }
+	if sec.Type != client.BootstrapTokenSecretType {
+		return refuse("its Secret is not of type " + client.BootstrapTokenSecretType)
+	}
+	b, ok := client.ParseBootstrapTokenSecret(sec)
 	switch {
-	case sec.Type != BootstrapTokenSecretType:
-		return refuse("its Secret is not of type " + BootstrapTokenSecretType)
-	case subtle.ConstantTimeCompare([]byte(data("token-secret")), []byte(m[2])) != 1 || data("token-id") != m[1]:
+	case !ok:
+		return refuse("its Secret is not a well-formed token (token-id, token-secret, expiration)")
+	case subtle.ConstantTimeCompare([]byte(b.Secret), []byte(m[2])) != 1:
 		return refuse("wrong secret")
-	case data("usage-bootstrap-authentication") != "true":
+	case !hasUsage(b, "authentication"):
 		return refuse("not for authentication (usage-bootstrap-authentication)")
+	case b.Expired(time.Now()):
+		return refuse("expired at " + b.Expires.UTC().Format(time.RFC3339) + " (kobeadm token create makes a new one)")
 	}
-	if exp := data("expiration"); exp != "" {
-		t, err := time.Parse(time.RFC3339, exp)
-		if err != nil || time.Now().After(t) {
-			return refuse("expired")
-		}
-	}
-	u := request.UserInfo{Name: "system:bootstrap:" + m[1], Groups: []string{BootstrappersGroup}}
-	for _, g := range strings.Split(data("auth-extra-groups"), ",") {
-		if g = strings.TrimSpace(g); strings.HasPrefix(g, BootstrappersGroup+":") {
+	u := request.UserInfo{Name: "system:bootstrap:" + m[1], Groups: []string{client.BootstrappersGroup}}
+	for _, g := range b.Groups {
+		if strings.HasPrefix(g, client.BootstrappersGroup+":") {
 			u.Groups = append(u.Groups, g)
 		}
 	}
 	u.Groups = append(u.Groups, request.AllAuthenticated)
 	return u, true, nil
+}
+
+func hasUsage(b client.BootstrapToken, u string) bool {
+	for _, have := range b.Usages {
+		if have == u {
+			return true
+		}
+	}
+	return false
 }

@@ -59,9 +59,14 @@ type Informers struct {
 	// selector): the controller reads no other ConfigMap.
 	RootCAConfigMaps *client.Informer[*core.ConfigMap]
 	CSRs             *client.Informer[*certificates.CertificateSigningRequest]
-	Quotas           *client.Informer[*core.ResourceQuota]
-	HPAs             *client.Informer[*autoscaling.HorizontalPodAutoscaler]
-	PDBs             *client.Informer[*policy.PodDisruptionBudget]
+	// BootstrapTokens are kube-system's bootstrap-token Secrets only and
+	// ClusterInfo kube-public's cluster-info only (the bootstrap signer's
+	// and the token cleaner's; their roles let them read nothing else).
+	BootstrapTokens *client.Informer[*core.Secret]
+	ClusterInfo     *client.Informer[*core.ConfigMap]
+	Quotas          *client.Informer[*core.ResourceQuota]
+	HPAs            *client.Informer[*autoscaling.HorizontalPodAutoscaler]
+	PDBs            *client.Informer[*policy.PodDisruptionBudget]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -88,9 +93,12 @@ func NewInformers(c *client.Client) *Informers {
 		ServiceAccounts:  client.NewInformer(client.For[*core.ServiceAccount](c), "", client.ListOptions{}),
 		RootCAConfigMaps: client.NewInformer(client.For[*core.ConfigMap](c), "", client.ListOptions{FieldSelector: "metadata.name=" + core.RootCAConfigMapName}),
 		CSRs:             client.NewInformer(client.For[*certificates.CertificateSigningRequest](c), "", client.ListOptions{}),
-		Quotas:           client.NewInformer(client.For[*core.ResourceQuota](c), "", client.ListOptions{}),
-		HPAs:             client.NewInformer(client.For[*autoscaling.HorizontalPodAutoscaler](c), "", client.ListOptions{}),
-		PDBs:             client.NewInformer(client.For[*policy.PodDisruptionBudget](c), "", client.ListOptions{}),
+		BootstrapTokens: client.NewInformer(client.For[*core.Secret](c), client.BootstrapTokenNamespace,
+			client.ListOptions{FieldSelector: "type=" + client.BootstrapTokenSecretType}),
+		ClusterInfo: client.NewInformer(client.For[*core.ConfigMap](c), client.ClusterInfoNamespace, client.ListOptions{FieldSelector: "metadata.name=" + client.ClusterInfoName}),
+		Quotas:      client.NewInformer(client.For[*core.ResourceQuota](c), "", client.ListOptions{}),
+		HPAs:        client.NewInformer(client.For[*autoscaling.HorizontalPodAutoscaler](c), "", client.ListOptions{}),
+		PDBs:        client.NewInformer(client.For[*policy.PodDisruptionBudget](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -130,6 +138,8 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.ServiceAccounts.Run(ctx)
 	go i.RootCAConfigMaps.Run(ctx)
 	go i.CSRs.Run(ctx)
+	go i.BootstrapTokens.Run(ctx)
+	go i.ClusterInfo.Run(ctx)
 	go i.Quotas.Run(ctx)
 	go i.HPAs.Run(ctx)
 	go i.PDBs.Run(ctx)
@@ -154,5 +164,5 @@ func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Revisions.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
-		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.Quotas.HasSynced, i.HPAs.HasSynced, i.PDBs.HasSynced}
+		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.BootstrapTokens.HasSynced, i.ClusterInfo.HasSynced, i.Quotas.HasSynced, i.HPAs.HasSynced, i.PDBs.HasSynced}
 }

@@ -266,3 +266,34 @@ func BootstrapClusterRoleBindings() []*rbac.ClusterRoleBinding {
 	}
 	return bs
 }
+
+// BootstrapRoles are the namespaced roles the API server makes at start,
+// as Kubernetes' bootstrap policy does: the bootstrap signer reads the
+// token Secrets of kube-system and signs kube-public's cluster-info; the
+// token cleaner deletes expired tokens. Roles of their namespaces, not
+// ClusterRoles: neither may read any other Secret.
+func BootstrapRoles() []*rbac.Role {
+	role := func(ns, name string, rules ...rbac.PolicyRule) *rbac.Role {
+		return &rbac.Role{TypeMeta: meta.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"},
+				Annotations: map[string]string{rbac.AutoUpdateAnnotation: "true"}}, Rules: rules}
+	}
+	return []*rbac.Role{
+		role("kube-system", "system:controller:bootstrap-signer", rule(read, "", "secrets")),
+		role("kube-system", "system:controller:token-cleaner", rule(join(read, []string{"delete"}), "", "secrets"), events),
+		role("kube-public", "system:controller:bootstrap-signer", rule(read, "", "configmaps"),
+			named(rule([]string{"update"}, "", "configmaps"), "cluster-info"), events),
+	}
+}
+
+// BootstrapRoleBindings bind BootstrapRoles to kobune-controller.
+func BootstrapRoleBindings() []*rbac.RoleBinding {
+	var bs []*rbac.RoleBinding
+	for _, r := range BootstrapRoles() {
+		bs = append(bs, &rbac.RoleBinding{TypeMeta: meta.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: meta.ObjectMeta{Namespace: r.Namespace, Name: r.Name, Labels: map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"},
+				Annotations: map[string]string{rbac.AutoUpdateAnnotation: "true"}},
+			RoleRef: rbac.RoleRef{APIGroup: rbac.GroupName, Kind: "Role", Name: r.Name}, Subjects: []rbac.Subject{user(ControllerManagerUser)}})
+	}
+	return bs
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/kobune/kobune/agent"
 	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/pki"
 	testcluster "github.com/kobune/kobune/test/cluster"
@@ -114,10 +116,95 @@ func TestNodeJoinsWithABootstrapToken(t *testing.T) {
 	// An expired token authenticates nobody.
 	sec, _ := client.For[*core.Secret](admin).Get(ctx, "kube-system", "bootstrap-token-"+tok[:6])
 	sec.Data["expiration"] = []byte(time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))
-	if _, err := client.For[*core.Secret](admin).Update(ctx, sec); err != nil {
+	updated, err := client.For[*core.Secret](admin).Update(ctx, sec)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := boot.WhoAmI(ctx); status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "expired") {
+	// (the token cleaner may have deleted it already: then it is no token)
+	if _, err := boot.WhoAmI(ctx); status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "expired") && !strings.Contains(err.Error(), "no such token") {
 		t.Errorf("an expired bootstrap token: %v, want Unauthenticated (expired)", err)
 	}
+	// The token cleaner deletes it.
+	if _, err := client.WaitFor(ctx, client.For[*core.Secret](admin), "kube-system", sec.Name, rv(updated.ResourceVersion), func(_ *core.Secret, deleted bool) bool { return deleted }); err != nil {
+		t.Errorf("the expired token's Secret was not deleted by the token cleaner: %v", err)
+	}
+}
+
+// TestClusterInfoIsSignedWithEachToken: the bootstrap signer signs
+// kube-public's cluster-info with every token that may sign (a joining
+// machine checks the signature with its token before it trusts the CA it
+// reads there), not with a token that may not, and drops a signature when
+// its token is deleted; a changed cluster-info is signed again.
+func TestClusterInfoIsSignedWithEachToken(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := testcluster.Start(t, ctx, testcluster.Options{})
+	admin := cl.Client
+	configMaps, secrets := client.For[*core.ConfigMap](admin), client.For[*core.Secret](admin)
+	kc := "apiVersion: v1\nkind: Config\nclusters:\n- name: \"\"\n  cluster:\n    server: https://10.0.0.1:6443\n"
+	if _, err := configMaps.Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "kube-public", Name: "cluster-info"},
+		Data: map[string]string{"kubeconfig": kc}}); err != nil {
+		t.Fatal(err)
+	}
+	signs, plain := client.NewBootstrapToken(time.Hour, "signs"), client.NewBootstrapToken(time.Hour, "does not sign")
+	plain.Usages = []string{"authentication"}
+	for _, b := range []client.BootstrapToken{signs, plain} {
+		if _, err := secrets.Create(ctx, client.BootstrapTokenSecret(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// signed: cluster-info holds content, signed (verifiably) by exactly these tokens.
+	signed := func(content string, tokens ...client.BootstrapToken) func(*core.ConfigMap, bool) bool {
+		return func(cm *core.ConfigMap, _ bool) bool {
+			if cm.Data["kubeconfig"] != content {
+				return false
+			}
+			n := 0
+			for k := range cm.Data {
+				if strings.HasPrefix(k, "jws-kubeconfig-") {
+					n++
+				}
+			}
+			for _, b := range tokens {
+				if client.VerifyClusterInfo(content, cm.Data["jws-kubeconfig-"+b.ID], b) != nil {
+					return false
+				}
+			}
+			return n == len(tokens)
+		}
+	}
+	cm, err := client.WaitFor(ctx, configMaps, "kube-public", "cluster-info", 0, signed(kc, signs))
+	if err != nil {
+		t.Fatalf("cluster-info not signed with the signing token (and only with it): %v", err)
+	}
+	if err := client.VerifyClusterInfo(kc+"# changed\n", cm.Data["jws-kubeconfig-"+signs.ID], signs); err == nil {
+		t.Error("the signature verifies a changed kubeconfig")
+	}
+	other := signs
+	other.Secret = "0123456789abcdef"
+	if err := client.VerifyClusterInfo(kc, cm.Data["jws-kubeconfig-"+signs.ID], other); err == nil {
+		t.Error("the signature verifies with a wrong token secret")
+	}
+	// A new address is signed again.
+	kc2 := strings.Replace(kc, "10.0.0.1", "10.0.0.2", 1)
+	cm.Data["kubeconfig"] = kc2
+	if _, err := configMaps.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WaitFor(ctx, configMaps, "kube-public", "cluster-info", 0, signed(kc2, signs)); err != nil {
+		t.Fatalf("a changed cluster-info was not signed again: %v", err)
+	}
+	// The token deleted: its signature goes.
+	if err := secrets.Delete(ctx, "kube-system", "bootstrap-token-"+signs.ID, client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.WaitFor(ctx, configMaps, "kube-public", "cluster-info", 0, signed(kc2)); err != nil {
+		t.Errorf("the deleted token's signature stayed: %v", err)
+	}
+}
+
+// rv is a resourceVersion as the revision a watch starts from.
+func rv(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kobune/kobune/client/pki"
 	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/controller/bootstraptoken"
 	"github.com/kobune/kobune/controller/certificates"
 	"github.com/kobune/kobune/controller/clusterroleaggregation"
 	"github.com/kobune/kobune/controller/cronjob"
@@ -64,7 +65,7 @@ type Config struct {
 
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
-	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, resourcequota.Name, podautoscaler.Name, disruption.Name}
+	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, bootstraptoken.SignerName, bootstraptoken.CleanerName, resourcequota.Name, podautoscaler.Name, disruption.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -94,6 +95,8 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
 	add(clusterroleaggregation.New(c, inf).Loop, reconcile.ObjectsOf(inf.ClusterRoles))
 	add(serviceaccount.New(c, inf).Loop, reconcile.ObjectsOf(inf.Namespaces))
+	add(bootstraptoken.NewSigner(c, inf).Loop, nil) // one key: cluster-info
+	add(bootstraptoken.NewCleaner(c, inf).Loop, nil) // keys are token Secret names in kube-system
 	add(resourcequota.New(c, inf, cfg.ResourceQuotaSyncPeriod).Loop, reconcile.ObjectsOf(inf.Quotas))
 	add(podautoscaler.New(c, inf, recorder, cfg.HPA).Loop, reconcile.ObjectsOf(inf.HPAs))
 	add(disruption.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.PDBs))
