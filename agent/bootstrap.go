@@ -17,7 +17,8 @@ import (
 // --bootstrap-kubeconfig): with a bootstrap token it asks for its client
 // certificate (system:node:<name>), writes Kubeconfig with it, then, as
 // the node, asks for its node API's serving certificate (for its name).
-// Files that exist are kept: a restart does not ask again.
+// Files that exist are kept: a restart does not ask again, and once all
+// exist the bootstrap kubeconfig is not read (its token is short-lived).
 type BootstrapConfig struct {
 	BootstrapKubeconfig, Kubeconfig, NodeName string
 	// CertFile, KeyFile and ClientCAFile are the node API's; "" skips.
@@ -31,6 +32,10 @@ func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 func Bootstrap(ctx context.Context, cfg BootstrapConfig) error {
 	if cfg.Kubeconfig == "" {
 		return errors.New("--bootstrap-kubeconfig needs --kubeconfig: where the agent writes its own kubeconfig")
+	}
+	serving := cfg.CertFile != "" && cfg.KeyFile != "" && (!exists(cfg.CertFile) || !exists(cfg.KeyFile))
+	if exists(cfg.Kubeconfig) && !serving && (cfg.ClientCAFile == "" || exists(cfg.ClientCAFile)) {
+		return nil // bootstrapped: the token's kubeconfig may be gone (kobeadm join removes it)
 	}
 	bc, err := client.LoadKubeconfig(cfg.BootstrapKubeconfig, "")
 	if err != nil {
@@ -68,7 +73,7 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) error {
 			return err
 		}
 	}
-	if cfg.CertFile != "" && cfg.KeyFile != "" && (!exists(cfg.CertFile) || !exists(cfg.KeyFile)) {
+	if serving {
 		nc, err := client.Dial("", cfg.Kubeconfig)
 		if err != nil {
 			return err

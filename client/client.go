@@ -97,6 +97,9 @@ func IsTooManyRequests(err error) bool { return status.Code(err) == codes.Resour
 // IsExpired reports whether a watch's starting revision was compacted: list again.
 func IsExpired(err error) bool { return status.Code(err) == codes.OutOfRange }
 
+// IsForbidden reports whether authorization refused the call.
+func IsForbidden(err error) bool { return status.Code(err) == codes.PermissionDenied }
+
 // IsInvalid reports whether the server refused the object as invalid.
 func IsInvalid(err error) bool { return status.Code(err) == codes.InvalidArgument }
 

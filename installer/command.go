@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kobune/kobune/client"
 )
 
 // Run is kobeadm's command line; it returns the exit status.
@@ -17,16 +21,15 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		Long: `kobeadm installs Kobune on a machine, phase by phase, as kubeadm installs
 Kubernetes: kobeadm init on the first machine (a control plane that is
 also a node). Each phase prints what it did and can run alone (kobeadm
-init phase NAME). Built so far: init's phases up to a running control
-plane and agent; join has its preflight phase. docs/install.md says what
-each phase does and what comes next.`,
+init phase NAME); kobeadm join on the others, with the line init prints.
+docs/install.md says what each phase does, side by side with kubeadm's.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(initCommand(stdout), joinCommand(stdout))
+	root.AddCommand(initCommand(stdout), joinCommand(stdout), tokenCommand(stdout))
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return 1
@@ -70,6 +73,7 @@ func initCommand(out io.Writer) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(out, "\nKobune's control plane runs on %s (%s), in %s.\nkobectl --kubeconfig %s get nodes\n", c.NodeName, c.Address, time.Since(start).Round(100*time.Millisecond), AdminConf)
+			fmt.Fprintf(out, "\nJoin further machines with, on each, as root:\n\n  %s\n\n", c.JoinCommand)
 			return nil
 		},
 	}
@@ -80,6 +84,7 @@ func initCommand(out io.Writer) *cobra.Command {
 		fs.Flags().BoolVar(&c.FastTimings, "fast-timings", false, "the netns lab's short timings (a silent node NotReady after 8 s, its pods gone 5 s later) instead of Kubernetes' 40 s and 300 s")
 		fs.Flags().BoolVar(&c.Untaint, "untaint", false, "do not taint this machine's node: ordinary pods run on the control plane too (a one-machine cluster)")
 		fs.Flags().StringSliceVar(&c.IgnorePreflight, "ignore-preflight-errors", nil, "checks whose errors are shown as warnings (names as printed, e.g. Swap,Port-6443; all: every check)")
+		fs.Flags().DurationVar(&c.TokenTTL, "token-ttl", DefaultTokenTTL, "how long the bootstrap token init makes lives (0: forever)")
 	}
 	flags(cmd)
 	phase := &cobra.Command{Use: "phase", Short: "Run one phase of init on its own"}
@@ -99,9 +104,105 @@ func initCommand(out io.Writer) *cobra.Command {
 }
 
 func joinCommand(out io.Writer) *cobra.Command {
-	cmd := &cobra.Command{Use: "join", Short: "Join this machine to a cluster as a node (built so far: its preflight phase)"}
+	c := &Config{Out: out}
+	j := &Join{}
+	cmd := &cobra.Command{
+		Use:   "join API-SERVER:6443 --token TOKEN --discovery-token-ca-cert-hash sha256:HASH",
+		Short: "Join this machine to a cluster as a node",
+		Long: `kobeadm join makes this machine a node of the cluster whose API server is
+at API-SERVER:6443, as kubeadm join does: it reads the cluster's CA from
+cluster-info, trusts it only if the token signed it and its public key
+has the hash given, refuses a name a live node has, installs the
+binaries and starts the agent, which asks for its certificate with the
+token (TLS bootstrap). kobeadm init and kobeadm token create
+--print-join-command print the whole line.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			j.Endpoint = args[0]
+			if err := c.Defaults(); err != nil {
+				return err
+			}
+			start := time.Now()
+			if err := RunPhases(cmd.Context(), c, JoinPhases(j)); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "\nThis machine joined the cluster as node %s in %s.\nOn the control plane: kobectl get nodes\n", c.NodeName, time.Since(start).Round(100*time.Millisecond))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&c.NodeName, "node-name", "", "this machine's node name (default: its hostname)")
+	cmd.Flags().StringVar(&c.Address, "node-ip", "", "the address other machines reach this node and its pods on (default: its first global IPv4 address)")
+	cmd.Flags().StringVar(&c.Bundle, "bundle", "", "the directory with the binaries and images/ to install (default: kobeadm's own directory)")
+	cmd.Flags().StringSliceVar(&c.IgnorePreflight, "ignore-preflight-errors", nil, "checks whose errors are shown as warnings (names as printed, e.g. Swap,Port-10250; all: every check)")
+	cmd.Flags().StringVar(&j.Token, "token", "", "the bootstrap token (kobeadm token create makes one)")
+	cmd.Flags().StringSliceVar(&j.CAHashes, "discovery-token-ca-cert-hash", nil, "sha256:<hex> of the cluster CA's public key: this machine trusts the cluster only if its CA has it")
+	cmd.Flags().BoolVar(&j.UnsafeSkipCAVerification, "discovery-token-unsafe-skip-ca-verification", false, "trust whatever CA cluster-info names (anyone between this machine and the API server could impersonate the cluster)")
 	phase := &cobra.Command{Use: "phase", Short: "Run one phase of join on its own"}
 	phase.AddCommand(preflightCommand(Worker, out))
 	cmd.AddCommand(phase)
+	return cmd
+}
+
+func tokenCommand(out io.Writer) *cobra.Command {
+	admin := func() (*client.Client, error) {
+		cl, err := client.Dial("", AdminConf)
+		if err != nil {
+			return nil, fmt.Errorf("%w (kobeadm token runs on a control-plane machine, as root)", err)
+		}
+		return cl, nil
+	}
+	cmd := &cobra.Command{Use: "token", Short: "Manage bootstrap tokens (what joining machines authenticate with)"}
+	var ttl time.Duration
+	var description string
+	var print bool
+	create := &cobra.Command{Use: "create", Short: "Make a bootstrap token", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+		cl, err := admin()
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		b, err := CreateToken(cmd.Context(), cl, ttl, description)
+		if err != nil {
+			return err
+		}
+		if !print {
+			fmt.Fprintln(out, b.Token())
+			return nil
+		}
+		caPEM, err := os.ReadFile(PKIDir + "/ca.crt")
+		if err != nil {
+			return err
+		}
+		cfg, err := client.LoadKubeconfig(AdminConf, "")
+		if err != nil {
+			return err
+		}
+		line, err := JoinCommand(strings.TrimPrefix(cfg.Server, "https://"), b.Token(), caPEM)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, line)
+		return nil
+	}}
+	create.Flags().DurationVar(&ttl, "ttl", DefaultTokenTTL, "how long the token lives (0: forever)")
+	create.Flags().StringVar(&description, "description", "", "what the token is for (shown by token list)")
+	create.Flags().BoolVar(&print, "print-join-command", false, "print the whole kobeadm join line, the CA's hash included, instead of the token alone")
+	list := &cobra.Command{Use: "list", Short: "List the bootstrap tokens", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+		cl, err := admin()
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		return ListTokens(cmd.Context(), cl, out)
+	}}
+	del := &cobra.Command{Use: "delete TOKEN-ID...", Short: "Delete bootstrap tokens (by id or whole token)", Args: cobra.MinimumNArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
+		cl, err := admin()
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		return DeleteTokens(cmd.Context(), cl, out, args)
+	}}
+	cmd.AddCommand(create, list, del)
 	return cmd
 }

@@ -34,6 +34,11 @@ type Config struct {
 	FastTimings bool
 	// Untaint leaves the control plane's node open to ordinary pods.
 	Untaint bool
+	// TokenTTL is how long init's bootstrap token lives.
+	TokenTTL time.Duration
+	// JoinCommand is what init prints at the end (its bootstrap-token
+	// phase sets it).
+	JoinCommand string
 	// IgnorePreflight are the checks whose errors are warnings.
 	IgnorePreflight []string
 	// Systemctl runs systemctl (tests record the calls).
@@ -61,6 +66,7 @@ func InitPhases() []Phase {
 		{"wait-control-plane", "wait until the API server answers", waitControlPlane},
 		{"agent", "write and start this machine's agent (the control plane is a node too)", agentOnControlPlane},
 		{"mark-control-plane", "label this machine's node as a control plane and taint it (unless --untaint)", markControlPlane},
+		{"bootstrap-token", "publish cluster-info for joining machines and make a bootstrap token", bootstrapToken},
 	}
 }
 

@@ -73,6 +73,7 @@ func ControlPlaneUnits(ip string, fast bool) []Unit {
 			{"tls-cert-file", pki("apiserver.crt"), "the API server's serving certificate (signed by the cluster CA)"},
 			{"tls-private-key-file", pki("apiserver.key"), "its key"},
 			{"client-ca-file", pki("ca.crt"), "client certificates signed by this CA authenticate their user and groups"},
+			{"anonymous-auth", "", "callers without credentials come in as system:anonymous, who may read only health, the version and kube-public's cluster-info (joining machines discover the cluster there), as in kubeadm's clusters"},
 			{"kubelet-client-certificate", pki("apiserver-kubelet-client.crt"), "the API server's identity towards the agents' node API (logs, exec)"},
 			{"kubelet-client-key", pki("apiserver-kubelet-client.key"), "its key"},
 			{"kubelet-certificate-authority", pki("ca.crt"), "the agents' serving certificates are checked against the cluster CA"},

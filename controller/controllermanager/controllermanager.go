@@ -95,7 +95,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))
 	add(clusterroleaggregation.New(c, inf).Loop, reconcile.ObjectsOf(inf.ClusterRoles))
 	add(serviceaccount.New(c, inf).Loop, reconcile.ObjectsOf(inf.Namespaces))
-	add(bootstraptoken.NewSigner(c, inf).Loop, nil) // one key: cluster-info
+	add(bootstraptoken.NewSigner(c, inf).Loop, nil)  // one key: cluster-info
 	add(bootstraptoken.NewCleaner(c, inf).Loop, nil) // keys are token Secret names in kube-system
 	add(resourcequota.New(c, inf, cfg.ResourceQuotaSyncPeriod).Loop, reconcile.ObjectsOf(inf.Quotas))
 	add(podautoscaler.New(c, inf, recorder, cfg.HPA).Loop, reconcile.ObjectsOf(inf.HPAs))

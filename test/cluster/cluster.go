@@ -40,6 +40,9 @@ type Options struct {
 	CronJobClock func() time.Time
 	// AllocateNodeCIDRs runs node IPAM on 10.244.0.0/16.
 	AllocateNodeCIDRs bool
+	// AnonymousAuth lets callers without credentials in (as kobeadm's
+	// installed API server does).
+	AnonymousAuth bool
 }
 
 // Cluster is a running in-process cluster.
@@ -65,7 +68,9 @@ func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 	}
 	dir := t.TempDir()
 	s, err := testserver.StartSecure(filepath.Join(dir, "etcd"), testserver.StableAddr(), filepath.Join(dir, "pki"), nodes, nil,
-		func(c *apiserver.Config) { c.DefaultTolerationSeconds = o.DefaultTolerationSeconds })
+		func(c *apiserver.Config) {
+			c.DefaultTolerationSeconds, c.AnonymousAuth = o.DefaultTolerationSeconds, o.AnonymousAuth
+		})
 	if err != nil {
 		t.Fatalf("start apiserver: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,11 +184,11 @@ func TestVMLabMachines(t *testing.T) {
 	}
 }
 
-// bundle builds what kobeadm installs (the binaries and the images) into
-// the machine's /root/kobune.
-func (l *lab) bundle(machine string) {
+// bundle builds what kobeadm installs (the binaries and the images) once,
+// and copies it into each machine's /root/kobune.
+func (l *lab) bundle(machines ...string) {
 	l.t.Helper()
-	dir := filepath.Join(l.state, "machines", machine, "root", "kobune")
+	dir := l.t.TempDir()
 	for _, c := range [][]string{{"go", "build", "-o", dir + "/", "./cmd/..."}, {"go", "run", "./deploy/images/build", "-out", filepath.Join(dir, "images")}} {
 		cmd := exec.Command(c[0], c[1:]...)
 		cmd.Dir = filepath.Join("..", "..")
@@ -195,37 +196,64 @@ func (l *lab) bundle(machine string) {
 			l.t.Fatalf("%s: %v\n%s", strings.Join(c, " "), err, out)
 		}
 	}
+	for _, m := range machines {
+		if out, err := exec.Command("cp", "-a", dir, filepath.Join(l.state, "machines", m, "root", "kobune")).CombinedOutput(); err != nil {
+			l.t.Fatalf("copy the bundle into %s: %v\n%s", m, err, out)
+		}
+	}
 }
 
-// TestVMLabInitAndReboot: kobeadm init on a fresh machine gives a running
-// control plane and node under the machine's systemd; the machine reboots
-// (its own systemctl reboot) and everything comes back with no command
-// typed — the units, the API server with its state, the node, and the
-// pods, each restarted once in a new sandbox, serving.
-func TestVMLabInitAndReboot(t *testing.T) {
+// TestVMLabInitJoinReboot: the installer on three fresh machines, as a
+// user runs it. kobeadm init on cp1 gives a running control plane under
+// the machine's systemd and prints the join line; joins that must fail do
+// (a wrong CA hash, an expired token, a name a live node has), each saying
+// what to do and leaving no agent behind; two joins with the printed line
+// give Ready nodes; a Deployment's pods go to the workers (the control
+// plane is tainted) and its Service answers from every machine. Then a
+// worker reboots (its own systemctl reboot) and its pods come back with
+// no command typed — restarted once in new sandboxes, serving — and the
+// control-plane machine reboots and the cluster answers again with
+// nothing evicted.
+func TestVMLabInitJoinReboot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the VM lab needs root (systemd-nspawn, network namespaces, cgroups); run make test as root")
 	}
 	l := &lab{t: t, state: t.TempDir()}
+	machines := []string{"cp1", "w1", "w2"}
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, _ := l.run("", "exec", "cp1", "journalctl", "--no-pager", "-n", "80", "-u", "kobune-agent", "-u", "kobune-apiserver")
-			t.Logf("cp1's journal:\n%s", out)
+			for _, m := range machines {
+				out, _ := l.run("", "exec", m, "journalctl", "--no-pager", "-n", "60", "-u", "kobune-agent", "-u", "kobune-apiserver", "-u", "kobune-controller")
+				t.Logf("%s's journal:\n%s", m, out)
+			}
 		}
 		if out, code := l.run("", "down"); code != 0 {
 			t.Errorf("vmlab.sh down: exit %d\n%s", code, out)
 		}
 	})
-	l.must("up", "1")
-	l.bundle("cp1")
-	l.must("exec", "cp1", "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	start := time.Now()
-	out := l.must("exec", "cp1", "/root/kobune/kobeadm", "init", "--untaint") // one machine: pods run on the control plane
+	l.must("up", "3")
+	l.bundle(machines...)
+	for _, m := range machines {
+		l.must("exec", m, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	}
+	t.Logf("3 machines up with the bundle in %.1f s", time.Since(start).Seconds())
+	start = time.Now()
+	out := l.must("exec", "cp1", "/root/kobune/kobeadm", "init")
 	t.Logf("kobeadm init in %.1f s:\n%s", time.Since(start).Seconds(), out)
-	for _, phase := range []string{"preflight", "install", "certs", "kubeconfig", "control-plane", "wait-control-plane", "agent", "mark-control-plane"} {
+	for _, phase := range []string{"preflight", "install", "certs", "kubeconfig", "control-plane", "wait-control-plane", "agent", "mark-control-plane", "bootstrap-token"} {
 		if !strings.Contains(out, "["+phase+"] done in ") {
 			t.Errorf("init did not say phase %s was done", phase)
 		}
+	}
+	var join []string // join ENDPOINT --token T --discovery-token-ca-cert-hash H
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "kobeadm" && f[1] == "join" {
+			join = f[1:]
+		}
+	}
+	if len(join) != 6 || join[1] != "172.30.0.11:6443" {
+		t.Fatalf("init printed no join line with cp1's address: %q", join)
 	}
 	if st := l.must("exec", "cp1", "systemctl", "is-enabled", "kobune-apiserver", "kobune-scheduler", "kobune-controller", "kobune-agent"); strings.Count(st, "enabled") != 4 {
 		t.Errorf("units not enabled: %s", st)
@@ -244,36 +272,105 @@ func TestVMLabInitAndReboot(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	waitFor("node cp1 Ready", time.Minute, func() bool { out, _ := kobectl("get", "nodes"); return strings.Contains(out, "cp1    Ready") })
-	if out, _ := kobectl("get", "node", "cp1", "-o", "jsonpath={.metadata.labels}{.spec.taints}"); !strings.Contains(out, "node-role.kubernetes.io/control-plane") || strings.Contains(out, "NoSchedule") {
-		t.Errorf("node cp1 after init --untaint: %s; want the control-plane label and no taint", out)
+	kobeadm := func(m string, args ...string) (string, int) {
+		return l.run("", append([]string{"exec", m, "/root/kobune/kobeadm"}, args...)...)
 	}
+	refused := func(what, want string, out string, code int) {
+		t.Helper()
+		if code == 0 || !strings.Contains(out, want) {
+			t.Errorf("join with %s: exit %d, want a refusal saying %q:\n%s", what, code, want, out)
+		}
+		if _, code := l.run("", "exec", "w2", "test", "-e", "/etc/systemd/system/kobune-agent.service"); code == 0 {
+			t.Fatalf("join with %s was refused but left the agent's unit behind", what)
+		}
+	}
+
+	// Joins that must fail, on w2.
+	wrong := slices.Clone(join)
+	wrong[5] = "sha256:" + strings.Repeat("0", 64)
+	out, code := kobeadm("w2", wrong...)
+	refused("a wrong CA hash", "--print-join-command", out, code)
+	short := strings.TrimSpace(l.must("exec", "cp1", "kobeadm", "token", "create", "--ttl", "1s"))
+	time.Sleep(3 * time.Second)
+	expired := slices.Clone(join)
+	expired[3] = short
+	out, code = kobeadm("w2", expired...)
+	refused("an expired token", "expired", out, code)
+
+	// w1 joins; then w2 may not take its name, and joins as itself.
+	start = time.Now()
+	out = l.must(append([]string{"exec", "w1", "/root/kobune/kobeadm"}, join...)...)
+	t.Logf("kobeadm join on w1 in %.1f s:\n%s", time.Since(start).Seconds(), out)
+	out, code = kobeadm("w2", append(slices.Clone(join), "--node-name", "w1")...)
+	refused("a live node's name", "kobectl delete node w1", out, code)
+	l.must(append([]string{"exec", "w2", "/root/kobune/kobeadm"}, join...)...)
+	waitFor("3 nodes Ready", time.Minute, func() bool {
+		out, _ := kobectl("get", "nodes", "--no-headers")
+		return strings.Count(out, " Ready ") == 3
+	})
+	if out, _ := kobectl("get", "node", "cp1", "-o", "jsonpath={.metadata.labels}{.spec.taints}"); !strings.Contains(out, "node-role.kubernetes.io/control-plane") || !strings.Contains(out, "NoSchedule") {
+		t.Errorf("node cp1 after init: %s; want the control-plane label and NoSchedule taint", out)
+	}
+	if out, code := l.run("", "exec", "w1", "test", "-e", "/etc/kobune/bootstrap-agent.conf"); code == 0 {
+		t.Errorf("the token's kubeconfig is still on w1 after the join: %s", out)
+	}
+
+	// A Deployment on the workers, its Service from every machine.
 	if out, code := kobectl("create", "deployment", "web", "--image", "kobune.local/labapp:1.0", "--replicas", "2"); code != 0 {
 		t.Fatalf("create deployment: %s", out)
 	}
-	running := func(restarts string) func() bool {
-		return func() bool {
-			out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers")
-			return strings.Count(out, "1/1") == 2 && strings.Count(out, "Running") == 2 && strings.Count(out, " "+restarts+" ") == 2
+	if out, code := kobectl("expose", "deployment", "web", "--port", "80", "--target-port", "8080"); code != 0 {
+		t.Fatalf("expose: %s", out)
+	}
+	waitFor("2 web pods Running", time.Minute, func() bool {
+		out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers")
+		return strings.Count(out, "1/1") == 2 && strings.Count(out, "Running") == 2
+	})
+	if out, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.nodeName}"); strings.Contains(out, "cp1") {
+		t.Errorf("a pod on the tainted control plane: %s", out)
+	}
+	svc, _ := kobectl("get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
+	serves := func(when string) {
+		t.Helper()
+		for _, m := range machines {
+			ok := false
+			for i := 0; i < 20 && !ok; i++ {
+				out, code := l.run("", "exec", m, "curl", "-s", "--max-time", "3", "http://"+svc+"/")
+				if ok = code == 0 && strings.Contains(out, "labapp 1.0"); !ok {
+					time.Sleep(500 * time.Millisecond)
+				}
+			}
+			if !ok {
+				t.Errorf("%s: the Service %s does not answer from %s", when, svc, m)
+			}
 		}
 	}
-	waitFor("2 web pods Running", time.Minute, running("0"))
+	serves("after the joins")
 
+	// A worker reboots: its pods come back by themselves.
+	onW1, _ := kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "--no-headers")
+	n := strings.Count(onW1, "\n")
+	l.must("reboot", "w1")
+	time.Sleep(time.Second)
+	took := waitFor("the web pods Running again after w1's reboot", 2*time.Minute, func() bool {
+		out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers")
+		return strings.Count(out, "1/1") == 2 && strings.Count(out, "Running") == 2 && strings.Count(out, " 1 (") == n
+	})
+	t.Logf("w1 rebooted: its %d pods Running again %.1f s after the reboot began", n, took.Seconds())
+	serves("after w1's reboot")
+
+	// The control plane reboots: the cluster answers again, nothing evicted.
+	before, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}")
 	l.must("reboot", "cp1")
 	time.Sleep(time.Second)
-	took := waitFor("the web pods Running again, restarted once, after cp1's reboot", 2*time.Minute, func() bool {
-		out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers")
-		return strings.Count(out, "1/1") == 2 && strings.Count(out, "Running") == 2 && strings.Count(out, " 1 (") == 2
+	took = waitFor("the API server answering after cp1's reboot", 2*time.Minute, func() bool { _, code := kobectl("get", "nodes"); return code == 0 })
+	waitFor("3 nodes Ready after cp1's reboot", time.Minute, func() bool {
+		out, _ := kobectl("get", "nodes", "--no-headers")
+		return strings.Count(out, " Ready ") == 3
 	})
-	t.Logf("cp1 rebooted: both pods Running again %.1f s after the reboot began", took.Seconds())
-	// Serving from their new sandboxes, and nothing was evicted or replaced.
-	ips, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].status.podIP}")
-	for _, ip := range strings.Fields(ips) {
-		if out, code := l.run("", "exec", "cp1", "curl", "-s", "--max-time", "5", "http://"+ip+":8080/"); code != 0 || !strings.Contains(out, "labapp 1.0") {
-			t.Errorf("pod %s after the reboot: %q (exit %d)", ip, out, code)
-		}
+	t.Logf("cp1 rebooted: the API server answered %.1f s after the reboot began", took.Seconds())
+	if after, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}"); after != before {
+		t.Errorf("the pods changed across the control plane's reboot: %s -> %s", before, after)
 	}
-	if out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers"); strings.Count(out, "\n") != 2 {
-		t.Errorf("pods after the reboot (want the same 2): %s", out)
-	}
+	serves("after cp1's reboot")
 }
