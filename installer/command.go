@@ -29,7 +29,7 @@ docs/install.md says what each phase does, side by side with kubeadm's.`,
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(initCommand(stdout), joinCommand(stdout), tokenCommand(stdout))
+	root.AddCommand(initCommand(stdout), joinCommand(stdout), tokenCommand(stdout), resetCommand(stdout), snapshotCommand(stdout))
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return 1
@@ -204,5 +204,78 @@ func tokenCommand(out io.Writer) *cobra.Command {
 		return DeleteTokens(cmd.Context(), cl, out, args)
 	}}
 	cmd.AddCommand(create, list, del)
+	return cmd
+}
+
+func resetCommand(out io.Writer) *cobra.Command {
+	c := &Config{Out: out}
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Undo everything kobeadm init or join made on this machine",
+		Long: `kobeadm reset removes what an install made on this machine, as kubeadm
+reset does: the units, every pod and containerd's kobune namespace, the
+pods' network namespaces, the bridge, the agent's routes and nftables
+tables, the pods' cgroups and mounts, /etc/kobune, /var/lib/kobune (on a
+control plane: etcd, the cluster's whole state) and the binaries. It is
+safe to run twice. It does not remove the Node from the cluster: kobectl
+delete node NAME on the control plane does.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.Address = "-" // not needed: a machine without an address is reset too
+			if err := c.Defaults(); err != nil {
+				return err
+			}
+			return Reset(cmd.Context(), c, force, cmd.InOrStdin())
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "reset without asking")
+	return cmd
+}
+
+func snapshotCommand(out io.Writer) *cobra.Command {
+	dataDir := EtcdDataDir
+	cmd := &cobra.Command{Use: "snapshot", Short: "Back up the cluster's state (etcd's snapshot API) and restore it"}
+	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", EtcdDataDir, "the API server's etcd data directory (its --data-dir)")
+	save := &cobra.Command{Use: "save FILE", Short: "Take an online, consistent snapshot of the cluster's state into FILE", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
+			info, err := SaveSnapshot(cmd.Context(), dataDir, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Snapshot saved to %s in %s: revision %d, %d keys, %.1f MB. Keep a copy of %s with it (the CA and keys the nodes trust).\n",
+				args[0], time.Since(start).Round(time.Millisecond), info.Revision, info.Keys, float64(info.Bytes)/1e6, PKIDir)
+			return nil
+		}}
+	status := &cobra.Command{Use: "status FILE", Short: "Check a snapshot and say what it holds", Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			info, err := CheckSnapshot(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s is whole (its SHA-256 matches): revision %d, %d keys, %.1f MB\n", args[0], info.Revision, info.Keys, float64(info.Bytes)/1e6)
+			return nil
+		}}
+	restore := &cobra.Command{Use: "restore FILE", Short: "Make a new etcd data directory from a snapshot, for the API server to start on",
+		Long: `kobeadm snapshot restore checks FILE and makes --data-dir from it (it must
+not exist or be empty: nothing is overwritten). The revision moves a
+billion past the snapshot's and older ones are marked compacted, so every
+client lists again instead of trusting what it saw of the lost state. On a
+control plane: systemctl stop kobune-apiserver; move the old data away;
+restore; systemctl start kobune-apiserver. The nodes reconnect by
+themselves if /etc/kobune/pki is the one they trust.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			start := time.Now()
+			info, err := RestoreSnapshot(args[0], dataDir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Restored %s into %s in %s: revision %d (the server continues at %d), %d keys.\nNext: systemctl start kobune-apiserver\n",
+				args[0], dataDir, time.Since(start).Round(time.Millisecond), info.Revision, info.Revision+RestoreRevisionBump, info.Keys)
+			return nil
+		}}
+	cmd.AddCommand(save, status, restore)
 	return cmd
 }

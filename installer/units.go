@@ -37,7 +37,7 @@ type Unit struct {
 func (u Unit) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s.service — written by kobeadm (docs/install.md explains each line).\n", u.Name)
-	fmt.Fprintf(&b, "[Unit]\nDescription=%s\nDocumentation=docs/install.md\n", u.Description)
+	fmt.Fprintf(&b, "[Unit]\nDescription=%s\n", u.Description)
 	if len(u.After) > 0 {
 		fmt.Fprintf(&b, "After=%s\nWants=%s\n", strings.Join(u.After, " "), strings.Join(u.After, " "))
 	}

@@ -83,7 +83,11 @@ func NewCNI(cfg Config) (*CNI, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CNI{cni: libcni.NewCNIConfig(cfg.PluginDirs, nil), pods: pods, loopback: lo, stateDir: cfg.StateDir}, nil
+	// libcni's cache of results (by default /var/lib/cni, shared with
+	// anything else on the machine) is kept in the agent's own state: it
+	// goes with the node (kobeadm reset removes the state directory).
+	cni := libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, filepath.Join(cfg.StateDir, "cache"), nil)
+	return &CNI{cni: cni, pods: pods, loopback: lo, stateDir: cfg.StateDir}, nil
 }
 
 // Sandboxes implements Network.

@@ -238,6 +238,10 @@ func TestVMLabInitJoinReboot(t *testing.T) {
 		l.must("exec", m, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	}
 	t.Logf("3 machines up with the bundle in %.1f s", time.Since(start).Seconds())
+	before := map[string]string{}
+	for _, m := range machines {
+		before[m] = l.must("exec", m, "sh", "-c", machineState)
+	}
 	start = time.Now()
 	out := l.must("exec", "cp1", "/root/kobune/kobeadm", "init")
 	t.Logf("kobeadm init in %.1f s:\n%s", time.Since(start).Seconds(), out)
@@ -360,7 +364,7 @@ func TestVMLabInitJoinReboot(t *testing.T) {
 	serves("after w1's reboot")
 
 	// The control plane reboots: the cluster answers again, nothing evicted.
-	before, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}")
+	uids, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}")
 	l.must("reboot", "cp1")
 	time.Sleep(time.Second)
 	took = waitFor("the API server answering after cp1's reboot", 2*time.Minute, func() bool { _, code := kobectl("get", "nodes"); return code == 0 })
@@ -369,8 +373,57 @@ func TestVMLabInitJoinReboot(t *testing.T) {
 		return strings.Count(out, " Ready ") == 3
 	})
 	t.Logf("cp1 rebooted: the API server answered %.1f s after the reboot began", took.Seconds())
-	if after, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}"); after != before {
-		t.Errorf("the pods changed across the control plane's reboot: %s -> %s", before, after)
+	if after, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}"); after != uids {
+		t.Errorf("the pods changed across the control plane's reboot: %s -> %s", uids, after)
 	}
 	serves("after cp1's reboot")
+
+	// reset on every machine (workers first, pods running): nothing of
+	// Kobune's is left — the machine is as it was before init. Twice: the
+	// second finds nothing to do and succeeds.
+	for _, m := range []string{"w1", "w2", "cp1"} {
+		start := time.Now()
+		out := l.must("exec", m, "kobeadm", "reset", "--force")
+		t.Logf("kobeadm reset on %s in %.1f s:\n%s", m, time.Since(start).Seconds(), out)
+		if out, code := l.run("", "exec", m, "/root/kobune/kobeadm", "reset", "--force"); code != 0 {
+			t.Errorf("a second reset on %s: exit %d\n%s", m, code, out)
+		}
+		if after := l.must("exec", m, "sh", "-c", machineState); after != before[m] {
+			t.Errorf("%s after reset differs from before init:\n%s", m, unifiedDiff(t, before[m], after))
+		}
+	}
+	if out, code := l.run("no\n", "exec", "w1", "/root/kobune/kobeadm", "reset"); code == 0 || !strings.Contains(out, "nothing was changed") {
+		t.Errorf("reset answered no: exit %d\n%s", code, out)
+	}
+}
+
+// machineState is what an install may change on a machine, as text: its
+// files (outside what the system itself changes: logs, containerd's and
+// systemd's own state), containerd's namespaces and the blobs and
+// snapshots it keeps, the network (links, routes, namespaces, nftables),
+// mounts, cgroups named after Kobune, units and processes. Left out:
+// what the machine's own systemd renews at each boot (/var/tmp's private
+// directories, the peer index of host0), and the directories containerd
+// makes for itself the first time it runs a container (/run/containerd/s,
+// /run/containerd/runc; what is below them for Kobune's namespace is
+// compared).
+const machineState = `
+echo '# files'; find / -xdev \( -path /proc -o -path /sys -o -path /tmp -o -path /var/log -o -path /var/lib/systemd -o -path /var/lib/containerd -o -path /run -o -path /var/cache -o -path /var/tmp -o -path /root/kobune \) -prune -o -print | sort
+echo '# containerd'; ctr namespaces ls -q; find /var/lib/containerd/io.containerd.content.v1.content/blobs -type f 2>/dev/null; find /var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots -mindepth 1 -maxdepth 1 2>/dev/null
+echo '# /run'; find /run -xdev \( -path /run/systemd -o -path /run/user -o -path /run/log -o -path /run/udev \) -prune -o -print | grep -v -x -e /run/containerd/containerd.sock -e /run/containerd/s -e /run/containerd/runc -e /run/containerd/io.containerd.runtime.v2.task | sort
+echo '# network'; ip -o link | awk '{print $2}' | sed 's/@.*//'; ip route; ip netns list; nft list tables
+echo '# mounts'; awk '{print $5}' /proc/self/mountinfo | sort
+echo '# cgroups'; find /sys/fs/cgroup -type d -iname '*kobune*' | sort
+echo '# units'; systemctl list-unit-files --no-legend 'kobune*'
+echo '# processes'; ps -eo comm= | grep -v -e '^ps$' -e '^sh$' -e '^sort$' -e '^awk$' -e '^grep$' | sort -u
+`
+
+// unifiedDiff is diff -u of two texts.
+func unifiedDiff(t *testing.T, a, b string) string {
+	dir := t.TempDir()
+	fa, fb := filepath.Join(dir, "before"), filepath.Join(dir, "after")
+	os.WriteFile(fa, []byte(a), 0o600)
+	os.WriteFile(fb, []byte(b), 0o600)
+	out, _ := exec.Command("diff", "-u", fa, fb).CombinedOutput()
+	return string(out)
 }
