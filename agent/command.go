@@ -62,6 +62,9 @@ type Command struct {
 	// BootstrapKubeconfig holds a bootstrap token: the agent asks for its
 	// certificates with it (TLS bootstrap) when the files are missing.
 	BootstrapKubeconfig string
+	// RotateCertificates renews the client and serving certificates
+	// before they expire (Rotation).
+	RotateCertificates bool
 }
 
 // Register adds the flags.
@@ -80,6 +83,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LoadImages, "load-images", "", "import every OCI tarball (*.tar) in this directory at start (no registry needed)")
 	fs.IntVar(&c.Workers, "workers", 10, "pods set up in parallel")
 	fs.StringVar(&c.NodeAPIListen, "node-api-listen", ":10250", "where the agent serves logs and exec to the API server (the kubelet's port)")
+	fs.BoolVar(&c.RotateCertificates, "rotate-certificates", true, "renew the client certificate in --kubeconfig and the node API's (--tls-cert-file) when 70-90% of their lifetime has passed, through a CertificateSigningRequest (the kubelet's rotation)")
 	fs.StringVar(&c.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "a kubeconfig with a bootstrap token (kobectl token create --kubeconfig-out): when --kubeconfig (and the node API's certificate files) do not exist, the agent asks for its certificates with it and writes them")
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", "", "the node API's serving certificate (for the node's name; kobectl pki init writes agent-NODE-serving.crt); with --tls-private-key-file and --client-ca-file the node API is TLS 1.3 and answers only the API server")
 	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", "", "the key of --tls-cert-file")
@@ -186,6 +190,11 @@ func (c *Command) Run(ctx context.Context) error {
 		return err
 	}
 	defer cl.Close()
+	if c.RotateCertificates && c.Kubeconfig != "" {
+		if _, err := kubeconfigCert(c.Kubeconfig); err == nil {
+			go (&Rotation{Kubeconfig: c.Kubeconfig, CertFile: c.TLSCertFile, KeyFile: c.TLSPrivateKeyFile, NodeName: c.NodeName, Client: cl, Logf: log.Printf}).Run(ctx)
+		}
+	}
 	if cfg.Node.PodCIDR == "" {
 		cfg.Node.PodCIDR = AwaitPodCIDR(ctx, cl, cfg.Node, 30*time.Second)
 	}

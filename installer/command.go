@@ -29,7 +29,7 @@ docs/install.md says what each phase does, side by side with kubeadm's.`,
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(initCommand(stdout), joinCommand(stdout), tokenCommand(stdout), resetCommand(stdout), snapshotCommand(stdout))
+	root.AddCommand(initCommand(stdout), joinCommand(stdout), tokenCommand(stdout), resetCommand(stdout), snapshotCommand(stdout), certsCommand(stdout))
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return 1
@@ -277,5 +277,30 @@ themselves if /etc/kobune/pki is the one they trust.`,
 			return nil
 		}}
 	cmd.AddCommand(save, status, restore)
+	return cmd
+}
+
+func certsCommand(out io.Writer) *cobra.Command {
+	c := &Config{Out: out}
+	cmd := &cobra.Command{Use: "certs", Short: "See when this machine's certificates expire, and renew them"}
+	check := &cobra.Command{Use: "check-expiration", Short: "List this machine's certificates, when each expires and what renews it", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return CheckExpiration(out, EtcDir, time.Now()) }}
+	renew := &cobra.Command{Use: "renew all", Short: "Renew every certificate the cluster CA signed on this control plane (a year more)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != "all" {
+				return fmt.Errorf("certs renew %s: only \"all\" is supported (every certificate is renewed together)", args[0])
+			}
+			if err := c.Defaults(); err != nil {
+				return err
+			}
+			if err := RunPhases(cmd.Context(), c, []Phase{{"certs-renew", "renew the certificates and kubeconfigs the cluster CA signed", renewCerts}}); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, "\nRenewed. The API server, scheduler, controller and agent read the new files at their next connection (nothing restarts).")
+			return CheckExpiration(out, EtcDir, time.Now())
+		}}
+	renew.Flags().StringVar(&c.NodeName, "node-name", "", "this machine's node name, as given to init (default: its hostname)")
+	renew.Flags().StringVar(&c.Address, "apiserver-advertise-address", "", "the address given to init (default: its first global IPv4 address)")
+	cmd.AddCommand(check, renew)
 	return cmd
 }

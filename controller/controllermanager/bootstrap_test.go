@@ -208,3 +208,81 @@ func rv(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
 }
+
+// TestAgentRenewsItsCertificates: the kubelet's certificate rotation. An
+// agent whose client and serving certificates live 8 s renews both
+// before they expire, through CertificateSigningRequests that
+// kobune-controller approves (a node asking for its own name), and keeps
+// talking to the API server with the same client after its first
+// certificate has expired — what keeps a cluster alive past its first
+// year.
+func TestAgentRenewsItsCertificates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := testcluster.Start(t, ctx, testcluster.Options{})
+	ca, caKey, err := pki.LoadCA(cl.PKIDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, _ := os.ReadFile(filepath.Join(cl.PKIDir, "ca.crt"))
+	now := time.Now()
+	subject := pkix.Name{CommonName: "system:node:node-r", Organization: []string{"system:nodes"}}
+	short := func(eku x509.ExtKeyUsage, dns []string) ([]byte, []byte) {
+		c, k, err := pki.Issue(ca, caKey, &x509.Certificate{Subject: subject, NotBefore: now.Add(-time.Second), NotAfter: now.Add(8 * time.Second),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{eku}, DNSNames: dns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, k
+	}
+	dir := t.TempDir()
+	kcFile, certFile, keyFile := filepath.Join(dir, "agent.conf"), filepath.Join(dir, "serving.crt"), filepath.Join(dir, "serving.key")
+	cc, ck := short(x509.ExtKeyUsageClientAuth, nil)
+	kc, _ := pki.Kubeconfig("https://"+cl.Addr(), caPEM, cc, ck, subject.CommonName)
+	sc, sk := short(x509.ExtKeyUsageServerAuth, []string{"node-r"})
+	os.WriteFile(kcFile, kc, 0o600)
+	os.WriteFile(certFile, sc, 0o600)
+	os.WriteFile(keyFile, sk, 0o600)
+	node, err := client.Dial("", kcFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	go (&agent.Rotation{Kubeconfig: kcFile, CertFile: certFile, KeyFile: keyFile, NodeName: "node-r", Client: node, Logf: t.Logf}).Run(ctx)
+
+	time.Sleep(9 * time.Second) // both first certificates have expired
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	check := func(what string, b []byte, eku x509.ExtKeyUsage, dns string) {
+		t.Helper()
+		block, _ := pem.Decode(b)
+		if block == nil {
+			t.Fatalf("%s: no certificate", what)
+		}
+		c, _ := x509.ParseCertificate(block.Bytes)
+		if _, err := c.Verify(x509.VerifyOptions{Roots: roots, DNSName: dns, KeyUsages: []x509.ExtKeyUsage{eku}}); err != nil || c.Subject.CommonName != subject.CommonName {
+			t.Errorf("%s after rotation: %v, subject %s", what, err, c.Subject)
+		}
+		if c.NotAfter.Before(time.Now().Add(24 * time.Hour)) {
+			t.Errorf("%s was not renewed: it expires at %s", what, c.NotAfter)
+		}
+	}
+	cfg, err := client.LoadKubeconfig(kcFile, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the client certificate", cfg.Cert, x509.ExtKeyUsageClientAuth, "")
+	served, _ := os.ReadFile(certFile)
+	check("the serving certificate", served, x509.ExtKeyUsageServerAuth, "node-r")
+	if u, err := node.WhoAmI(ctx); err != nil || u.Username != subject.CommonName {
+		t.Errorf("the agent's client after its first certificate expired: %+v %v", u, err)
+	}
+	fresh, err := client.Dial("", kcFile) // a new connection: a new handshake with the renewed certificate
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if u, err := fresh.WhoAmI(ctx); err != nil || u.Username != subject.CommonName {
+		t.Errorf("a new connection with the renewed kubeconfig: %+v %v", u, err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,7 +204,7 @@ func (l *lab) bundle(machines ...string) {
 	}
 }
 
-// TestVMLabInitJoinReboot: the installer on three fresh machines, as a
+// TestVMLabCluster: the installer on three fresh machines, as a
 // user runs it. kobeadm init on cp1 gives a running control plane under
 // the machine's systemd and prints the join line; joins that must fail do
 // (a wrong CA hash, an expired token, a name a live node has), each saying
@@ -211,10 +212,13 @@ func (l *lab) bundle(machines ...string) {
 // give Ready nodes; a Deployment's pods go to the workers (the control
 // plane is tainted) and its Service answers from every machine. Then a
 // worker reboots (its own systemctl reboot) and its pods come back with
-// no command typed — restarted once in new sandboxes, serving — and the
+// no command typed — restarted once in new sandboxes, serving — the
 // control-plane machine reboots and the cluster answers again with
-// nothing evicted.
-func TestVMLabInitJoinReboot(t *testing.T) {
+// nothing evicted, and the whole cluster is powered off and on. A
+// snapshot is taken, the control plane's data lost and restored from it:
+// the cluster is as it was at the snapshot and the nodes reconnect. Last,
+// kobeadm reset leaves each machine as it was before init.
+func TestVMLabCluster(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the VM lab needs root (systemd-nspawn, network namespaces, cgroups); run make test as root")
 	}
@@ -377,6 +381,59 @@ func TestVMLabInitJoinReboot(t *testing.T) {
 		t.Errorf("the pods changed across the control plane's reboot: %s -> %s", uids, after)
 	}
 	serves("after cp1's reboot")
+
+	// The whole cluster powered off and on: every workload back, each pod
+	// restarted once more (until then the API still says Running: nobody
+	// was there to say otherwise).
+	restarts := func() int {
+		out, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].status.containerStatuses[*].restartCount}")
+		n := 0
+		for _, f := range strings.Fields(out) {
+			r, _ := strconv.Atoi(f)
+			n += r
+		}
+		return n
+	}
+	restartsBefore := restarts()
+	for _, m := range []string{"w2", "w1", "cp1"} {
+		l.must("poweroff", m)
+	}
+	start = time.Now()
+	for _, m := range machines {
+		l.must("start", m)
+	}
+	waitFor("3 nodes Ready after the power cycle", 2*time.Minute, func() bool { out, _ := kobectl("get", "nodes", "--no-headers"); return strings.Count(out, " Ready ") == 3 })
+	waitFor("the web pods Running again, each restarted once more, after the power cycle", 2*time.Minute, func() bool {
+		out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers")
+		return strings.Count(out, "1/1") == 2 && strings.Count(out, "Running") == 2 && restarts() == restartsBefore+2
+	})
+	t.Logf("power cycle: the web pods Running again %.1f s after the machines were started", time.Since(start).Seconds())
+	serves("after the power cycle")
+
+	// A snapshot; a change after it; the control plane's data lost and
+	// restored from the snapshot: the cluster is back as it was at the
+	// snapshot, the nodes reconnect by themselves and the Service serves.
+	out = l.must("exec", "cp1", "kobeadm", "snapshot", "save", "/root/snap.db")
+	t.Logf("snapshot: %s", out)
+	if out, code := kobectl("create", "configmap", "after-snapshot"); code != 0 {
+		t.Fatalf("create configmap: %s", out)
+	}
+	l.must("exec", "cp1", "systemctl", "stop", "kobune-apiserver")
+	l.must("exec", "cp1", "mv", "/var/lib/kobune/etcd", "/var/lib/kobune/etcd.lost")
+	out = l.must("exec", "cp1", "kobeadm", "snapshot", "restore", "/root/snap.db")
+	t.Logf("restore: %s", out)
+	start = time.Now()
+	l.must("exec", "cp1", "systemctl", "start", "kobune-apiserver")
+	waitFor("3 nodes Ready after the restore", 2*time.Minute, func() bool { out, _ := kobectl("get", "nodes", "--no-headers"); return strings.Count(out, " Ready ") == 3 })
+	t.Logf("restore: 3 nodes Ready %.1f s after the API server was started on the restored data", time.Since(start).Seconds())
+	if out, code := kobectl("get", "configmap", "after-snapshot"); code == 0 {
+		t.Errorf("a ConfigMap made after the snapshot is there after the restore: %s", out)
+	}
+	if after, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}"); after != uids {
+		t.Errorf("the pods after the restore: %s; want the snapshot's %s", after, uids)
+	}
+	serves("after the restore")
+	l.must("exec", "cp1", "rm", "-rf", "/var/lib/kobune/etcd.lost", "/root/snap.db")
 
 	// reset on every machine (workers first, pods running): nothing of
 	// Kobune's is left — the machine is as it was before init. Twice: the
