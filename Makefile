@@ -6,13 +6,15 @@ GO            ?= go
 BIN           := bin
 BINARIES      := kobune-apiserver kobune-scheduler kobune-controller kobune-agent kobune-csi-local kobune-ingress kobectl kobeadm
 TOOLS         := $(CURDIR)/.tools
+DIST          ?= dist
+ARCH          := $(shell $(GO) env GOARCH 2>/dev/null || echo amd64)
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 # Packages whose code runs goroutines against each other: run under -race.
 RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/... ./csi/... ./ingress/...
 FUZZTIME      ?= 3m
 
-.PHONY: all build images test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down vm-lab vm-lab-down test-vm clean
+.PHONY: all build images dist test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down vm-lab vm-lab-down test-vm clean
 
 all: build
 
@@ -26,11 +28,27 @@ build:
 	@set -o pipefail; $(GO) build -v -o $(BIN)/ ./cmd/... 2>&1 | \
 		awk '/^(#|[a-z_.\/]*\.go:)/ || / error/ {print; err=1; next} {n++; if (n % 50 == 0) {printf "    ... %d packages compiled\n", n; fflush()}} END {exit err}'
 	@ls $(BIN) | grep -q kobectl || { echo "build failed"; exit 1; }
+	@mkdir -p $(BIN)/addons && cp deploy/ingress/kobune-ingress.yaml $(BIN)/addons/   # what kobeadm init applies
 
 # Test images as OCI tarballs in bin/images (no Docker, no registry).
 images:
 	@test -x /bin/busybox || { echo "busybox-static is missing: apt-get install -y busybox-static"; exit 1; }
 	$(GO) run ./deploy/images/build -out $(BIN)/images
+
+# The offline installer bundle: one tarball with static binaries (no cgo:
+# they run on any Linux of the architecture), the images the add-ons and
+# examples need, and the add-ons' manifests. On a machine without
+# internet: tar xzf kobune-linux-amd64.tar.gz && kobune/kobeadm init
+# (docs/install.md).
+dist: images
+	@rm -rf $(DIST)/kobune && mkdir -p $(DIST)/kobune/addons
+	@echo "CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o $(DIST)/kobune/ ./cmd/... (static; minutes the first time)"
+	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(DIST)/kobune/ ./cmd/...
+	@cp -r $(BIN)/images $(DIST)/kobune/images
+	@cp deploy/ingress/kobune-ingress.yaml $(DIST)/kobune/addons/
+	@cp docs/install.md $(DIST)/kobune/INSTALL.md
+	@tar -C $(DIST) -czf $(DIST)/kobune-linux-$(ARCH).tar.gz kobune
+	@echo "$(DIST)/kobune-linux-$(ARCH).tar.gz: $$(du -h $(DIST)/kobune-linux-$(ARCH).tar.gz | cut -f1) ($$(ls $(DIST)/kobune | tr '\n' ' '))"
 
 # The README's test command: formatting, vet, every test, the race
 # detector, and the compatibility suite with the real kubectl and client-go.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +61,7 @@ func preflightCommand(role Role, out io.Writer) *cobra.Command {
 
 func initCommand(out io.Writer) *cobra.Command {
 	c := &Config{Out: out}
+	var skip []string
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Make this machine the cluster's first control plane (and a node)",
@@ -69,7 +71,11 @@ func initCommand(out io.Writer) *cobra.Command {
 				return err
 			}
 			start := time.Now()
-			if err := RunPhases(cmd.Context(), c, InitPhases()); err != nil {
+			phases, err := skipPhases(InitPhases(), skip)
+			if err != nil {
+				return err
+			}
+			if err := RunPhases(cmd.Context(), c, phases); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "\nKobune's control plane runs on %s (%s), in %s.\nkobectl --kubeconfig %s get nodes\n", c.NodeName, c.Address, time.Since(start).Round(100*time.Millisecond), AdminConf)
@@ -87,6 +93,7 @@ func initCommand(out io.Writer) *cobra.Command {
 		fs.Flags().DurationVar(&c.TokenTTL, "token-ttl", DefaultTokenTTL, "how long the bootstrap token init makes lives (0: forever)")
 	}
 	flags(cmd)
+	cmd.Flags().StringSliceVar(&skip, "skip-phases", nil, "phases to leave out, e.g. addon (kobeadm init phase NAME runs one later)")
 	phase := &cobra.Command{Use: "phase", Short: "Run one phase of init on its own"}
 	for _, p := range InitPhases() {
 		p := p
@@ -101,6 +108,30 @@ func initCommand(out io.Writer) *cobra.Command {
 	}
 	cmd.AddCommand(phase)
 	return cmd
+}
+
+// skipPhases leaves out the phases named (kubeadm's --skip-phases).
+func skipPhases(phases []Phase, skip []string) ([]Phase, error) {
+	known := map[string]bool{}
+	for _, p := range phases {
+		known[p.Name] = true
+	}
+	for _, s := range skip {
+		if !known[s] {
+			var names []string
+			for _, p := range phases {
+				names = append(names, p.Name)
+			}
+			return nil, fmt.Errorf("--skip-phases: no phase %q (the phases: %s)", s, strings.Join(names, ", "))
+		}
+	}
+	var out []Phase
+	for _, p := range phases {
+		if !slices.Contains(skip, p.Name) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 func joinCommand(out io.Writer) *cobra.Command {

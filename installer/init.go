@@ -67,6 +67,7 @@ func InitPhases() []Phase {
 		{"agent", "write and start this machine's agent (the control plane is a node too)", agentOnControlPlane},
 		{"mark-control-plane", "label this machine's node as a control plane and taint it (unless --untaint)", markControlPlane},
 		{"bootstrap-token", "publish cluster-info for joining machines and make a bootstrap token", bootstrapToken},
+		{"addon", "apply the add-ons' manifests (" + AddonsDir + "): kobune-ingress", addons},
 	}
 }
 
@@ -156,6 +157,40 @@ func install(_ context.Context, c *Config) error {
 		}
 	}
 	fmt.Fprintf(c.Out, "\t%d images in %s (the agent loads them into containerd)\n", len(images), ImagesDir)
+	manifests, _ := filepath.Glob(filepath.Join(c.Bundle, "addons", "*.yaml"))
+	if len(manifests) > 0 {
+		if err := os.MkdirAll(AddonsDir, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, m := range manifests {
+		if err := copyFile(m, filepath.Join(AddonsDir, filepath.Base(m)), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(c.Out, "\t%d add-on manifests in %s\n", len(manifests), AddonsDir)
+	return nil
+}
+
+// addons applies the add-ons' manifests with kobectl, as a user would
+// (kubeadm's addon phase applies CoreDNS and kube-proxy; Kobune's agent is
+// both, and its add-ons are the ingress controller).
+func addons(ctx context.Context, c *Config) error {
+	manifests, _ := filepath.Glob(filepath.Join(AddonsDir, "*.yaml"))
+	if len(manifests) == 0 {
+		fmt.Fprintf(c.Out, "\tno add-on manifest in %s (the bundle's addons/ had none: make dist, or make build, puts kobune-ingress.yaml there)\n", AddonsDir)
+		return nil
+	}
+	for _, m := range manifests {
+		out, err := exec.CommandContext(ctx, filepath.Join(BinDir, "kobectl"), "--kubeconfig", AdminConf, "apply", "-f", m).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kobectl apply -f %s: %v: %s", m, err, strings.TrimSpace(string(out)))
+		}
+		fmt.Fprintf(c.Out, "\tkobectl apply -f %s:\n", m)
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			fmt.Fprintf(c.Out, "\t  %s\n", line)
+		}
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ const (
 	AdminConf  = "/etc/kobune/admin.conf"
 	AgentConf  = "/etc/kobune/agent.conf"
 	ImagesDir  = "/var/lib/kobune/images"
+	AddonsDir  = "/etc/kobune/addons"
 	Encryption = "/etc/kobune/encryption.yaml"
 )
 
@@ -66,6 +67,10 @@ func ControlPlaneUnits(ip string, fast bool) []Unit {
 	pki := func(f string) string { return PKIDir + "/" + f }
 	api := Unit{Name: "kobune-apiserver", Description: "Kobune API server with its embedded etcd (kube-apiserver + etcd)",
 		After: []string{"network-online.target"}, Exec: BinDir + "/kobune-apiserver",
+		Service: [][2]string{
+			{"Type=notify", "it tells systemd when it serves (etcd up, the port listening): units ordered after it start then, and systemctl start returns then"},
+			{"TimeoutStartSec=300", "a large etcd may take minutes to open after a crash"},
+		},
 		Flags: []flag{
 			{"data-dir", VarDir + "/etcd", "the embedded etcd's data: the whole cluster's state (kobeadm snapshot save backs it up)"},
 			{"listen", "127.0.0.1:6443," + ip + ":6443", "where clients reach the API (gRPC and Kubernetes' REST on one port)"},

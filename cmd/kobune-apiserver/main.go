@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coreos/go-systemd/v22/daemon"
+
 	"github.com/kobune/kobune/apiserver"
 )
 
@@ -71,6 +73,13 @@ func main() {
 	srv, err := apiserver.New(ctx, cfg)
 	if err != nil {
 		log.Fatalf("kobune-apiserver: %v", err)
+	}
+	// Under systemd with Type=notify (kobeadm's unit): ready once etcd is
+	// up, the bootstrap policy written and the port listening — the
+	// scheduler's and controller's units start after it. Nothing happens
+	// without $NOTIFY_SOCKET.
+	if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
+		log.Printf("kobune-apiserver: telling systemd it is ready: %v", err)
 	}
 	err = srv.Serve(ctx)
 	srv.Close()

@@ -185,21 +185,24 @@ func TestVMLabMachines(t *testing.T) {
 	}
 }
 
-// bundle builds what kobeadm installs (the binaries and the images) once,
-// and copies it into each machine's /root/kobune.
+// bundle makes the offline installer tarball (make dist) once and
+// unpacks it into each machine's /root/kobune, as a user copies it to
+// machines without internet.
 func (l *lab) bundle(machines ...string) {
 	l.t.Helper()
 	dir := l.t.TempDir()
-	for _, c := range [][]string{{"go", "build", "-o", dir + "/", "./cmd/..."}, {"go", "run", "./deploy/images/build", "-out", filepath.Join(dir, "images")}} {
-		cmd := exec.Command(c[0], c[1:]...)
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			l.t.Fatalf("%s: %v\n%s", strings.Join(c, " "), err, out)
-		}
+	cmd := exec.Command("make", "dist", "DIST="+dir)
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		l.t.Fatalf("make dist: %v\n%s", err, out)
+	}
+	tarball, _ := filepath.Glob(filepath.Join(dir, "kobune-linux-*.tar.gz"))
+	if len(tarball) != 1 {
+		l.t.Fatalf("make dist made no tarball in %s", dir)
 	}
 	for _, m := range machines {
-		if out, err := exec.Command("cp", "-a", dir, filepath.Join(l.state, "machines", m, "root", "kobune")).CombinedOutput(); err != nil {
-			l.t.Fatalf("copy the bundle into %s: %v\n%s", m, err, out)
+		if out, err := exec.Command("tar", "-C", filepath.Join(l.state, "machines", m, "root"), "-xzf", tarball[0]).CombinedOutput(); err != nil {
+			l.t.Fatalf("unpack the bundle into %s: %v\n%s", m, err, out)
 		}
 	}
 }
@@ -210,7 +213,8 @@ func (l *lab) bundle(machines ...string) {
 // (a wrong CA hash, an expired token, a name a live node has), each saying
 // what to do and leaving no agent behind; two joins with the printed line
 // give Ready nodes; a Deployment's pods go to the workers (the control
-// plane is tainted) and its Service answers from every machine. Then a
+// plane is tainted) and its Service and, through init's ingress add-on,
+// its Ingress answer from every machine. Then a
 // worker reboots (its own systemctl reboot) and its pods come back with
 // no command typed — restarted once in new sandboxes, serving — the
 // control-plane machine reboots and the cluster answers again with
@@ -249,7 +253,7 @@ func TestVMLabCluster(t *testing.T) {
 	start = time.Now()
 	out := l.must("exec", "cp1", "/root/kobune/kobeadm", "init")
 	t.Logf("kobeadm init in %.1f s:\n%s", time.Since(start).Seconds(), out)
-	for _, phase := range []string{"preflight", "install", "certs", "kubeconfig", "control-plane", "wait-control-plane", "agent", "mark-control-plane", "bootstrap-token"} {
+	for _, phase := range []string{"preflight", "install", "certs", "kubeconfig", "control-plane", "wait-control-plane", "agent", "mark-control-plane", "bootstrap-token", "addon"} {
 		if !strings.Contains(out, "["+phase+"] done in ") {
 			t.Errorf("init did not say phase %s was done", phase)
 		}
@@ -355,6 +359,44 @@ func TestVMLabCluster(t *testing.T) {
 	}
 	serves("after the joins")
 
+	// The Ingress: kobune-ingress (init's add-on) on the workers' port 80
+	// routes web.lab.test to the Service, from every machine.
+	ingress := `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: default}
+spec:
+  rules:
+  - host: web.lab.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`
+	if out, code := l.run(ingress, "exec", "cp1", "kobectl", "--kubeconfig", "/etc/kobune/admin.conf", "apply", "-f", "-"); code != 0 {
+		t.Fatalf("apply the Ingress: %s", out)
+	}
+	waitFor("kobune-ingress ready on both workers", 2*time.Minute, func() bool {
+		out, _ := kobectl("get", "daemonset", "kobune-ingress", "-n", "kobune-ingress", "-o", "jsonpath={.status.numberReady}")
+		return strings.TrimSpace(out) == "2"
+	})
+	viaIngress := func(when string) {
+		t.Helper()
+		for _, m := range machines {
+			for _, worker := range []string{"172.30.0.21", "172.30.0.22"} {
+				ok := false
+				for i := 0; i < 20 && !ok; i++ {
+					out, code := l.run("", "exec", m, "curl", "-s", "--max-time", "3", "-H", "Host: web.lab.test", "http://"+worker+"/")
+					if ok = code == 0 && strings.Contains(out, "labapp 1.0"); !ok {
+						time.Sleep(500 * time.Millisecond)
+					}
+				}
+				if !ok {
+					t.Errorf("%s: web.lab.test through the ingress on %s does not answer from %s", when, worker, m)
+				}
+			}
+		}
+	}
+	viaIngress("after the joins")
+
 	// A worker reboots: its pods come back by themselves.
 	onW1, _ := kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "--no-headers")
 	n := strings.Count(onW1, "\n")
@@ -433,7 +475,26 @@ func TestVMLabCluster(t *testing.T) {
 		t.Errorf("the pods after the restore: %s; want the snapshot's %s", after, uids)
 	}
 	serves("after the restore")
+	viaIngress("after the restore")
 	l.must("exec", "cp1", "rm", "-rf", "/var/lib/kobune/etcd.lost", "/root/snap.db")
+
+	// Certificates: listed with what renews each; renewed on the control
+	// plane while everything runs, and the cluster goes on (the components
+	// read the new files; nothing restarts).
+	out = l.must("exec", "cp1", "kobeadm", "certs", "check-expiration")
+	for _, want := range []string{"admin.conf", "agent.conf", "pki/apiserver.crt", "pki/ca.crt", "the agent itself", "kobeadm certs renew"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("certs check-expiration does not show %q:\n%s", want, out)
+		}
+	}
+	admin := l.must("exec", "cp1", "cat", "/etc/kobune/admin.conf")
+	l.must("exec", "cp1", "kobeadm", "certs", "renew", "all")
+	if l.must("exec", "cp1", "cat", "/etc/kobune/admin.conf") == admin {
+		t.Error("certs renew all did not renew admin.conf")
+	}
+	time.Sleep(2 * time.Second)
+	waitFor("3 nodes Ready after certs renew", time.Minute, func() bool { out, _ := kobectl("get", "nodes", "--no-headers"); return strings.Count(out, " Ready ") == 3 })
+	serves("after certs renew")
 
 	// reset on every machine (workers first, pods running): nothing of
 	// Kobune's is left — the machine is as it was before init. Twice: the
