@@ -103,10 +103,12 @@ bench:
 	$(GO) run ./test/bench -out docs/benchmarks.md
 	KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./agent/dns -run '^TestBenchClusterDNS$$' -count=1 -v | grep -E '^(---|ok|FAIL)'
 	KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./ingress -run '^TestBenchIngress$$' -count=1 -v | grep -E '^(---|ok|FAIL)'
+	KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./installer -run '^TestBenchSnapshot$$' -count=1 -v | grep -E '^(---|ok|FAIL)'
 	@if [ "$$(id -u)" = 0 ]; then \
 		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./agent/proxy -run '^TestBenchServiceRules$$' -count=1 -v -timeout 30m | grep -E '^(---|ok|FAIL)'; \
 		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./agent/netpol -run '^TestBenchPolicyRules$$' -count=1 -v -timeout 10m | grep -E '^(---|ok|FAIL)'; \
 		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./test/e2e -run '^(TestBenchPodStartup|TestBenchEndpointPropagation|TestBenchPolicyPropagation|TestBenchConfigMapPropagation|TestBenchClaimPodStartup|TestBenchMetricFreshness|TestBenchAutoscalingDelay|TestBenchEvictionReaction|TestLabUpAndDown)$$' -count=1 -v -timeout 40m | grep -E '^(---|ok|FAIL)'; \
+		KOBUNE_BENCH_REPORT=$(CURDIR)/docs/benchmarks.md $(GO) test ./test/vmlab -run '^TestBenchVMLab$$' -count=1 -v -timeout 20m | grep -E '^(---|ok|FAIL)'; \
 	else echo "Service rules, pod start and lab benchmarks skipped: they need root (nftables, containerd, network namespaces)"; fi
 
 # SIGKILL kobune-controller during 20 rollouts, 5 times over (make test

@@ -23,6 +23,9 @@ import (
 type lab struct {
 	t     *testing.T
 	state string
+	// cache, when set, is the base image's cache (the benchmark builds
+	// one of its own); else the user's.
+	cache string
 }
 
 const netns = "kobvmtest"
@@ -31,6 +34,9 @@ func (l *lab) run(stdin string, args ...string) (string, int) {
 	l.t.Helper()
 	cmd := exec.Command(filepath.Join("..", "..", "deploy", "vmlab", "vmlab.sh"), args...)
 	cmd.Env = append(os.Environ(), "KOBUNE_VMLAB_STATE="+l.state, "KOBUNE_VMLAB_NETNS="+netns)
+	if l.cache != "" {
+		cmd.Env = append(cmd.Env, "KOBUNE_VMLAB_CACHE="+l.cache)
+	}
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
