@@ -93,7 +93,9 @@ func TestBenchVMLab(t *testing.T) {
 	cluster := time.Since(clusterStart)
 
 	kobectl("create", "deployment", "web", "--image", "kobune.local/labapp:1.0", "--replicas", "4")
-	waitFor("4 web pods Running", func() bool { return strings.Count(kobectl("get", "pods", "-l", "app=web", "--no-headers"), "Running") == 4 })
+	waitFor("4 web pods Running", func() bool {
+		return strings.Count(kobectl("get", "pods", "-l", "app=web", "--no-headers"), "Running") == 4
+	})
 	restartsOnW1 := func() (running, restarts int) {
 		out := kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "-o", "jsonpath={range .items[*]}{.status.phase} {.status.containerStatuses[0].ready} {.status.containerStatuses[0].restartCount}{\"\\n\"}{end}")
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {

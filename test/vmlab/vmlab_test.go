@@ -450,7 +450,10 @@ spec:
 	for _, m := range machines {
 		l.must("start", m)
 	}
-	waitFor("3 nodes Ready after the power cycle", 2*time.Minute, func() bool { out, _ := kobectl("get", "nodes", "--no-headers"); return strings.Count(out, " Ready ") == 3 })
+	waitFor("3 nodes Ready after the power cycle", 2*time.Minute, func() bool {
+		out, _ := kobectl("get", "nodes", "--no-headers")
+		return strings.Count(out, " Ready ") == 3
+	})
 	waitFor("the web pods Running again, each restarted once more, after the power cycle", 2*time.Minute, func() bool {
 		out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers")
 		return strings.Count(out, "1/1") == 2 && strings.Count(out, "Running") == 2 && restarts() == restartsBefore+2
@@ -472,7 +475,10 @@ spec:
 	t.Logf("restore: %s", out)
 	start = time.Now()
 	l.must("exec", "cp1", "systemctl", "start", "kobune-apiserver")
-	waitFor("3 nodes Ready after the restore", 2*time.Minute, func() bool { out, _ := kobectl("get", "nodes", "--no-headers"); return strings.Count(out, " Ready ") == 3 })
+	waitFor("3 nodes Ready after the restore", 2*time.Minute, func() bool {
+		out, _ := kobectl("get", "nodes", "--no-headers")
+		return strings.Count(out, " Ready ") == 3
+	})
 	t.Logf("restore: 3 nodes Ready %.1f s after the API server was started on the restored data", time.Since(start).Seconds())
 	if out, code := kobectl("get", "configmap", "after-snapshot"); code == 0 {
 		t.Errorf("a ConfigMap made after the snapshot is there after the restore: %s", out)
@@ -499,7 +505,10 @@ spec:
 		t.Error("certs renew all did not renew admin.conf")
 	}
 	time.Sleep(2 * time.Second)
-	waitFor("3 nodes Ready after certs renew", time.Minute, func() bool { out, _ := kobectl("get", "nodes", "--no-headers"); return strings.Count(out, " Ready ") == 3 })
+	waitFor("3 nodes Ready after certs renew", time.Minute, func() bool {
+		out, _ := kobectl("get", "nodes", "--no-headers")
+		return strings.Count(out, " Ready ") == 3
+	})
 	serves("after certs renew")
 
 	// reset on every machine (workers first, pods running): nothing of
