@@ -28,7 +28,7 @@ build:
 	@set -o pipefail; $(GO) build -v -o $(BIN)/ ./cmd/... 2>&1 | \
 		awk '/^(#|[a-z_.\/]*\.go:)/ || / error/ {print; err=1; next} {n++; if (n % 50 == 0) {printf "    ... %d packages compiled\n", n; fflush()}} END {exit err}'
 	@ls $(BIN) | grep -q kobectl || { echo "build failed"; exit 1; }
-	@mkdir -p $(BIN)/addons && cp deploy/ingress/kobune-ingress.yaml $(BIN)/addons/   # what kobeadm init applies
+	@mkdir -p $(BIN)/addons && cp deploy/ingress/kobune-ingress.yaml deploy/csi/kobune-csi-local.yaml $(BIN)/addons/   # what kobeadm init applies
 
 # Test images as OCI tarballs in bin/images (no Docker, no registry).
 images:
@@ -45,7 +45,7 @@ dist: images
 	@echo "CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o $(DIST)/kobune/ ./cmd/... (static; minutes the first time)"
 	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(DIST)/kobune/ ./cmd/...
 	@cp -r $(BIN)/images $(DIST)/kobune/images
-	@cp deploy/ingress/kobune-ingress.yaml $(DIST)/kobune/addons/
+	@cp deploy/ingress/kobune-ingress.yaml deploy/csi/kobune-csi-local.yaml $(DIST)/kobune/addons/
 	@cp docs/install.md $(DIST)/kobune/INSTALL.md
 	@tar -C $(DIST) -czf $(DIST)/kobune-linux-$(ARCH).tar.gz kobune
 	@echo "$(DIST)/kobune-linux-$(ARCH).tar.gz: $$(du -h $(DIST)/kobune-linux-$(ARCH).tar.gz | cut -f1) ($$(ls $(DIST)/kobune | tr '\n' ' '))"

@@ -64,10 +64,10 @@ func InitPhases() []Phase {
 		{"kubeconfig", "write the admin's and the components' kubeconfigs in " + EtcDir, kubeconfigs},
 		{"control-plane", "write and start the units of the API server, the scheduler and the controllers", controlPlane},
 		{"wait-control-plane", "wait until the API server answers", waitControlPlane},
-		{"agent", "write and start this machine's agent (the control plane is a node too)", agentOnControlPlane},
+		{"agent", "write and start this machine's agent and CSI driver (the control plane is a node too)", agentOnControlPlane},
 		{"mark-control-plane", "label this machine's node as a control plane and taint it (unless --untaint)", markControlPlane},
 		{"bootstrap-token", "publish cluster-info for joining machines and make a bootstrap token", bootstrapToken},
-		{"addon", "apply the add-ons' manifests (" + AddonsDir + "): kobune-ingress", addons},
+		{"addon", "apply the add-ons' manifests (" + AddonsDir + "): kobune-ingress, the local-path StorageClass", addons},
 	}
 }
 
@@ -233,7 +233,8 @@ func certs(_ context.Context, c *Config) error {
 func kubeconfigs(_ context.Context, c *Config) error {
 	for from, to := range map[string]string{"admin.kubeconfig": AdminConf, "scheduler.kubeconfig": EtcDir + "/scheduler.conf",
 		"controller.kubeconfig": EtcDir + "/controller.conf", "agent-" + c.NodeName + ".kubeconfig": AgentConf,
-		"agent-" + c.NodeName + "-serving.crt": PKIDir + "/agent-serving.crt", "agent-" + c.NodeName + "-serving.key": PKIDir + "/agent-serving.key"} {
+		"agent-" + c.NodeName + "-serving.crt": PKIDir + "/agent-serving.crt", "agent-" + c.NodeName + "-serving.key": PKIDir + "/agent-serving.key",
+		"csi-" + c.NodeName + ".kubeconfig": CSIConf} {
 		if err := copyFile(filepath.Join(PKIDir, from), to, 0o600); err != nil {
 			return err
 		}
@@ -258,7 +259,7 @@ resources:
 			return err
 		}
 	}
-	fmt.Fprintf(c.Out, "\t%s (the admin: kobectl and kubectl --kubeconfig %s), scheduler.conf, controller.conf, agent.conf; Secrets' encryption key in %s\n", AdminConf, AdminConf, Encryption)
+	fmt.Fprintf(c.Out, "\t%s (the admin: kobectl and kubectl --kubeconfig %s), scheduler.conf, controller.conf, agent.conf, csi.conf; Secrets' encryption key in %s\n", AdminConf, AdminConf, Encryption)
 	return nil
 }
 
@@ -307,5 +308,5 @@ func waitControlPlane(ctx context.Context, c *Config) error {
 }
 
 func agentOnControlPlane(_ context.Context, c *Config) error {
-	return writeUnits(c, []Unit{AgentUnit(c.NodeName, c.Address, "")})
+	return writeUnits(c, []Unit{AgentUnit(c.NodeName, c.Address, ""), CSIUnit(c.NodeName)})
 }

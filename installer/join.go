@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
@@ -58,6 +60,7 @@ func JoinPhases(j *Join) []Phase {
 		{"install", "put the binaries on PATH (" + BinDir + ") and the images in " + ImagesDir, install},
 		{"agent-start", "write the token's kubeconfig and the agent's unit, and start it: the agent asks for its certificates (TLS bootstrap)", j.startAgent},
 		{"wait-node", "wait until this machine's node is Ready, then delete the token's kubeconfig", j.waitNode},
+		{"csi-start", "ask for the CSI driver's identity as the node (a CertificateSigningRequest) and start kobune-csi-local", csiStart},
 	}
 }
 
@@ -302,4 +305,38 @@ func nodeReady(n *core.Node) bool {
 		}
 	}
 	return false
+}
+
+// csiStart gives the node's kobune-csi-local its identity: a client
+// certificate for system:kobune-csi-local:<node> that the node asks for
+// with its own (kobune-controller approves a node's request for its own
+// driver only), then its unit.
+func csiStart(ctx context.Context, c *Config) error {
+	if _, err := os.Stat(CSIConf); err != nil {
+		cl, err := client.Dial("", AgentConf)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		cfg, err := client.LoadKubeconfig(AgentConf, "")
+		if err != nil {
+			return err
+		}
+		subject := pkix.Name{CommonName: certificates.CSIUserPrefix + c.NodeName, Organization: []string{certificates.CSIProvisioners}}
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		cert, key, err := cl.RequestCertificate(rctx, "csi-"+c.NodeName, certificates.APIServerClientSigner, subject, nil, []string{"digital signature", "client auth"})
+		if err != nil {
+			return err
+		}
+		kc, err := pki.Kubeconfig(cfg.Server, cfg.CA, cert, key, subject.CommonName)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(CSIConf, kc, 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.Out, "\t%s: %s, signed\n", CSIConf, subject.CommonName)
+	}
+	return writeUnits(c, []Unit{CSIUnit(c.NodeName)})
 }

@@ -39,7 +39,7 @@ const (
 var NftTables = []string{"kobune-proxy", "kobune-netpol"}
 
 // Units are the systemd units an install writes.
-var Units = []string{"kobune-agent", "kobune-controller", "kobune-scheduler", "kobune-apiserver"}
+var Units = []string{"kobune-csi-local", "kobune-agent", "kobune-controller", "kobune-scheduler", "kobune-apiserver"}
 
 // ResetPhases are kobeadm reset's phases: each undoes one kind of thing an
 // install made, and says what it removed; each is safe to run again (what

@@ -15,6 +15,7 @@ const (
 	UnitDir    = "/etc/systemd/system"
 	AdminConf  = "/etc/kobune/admin.conf"
 	AgentConf  = "/etc/kobune/agent.conf"
+	CSIConf    = "/etc/kobune/csi.conf"
 	ImagesDir  = "/var/lib/kobune/images"
 	AddonsDir  = "/etc/kobune/addons"
 	Encryption = "/etc/kobune/encryption.yaml"
@@ -133,4 +134,18 @@ func AgentUnit(node, ip, bootstrap string) Unit {
 		u.Flags = append(u.Flags, flag{"bootstrap-kubeconfig", bootstrap, "the join token: with it the agent asks for its certificates (TLS bootstrap, a CertificateSigningRequest) and writes --kubeconfig"})
 	}
 	return u
+}
+
+// CSIUnit is kobune-csi-local's unit on a machine named node: the local
+// volumes' CSI driver (its socket where the agent looks for plugins) and
+// the provisioner of this node's volumes, as the lab runs it.
+func CSIUnit(node string) Unit {
+	return Unit{Name: "kobune-csi-local", Description: "Kobune local-path CSI driver and provisioner (a CSI node plugin + external-provisioner)",
+		After: []string{"kobune-agent.service"}, Exec: BinDir + "/kobune-csi-local",
+		Flags: []flag{
+			{"node-id", node, "the node whose volumes it makes and mounts"},
+			{"kubeconfig", CSIConf, "its identity, system:kobune-csi-local:" + node + " (group system:kobune-csi-provisioners: PersistentVolumes and claims)"},
+			{"data-dir", VarDir + "/csi-local", "the volumes' data, one directory each: kept across reboots"},
+			{"endpoint", VarDir + "/agent/plugins/localpath.csi.kobune.io/csi.sock", "the CSI socket, in the agent's plugin directory (--state-dir/plugins)"},
+		}}
 }

@@ -20,6 +20,17 @@ import (
 const (
 	KubeletClientSigner  = "kubernetes.io/kube-apiserver-client-kubelet"
 	KubeletServingSigner = "kubernetes.io/kubelet-serving"
+	// APIServerClientSigner signs any client certificate once approved
+	// (Kubernetes' kube-apiserver-client); kobune-controller approves by
+	// itself only a node's request for its own CSI driver's identity.
+	APIServerClientSigner = "kubernetes.io/kube-apiserver-client"
+)
+
+// CSI driver identities: kobune-csi-local on node N authenticates as
+// system:kobune-csi-local:N in group system:kobune-csi-provisioners.
+const (
+	CSIUserPrefix   = "system:kobune-csi-local:"
+	CSIProvisioners = "system:kobune-csi-provisioners"
 )
 
 // Condition types.

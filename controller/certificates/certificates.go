@@ -3,10 +3,12 @@
 // agent's request for its client certificate (from a bootstrap token,
 // for system:node:<name> in system:nodes, client usages only) and a
 // node's request for its node API's serving certificate (by that node,
-// for exactly its name), and the signer, which signs approved requests of
-// those two signers with the cluster CA (--cluster-signing-cert-file,
-// --cluster-signing-key-file). Anything else stays pending for a person
-// (kobectl certificate approve|deny).
+// for exactly its name) or for its CSI driver's identity
+// (system:kobune-csi-local:<name>, a Kobune addition: kobeadm join asks
+// for it), and the signer, which signs approved requests of those
+// signers and of kubernetes.io/kube-apiserver-client with the cluster CA
+// (--cluster-signing-cert-file, --cluster-signing-key-file). Anything
+// else stays pending for a person (kobectl certificate approve|deny).
 package certificates
 
 import (
@@ -69,7 +71,8 @@ func (cc *Controller) Reconcile(ctx context.Context, name string) (reconcile.Res
 		_, err := csrs.UpdateStatus(ctx, &u)
 		return reconcile.Result{}, err // the update brings it back, approved, to be signed
 	}
-	if cc.caKey == nil || (r.Spec.SignerName != certificates.KubeletClientSigner && r.Spec.SignerName != certificates.KubeletServingSigner) {
+	if cc.caKey == nil || (r.Spec.SignerName != certificates.KubeletClientSigner && r.Spec.SignerName != certificates.KubeletServingSigner &&
+		r.Spec.SignerName != certificates.APIServerClientSigner) {
 		return reconcile.Result{}, nil
 	}
 	certPEM, err := cc.sign(r)
@@ -86,14 +89,28 @@ func (cc *Controller) Reconcile(ctx context.Context, name string) (reconcile.Res
 }
 
 // autoApprovable: a node client request from a bootstrap token (or the
-// node renewing its own), or a node's serving request for its own name.
+// node renewing its own), a node's serving request for its own name, or a
+// node's request for its own kobune-csi-local identity.
 func autoApprovable(r *certificates.CertificateSigningRequest) (string, bool) {
 	req, err := certificates.ParseRequest(r.Spec.Request)
 	if err != nil {
 		return "", false
 	}
+	if len(req.EmailAddresses) > 0 || len(req.URIs) > 0 {
+		return "", false
+	}
+	// A node's request for its CSI driver's identity (kobeadm join asks
+	// with the node's certificate): its own node's name only.
+	if csiNode, ok := strings.CutPrefix(req.Subject.CommonName, certificates.CSIUserPrefix); ok {
+		if r.Spec.SignerName == certificates.APIServerClientSigner && csiNode != "" && r.Spec.Username == "system:node:"+csiNode &&
+			slices.Equal(req.Subject.Organization, []string{certificates.CSIProvisioners}) && len(req.DNSNames) == 0 && len(req.IPAddresses) == 0 &&
+			usagesWithin(r.Spec.Usages, "client auth") {
+			return "Auto approving the node's kobune-csi-local identity.", true
+		}
+		return "", false
+	}
 	node, ok := strings.CutPrefix(req.Subject.CommonName, "system:node:")
-	if !ok || node == "" || !slices.Equal(req.Subject.Organization, []string{"system:nodes"}) || len(req.EmailAddresses) > 0 || len(req.URIs) > 0 {
+	if !ok || node == "" || !slices.Equal(req.Subject.Organization, []string{"system:nodes"}) {
 		return "", false
 	}
 	switch r.Spec.SignerName {

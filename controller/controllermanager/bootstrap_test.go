@@ -286,3 +286,50 @@ func TestAgentRenewsItsCertificates(t *testing.T) {
 		t.Errorf("a new connection with the renewed kubeconfig: %+v %v", u, err)
 	}
 }
+
+// TestNodeGetsItsCSIIdentity: a node asks for its kobune-csi-local's
+// client certificate (what kobeadm join does) and gets it, approved and
+// signed; the same request for another node's driver, or from a user who
+// is not that node, stays pending.
+func TestNodeGetsItsCSIIdentity(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := testcluster.Start(t, ctx, testcluster.Options{Nodes: 1})
+	node, err := client.Dial("", cl.Kubeconfig("agent-node-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	usages := []string{"digital signature", "client auth"}
+	subject := func(n string) pkix.Name {
+		return pkix.Name{CommonName: certificates.CSIUserPrefix + n, Organization: []string{certificates.CSIProvisioners}}
+	}
+	certPEM, keyPEM, err := node.RequestCertificate(ctx, "csi-node-1", certificates.APIServerClientSigner, subject("node-1"), nil, usages)
+	if err != nil {
+		t.Fatalf("node-1 asking for its CSI identity: %v", err)
+	}
+	caPEM, _ := os.ReadFile(filepath.Join(cl.PKIDir, "ca.crt"))
+	kc, _ := pki.Kubeconfig("https://"+cl.Addr(), caPEM, certPEM, keyPEM, "csi")
+	f := filepath.Join(t.TempDir(), "csi.conf")
+	os.WriteFile(f, kc, 0o600)
+	csi, err := client.Dial("", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer csi.Close()
+	if u, err := csi.WhoAmI(ctx); err != nil || u.Username != "system:kobune-csi-local:node-1" || !slices.Contains(u.Groups, certificates.CSIProvisioners) {
+		t.Errorf("the CSI identity: %+v %v", u, err)
+	}
+	for what, c := range map[string]*client.Client{"node-1 for node-2's driver": node, "the CSI driver for itself": csi} {
+		sctx, scancel := context.WithTimeout(ctx, 3*time.Second)
+		n := "node-2"
+		if c == csi {
+			n = "node-1"
+		}
+		_, _, err := c.RequestCertificate(sctx, "csi-other", certificates.APIServerClientSigner, subject(n), nil, usages)
+		scancel()
+		if err == nil {
+			t.Errorf("%s: a certificate was issued without a person approving it", what)
+		}
+	}
+}

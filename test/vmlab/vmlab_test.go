@@ -403,6 +403,36 @@ spec:
 	}
 	viaIngress("after the joins")
 
+	// A claim on kobune-csi-local (init's StorageClass, the driver a unit
+	// on every machine): a pod on w1 writes a line at each start into its
+	// volume; the reboot below must keep it.
+	claim := `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Mi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: writer, namespace: default}
+spec:
+  nodeSelector: {kubernetes.io/hostname: w1}
+  containers:
+  - name: c
+    image: kobune.local/busybox:1.35
+    imagePullPolicy: Never
+    command: [sh, -c, "date >> /data/boots; exec sleep 3600"]
+    volumeMounts: [{name: d, mountPath: /data}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
+`
+	if out, code := l.run(claim, "exec", "cp1", "kobectl", "--kubeconfig", "/etc/kobune/admin.conf", "apply", "-f", "-"); code != 0 {
+		t.Fatalf("apply the claim and its pod: %s", out)
+	}
+	boots := func() int {
+		out, _ := kobectl("exec", "writer", "--", "cat", "/data/boots")
+		return strings.Count(out, "\n")
+	}
+	waitFor("the pod with a local-path claim Running with its first line", 2*time.Minute, func() bool { return boots() == 1 })
+
 	// A worker reboots: its pods come back by themselves.
 	onW1, _ := kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "--no-headers")
 	n := strings.Count(onW1, "\n")
@@ -414,6 +444,7 @@ spec:
 	})
 	t.Logf("w1 rebooted: its %d pods Running again %.1f s after the reboot began", n, took.Seconds())
 	serves("after w1's reboot")
+	waitFor("the volume kept across w1's reboot (a second line)", time.Minute, func() bool { return boots() == 2 })
 
 	// The control plane reboots: the cluster answers again, nothing evicted.
 	uids, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}")
