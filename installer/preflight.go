@@ -151,6 +151,16 @@ func Checks() []Check {
 	checks = append(checks,
 		Check{Name: "FileExisting-containerd", Roles: both, Check: programCheck("containerd", "containerd")},
 		Check{Name: "FileExisting-runc", Roles: both, Check: programCheck("runc", "runc")},
+		// kubeadm's CRI check: the runtime must run, not only be installed.
+		Check{Name: "CRI", Roles: both, Check: func(h Host) error {
+			if h.exists(ContainerdSocket) {
+				return nil
+			}
+			if _, err := h.LookPath("containerd"); err != nil {
+				return nil // FileExisting-containerd says what to do
+			}
+			return fmt.Errorf("containerd is installed but not running (no %s): systemctl enable --now containerd; its distribution's default configuration is what the agent expects (it keeps its containers in containerd's namespace kobune)", ContainerdSocket)
+		}},
 		Check{Name: "FileExisting-nft", Roles: both, Check: programCheck("nft", "nftables")},
 		Check{Name: "FileExisting-ip", Roles: both, Check: programCheck("ip", "iproute2")},
 		Check{Name: "CNIPlugins", Roles: both, Check: cniCheck},

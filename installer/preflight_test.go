@@ -28,6 +28,7 @@ func machine(t *testing.T) Host {
 	write("/proc/sys/net/bridge/bridge-nf-call-iptables", "1\n")
 	write("/proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")
 	write("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+	write("/run/containerd/containerd.sock", "")
 	for _, p := range []string{"bridge", "host-local", "loopback", "portmap"} {
 		write("/usr/lib/cni/"+p, "")
 	}
@@ -94,6 +95,7 @@ func TestPreflight(t *testing.T) {
 				return "/usr/bin/" + p, nil
 			}
 		}, []string{"runc is not installed", "apt-get install -y runc"}, false},
+		{"CRI", Worker, func(h *Host) { rm(*h, "/run/containerd/containerd.sock") }, []string{"containerd is installed but not running", "systemctl enable --now containerd"}, false},
 		{"CNIPlugins", Worker, func(h *Host) { rm(*h, "/usr/lib/cni/portmap") }, []string{"CNI plugins", "apt-get install -y containernetworking-plugins"}, false},
 		{"Cgroups", Worker, func(h *Host) { put(*h, "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io pids\n") }, []string{"without the memory controller"}, false},
 		{"IPForward", Worker, func(h *Host) { put(*h, "/proc/sys/net/ipv4/ip_forward", "0\n") }, []string{"ip_forward is not 1", "sysctl -w net.ipv4.ip_forward=1"}, false},

@@ -68,7 +68,7 @@ func bootstrapToken(ctx context.Context, c *Config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "\ttoken %s, valid %s (kobeadm token create --print-join-command makes another)\n", b.ID, ttlText(b))
+	fmt.Fprintf(c.Out, "\ttoken %s, valid %s (kobeadm token create --print-join-command makes another); the join line: %s\n", b.ID, ttlText(b), c.JoinCommand)
 	return nil
 }
 

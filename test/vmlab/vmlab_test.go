@@ -321,7 +321,12 @@ func TestVMLabCluster(t *testing.T) {
 	t.Logf("kobeadm join on w1 in %.1f s:\n%s", time.Since(start).Seconds(), out)
 	out, code = kobeadm("w2", append(slices.Clone(join), "--node-name", "w1")...)
 	refused("a live node's name", "kobectl delete node w1", out, code)
-	l.must(append([]string{"exec", "w2", "/root/kobune/kobeadm"}, join...)...)
+	// w2 joins with a line from token create --print-join-command.
+	line := strings.Fields(l.must("exec", "cp1", "kobeadm", "token", "create", "--print-join-command"))
+	if len(line) != 7 || line[1] != "join" || line[2] != join[1] || line[6] != join[5] || line[4] == join[3] {
+		t.Fatalf("token create --print-join-command: %q; want a join line with a new token and the same address and CA hash as init's %q", line, join)
+	}
+	l.must(append([]string{"exec", "w2", "/root/kobune/kobeadm"}, line[1:]...)...)
 	waitFor("3 nodes Ready", time.Minute, func() bool {
 		out, _ := kobectl("get", "nodes", "--no-headers")
 		return strings.Count(out, " Ready ") == 3
