@@ -484,7 +484,14 @@ func (s *Server) createOrReplace(ctx context.Context, k *scheme.Kind, o meta.Obj
 	if err != nil {
 		return err
 	}
-	m.ResourceVersion = strconv.FormatInt(live.Revision, 10)
+	have, err := decodeStored(k, live.Value, live.Revision)
+	if err != nil {
+		return err
+	}
+	// The failed create gave o a new UID: the update keeps the stored
+	// object's identity (a UID that differs is refused as a precondition).
+	hm := have.GetObjectMeta()
+	m.ResourceVersion, m.UID, m.CreationTimestamp = strconv.FormatInt(live.Revision, 10), hm.UID, hm.CreationTimestamp
 	_, err = s.update(ctx, k, o, false, false)
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/apiserver/testserver"
@@ -279,4 +280,39 @@ func waitFor(t *testing.T, ctx context.Context, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("condition not met in time")
+}
+
+// TestKubernetesEndpointsFollowTheAPIServer: the API server started again
+// on another address (a machine that changed its address, a snapshot
+// restored elsewhere) points the kubernetes Endpoints and EndpointSlice
+// at the new one — pods reach the API at kubernetes.default.svc — and
+// keeps their identity.
+func TestKubernetesEndpointsFollowTheAPIServer(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	s, err := testserver.Start(dir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := client.For[*core.Endpoints](s.Client).Get(ctx, "default", "kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	s, err = testserver.Start(dir, "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	after, err := client.For[*core.Endpoints](s.Client).Get(ctx, "default", "kubernetes")
+	if err != nil || len(after.Subsets) != 1 || after.Subsets[0].Addresses[0].IP != "127.0.0.2" {
+		t.Fatalf("the kubernetes Endpoints after a restart on 127.0.0.2: %+v %v", after, err)
+	}
+	if after.UID != ep.UID {
+		t.Errorf("the kubernetes Endpoints was replaced (uid %s -> %s), not updated", ep.UID, after.UID)
+	}
+	slice, err := client.For[*discovery.EndpointSlice](s.Client).Get(ctx, "default", "kubernetes")
+	if err != nil || len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "127.0.0.2" {
+		t.Errorf("the kubernetes EndpointSlice after the restart: %+v %v", slice, err)
+	}
 }
