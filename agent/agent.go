@@ -463,7 +463,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	if a.volumes != nil && a.volumes.CSI != nil {
-		a.discoverCSI(ctx) // the drivers already there mount the first pods' volumes
+		// The drivers already there mount the first pods' volumes. Briefly:
+		// after a reboot a driver's socket is there before the driver
+		// answers (it starts after the agent), and every pod waits for
+		// this; csiLoop finds a late driver.
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		a.discoverCSI(dctx)
+		cancel()
 	}
 	a.housekeeping(ctx)
 	if a.volumes != nil && a.volumes.CSI != nil {
