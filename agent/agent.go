@@ -464,9 +464,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	if a.volumes != nil && a.volumes.CSI != nil {
 		// The drivers already there mount the first pods' volumes. Briefly:
-		// after a reboot a driver's socket is there before the driver
-		// answers (it starts after the agent), and every pod waits for
-		// this; csiLoop finds a late driver.
+		// every pod's first sync waits for this, and a driver that accepts
+		// on its socket but does not answer (hung, or still starting) would
+		// hold them all for the probe's 10 s; csiLoop finds a late driver.
 		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		a.discoverCSI(dctx)
 		cancel()
