@@ -19,11 +19,14 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:   "kobeadm",
 		Short: "Install Kobune on machines (kubeadm's role)",
-		Long: `kobeadm installs Kobune on a machine, phase by phase, as kubeadm installs
+		Long: `kobeadm installs Kobune on machines, phase by phase, as kubeadm installs
 Kubernetes: kobeadm init on the first machine (a control plane that is
-also a node). Each phase prints what it did and can run alone (kobeadm
-init phase NAME); kobeadm join on the others, with the line init prints.
-docs/install.md says what each phase does, side by side with kubeadm's.`,
+also a node), then kobeadm join on the others with the line init prints.
+Each phase prints what it did and how long it took, and can run alone
+(kobeadm init phase NAME). kobeadm token makes join lines, certs shows
+and renews certificates, snapshot backs the cluster up, reset undoes an
+install. docs/install.md (INSTALL.md in the bundle) says what each step
+does, side by side with kubeadm's.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
