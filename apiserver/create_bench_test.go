@@ -21,7 +21,11 @@ func (allNamespaces) NamespacePhase(context.Context, string) (string, bool, erro
 // BenchmarkCreatePath measures the API server's own work per create —
 // decode, defaults, admission, validation, encode — without etcd or gRPC.
 func BenchmarkCreatePath(b *testing.B) {
-	s := &Server{admission: admission.NewChain(allNamespaces{}, nil, 300, nil)}
+	s := &Server{admission: admission.NewChain(
+		admission.Step{Plugin: admission.Defaulting{}}, admission.Step{Plugin: admission.Priority{}},
+		admission.Step{Plugin: admission.DefaultTolerationSeconds{Seconds: 300}}, admission.Step{Plugin: admission.StorageObjectInUseProtection{}},
+		admission.Step{Plugin: admission.DefaultStorageClass{}}, admission.Step{Plugin: admission.NamespaceLifecycle{Namespaces: allNamespaces{}}},
+		admission.Step{Plugin: admission.Validation{}}, admission.Step{Plugin: admission.PersistentVolumeClaimResize{}})}
 	c := func(n string) core.Container {
 		return core.Container{Name: n, Image: "kobune.local/labapp:1.0", Args: []string{"--listen=:8080"},
 			Ports: []core.ContainerPort{{Name: "http", ContainerPort: 8080}},

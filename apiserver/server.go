@@ -255,12 +255,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
 	s.namespaces = newNamespaceCache(s.store)
 	s.quotas = newQuotaCache(s.store)
-	s.admission = admission.NewChain(s.namespaces, priorityClasses{s.store}, cfg.DefaultTolerationSeconds, storageClasses{s.store})
-	s.admission.Mutators = append(s.admission.Mutators, admission.CertificateSigningRequest{}, admission.DefaultIngressClass{Classes: ingressClasses{s.store}})
-	limits := admission.LimitRanger{Ranges: limitRanges{s.store}}
-	s.admission.Mutators = append(s.admission.Mutators, limits)
-	s.admission.Validators = append(s.admission.Validators, limits)
-	s.admission.Validators = append(s.admission.Validators, admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn})
 	if err := s.newAuthorizer(); err != nil {
 		backend.close()
 		return nil, err
@@ -273,20 +267,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		backend.close()
 		return nil, err
 	}
-	// Right after defaulting (Mutators[0]): a pod's ServiceAccount and its
-	// token volume, which validation and Pod Security then see.
-	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{admission.ServiceAccount{Accounts: serviceAccountGetter{s}, Tokens: s.serviceAccounts != nil}}, s.admission.Mutators[1:]...)...)
-	if s.rbac != nil {
-		s.admission.Validators = append(s.admission.Validators, rbacEscalation{rbac: s.rbac, authz: s.authz})
-	}
-	if s.nodeAuthz != nil {
-		s.admission.Validators = append(s.admission.Validators, admission.NodeRestriction{})
-	}
-	// Right after defaulting, so that validation sees the allocated values.
-	s.admission.Mutators = append(s.admission.Mutators[:1:1], append([]admission.Mutator{serviceAllocation{ranges: ranges, store: s.store}}, s.admission.Mutators[1:]...)...)
-	// Last, as in Kubernetes: a quota is charged only for what every other
-	// step has let through.
-	s.admission.Validators = append(s.admission.Validators, admission.ResourceQuota{Quotas: s.quotas})
+	s.admission = s.admissionChain(cfg, ranges)
 	if err := s.ensureSystemNamespaces(ctx); err != nil {
 		backend.close()
 		return nil, err
@@ -425,6 +406,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		return err
 	}
 }
+
+// AdmissionOrder is the admission chain's steps as they run: the
+// mutating ones, then the validating ones (docs/architecture.md).
+func (s *Server) AdmissionOrder() (mutating, validating []string) { return s.admission.Names() }
 
 // Close stops serving and closes etcd. Safe to call more than once.
 func (s *Server) Close() {

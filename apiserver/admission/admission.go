@@ -92,23 +92,50 @@ type NamespaceGetter interface {
 	NamespacePhase(ctx context.Context, name string) (phase string, found bool, err error)
 }
 
-// NewChain builds the default chain.
-//
-//	mutating:   Defaulting          — fill what Kubernetes defaults (restartPolicy, replicas, ...),
-//	                                  first, so that validation sees the complete object
-//	            Priority            — a pod's priorityClassName becomes spec.priority
-//	            DefaultTolerationSeconds — pods tolerate not-ready/unreachable nodes for a while
-//	            StorageObjectInUseProtection — new claims and volumes get their protection finalizer
-//	            DefaultStorageClass — a new claim that names no class gets the default one
-//	            (DefaultIngressClass and CertificateSigningRequest are added by the server)
-//	validating: NamespaceLifecycle  — the namespace must exist and not be terminating
-//	            Validation          — the kind's rules, with field paths
-func NewChain(namespaces NamespaceGetter, classes PriorityClassGetter, defaultTolerationSeconds int64, storageClasses StorageClassLister) *Chain {
-	return &Chain{
-		Mutators: []Mutator{Defaulting{}, Priority{Classes: classes}, DefaultTolerationSeconds{Seconds: defaultTolerationSeconds}, StorageObjectInUseProtection{},
-			DefaultStorageClass{Classes: storageClasses}},
-		Validators: []Validator{NamespaceLifecycle{Namespaces: namespaces}, Validation{}, PersistentVolumeClaimResize{Classes: storageClasses}},
+// Step is one plugin of the chain and why it stands where it does. A
+// plugin may mutate, validate or both (LimitRanger defaults requests, then
+// refuses what breaks a limit); a nil Plugin is a step this server does
+// not run (RBAC's escalation check without RBAC).
+type Step struct {
+	Plugin any
+	Why    string
+}
+
+// NewChain builds the chain from its steps, in the order given:
+// kube-apiserver's AllOrderedPlugins, one list. As there, every mutating
+// step runs before every validating one, each in list order, so a
+// validator sees the object as it will be stored.
+func NewChain(steps ...Step) *Chain {
+	c := &Chain{}
+	for _, st := range steps {
+		if st.Plugin == nil {
+			continue
+		}
+		m, isM := st.Plugin.(Mutator)
+		v, isV := st.Plugin.(Validator)
+		if !isM && !isV {
+			panic(fmt.Sprintf("admission step %T is neither a Mutator nor a Validator", st.Plugin))
+		}
+		if isM {
+			c.Mutators = append(c.Mutators, m)
+		}
+		if isV {
+			c.Validators = append(c.Validators, v)
+		}
 	}
+	return c
+}
+
+// Names are the chain's steps as they run: the mutating ones, then the
+// validating ones.
+func (c *Chain) Names() (mutating, validating []string) {
+	for _, m := range c.Mutators {
+		mutating = append(mutating, m.Name())
+	}
+	for _, v := range c.Validators {
+		validating = append(validating, v.Name())
+	}
+	return mutating, validating
 }
 
 // Admit runs the chain.
