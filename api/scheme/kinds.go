@@ -24,86 +24,86 @@ import (
 // `kobectl api-resources` documents them.
 func buildKinds() []*Kind {
 	return []*Kind{
-		kind("Namespace", "v1", "namespaces", []string{"ns"}, false, true, core.SetDefaultsNamespace, core.ValidateNamespace, nil,
+		kind("Namespace", "v1", "namespaces", []string{"ns"}, clusterScoped, withStatus, core.SetDefaultsNamespace, core.ValidateNamespace, nil,
 			func(n *core.Namespace) map[string]string { return map[string]string{"status.phase": n.Status.Phase} }),
-		kind("Node", "v1", "nodes", []string{"no"}, false, true, nil, core.ValidateNode, core.ValidateNodeUpdate,
+		kind("Node", "v1", "nodes", []string{"no"}, clusterScoped, withStatus, nil, core.ValidateNode, core.ValidateNodeUpdate,
 			func(n *core.Node) map[string]string {
 				return map[string]string{"spec.unschedulable": boolString(n.Spec.Unschedulable)}
 			}),
-		kind("Pod", "v1", "pods", []string{"po"}, true, true, core.SetDefaultsPod, core.ValidatePod, core.ValidatePodUpdate, podFields),
-		kind("Service", "v1", "services", []string{"svc"}, true, true, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
-		kind("Endpoints", "v1", "endpoints", []string{"ep"}, true, false, nil, core.ValidateEndpoints, nil, nil),
-		kind("ConfigMap", "v1", "configmaps", []string{"cm"}, true, false, nil, core.ValidateConfigMap,
+		kind("Pod", "v1", "pods", []string{"po"}, namespaced, withStatus, core.SetDefaultsPod, core.ValidatePod, core.ValidatePodUpdate, podFields),
+		kind("Service", "v1", "services", []string{"svc"}, namespaced, withStatus, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
+		kind("Endpoints", "v1", "endpoints", []string{"ep"}, namespaced, noStatus, nil, core.ValidateEndpoints, nil, nil),
+		kind("ConfigMap", "v1", "configmaps", []string{"cm"}, namespaced, noStatus, nil, core.ValidateConfigMap,
 			func(n, o *core.ConfigMap) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) }, nil),
-		kind("Secret", "v1", "secrets", nil, true, false, core.SetDefaultsSecret, core.ValidateSecret,
+		kind("Secret", "v1", "secrets", nil, namespaced, noStatus, core.SetDefaultsSecret, core.ValidateSecret,
 			func(n, o *core.Secret) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) },
 			func(s *core.Secret) map[string]string { return map[string]string{"type": s.Type} }),
-		kind("PersistentVolume", "v1", "persistentvolumes", []string{"pv"}, false, true, core.SetDefaultsPersistentVolume, core.ValidatePersistentVolume,
+		kind("PersistentVolume", "v1", "persistentvolumes", []string{"pv"}, clusterScoped, withStatus, core.SetDefaultsPersistentVolume, core.ValidatePersistentVolume,
 			core.ValidatePersistentVolumeUpdate, func(pv *core.PersistentVolume) map[string]string {
 				return map[string]string{"status.phase": pv.Status.Phase, "spec.storageClassName": pv.Spec.StorageClassName}
 			}),
-		kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims", []string{"pvc"}, true, true, core.SetDefaultsPersistentVolumeClaim,
+		kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims", []string{"pvc"}, namespaced, withStatus, core.SetDefaultsPersistentVolumeClaim,
 			core.ValidatePersistentVolumeClaim, core.ValidatePersistentVolumeClaimUpdate, func(c *core.PersistentVolumeClaim) map[string]string {
 				return map[string]string{"status.phase": c.Status.Phase, "spec.volumeName": c.Spec.VolumeName}
 			}),
-		kind("ServiceAccount", "v1", "serviceaccounts", []string{"sa"}, true, false, nil, core.ValidateServiceAccount, nil, nil),
-		kind("LimitRange", "v1", "limitranges", []string{"limits"}, true, false, core.SetDefaultsLimitRange, core.ValidateLimitRange, nil, nil),
-		kind("ResourceQuota", "v1", "resourcequotas", []string{"quota"}, true, true, nil,
+		kind("ServiceAccount", "v1", "serviceaccounts", []string{"sa"}, namespaced, noStatus, nil, core.ValidateServiceAccount, nil, nil),
+		kind("LimitRange", "v1", "limitranges", []string{"limits"}, namespaced, noStatus, core.SetDefaultsLimitRange, core.ValidateLimitRange, nil, nil),
+		kind("ResourceQuota", "v1", "resourcequotas", []string{"quota"}, namespaced, withStatus, nil,
 			func(q *core.ResourceQuota) v.ErrorList { return core.ValidateResourceQuota(q, countableFn) }, nil, nil),
-		kind("Event", "v1", "events", []string{"ev"}, true, false, nil, core.ValidateEvent, nil, eventFields),
-		kind("ReplicaSet", "apps/v1", "replicasets", []string{"rs"}, true, true, apps.SetDefaultsReplicaSet, apps.ValidateReplicaSet,
+		kind("Event", "v1", "events", []string{"ev"}, namespaced, noStatus, nil, core.ValidateEvent, nil, eventFields),
+		kind("ReplicaSet", "apps/v1", "replicasets", []string{"rs"}, namespaced, withStatus, apps.SetDefaultsReplicaSet, apps.ValidateReplicaSet,
 			func(n, o *apps.ReplicaSet) v.ErrorList {
 				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
 			}, nil),
-		kind("Deployment", "apps/v1", "deployments", []string{"deploy"}, true, true, apps.SetDefaultsDeployment, apps.ValidateDeployment,
+		kind("Deployment", "apps/v1", "deployments", []string{"deploy"}, namespaced, withStatus, apps.SetDefaultsDeployment, apps.ValidateDeployment,
 			func(n, o *apps.Deployment) v.ErrorList {
 				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
 			}, nil),
-		kind("DaemonSet", "apps/v1", "daemonsets", []string{"ds"}, true, true, apps.SetDefaultsDaemonSet, apps.ValidateDaemonSet,
+		kind("DaemonSet", "apps/v1", "daemonsets", []string{"ds"}, namespaced, withStatus, apps.SetDefaultsDaemonSet, apps.ValidateDaemonSet,
 			func(n, o *apps.DaemonSet) v.ErrorList {
 				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
 			}, nil),
-		kind("StatefulSet", "apps/v1", "statefulsets", []string{"sts"}, true, true, apps.SetDefaultsStatefulSet, apps.ValidateStatefulSet,
+		kind("StatefulSet", "apps/v1", "statefulsets", []string{"sts"}, namespaced, withStatus, apps.SetDefaultsStatefulSet, apps.ValidateStatefulSet,
 			func(n, o *apps.StatefulSet) v.ErrorList {
 				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
 			}, nil),
-		kind("ControllerRevision", "apps/v1", "controllerrevisions", nil, true, false, nil, apps.ValidateControllerRevision,
+		kind("ControllerRevision", "apps/v1", "controllerrevisions", nil, namespaced, noStatus, nil, apps.ValidateControllerRevision,
 			apps.ValidateControllerRevisionUpdate, nil),
-		kind("Job", "batch/v1", "jobs", nil, true, true, batch.SetDefaultsJob, batch.ValidateJob,
+		kind("Job", "batch/v1", "jobs", nil, namespaced, withStatus, batch.SetDefaultsJob, batch.ValidateJob,
 			func(n, o *batch.Job) v.ErrorList {
 				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
 			}, nil),
-		servedAlso(kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", []string{"hpa"}, true, true, autoscaling.SetDefaultsHorizontalPodAutoscaler,
+		servedAlso(kind("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", []string{"hpa"}, namespaced, withStatus, autoscaling.SetDefaultsHorizontalPodAutoscaler,
 			autoscaling.ValidateHorizontalPodAutoscaler, nil, nil),
 			Version{APIVersion: autoscaling.V1, ToStored: autoscaling.V1ToV2, FromStored: autoscaling.V2ToV1}),
-		kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", []string{"pdb"}, true, true, nil, policy.ValidatePodDisruptionBudget, nil, nil),
-		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, true, true, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
-		kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, true, false, nil, discovery.ValidateEndpointSlice, nil,
+		kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", []string{"pdb"}, namespaced, withStatus, nil, policy.ValidatePodDisruptionBudget, nil, nil),
+		kind("CronJob", "batch/v1", "cronjobs", []string{"cj"}, namespaced, withStatus, batch.SetDefaultsCronJob, batch.ValidateCronJob, nil, nil),
+		kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", nil, namespaced, noStatus, nil, discovery.ValidateEndpointSlice, nil,
 			func(e *discovery.EndpointSlice) map[string]string {
 				return map[string]string{"addressType": e.AddressType}
 			}),
-		kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", []string{"netpol"}, true, false, networking.SetDefaultsNetworkPolicy,
+		kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", []string{"netpol"}, namespaced, noStatus, networking.SetDefaultsNetworkPolicy,
 			networking.ValidateNetworkPolicy, nil, nil),
-		kind("Ingress", "networking.k8s.io/v1", "ingresses", []string{"ing"}, true, true, nil, networking.ValidateIngress, nil, nil),
-		kind("IngressClass", "networking.k8s.io/v1", "ingressclasses", nil, false, false, nil, networking.ValidateIngressClass,
+		kind("Ingress", "networking.k8s.io/v1", "ingresses", []string{"ing"}, namespaced, withStatus, nil, networking.ValidateIngress, nil, nil),
+		kind("IngressClass", "networking.k8s.io/v1", "ingressclasses", nil, clusterScoped, noStatus, nil, networking.ValidateIngressClass,
 			networking.ValidateIngressClassUpdate, nil),
-		kind("StorageClass", "storage.k8s.io/v1", "storageclasses", []string{"sc"}, false, false, storage.SetDefaultsStorageClass, storage.ValidateStorageClass,
+		kind("StorageClass", "storage.k8s.io/v1", "storageclasses", []string{"sc"}, clusterScoped, noStatus, storage.SetDefaultsStorageClass, storage.ValidateStorageClass,
 			storage.ValidateStorageClassUpdate, func(sc *storage.StorageClass) map[string]string {
 				return map[string]string{"provisioner": sc.Provisioner}
 			}),
-		kind("CSINode", "storage.k8s.io/v1", "csinodes", nil, false, false, nil, storage.ValidateCSINode, nil, nil),
-		kind("Lease", "coordination.k8s.io/v1", "leases", nil, true, false, nil, coordination.ValidateLease, nil, nil),
-		kind("Role", "rbac.authorization.k8s.io/v1", "roles", nil, true, false, nil, rbac.ValidateRole, nil, nil),
-		kind("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", nil, false, false, nil, rbac.ValidateClusterRole, nil, nil),
-		kind("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings", nil, true, false, rbac.SetDefaultsRoleBinding, rbac.ValidateRoleBinding,
+		kind("CSINode", "storage.k8s.io/v1", "csinodes", nil, clusterScoped, noStatus, nil, storage.ValidateCSINode, nil, nil),
+		kind("Lease", "coordination.k8s.io/v1", "leases", nil, namespaced, noStatus, nil, coordination.ValidateLease, nil, nil),
+		kind("Role", "rbac.authorization.k8s.io/v1", "roles", nil, namespaced, noStatus, nil, rbac.ValidateRole, nil, nil),
+		kind("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", nil, clusterScoped, noStatus, nil, rbac.ValidateClusterRole, nil, nil),
+		kind("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings", nil, namespaced, noStatus, rbac.SetDefaultsRoleBinding, rbac.ValidateRoleBinding,
 			func(n, o *rbac.RoleBinding) v.ErrorList { return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef) }, nil),
-		kind("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", nil, false, false, rbac.SetDefaultsClusterRoleBinding,
+		kind("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", nil, clusterScoped, noStatus, rbac.SetDefaultsClusterRoleBinding,
 			rbac.ValidateClusterRoleBinding, func(n, o *rbac.ClusterRoleBinding) v.ErrorList {
 				return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef)
 			}, nil),
-		kind("CertificateSigningRequest", "certificates.k8s.io/v1", "certificatesigningrequests", []string{"csr"}, false, true, nil,
+		kind("CertificateSigningRequest", "certificates.k8s.io/v1", "certificatesigningrequests", []string{"csr"}, clusterScoped, withStatus, nil,
 			certificates.ValidateCertificateSigningRequest, certificates.ValidateCertificateSigningRequestUpdate, nil),
-		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, false, false, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
+		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, clusterScoped, noStatus, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
 			func(n, o *scheduling.PriorityClass) v.ErrorList {
 				if n.Value != o.Value {
 					return v.ErrorList{v.NewForbidden(v.NewPath("value"), "may not be changed in an update")}
@@ -114,16 +114,33 @@ func buildKinds() []*Kind {
 }
 
 // kind turns typed functions into a Kind entry; T is a pointer kind type.
+// scope and statusSubresource name kind's two yes-or-no arguments, so
+// that each line of the table reads as what it says.
+type (
+	scope             int
+	statusSubresource int
+)
+
+const (
+	clusterScoped scope = iota
+	namespaced
+)
+
+const (
+	noStatus   statusSubresource = iota // status is written with the object
+	withStatus                          // status only through the status subresource
+)
+
 func kind[T interface {
 	meta.Object
 	*E
 }, E any](
-	name, apiVersion, resource string, short []string, namespaced, hasStatus bool,
+	name, apiVersion, resource string, short []string, sc scope, st statusSubresource,
 	def func(T), validate func(T) v.ErrorList, validateUpdate func(T, T) v.ErrorList, fields func(T) map[string]string,
 ) *Kind {
 	k := &Kind{
 		Kind: name, APIVersion: apiVersion, Resource: resource, ShortNames: short,
-		Namespaced: namespaced, HasStatus: hasStatus,
+		Namespaced: sc == namespaced, HasStatus: st == withStatus,
 		New:      func() meta.Object { return T(new(E)) },
 		Validate: func(o meta.Object) v.ErrorList { return validate(o.(T)) },
 	}
