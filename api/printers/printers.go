@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kobune/kobune/api/apps"
@@ -40,14 +41,26 @@ type Table struct {
 // For returns a kind's table; wide adds the columns of -o wide (always
 // after the others).
 func For(k *scheme.Kind, wide bool) Table {
-	t := tables(wide)[k.Kind]
+	all := narrow
+	if wide {
+		all = wideTables
+	}
+	t := all()[k.Kind]
 	if t.Row == nil {
 		return Table{Headers: []string{"NAME", "AGE"}, Row: func(o meta.Object) []string {
 			return []string{o.GetObjectMeta().Name, age(o)}
 		}}
 	}
+	t.Headers = slices.Clip(t.Headers) // shared: a caller's append must not write into it
 	return t
 }
+
+// The tables, built once (a list of 10,000 pods asks For once per page,
+// kobectl get -w once per event).
+var (
+	narrow     = sync.OnceValue(func() map[string]Table { return tables(false) })
+	wideTables = sync.OnceValue(func() map[string]Table { return tables(true) })
+)
 
 func tables(wide bool) map[string]Table {
 	w := func(base, extra []string) []string {
