@@ -1,14 +1,16 @@
-// Package agent is kobune-agent, the node agent (Kubernetes' kubelet): it
-// registers its Node, renews the node's Lease as a heartbeat, watches the
-// pods bound to its node (spec.nodeName), runs them through a container
-// runtime, reports their status, and confirms their deletion once their
-// containers are gone.
+// Package agent is kobune-agent, the node agent: Kubernetes' kubelet and
+// kube-proxy in one process. It registers its Node and renews its Lease
+// (the heartbeat), watches the pods bound to its node, runs them through a
+// container runtime (volumes, a sandbox with its network, the containers,
+// probes, restarts with back-off), reports their status, confirms their
+// deletion once their containers are gone, evicts pods under node
+// pressure, rotates its certificates, and programs the node's Service
+// rules, NetworkPolicy and cluster DNS.
 //
-// Files by role: agent.go (wiring, loops, the work queue), pod.go (one
-// pod's reconcile and the restart policy), status.go (status from runtime
-// state), server.go (the node API: logs and exec), metrics.go. Subpackages:
-// runtime/ (containerd, and the simulated runtime), network/ (CNI, routes),
-// probe/ (liveness, readiness, startup), node/ (Node and Lease), proxy/
-// (Service rules in nftables: kube-proxy), dns/ (cluster DNS).
-// docs/agent.md walks through a pod's start.
+// This package wires those together and keeps one pod's sync (pod.go) and
+// its status (status.go); each concern has its subpackage (the runtime,
+// the network, probes, the Node and Lease, the Service proxy,
+// NetworkPolicy, DNS, volumes, eviction, usage). docs/agent.md walks
+// through a pod's start; docs/reading-order.md says which files to read
+// first.
 package agent

@@ -1,9 +1,10 @@
-// Package ctl is kobectl, Kobune's kubectl: apply, create, replace, get,
-// describe, delete, logs, exec, api-resources and version, with kubectl's flags, output
-// formats and table columns, so that habits (and scripts) carry over.
-//
-// Files by role: root.go (command tree, server address, errors), apply.go
-// (apply, create, replace), get.go (get and watch), printers.go (tables per
-// kind), describe.go, delete.go, logs.go, exec.go (and terminal_*.go for
-// exec -t), resources.go (api-resources, version).
+// Package ctl is kobectl, Kobune's kubectl: kubectl's verbs (apply,
+// create and its generators, get, describe, edit, patch, delete, logs,
+// exec, attach, port-forward, rollout, scale, label, annotate, drain,
+// top, auth, config, explain, api-resources ...) with kubectl's flags,
+// output formats and table columns, so that habits and scripts carry
+// over — and Kobune's extras (explain-path for a packet's way through
+// Services, Ingresses and NetworkPolicies; pki; every node's verdict in a
+// Pending pod's describe). One file per verb or verb family; `kobectl
+// --help` is the list that is always true.
 package ctl
