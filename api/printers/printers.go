@@ -62,6 +62,9 @@ var (
 	wideTables = sync.OnceValue(func() map[string]Table { return tables(true) })
 )
 
+// widen appends the -o wide columns to the base ones, when wide.
+type widen func(base, extra []string) []string
+
 func tables(wide bool) map[string]Table {
 	w := func(base, extra []string) []string {
 		if wide {
@@ -70,310 +73,470 @@ func tables(wide bool) map[string]Table {
 		return base
 	}
 	return map[string]Table{
-		"Pod": {w([]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, []string{"IP", "NODE", "NOMINATED NODE"}), func(o meta.Object) []string {
-			p := o.(*core.Pod)
-			r := podSummary(p)
-			return w([]string{p.Name, fmt.Sprintf("%d/%d", r.ready, len(p.Spec.Containers)), r.status, r.restartsColumn(), age(o)},
-				[]string{None(p.Status.PodIP), None(p.Spec.NodeName), None(p.Status.NominatedNodeName)})
-		}},
-		"Deployment": {w([]string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
-			d := o.(*apps.Deployment)
-			return w([]string{d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, Deref32(d.Spec.Replicas)), fmt.Sprint(d.Status.UpdatedReplicas), fmt.Sprint(d.Status.AvailableReplicas), age(o)},
-				containerCols(&d.Spec.Template, d.Spec.Selector))
-		}},
-		"ReplicaSet": {w([]string{"NAME", "DESIRED", "CURRENT", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
-			r := o.(*apps.ReplicaSet)
-			return w([]string{r.Name, fmt.Sprint(Deref32(r.Spec.Replicas)), fmt.Sprint(r.Status.Replicas), fmt.Sprint(r.Status.ReadyReplicas), age(o)},
-				containerCols(&r.Spec.Template, r.Spec.Selector))
-		}},
-		"DaemonSet": {w([]string{"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
-			d := o.(*apps.DaemonSet)
-			s := d.Status
-			return w([]string{d.Name, fmt.Sprint(s.DesiredNumberScheduled), fmt.Sprint(s.CurrentNumberScheduled), fmt.Sprint(s.NumberReady), fmt.Sprint(s.UpdatedNumberScheduled), fmt.Sprint(s.NumberAvailable), LabelString(d.Spec.Template.Spec.NodeSelector), age(o)},
-				containerCols(&d.Spec.Template, d.Spec.Selector))
-		}},
-		"ControllerRevision": {[]string{"NAME", "CONTROLLER", "REVISION", "AGE"}, func(o meta.Object) []string {
-			r := o.(*apps.ControllerRevision)
-			ctrl := "<none>"
-			if ref := meta.ControllerOf(r); ref != nil { // as kubectl: kind.group/name
-				group, _, _ := strings.Cut(ref.APIVersion, "/")
-				ctrl = strings.ToLower(ref.Kind) + "." + group + "/" + ref.Name
-			}
-			return []string{r.Name, ctrl, fmt.Sprint(r.Revision), age(o)}
-		}},
-		"StatefulSet": {w([]string{"NAME", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
-			s := o.(*apps.StatefulSet)
-			return w([]string{s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, Deref32(s.Spec.Replicas)), age(o)}, containerCols(&s.Spec.Template, nil)[:2])
-		}},
-		"Job": {w([]string{"NAME", "COMPLETIONS", "DURATION", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
-			j := o.(*batch.Job)
-			dur := "<none>"
-			if j.Status.StartTime != nil {
-				end := time.Now()
-				if j.Status.CompletionTime != nil {
-					end = j.Status.CompletionTime.Time
-				}
-				dur = shortDuration(end.Sub(j.Status.StartTime.Time))
-			}
-			return w([]string{j.Name, fmt.Sprintf("%d/%d", j.Status.Succeeded, Deref32(j.Spec.Completions)), dur, age(o)}, containerCols(&j.Spec.Template, j.Spec.Selector))
-		}},
-		"CronJob": {w([]string{"NAME", "SCHEDULE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
-			c := o.(*batch.CronJob)
-			last := "<none>"
-			if c.Status.LastScheduleTime != nil {
-				last = shortDuration(time.Since(c.Status.LastScheduleTime.Time))
-			}
-			suspend := c.Spec.Suspend != nil && *c.Spec.Suspend
-			return w([]string{c.Name, c.Spec.Schedule, fmt.Sprint(suspend), fmt.Sprint(len(c.Status.Active)), last, age(o)}, containerCols(&c.Spec.JobTemplate.Spec.Template, nil)[:2])
-		}},
-		"Service": {w([]string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}, []string{"SELECTOR"}), func(o meta.Object) []string {
-			s := o.(*core.Service)
-			var ports []string
-			for _, p := range s.Spec.Ports {
-				if p.NodePort != 0 {
-					ports = append(ports, fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol))
-				} else {
-					ports = append(ports, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
-				}
-			}
-			external := "<none>"
-			if s.Spec.Type == core.ServiceTypeExternalName {
-				external = s.Spec.ExternalName
-			}
-			return w([]string{s.Name, s.Spec.Type, None(s.Spec.ClusterIP), external, None(strings.Join(ports, ",")), age(o)}, []string{LabelString(s.Spec.Selector)})
-		}},
-		"EndpointSlice": {[]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
-			e := o.(*discovery.EndpointSlice)
-			var ports, addrs []string
-			for _, p := range e.Ports {
-				if p.Port != nil {
-					ports = append(ports, fmt.Sprint(*p.Port))
-				}
-			}
-			for _, ep := range e.Endpoints {
-				addrs = append(addrs, ep.Addresses...)
-			}
-			return []string{e.Name, e.AddressType, None(strings.Join(ports, ",")), None(FirstFew(addrs)), age(o)}
-		}},
-		"Endpoints": {[]string{"NAME", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
-			e := o.(*core.Endpoints)
-			var eps []string
-			for _, s := range e.Subsets {
-				for _, a := range s.Addresses {
-					for _, p := range s.Ports {
-						eps = append(eps, fmt.Sprintf("%s:%d", a.IP, p.Port))
-					}
-				}
-			}
-			return []string{e.Name, None(FirstFew(eps)), age(o)}
-		}},
-		"Node": {w([]string{"NAME", "STATUS", "ROLES", "AGE", "VERSION"}, []string{"INTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"}), func(o meta.Object) []string {
-			n := o.(*core.Node)
-			ip := ""
-			for _, a := range n.Status.Addresses {
-				if a.Type == "InternalIP" {
-					ip = a.Address
-				}
-			}
-			i := n.Status.NodeInfo
-			return w([]string{n.Name, nodeStatus(n), NodeRoles(n), age(o), None(i.KubeletVersion)}, []string{None(ip), None(i.OSImage), None(i.KernelVersion), None(i.ContainerRuntimeVersion)})
-		}},
-		"Namespace": {[]string{"NAME", "STATUS", "AGE"}, func(o meta.Object) []string {
-			n := o.(*core.Namespace)
-			return []string{n.Name, n.Status.Phase, age(o)}
-		}},
-		"ConfigMap": {[]string{"NAME", "DATA", "AGE"}, func(o meta.Object) []string {
-			c := o.(*core.ConfigMap)
-			return []string{c.Name, fmt.Sprint(len(c.Data) + len(c.BinaryData)), age(o)}
-		}},
-		"HorizontalPodAutoscaler": {[]string{"NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"}, func(o meta.Object) []string {
-			h := o.(*autoscaling.HorizontalPodAutoscaler)
-			var targets []string
-			for _, m := range h.Spec.Metrics {
-				if m.Resource == nil {
-					continue
-				}
-				current, want := "<unknown>", ""
-				var st *autoscaling.ResourceMetricStatus
-				for _, s := range h.Status.CurrentMetrics {
-					if s.Resource != nil && s.Resource.Name == m.Resource.Name {
-						st = s.Resource
-					}
-				}
-				if t := m.Resource.Target; t.AverageUtilization != nil {
-					want = fmt.Sprintf("%d%%", *t.AverageUtilization)
-					if st != nil && st.Current.AverageUtilization != nil {
-						current = fmt.Sprintf("%d%%", *st.Current.AverageUtilization)
-					}
-				} else if t.AverageValue != nil {
-					want = t.AverageValue.String()
-					if st != nil && st.Current.AverageValue != nil {
-						current = st.Current.AverageValue.String()
-					}
-				}
-				targets = append(targets, fmt.Sprintf("%s: %s/%s", m.Resource.Name, current, want))
-			}
-			min := "<unset>"
-			if h.Spec.MinReplicas != nil {
-				min = fmt.Sprint(*h.Spec.MinReplicas)
-			}
-			return []string{h.Name, h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, strings.Join(targets, ", "), min, fmt.Sprint(h.Spec.MaxReplicas), fmt.Sprint(h.Status.CurrentReplicas), age(o)}
-		}},
-		"PodDisruptionBudget": {[]string{"NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"}, func(o meta.Object) []string {
-			b := o.(*policy.PodDisruptionBudget)
-			minA, maxU := "N/A", "N/A"
-			if b.Spec.MinAvailable != nil {
-				minA = b.Spec.MinAvailable.String()
-			}
-			if b.Spec.MaxUnavailable != nil {
-				maxU = b.Spec.MaxUnavailable.String()
-			}
-			return []string{b.Name, minA, maxU, fmt.Sprint(b.Status.DisruptionsAllowed), age(o)}
-		}},
-		"ResourceQuota": {[]string{"NAME", "AGE", "REQUEST", "LIMIT"}, func(o meta.Object) []string {
-			q := o.(*core.ResourceQuota)
-			var req, lim []string
-			for _, n := range q.Spec.Hard.Names() {
-				h, u := q.Spec.Hard[n], q.Status.Used[n]
-				cell := fmt.Sprintf("%s: %s/%s", n, u.String(), h.String())
-				if strings.HasPrefix(string(n), "limits.") {
-					lim = append(lim, cell)
-				} else {
-					req = append(req, cell)
-				}
-			}
-			return []string{q.Name, age(o), strings.Join(req, ", "), strings.Join(lim, ", ")}
-		}},
-		"Secret": {[]string{"NAME", "TYPE", "DATA", "AGE"}, func(o meta.Object) []string {
-			s := o.(*core.Secret)
-			return []string{s.Name, s.Type, fmt.Sprint(len(s.Data)), age(o)}
-		}},
-		"Event": {[]string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}, func(o meta.Object) []string {
-			e := o.(*core.Event)
-			last := e.LastTimestamp.Time
-			if last.IsZero() {
-				last = e.EventTime.Time
-			}
-			return []string{SinceOrUnknown(last), e.Type, e.Reason, strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name, e.Message}
-		}},
-		"NetworkPolicy": {[]string{"NAME", "POD-SELECTOR", "AGE"}, func(o meta.Object) []string {
-			np := o.(*networking.NetworkPolicy)
-			return []string{np.Name, selectorString(&np.Spec.PodSelector), age(o)}
-		}},
-		"Ingress": {[]string{"NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"}, func(o meta.Object) []string {
-			in := o.(*networking.Ingress)
-			class := "<none>"
-			if in.Spec.IngressClassName != nil {
-				class = *in.Spec.IngressClassName
-			}
-			var hosts, addrs []string
-			for _, r := range in.Spec.Rules {
-				if r.Host != "" && !slices.Contains(hosts, r.Host) {
-					hosts = append(hosts, r.Host)
-				}
-			}
-			if len(hosts) == 0 {
-				hosts = []string{"*"}
-			}
-			for _, a := range in.Status.LoadBalancer.Ingress {
-				addrs = append(addrs, cmp.Or(a.IP, a.Hostname))
-			}
-			ports := "80"
-			if len(in.Spec.TLS) > 0 {
-				ports = "80, 443"
-			}
-			return []string{in.Name, class, FirstFew(hosts), strings.Join(addrs, ","), ports, age(o)}
-		}},
-		"IngressClass": {[]string{"NAME", "CONTROLLER", "PARAMETERS", "AGE"}, func(o meta.Object) []string {
-			c := o.(*networking.IngressClass)
-			params := "<none>"
-			if p := c.Spec.Parameters; p != nil {
-				params = strings.ToLower(p.Kind) + "/" + p.Name
-			}
-			return []string{c.Name, c.Spec.Controller, params, age(o)}
-		}},
-		"Lease": {[]string{"NAME", "HOLDER", "AGE"}, func(o meta.Object) []string {
-			l := o.(*coordination.Lease)
-			h := ""
-			if l.Spec.HolderIdentity != nil {
-				h = *l.Spec.HolderIdentity
-			}
-			return []string{l.Name, h, age(o)}
-		}},
-		"PriorityClass": {[]string{"NAME", "VALUE", "GLOBAL-DEFAULT", "AGE"}, func(o meta.Object) []string {
-			p := o.(*scheduling.PriorityClass)
-			return []string{p.Name, fmt.Sprint(p.Value), fmt.Sprint(p.GlobalDefault), age(o)}
-		}},
-		"PersistentVolume": {w([]string{"NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"},
-			[]string{"VOLUMEMODE"}), func(o meta.Object) []string {
-			v := o.(*core.PersistentVolume)
-			claim := ""
-			if r := v.Spec.ClaimRef; r != nil {
-				claim = r.Namespace + "/" + r.Name
-			}
-			mode := "Filesystem"
-			if v.Spec.VolumeMode != nil {
-				mode = *v.Spec.VolumeMode
-			}
-			return w([]string{v.Name, v.Spec.Capacity["storage"].String(), accessModes(v.Spec.AccessModes), string(v.Spec.PersistentVolumeReclaimPolicy),
-				v.Status.Phase, claim, v.Spec.StorageClassName, "<unset>", v.Status.Reason, age(o)}, []string{mode})
-		}},
-		"PersistentVolumeClaim": {w([]string{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE"},
-			[]string{"VOLUMEMODE"}), func(o meta.Object) []string {
-			c := o.(*core.PersistentVolumeClaim)
-			capacity := ""
-			if q, ok := c.Status.Capacity["storage"]; ok {
-				capacity = q.String()
-			}
-			mode := "Filesystem"
-			if c.Spec.VolumeMode != nil {
-				mode = *c.Spec.VolumeMode
-			}
-			return w([]string{c.Name, c.Status.Phase, c.Spec.VolumeName, capacity, accessModes(c.Status.AccessModes), core.ClaimClass(c), "<unset>", age(o)}, []string{mode})
-		}},
-		"StorageClass": {[]string{"NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"}, func(o meta.Object) []string {
-			sc := o.(*storage.StorageClass)
-			name := sc.Name
-			if sc.Annotations[core.AnnDefaultStorageClass] == "true" {
-				name += " (default)"
-			}
-			policy, mode := "Delete", string(storage.Immediate)
-			if sc.ReclaimPolicy != nil {
-				policy = string(*sc.ReclaimPolicy)
-			}
-			if sc.VolumeBindingMode != nil {
-				mode = string(*sc.VolumeBindingMode)
-			}
-			expand := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
-			return []string{name, sc.Provisioner, policy, mode, fmt.Sprint(expand), age(o)}
-		}},
-		"CertificateSigningRequest": {[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "CONDITION"}, func(o meta.Object) []string {
-			r := o.(*certificates.CertificateSigningRequest)
-			var conds []string
-			for _, c := range r.Status.Conditions {
-				if c.Status == "True" {
-					conds = append(conds, c.Type)
-				}
-			}
-			if len(r.Status.Certificate) > 0 {
-				conds = append(conds, "Issued")
-			}
-			if len(conds) == 0 {
-				conds = []string{"Pending"}
-			}
-			return []string{r.Name, age(o), r.Spec.SignerName, r.Spec.Username, strings.Join(conds, ",")}
-		}},
-		"Role":        {[]string{"NAME", "CREATED AT"}, createdAt},
-		"ClusterRole": {[]string{"NAME", "CREATED AT"}, createdAt},
-		"RoleBinding": {w([]string{"NAME", "ROLE", "AGE"}, []string{"USERS", "GROUPS", "SERVICEACCOUNTS"}), func(o meta.Object) []string {
-			b := o.(*rbac.RoleBinding)
-			return w([]string{b.Name, b.RoleRef.Kind + "/" + b.RoleRef.Name, age(o)}, subjectCols(b.Subjects))
-		}},
-		"ClusterRoleBinding": {w([]string{"NAME", "ROLE", "AGE"}, []string{"USERS", "GROUPS", "SERVICEACCOUNTS"}), func(o meta.Object) []string {
-			b := o.(*rbac.ClusterRoleBinding)
-			return w([]string{b.Name, b.RoleRef.Kind + "/" + b.RoleRef.Name, age(o)}, subjectCols(b.Subjects))
-		}},
+		"Pod":                       podTable(w),
+		"Deployment":                deploymentTable(w),
+		"ReplicaSet":                replicaSetTable(w),
+		"DaemonSet":                 daemonSetTable(w),
+		"ControllerRevision":        controllerRevisionTable(w),
+		"StatefulSet":               statefulSetTable(w),
+		"Job":                       jobTable(w),
+		"CronJob":                   cronJobTable(w),
+		"Service":                   serviceTable(w),
+		"EndpointSlice":             endpointSliceTable(w),
+		"Endpoints":                 endpointsTable(w),
+		"Node":                      nodeTable(w),
+		"Namespace":                 namespaceTable(w),
+		"ConfigMap":                 configMapTable(w),
+		"HorizontalPodAutoscaler":   horizontalPodAutoscalerTable(w),
+		"PodDisruptionBudget":       podDisruptionBudgetTable(w),
+		"ResourceQuota":             resourceQuotaTable(w),
+		"Secret":                    secretTable(w),
+		"Event":                     eventTable(w),
+		"NetworkPolicy":             networkPolicyTable(w),
+		"Ingress":                   ingressTable(w),
+		"IngressClass":              ingressClassTable(w),
+		"Lease":                     leaseTable(w),
+		"PriorityClass":             priorityClassTable(w),
+		"PersistentVolume":          persistentVolumeTable(w),
+		"PersistentVolumeClaim":     persistentVolumeClaimTable(w),
+		"StorageClass":              storageClassTable(w),
+		"CertificateSigningRequest": certificateSigningRequestTable(w),
+		"Role":                      roleTable(w),
+		"ClusterRole":               clusterRoleTable(w),
+		"RoleBinding":               roleBindingTable(w),
+		"ClusterRoleBinding":        clusterRoleBindingTable(w),
 	}
+}
+
+// podTable is kubectl get's columns for Pod objects.
+func podTable(w widen) Table {
+	return Table{w([]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, []string{"IP", "NODE", "NOMINATED NODE"}), func(o meta.Object) []string {
+		p := o.(*core.Pod)
+		r := podSummary(p)
+		return w([]string{p.Name, fmt.Sprintf("%d/%d", r.ready, len(p.Spec.Containers)), r.status, r.restartsColumn(), age(o)},
+			[]string{None(p.Status.PodIP), None(p.Spec.NodeName), None(p.Status.NominatedNodeName)})
+	}}
+}
+
+// deploymentTable is kubectl get's columns for Deployment objects.
+func deploymentTable(w widen) Table {
+	return Table{w([]string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+		d := o.(*apps.Deployment)
+		return w([]string{d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, Deref32(d.Spec.Replicas)), fmt.Sprint(d.Status.UpdatedReplicas), fmt.Sprint(d.Status.AvailableReplicas), age(o)},
+			containerCols(&d.Spec.Template, d.Spec.Selector))
+	}}
+}
+
+// replicaSetTable is kubectl get's columns for ReplicaSet objects.
+func replicaSetTable(w widen) Table {
+	return Table{w([]string{"NAME", "DESIRED", "CURRENT", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+		r := o.(*apps.ReplicaSet)
+		return w([]string{r.Name, fmt.Sprint(Deref32(r.Spec.Replicas)), fmt.Sprint(r.Status.Replicas), fmt.Sprint(r.Status.ReadyReplicas), age(o)},
+			containerCols(&r.Spec.Template, r.Spec.Selector))
+	}}
+}
+
+// daemonSetTable is kubectl get's columns for DaemonSet objects.
+func daemonSetTable(w widen) Table {
+	return Table{w([]string{"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+		d := o.(*apps.DaemonSet)
+		s := d.Status
+		return w([]string{d.Name, fmt.Sprint(s.DesiredNumberScheduled), fmt.Sprint(s.CurrentNumberScheduled), fmt.Sprint(s.NumberReady), fmt.Sprint(s.UpdatedNumberScheduled), fmt.Sprint(s.NumberAvailable), LabelString(d.Spec.Template.Spec.NodeSelector), age(o)},
+			containerCols(&d.Spec.Template, d.Spec.Selector))
+	}}
+}
+
+// controllerRevisionTable is kubectl get's columns for ControllerRevision objects.
+func controllerRevisionTable(_ widen) Table {
+	return Table{[]string{"NAME", "CONTROLLER", "REVISION", "AGE"}, func(o meta.Object) []string {
+		r := o.(*apps.ControllerRevision)
+		ctrl := "<none>"
+		if ref := meta.ControllerOf(r); ref != nil { // as kubectl: kind.group/name
+			group, _, _ := strings.Cut(ref.APIVersion, "/")
+			ctrl = strings.ToLower(ref.Kind) + "." + group + "/" + ref.Name
+		}
+		return []string{r.Name, ctrl, fmt.Sprint(r.Revision), age(o)}
+	}}
+}
+
+// statefulSetTable is kubectl get's columns for StatefulSet objects.
+func statefulSetTable(w widen) Table {
+	return Table{w([]string{"NAME", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
+		s := o.(*apps.StatefulSet)
+		return w([]string{s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, Deref32(s.Spec.Replicas)), age(o)}, containerCols(&s.Spec.Template, nil)[:2])
+	}}
+}
+
+// jobTable is kubectl get's columns for Job objects.
+func jobTable(w widen) Table {
+	return Table{w([]string{"NAME", "COMPLETIONS", "DURATION", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+		j := o.(*batch.Job)
+		dur := "<none>"
+		if j.Status.StartTime != nil {
+			end := time.Now()
+			if j.Status.CompletionTime != nil {
+				end = j.Status.CompletionTime.Time
+			}
+			dur = shortDuration(end.Sub(j.Status.StartTime.Time))
+		}
+		return w([]string{j.Name, fmt.Sprintf("%d/%d", j.Status.Succeeded, Deref32(j.Spec.Completions)), dur, age(o)}, containerCols(&j.Spec.Template, j.Spec.Selector))
+	}}
+}
+
+// cronJobTable is kubectl get's columns for CronJob objects.
+func cronJobTable(w widen) Table {
+	return Table{w([]string{"NAME", "SCHEDULE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"}, []string{"CONTAINERS", "IMAGES"}), func(o meta.Object) []string {
+		c := o.(*batch.CronJob)
+		last := "<none>"
+		if c.Status.LastScheduleTime != nil {
+			last = shortDuration(time.Since(c.Status.LastScheduleTime.Time))
+		}
+		suspend := c.Spec.Suspend != nil && *c.Spec.Suspend
+		return w([]string{c.Name, c.Spec.Schedule, fmt.Sprint(suspend), fmt.Sprint(len(c.Status.Active)), last, age(o)}, containerCols(&c.Spec.JobTemplate.Spec.Template, nil)[:2])
+	}}
+}
+
+// serviceTable is kubectl get's columns for Service objects.
+func serviceTable(w widen) Table {
+	return Table{w([]string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}, []string{"SELECTOR"}), func(o meta.Object) []string {
+		s := o.(*core.Service)
+		var ports []string
+		for _, p := range s.Spec.Ports {
+			if p.NodePort != 0 {
+				ports = append(ports, fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol))
+			} else {
+				ports = append(ports, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
+			}
+		}
+		external := "<none>"
+		if s.Spec.Type == core.ServiceTypeExternalName {
+			external = s.Spec.ExternalName
+		}
+		return w([]string{s.Name, s.Spec.Type, None(s.Spec.ClusterIP), external, None(strings.Join(ports, ",")), age(o)}, []string{LabelString(s.Spec.Selector)})
+	}}
+}
+
+// endpointSliceTable is kubectl get's columns for EndpointSlice objects.
+func endpointSliceTable(_ widen) Table {
+	return Table{[]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
+		e := o.(*discovery.EndpointSlice)
+		var ports, addrs []string
+		for _, p := range e.Ports {
+			if p.Port != nil {
+				ports = append(ports, fmt.Sprint(*p.Port))
+			}
+		}
+		for _, ep := range e.Endpoints {
+			addrs = append(addrs, ep.Addresses...)
+		}
+		return []string{e.Name, e.AddressType, None(strings.Join(ports, ",")), None(FirstFew(addrs)), age(o)}
+	}}
+}
+
+// endpointsTable is kubectl get's columns for Endpoints objects.
+func endpointsTable(_ widen) Table {
+	return Table{[]string{"NAME", "ENDPOINTS", "AGE"}, func(o meta.Object) []string {
+		e := o.(*core.Endpoints)
+		var eps []string
+		for _, s := range e.Subsets {
+			for _, a := range s.Addresses {
+				for _, p := range s.Ports {
+					eps = append(eps, fmt.Sprintf("%s:%d", a.IP, p.Port))
+				}
+			}
+		}
+		return []string{e.Name, None(FirstFew(eps)), age(o)}
+	}}
+}
+
+// nodeTable is kubectl get's columns for Node objects.
+func nodeTable(w widen) Table {
+	return Table{w([]string{"NAME", "STATUS", "ROLES", "AGE", "VERSION"}, []string{"INTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"}), func(o meta.Object) []string {
+		n := o.(*core.Node)
+		ip := ""
+		for _, a := range n.Status.Addresses {
+			if a.Type == "InternalIP" {
+				ip = a.Address
+			}
+		}
+		i := n.Status.NodeInfo
+		return w([]string{n.Name, nodeStatus(n), NodeRoles(n), age(o), None(i.KubeletVersion)}, []string{None(ip), None(i.OSImage), None(i.KernelVersion), None(i.ContainerRuntimeVersion)})
+	}}
+}
+
+// namespaceTable is kubectl get's columns for Namespace objects.
+func namespaceTable(_ widen) Table {
+	return Table{[]string{"NAME", "STATUS", "AGE"}, func(o meta.Object) []string {
+		n := o.(*core.Namespace)
+		return []string{n.Name, n.Status.Phase, age(o)}
+	}}
+}
+
+// configMapTable is kubectl get's columns for ConfigMap objects.
+func configMapTable(_ widen) Table {
+	return Table{[]string{"NAME", "DATA", "AGE"}, func(o meta.Object) []string {
+		c := o.(*core.ConfigMap)
+		return []string{c.Name, fmt.Sprint(len(c.Data) + len(c.BinaryData)), age(o)}
+	}}
+}
+
+// horizontalPodAutoscalerTable is kubectl get's columns for HorizontalPodAutoscaler objects.
+func horizontalPodAutoscalerTable(_ widen) Table {
+	return Table{[]string{"NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"}, func(o meta.Object) []string {
+		h := o.(*autoscaling.HorizontalPodAutoscaler)
+		var targets []string
+		for _, m := range h.Spec.Metrics {
+			if m.Resource == nil {
+				continue
+			}
+			current, want := "<unknown>", ""
+			var st *autoscaling.ResourceMetricStatus
+			for _, s := range h.Status.CurrentMetrics {
+				if s.Resource != nil && s.Resource.Name == m.Resource.Name {
+					st = s.Resource
+				}
+			}
+			if t := m.Resource.Target; t.AverageUtilization != nil {
+				want = fmt.Sprintf("%d%%", *t.AverageUtilization)
+				if st != nil && st.Current.AverageUtilization != nil {
+					current = fmt.Sprintf("%d%%", *st.Current.AverageUtilization)
+				}
+			} else if t.AverageValue != nil {
+				want = t.AverageValue.String()
+				if st != nil && st.Current.AverageValue != nil {
+					current = st.Current.AverageValue.String()
+				}
+			}
+			targets = append(targets, fmt.Sprintf("%s: %s/%s", m.Resource.Name, current, want))
+		}
+		min := "<unset>"
+		if h.Spec.MinReplicas != nil {
+			min = fmt.Sprint(*h.Spec.MinReplicas)
+		}
+		return []string{h.Name, h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, strings.Join(targets, ", "), min, fmt.Sprint(h.Spec.MaxReplicas), fmt.Sprint(h.Status.CurrentReplicas), age(o)}
+	}}
+}
+
+// podDisruptionBudgetTable is kubectl get's columns for PodDisruptionBudget objects.
+func podDisruptionBudgetTable(_ widen) Table {
+	return Table{[]string{"NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"}, func(o meta.Object) []string {
+		b := o.(*policy.PodDisruptionBudget)
+		minA, maxU := "N/A", "N/A"
+		if b.Spec.MinAvailable != nil {
+			minA = b.Spec.MinAvailable.String()
+		}
+		if b.Spec.MaxUnavailable != nil {
+			maxU = b.Spec.MaxUnavailable.String()
+		}
+		return []string{b.Name, minA, maxU, fmt.Sprint(b.Status.DisruptionsAllowed), age(o)}
+	}}
+}
+
+// resourceQuotaTable is kubectl get's columns for ResourceQuota objects.
+func resourceQuotaTable(_ widen) Table {
+	return Table{[]string{"NAME", "AGE", "REQUEST", "LIMIT"}, func(o meta.Object) []string {
+		q := o.(*core.ResourceQuota)
+		var req, lim []string
+		for _, n := range q.Spec.Hard.Names() {
+			h, u := q.Spec.Hard[n], q.Status.Used[n]
+			cell := fmt.Sprintf("%s: %s/%s", n, u.String(), h.String())
+			if strings.HasPrefix(string(n), "limits.") {
+				lim = append(lim, cell)
+			} else {
+				req = append(req, cell)
+			}
+		}
+		return []string{q.Name, age(o), strings.Join(req, ", "), strings.Join(lim, ", ")}
+	}}
+}
+
+// secretTable is kubectl get's columns for Secret objects.
+func secretTable(_ widen) Table {
+	return Table{[]string{"NAME", "TYPE", "DATA", "AGE"}, func(o meta.Object) []string {
+		s := o.(*core.Secret)
+		return []string{s.Name, s.Type, fmt.Sprint(len(s.Data)), age(o)}
+	}}
+}
+
+// eventTable is kubectl get's columns for Event objects.
+func eventTable(_ widen) Table {
+	return Table{[]string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}, func(o meta.Object) []string {
+		e := o.(*core.Event)
+		last := e.LastTimestamp.Time
+		if last.IsZero() {
+			last = e.EventTime.Time
+		}
+		return []string{SinceOrUnknown(last), e.Type, e.Reason, strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name, e.Message}
+	}}
+}
+
+// networkPolicyTable is kubectl get's columns for NetworkPolicy objects.
+func networkPolicyTable(_ widen) Table {
+	return Table{[]string{"NAME", "POD-SELECTOR", "AGE"}, func(o meta.Object) []string {
+		np := o.(*networking.NetworkPolicy)
+		return []string{np.Name, selectorString(&np.Spec.PodSelector), age(o)}
+	}}
+}
+
+// ingressTable is kubectl get's columns for Ingress objects.
+func ingressTable(_ widen) Table {
+	return Table{[]string{"NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"}, func(o meta.Object) []string {
+		in := o.(*networking.Ingress)
+		class := "<none>"
+		if in.Spec.IngressClassName != nil {
+			class = *in.Spec.IngressClassName
+		}
+		var hosts, addrs []string
+		for _, r := range in.Spec.Rules {
+			if r.Host != "" && !slices.Contains(hosts, r.Host) {
+				hosts = append(hosts, r.Host)
+			}
+		}
+		if len(hosts) == 0 {
+			hosts = []string{"*"}
+		}
+		for _, a := range in.Status.LoadBalancer.Ingress {
+			addrs = append(addrs, cmp.Or(a.IP, a.Hostname))
+		}
+		ports := "80"
+		if len(in.Spec.TLS) > 0 {
+			ports = "80, 443"
+		}
+		return []string{in.Name, class, FirstFew(hosts), strings.Join(addrs, ","), ports, age(o)}
+	}}
+}
+
+// ingressClassTable is kubectl get's columns for IngressClass objects.
+func ingressClassTable(_ widen) Table {
+	return Table{[]string{"NAME", "CONTROLLER", "PARAMETERS", "AGE"}, func(o meta.Object) []string {
+		c := o.(*networking.IngressClass)
+		params := "<none>"
+		if p := c.Spec.Parameters; p != nil {
+			params = strings.ToLower(p.Kind) + "/" + p.Name
+		}
+		return []string{c.Name, c.Spec.Controller, params, age(o)}
+	}}
+}
+
+// leaseTable is kubectl get's columns for Lease objects.
+func leaseTable(_ widen) Table {
+	return Table{[]string{"NAME", "HOLDER", "AGE"}, func(o meta.Object) []string {
+		l := o.(*coordination.Lease)
+		h := ""
+		if l.Spec.HolderIdentity != nil {
+			h = *l.Spec.HolderIdentity
+		}
+		return []string{l.Name, h, age(o)}
+	}}
+}
+
+// priorityClassTable is kubectl get's columns for PriorityClass objects.
+func priorityClassTable(_ widen) Table {
+	return Table{[]string{"NAME", "VALUE", "GLOBAL-DEFAULT", "AGE"}, func(o meta.Object) []string {
+		p := o.(*scheduling.PriorityClass)
+		return []string{p.Name, fmt.Sprint(p.Value), fmt.Sprint(p.GlobalDefault), age(o)}
+	}}
+}
+
+// persistentVolumeTable is kubectl get's columns for PersistentVolume objects.
+func persistentVolumeTable(w widen) Table {
+	return Table{w([]string{"NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"},
+		[]string{"VOLUMEMODE"}), func(o meta.Object) []string {
+		v := o.(*core.PersistentVolume)
+		claim := ""
+		if r := v.Spec.ClaimRef; r != nil {
+			claim = r.Namespace + "/" + r.Name
+		}
+		mode := "Filesystem"
+		if v.Spec.VolumeMode != nil {
+			mode = *v.Spec.VolumeMode
+		}
+		return w([]string{v.Name, v.Spec.Capacity["storage"].String(), accessModes(v.Spec.AccessModes), string(v.Spec.PersistentVolumeReclaimPolicy),
+			v.Status.Phase, claim, v.Spec.StorageClassName, "<unset>", v.Status.Reason, age(o)}, []string{mode})
+	}}
+}
+
+// persistentVolumeClaimTable is kubectl get's columns for PersistentVolumeClaim objects.
+func persistentVolumeClaimTable(w widen) Table {
+	return Table{w([]string{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE"},
+		[]string{"VOLUMEMODE"}), func(o meta.Object) []string {
+		c := o.(*core.PersistentVolumeClaim)
+		capacity := ""
+		if q, ok := c.Status.Capacity["storage"]; ok {
+			capacity = q.String()
+		}
+		mode := "Filesystem"
+		if c.Spec.VolumeMode != nil {
+			mode = *c.Spec.VolumeMode
+		}
+		return w([]string{c.Name, c.Status.Phase, c.Spec.VolumeName, capacity, accessModes(c.Status.AccessModes), core.ClaimClass(c), "<unset>", age(o)}, []string{mode})
+	}}
+}
+
+// storageClassTable is kubectl get's columns for StorageClass objects.
+func storageClassTable(_ widen) Table {
+	return Table{[]string{"NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"}, func(o meta.Object) []string {
+		sc := o.(*storage.StorageClass)
+		name := sc.Name
+		if sc.Annotations[core.AnnDefaultStorageClass] == "true" {
+			name += " (default)"
+		}
+		policy, mode := "Delete", string(storage.Immediate)
+		if sc.ReclaimPolicy != nil {
+			policy = string(*sc.ReclaimPolicy)
+		}
+		if sc.VolumeBindingMode != nil {
+			mode = string(*sc.VolumeBindingMode)
+		}
+		expand := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
+		return []string{name, sc.Provisioner, policy, mode, fmt.Sprint(expand), age(o)}
+	}}
+}
+
+// certificateSigningRequestTable is kubectl get's columns for CertificateSigningRequest objects.
+func certificateSigningRequestTable(_ widen) Table {
+	return Table{[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "CONDITION"}, func(o meta.Object) []string {
+		r := o.(*certificates.CertificateSigningRequest)
+		var conds []string
+		for _, c := range r.Status.Conditions {
+			if c.Status == "True" {
+				conds = append(conds, c.Type)
+			}
+		}
+		if len(r.Status.Certificate) > 0 {
+			conds = append(conds, "Issued")
+		}
+		if len(conds) == 0 {
+			conds = []string{"Pending"}
+		}
+		return []string{r.Name, age(o), r.Spec.SignerName, r.Spec.Username, strings.Join(conds, ",")}
+	}}
+}
+
+// roleTable is kubectl get's columns for Role objects.
+func roleTable(_ widen) Table {
+	return Table{[]string{"NAME", "CREATED AT"}, createdAt}
+}
+
+// clusterRoleTable is kubectl get's columns for ClusterRole objects.
+func clusterRoleTable(_ widen) Table {
+	return Table{[]string{"NAME", "CREATED AT"}, createdAt}
+}
+
+// roleBindingTable is kubectl get's columns for RoleBinding objects.
+func roleBindingTable(w widen) Table {
+	return Table{w([]string{"NAME", "ROLE", "AGE"}, []string{"USERS", "GROUPS", "SERVICEACCOUNTS"}), func(o meta.Object) []string {
+		b := o.(*rbac.RoleBinding)
+		return w([]string{b.Name, b.RoleRef.Kind + "/" + b.RoleRef.Name, age(o)}, subjectCols(b.Subjects))
+	}}
+}
+
+// clusterRoleBindingTable is kubectl get's columns for ClusterRoleBinding objects.
+func clusterRoleBindingTable(w widen) Table {
+	return Table{w([]string{"NAME", "ROLE", "AGE"}, []string{"USERS", "GROUPS", "SERVICEACCOUNTS"}), func(o meta.Object) []string {
+		b := o.(*rbac.ClusterRoleBinding)
+		return w([]string{b.Name, b.RoleRef.Kind + "/" + b.RoleRef.Name, age(o)}, subjectCols(b.Subjects))
+	}}
 }
 
 // createdAt is kubectl's column for roles: the creation time itself.
