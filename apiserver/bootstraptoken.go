@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"crypto/subtle"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,14 +21,14 @@ import (
 // user is system:bootstrap:<id> in system:bootstrappers and the token's
 // auth-extra-groups (only system:bootstrappers:* ones, as Kubernetes).
 func (s *Server) authenticateBootstrapToken(ctx context.Context, tok string) (request.UserInfo, bool, error) {
-	m := client.BootstrapTokenRE.FindStringSubmatch(tok)
-	if m == nil {
+	given, ok := client.ParseBootstrapToken(tok)
+	if !ok {
 		return request.Anonymous, false, nil
 	}
 	refuse := func(why string) (request.UserInfo, bool, error) {
-		return request.Anonymous, true, status.Error(codes.Unauthenticated, "Unauthorized: bootstrap token "+m[1]+": "+why)
+		return request.Anonymous, true, status.Error(codes.Unauthenticated, "Unauthorized: bootstrap token "+given.ID+": "+why)
 	}
-	sec, err := getStored[*core.Secret](ctx, s, "secrets", client.BootstrapTokenNamespace, client.BootstrapTokenSecretPrefix+m[1])
+	sec, err := getStored[*core.Secret](ctx, s, "secrets", client.BootstrapTokenNamespace, client.BootstrapTokenSecretPrefix+given.ID)
 	if err != nil {
 		return refuse("no such token")
 	}
@@ -38,14 +39,14 @@ func (s *Server) authenticateBootstrapToken(ctx context.Context, tok string) (re
 	switch {
 	case !ok:
 		return refuse("its Secret is not a well-formed token (token-id, token-secret, expiration)")
-	case subtle.ConstantTimeCompare([]byte(b.Secret), []byte(m[2])) != 1:
+	case subtle.ConstantTimeCompare([]byte(b.Secret), []byte(given.Secret)) != 1:
 		return refuse("wrong secret")
-	case !hasUsage(b, "authentication"):
+	case !slices.Contains(b.Usages, "authentication"):
 		return refuse("not for authentication (usage-bootstrap-authentication)")
 	case b.Expired(time.Now()):
 		return refuse("expired at " + b.Expires.UTC().Format(time.RFC3339) + " (kobeadm token create makes a new one)")
 	}
-	u := request.UserInfo{Name: "system:bootstrap:" + m[1], Groups: []string{client.BootstrappersGroup}}
+	u := request.UserInfo{Name: "system:bootstrap:" + given.ID, Groups: []string{client.BootstrappersGroup}}
 	for _, g := range b.Groups {
 		if strings.HasPrefix(g, client.BootstrappersGroup+":") {
 			u.Groups = append(u.Groups, g)
@@ -53,13 +54,4 @@ func (s *Server) authenticateBootstrapToken(ctx context.Context, tok string) (re
 	}
 	u.Groups = append(u.Groups, request.AllAuthenticated)
 	return u, true, nil
-}
-
-func hasUsage(b client.BootstrapToken, u string) bool {
-	for _, have := range b.Usages {
-		if have == u {
-			return true
-		}
-	}
-	return false
 }

@@ -61,6 +61,16 @@ type BootstrapToken struct {
 	Usages, Groups []string
 }
 
+// ParseBootstrapToken splits "<id>.<secret>"; ok is false for anything
+// else.
+func ParseBootstrapToken(s string) (BootstrapToken, bool) {
+	m := BootstrapTokenRE.FindStringSubmatch(s)
+	if m == nil {
+		return BootstrapToken{}, false
+	}
+	return BootstrapToken{ID: m[1], Secret: m[2]}, true
+}
+
 // Token is "<id>.<secret>".
 func (b BootstrapToken) Token() string { return b.ID + "." + b.Secret }
 
@@ -137,11 +147,16 @@ func ParseBootstrapTokenSecret(s *core.Secret) (BootstrapToken, bool) {
 // kube-system/bootstrap-token-<id>, as `kubeadm token create`), for an
 // agent to join with: it may only ask for its certificates.
 func (c *Client) CreateBootstrapToken(ctx context.Context, ttl time.Duration, description string) (string, error) {
+	b, err := c.MakeBootstrapToken(ctx, ttl, description)
+	return b.Token(), err
+}
+
+// MakeBootstrapToken is CreateBootstrapToken returning the whole token
+// (its id, expiry, usages and groups).
+func (c *Client) MakeBootstrapToken(ctx context.Context, ttl time.Duration, description string) (BootstrapToken, error) {
 	b := NewBootstrapToken(ttl, description)
-	if _, err := For[*core.Secret](c).Create(ctx, BootstrapTokenSecret(b)); err != nil {
-		return "", err
-	}
-	return b.Token(), nil
+	_, err := For[*core.Secret](c).Create(ctx, BootstrapTokenSecret(b))
+	return b, err
 }
 
 // SignClusterInfo is the detached JWS (RFC 7515, header..signature) of

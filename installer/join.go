@@ -20,7 +20,6 @@ import (
 
 	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
-	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/pki"
 )
@@ -109,11 +108,10 @@ func fetchClusterInfo(ctx context.Context, endpoint string, tlsConfig *tls.Confi
 // with that CA (the server holds the CA's certificate's key). It returns
 // the API server's URL and the CA.
 func DiscoverCluster(ctx context.Context, endpoint, token string, hashes []string, skipCA bool, wait time.Duration) (string, []byte, error) {
-	m := client.BootstrapTokenRE.FindStringSubmatch(token)
-	if m == nil {
+	b, ok := client.ParseBootstrapToken(token)
+	if !ok {
 		return "", nil, errors.New("--token: want <6 characters>.<16 characters> of a-z and 0-9 (kobeadm token create prints one)")
 	}
-	b := client.BootstrapToken{ID: m[1], Secret: m[2]}
 	if len(hashes) == 0 && !skipCA {
 		return "", nil, errors.New("--discovery-token-ca-cert-hash is required: it is how this machine knows it talks to your cluster (kobeadm token create --print-join-command on the control plane prints it), or give --discovery-token-unsafe-skip-ca-verification")
 	}
@@ -192,18 +190,10 @@ func (j *Join) discover(ctx context.Context, c *Config) error {
 		return err
 	}
 	j.server, j.ca = server, caPEM
-	j.token, _ = tokenOf(j.Token)
+	j.token, _ = client.ParseBootstrapToken(j.Token)
 	ca, _ := parseCA(caPEM)
 	fmt.Fprintf(c.Out, "\tcluster-info at %s signed with token %s; its CA (%s) has the hash given; the API server is %s\n", j.Endpoint, j.token.ID, client.CAHash(ca), server)
 	return nil
-}
-
-func tokenOf(s string) (client.BootstrapToken, bool) {
-	m := client.BootstrapTokenRE.FindStringSubmatch(s)
-	if m == nil {
-		return client.BootstrapToken{}, false
-	}
-	return client.BootstrapToken{ID: m[1], Secret: m[2]}, true
 }
 
 func (j *Join) tokenClient() (*client.Client, error) {
@@ -227,10 +217,8 @@ func CheckNodeName(ctx context.Context, cl *client.Client, name string, out io.W
 	case err != nil:
 		return fmt.Errorf("get node %s: %s", name, client.Message(err))
 	}
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == core.NodeReady && cond.Status == meta.ConditionTrue {
-			return fmt.Errorf("%w: a node named %q already exists and is Ready (its agent is running on another machine): this machine would take over its identity. Give this machine another name (kobeadm join --node-name NAME), or, if this machine replaces that node, stop the old one and delete it first (kobectl delete node %s on the control plane)", ErrNodeNameTaken, name, name)
-		}
+	if core.IsNodeReady(n) {
+		return fmt.Errorf("%w: a node named %q already exists and is Ready (its agent is running on another machine): this machine would take over its identity. Give this machine another name (kobeadm join --node-name NAME), or, if this machine replaces that node, stop the old one and delete it first (kobectl delete node %s on the control plane)", ErrNodeNameTaken, name, name)
 	}
 	fmt.Fprintf(out, "\tnode %s exists but is not Ready: this machine takes its place\n", name)
 	return nil
@@ -278,7 +266,7 @@ func (j *Join) waitNode(ctx context.Context, c *Config) error {
 			switch {
 			case err != nil:
 				last = client.Message(err)
-			case nodeReady(n):
+			case core.IsNodeReady(n):
 				if err := os.Remove(BootstrapConf); err != nil && !os.IsNotExist(err) {
 					return err
 				}
@@ -296,15 +284,6 @@ func (j *Join) waitNode(ctx context.Context, c *Config) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-func nodeReady(n *core.Node) bool {
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == core.NodeReady {
-			return cond.Status == meta.ConditionTrue
-		}
-	}
-	return false
 }
 
 // csiStart gives the node's kobune-csi-local its identity: a client

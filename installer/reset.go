@@ -20,6 +20,7 @@ import (
 	"github.com/containerd/containerd/v2/core/leases"
 	"github.com/containerd/containerd/v2/core/snapshots"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -263,23 +264,25 @@ func cleanupCgroups(_ context.Context, c *Config) error {
 			n++
 		}
 	}
-	say(c.Out, map[bool][]string{true: {fmt.Sprintf("%d cgroups", n)}}[n > 0], "no cgroup of Kobune's")
+	if n == 0 {
+		fmt.Fprintln(c.Out, "\tno cgroup of Kobune's")
+	} else {
+		fmt.Fprintf(c.Out, "\tremoved %d cgroups\n", n)
+	}
 	return nil
 }
 
 // unmountAll unmounts every mount below VarDir, deepest first (detached:
-// a mount still busy goes when its last user does).
+// a mount still busy goes when its last user does). The mount table is
+// read with moby/sys/mountinfo, which containerd's client brings along.
 func unmountAll(_ context.Context, c *Config) error {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(VarDir))
 	if err != nil {
 		return err
 	}
 	var points []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && (f[4] == VarDir || strings.HasPrefix(f[4], VarDir+"/")) {
-			points = append(points, unescapeMount(f[4]))
-		}
+	for _, m := range mounts {
+		points = append(points, m.Mountpoint)
 	}
 	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
 	for _, p := range points {
@@ -287,25 +290,12 @@ func unmountAll(_ context.Context, c *Config) error {
 			return fmt.Errorf("unmount %s: %w", p, err)
 		}
 	}
-	say(c.Out, map[bool][]string{true: {fmt.Sprintf("%d mounts", len(points))}}[len(points) > 0], "nothing mounted under "+VarDir)
-	return nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
+	if len(points) == 0 {
+		fmt.Fprintf(c.Out, "\tnothing mounted under %s\n", VarDir)
+	} else {
+		fmt.Fprintf(c.Out, "\tremoved %d mounts\n", len(points))
 	}
-	return b.String()
+	return nil
 }
 
 func removeFiles(_ context.Context, c *Config) error {

@@ -135,8 +135,8 @@ func createOrKeep(ctx context.Context, cl *client.Client, o meta.Object) error {
 // CreateToken makes a token of kubeadm's defaults (authentication and
 // signing, kubeadm's default-node-token group); ttl 0 never expires.
 func CreateToken(ctx context.Context, cl *client.Client, ttl time.Duration, description string) (client.BootstrapToken, error) {
-	b := client.NewBootstrapToken(ttl, description)
-	if _, err := client.For[*core.Secret](cl).Create(ctx, client.BootstrapTokenSecret(b)); err != nil {
+	b, err := cl.MakeBootstrapToken(ctx, ttl, description)
+	if err != nil {
 		return b, fmt.Errorf("create token: %s", client.Message(err))
 	}
 	return b, nil

@@ -128,3 +128,14 @@ const (
 	NamespaceActive      = "Active"
 	NamespaceTerminating = "Terminating"
 )
+
+// IsNodeReady reports whether the node's Ready condition is True (its
+// agent heartbeats and says it can run pods).
+func IsNodeReady(n *Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == NodeReady {
+			return c.Status == meta.ConditionTrue
+		}
+	}
+	return false
+}

@@ -10,6 +10,7 @@ package bootstraptoken
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ func (s *Signer) Reconcile(ctx context.Context, _ string) (reconcile.Result, err
 	var next time.Duration
 	for _, sec := range s.tokens.List() {
 		b, ok := client.ParseBootstrapTokenSecret(sec)
-		if !ok || b.Expired(now) || !contains(b.Usages, "signing") {
+		if !ok || b.Expired(now) || !slices.Contains(b.Usages, "signing") {
 			continue
 		}
 		sig, err := client.SignClusterInfo(content, b)
@@ -89,15 +90,6 @@ func (s *Signer) Reconcile(ctx context.Context, _ string) (reconcile.Result, err
 		}
 	}
 	return reconcile.Result{RequeueAfter: next}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Cleaner deletes expired tokens (keys: token Secret names).

@@ -66,29 +66,16 @@ func TestBenchVMLab(t *testing.T) {
 	clusterStart := time.Now()
 	initOut := l.must("exec", "cp1", "/root/kobune/kobeadm", "init")
 	initTook := time.Since(clusterStart)
-	var join []string
-	for _, line := range strings.Split(initOut, "\n") {
-		if f := strings.Fields(line); len(f) > 2 && f[0] == "kobeadm" && f[1] == "join" {
-			join = f[1:]
-		}
-	}
+	join := joinLine(initOut)
 	start = time.Now()
 	joinOut := l.must(append([]string{"exec", "w1", "/root/kobune/kobeadm"}, join...)...)
 	joinTook := time.Since(start)
 	l.must(append([]string{"exec", "w2", "/root/kobune/kobeadm"}, join...)...)
 	kobectl := func(args ...string) string {
-		out, _ := l.run("", append([]string{"exec", "cp1", "kobectl", "--kubeconfig", "/etc/kobune/admin.conf"}, args...)...)
+		out, _ := l.kobectl(args...)
 		return out
 	}
-	waitFor := func(what string, ok func() bool) {
-		deadline := time.Now().Add(3 * time.Minute)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 3 minutes", what)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
+	waitFor := func(what string, ok func() bool) { l.waitFor(what, 3*time.Minute, 200*time.Millisecond, ok) }
 	waitFor("3 nodes Ready", func() bool { return strings.Count(kobectl("get", "nodes", "--no-headers"), " Ready ") == 3 })
 	cluster := time.Since(clusterStart)
 

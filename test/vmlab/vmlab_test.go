@@ -59,6 +59,36 @@ func (l *lab) must(args ...string) string {
 	return out
 }
 
+// kobectl runs kobectl on cp1 as the cluster's admin.
+func (l *lab) kobectl(args ...string) (string, int) {
+	return l.run("", append([]string{"exec", "cp1", "kobectl", "--kubeconfig", "/etc/kobune/admin.conf"}, args...)...)
+}
+
+// waitFor asks ok every poll until it holds and returns how long that
+// took; the test fails if it does not hold within.
+func (l *lab) waitFor(what string, within, poll time.Duration, ok func() bool) time.Duration {
+	l.t.Helper()
+	start := time.Now()
+	for !ok() {
+		if time.Since(start) > within {
+			l.t.Fatalf("%s: not within %v", what, within)
+		}
+		time.Sleep(poll)
+	}
+	return time.Since(start)
+}
+
+// joinLine is the join command kobeadm init printed, from "join" on:
+// join ENDPOINT --token T --discovery-token-ca-cert-hash H.
+func joinLine(initOut string) []string {
+	for _, line := range strings.Split(initOut, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "kobeadm" && f[1] == "join" {
+			return f[1:]
+		}
+	}
+	return nil
+}
+
 // waitRunning waits until the machine's systemd says it runs.
 func (l *lab) waitRunning(name string, within time.Duration) time.Duration {
 	l.t.Helper()
@@ -264,31 +294,17 @@ func TestVMLabCluster(t *testing.T) {
 			t.Errorf("init did not say phase %s was done", phase)
 		}
 	}
-	var join []string // join ENDPOINT --token T --discovery-token-ca-cert-hash H
-	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 2 && f[0] == "kobeadm" && f[1] == "join" {
-			join = f[1:]
-		}
-	}
+	join := joinLine(out)
 	if len(join) != 6 || join[1] != "172.30.0.11:6443" {
 		t.Fatalf("init printed no join line with cp1's address: %q", join)
 	}
 	if st := l.must("exec", "cp1", "systemctl", "is-enabled", "kobune-apiserver", "kobune-scheduler", "kobune-controller", "kobune-agent"); strings.Count(st, "enabled") != 4 {
 		t.Errorf("units not enabled: %s", st)
 	}
-	kobectl := func(args ...string) (string, int) {
-		return l.run("", append([]string{"exec", "cp1", "kobectl", "--kubeconfig", "/etc/kobune/admin.conf"}, args...)...)
-	}
+	kobectl := l.kobectl
 	waitFor := func(what string, within time.Duration, ok func() bool) time.Duration {
 		t.Helper()
-		start := time.Now()
-		for !ok() {
-			if time.Since(start) > within {
-				t.Fatalf("%s: not within %v", what, within)
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		return time.Since(start)
+		return l.waitFor(what, within, 500*time.Millisecond, ok)
 	}
 	kobeadm := func(m string, args ...string) (string, int) {
 		return l.run("", append([]string{"exec", m, "/root/kobune/kobeadm"}, args...)...)
