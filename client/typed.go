@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"time"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
@@ -103,6 +104,37 @@ func (t *Typed[T]) Update(ctx context.Context, o T) (T, error) {
 func (t *Typed[T]) UpdateStatus(ctx context.Context, o T) (T, error) {
 	return t.write(ctx, o, t.raw().UpdateStatus)
 }
+
+// Modify reads an object, lets change edit it and writes it back, again
+// from a fresh read when another writer moved it in between (a
+// controller writing status, say): client-go's retry.RetryOnConflict
+// around a get and an update. It gives up after modifyAttempts
+// conflicts, returning the last; an error from change writes nothing.
+func (t *Typed[T]) Modify(ctx context.Context, namespace, name string, change func(T) error) (T, error) {
+	var zero T
+	for attempt := 1; ; attempt++ {
+		o, err := t.Get(ctx, namespace, name)
+		if err != nil {
+			return zero, err
+		}
+		if err := change(o); err != nil {
+			return zero, err
+		}
+		written, err := t.Update(ctx, o)
+		if err == nil || !IsConflict(err) || attempt == modifyAttempts {
+			return written, err
+		}
+		select {
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+		}
+	}
+}
+
+// modifyAttempts bounds Modify: ten writers racing for one object settle
+// well within it, and a client never spins on an object that keeps moving.
+const modifyAttempts = 10
 
 func (t *Typed[T]) write(ctx context.Context, o T, call func(context.Context, string, []byte, WriteOptions) (Written, error)) (T, error) {
 	var zero T

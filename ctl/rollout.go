@@ -118,18 +118,8 @@ func updateRetrying[T meta.Object](ctx context.Context, typed *client.Typed[T], 
 // updateChecked is updateRetrying with a change that may refuse (an
 // error, nothing written).
 func updateChecked[T meta.Object](ctx context.Context, typed *client.Typed[T], ns, name string, change func(T) error) error {
-	for {
-		o, err := typed.Get(ctx, ns, name)
-		if err != nil {
-			return err
-		}
-		if err := change(o); err != nil {
-			return err
-		}
-		if _, err = typed.Update(ctx, o); err == nil || !client.IsConflict(err) {
-			return err
-		}
-	}
+	_, err := typed.Modify(ctx, ns, name, change)
+	return err
 }
 
 // qualified prints a resource as kubectl does: "deployment.apps".

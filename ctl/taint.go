@@ -81,27 +81,20 @@ effect only that one, without every taint of that key.`,
 			ctx, cancel := ctxFor(cmd)
 			defer cancel()
 			nodes := client.For[*core.Node](c)
-			for {
-				n, err := nodes.Get(ctx, "", args[1])
-				if err != nil {
-					return err
-				}
-				removed, err := applyTaints(n, changes, overwrite)
-				if err != nil {
-					return err
-				}
-				if _, err := nodes.Update(ctx, n); client.IsConflict(err) {
-					continue
-				} else if err != nil {
-					return err
-				}
-				verb := "tainted"
-				if removed {
-					verb = "untainted"
-				}
-				fmt.Fprintf(o.Out, "node/%s %s\n", n.Name, verb)
-				return nil
+			var removed bool
+			n, err := nodes.Modify(ctx, "", args[1], func(n *core.Node) (err error) {
+				removed, err = applyTaints(n, changes, overwrite)
+				return err
+			})
+			if err != nil {
+				return err
 			}
+			verb := "tainted"
+			if removed {
+				verb = "untainted"
+			}
+			fmt.Fprintf(o.Out, "node/%s %s\n", n.Name, verb)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "change the value of a taint that is already set")

@@ -187,10 +187,7 @@ func TestClusterInfoIsSignedWithEachToken(t *testing.T) {
 	}
 	// A new address is signed again.
 	kc2 := strings.Replace(kc, "10.0.0.1", "10.0.0.2", 1)
-	cm.Data["kubeconfig"] = kc2
-	if _, err := configMaps.Update(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
+	retryUpdate(t, ctx, configMaps, "kube-public", "cluster-info", func(cm *core.ConfigMap) { cm.Data["kubeconfig"] = kc2 })
 	if _, err := client.WaitFor(ctx, configMaps, "kube-public", "cluster-info", 0, signed(kc2, signs)); err != nil {
 		t.Fatalf("a changed cluster-info was not signed again: %v", err)
 	}

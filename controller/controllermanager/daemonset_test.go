@@ -131,17 +131,7 @@ func TestDaemonSet(t *testing.T) {
 // (controllers and agents write the same objects).
 func retryUpdate[T meta.Object](t *testing.T, ctx context.Context, typed *client.Typed[T], ns, name string, change func(T)) {
 	t.Helper()
-	for {
-		o, err := typed.Get(ctx, ns, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change(o)
-		if _, err = typed.Update(ctx, o); err == nil {
-			return
-		}
-		if !client.IsConflict(err) {
-			t.Fatal(err)
-		}
+	if _, err := typed.Modify(ctx, ns, name, func(o T) error { change(o); return nil }); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -154,11 +154,9 @@ func TestPersistentVolumeBinding(t *testing.T) {
 	}, func(gone bool) bool { return gone })
 
 	// Retain keeps a released volume; Delete without a CSI driver fails.
-	big, _ := volumes.Get(ctx, "", "fast-1")
-	big.Spec.PersistentVolumeReclaimPolicy = core.ReclaimDelete
-	if _, err := volumes.Update(ctx, big); err != nil {
-		t.Fatal(err)
-	}
+	retryUpdate(t, ctx, volumes, "", "fast-1", func(big *core.PersistentVolume) {
+		big.Spec.PersistentVolumeReclaimPolicy = core.ReclaimDelete
+	})
 	for _, name := range []string{"b", "c"} {
 		if err := claims.Delete(ctx, "default", name, client.DeleteOptions{}); err != nil {
 			t.Fatal(err)

@@ -191,12 +191,9 @@ func TestStatefulSetClaims(t *testing.T) {
 		t.Errorf("data-db-0 was made again")
 	}
 	// Scale to 1: db-1 goes, then its claim.
-	s, _ := sets.Get(ctx, "default", "db")
+	// The controller writes the set's status meanwhile: retried on conflict.
 	one := int32(1)
-	s.Spec.Replicas = &one
-	if _, err := sets.Update(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	retryUpdate(t, ctx, sets, "default", "db", func(s *apps.StatefulSet) { s.Spec.Replicas = &one })
 	waitFor(t, "data-db-1 deleted after the scale-down", func() (bool, error) {
 		_, err := claims.Get(ctx, "default", "data-db-1")
 		return client.IsNotFound(err), nil

@@ -90,12 +90,7 @@ func TestBenchPolicyPropagation(t *testing.T) {
 		return 0, false
 	}
 	relabel := func(name string, labels map[string]string) time.Time {
-		p, err := pods.Get(ctx, "default", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Labels = labels
-		if _, err := pods.Update(ctx, p); err != nil {
+		if _, err := pods.Modify(ctx, "default", name, func(p *core.Pod) error { p.Labels = labels; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return time.Now()

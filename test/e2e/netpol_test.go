@@ -196,12 +196,8 @@ func TestNetworkPoliciesOnTheNodes(t *testing.T) {
 	expect("x isolated, no client yet", denyX, "TCP", 80)
 	relabel := func(labels map[string]string) {
 		t.Helper()
-		p, err := pods.Get(ctx, "y", "b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Labels = labels
-		if _, err := pods.Update(ctx, p); err != nil {
+		// The agent may write the pod's status meanwhile.
+		if _, err := pods.Modify(ctx, "y", "b", func(p *core.Pod) error { p.Labels = labels; return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

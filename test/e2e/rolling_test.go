@@ -114,12 +114,12 @@ func rollThreeTimes(t *testing.T, ctx context.Context, addr string, c *client.Cl
 	skip := len(logs())
 	start := time.Now()
 	for i, image := range []string{"2.0", "1.0", "2.0"} {
-		d, err := deploys.Get(ctx, "default", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Spec.Template.Spec.Containers[0].Image = "kobune.local/labapp:" + image
-		if _, err := deploys.Update(ctx, d); err != nil {
+		// The controller writes the Deployment's status meanwhile: Modify
+		// reads again when it moved.
+		if _, err := deploys.Modify(ctx, "default", name, func(d *apps.Deployment) error {
+			d.Spec.Template.Spec.Containers[0].Image = "kobune.local/labapp:" + image
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		waitRolledOut(t, ctx, deploys, name)
