@@ -51,3 +51,27 @@ func TestAdmissionChainOrder(t *testing.T) {
 		t.Errorf("Defaulting must come first and ResourceQuota last: %v, %v", mutating, validating)
 	}
 }
+
+// TestHandlerChainOrder: the filters every request passes, REST or gRPC,
+// are the ones docs/architecture.md lists, in its order.
+func TestHandlerChainOrder(t *testing.T) {
+	s := testserver.New(t)
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(doc)
+	if i := strings.Index(section, "## The handler chain"); i >= 0 {
+		section = section[i:]
+	}
+	if i := strings.Index(section, "## The admission chain"); i >= 0 {
+		section = section[:i]
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile(`(?m)^\| \d+ \| (\w+) \|`).FindAllStringSubmatch(section, -1) {
+		documented = append(documented, m[1])
+	}
+	if got := s.Server.HandlerChain(); !slices.Equal(got, documented) {
+		t.Errorf("handler chain:\n the server runs %v\n the docs show   %v", got, documented)
+	}
+}

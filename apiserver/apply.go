@@ -199,7 +199,7 @@ func (s *Server) apply(ctx context.Context, k *scheme.Kind, ns string, req *apip
 		if live == nil {
 			// An apply that creates is a create too: the caller needs that
 			// right as well as patch's.
-			if err := s.authorize(ctx, apipb.ResourceAPI_Create_FullMethodName, &apipb.CreateRequest{Resource: req.Resource, Namespace: ns, Object: b}); err != nil {
+			if err := s.authorize(ctx, "Create", &apipb.CreateRequest{Resource: req.Resource, Namespace: ns, Object: b}); err != nil {
 				return nil, err
 			}
 			if req.DryRun {

@@ -5,65 +5,14 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/audit"
 	"github.com/kobune/kobune/apiserver/request"
-	"github.com/kobune/kobune/proto/apipb"
 )
-
-// auditUnary records each unary call in the audit log once it is answered.
-func (s *Server) auditUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if s.audit == nil {
-		return handler(ctx, req)
-	}
-	received := time.Now()
-	ctx, annotations := admission.WithAnnotations(ctx)
-	resp, err := handler(ctx, req)
-	r := auditRequest(ctx, info.FullMethod, req, received)
-	if len(annotations) > 0 {
-		r.Annotations = annotations
-	}
-	if o, ok := resp.(*apipb.ObjectResponse); ok && err == nil {
-		r.ResponseObject = o.Object
-	}
-	r.Code, r.Message = httpCode(err, r.Verb)
-	s.audit.Record(r)
-	return resp, err
-}
-
-// auditStream records a stream (watch, logs, exec) when its request
-// arrives.
-func (s *Server) auditStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if s.audit == nil {
-		return handler(srv, ss)
-	}
-	return handler(srv, &auditedStream{ServerStream: ss, s: s, method: info.FullMethod, received: time.Now()})
-}
-
-type auditedStream struct {
-	grpc.ServerStream
-	s        *Server
-	method   string
-	received time.Time
-	done     bool
-}
-
-func (a *auditedStream) RecvMsg(m any) error {
-	err := a.ServerStream.RecvMsg(m)
-	if err == nil && !a.done {
-		a.done = true
-		r := auditRequest(a.Context(), a.method, m, a.received)
-		r.Code, r.Streaming = 200, true
-		a.s.audit.Record(r)
-	}
-	return err
-}
 
 // auditRequest describes a call for the audit log.
 func auditRequest(ctx context.Context, method string, req any, received time.Time) *audit.Request {

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
@@ -165,26 +164,3 @@ func (s *Server) impersonate(ctx context.Context, real request.UserInfo, users, 
 func (s *Server) anonymousAllowed() bool {
 	return s.cfg.ClientCAFile == "" || s.cfg.AnonymousAuth
 }
-
-func (s *Server) authnUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := s.authenticate(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return handler(ctx, req)
-}
-
-func (s *Server) authnStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, err := s.authenticate(ss.Context())
-	if err != nil {
-		return err
-	}
-	return handler(srv, &userStream{ServerStream: ss, ctx: ctx})
-}
-
-type userStream struct {
-	grpc.ServerStream
-	ctx context.Context
-}
-
-func (u *userStream) Context() context.Context { return u.ctx }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -66,7 +65,7 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 	case *apipb.UpdateRequest:
 		a = request.Attributes{Verb: "update", Resource: q.Resource, Namespace: q.Namespace, Name: name(q.Object)}
 		obj = q.Object
-		if strings.HasSuffix(method, "/UpdateStatus") {
+		if method == "UpdateStatus" {
 			a.Subresource = "status"
 		}
 	case *apipb.PatchRequest:
@@ -106,7 +105,7 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		// must not take it for the core pods or nodes.
 		return request.Attributes{Verb: verb, APIGroup: "metrics.k8s.io", APIVersion: "v1beta1", Resource: q.Resource, Namespace: ns, Name: q.Name}, nil
 	default:
-		a = request.Attributes{Verb: "get", Path: "/" + strings.ToLower(path.Base(method))} // Version: /version
+		a = request.Attributes{Verb: "get", Path: "/" + strings.ToLower(method)} // Version: /version
 	}
 	if k, ok := scheme.ByResource(a.Resource); ok {
 		if !k.Namespaced {
@@ -272,36 +271,6 @@ func (s *Server) waitAuthorizer(ctx context.Context) error {
 	case <-time.After(30 * time.Second):
 		return status.Error(codes.Unavailable, "the authorizer has not loaded the roles and bindings yet (is etcd healthy?); try again")
 	}
-}
-
-func (s *Server) authzUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := s.authorize(ctx, info.FullMethod, req); err != nil {
-		return nil, err
-	}
-	return handler(ctx, req)
-}
-
-// authzStream authorizes a stream on its first message (the request).
-func (s *Server) authzStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return handler(srv, &authorizedStream{ServerStream: ss, s: s, method: info.FullMethod})
-}
-
-type authorizedStream struct {
-	grpc.ServerStream
-	s      *Server
-	method string
-	done   bool
-}
-
-func (a *authorizedStream) RecvMsg(m any) error {
-	if err := a.ServerStream.RecvMsg(m); err != nil {
-		return err
-	}
-	if !a.done {
-		a.done = true
-		return a.s.authorize(a.Context(), a.method, m)
-	}
-	return nil
 }
 
 // nodeFallback answers a graph miss from storage: a pod bound to node in

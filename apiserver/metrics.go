@@ -9,8 +9,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/proto/apipb"
 )
 
 // metrics are the API server's Prometheus series, named after
@@ -69,53 +71,38 @@ func newMetrics() *metrics {
 
 type resourceRequest interface{ GetResource() string }
 
-func verbOf(fullMethod string) string {
-	return strings.ToLower(fullMethod[strings.LastIndex(fullMethod, "/")+1:])
+// filter is the handler chain's first step: it counts every call by verb,
+// resource and code, times it (a stream until it ends), and keeps the
+// number of open watches.
+func (m *metrics) filter(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
+	start := time.Now()
+	verb, resource := strings.ToLower(c.Method), resourceOf(c.Request)
+	if c.Method == "Watch" {
+		m.watchers.WithLabelValues(resource).Inc()
+		defer m.watchers.WithLabelValues(resource).Dec()
+	}
+	resp, err := next(ctx, c)
+	m.observe(verb, resource, start, err)
+	return resp, err
+}
+
+// resourceOf is the resource a call is about, for the series' labels:
+// the pods subresources count under pods, the node proxy under nodes.
+func resourceOf(req any) string {
+	switch r := req.(type) {
+	case resourceRequest:
+		return r.GetResource()
+	case *apipb.BindRequest, *apipb.PodLogsRequest, *apipb.PodAttachRequest, *apipb.PodExecInput, *apipb.PodPortForwardData:
+		return "pods"
+	case *apipb.NodeStatsRequest, *apipb.ServicePathRequest:
+		return "nodes"
+	}
+	return ""
 }
 
 func (m *metrics) observe(verb, resource string, start time.Time, err error) {
 	m.requests.WithLabelValues(verb, resource, status.Code(err).String()).Inc()
 	m.latency.WithLabelValues(verb, resource).Observe(time.Since(start).Seconds())
-}
-
-func (m *metrics) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	start := time.Now()
-	resp, err := handler(ctx, req)
-	resource := "pods" // Bind is the pods/binding subresource
-	if r, ok := req.(resourceRequest); ok {
-		resource = r.GetResource()
-	} else if verbOf(info.FullMethod) == "version" {
-		resource = ""
-	}
-	m.observe(verbOf(info.FullMethod), resource, start, err)
-	return resp, err
-}
-
-// wrappedStream captures the first request message to learn the resource.
-type wrappedStream struct {
-	grpc.ServerStream
-	resource string
-	m        *metrics
-}
-
-func (w *wrappedStream) RecvMsg(msg any) error {
-	err := w.ServerStream.RecvMsg(msg)
-	if r, ok := msg.(resourceRequest); ok && err == nil {
-		w.resource = r.GetResource()
-		w.m.watchers.WithLabelValues(w.resource).Inc()
-	}
-	return err
-}
-
-func (m *metrics) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	start := time.Now()
-	w := &wrappedStream{ServerStream: ss, m: m}
-	err := handler(srv, w)
-	if w.resource != "" {
-		m.watchers.WithLabelValues(w.resource).Dec()
-	}
-	m.observe(verbOf(info.FullMethod), w.resource, start, err)
-	return err
 }
 
 func (m *metrics) handler() http.Handler {

@@ -96,12 +96,12 @@ func (s *Server) nodeClient(node, addr string) (nodepb.NodeAPIClient, func(), er
 }
 
 // PodLogs implements the pods/log subresource.
-func (s *Server) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_PodLogsServer) error {
+func (s *Server) PodLogs(ctx context.Context, req *apipb.PodLogsRequest, stream Sender[apipb.LogChunk]) error {
 	since, err := logsSince(req.SinceSeconds, req.SinceTime, time.Now())
 	if err != nil {
 		return err
 	}
-	return s.relayLog(stream, req.Namespace, req.Name, &nodepb.LogsRequest{Container: req.Container,
+	return s.relayLog(ctx, stream, req.Namespace, req.Name, &nodepb.LogsRequest{Container: req.Container,
 		Follow: req.Follow, TailLines: req.TailLines, Previous: req.Previous, Timestamps: req.Timestamps, SinceUnixNano: since})
 }
 
@@ -131,17 +131,16 @@ func logsSince(seconds int64, at string, now time.Time) (int64, error) {
 // stdin or a terminal (their stdin and tty fields are named unsupported),
 // so there is no input to attach to, as on Kubernetes for a container
 // without stdin: true.
-func (s *Server) PodAttach(req *apipb.PodAttachRequest, stream apipb.ResourceAPI_PodAttachServer) error {
+func (s *Server) PodAttach(ctx context.Context, req *apipb.PodAttachRequest, stream Sender[apipb.LogChunk]) error {
 	if req.Stdin || req.Tty {
 		return status.Errorf(codes.InvalidArgument, "attach: kobune starts containers without stdin or a terminal (the container fields stdin and tty are not supported), so an attach carries output only: leave out -i and -t, or use exec -it for a shell")
 	}
-	return s.relayLog(stream, req.Namespace, req.Name, &nodepb.LogsRequest{Container: req.Container, Follow: true, FromEnd: true})
+	return s.relayLog(ctx, stream, req.Namespace, req.Name, &nodepb.LogsRequest{Container: req.Container, Follow: true, FromEnd: true})
 }
 
 // relayLog streams a container log from the pod's node: pods/log and
 // pods/attach.
-func (s *Server) relayLog(stream grpc.ServerStreamingServer[apipb.LogChunk], namespace, name string, req *nodepb.LogsRequest) error {
-	ctx := stream.Context()
+func (s *Server) relayLog(ctx context.Context, stream Sender[apipb.LogChunk], namespace, name string, req *nodepb.LogsRequest) error {
 	pod, addr, err := s.podNode(ctx, namespace, name)
 	if err != nil {
 		return err
@@ -177,13 +176,10 @@ func (s *Server) relayLog(stream grpc.ServerStreamingServer[apipb.LogChunk], nam
 	}
 }
 
-// PodExec implements the pods/exec subresource.
-func (s *Server) PodExec(stream apipb.ResourceAPI_PodExecServer) error {
-	ctx := stream.Context()
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
+// PodExec implements the pods/exec subresource: first names the pod,
+// the container and the command; the stream carries stdin in and the
+// output back.
+func (s *Server) PodExec(ctx context.Context, first *apipb.PodExecInput, stream Duplex[apipb.PodExecInput, apipb.PodExecOutput]) error {
 	if len(first.Command) == 0 {
 		return invalid("exec: a command is required")
 	}
@@ -240,12 +236,7 @@ func (s *Server) PodExec(stream apipb.ResourceAPI_PodExecServer) error {
 
 // PodPortForward implements the pods/portforward subresource: one TCP
 // connection to a port of the pod, relayed to and from its node's agent.
-func (s *Server) PodPortForward(stream apipb.ResourceAPI_PodPortForwardServer) error {
-	ctx := stream.Context()
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
+func (s *Server) PodPortForward(ctx context.Context, first *apipb.PodPortForwardData, stream Duplex[apipb.PodPortForwardData, apipb.PodPortForwardData]) error {
 	if first.Port < 1 || first.Port > 65535 {
 		return invalid("port: Invalid value: %d: must be between 1 and 65535", first.Port)
 	}

@@ -471,10 +471,35 @@ func TestImpersonationAndAuthCommands(t *testing.T) {
 	if _, _, code := run("get", "pods", "-n", "default", "--as", "alice"); code == 0 {
 		t.Error("get pods -n default --as alice succeeded")
 	}
+	// A watch the authorizer refuses (a stream) is logged with its 403.
+	asAliceCfg := s.admin
+	asAliceCfg.Impersonate = "alice"
+	asAlice, err := client.NewFromConfig(asAliceCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer asAlice.Close()
+	if w, err := client.For[*core.Secret](asAlice).Watch(ctx, "kube-system", client.ListOptions{}, 0); err == nil {
+		for range w.Events {
+			t.Error("alice got a Secret's watch event")
+		}
+		forbidden(t, "alice watches secrets", w.Err())
+	} else {
+		forbidden(t, "alice watches secrets", err)
+	}
 	// The audit log names who acted, and as whom.
 	b, _ := os.ReadFile(auditLog)
 	if !strings.Contains(string(b), `"user":{"username":"kubernetes-admin"`) || !strings.Contains(string(b), `"impersonatedUser":{"username":"alice"`) {
 		t.Errorf("the audit log does not record kubernetes-admin impersonating alice:\n%.2000s", b)
+	}
+	refusedWatch := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"verb":"watch"`) && strings.Contains(line, `"resource":"secrets"`) && strings.Contains(line, `"impersonatedUser":{"username":"alice"`) {
+			refusedWatch = strings.Contains(line, `"code":403`)
+		}
+	}
+	if !refusedWatch {
+		t.Errorf("the audit log does not record alice's refused watch of secrets with 403:\n%.3000s", b)
 	}
 	// Alice may not impersonate anyone, until a role lets her be bob.
 	cfg := s.admin

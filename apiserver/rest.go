@@ -15,31 +15,31 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/authorizer"
+	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
 // The Kubernetes REST API (kube-apiserver's HTTP handlers), served beside
-// the gRPC API on the same port (connmux.go). A REST request is translated
-// into the gRPC request it means and run through the very same path — the
-// interceptors (metrics, authentication, audit, authorization) and the RPC
-// handler, with its decoding, admission, validation and storage — so no
-// rule exists twice: what differs is only the shape on the wire (URLs,
-// query parameters, metav1.Status errors, lists, watch events as JSON
-// lines, Tables).
+// the gRPC API on the same port (connmux.go). A REST request is read into
+// the request message it means and passes the handler chain
+// (handlerchain.go: metrics, authentication, audit, authorization) to the
+// registry's verb it names — s.Get, s.Create, s.Watch ..., the functions
+// the gRPC front end (grpcapi.go) calls too, with their decoding,
+// admission, validation and storage — so no rule exists twice: what
+// differs is only the shape on the wire (URLs, query parameters,
+// metav1.Status errors, lists, watch events as JSON lines, Tables).
 //
 // Files: rest.go (routing, verbs), rest_discovery.go (/api, /apis,
 // /version), rest_status.go (errors as Status objects).
@@ -93,7 +93,7 @@ func restContext(r *http.Request) context.Context {
 }
 
 // pathAllowed authenticates and authorizes a request that maps to no RPC
-// (discovery, OpenAPI), as the interceptors do for those that do; when it
+// (discovery, OpenAPI), as the handler chain does for those that do; when it
 // is refused, the refusal is the answer.
 func (s *Server) pathAllowed(w http.ResponseWriter, r *http.Request) bool {
 	ctx, err := s.authenticate(restContext(r))
@@ -120,101 +120,31 @@ func (s *Server) authorizePath(ctx context.Context, path string) error {
 	return nil
 }
 
-// unaryChain and streamChain are the interceptors of the gRPC server, in
-// its order, for the REST requests.
-func (s *Server) unaryInterceptors() []grpc.UnaryServerInterceptor {
-	return []grpc.UnaryServerInterceptor{s.metrics.unary, s.authnUnary, s.auditUnary, s.authzUnary}
-}
-
-func (s *Server) streamInterceptors() []grpc.StreamServerInterceptor {
-	return []grpc.StreamServerInterceptor{s.metrics.stream, s.authnStream, s.auditStream, s.authzStream}
-}
-
-// invoke runs one unary RPC of the resource API as the gRPC server would.
-func (s *Server) invoke(ctx context.Context, method string, req proto.Message) (any, error) {
-	for _, m := range apipb.ResourceAPI_ServiceDesc.Methods {
-		if m.MethodName != method {
-			continue
-		}
-		ics := s.unaryInterceptors()
-		var chain grpc.UnaryServerInterceptor = func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-			h := handler
-			for i := len(ics) - 1; i >= 0; i-- {
-				ic, next := ics[i], h
-				h = func(ctx context.Context, req any) (any, error) { return ic(ctx, req, info, next) }
-			}
-			return h(ctx, req)
-		}
-		dec := func(m any) error { proto.Merge(m.(proto.Message), req); return nil }
-		return m.Handler(s, ctx, dec, chain)
-	}
-	return nil, status.Errorf(codes.Unimplemented, "no method %s", method)
-}
-
-// invokeStream runs one server-streaming RPC (Watch, PodLogs) as the gRPC
-// server would; send gets each message the handler sends.
-func (s *Server) invokeStream(ctx context.Context, method string, req proto.Message, send func(any) error, header func()) error {
-	return s.runStream(ctx, method, &restStream{ctx: ctx, req: req, send: send, header: header})
-}
-
-// invokeBidi runs one bidirectional RPC (PodExec, PodPortForward): the
-// handler reads first, then whatever recv gives, and sends with send.
-func (s *Server) invokeBidi(ctx context.Context, method string, first proto.Message, recv func(proto.Message) error, send func(any) error) error {
-	return s.runStream(ctx, method, &restStream{ctx: ctx, req: first, send: send, recv: recv})
-}
-
-func (s *Server) runStream(ctx context.Context, method string, rs *restStream) error {
-	for _, st := range apipb.ResourceAPI_ServiceDesc.Streams {
-		if st.StreamName != method {
-			continue
-		}
-		ics := s.streamInterceptors()
-		info := &grpc.StreamServerInfo{FullMethod: "/" + apipb.ResourceAPI_ServiceDesc.ServiceName + "/" + method, IsServerStream: true}
-		h := st.Handler
-		for i := len(ics) - 1; i >= 0; i-- {
-			ic, next := ics[i], h
-			h = func(srv any, ss grpc.ServerStream) error { return ic(srv, ss, info, next) }
-		}
-		return h(s, rs)
-	}
-	return status.Errorf(codes.Unimplemented, "no stream %s", method)
-}
-
-// restStream is a grpc.ServerStream over an HTTP response.
-type restStream struct {
-	ctx  context.Context
-	req  proto.Message
-	read bool
-	send func(any) error
-	// recv, when set, reads the messages after the first (bidirectional
-	// streams); without it the stream ends after the first.
-	recv func(proto.Message) error
-	// header, when set, sends the HTTP response's headers: the handler
-	// has accepted the request (a watch sends them before its first event).
+// restSender is a Sender over an HTTP response: send writes one message
+// in the response's encoding; header, when set, sends the response's
+// headers once the registry has accepted the call.
+type restSender[T any] struct {
+	send   func(*T) error
 	header func()
 }
 
-func (r *restStream) SetHeader(metadata.MD) error { return nil }
-func (r *restStream) SendHeader(metadata.MD) error {
+func (r restSender[T]) Send(m *T) error { return r.send(m) }
+
+func (r restSender[T]) SendHeader(metadata.MD) error {
 	if r.header != nil {
 		r.header()
 	}
 	return nil
 }
-func (r *restStream) SetTrailer(metadata.MD)   {}
-func (r *restStream) Context() context.Context { return r.ctx }
-func (r *restStream) SendMsg(m any) error      { return r.send(m) }
-func (r *restStream) RecvMsg(m any) error {
-	if r.read && r.recv != nil {
-		return r.recv(m.(proto.Message))
-	}
-	if r.read {
-		return io.EOF
-	}
-	r.read = true
-	proto.Merge(m.(proto.Message), r.req)
-	return nil
+
+// restDuplex is a Duplex over a WebSocket session: recv reads what the
+// client sends after the request.
+type restDuplex[In, Out any] struct {
+	restSender[Out]
+	recv func() (*In, error)
 }
+
+func (r restDuplex[In, Out]) Recv() (*In, error) { return r.recv() }
 
 // restTarget is what a resource URL names.
 type restTarget struct {
@@ -406,12 +336,12 @@ func readBodyUpTo(r *http.Request, limit int) ([]byte, error) {
 }
 
 func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
-	resp, err := s.invoke(ctx, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, Subresource: t.sub})
+	resp, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, Subresource: t.sub}, s.Get)
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
-	obj := resp.(*apipb.ObjectResponse).Object
+	obj := resp.Object
 	if wantsTable(r) && t.sub == "" {
 		writeTable(w, r, t.kind, [][]byte{obj}, "", "")
 		return
@@ -433,12 +363,11 @@ func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Re
 			*dst = n
 		}
 	}
-	resp, err := s.invoke(ctx, "List", req)
+	list, err := filters.Unary(ctx, s.chain, "List", req, s.List)
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
-	list := resp.(*apipb.ListResponse)
 	rv := strconv.FormatInt(list.ResourceVersion, 10)
 	if wantsTable(r) {
 		writeTable(w, r, t.kind, list.Items, rv, list.Continue)
@@ -525,8 +454,7 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 			}
 		}
 	}
-	err := s.invokeStream(ctx, "Watch", req, func(m any) error {
-		ev := m.(*apipb.WatchEvent)
+	send := func(ev *apipb.WatchEvent) error {
 		start()
 		obj := ev.Object
 		if asTable && ev.Type != Bookmark {
@@ -548,7 +476,10 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 			flusher.Flush()
 		}
 		return nil
-	}, start)
+	}
+	err := filters.Stream(ctx, s.chain, "Watch", req, func(ctx context.Context) error {
+		return s.Watch(ctx, req, restSender[apipb.WatchEvent]{send: send, header: start})
+	})
 	if err == nil || ctx.Err() != nil {
 		start()
 		return
@@ -604,8 +535,8 @@ func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.
 			return
 		}
 	}
-	resp, err := s.invoke(ctx, "Create", &apipb.CreateRequest{Resource: resource, Namespace: ns, Object: body,
-		FieldValidation: q.Get("fieldValidation"), DryRun: dry})
+	resp, err := filters.Unary(ctx, s.chain, "Create", &apipb.CreateRequest{Resource: resource, Namespace: ns, Object: body,
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry}, s.Create)
 	code := http.StatusCreated
 	if t.kind == nil {
 		code = http.StatusOK // reviews and token requests are answered, not stored
@@ -630,22 +561,23 @@ func (s *Server) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	writeWarnings(w, warnings)
 	q := r.URL.Query()
-	method := "Update"
+	req := &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: body,
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}
+	var resp *apipb.ObjectResponse
 	if t.sub == "status" {
-		method = "UpdateStatus"
+		resp, err = filters.Unary(ctx, s.chain, "UpdateStatus", req, s.UpdateStatus)
+	} else {
+		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.Update)
 	}
-	resp, err := s.invoke(ctx, method, &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: body,
-		FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")})
 	respond(w, http.StatusOK, resp, err, t)
 }
 
 // respond answers with the object a write returned, and its warnings.
-func respond(w http.ResponseWriter, code int, resp any, err error, t *restTarget) {
+func respond(w http.ResponseWriter, code int, o *apipb.ObjectResponse, err error, t *restTarget) {
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
-	o := resp.(*apipb.ObjectResponse)
 	writeWarnings(w, o.Warnings)
 	writeJSON(w, code, t.fromStored(o.Object))
 }
@@ -679,8 +611,8 @@ func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.R
 		writeError(w, invalid("force: Invalid value: %q: must be true or false", v), t)
 		return
 	}
-	resp, err := s.invoke(ctx, "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
-		Subresource: t.sub, FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager"), Force: force})
+	resp, err := filters.Unary(ctx, s.chain, "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
+		Subresource: t.sub, FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager"), Force: force}, s.Patch)
 	respond(w, http.StatusOK, resp, err, t)
 }
 
@@ -725,9 +657,9 @@ func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Re
 		}
 	}
 	errLimit := errors.New("limitBytes reached")
-	err := s.invokeStream(ctx, "PodLogs", req, func(m any) error {
+	send := func(m *apipb.LogChunk) error {
 		start()
-		data := m.(*apipb.LogChunk).Data
+		data := m.Data
 		if limit >= 0 && int64(len(data)) > limit {
 			data = data[:limit]
 		}
@@ -743,7 +675,10 @@ func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Re
 			}
 		}
 		return nil
-	}, start)
+	}
+	err := filters.Stream(ctx, s.chain, "PodLogs", req, func(ctx context.Context) error {
+		return s.PodLogs(ctx, req, restSender[apipb.LogChunk]{send: send, header: start})
+	})
 	switch {
 	case err == nil || errors.Is(err, errLimit) || ctx.Err() != nil:
 		start()
@@ -784,7 +719,7 @@ func (s *Server) restBind(ctx context.Context, w http.ResponseWriter, r *http.Re
 		writeError(w, invalid("target.kind: Unsupported value: %q: supported values: \"Node\"", b.Target.Kind), t)
 		return
 	}
-	if _, err := s.invoke(ctx, "Bind", &apipb.BindRequest{Namespace: t.namespace, Name: t.name, NodeName: b.Target.Name, Uid: b.Metadata.UID, Annotations: b.Metadata.Annotations}); err != nil {
+	if _, err := filters.Unary(ctx, s.chain, "Bind", &apipb.BindRequest{Namespace: t.namespace, Name: t.name, NodeName: b.Target.Name, Uid: b.Metadata.UID, Annotations: b.Metadata.Annotations}, s.Bind); err != nil {
 		writeError(w, err, t)
 		return
 	}
@@ -808,12 +743,11 @@ func (s *Server) restDeleteCollection(ctx context.Context, w http.ResponseWriter
 		return
 	}
 	q := r.URL.Query()
-	resp, err := s.invoke(ctx, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")})
+	list, err := filters.Unary(ctx, s.chain, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")}, s.List)
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
-	list := resp.(*apipb.ListResponse)
 	for _, it := range list.Items {
 		var m struct {
 			Metadata struct{ Name, Namespace string } `json:"metadata"`
@@ -822,8 +756,8 @@ func (s *Server) restDeleteCollection(ctx context.Context, w http.ResponseWriter
 			writeError(w, status.Errorf(codes.Internal, "decode: %v", err), t)
 			return
 		}
-		_, err := s.invoke(ctx, "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
-			GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy})
+		_, err := filters.Unary(ctx, s.chain, "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
+			GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}, s.Delete)
 		if err != nil && status.Code(err) != codes.NotFound {
 			writeError(w, err, t)
 			return
@@ -853,12 +787,12 @@ func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.
 		return
 	}
 	req.Name = t.name
-	resp, err := s.invoke(ctx, "Delete", req)
+	resp, err := filters.Unary(ctx, s.chain, "Delete", req, s.Delete)
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
-	writeJSON(w, http.StatusOK, t.fromStored(resp.(*apipb.ObjectResponse).Object))
+	writeJSON(w, http.StatusOK, t.fromStored(resp.Object))
 }
 
 // deleteRequest reads a delete's options — the DeleteOptions body (JSON,

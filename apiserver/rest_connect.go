@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -38,9 +39,10 @@ import (
 //     requestID and carrying the port in their headers.
 //
 // SPDY for exec (what kubectl before 1.30 used) is not served: the answer
-// says to use a kubectl of 1.30 or later. The session behind both is the
-// gRPC stream Kobune's own clients use (PodExec, PodPortForward), run
-// through the same interceptors: authentication, audit, authorization.
+// says to use a kubectl of 1.30 or later. A session passes the handler
+// chain once, before the upgrade (a refusal is an HTTP answer: 401, 403,
+// 404), and then runs the registry's verb Kobune's own gRPC clients reach
+// too (PodExec, PodAttach, PodPortForward).
 
 // Channel protocol (remotecommand) constants.
 const (
@@ -62,20 +64,25 @@ const (
 // credentials.
 var websocketUpgrader = websocket.Upgrader{ReadBufferSize: 32 << 10, WriteBufferSize: 32 << 10}
 
-// connectAllowed authenticates and authorizes a connect request before
-// the upgrade, and finds the pod's node, so that a refusal is an HTTP
-// answer (403, 404) as on Kubernetes rather than a message inside the
-// stream. The stream's own RPC checks again, through the interceptors.
-func (s *Server) connectAllowed(ctx context.Context, method string, first proto.Message, t *restTarget) error {
-	actx, err := s.authenticate(ctx)
-	if err != nil {
+// connect runs a connect verb's session through the handler chain: once
+// the caller is let through and the pod has a node, session upgrades the
+// connection and serves it. A refusal before the upgrade is the HTTP
+// answer, as on Kubernetes, rather than a message inside the stream;
+// session says whether it upgraded (after that, it has told the client
+// itself).
+func (s *Server) connect(ctx context.Context, w http.ResponseWriter, t *restTarget, method string, first proto.Message, session func(ctx context.Context) (upgraded bool, err error)) {
+	upgraded := false
+	err := filters.Stream(ctx, s.chain, method, first, func(ctx context.Context) error {
+		if _, _, err := s.podNode(ctx, t.namespace, t.name); err != nil {
+			return err
+		}
+		var err error
+		upgraded, err = session(ctx)
 		return err
+	})
+	if err != nil && !upgraded {
+		writeError(w, err, t)
 	}
-	if err := s.authorize(actx, "/"+apipb.ResourceAPI_ServiceDesc.ServiceName+"/"+method, first); err != nil {
-		return err
-	}
-	_, _, err = s.podNode(actx, t.namespace, t.name)
-	return err
 }
 
 func isWebSocket(r *http.Request) bool {
@@ -127,36 +134,33 @@ func (c *channelSession) end(st []byte) {
 	c.conn.Close()
 }
 
-// acceptChannels checks that the request asks for the channel protocol
-// over WebSocket and that the caller may run method on the pod, then
-// upgrades. On false the client has its answer.
-func (s *Server) acceptChannels(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, method string, first proto.Message) (*channelSession, bool) {
-	// Who may do this comes first: kubectl retries a refused WebSocket
-	// upgrade over SPDY, and the refusal it then prints must be the 403.
-	if err := s.connectAllowed(ctx, method, first, t); err != nil {
-		writeError(w, err, t)
-		return nil, false
-	}
+// upgradeChannels checks that the request asks for the channel protocol
+// over WebSocket, and upgrades. A nil session with errUpgradeAnswered:
+// the upgrader has answered the client; with another error: nothing was
+// answered yet.
+func upgradeChannels(w http.ResponseWriter, r *http.Request, t *restTarget) (*channelSession, error) {
 	if !isWebSocket(r) {
-		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
-			"kobune serves pods/"+t.sub+" over WebSocket ("+channelV5+", "+channelV4+"), not SPDY: use kubectl 1.30 or later, or kobectl "+t.sub), t)
-		return nil, false
+		return nil, statusWithCode(http.StatusBadRequest, "BadRequest",
+			"kobune serves pods/"+t.sub+" over WebSocket ("+channelV5+", "+channelV4+"), not SPDY: use kubectl 1.30 or later, or kobectl "+t.sub)
 	}
 	protos := websocket.Subprotocols(r)
 	if !slices.Contains(protos, channelV5) && !slices.Contains(protos, channelV4) {
-		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
-			fmt.Sprintf("no supported stream protocol among %q: kobune speaks %s and %s", protos, channelV5, channelV4)), t)
-		return nil, false
+		return nil, statusWithCode(http.StatusBadRequest, "BadRequest",
+			fmt.Sprintf("no supported stream protocol among %q: kobune speaks %s and %s", protos, channelV5, channelV4))
 	}
 	up := websocketUpgrader
 	up.Subprotocols = []string{channelV5, channelV4}
 	conn, err := up.Upgrade(w, r, nil)
 	if err != nil {
-		return nil, false // the upgrader has answered
+		return nil, errUpgradeAnswered
 	}
 	conn.SetReadLimit(maxStreamMessage)
-	return &channelSession{conn: conn, v5: conn.Subprotocol() == channelV5}, true
+	return &channelSession{conn: conn, v5: conn.Subprotocol() == channelV5}, nil
 }
+
+// errUpgradeAnswered: a WebSocket upgrade failed and the upgrader has
+// told the client why.
+var errUpgradeAnswered = errors.New("the WebSocket upgrade failed")
 
 // restExec serves pods/exec.
 func (s *Server) restExec(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
@@ -171,68 +175,40 @@ func (s *Server) restExec(ctx context.Context, w http.ResponseWriter, r *http.Re
 		return
 	}
 	first := &apipb.PodExecInput{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), Command: q["command"], Stdin: stdin, Tty: tty}
-	cs, ok := s.acceptChannels(ctx, w, r, t, "PodExec", first)
-	if !ok {
-		return
-	}
-	conn, v5, write := cs.conn, cs.v5, cs.write
+	s.connect(ctx, w, t, "PodExec", first, func(ctx context.Context) (bool, error) {
+		cs, err := upgradeChannels(w, r, t)
+		if err != nil {
+			return errors.Is(err, errUpgradeAnswered), err
+		}
+		return true, s.execSession(ctx, cs, first, stdout, stderr)
+	})
+}
+
+// execSession runs an exec over an upgraded connection: the client's
+// stdin, its end and terminal sizes go to the registry's PodExec, the
+// command's output comes back on the stdout and stderr channels, and its
+// exit status ends the session.
+func (s *Server) execSession(ctx context.Context, cs *channelSession, first *apipb.PodExecInput, stdout, stderr bool) error {
 	inputs := make(chan *apipb.PodExecInput)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() { // client → session: stdin, its end, terminal sizes
-		defer close(inputs)
-		for {
-			mt, msg, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			if mt != websocket.BinaryMessage || len(msg) == 0 {
-				continue
-			}
-			var in *apipb.PodExecInput
-			switch msg[0] {
-			case chanStdin:
-				if stdin && len(msg) > 1 {
-					in = &apipb.PodExecInput{StdinData: msg[1:]}
-				}
-			case chanResize:
-				var sz struct{ Width, Height uint32 }
-				if json.Unmarshal(msg[1:], &sz) == nil && sz.Width > 0 && sz.Height > 0 {
-					in = &apipb.PodExecInput{Width: sz.Width, Height: sz.Height}
-				}
-			case chanClose:
-				if v5 && len(msg) == 2 && msg[1] == chanStdin {
-					in = &apipb.PodExecInput{StdinClosed: true}
-				}
-			}
-			if in == nil {
-				continue
-			}
-			select {
-			case inputs <- in:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	recv := func(m proto.Message) error {
+	go cs.readExecInput(ctx, first.Stdin, inputs)
+	recv := func() (*apipb.PodExecInput, error) {
 		in, ok := <-inputs
 		if !ok {
-			return io.EOF
+			return nil, io.EOF
 		}
-		proto.Merge(m, in)
-		return nil
+		return in, nil
 	}
 	exitCode, exited := 0, false
-	err = s.invokeBidi(ctx, "PodExec", first, recv, func(m any) error {
-		out := m.(*apipb.PodExecOutput)
+	send := func(out *apipb.PodExecOutput) error {
 		if len(out.Stdout) > 0 && stdout {
-			if err := write(chanStdout, out.Stdout); err != nil {
+			if err := cs.write(chanStdout, out.Stdout); err != nil {
 				return err
 			}
 		}
 		if len(out.Stderr) > 0 && stderr {
-			if err := write(chanStderr, out.Stderr); err != nil {
+			if err := cs.write(chanStderr, out.Stderr); err != nil {
 				return err
 			}
 		}
@@ -240,8 +216,50 @@ func (s *Server) restExec(ctx context.Context, w http.ResponseWriter, r *http.Re
 			exitCode, exited = int(out.ExitCode), true
 		}
 		return nil
-	})
+	}
+	err := s.PodExec(ctx, first, restDuplex[apipb.PodExecInput, apipb.PodExecOutput]{restSender: restSender[apipb.PodExecOutput]{send: send}, recv: recv})
 	cs.end(execStatus(first.Command, exited, exitCode, err))
+	return err
+}
+
+// readExecInput turns what the client sends into exec input: stdin (when
+// the session has it), its end, terminal sizes. It closes inputs when the
+// client goes.
+func (c *channelSession) readExecInput(ctx context.Context, stdin bool, inputs chan<- *apipb.PodExecInput) {
+	defer close(inputs)
+	for {
+		mt, msg, err := c.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		if mt != websocket.BinaryMessage || len(msg) == 0 {
+			continue
+		}
+		var in *apipb.PodExecInput
+		switch msg[0] {
+		case chanStdin:
+			if stdin && len(msg) > 1 {
+				in = &apipb.PodExecInput{StdinData: msg[1:]}
+			}
+		case chanResize:
+			var sz struct{ Width, Height uint32 }
+			if json.Unmarshal(msg[1:], &sz) == nil && sz.Width > 0 && sz.Height > 0 {
+				in = &apipb.PodExecInput{Width: sz.Width, Height: sz.Height}
+			}
+		case chanClose:
+			if c.v5 && len(msg) == 2 && msg[1] == chanStdin {
+				in = &apipb.PodExecInput{StdinClosed: true}
+			}
+		}
+		if in == nil {
+			continue
+		}
+		select {
+		case inputs <- in:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // restAttach serves pods/attach: what the container writes from now on,
@@ -259,34 +277,36 @@ func (s *Server) restAttach(ctx context.Context, w http.ResponseWriter, r *http.
 		return
 	}
 	req := &apipb.PodAttachRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container")}
-	cs, ok := s.acceptChannels(ctx, w, r, t, "PodAttach", req)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { // the client's input is ignored; its going away ends the session
-		defer cancel()
-		for {
-			if _, _, err := cs.conn.ReadMessage(); err != nil {
-				return
-			}
-		}
-	}()
 	channel := byte(chanStdout)
 	if !stdout && stderr {
 		channel = chanStderr
 	}
-	err = s.invokeStream(ctx, "PodAttach", req, func(m any) error {
-		return cs.write(channel, m.(*apipb.LogChunk).Data)
-	}, nil)
-	st := []byte(`{"metadata":{},"status":"Success"}`)
-	if err != nil && ctx.Err() == nil {
-		full := toStatus(err, nil)
-		full.Kind, full.APIVersion = "", ""
-		st, _ = json.Marshal(full)
-	}
-	cs.end(st)
+	s.connect(ctx, w, t, "PodAttach", req, func(ctx context.Context) (bool, error) {
+		cs, err := upgradeChannels(w, r, t)
+		if err != nil {
+			return errors.Is(err, errUpgradeAnswered), err
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { // the client's input is ignored; its going away ends the session
+			defer cancel()
+			for {
+				if _, _, err := cs.conn.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}()
+		send := func(m *apipb.LogChunk) error { return cs.write(channel, m.Data) }
+		err = s.PodAttach(ctx, req, restSender[apipb.LogChunk]{send: send})
+		st := []byte(`{"metadata":{},"status":"Success"}`)
+		if err != nil && ctx.Err() == nil {
+			full := toStatus(err, nil)
+			full.Kind, full.APIVersion = "", ""
+			st, _ = json.Marshal(full)
+		}
+		cs.end(st)
+		return true, err
+	})
 }
 
 // execStatus is the Status the error channel ends a session with: Success,
@@ -325,17 +345,21 @@ func (s *Server) restPortForward(ctx context.Context, w http.ResponseWriter, r *
 		}
 	}
 	first := &apipb.PodPortForwardData{Namespace: t.namespace, Name: t.name}
-	if err := s.connectAllowed(ctx, "PodPortForward", first, t); err != nil {
-		writeError(w, err, t)
-		return
-	}
+	s.connect(ctx, w, t, "PodPortForward", first, func(ctx context.Context) (bool, error) {
+		return s.portForwardSession(ctx, w, r, t, allowed)
+	})
+}
+
+// portForwardSession upgrades a port-forward request (SPDY, tunneled in a
+// WebSocket or over the HTTP/1.1 connection itself) and serves its
+// connections.
+func (s *Server) portForwardSession(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, allowed []int32) (upgraded bool, err error) {
 	spdyUpgrade := strings.EqualFold(r.Header.Get("Upgrade"), "SPDY/3.1")
 	wantsPF := slices.ContainsFunc(r.Header.Values("X-Stream-Protocol-Version"), func(v string) bool { return v == portForwardV1 })
 	tunnel := isWebSocket(r) && slices.Contains(websocket.Subprotocols(r), "SPDY/3.1+"+portForwardV1)
 	if !tunnel && !(spdyUpgrade && wantsPF) {
-		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
-			"pods/portforward needs an upgrade to SPDY/3.1+"+portForwardV1+" over WebSocket, or to SPDY/3.1 with X-Stream-Protocol-Version: "+portForwardV1+" (kubectl port-forward does either)"), t)
-		return
+		return false, statusWithCode(http.StatusBadRequest, "BadRequest",
+			"pods/portforward needs an upgrade to SPDY/3.1+"+portForwardV1+" over WebSocket, or to SPDY/3.1 with X-Stream-Protocol-Version: "+portForwardV1+" (kubectl port-forward does either)")
 	}
 	var conn net.Conn
 	if tunnel {
@@ -343,15 +367,14 @@ func (s *Server) restPortForward(ctx context.Context, w http.ResponseWriter, r *
 		up.Subprotocols = []string{"SPDY/3.1+" + portForwardV1}
 		ws, err := up.Upgrade(w, r, nil)
 		if err != nil {
-			return
+			return true, err // the upgrader has answered
 		}
 		ws.SetReadLimit(maxStreamMessage)
 		conn = &websocketConn{ws: ws}
 	} else {
 		hj, ok := w.(http.Hijacker)
 		if !ok {
-			writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "SPDY needs HTTP/1.1; this connection is HTTP/2: use the WebSocket upgrade"), t)
-			return
+			return false, statusWithCode(http.StatusBadRequest, "BadRequest", "SPDY needs HTTP/1.1; this connection is HTTP/2: use the WebSocket upgrade")
 		}
 		w.Header().Set("Connection", "Upgrade")
 		w.Header().Set("Upgrade", "SPDY/3.1")
@@ -359,7 +382,7 @@ func (s *Server) restPortForward(ctx context.Context, w http.ResponseWriter, r *
 		w.WriteHeader(http.StatusSwitchingProtocols)
 		c, buf, err := hj.Hijack()
 		if err != nil {
-			return
+			return true, err // the 101 is out: nothing more to say
 		}
 		if buf.Reader.Buffered() > 0 { // what the client sent after its request
 			conn = &prefixedConn{Conn: c, r: io.MultiReader(io.LimitReader(buf.Reader, int64(buf.Reader.Buffered())), c)}
@@ -369,6 +392,7 @@ func (s *Server) restPortForward(ctx context.Context, w http.ResponseWriter, r *
 	}
 	defer conn.Close()
 	s.servePortForward(ctx, conn, t, allowed)
+	return true, nil
 }
 
 const portForwardV1 = "portforward.k8s.io"

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -40,12 +41,12 @@ func (s *Server) restMetrics(ctx context.Context, w http.ResponseWriter, r *http
 		}
 		req.Name = name
 	}
-	resp, err := s.invoke(ctx, "Metrics", req)
+	resp, err := filters.Unary(ctx, s.chain, "Metrics", req, s.Metrics)
 	if err != nil {
 		writeError(w, err, nil)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp.(*apipb.MetricsReply).Data)
+	writeJSON(w, http.StatusOK, resp.Data)
 }
 
 // restNodeProxy serves the two node pages kubectl get --raw reads through
@@ -56,12 +57,12 @@ func (s *Server) restNodeProxy(ctx context.Context, w http.ResponseWriter, r *ht
 		writeError(w, status.Errorf(codes.NotFound, "nodes/%s/proxy/%s: Kobune's node proxy serves only stats/summary and metrics/cadvisor", node, page), nil)
 		return
 	}
-	resp, err := s.invoke(ctx, "NodeStats", &apipb.NodeStatsRequest{Node: node, Format: format})
+	resp, err := filters.Unary(ctx, s.chain, "NodeStats", &apipb.NodeStatsRequest{Node: node, Format: format}, s.NodeStats)
 	if err != nil {
 		writeError(w, err, nil)
 		return
 	}
-	b := resp.(*apipb.NodeStatsReply).Data
+	b := resp.Data
 	if format == "cadvisor" {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		_, _ = w.Write(b)

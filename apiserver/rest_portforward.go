@@ -13,7 +13,6 @@ import (
 
 	"github.com/moby/spdystream"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -115,26 +114,23 @@ func (s *Server) forwardOne(ctx context.Context, t *restTarget, p *forwardPair, 
 	}
 	buf := make([]byte, 32<<10)
 	closed := false
-	recv := func(m proto.Message) error {
+	recv := func() (*apipb.PodPortForwardData, error) {
 		if closed {
 			<-ctx.Done()
-			return io.EOF
+			return nil, io.EOF
 		}
 		n, err := p.data.Read(buf)
-		out := m.(*apipb.PodPortForwardData)
-		out.Data = append([]byte(nil), buf[:n]...)
+		out := &apipb.PodPortForwardData{Data: append([]byte(nil), buf[:n]...)}
 		if err == io.EOF {
 			out.Closed, closed = true, true
-			return nil
+			return out, nil
 		}
 		if err != nil && n == 0 {
-			return err
+			return nil, err
 		}
-		return nil
+		return out, nil
 	}
-	first := &apipb.PodPortForwardData{Namespace: t.namespace, Name: t.name, Port: int32(port)}
-	err = s.invokeBidi(ctx, "PodPortForward", first, recv, func(m any) error {
-		out := m.(*apipb.PodPortForwardData)
+	send := func(out *apipb.PodPortForwardData) error {
 		if len(out.Data) > 0 {
 			if _, err := p.data.Write(out.Data); err != nil {
 				return err
@@ -144,7 +140,12 @@ func (s *Server) forwardOne(ctx context.Context, t *restTarget, p *forwardPair, 
 			return p.data.Close() // a half close: the client may still send
 		}
 		return nil
-	})
+	}
+	// The session passed the handler chain as a whole (restPortForward);
+	// each of its connections is the registry's PodPortForward.
+	first := &apipb.PodPortForwardData{Namespace: t.namespace, Name: t.name, Port: int32(port)}
+	err = s.PodPortForward(ctx, first, restDuplex[apipb.PodPortForwardData, apipb.PodPortForwardData]{
+		restSender: restSender[apipb.PodPortForwardData]{send: send}, recv: recv})
 	if err != nil && ctx.Err() == nil {
 		msg := status.Convert(err).Message()
 		if !strings.HasPrefix(msg, "error forwarding port") { // the agent's own errors say it already

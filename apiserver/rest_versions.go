@@ -13,6 +13,7 @@ import (
 	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -94,12 +95,12 @@ func (s *Server) restPatchConverted(ctx context.Context, w http.ResponseWriter, 
 	kt, _ := k8sapi.ForKind(t.conv.APIVersion, t.kind.Kind)
 	q := r.URL.Query()
 	for attempt := 0; ; attempt++ {
-		cur, err := s.invoke(ctx, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name})
+		cur, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name}, s.Get)
 		if err != nil {
 			writeError(w, err, t)
 			return
 		}
-		patched, err := patch.Apply(mt, t.fromStored(cur.(*apipb.ObjectResponse).Object), body, kt)
+		patched, err := patch.Apply(mt, t.fromStored(cur.Object), body, kt)
 		if err != nil {
 			writeError(w, invalid("%s %q: the patch cannot be applied: %v", t.kind.Kind, t.name, err), t)
 			return
@@ -109,8 +110,8 @@ func (s *Server) restPatchConverted(ctx context.Context, w http.ResponseWriter, 
 			writeError(w, err, t)
 			return
 		}
-		resp, err := s.invoke(ctx, "Update", &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: stored,
-			FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")})
+		resp, err := filters.Unary(ctx, s.chain, "Update", &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: stored,
+			FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}, s.Update)
 		if status.Code(err) == codes.Aborted && attempt < 5 && !strings.Contains(string(body), `"resourceVersion"`) {
 			continue // someone wrote between the read and the update: patch the new object
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/kobune/kobune/apiserver/audit"
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/encryption"
+	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -158,7 +159,6 @@ func (c *Config) setDefaults() {
 
 // Server is a running API server.
 type Server struct {
-	apipb.UnimplementedResourceAPIServer
 	cfg        Config
 	etcd       *etcdBackend
 	audit      *audit.Log // nil: no audit log
@@ -167,15 +167,17 @@ type Server struct {
 	namespaces *namespaceCache
 	quotas     *quotaCache
 	metrics    *metrics
-	grpc       *grpc.Server
-	listeners  []net.Listener
-	muxes      []*connMux
-	rest       *http.Server
-	httpLis    net.Listener
-	http       *http.Server
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	closeOnce  sync.Once
+	// chain is the handler chain both front ends pass (handlerchain.go).
+	chain     *filters.Chain
+	grpc      *grpc.Server
+	listeners []net.Listener
+	muxes     []*connMux
+	rest      *http.Server
+	httpLis   net.Listener
+	http      *http.Server
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
 	// nsCleanup wakes the namespace cleanup loop.
 	nsCleanup chan struct{}
 	space     *space
@@ -326,10 +328,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// takes, so a create no longer pays for copying a stack (measured:
 		// decode CPU per create fell by a quarter under 16 clients).
 		grpc.NumStreamWorkers(32),
-		grpc.ChainUnaryInterceptor(s.metrics.unary, s.authnUnary, s.auditUnary, s.authzUnary),
-		grpc.ChainStreamInterceptor(s.metrics.stream, s.authnStream, s.auditStream, s.authzStream),
 	)...)
-	apipb.RegisterResourceAPIServer(s.grpc, s)
+	s.chain = s.handlerChain()
+	apipb.RegisterResourceAPIServer(s.grpc, grpcAPI{s: s})
 	for _, lis := range s.listeners {
 		s.muxes = append(s.muxes, newConnMux(lis, serving, cfg.Logf))
 	}

@@ -25,8 +25,7 @@ const (
 // ADDED event for every existing object (Kubernetes' "most recent" start).
 // Changes are filtered with the selectors: an object that stops matching is
 // sent as DELETED, one that starts matching as ADDED.
-func (s *Server) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchServer) error {
-	ctx := stream.Context()
+func (s *Server) Watch(ctx context.Context, req *apipb.WatchRequest, stream Sender[apipb.WatchEvent]) error {
 	k, ok := scheme.ByResource(req.Resource)
 	if !ok {
 		return invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
@@ -56,8 +55,7 @@ func (s *Server) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchSe
 		}
 	}
 	// The watch is accepted: headers go out now, so that a client waiting
-	// for the response (REST's watch, rest.go) is not held until the first
-	// change.
+	// for the response (REST's watch) is not held until the first change.
 	if err := stream.SendHeader(metadata.MD{}); err != nil {
 		return err
 	}
@@ -103,7 +101,7 @@ func (s *Server) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchSe
 	}
 }
 
-func (s *Server) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, prefix string, stream apipb.ResourceAPI_WatchServer) (int64, error) {
+func (s *Server) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, prefix string, stream Sender[apipb.WatchEvent]) (int64, error) {
 	kvs, rev, err := s.store.List(ctx, prefix)
 	if err != nil {
 		return 0, storageError(err, k, "")
@@ -119,7 +117,7 @@ func (s *Server) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, pre
 	return rev, nil
 }
 
-func (s *Server) sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream apipb.ResourceAPI_WatchServer) error {
+func (s *Server) sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream Sender[apipb.WatchEvent]) error {
 	if ev.Type == storage.Progress {
 		if !bookmarks {
 			return nil

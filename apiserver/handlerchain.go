@@ -1,0 +1,93 @@
+package apiserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// handlerChain is the steps every request to the resource API passes
+// before the registry, the same for REST and gRPC, built once in New
+// (kube-apiserver's DefaultBuildHandlerChain). Admission comes after:
+// inside the registry's writes, once the object is decoded
+// (admissionchain.go). docs/architecture.md shows this list; a test holds
+// the two equal.
+func (s *Server) handlerChain() *filters.Chain {
+	return filters.New(
+		filters.Filter{Name: "metrics", Run: s.metrics.filter,
+			Reason: "outermost: it counts and times every request, the refused ones too"},
+		filters.Filter{Name: "authentication", Run: s.authenticationFilter,
+			Reason: "who is asking (certificate, token, impersonation): every later step reads the user"},
+		filters.Filter{Name: "audit", Run: s.auditFilter,
+			Reason: "after authentication, so that the log names the user; before authorization, so that refusals are logged too"},
+		filters.Filter{Name: "authorization", Run: s.authorizationFilter,
+			Reason: "may this user do this verb on this resource (RBAC, Node): last, so nothing refused reaches the registry"},
+	)
+}
+
+// HandlerChain names the chain's filters in their order (for the test that
+// holds docs/architecture.md to it).
+func (s *Server) HandlerChain() []string { return s.chain.Names() }
+
+// authenticationFilter puts the caller's user into the context, or
+// refuses the call (Unauthenticated, HTTP 401).
+func (s *Server) authenticationFilter(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
+	ctx, err := s.authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return next(ctx, c)
+}
+
+// authorizationFilter asks the authorizer (authorization.go) about the
+// call's attributes; a refusal is PermissionDenied (HTTP 403) naming
+// what was refused to whom.
+func (s *Server) authorizationFilter(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
+	if err := s.authorize(ctx, c.Method, c.Request); err != nil {
+		return nil, err
+	}
+	return next(ctx, c)
+}
+
+// auditFilter records the call in the audit log (when one is
+// configured): a request-response call once it is answered, with the
+// response's code and object and the annotations admission added; a
+// stream when it starts (Kubernetes' ResponseStarted stage), or with its
+// refusal when a later filter refused it.
+func (s *Server) auditFilter(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
+	if s.audit == nil {
+		return next(ctx, c)
+	}
+	received := time.Now()
+	if c.Streaming {
+		started := false
+		asked := ctx
+		resp, err := next(filters.WhenReached(ctx, func() {
+			started = true
+			r := auditRequest(asked, c.Method, c.Request, received)
+			r.Code, r.Streaming = 200, true
+			s.audit.Record(r)
+		}), c)
+		if !started {
+			r := auditRequest(asked, c.Method, c.Request, received)
+			r.Code, r.Message = httpCode(err, r.Verb)
+			s.audit.Record(r)
+		}
+		return resp, err
+	}
+	ctx, annotations := admission.WithAnnotations(ctx)
+	resp, err := next(ctx, c)
+	r := auditRequest(ctx, c.Method, c.Request, received)
+	if len(annotations) > 0 {
+		r.Annotations = annotations
+	}
+	if o, ok := resp.(*apipb.ObjectResponse); ok && o != nil && err == nil {
+		r.ResponseObject = o.Object
+	}
+	r.Code, r.Message = httpCode(err, r.Verb)
+	s.audit.Record(r)
+	return resp, err
+}
