@@ -20,6 +20,7 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/apiserver/authorizer"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
@@ -287,7 +288,7 @@ func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
 			return false
 		}
 		for _, kv := range kvs {
-			o, err := decodeStored(pk, kv.Value, kv.Revision)
+			o, err := registry.DecodeStored(pk, kv.Value, kv.Revision)
 			if err != nil {
 				continue
 			}
@@ -317,47 +318,6 @@ func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
 	return false
 }
 
-// follow lists a resource and then watches it until ctx ends, relisting
-// after a broken watch: reset gets the listed objects, event each change
-// (a deleted object is nil). want, when set, picks the stored values worth
-// decoding. The authorizer's caches and the namespace cache are kept this
-// way.
-func follow(ctx context.Context, st *storage.Store, resource string, want func([]byte) bool, reset func([]meta.Object), event func(ev storage.Event, o meta.Object)) {
-	k, _ := scheme.ByResource(resource)
-	prefix := storage.ListPrefix(resource, "")
-	for ctx.Err() == nil {
-		kvs, rev, err := st.List(ctx, prefix)
-		if err != nil {
-			sleep(ctx, time.Second)
-			continue
-		}
-		var objs []meta.Object
-		for _, kv := range kvs {
-			if want != nil && !want(kv.Value) {
-				continue
-			}
-			if o, err := decodeStored(k, kv.Value, kv.Revision); err == nil {
-				objs = append(objs, o)
-			}
-		}
-		reset(objs)
-		w := st.Watch(ctx, prefix, rev)
-		for ev := range w.Events {
-			switch ev.Type {
-			case storage.Put:
-				if want != nil && !want(ev.Value) {
-					continue
-				}
-				if o, err := decodeStored(k, ev.Value, ev.Revision); err == nil {
-					event(ev, o)
-				}
-			case storage.Deleted:
-				event(ev, nil)
-			}
-		}
-	}
-}
-
 // runAuthorizerCaches starts keeping the RBAC objects and the node graph
 // current; authzSynced closes once every cache has listed.
 func (s *Server) runAuthorizerCaches(ctx context.Context) {
@@ -368,7 +328,7 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 	if s.rbac != nil {
 		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
 			feeds = append(feeds, func(ready func()) {
-				follow(ctx, s.store, res, nil, func(objs []meta.Object) {
+				registry.Follow(ctx, s.store, res, nil, func(objs []meta.Object) {
 					all := make([]any, len(objs))
 					for i, o := range objs {
 						all[i] = o
@@ -392,7 +352,7 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 		// storm's events).
 		bound := func(v []byte) bool { return bytes.Contains(v, []byte(`"nodeName":`)) }
 		feeds = append(feeds, func(ready func()) {
-			follow(ctx, s.store, "pods", bound, func(objs []meta.Object) {
+			registry.Follow(ctx, s.store, "pods", bound, func(objs []meta.Object) {
 				s.nodeAuthz.ResetGraph()
 				for _, o := range objs {
 					s.nodeAuthz.SetPod(o.(*core.Pod))
@@ -407,7 +367,7 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 				s.nodeAuthz.SetPod(o.(*core.Pod))
 			})
 		}, func(ready func()) {
-			follow(ctx, s.store, "persistentvolumeclaims", nil, func(objs []meta.Object) {
+			registry.Follow(ctx, s.store, "persistentvolumeclaims", nil, func(objs []meta.Object) {
 				for _, o := range objs {
 					c := o.(*core.PersistentVolumeClaim)
 					s.nodeAuthz.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
@@ -520,12 +480,12 @@ func (s *Server) reconcileBootstrap(ctx context.Context, k *scheme.Kind, want me
 	m := want.GetObjectMeta()
 	kv, err := s.store.Get(ctx, storage.Key(k.Resource, m.Namespace, m.Name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return s.ensure(ctx, k, want)
+		return s.registry.Ensure(ctx, k, want)
 	}
 	if err != nil {
 		return err
 	}
-	have, err := decodeStored(k, kv.Value, kv.Revision)
+	have, err := registry.DecodeStored(k, kv.Value, kv.Revision)
 	if err != nil {
 		return err
 	}
@@ -534,8 +494,8 @@ func (s *Server) reconcileBootstrap(ctx context.Context, k *scheme.Kind, want me
 		return nil
 	}
 	m.ResourceVersion, m.UID, m.CreationTimestamp = hm.ResourceVersion, hm.UID, hm.CreationTimestamp
-	_, err = s.update(ctx, k, want, false, false)
-	if isNoSpace(err) {
+	_, err = s.registry.UpdateObject(ctx, k, want)
+	if storage.IsNoSpace(err) {
 		s.cfg.Logf("kobune-apiserver: cannot update %s %s: %s", k.Kind, m.Name, s.space.describe())
 		return nil
 	}

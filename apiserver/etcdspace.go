@@ -35,11 +35,6 @@ type space struct {
 	sizeUsed int64 // the pages holding live data
 }
 
-// isNoSpace reports whether err is etcd's "database space exceeded".
-func isNoSpace(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "database space exceeded")
-}
-
 // state returns whether the alarm is raised and the database sizes, as last seen.
 func (sp *space) state() (alarmed bool, size, used int64) {
 	sp.mu.Lock()

@@ -18,39 +18,39 @@ type grpcAPI struct {
 var _ apipb.ResourceAPIServer = grpcAPI{}
 
 func (g grpcAPI) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "Create", req, g.s.Create)
+	return filters.Unary(ctx, g.s.chain, "Create", req, g.s.registry.Create)
 }
 
 func (g grpcAPI) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.ObjectResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "Get", req, g.s.Get)
+	return filters.Unary(ctx, g.s.chain, "Get", req, g.s.registry.Get)
 }
 
 func (g grpcAPI) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "List", req, g.s.List)
+	return filters.Unary(ctx, g.s.chain, "List", req, g.s.registry.List)
 }
 
 func (g grpcAPI) Update(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "Update", req, g.s.Update)
+	return filters.Unary(ctx, g.s.chain, "Update", req, g.s.registry.Update)
 }
 
 func (g grpcAPI) UpdateStatus(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "UpdateStatus", req, g.s.UpdateStatus)
+	return filters.Unary(ctx, g.s.chain, "UpdateStatus", req, g.s.registry.UpdateStatus)
 }
 
 func (g grpcAPI) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb.ObjectResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "Delete", req, g.s.Delete)
+	return filters.Unary(ctx, g.s.chain, "Delete", req, g.s.registry.Delete)
 }
 
 func (g grpcAPI) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "Patch", req, g.s.Patch)
+	return filters.Unary(ctx, g.s.chain, "Patch", req, g.s.registry.Patch)
 }
 
 func (g grpcAPI) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.ObjectResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "Bind", req, g.s.Bind)
+	return filters.Unary(ctx, g.s.chain, "Bind", req, g.s.registry.Bind)
 }
 
 func (g grpcAPI) Version(ctx context.Context, req *apipb.VersionRequest) (*apipb.VersionResponse, error) {
-	return filters.Unary(ctx, g.s.chain, "Version", req, g.s.Version)
+	return filters.Unary(ctx, g.s.chain, "Version", req, g.s.registry.Version)
 }
 
 func (g grpcAPI) ServicePath(ctx context.Context, req *apipb.ServicePathRequest) (*apipb.ServicePathReply, error) {
@@ -66,7 +66,7 @@ func (g grpcAPI) Metrics(ctx context.Context, req *apipb.MetricsRequest) (*apipb
 }
 
 func (g grpcAPI) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchServer) error {
-	return filters.Stream(stream.Context(), g.s.chain, "Watch", req, func(ctx context.Context) error { return g.s.Watch(ctx, req, stream) })
+	return filters.Stream(stream.Context(), g.s.chain, "Watch", req, func(ctx context.Context) error { return g.s.registry.Watch(ctx, req, stream) })
 }
 
 func (g grpcAPI) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_PodLogsServer) error {

@@ -17,6 +17,8 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/api/stats"
+	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/proto/apipb"
 	"github.com/kobune/kobune/proto/nodepb"
 )
@@ -38,10 +40,10 @@ const metricsWindow = "5s"
 // NodeStats implements the NodeStats RPC.
 func (s *Server) NodeStats(ctx context.Context, req *apipb.NodeStatsRequest) (*apipb.NodeStatsReply, error) {
 	if req.Node == "" {
-		return nil, invalid("nodeStats: a node name is required")
+		return nil, apierrors.Invalid("nodeStats: a node name is required")
 	}
 	if req.Format != "" && req.Format != "summary" && req.Format != "cadvisor" {
-		return nil, invalid("nodeStats: format %q: summary or cadvisor", req.Format)
+		return nil, apierrors.Invalid("nodeStats: format %q: summary or cadvisor", req.Format)
 	}
 	b, err := s.nodeStats(ctx, req.Node, req.Format)
 	if err != nil {
@@ -104,7 +106,7 @@ func (s *Server) summaries(ctx context.Context, nodes []string) (map[string]*sta
 func (s *Server) Metrics(ctx context.Context, req *apipb.MetricsRequest) (*apipb.MetricsReply, error) {
 	sel, err := selector.ParseLabels(req.LabelSelector)
 	if err != nil {
-		return nil, invalid("labelSelector: %v", err)
+		return nil, apierrors.Invalid("labelSelector: %v", err)
 	}
 	var v any
 	switch req.Resource {
@@ -113,7 +115,7 @@ func (s *Server) Metrics(ctx context.Context, req *apipb.MetricsRequest) (*apipb
 	case "pods":
 		v, err = s.podMetrics(ctx, req.Namespace, req.Name, sel)
 	default:
-		return nil, invalid("metrics: resource %q: nodes or pods", req.Resource)
+		return nil, apierrors.Invalid("metrics: resource %q: nodes or pods", req.Resource)
 	}
 	if err != nil {
 		return nil, err
@@ -141,9 +143,9 @@ func memoryQuantity(m *stats.MemoryStats) (resource.Quantity, bool) {
 }
 
 func (s *Server) nodeMetrics(ctx context.Context, name string, sel selector.Selector) (any, error) {
-	nodes, err := listStored[*core.Node](ctx, s.store, "nodes")
+	nodes, err := registry.ListStored[*core.Node](ctx, s.store, "nodes")
 	if err != nil {
-		return nil, storageError(err, kindOf("nodes"), name)
+		return nil, apierrors.FromStorage(err, kindOf("nodes"), name)
 	}
 	var names []string
 	byName := map[string]*core.Node{}
@@ -187,9 +189,9 @@ func (s *Server) nodeMetrics(ctx context.Context, name string, sel selector.Sele
 }
 
 func (s *Server) podMetrics(ctx context.Context, namespace, name string, sel selector.Selector) (any, error) {
-	pods, err := listStoredIn[*core.Pod](ctx, s.store, "pods", namespace)
+	pods, err := registry.ListStoredIn[*core.Pod](ctx, s.store, "pods", namespace)
 	if err != nil {
-		return nil, storageError(err, kindOf("pods"), name)
+		return nil, apierrors.FromStorage(err, kindOf("pods"), name)
 	}
 	var chosen []*core.Pod
 	nodeSet := map[string]bool{}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 	"github.com/kobune/kobune/proto/nodepb"
@@ -32,9 +34,9 @@ func (s *Server) podNode(ctx context.Context, namespace, name string) (*core.Pod
 	pk, _ := scheme.ByResource("pods")
 	kv, err := s.store.Get(ctx, storage.Key("pods", namespace, name))
 	if err != nil {
-		return nil, "", storageError(err, pk, name)
+		return nil, "", apierrors.FromStorage(err, pk, name)
 	}
-	o, err := decodeStored(pk, kv.Value, kv.Revision)
+	o, err := registry.DecodeStored(pk, kv.Value, kv.Revision)
 	if err != nil {
 		return nil, "", status.Errorf(codes.Internal, "decode pod: %v", err)
 	}
@@ -55,9 +57,9 @@ func (s *Server) nodeAddr(ctx context.Context, name string) (string, error) {
 	nk, _ := scheme.ByResource("nodes")
 	nkv, err := s.store.Get(ctx, storage.Key("nodes", "", name))
 	if err != nil {
-		return "", storageError(err, nk, name)
+		return "", apierrors.FromStorage(err, nk, name)
 	}
-	no, err := decodeStored(nk, nkv.Value, nkv.Revision)
+	no, err := registry.DecodeStored(nk, nkv.Value, nkv.Revision)
 	if err != nil {
 		return "", status.Errorf(codes.Internal, "decode node: %v", err)
 	}
@@ -96,7 +98,7 @@ func (s *Server) nodeClient(node, addr string) (nodepb.NodeAPIClient, func(), er
 }
 
 // PodLogs implements the pods/log subresource.
-func (s *Server) PodLogs(ctx context.Context, req *apipb.PodLogsRequest, stream Sender[apipb.LogChunk]) error {
+func (s *Server) PodLogs(ctx context.Context, req *apipb.PodLogsRequest, stream registry.Sender[apipb.LogChunk]) error {
 	since, err := logsSince(req.SinceSeconds, req.SinceTime, time.Now())
 	if err != nil {
 		return err
@@ -131,7 +133,7 @@ func logsSince(seconds int64, at string, now time.Time) (int64, error) {
 // stdin or a terminal (their stdin and tty fields are named unsupported),
 // so there is no input to attach to, as on Kubernetes for a container
 // without stdin: true.
-func (s *Server) PodAttach(ctx context.Context, req *apipb.PodAttachRequest, stream Sender[apipb.LogChunk]) error {
+func (s *Server) PodAttach(ctx context.Context, req *apipb.PodAttachRequest, stream registry.Sender[apipb.LogChunk]) error {
 	if req.Stdin || req.Tty {
 		return status.Errorf(codes.InvalidArgument, "attach: kobune starts containers without stdin or a terminal (the container fields stdin and tty are not supported), so an attach carries output only: leave out -i and -t, or use exec -it for a shell")
 	}
@@ -140,7 +142,7 @@ func (s *Server) PodAttach(ctx context.Context, req *apipb.PodAttachRequest, str
 
 // relayLog streams a container log from the pod's node: pods/log and
 // pods/attach.
-func (s *Server) relayLog(ctx context.Context, stream Sender[apipb.LogChunk], namespace, name string, req *nodepb.LogsRequest) error {
+func (s *Server) relayLog(ctx context.Context, stream registry.Sender[apipb.LogChunk], namespace, name string, req *nodepb.LogsRequest) error {
 	pod, addr, err := s.podNode(ctx, namespace, name)
 	if err != nil {
 		return err
@@ -179,9 +181,9 @@ func (s *Server) relayLog(ctx context.Context, stream Sender[apipb.LogChunk], na
 // PodExec implements the pods/exec subresource: first names the pod,
 // the container and the command; the stream carries stdin in and the
 // output back.
-func (s *Server) PodExec(ctx context.Context, first *apipb.PodExecInput, stream Duplex[apipb.PodExecInput, apipb.PodExecOutput]) error {
+func (s *Server) PodExec(ctx context.Context, first *apipb.PodExecInput, stream registry.Duplex[apipb.PodExecInput, apipb.PodExecOutput]) error {
 	if len(first.Command) == 0 {
-		return invalid("exec: a command is required")
+		return apierrors.Invalid("exec: a command is required")
 	}
 	pod, addr, err := s.podNode(ctx, first.Namespace, first.Name)
 	if err != nil {
@@ -236,9 +238,9 @@ func (s *Server) PodExec(ctx context.Context, first *apipb.PodExecInput, stream 
 
 // PodPortForward implements the pods/portforward subresource: one TCP
 // connection to a port of the pod, relayed to and from its node's agent.
-func (s *Server) PodPortForward(ctx context.Context, first *apipb.PodPortForwardData, stream Duplex[apipb.PodPortForwardData, apipb.PodPortForwardData]) error {
+func (s *Server) PodPortForward(ctx context.Context, first *apipb.PodPortForwardData, stream registry.Duplex[apipb.PodPortForwardData, apipb.PodPortForwardData]) error {
 	if first.Port < 1 || first.Port > 65535 {
-		return invalid("port: Invalid value: %d: must be between 1 and 65535", first.Port)
+		return apierrors.Invalid("port: Invalid value: %d: must be between 1 and 65535", first.Port)
 	}
 	pod, addr, err := s.podNode(ctx, first.Namespace, first.Name)
 	if err != nil {
@@ -292,11 +294,11 @@ func (s *Server) PodPortForward(ctx context.Context, first *apipb.PodPortForward
 func (s *Server) ServicePath(ctx context.Context, req *apipb.ServicePathRequest) (*apipb.ServicePathReply, error) {
 	switch {
 	case req.Policy != "" && req.Policy != "ingress" && req.Policy != "egress":
-		return nil, invalid("servicePath: policy %q: ingress or egress", req.Policy)
+		return nil, apierrors.Invalid("servicePath: policy %q: ingress or egress", req.Policy)
 	case req.Node == "" || net.ParseIP(req.Ip) == nil:
-		return nil, invalid("servicePath: node and a valid ip are required")
+		return nil, apierrors.Invalid("servicePath: node and a valid ip are required")
 	case req.Policy == "" && (req.Port < 1 || req.Port > 65535):
-		return nil, invalid("servicePath: a port (1-65535) is required")
+		return nil, apierrors.Invalid("servicePath: a port (1-65535) is required")
 	}
 	addr, err := s.nodeAddr(ctx, req.Node)
 	if err != nil {

@@ -24,8 +24,10 @@ import (
 	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
@@ -293,7 +295,7 @@ const (
 	contentJSON     = "application/json"
 	contentProtobuf = "application/vnd.kubernetes.protobuf"
 	tableAccept     = "as=Table"
-	maxBodyBytes    = MaxObjectBytes + 64<<10
+	maxBodyBytes    = registry.MaxObjectBytes + 64<<10
 )
 
 // readBody reads a request body, bounded in size, as JSON: JSON as it
@@ -317,7 +319,7 @@ func readBodyUpTo(r *http.Request, limit int) ([]byte, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "reading the request body: %v", err)
 	}
 	if len(b) > limit {
-		return nil, tooLarge(len(b))
+		return nil, registry.TooLarge(len(b))
 	}
 	switch {
 	case mt == contentJSON || strings.HasSuffix(mt, "+json"):
@@ -336,7 +338,7 @@ func readBodyUpTo(r *http.Request, limit int) ([]byte, error) {
 }
 
 func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
-	resp, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, Subresource: t.sub}, s.Get)
+	resp, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, Subresource: t.sub}, s.registry.Get)
 	if err != nil {
 		writeError(w, err, t)
 		return
@@ -357,13 +359,13 @@ func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Re
 		if v := q.Get(name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				writeError(w, invalid("%s: Invalid value: %q: must be a non-negative integer", name, v), t)
+				writeError(w, apierrors.Invalid("%s: Invalid value: %q: must be a non-negative integer", name, v), t)
 				return
 			}
 			*dst = n
 		}
 	}
-	list, err := filters.Unary(ctx, s.chain, "List", req, s.List)
+	list, err := filters.Unary(ctx, s.chain, "List", req, s.registry.List)
 	if err != nil {
 		writeError(w, err, t)
 		return
@@ -398,14 +400,14 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	if v := q.Get("resourceVersion"); v != "" {
 		var err error
 		if rv, err = strconv.ParseInt(v, 10, 64); err != nil || rv < 0 {
-			writeError(w, invalid("resourceVersion: Invalid value: %q: must be a non-negative integer", v), t)
+			writeError(w, apierrors.Invalid("resourceVersion: Invalid value: %q: must be a non-negative integer", v), t)
 			return
 		}
 	}
 	if v := q.Get("timeoutSeconds"); v != "" {
 		sec, err := strconv.Atoi(v)
 		if err != nil || sec < 0 {
-			writeError(w, invalid("timeoutSeconds: Invalid value: %q", v), t)
+			writeError(w, apierrors.Invalid("timeoutSeconds: Invalid value: %q", v), t)
 			return
 		}
 		if sec > 0 {
@@ -422,11 +424,11 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 		// is not older than any revision the client names — then the
 		// bookmark that ends it, then changes.
 		if m := q.Get("resourceVersionMatch"); m != "NotOlderThan" {
-			writeError(w, invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan (not %q)", m), t)
+			writeError(w, apierrors.Invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan (not %q)", m), t)
 			return
 		}
 		if !req.AllowBookmarks {
-			writeError(w, invalid("allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true"), t)
+			writeError(w, apierrors.Invalid("allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true"), t)
 			return
 		}
 		req.ResourceVersion, req.SendInitialEvents = 0, true
@@ -435,7 +437,7 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 			// Changes from now on, without the state first.
 			cur, err := s.store.Revision(ctx)
 			if err != nil {
-				writeError(w, storageError(err, t.kind, ""), t)
+				writeError(w, apierrors.FromStorage(err, t.kind, ""), t)
 				return
 			}
 			req.ResourceVersion = cur
@@ -457,7 +459,7 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	send := func(ev *apipb.WatchEvent) error {
 		start()
 		obj := ev.Object
-		if asTable && ev.Type != Bookmark {
+		if asTable && ev.Type != registry.Bookmark {
 			// kubectl get -w: each event's object is a one-row Table, the
 			// first with the column definitions.
 			tb, err := buildTable(t.kind, [][]byte{obj}, strconv.FormatInt(ev.ResourceVersion, 10), q.Get("includeObject"), !columnsSent)
@@ -466,7 +468,7 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 			}
 			columnsSent = true
 			obj = mustJSON(tb)
-		} else if ev.Type != Bookmark {
+		} else if ev.Type != registry.Bookmark {
 			obj = t.fromStored(obj)
 		}
 		if _, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, obj); err != nil {
@@ -478,7 +480,7 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 		return nil
 	}
 	err := filters.Stream(ctx, s.chain, "Watch", req, func(ctx context.Context) error {
-		return s.Watch(ctx, req, restSender[apipb.WatchEvent]{send: send, header: start})
+		return s.registry.Watch(ctx, req, restSender[apipb.WatchEvent]{send: send, header: start})
 	})
 	if err == nil || ctx.Err() != nil {
 		start()
@@ -536,7 +538,7 @@ func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.
 		}
 	}
 	resp, err := filters.Unary(ctx, s.chain, "Create", &apipb.CreateRequest{Resource: resource, Namespace: ns, Object: body,
-		FieldValidation: q.Get("fieldValidation"), DryRun: dry}, s.Create)
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry}, s.registry.Create)
 	code := http.StatusCreated
 	if t.kind == nil {
 		code = http.StatusOK // reviews and token requests are answered, not stored
@@ -565,9 +567,9 @@ func (s *Server) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.
 		FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}
 	var resp *apipb.ObjectResponse
 	if t.sub == "status" {
-		resp, err = filters.Unary(ctx, s.chain, "UpdateStatus", req, s.UpdateStatus)
+		resp, err = filters.Unary(ctx, s.chain, "UpdateStatus", req, s.registry.UpdateStatus)
 	} else {
-		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.Update)
+		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	}
 	respond(w, http.StatusOK, resp, err, t)
 }
@@ -608,11 +610,11 @@ func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	case "true":
 		force = true
 	default:
-		writeError(w, invalid("force: Invalid value: %q: must be true or false", v), t)
+		writeError(w, apierrors.Invalid("force: Invalid value: %q: must be true or false", v), t)
 		return
 	}
 	resp, err := filters.Unary(ctx, s.chain, "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
-		Subresource: t.sub, FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager"), Force: force}, s.Patch)
+		Subresource: t.sub, FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager"), Force: force}, s.registry.Patch)
 	respond(w, http.StatusOK, resp, err, t)
 }
 
@@ -628,7 +630,7 @@ func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Re
 	if v := q.Get("sinceSeconds"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
-			writeError(w, invalid("sinceSeconds: Invalid value: %q: must be greater than 0", v), t)
+			writeError(w, apierrors.Invalid("sinceSeconds: Invalid value: %q: must be greater than 0", v), t)
 			return
 		}
 		req.SinceSeconds = n
@@ -638,7 +640,7 @@ func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Re
 		if v := q.Get(name); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 || name == "limitBytes" && n == 0 {
-				writeError(w, invalid("%s: Invalid value: %q: must be a positive integer", name, v), t)
+				writeError(w, apierrors.Invalid("%s: Invalid value: %q: must be a positive integer", name, v), t)
 				return
 			}
 			*dst = n
@@ -708,18 +710,18 @@ func (s *Server) restBind(ctx context.Context, w http.ResponseWriter, r *http.Re
 		} `json:"target"`
 	}
 	if err := json.Unmarshal(body, &b); err != nil {
-		writeError(w, invalid("Binding: %v", err), t)
+		writeError(w, apierrors.Invalid("Binding: %v", err), t)
 		return
 	}
 	if b.Metadata.Name != "" && b.Metadata.Name != t.name {
-		writeError(w, invalid("metadata.name: Invalid value: %q: does not match the pod (%q)", b.Metadata.Name, t.name), t)
+		writeError(w, apierrors.Invalid("metadata.name: Invalid value: %q: does not match the pod (%q)", b.Metadata.Name, t.name), t)
 		return
 	}
 	if b.Target.Kind != "" && b.Target.Kind != "Node" {
-		writeError(w, invalid("target.kind: Unsupported value: %q: supported values: \"Node\"", b.Target.Kind), t)
+		writeError(w, apierrors.Invalid("target.kind: Unsupported value: %q: supported values: \"Node\"", b.Target.Kind), t)
 		return
 	}
-	if _, err := filters.Unary(ctx, s.chain, "Bind", &apipb.BindRequest{Namespace: t.namespace, Name: t.name, NodeName: b.Target.Name, Uid: b.Metadata.UID, Annotations: b.Metadata.Annotations}, s.Bind); err != nil {
+	if _, err := filters.Unary(ctx, s.chain, "Bind", &apipb.BindRequest{Namespace: t.namespace, Name: t.name, NodeName: b.Target.Name, Uid: b.Metadata.UID, Annotations: b.Metadata.Annotations}, s.registry.Bind); err != nil {
 		writeError(w, err, t)
 		return
 	}
@@ -739,11 +741,11 @@ func (s *Server) restDeleteCollection(ctx context.Context, w http.ResponseWriter
 		return
 	}
 	if opts.Preconditions != nil {
-		writeError(w, invalid("preconditions: Forbidden: a collection delete takes no preconditions (they name one object)"), t)
+		writeError(w, apierrors.Invalid("preconditions: Forbidden: a collection delete takes no preconditions (they name one object)"), t)
 		return
 	}
 	q := r.URL.Query()
-	list, err := filters.Unary(ctx, s.chain, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")}, s.List)
+	list, err := filters.Unary(ctx, s.chain, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")}, s.registry.List)
 	if err != nil {
 		writeError(w, err, t)
 		return
@@ -757,7 +759,7 @@ func (s *Server) restDeleteCollection(ctx context.Context, w http.ResponseWriter
 			return
 		}
 		_, err := filters.Unary(ctx, s.chain, "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
-			GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}, s.Delete)
+			GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}, s.registry.Delete)
 		if err != nil && status.Code(err) != codes.NotFound {
 			writeError(w, err, t)
 			return
@@ -787,7 +789,7 @@ func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.
 		return
 	}
 	req.Name = t.name
-	resp, err := filters.Unary(ctx, s.chain, "Delete", req, s.Delete)
+	resp, err := filters.Unary(ctx, s.chain, "Delete", req, s.registry.Delete)
 	if err != nil {
 		writeError(w, err, t)
 		return
@@ -814,7 +816,7 @@ func deleteRequest(r *http.Request, t *restTarget) (*apipb.DeleteRequest, error)
 	if v := q.Get("gracePeriodSeconds"); v != "" {
 		g, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return nil, invalid("gracePeriodSeconds: Invalid value: %q", v)
+			return nil, apierrors.Invalid("gracePeriodSeconds: Invalid value: %q", v)
 		}
 		opts.GracePeriodSeconds = &g
 	}
@@ -823,7 +825,7 @@ func deleteRequest(r *http.Request, t *restTarget) (*apipb.DeleteRequest, error)
 	}
 	if len(opts.DryRun) > 0 || q.Get("dryRun") != "" {
 		// Refused rather than done for real: nothing is deleted.
-		return nil, invalid("dryRun: delete with dryRun is not supported by kobune (nothing was deleted)")
+		return nil, apierrors.Invalid("dryRun: delete with dryRun is not supported by kobune (nothing was deleted)")
 	}
 	req := &apipb.DeleteRequest{Resource: t.resource, Namespace: t.namespace, GracePeriodSeconds: opts.GracePeriodSeconds}
 	switch {
@@ -852,7 +854,7 @@ func dryRun(v string) (bool, error) {
 	case "All":
 		return true, nil
 	}
-	return false, invalid("dryRun: Unsupported value: %q: supported values: \"All\"", v)
+	return false, apierrors.Invalid("dryRun: Unsupported value: %q: supported values: \"All\"", v)
 }
 
 // tokenRequestFor gives a TokenRequest body the ServiceAccount's name from
@@ -860,7 +862,7 @@ func dryRun(v string) (bool, error) {
 func tokenRequestFor(body []byte, account string) ([]byte, error) {
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, invalid("TokenRequest: %v", err)
+		return nil, apierrors.Invalid("TokenRequest: %v", err)
 	}
 	md, _ := m["metadata"].(map[string]any)
 	if md == nil {

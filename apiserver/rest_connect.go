@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -99,7 +100,7 @@ func streamFlags(q url.Values) (stdin, stdout, stderr, tty bool, err error) {
 		case "true", "1":
 			opts[i] = true
 		default:
-			return false, false, false, false, invalid("%s: Invalid value: %q: must be true or false", name, v)
+			return false, false, false, false, apierrors.Invalid("%s: Invalid value: %q: must be true or false", name, v)
 		}
 	}
 	stdin, stdout, stderr, tty = opts[0], opts[1], opts[2], opts[3]
@@ -338,7 +339,7 @@ func (s *Server) restPortForward(ctx context.Context, w http.ResponseWriter, r *
 		for _, p := range strings.Split(list, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(p))
 			if err != nil || n < 1 || n > 65535 {
-				writeError(w, invalid("ports: Invalid value: %q: must be port numbers between 1 and 65535", list), t)
+				writeError(w, apierrors.Invalid("ports: Invalid value: %q: must be port numbers between 1 and 65535", list), t)
 				return
 			}
 			allowed = append(allowed, int32(n))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/version"
+	"github.com/kobune/kobune/apiserver/registry"
 )
 
 // Discovery: what kubectl and client-go read to learn which resources the
@@ -83,7 +84,7 @@ func discoveryGroups() []*discoveryGroup {
 		if k.HasStatus {
 			g.resources = append(g.resources, apiResource{Name: k.Resource + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
 		}
-		if scalable[k.Resource] {
+		if registry.Scalable(k.Resource) {
 			g.resources = append(g.resources, apiResource{Name: k.Resource + "/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}})
 		}
 		if k.Resource == "pods" {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -78,7 +79,7 @@ var reasons = map[codes.Code]struct {
 }
 
 // reasonCodes are the HTTP codes of the reasons errors carry (withReason).
-var reasonCodes = map[string]int{reasonBadRequest: http.StatusBadRequest}
+var reasonCodes = map[string]int{apierrors.ReasonBadRequest: http.StatusBadRequest}
 
 // toStatus turns an error into the Status the REST API answers with.
 func toStatus(err error, t *restTarget) restStatus {
@@ -101,7 +102,7 @@ func toStatus(err error, t *restTarget) restStatus {
 					st.Details.Causes = append(st.Details.Causes, statusCause{Type: v.Reason, Message: v.Description, Field: v.Field})
 				}
 			}
-			if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == reasonDomain {
+			if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == apierrors.ReasonDomain {
 				if c, ok := reasonCodes[info.Reason]; ok {
 					st.Code, st.Reason = c, info.Reason
 				}

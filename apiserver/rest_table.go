@@ -16,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/apierrors"
 )
 
 // Tables (meta.k8s.io/v1 Table): what kubectl get asks for (Accept:
@@ -164,7 +165,7 @@ func mustJSON(v any) []byte {
 func yamlToJSON(b []byte) ([]byte, error) {
 	j, err := yaml.YAMLToJSON(b)
 	if err != nil {
-		return nil, invalid("request body: %v", err)
+		return nil, apierrors.Invalid("request body: %v", err)
 	}
 	return j, nil
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -43,7 +45,7 @@ func (t *restTarget) toStored(body []byte, fieldValidation string) ([]byte, []st
 			for i, f := range typos {
 				typos[i] = fmt.Sprintf("unknown field %q", f)
 			}
-			if fieldValidation == "Strict" || fieldValidation == KobuneStrict {
+			if fieldValidation == "Strict" || fieldValidation == registry.KobuneStrict {
 				return nil, nil, statusWithCode(http.StatusBadRequest, "BadRequest", fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
 					t.kind.Kind, t.conv.APIVersion, t.kind.Kind, strings.Join(typos, ", ")))
 			}
@@ -95,14 +97,14 @@ func (s *Server) restPatchConverted(ctx context.Context, w http.ResponseWriter, 
 	kt, _ := k8sapi.ForKind(t.conv.APIVersion, t.kind.Kind)
 	q := r.URL.Query()
 	for attempt := 0; ; attempt++ {
-		cur, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name}, s.Get)
+		cur, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name}, s.registry.Get)
 		if err != nil {
 			writeError(w, err, t)
 			return
 		}
 		patched, err := patch.Apply(mt, t.fromStored(cur.Object), body, kt)
 		if err != nil {
-			writeError(w, invalid("%s %q: the patch cannot be applied: %v", t.kind.Kind, t.name, err), t)
+			writeError(w, apierrors.Invalid("%s %q: the patch cannot be applied: %v", t.kind.Kind, t.name, err), t)
 			return
 		}
 		stored, warnings, err := t.toStored(patched, q.Get("fieldValidation"))
@@ -111,7 +113,7 @@ func (s *Server) restPatchConverted(ctx context.Context, w http.ResponseWriter, 
 			return
 		}
 		resp, err := filters.Unary(ctx, s.chain, "Update", &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: stored,
-			FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}, s.Update)
+			FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}, s.registry.Update)
 		if status.Code(err) == codes.Aborted && attempt < 5 && !strings.Contains(string(body), `"resourceVersion"`) {
 			continue // someone wrote between the read and the update: patch the new object
 		}

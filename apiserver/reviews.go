@@ -7,8 +7,11 @@ import (
 
 	"github.com/kobune/kobune/api/authorization"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/authorizer"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -36,7 +39,7 @@ func (s *Server) createReview(ctx context.Context, r review, req *apipb.CreateRe
 	case "SelfSubjectReview":
 		var o authorization.SelfSubjectReview
 		if err := json.Unmarshal(req.Object, &o); err != nil && len(req.Object) > 0 {
-			return nil, invalid("SelfSubjectReview: %v", err)
+			return nil, apierrors.Invalid("SelfSubjectReview: %v", err)
 		}
 		o.TypeMeta = tm
 		o.Status.UserInfo = authorization.UserInfo{Username: caller.Name, Groups: caller.Groups}
@@ -44,17 +47,17 @@ func (s *Server) createReview(ctx context.Context, r review, req *apipb.CreateRe
 	case "SelfSubjectRulesReview":
 		var o authorization.SelfSubjectRulesReview
 		if err := json.Unmarshal(req.Object, &o); err != nil {
-			return nil, invalid("SelfSubjectRulesReview: %v", err)
+			return nil, apierrors.Invalid("SelfSubjectRulesReview: %v", err)
 		}
 		if o.Spec.Namespace == "" {
-			return nil, invalid("spec.namespace: Required value: the namespace whose rules to list")
+			return nil, apierrors.Invalid("spec.namespace: Required value: the namespace whose rules to list")
 		}
 		o.TypeMeta, o.Status = tm, s.rulesFor(caller, o.Spec.Namespace)
 		out = &o
 	case "SelfSubjectAccessReview":
 		var o authorization.SelfSubjectAccessReview
 		if err := json.Unmarshal(req.Object, &o); err != nil {
-			return nil, invalid("SelfSubjectAccessReview: %v", err)
+			return nil, apierrors.Invalid("SelfSubjectAccessReview: %v", err)
 		}
 		st, err := s.decideReview(caller, o.Spec.ResourceAttributes, o.Spec.NonResourceAttributes, "")
 		if err != nil {
@@ -65,10 +68,10 @@ func (s *Server) createReview(ctx context.Context, r review, req *apipb.CreateRe
 	default: // SubjectAccessReview, LocalSubjectAccessReview
 		var o authorization.SubjectAccessReview
 		if err := json.Unmarshal(req.Object, &o); err != nil {
-			return nil, invalid("%s: %v", r.kind, err)
+			return nil, apierrors.Invalid("%s: %v", r.kind, err)
 		}
 		if o.Spec.User == "" && len(o.Spec.Groups) == 0 {
-			return nil, invalid("spec.user: Required value: at least one of user or groups must be given")
+			return nil, apierrors.Invalid("spec.user: Required value: at least one of user or groups must be given")
 		}
 		ns := ""
 		if r.namespaced {
@@ -77,7 +80,7 @@ func (s *Server) createReview(ctx context.Context, r review, req *apipb.CreateRe
 				ns = "default"
 			}
 			if o.Spec.ResourceAttributes == nil || o.Spec.ResourceAttributes.Namespace != ns {
-				return nil, invalid("spec.resourceAttributes.namespace: Invalid value: must match the review's namespace %q", ns)
+				return nil, apierrors.Invalid("spec.resourceAttributes.namespace: Invalid value: must match the review's namespace %q", ns)
 			}
 		}
 		st, err := s.decideReview(request.UserInfo{Name: o.Spec.User, Groups: o.Spec.Groups}, o.Spec.ResourceAttributes, o.Spec.NonResourceAttributes, ns)
@@ -98,16 +101,16 @@ func (s *Server) decideReview(u request.UserInfo, ra *authorization.ResourceAttr
 	var a request.Attributes
 	switch {
 	case ra != nil && nra != nil:
-		return authorization.SubjectAccessReviewStatus{}, invalid("spec: Invalid value: resourceAttributes and nonResourceAttributes cannot both be set")
+		return authorization.SubjectAccessReviewStatus{}, apierrors.Invalid("spec: Invalid value: resourceAttributes and nonResourceAttributes cannot both be set")
 	case ra != nil:
 		a = request.Attributes{Verb: ra.Verb, APIGroup: ra.Group, APIVersion: ra.Version, Resource: ra.Resource, Subresource: ra.Subresource, Namespace: ra.Namespace, Name: ra.Name}
 	case nra != nil:
 		a = request.Attributes{Verb: nra.Verb, Path: nra.Path}
 		if a.Path == "" {
-			return authorization.SubjectAccessReviewStatus{}, invalid("spec.nonResourceAttributes.path: Required value")
+			return authorization.SubjectAccessReviewStatus{}, apierrors.Invalid("spec.nonResourceAttributes.path: Required value")
 		}
 	default:
-		return authorization.SubjectAccessReviewStatus{}, invalid("spec: Invalid value: exactly one of resourceAttributes or nonResourceAttributes must be set")
+		return authorization.SubjectAccessReviewStatus{}, apierrors.Invalid("spec: Invalid value: exactly one of resourceAttributes or nonResourceAttributes must be set")
 	}
 	if a.Verb == "" {
 		return authorization.SubjectAccessReviewStatus{}, errors.New("spec: verb is required")
@@ -135,4 +138,16 @@ func (s *Server) rulesFor(u request.UserInfo, namespace string) authorization.Su
 		st.ResourceRules = append(st.ResourceRules, authorization.ResourceRule{Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames})
 	}
 	return st
+}
+
+// creators are the resources that are created but never stored: the
+// reviews and ServiceAccount tokens (the registry calls them).
+func (s *Server) creators() map[string]registry.CreateFunc {
+	out := map[string]registry.CreateFunc{client.TokenSubresource: s.createToken}
+	for resource, r := range reviews {
+		out[resource] = func(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+			return s.createReview(ctx, r, req)
+		}
+	}
+	return out
 }

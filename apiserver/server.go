@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	storagev1 "github.com/kobune/kobune/api/storage"
 	"log"
 	"net"
 	"net/http"
@@ -13,10 +12,11 @@ import (
 	"sync"
 	"time"
 
+	storagev1 "github.com/kobune/kobune/api/storage"
+
 	"google.golang.org/grpc"
 
 	"github.com/kobune/kobune/api/core"
-	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
@@ -26,16 +26,14 @@ import (
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/encryption"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/registry"
+	"github.com/kobune/kobune/apiserver/servicealloc"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
 // Version is the Kobune version the server reports.
 const Version = version.Kobune
-
-// MaxObjectBytes is the largest object the API stores (etcd's own default
-// request limit, which Kubernetes also inherits).
-const MaxObjectBytes = 1536 * 1024
 
 // Config configures an API server.
 type Config struct {
@@ -164,9 +162,11 @@ type Server struct {
 	audit      *audit.Log // nil: no audit log
 	store      *storage.Store
 	admission  *admission.Chain
-	namespaces *namespaceCache
-	quotas     *quotaCache
-	metrics    *metrics
+	namespaces *registry.NamespaceCache
+	quotas     *registry.QuotaCache
+	// registry is every verb over storage; both front ends call it.
+	registry *registry.Registry
+	metrics  *metrics
 	// chain is the handler chain both front ends pass (handlerchain.go).
 	chain     *filters.Chain
 	grpc      *grpc.Server
@@ -178,8 +178,6 @@ type Server struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
-	// nsCleanup wakes the namespace cleanup loop.
-	nsCleanup chan struct{}
 	space     *space
 	// serviceRanges are the cluster IP and node port ranges (services.go).
 	serviceRanges *serviceRanges
@@ -248,15 +246,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, etcd: backend, audit: auditLog, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(), nsCleanup: make(chan struct{}, 1),
+	s := &Server{cfg: cfg, etcd: backend, audit: auditLog, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(),
 		serviceRanges: ranges}
-	s.store.RegisterClaims(storage.ListPrefix("services", ""), serviceClaims)
+	s.store.RegisterClaims(storage.ListPrefix("services", ""), servicealloc.Claims)
 	for r, t := range transformers {
 		s.store.SetTransformer(storage.ListPrefix(r, ""), t)
 	}
 	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
-	s.namespaces = newNamespaceCache(s.store)
-	s.quotas = newQuotaCache(s.store)
+	s.namespaces = registry.NewNamespaceCache(s.store)
+	s.quotas = registry.NewQuotaCache(s.store)
 	if err := s.newAuthorizer(); err != nil {
 		backend.close()
 		return nil, err
@@ -270,7 +268,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.admission = s.admissionChain(cfg, ranges)
-	if err := s.ensureSystemNamespaces(ctx); err != nil {
+	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
+		Creators: s.creators(), Authorize: s.authorize, BookmarkInterval: cfg.BookmarkInterval, EtcdVersion: backend.version,
+		DescribeNoSpace: func() string { return s.space.describe() }, Logf: cfg.Logf})
+	if err := s.registry.EnsureSystemObjects(ctx); err != nil {
 		backend.close()
 		return nil, err
 	}
@@ -391,14 +392,11 @@ func (s *Server) Serve(ctx context.Context) error {
 		}()
 	}
 	s.runAuthorizerCaches(ctx)
-	s.wg.Add(5)
+	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.runServiceRepair(ctx, s.cfg.ServiceRepairInterval) }()
 	go func() { defer s.wg.Done(); s.space.run(ctx) }()
-	go func() { defer s.wg.Done(); s.namespaces.run(ctx) }()
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.quotas.run(ctx) }()
+	go func() { defer s.wg.Done(); s.registry.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
-	go func() { defer s.wg.Done(); s.runNamespaceCleanup(ctx) }()
 	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.version)
 	select {
 	case <-ctx.Done():
@@ -452,48 +450,6 @@ func (s *Server) closeListeners() {
 	}
 }
 
-// ensureSystemNamespaces creates default, kube-system, kube-public and
-// kube-node-lease (where agents keep their heartbeat Leases), and the two
-// system PriorityClasses Kubernetes has built in. Only what is missing is
-// written: on a full database (etcd's NOSPACE alarm) the server must still
-// start and serve reads.
-func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
-	k, _ := scheme.ByResource("namespaces")
-	for _, name := range systemNamespaces {
-		ns := &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}}
-		ns.TypeMeta = meta.TypeMeta{APIVersion: "v1", Kind: "Namespace"}
-		if err := s.ensure(ctx, k, ns); err != nil {
-			return fmt.Errorf("create namespace %s: %w", name, err)
-		}
-	}
-	pk, _ := scheme.ByResource("priorityclasses")
-	for name, value := range map[string]int32{"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000} {
-		pc := &scheduling.PriorityClass{ObjectMeta: meta.ObjectMeta{Name: name}, Value: value,
-			Description: "Used for system critical pods that must not be moved from their current node."}
-		if err := s.ensure(ctx, pk, pc); err != nil {
-			return fmt.Errorf("create priority class %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// ensure creates o unless it exists; a full database is logged, not fatal.
-func (s *Server) ensure(ctx context.Context, k *scheme.Kind, o meta.Object) error {
-	m := o.GetObjectMeta()
-	if _, err := s.store.Get(ctx, storage.Key(k.Resource, m.Namespace, m.Name)); err == nil {
-		return nil
-	}
-	_, err := s.create(ctx, k, o)
-	switch {
-	case err == nil, isAlreadyExists(err):
-		return nil
-	case isNoSpace(err):
-		s.cfg.Logf("kobune-apiserver: cannot create %s %s: %s", k.Kind, m.Name, s.space.describe())
-		return nil
-	}
-	return err
-}
-
 // priorityClasses reads PriorityClasses for the Priority admission step.
 type priorityClasses struct{ store *storage.Store }
 
@@ -518,7 +474,7 @@ func (p priorityClasses) PriorityClass(ctx context.Context, name string) (*sched
 type storageClasses struct{ store *storage.Store }
 
 func (c storageClasses) StorageClasses(ctx context.Context) ([]*storagev1.StorageClass, error) {
-	return listStored[*storagev1.StorageClass](ctx, c.store, "storageclasses")
+	return registry.ListStored[*storagev1.StorageClass](ctx, c.store, "storageclasses")
 }
 
 // ingressClasses lists IngressClasses for the DefaultIngressClass
@@ -526,7 +482,7 @@ func (c storageClasses) StorageClasses(ctx context.Context) ([]*storagev1.Storag
 type ingressClasses struct{ store *storage.Store }
 
 func (c ingressClasses) IngressClasses(ctx context.Context) ([]*networking.IngressClass, error) {
-	return listStored[*networking.IngressClass](ctx, c.store, "ingressclasses")
+	return registry.ListStored[*networking.IngressClass](ctx, c.store, "ingressclasses")
 }
 
 // limitRanges lists a namespace's LimitRanges for the LimitRanger
@@ -534,34 +490,8 @@ func (c ingressClasses) IngressClasses(ctx context.Context) ([]*networking.Ingre
 type limitRanges struct{ store *storage.Store }
 
 func (c limitRanges) LimitRanges(ctx context.Context, namespace string) ([]*core.LimitRange, error) {
-	return listStoredIn[*core.LimitRange](ctx, c.store, "limitranges", namespace)
+	return registry.ListStoredIn[*core.LimitRange](ctx, c.store, "limitranges", namespace)
 }
-
-// listStored reads every stored object of a cluster-scoped resource.
-func listStored[T meta.Object](ctx context.Context, store *storage.Store, resource string) ([]T, error) {
-	return listStoredIn[T](ctx, store, resource, "")
-}
-
-// listStoredIn reads every stored object of a resource in a namespace
-// ("": all, or a cluster-scoped resource), each with its resourceVersion.
-func listStoredIn[T meta.Object](ctx context.Context, store *storage.Store, resource, namespace string) ([]T, error) {
-	kvs, _, err := store.List(ctx, storage.ListPrefix(resource, namespace))
-	if err != nil {
-		return nil, err
-	}
-	k, _ := scheme.ByResource(resource)
-	out := make([]T, 0, len(kvs))
-	for _, kv := range kvs {
-		o, err := decodeStored(k, kv.Value, kv.Revision)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o.(T))
-	}
-	return out, nil
-}
-
-var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
 // runCompaction compacts, every interval, to the revision seen one interval
 // earlier, so watches can resume within the last interval (as the

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -21,6 +20,8 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	v "github.com/kobune/kobune/api/validation"
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/registry"
+	"github.com/kobune/kobune/apiserver/servicealloc"
 	"github.com/kobune/kobune/apiserver/storage"
 )
 
@@ -85,38 +86,6 @@ func (r *serviceRanges) contains(ip string) bool {
 	return n >= r.first && n < r.first+r.size
 }
 
-// Claim names of Service allocations.
-func ipClaim(ip string) string        { return "services/ip/" + ip }
-func nodePortClaim(port int32) string { return "services/nodeport/" + strconv.Itoa(int(port)) }
-
-// serviceClaims is the storage.ClaimsFunc of Services: their cluster IP
-// and node ports.
-func serviceClaims(value []byte) []string {
-	var s struct {
-		Spec struct {
-			ClusterIPs []string `json:"clusterIPs"`
-			Ports      []struct {
-				NodePort int32 `json:"nodePort"`
-			} `json:"ports"`
-		} `json:"spec"`
-	}
-	if json.Unmarshal(value, &s) != nil {
-		return nil
-	}
-	var out []string
-	for _, ip := range s.Spec.ClusterIPs {
-		if ip != "" && ip != core.ClusterIPNone {
-			out = append(out, ipClaim(ip))
-		}
-	}
-	for _, p := range s.Spec.Ports {
-		if p.NodePort != 0 {
-			out = append(out, nodePortClaim(p.NodePort))
-		}
-	}
-	return out
-}
-
 // serviceAllocation is the admission step that fills a Service's cluster
 // IP and node ports (after defaulting, before validation). On update it
 // keeps what the Service holds when the new object leaves it out (as
@@ -167,7 +136,7 @@ func (a serviceAllocation) Admit(ctx context.Context, at *admission.Attributes) 
 			path := sp.Child("clusterIPs").Index(0)
 			if net.ParseIP(s.Spec.ClusterIP) != nil && !a.ranges.contains(s.Spec.ClusterIP) {
 				errs = append(errs, v.NewInvalid(path, s.Spec.ClusterIP, fmt.Sprintf("provided IP is not in the valid range. The range of valid IPs is %s", a.ranges.cidrText)))
-			} else if h, err := a.store.Holder(ctx, ipClaim(s.Spec.ClusterIP)); err == nil && h != "" && h != holder {
+			} else if h, err := a.store.Holder(ctx, servicealloc.IPClaim(s.Spec.ClusterIP)); err == nil && h != "" && h != holder {
 				errs = append(errs, v.NewInvalid(path, s.Spec.ClusterIP, "provided IP is already allocated"))
 			}
 		}
@@ -208,7 +177,7 @@ func (a serviceAllocation) nodePorts(ctx context.Context, s, old *core.Service, 
 		path := v.NewPath("spec", "ports").Index(i).Child("nodePort")
 		if p.NodePort < a.ranges.portLo || p.NodePort > a.ranges.portHi {
 			errs = append(errs, v.NewInvalid(path, p.NodePort, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %s", a.ranges.ports)))
-		} else if h, err := a.store.Holder(ctx, nodePortClaim(p.NodePort)); err == nil && h != "" && h != holder {
+		} else if h, err := a.store.Holder(ctx, servicealloc.NodePortClaim(p.NodePort)); err == nil && h != "" && h != holder {
 			errs = append(errs, v.NewInvalid(path, p.NodePort, "provided port is already allocated"))
 		}
 	}
@@ -246,7 +215,7 @@ func (a serviceAllocation) pickIP(ctx context.Context) (string, error) {
 		if ip == r.ip(DNSServiceOffset) {
 			continue // the kube-dns Service's
 		}
-		if ok, err := a.tryPick(ctx, ipClaim(ip)); err != nil {
+		if ok, err := a.tryPick(ctx, servicealloc.IPClaim(ip)); err != nil {
 			return "", err
 		} else if ok {
 			return ip, nil
@@ -261,7 +230,7 @@ func (a serviceAllocation) pickIP(ctx context.Context) (string, error) {
 			continue
 		}
 		ip := r.ip(i)
-		if _, held := taken[ipClaim(ip)]; !held && a.reserve(ipClaim(ip)) {
+		if _, held := taken[servicealloc.IPClaim(ip)]; !held && a.reserve(servicealloc.IPClaim(ip)) {
 			return ip, nil
 		}
 	}
@@ -276,7 +245,7 @@ func (a serviceAllocation) pickPort(ctx context.Context, used map[int32]bool) (i
 		if used[p] {
 			continue
 		}
-		if ok, err := a.tryPick(ctx, nodePortClaim(p)); err != nil {
+		if ok, err := a.tryPick(ctx, servicealloc.NodePortClaim(p)); err != nil {
 			return 0, err
 		} else if ok {
 			return p, nil
@@ -287,7 +256,7 @@ func (a serviceAllocation) pickPort(ctx context.Context, used map[int32]bool) (i
 		return 0, err
 	}
 	for p := r.portLo; p <= r.portHi; p++ {
-		if _, held := taken[nodePortClaim(p)]; !held && !used[p] && a.reserve(nodePortClaim(p)) {
+		if _, held := taken[servicealloc.NodePortClaim(p)]; !held && !used[p] && a.reserve(servicealloc.NodePortClaim(p)) {
 			return p, nil
 		}
 	}
@@ -321,26 +290,6 @@ func (a serviceAllocation) reserve(claim string) bool {
 	return true
 }
 
-// claimedError turns a claim held by another Service into Kubernetes'
-// validation error on the field that asked for it.
-func claimedError(o meta.Object, c *storage.ClaimedError) error {
-	s, ok := o.(*core.Service)
-	if !ok {
-		return status.Errorf(codes.AlreadyExists, "%v", c)
-	}
-	var errs v.ErrorList
-	if strings.HasPrefix(c.Claim, "services/ip/") {
-		errs = append(errs, v.NewInvalid(v.NewPath("spec", "clusterIPs").Index(0), strings.TrimPrefix(c.Claim, "services/ip/"), "provided IP is already allocated"))
-	}
-	for i, p := range s.Spec.Ports {
-		if c.Claim == nodePortClaim(p.NodePort) {
-			errs = append(errs, v.NewInvalid(v.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort, "provided port is already allocated"))
-			break
-		}
-	}
-	return status.Error(codes.InvalidArgument, fmt.Sprintf("Service %q is invalid: %v", s.Name, errs.ToError()))
-}
-
 // repairServiceClaims makes the claims agree with the Services (the job of
 // kube-apiserver's repair controllers): a claim whose holder is gone or no
 // longer holds it is released, a Service's missing claim is taken. Claims
@@ -353,7 +302,7 @@ func (s *Server) repairServiceClaims(ctx context.Context) (fixed int, err error)
 	}
 	want := map[string]string{} // claim → holder
 	for _, kv := range kvs {
-		for _, c := range serviceClaims(kv.Value) {
+		for _, c := range servicealloc.Claims(kv.Value) {
 			want[c] = kv.Key
 		}
 	}
@@ -432,7 +381,7 @@ func (s *Server) ensureDNSService(ctx context.Context) error {
 		Labels: map[string]string{"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}},
 		Spec: core.ServiceSpec{ClusterIP: s.serviceRanges.ip(DNSServiceOffset), InternalTrafficPolicy: &local, Ports: []core.ServicePort{
 			{Name: "dns", Protocol: core.ProtocolUDP, Port: 53}, {Name: "dns-tcp", Protocol: core.ProtocolTCP, Port: 53}}}}
-	if _, err := s.create(ctx, k, svc); err != nil && !isAlreadyExists(err) {
+	if _, err := s.registry.CreateObject(ctx, k, svc); err != nil && !registry.IsAlreadyExists(err) {
 		return fmt.Errorf("create the kube-dns Service (%s): %w", svc.Spec.ClusterIP, err)
 	}
 	return nil
@@ -450,13 +399,13 @@ func (s *Server) ensureKubernetesService(ctx context.Context) error {
 	svc := &core.Service{ObjectMeta: meta.ObjectMeta{Name: "kubernetes", Namespace: "default",
 		Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
 		Spec: core.ServiceSpec{ClusterIP: r.kubernetesIP, Ports: []core.ServicePort{{Name: "https", Protocol: core.ProtocolTCP, Port: 443, TargetPort: meta.FromInt(port)}}}}
-	if _, err := s.create(ctx, svcKind, svc); err != nil && !isAlreadyExists(err) {
+	if _, err := s.registry.CreateObject(ctx, svcKind, svc); err != nil && !registry.IsAlreadyExists(err) {
 		return fmt.Errorf("create the kubernetes Service (%s): %w", r.kubernetesIP, err)
 	}
 	ep := &core.Endpoints{ObjectMeta: meta.ObjectMeta{Name: "kubernetes", Namespace: "default",
 		Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
 		Subsets: []core.EndpointSubset{{Addresses: []core.EndpointAddress{{IP: ip}}, Ports: []core.EndpointPort{{Name: "https", Port: port, Protocol: core.ProtocolTCP}}}}}
-	if err := s.createOrReplace(ctx, epKind, ep); err != nil {
+	if err := s.registry.CreateOrReplace(ctx, epKind, ep); err != nil {
 		return fmt.Errorf("the kubernetes Endpoints: %w", err)
 	}
 	// And its EndpointSlice, which the node proxies follow (kube-apiserver
@@ -467,33 +416,10 @@ func (s *Server) ensureKubernetesService(ctx context.Context) error {
 		Labels: map[string]string{discovery.LabelServiceName: "kubernetes", discovery.LabelManagedBy: "kobune-apiserver"}},
 		AddressType: discovery.AddressTypeIPv4, Endpoints: []discovery.Endpoint{{Addresses: []string{ip}, Conditions: discovery.EndpointConditions{Ready: &ready}}},
 		Ports: []discovery.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}}}
-	if err := s.createOrReplace(ctx, sliceKind, slice); err != nil {
+	if err := s.registry.CreateOrReplace(ctx, sliceKind, slice); err != nil {
 		return fmt.Errorf("the kubernetes EndpointSlice: %w", err)
 	}
 	return nil
-}
-
-// createOrReplace creates o, or replaces the stored one with it.
-func (s *Server) createOrReplace(ctx context.Context, k *scheme.Kind, o meta.Object) error {
-	_, err := s.create(ctx, k, o)
-	if !isAlreadyExists(err) {
-		return err
-	}
-	m := o.GetObjectMeta()
-	live, err := s.store.Get(ctx, storage.Key(k.Resource, m.Namespace, m.Name))
-	if err != nil {
-		return err
-	}
-	have, err := decodeStored(k, live.Value, live.Revision)
-	if err != nil {
-		return err
-	}
-	// The failed create gave o a new UID: the update keeps the stored
-	// object's identity (a UID that differs is refused as a precondition).
-	hm := have.GetObjectMeta()
-	m.ResourceVersion, m.UID, m.CreationTimestamp = strconv.FormatInt(live.Revision, 10), hm.UID, hm.CreationTimestamp
-	_, err = s.update(ctx, k, o, false, false)
-	return err
 }
 
 // advertised is the address and port other hosts and pods reach this API

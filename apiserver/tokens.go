@@ -16,6 +16,8 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/apiserver/serviceaccount"
 	"github.com/kobune/kobune/apiserver/storage"
@@ -113,9 +115,9 @@ func getStored[T meta.Object](ctx context.Context, s *Server, resource, ns, name
 	k, _ := scheme.ByResource(resource)
 	kv, err := s.store.Get(ctx, storage.Key(resource, ns, name))
 	if err != nil {
-		return zero, storageError(err, k, name)
+		return zero, apierrors.FromStorage(err, k, name)
 	}
-	o, err := decodeStored(k, kv.Value, kv.Revision)
+	o, err := registry.DecodeStored(k, kv.Value, kv.Revision)
 	if err != nil {
 		return zero, err
 	}
@@ -141,7 +143,7 @@ func (s *Server) createToken(ctx context.Context, req *apipb.CreateRequest) (*ap
 	}
 	var tr authorization.TokenRequest
 	if err := json.Unmarshal(req.Object, &tr); err != nil {
-		return nil, invalid("TokenRequest: %v", err)
+		return nil, apierrors.Invalid("TokenRequest: %v", err)
 	}
 	ns := req.Namespace
 	if ns == "" {
@@ -154,7 +156,7 @@ func (s *Server) createToken(ctx context.Context, req *apipb.CreateRequest) (*ap
 	secs := int64(defaultTokenSeconds)
 	if e := tr.Spec.ExpirationSeconds; e != nil {
 		if *e < minTokenSeconds {
-			return nil, invalid("spec.expirationSeconds: Invalid value: %d: may not specify a duration less than 10 minutes", *e)
+			return nil, apierrors.Invalid("spec.expirationSeconds: Invalid value: %d: may not specify a duration less than 10 minutes", *e)
 		}
 		secs = min(*e, maxTokenSeconds)
 	}
@@ -168,7 +170,7 @@ func (s *Server) createToken(ctx context.Context, req *apipb.CreateRequest) (*ap
 	node := request.UserFrom(ctx).NodeName()
 	if ref := tr.Spec.BoundObjectRef; ref != nil {
 		if ref.Kind != "Pod" {
-			return nil, invalid("spec.boundObjectRef.kind: Unsupported value: %q: supported values: \"Pod\"", ref.Kind)
+			return nil, apierrors.Invalid("spec.boundObjectRef.kind: Unsupported value: %q: supported values: \"Pod\"", ref.Kind)
 		}
 		pod, err := s.getPod(ctx, ns, ref.Name)
 		if err != nil {

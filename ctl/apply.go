@@ -84,7 +84,7 @@ func newApplyCommand(o *Options) *cobra.Command {
 }
 
 // serverSideApply sends the manifest as written to the server, which
-// merges it (apiserver/apply.go).
+// merges it (apiserver/registry/apply.go).
 func serverSideApply(ctx context.Context, c *client.Client, m manifest, f *writeFlags) (string, error) {
 	md := m.Object.GetObjectMeta()
 	w, err := c.Resource(m.Kind).Patch(ctx, md.Namespace, md.Name, client.ApplyPatch, m.Applied,

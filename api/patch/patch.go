@@ -5,7 +5,7 @@
 // of replacing them, and honours its directives ($patch, $retainKeys,
 // $deleteFromPrimitiveList, $setElementOrder). kubectl patch, edit and
 // client-side apply send these (so does kobectl patch); the API server
-// applies them (apiserver/patch.go), and server-side apply merges with the
+// applies them (apiserver/registry/patch.go), and server-side apply merges with the
 // strategic merge (api/fieldmanager).
 package patch
 

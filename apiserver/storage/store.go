@@ -26,6 +26,12 @@ var (
 	ErrTooSlow = errors.New("watch closed: the client did not keep up with the events")
 )
 
+// IsNoSpace reports whether err is etcd's "database space exceeded": its
+// NOSPACE alarm is raised and every write fails until space is freed.
+func IsNoSpace(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "database space exceeded")
+}
+
 // A watch buffers at most WatchBuffer events for its reader; when the
 // buffer stays full for SlowWatcherBudget the watch is closed (ErrTooSlow)
 // instead of letting etcd's client queue events without limit — a watcher

@@ -14,7 +14,7 @@ var actedOnGenerically = map[string]string{
 	"core.PersistentVolumeClaimSpec.volumeMode": "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolumeClaim)",
 	"core.Event.eventTime":                      "the LAST SEEN column of events when lastTimestamp is unset (api/printers, shared by kobectl and the API server's Tables)",
 	"core.ServiceStatus.loadBalancer":           "status a controller writes and clients read (an ingress controller, a client-go controller: test/compat); the API stores it",
-	"meta.ManagedFieldsEntry.fieldsType":        "server-side apply writes FieldsV1, the one type (api/fieldmanager, through apiserver/apply.go)",
+	"meta.ManagedFieldsEntry.fieldsType":        "server-side apply writes FieldsV1, the one type (api/fieldmanager, through apiserver/registry/apply.go)",
 	"core.LoadBalancerStatus.ingress":           "status a controller writes and clients read; the API stores it",
 }
 

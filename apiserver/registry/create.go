@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -17,18 +17,17 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/validation"
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/servicealloc"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
 // Create implements the Create RPC.
-func (s *Server) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
-	if r, ok := reviews[req.Resource]; ok {
-		return s.createReview(ctx, r, req)
-	}
-	if req.Resource == client.TokenSubresource {
-		return s.createToken(ctx, req)
+func (s *Registry) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+	if create, ok := s.cfg.Creators[req.Resource]; ok {
+		return create(ctx, req)
 	}
 	if req.Resource == client.EvictionSubresource {
 		return s.createEviction(ctx, req)
@@ -59,39 +58,39 @@ const KobuneStrict = "KobuneStrict"
 // decodeRequest checks size and kind, collects warnings for unknown and
 // unsupported fields (errors as fieldValidation says) and fills the
 // namespace.
-func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
+func (s *Registry) decodeRequest(resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
 	k, ok := scheme.ByResource(resource)
 	if !ok {
-		return nil, nil, nil, invalid("unknown resource %q (see kobectl api-resources)", resource)
+		return nil, nil, nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", resource)
 	}
 	if len(raw) > MaxObjectBytes {
-		return nil, nil, nil, tooLarge(len(raw))
+		return nil, nil, nil, TooLarge(len(raw))
 	}
 	switch fieldValidation {
 	case "", "Warn", "Strict", "Ignore", KobuneStrict:
 	default:
-		return nil, nil, nil, invalid("fieldValidation %q: must be Warn, Strict or Ignore (or %s)", fieldValidation, KobuneStrict)
+		return nil, nil, nil, apierrors.Invalid("fieldValidation %q: must be Warn, Strict or Ignore (or %s)", fieldValidation, KobuneStrict)
 	}
 	// Fast path: a strict decode succeeds when every field is known, which
 	// is what typed clients always send. Only otherwise is the body walked
 	// again to name every field it does not know.
 	o, unknown, err := k.DecodeStrict(raw)
 	if err != nil { // as kube-apiserver: 400, the body cannot be read as the kind
-		return nil, nil, nil, withReason(codes.InvalidArgument, reasonBadRequest, "%s in version %q cannot be handled as a %s: %v", k.Kind, k.APIVersion, k.Kind, err)
+		return nil, nil, nil, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "%s in version %q cannot be handled as a %s: %v", k.Kind, k.APIVersion, k.Kind, err)
 	}
 	tm := o.GetTypeMeta()
 	if tm.Kind != "" && tm.Kind != k.Kind {
-		return nil, nil, nil, invalid("kind %q does not match resource %q (expected kind %s)", tm.Kind, resource, k.Kind)
+		return nil, nil, nil, apierrors.Invalid("kind %q does not match resource %q (expected kind %s)", tm.Kind, resource, k.Kind)
 	}
 	if tm.APIVersion != "" && tm.APIVersion != k.APIVersion {
-		return nil, nil, nil, invalid("apiVersion %q is not served for kind %s: use %q", tm.APIVersion, k.Kind, k.APIVersion)
+		return nil, nil, nil, apierrors.Invalid("apiVersion %q is not served for kind %s: use %q", tm.APIVersion, k.Kind, k.APIVersion)
 	}
 	*tm = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
 	var warnings []string
 	if unknown && fieldValidation != "Ignore" {
 		var generic map[string]any
 		if err := json.Unmarshal(raw, &generic); err != nil {
-			return nil, nil, nil, invalid("request body is not a JSON object: %v", err)
+			return nil, nil, nil, apierrors.Invalid("request body is not a JSON object: %v", err)
 		}
 		// A field Kubernetes does not have is a typo: under Strict (what
 		// kubectl sends by default) it is refused as kube-apiserver refuses
@@ -99,7 +98,7 @@ func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldVali
 		// and an error only under Kobune's own strict mode.
 		typos, unsupported := scheme.CheckFields(k, generic)
 		if len(typos) > 0 && (fieldValidation == "Strict" || fieldValidation == KobuneStrict) {
-			return nil, nil, nil, withReason(codes.InvalidArgument, reasonBadRequest, "%s in version %q cannot be handled as a %s: strict decoding error: %s",
+			return nil, nil, nil, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "%s in version %q cannot be handled as a %s: strict decoding error: %s",
 				k.Kind, k.APIVersion, k.Kind, strings.Join(typos, ", "))
 		}
 		if len(unsupported) > 0 && fieldValidation == KobuneStrict {
@@ -115,19 +114,20 @@ func (s *Server) decodeRequest(resource, namespace string, raw []byte, fieldVali
 	m := o.GetObjectMeta()
 	switch {
 	case !k.Namespaced && m.Namespace != "":
-		return nil, nil, nil, invalid("metadata.namespace: Forbidden: %s is cluster-scoped and takes no namespace", k.Kind)
+		return nil, nil, nil, apierrors.Invalid("metadata.namespace: Forbidden: %s is cluster-scoped and takes no namespace", k.Kind)
 	case k.Namespaced && m.Namespace == "":
 		m.Namespace = namespace
 		if m.Namespace == "" {
 			m.Namespace = "default"
 		}
 	case k.Namespaced && namespace != "" && m.Namespace != namespace:
-		return nil, nil, nil, invalid("metadata.namespace: Invalid value: %q: does not match the namespace of the request (%q)", m.Namespace, namespace)
+		return nil, nil, nil, apierrors.Invalid("metadata.namespace: Invalid value: %q: does not match the namespace of the request (%q)", m.Namespace, namespace)
 	}
 	return k, o, warnings, nil
 }
 
-func tooLarge(n int) error {
+// TooLarge refuses an object over MaxObjectBytes.
+func TooLarge(n int) error {
 	return status.Errorf(codes.ResourceExhausted, "object is %.2f MiB, over the limit of %.1f MiB per object: keep large data out of the API (in an image or a volume)",
 		float64(n)/(1<<20), float64(MaxObjectBytes)/(1<<20))
 }
@@ -171,7 +171,7 @@ func randomSuffix() string {
 
 // admitCreate runs everything before the write: server fields, admission,
 // size check. It returns the bytes to store.
-func (s *Server) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
+func (s *Registry) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
 	if err := prepareForCreate(k, o); err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (s *Server) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object)
 		return nil, status.Errorf(codes.Internal, "encode %s: %v", k.Kind, err)
 	}
 	if len(b) > MaxObjectBytes {
-		return nil, tooLarge(len(b))
+		return nil, TooLarge(len(b))
 	}
 	return b, nil
 }
@@ -193,7 +193,7 @@ func (s *Server) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object)
 // A claim (storage/claims.go) that another object took meanwhile is
 // allocated again when the server chose it, and an error on the field
 // when the client asked for it.
-func (s *Server) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
+func (s *Registry) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
 	var orig meta.Object
 	if strategyFor(k).allocates || s.quotas.mayCharge(o.GetObjectMeta().Namespace) {
 		orig = copyObject(k, o)
@@ -226,10 +226,10 @@ func (s *Server) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]b
 				o = copyObject(k, orig) // picked here, taken by a concurrent create: pick again
 				continue
 			}
-			return nil, claimedError(o, claimed)
+			return nil, servicealloc.ClaimedError(o, claimed)
 		}
 		if err != nil {
-			return nil, storageError(err, k, o.GetObjectMeta().Name)
+			return nil, apierrors.FromStorage(err, k, o.GetObjectMeta().Name)
 		}
 		return withRevision(b, rev), nil
 	}
@@ -240,7 +240,7 @@ func (s *Server) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([]b
 // stream of concurrent writes to the same quota can use them all up).
 const maxQuotaRetries = 20
 
-func (s *Server) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object, warnings []string) (*apipb.ObjectResponse, error) {
+func (s *Registry) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object, warnings []string) (*apipb.ObjectResponse, error) {
 	if _, err := s.admitCreate(ctx, k, o); err != nil {
 		return nil, err
 	}
@@ -251,4 +251,4 @@ func (s *Server) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object
 	return &apipb.ObjectResponse{Object: b, Warnings: warnings}, nil
 }
 
-func isAlreadyExists(err error) bool { return status.Code(err) == codes.AlreadyExists }
+func IsAlreadyExists(err error) bool { return status.Code(err) == codes.AlreadyExists }

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -107,7 +108,7 @@ func entriesOf(mf []meta.ManagedFieldsEntry) ([]fieldmanager.Entry, error) {
 	var out []fieldmanager.Entry
 	b, _ := json.Marshal(mf)
 	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, invalid("metadata.managedFields: Invalid value: %v", err)
+		return nil, apierrors.Invalid("metadata.managedFields: Invalid value: %v", err)
 	}
 	return out, nil
 }
@@ -125,22 +126,22 @@ func managedFieldsOf(entries []fieldmanager.Entry) ([]meta.ManagedFieldsEntry, e
 }
 
 // apply serves a Patch of type apply.
-func (s *Server) apply(ctx context.Context, k *scheme.Kind, ns string, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
+func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
 	if req.FieldManager == "" {
-		return nil, invalid("fieldManager: Required value: is required for apply patch")
+		return nil, apierrors.Invalid("fieldManager: Required value: is required for apply patch")
 	}
 	if req.Subresource != "" {
-		return nil, invalid("server-side apply to the %s subresource is not supported by kobune", req.Subresource)
+		return nil, apierrors.Invalid("server-side apply to the %s subresource is not supported by kobune", req.Subresource)
 	}
 	var applied map[string]any
 	if err := json.Unmarshal(req.Patch, &applied); err != nil {
-		return nil, invalid("the applied configuration is not a JSON or YAML object: %v", err)
+		return nil, apierrors.Invalid("the applied configuration is not a JSON or YAML object: %v", err)
 	}
 	if av, _ := applied["apiVersion"].(string); av != k.APIVersion {
-		return nil, invalid("apiVersion: Invalid value: %q: must be %q for %s", av, k.APIVersion, k.Resource)
+		return nil, apierrors.Invalid("apiVersion: Invalid value: %q: must be %q for %s", av, k.APIVersion, k.Resource)
 	}
 	if kd, _ := applied["kind"].(string); kd != k.Kind {
-		return nil, invalid("kind: Invalid value: %q: must be %q for %s", kd, k.Kind, k.Resource)
+		return nil, apierrors.Invalid("kind: Invalid value: %q: must be %q for %s", kd, k.Kind, k.Resource)
 	}
 	md, _ := applied["metadata"].(map[string]any)
 	if md == nil {
@@ -148,7 +149,7 @@ func (s *Server) apply(ctx context.Context, k *scheme.Kind, ns string, req *apip
 		applied["metadata"] = md
 	}
 	if n, _ := md["name"].(string); n != "" && n != req.Name {
-		return nil, invalid("metadata.name: Invalid value: %q: does not match the name in the request (%q)", n, req.Name)
+		return nil, apierrors.Invalid("metadata.name: Invalid value: %q: does not match the name in the request (%q)", n, req.Name)
 	}
 	md["name"] = req.Name
 	for _, f := range []string{"resourceVersion", "managedFields", "uid", "creationTimestamp", "generation"} {
@@ -163,7 +164,7 @@ func (s *Server) apply(ctx context.Context, k *scheme.Kind, ns string, req *apip
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
-			return nil, storageError(err, k, req.Name)
+			return nil, apierrors.FromStorage(err, k, req.Name)
 		default:
 			if err := json.Unmarshal(withRevision(kv.Value, kv.Revision), &live); err != nil {
 				return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
@@ -182,7 +183,7 @@ func (s *Server) apply(ctx context.Context, k *scheme.Kind, ns string, req *apip
 			return nil, status.Error(codes.Aborted, conflict.Error())
 		}
 		if err != nil {
-			return nil, invalid("%s %q: the applied configuration cannot be merged: %v", k.Kind, req.Name, err)
+			return nil, apierrors.Invalid("%s %q: the applied configuration cannot be merged: %v", k.Kind, req.Name, err)
 		}
 		mm, _ := merged["metadata"].(map[string]any)
 		mm["managedFields"] = entries
@@ -199,7 +200,7 @@ func (s *Server) apply(ctx context.Context, k *scheme.Kind, ns string, req *apip
 		if live == nil {
 			// An apply that creates is a create too: the caller needs that
 			// right as well as patch's.
-			if err := s.authorize(ctx, "Create", &apipb.CreateRequest{Resource: req.Resource, Namespace: ns, Object: b}); err != nil {
+			if err := s.cfg.Authorize(ctx, "Create", &apipb.CreateRequest{Resource: req.Resource, Namespace: ns, Object: b}); err != nil {
 				return nil, err
 			}
 			if req.DryRun {
@@ -210,7 +211,7 @@ func (s *Server) apply(ctx context.Context, k *scheme.Kind, ns string, req *apip
 				return resp, err
 			}
 			out, err = s.create(actx, k, o)
-			if isAlreadyExists(err) && attempt < maxPatchAttempts {
+			if IsAlreadyExists(err) && attempt < maxPatchAttempts {
 				continue // created meanwhile: apply to it
 			}
 		} else {

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"bytes"
@@ -12,21 +12,23 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/servicealloc"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
 // Update implements the Update RPC: spec and metadata change, status stays.
-func (s *Server) Update(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
+func (s *Registry) Update(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
 	return s.updateRequest(ctx, req, false)
 }
 
 // UpdateStatus implements the UpdateStatus RPC: status changes, the rest stays.
-func (s *Server) UpdateStatus(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
+func (s *Registry) UpdateStatus(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
 	return s.updateRequest(ctx, req, true)
 }
 
-func (s *Server) updateRequest(ctx context.Context, req *apipb.UpdateRequest, statusOnly bool) (*apipb.ObjectResponse, error) {
+func (s *Registry) updateRequest(ctx context.Context, req *apipb.UpdateRequest, statusOnly bool) (*apipb.ObjectResponse, error) {
 	k, o, warnings, err := s.decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err
@@ -47,13 +49,13 @@ func (s *Server) updateRequest(ctx context.Context, req *apipb.UpdateRequest, st
 // update applies a client's object to the stored one. With an expected
 // resourceVersion it is a compare-and-swap; without one it retries on
 // conflict (an unconditional update, as Kubernetes allows).
-func (s *Server) update(ctx context.Context, k *scheme.Kind, in meta.Object, statusOnly, dryRun bool) ([]byte, error) {
+func (s *Registry) update(ctx context.Context, k *scheme.Kind, in meta.Object, statusOnly, dryRun bool) ([]byte, error) {
 	m := in.GetObjectMeta()
 	var expected int64
 	if m.ResourceVersion != "" {
 		rv, err := strconv.ParseInt(m.ResourceVersion, 10, 64)
 		if err != nil || rv <= 0 {
-			return nil, invalid("metadata.resourceVersion: Invalid value: %q: must be a positive integer", m.ResourceVersion)
+			return nil, apierrors.Invalid("metadata.resourceVersion: Invalid value: %q: must be a positive integer", m.ResourceVersion)
 		}
 		expected = rv
 	}
@@ -63,12 +65,12 @@ func (s *Server) update(ctx context.Context, k *scheme.Kind, in meta.Object, sta
 		actx, charges := admission.WithQuotaCharges(ctx, fresh)
 		kv, err := s.store.Get(ctx, key)
 		if err != nil {
-			return nil, storageError(err, k, m.Name)
+			return nil, apierrors.FromStorage(err, k, m.Name)
 		}
 		if expected != 0 && kv.Revision != expected {
-			return nil, storageError(storage.ErrConflict, k, m.Name)
+			return nil, apierrors.FromStorage(storage.ErrConflict, k, m.Name)
 		}
-		old, err := decodeStored(k, kv.Value, kv.Revision)
+		old, err := DecodeStored(k, kv.Value, kv.Revision)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
 		}
@@ -85,10 +87,10 @@ func (s *Server) update(ctx context.Context, k *scheme.Kind, in meta.Object, sta
 		}
 		var claimed *storage.ClaimedError
 		if errors.As(err, &claimed) {
-			return nil, claimedError(in, claimed)
+			return nil, servicealloc.ClaimedError(in, claimed)
 		}
 		if err != nil {
-			return nil, storageError(err, k, m.Name)
+			return nil, apierrors.FromStorage(err, k, m.Name)
 		}
 		return out, nil
 	}
@@ -101,7 +103,7 @@ func copyObject(k *scheme.Kind, o meta.Object) meta.Object {
 	return c
 }
 
-func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool, charges *admission.QuotaCharges) ([]byte, error) {
+func (s *Registry) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool, charges *admission.QuotaCharges) ([]byte, error) {
 	newObj, err := mergeUpdate(k, in, old, statusOnly)
 	if err != nil {
 		return nil, err
@@ -126,7 +128,7 @@ func (s *Server) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Ob
 		return nil, status.Errorf(codes.Internal, "encode %s: %v", k.Kind, err)
 	}
 	if len(b) > MaxObjectBytes {
-		return nil, tooLarge(len(b))
+		return nil, TooLarge(len(b))
 	}
 	if dryRun || (bytes.Equal(b, kv.Value) && !kv.Stale) {
 		// Nothing changed: no write, no new revision (as in Kubernetes). A

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -25,10 +26,10 @@ const (
 // ADDED event for every existing object (Kubernetes' "most recent" start).
 // Changes are filtered with the selectors: an object that stops matching is
 // sent as DELETED, one that starts matching as ADDED.
-func (s *Server) Watch(ctx context.Context, req *apipb.WatchRequest, stream Sender[apipb.WatchEvent]) error {
+func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Sender[apipb.WatchEvent]) error {
 	k, ok := scheme.ByResource(req.Resource)
 	if !ok {
-		return invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
+		return apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}
 	f, err := newFilter(k, req.LabelSelector, req.FieldSelector)
 	if err != nil {
@@ -41,12 +42,12 @@ func (s *Server) Watch(ctx context.Context, req *apipb.WatchRequest, stream Send
 	prefix := storage.ListPrefix(k.Resource, ns)
 	from := req.ResourceVersion
 	if from < 0 {
-		return invalid("resourceVersion: must be 0 or a revision from a List or an event")
+		return apierrors.Invalid("resourceVersion: must be 0 or a revision from a List or an event")
 	}
 	if from > 0 {
 		cur, err := s.store.Revision(ctx)
 		if err != nil {
-			return storageError(err, k, "")
+			return apierrors.FromStorage(err, k, "")
 		}
 		if from > cur {
 			// Kubernetes answers the same (after waiting briefly for its
@@ -84,7 +85,7 @@ func (s *Server) Watch(ctx context.Context, req *apipb.WatchRequest, stream Send
 		case ev, ok := <-w.Events:
 			if !ok {
 				if err := w.Err(); err != nil && ctx.Err() == nil {
-					return storageError(err, k, "")
+					return apierrors.FromStorage(err, k, "")
 				}
 				return nil
 			}
@@ -101,10 +102,10 @@ func (s *Server) Watch(ctx context.Context, req *apipb.WatchRequest, stream Send
 	}
 }
 
-func (s *Server) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, prefix string, stream Sender[apipb.WatchEvent]) (int64, error) {
+func (s *Registry) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, prefix string, stream Sender[apipb.WatchEvent]) (int64, error) {
 	kvs, rev, err := s.store.List(ctx, prefix)
 	if err != nil {
-		return 0, storageError(err, k, "")
+		return 0, apierrors.FromStorage(err, k, "")
 	}
 	for _, kv := range kvs {
 		if ok, err := f.matchesStored(kv.Value); err != nil || !ok {
@@ -117,7 +118,7 @@ func (s *Server) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, pre
 	return rev, nil
 }
 
-func (s *Server) sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream Sender[apipb.WatchEvent]) error {
+func (s *Registry) sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream Sender[apipb.WatchEvent]) error {
 	if ev.Type == storage.Progress {
 		if !bookmarks {
 			return nil

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type strategy struct {
 	waits func(meta.Object) bool
 	// delete replaces the generic delete (a Namespace is marked
 	// Terminating and emptied before it goes).
-	delete func(s *Server, ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error)
+	delete func(s *Registry, ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error)
 	// allocates: the admission chain allocates claims for it (a Service's
 	// cluster IP and node ports), picked again if a concurrent create took
 	// them first.
@@ -41,7 +41,7 @@ type strategy struct {
 var strategies = map[string]strategy{
 	"Node":      {keepStatusOnCreate: true},
 	"Pod":       {finishCreate: podFinishCreate, gracePeriod: podGracePeriod, waits: podAwaitingTermination},
-	"Namespace": {delete: (*Server).markNamespaceTerminating},
+	"Namespace": {delete: (*Registry).markNamespaceTerminating},
 	"Service":   {allocates: true},
 	"Job":       {finishCreate: jobFinishCreate},
 }

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -31,10 +32,10 @@ type deleteOptions struct {
 }
 
 // Delete implements the Delete RPC.
-func (s *Server) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb.ObjectResponse, error) {
+func (s *Registry) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb.ObjectResponse, error) {
 	k, ok := scheme.ByResource(req.Resource)
 	if !ok {
-		return nil, invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
+		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}
 	opts := deleteOptions{propagation: req.PropagationPolicy, grace: req.GracePeriodSeconds}
 	if p := req.Preconditions; p != nil {
@@ -45,10 +46,10 @@ func (s *Server) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb.O
 		opts.propagation = "Background"
 	case "Background", "Foreground", "Orphan":
 	default:
-		return nil, invalid("propagationPolicy: Unsupported value: %q: supported values: Background, Foreground, Orphan", opts.propagation)
+		return nil, apierrors.Invalid("propagationPolicy: Unsupported value: %q: supported values: Background, Foreground, Orphan", opts.propagation)
 	}
 	if opts.grace != nil && *opts.grace < 0 {
-		return nil, invalid("gracePeriodSeconds: Invalid value: %d: must be greater than or equal to 0", *opts.grace)
+		return nil, apierrors.Invalid("gracePeriodSeconds: Invalid value: %d: must be greater than or equal to 0", *opts.grace)
 	}
 	if err := undeletable(k, req.Name); err != nil {
 		return nil, err
@@ -68,14 +69,14 @@ func (s *Server) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb.O
 
 // delete removes an object, or marks it for deletion when something must
 // happen first: finalizers, or a pod's graceful termination on its node.
-func (s *Server) delete(ctx context.Context, k *scheme.Kind, ns, name string, opts deleteOptions) ([]byte, error) {
+func (s *Registry) delete(ctx context.Context, k *scheme.Kind, ns, name string, opts deleteOptions) ([]byte, error) {
 	key := storage.Key(k.Resource, ns, name)
 	for {
 		kv, err := s.store.Get(ctx, key)
 		if err != nil {
-			return nil, storageError(err, k, name)
+			return nil, apierrors.FromStorage(err, k, name)
 		}
-		o, err := decodeStored(k, kv.Value, kv.Revision)
+		o, err := DecodeStored(k, kv.Value, kv.Revision)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
 		}
@@ -84,7 +85,7 @@ func (s *Server) delete(ctx context.Context, k *scheme.Kind, ns, name string, op
 			return nil, status.Errorf(codes.Aborted, "Precondition failed: UID in precondition: %s, UID in object meta: %s", opts.uid, m.UID)
 		}
 		if opts.resourceVersion != "" && opts.resourceVersion != m.ResourceVersion {
-			return nil, storageError(storage.ErrConflict, k, name)
+			return nil, apierrors.FromStorage(storage.ErrConflict, k, name)
 		}
 		if err := s.admission.AdmitDelete(ctx, k, o); err != nil {
 			return nil, err
@@ -100,13 +101,13 @@ func (s *Server) delete(ctx context.Context, k *scheme.Kind, ns, name string, op
 			continue
 		}
 		if err != nil {
-			return nil, storageError(err, k, name)
+			return nil, apierrors.FromStorage(err, k, name)
 		}
 		return encodeWithRevision(out, rev)
 	}
 }
 
-func (s *Server) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object, kv storage.KV, opts deleteOptions) (meta.Object, int64, error) {
+func (s *Registry) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object, kv storage.KV, opts deleteOptions) (meta.Object, int64, error) {
 	m := o.GetObjectMeta()
 	st := strategyFor(k)
 	grace := int64(0) // most objects go at once, as in Kubernetes
@@ -162,7 +163,7 @@ func deref(p *int64) int64 {
 // system-* PriorityClasses (the Priority admission plugin).
 func undeletable(k *scheme.Kind, name string) error {
 	switch {
-	case k.Resource == "namespaces" && slices.Contains(systemNamespaces, name):
+	case k.Resource == "namespaces" && slices.Contains(SystemNamespaces, name):
 		return status.Errorf(codes.PermissionDenied, "namespaces %q is forbidden: this namespace may not be deleted", name)
 	case k.Resource == "priorityclasses" && strings.HasPrefix(name, "system-"):
 		return status.Errorf(codes.PermissionDenied, "priorityclasses.scheduling.k8s.io %q is forbidden: the system priority class %s cannot be deleted", name, name)

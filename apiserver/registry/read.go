@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -14,15 +14,17 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/api/version"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
 // Get implements the Get RPC.
-func (s *Server) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.ObjectResponse, error) {
+func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.ObjectResponse, error) {
 	k, ok := scheme.ByResource(req.Resource)
 	if !ok {
-		return nil, invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
+		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}
 	ns := req.Namespace
 	if !k.Namespaced {
@@ -34,14 +36,14 @@ func (s *Server) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.ObjectR
 	case "", "status":
 	case "scale":
 		if !scalable[k.Resource] {
-			return nil, invalid("%s has no scale subresource", k.Kind)
+			return nil, apierrors.Invalid("%s has no scale subresource", k.Kind)
 		}
 	default:
-		return nil, invalid("subresource %q of %s cannot be read", req.Subresource, k.Resource)
+		return nil, apierrors.Invalid("subresource %q of %s cannot be read", req.Subresource, k.Resource)
 	}
 	kv, err := s.store.Get(ctx, storage.Key(k.Resource, ns, req.Name))
 	if err != nil {
-		return nil, storageError(err, k, req.Name)
+		return nil, apierrors.FromStorage(err, k, req.Name)
 	}
 	obj := withRevision(kv.Value, kv.Revision)
 	if req.Subresource == "scale" {
@@ -62,15 +64,15 @@ type filter struct {
 func newFilter(k *scheme.Kind, labelSel, fieldSel string) (*filter, error) {
 	ls, err := selector.ParseLabels(labelSel)
 	if err != nil {
-		return nil, invalid("labelSelector: %v", err)
+		return nil, apierrors.Invalid("labelSelector: %v", err)
 	}
 	fs, err := selector.ParseFields(fieldSel)
 	if err != nil {
-		return nil, invalid("fieldSelector: %v", err)
+		return nil, apierrors.Invalid("fieldSelector: %v", err)
 	}
 	for _, r := range fs.Requirements {
 		if !k.SupportsField(r.Key) {
-			return nil, invalid("fieldSelector: field label %q is not supported for %s", r.Key, k.Resource)
+			return nil, apierrors.Invalid("fieldSelector: field label %q is not supported for %s", r.Key, k.Resource)
 		}
 	}
 	return &filter{kind: k, labels: ls, fields: fs}, nil
@@ -98,10 +100,10 @@ func (f *filter) matchesStored(value []byte) (bool, error) {
 }
 
 // List implements the List RPC.
-func (s *Server) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListResponse, error) {
+func (s *Registry) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListResponse, error) {
 	k, ok := scheme.ByResource(req.Resource)
 	if !ok {
-		return nil, invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
+		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}
 	f, err := newFilter(k, req.LabelSelector, req.FieldSelector)
 	if err != nil {
@@ -113,7 +115,7 @@ func (s *Server) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListR
 	}
 	prefix := storage.ListPrefix(k.Resource, ns)
 	if req.Limit < 0 {
-		return nil, invalid("limit: Invalid value: %d: must be 0 (everything) or more", req.Limit)
+		return nil, apierrors.Invalid("limit: Invalid value: %d: must be 0 (everything) or more", req.Limit)
 	}
 	page := listPage{prefix: prefix}
 	switch req.ResourceVersionMatch {
@@ -121,7 +123,7 @@ func (s *Server) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListR
 		if req.ResourceVersion > 0 {
 			cur, err := s.store.Revision(ctx)
 			if err != nil {
-				return nil, storageError(err, k, "")
+				return nil, apierrors.FromStorage(err, k, "")
 			}
 			if req.ResourceVersion > cur {
 				return nil, status.Errorf(codes.DeadlineExceeded, "Timeout: Too large resource version: %d, current: %d", req.ResourceVersion, cur)
@@ -129,11 +131,11 @@ func (s *Server) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListR
 		}
 	case "Exact":
 		if req.ResourceVersion <= 0 {
-			return nil, invalid("resourceVersionMatch: Forbidden: Exact needs a resourceVersion other than 0")
+			return nil, apierrors.Invalid("resourceVersionMatch: Forbidden: Exact needs a resourceVersion other than 0")
 		}
 		page.rev = req.ResourceVersion
 	default:
-		return nil, invalid("resourceVersionMatch: Unsupported value: %q: supported values: \"Exact\", \"NotOlderThan\"", req.ResourceVersionMatch)
+		return nil, apierrors.Invalid("resourceVersionMatch: Unsupported value: %q: supported values: \"Exact\", \"NotOlderThan\"", req.ResourceVersionMatch)
 	}
 	if req.Continue != "" {
 		if page, err = decodeContinue(req.Continue, prefix); err != nil {
@@ -146,10 +148,10 @@ func (s *Server) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListR
 	return s.listPaged(ctx, k, f, page, req.Limit)
 }
 
-func (s *Server) listAll(ctx context.Context, k *scheme.Kind, f *filter, prefix string) (*apipb.ListResponse, error) {
+func (s *Registry) listAll(ctx context.Context, k *scheme.Kind, f *filter, prefix string) (*apipb.ListResponse, error) {
 	kvs, rev, err := s.store.List(ctx, prefix)
 	if err != nil {
-		return nil, storageError(err, k, "")
+		return nil, apierrors.FromStorage(err, k, "")
 	}
 	resp := &apipb.ListResponse{ResourceVersion: rev, Items: make([][]byte, 0, len(kvs))}
 	return resp, f.appendMatching(resp, kvs)
@@ -179,7 +181,7 @@ type listPage struct {
 // listPaged reads one page: etcd is read in batches of at most limit keys
 // until limit objects match, so a page holds at most one page of objects
 // in memory however large the list is.
-func (s *Server) listPaged(ctx context.Context, k *scheme.Kind, f *filter, page listPage, limit int64) (*apipb.ListResponse, error) {
+func (s *Registry) listPaged(ctx context.Context, k *scheme.Kind, f *filter, page listPage, limit int64) (*apipb.ListResponse, error) {
 	resp := &apipb.ListResponse{}
 	start, rev := page.start, page.rev
 	for {
@@ -192,7 +194,7 @@ func (s *Server) listPaged(ctx context.Context, k *scheme.Kind, f *filter, page 
 			return nil, status.Error(codes.OutOfRange, "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
 		}
 		if err != nil {
-			return nil, storageError(err, k, "")
+			return nil, apierrors.FromStorage(err, k, "")
 		}
 		rev = read
 		if err := f.appendMatching(resp, kvs); err != nil {
@@ -226,7 +228,7 @@ func encodeContinue(p listPage, prefix string) string {
 
 func decodeContinue(tok, prefix string) (listPage, error) {
 	bad := func(why string) (listPage, error) {
-		return listPage{}, invalid("continue: Invalid value: %q: %s: list again without it", tok, why)
+		return listPage{}, apierrors.Invalid("continue: Invalid value: %q: %s: list again without it", tok, why)
 	}
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
@@ -240,8 +242,8 @@ func decodeContinue(tok, prefix string) (listPage, error) {
 }
 
 // Version implements the Version RPC.
-func (s *Server) Version(context.Context, *apipb.VersionRequest) (*apipb.VersionResponse, error) {
-	return &apipb.VersionResponse{Version: Version, EtcdVersion: s.etcd.version}, nil
+func (s *Registry) Version(context.Context, *apipb.VersionRequest) (*apipb.VersionResponse, error) {
+	return &apipb.VersionResponse{Version: version.Kobune, EtcdVersion: s.cfg.EtcdVersion}, nil
 }
 
 func bookmark(k *scheme.Kind, rev int64) []byte {

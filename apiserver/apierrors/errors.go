@@ -1,4 +1,8 @@
-package apiserver
+// Package apierrors is the API's errors: gRPC status codes with
+// Kubernetes' wording and reasons, which the REST front end turns into a
+// metav1.Status with the matching HTTP code (apiserver/rest_status.go).
+// It mirrors k8s.io/apimachinery/pkg/api/errors.
+package apierrors
 
 import (
 	"context"
@@ -13,9 +17,9 @@ import (
 	"github.com/kobune/kobune/apiserver/storage"
 )
 
-// storageError maps storage errors to the API's gRPC codes with Kubernetes'
+// FromStorage maps storage errors to the API's gRPC codes with Kubernetes'
 // wording, naming the object.
-func storageError(err error, k *scheme.Kind, name string) error {
+func FromStorage(err error, k *scheme.Kind, name string) error {
 	what := fmt.Sprintf("%s %q", k.QualifiedResource(), name)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
@@ -30,7 +34,7 @@ func storageError(err error, k *scheme.Kind, name string) error {
 		return status.Errorf(codes.OutOfRange, "%v: list again to get a current resourceVersion", err)
 	case errors.Is(err, storage.ErrTooSlow):
 		return status.Errorf(codes.ResourceExhausted, "%v: watch again from the last resourceVersion received", err)
-	case isNoSpace(err):
+	case storage.IsNoSpace(err):
 		return status.Errorf(codes.ResourceExhausted, "etcd database space exceeded: writes fail until objects are deleted; the API server then compacts, defragments and clears etcd's NOSPACE alarm by itself (kobune-apiserver's /readyz and the metric kobune_apiserver_storage_nospace_alarm show it)")
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
@@ -43,7 +47,8 @@ func storageError(err error, k *scheme.Kind, name string) error {
 	return status.Errorf(codes.Unavailable, "storage: %v", err)
 }
 
-func invalid(format string, args ...any) error {
+// Invalid is a 400: the request names something that cannot be.
+func Invalid(format string, args ...any) error {
 	return status.Errorf(codes.InvalidArgument, format, args...)
 }
 
@@ -51,13 +56,14 @@ func invalid(format string, args ...any) error {
 // ErrorInfo detail (domain k8s.io), which the REST API turns into the
 // Status reason and HTTP code (rest_status.go).
 const (
-	reasonDomain     = "k8s.io"
-	reasonBadRequest = "BadRequest"
+	ReasonDomain     = "k8s.io"
+	ReasonBadRequest = "BadRequest"
 )
 
-func withReason(code codes.Code, reason, format string, args ...any) error {
+// WithReason is an error with a Kubernetes reason beside its code.
+func WithReason(code codes.Code, reason, format string, args ...any) error {
 	st := status.Newf(code, format, args...)
-	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: reasonDomain}); err == nil {
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ReasonDomain}); err == nil {
 		st = d
 	}
 	return st.Err()

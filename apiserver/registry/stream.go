@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import "google.golang.org/grpc/metadata"
 

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -26,28 +27,28 @@ const maxPatchAttempts = 10
 // validation, admission, validation — written only if the object is
 // still the one the patch was applied to. A patch that does not name a
 // resourceVersion is applied again to the new object after a conflict.
-func (s *Server) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
+func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
 	k, ok := scheme.ByResource(req.Resource)
 	if !ok {
-		return nil, invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
+		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}
 	statusOnly := false
 	switch req.Subresource {
 	case "":
 	case "scale":
 		if !scalable[k.Resource] {
-			return nil, invalid("%s has no scale subresource", k.Kind)
+			return nil, apierrors.Invalid("%s has no scale subresource", k.Kind)
 		}
 	case "status":
 		if !k.HasStatus {
-			return nil, invalid("%s has no status subresource", k.Kind)
+			return nil, apierrors.Invalid("%s has no status subresource", k.Kind)
 		}
 		statusOnly = true
 	default:
-		return nil, invalid("subresource %q cannot be patched", req.Subresource)
+		return nil, apierrors.Invalid("subresource %q cannot be patched", req.Subresource)
 	}
 	if len(req.Patch) > MaxObjectBytes {
-		return nil, tooLarge(len(req.Patch))
+		return nil, TooLarge(len(req.Patch))
 	}
 	ns := req.Namespace
 	if !k.Namespaced {
@@ -64,7 +65,7 @@ func (s *Server) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.Obj
 	for attempt := 1; ; attempt++ {
 		kv, err := s.store.Get(ctx, storage.Key(k.Resource, ns, req.Name))
 		if err != nil {
-			return nil, storageError(err, k, req.Name)
+			return nil, apierrors.FromStorage(err, k, req.Name)
 		}
 		current := withRevision(kv.Value, kv.Revision)
 		var patched []byte
@@ -84,7 +85,7 @@ func (s *Server) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.Obj
 			return nil, err
 		}
 		if m := o.GetObjectMeta(); m.Name != req.Name {
-			return nil, invalid("metadata.name: Invalid value: %q: a patch cannot change the name (%q)", m.Name, req.Name)
+			return nil, apierrors.Invalid("metadata.name: Invalid value: %q: a patch cannot change the name (%q)", m.Name, req.Name)
 		}
 		actx, admitted := admission.WithWarnings(ctx)
 		out, err := s.update(actx, k, o, statusOnly, req.DryRun)
@@ -118,10 +119,10 @@ func patchScale(k *scheme.Kind, current []byte, req *apipb.PatchRequest, rev int
 	}
 	rp, rv, err := replicasPatch(sc)
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, apierrors.Invalid("%v", err)
 	}
 	if rv != "" && rv != strconv.FormatInt(rev, 10) {
-		return nil, storageError(storage.ErrConflict, k, req.Name)
+		return nil, apierrors.FromStorage(storage.ErrConflict, k, req.Name)
 	}
 	return patch.Apply(patch.MergePatchType, current, rp, nil)
 }

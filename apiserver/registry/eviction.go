@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/policy"
+	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -28,10 +30,10 @@ import (
 // errBudget is Kubernetes' refusal text; Kobune adds the budget's numbers.
 const errBudget = "Cannot evict pod as it would violate the pod's disruption budget."
 
-func (s *Server) createEviction(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+func (s *Registry) createEviction(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
 	var ev policy.Eviction
 	if err := json.Unmarshal(req.Object, &ev); err != nil {
-		return nil, invalid("Eviction: %v", err)
+		return nil, apierrors.Invalid("Eviction: %v", err)
 	}
 	ns := req.Namespace
 	if ns == "" {
@@ -41,9 +43,9 @@ func (s *Server) createEviction(ctx context.Context, req *apipb.CreateRequest) (
 		ns = "default"
 	}
 	if ev.Name == "" {
-		return nil, invalid("Eviction: metadata.name (the pod's) is required")
+		return nil, apierrors.Invalid("Eviction: metadata.name (the pod's) is required")
 	}
-	podKind, pdbKind := kindOf("pods"), kindOf("poddisruptionbudgets")
+	podKind, pdbKind := kindOfResource("pods"), kindOfResource("poddisruptionbudgets")
 	var grace *int64
 	if ev.DeleteOptions != nil {
 		grace = ev.DeleteOptions.GracePeriodSeconds
@@ -51,9 +53,9 @@ func (s *Server) createEviction(ctx context.Context, req *apipb.CreateRequest) (
 	for attempt := 0; ; attempt++ {
 		kv, err := s.store.Get(ctx, storage.Key("pods", ns, ev.Name))
 		if err != nil {
-			return nil, storageError(err, podKind, ev.Name)
+			return nil, apierrors.FromStorage(err, podKind, ev.Name)
 		}
-		o, err := decodeStored(podKind, kv.Value, kv.Revision)
+		o, err := DecodeStored(podKind, kv.Value, kv.Revision)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "decode pod: %v", err)
 		}
@@ -68,9 +70,9 @@ func (s *Server) createEviction(ctx context.Context, req *apipb.CreateRequest) (
 		if pod.DeletionTimestamp != nil || pod.Status.Phase == core.PodSucceeded || pod.Status.Phase == core.PodFailed || pod.Status.Phase == core.PodPending || pod.Status.Phase == "" {
 			return evict() // no budget protects a pod that is not running
 		}
-		budgets, err := listStoredIn[*policy.PodDisruptionBudget](ctx, s.store, "poddisruptionbudgets", ns)
+		budgets, err := ListStoredIn[*policy.PodDisruptionBudget](ctx, s.store, "poddisruptionbudgets", ns)
 		if err != nil {
-			return nil, storageError(err, pdbKind, "")
+			return nil, apierrors.FromStorage(err, pdbKind, "")
 		}
 		var matching []*policy.PodDisruptionBudget
 		for _, b := range budgets {
@@ -127,3 +129,5 @@ func podReady(p *core.Pod) bool {
 	}
 	return false
 }
+
+func kindOfResource(resource string) *scheme.Kind { k, _ := scheme.ByResource(resource); return k }

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -13,13 +13,14 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 )
 
-// namespaceCache answers "does namespace X exist, and is it terminating?"
+// NamespaceCache answers "does namespace X exist, and is it terminating?"
 // from memory, kept current by a watch; a miss falls back to etcd, so a
 // namespace created a moment ago is never refused.
-type namespaceCache struct {
+type NamespaceCache struct {
 	store  *storage.Store
 	mu     sync.RWMutex
 	phases map[string]string
@@ -29,12 +30,12 @@ type namespaceCache struct {
 	synced bool
 }
 
-func newNamespaceCache(st *storage.Store) *namespaceCache {
-	return &namespaceCache{store: st, phases: map[string]string{}, labels: map[string]map[string]string{}}
+func NewNamespaceCache(st *storage.Store) *NamespaceCache {
+	return &NamespaceCache{store: st, phases: map[string]string{}, labels: map[string]map[string]string{}}
 }
 
 // NamespaceLabels implements admission.NamespaceLabeler.
-func (c *namespaceCache) NamespaceLabels(ctx context.Context, name string) (map[string]string, bool, error) {
+func (c *NamespaceCache) NamespaceLabels(ctx context.Context, name string) (map[string]string, bool, error) {
 	c.mu.RLock()
 	labels, ok := c.labels[name]
 	c.mu.RUnlock()
@@ -56,7 +57,7 @@ func (c *namespaceCache) NamespaceLabels(ctx context.Context, name string) (map[
 }
 
 // NamespacePhase implements admission.NamespaceGetter.
-func (c *namespaceCache) NamespacePhase(ctx context.Context, name string) (string, bool, error) {
+func (c *NamespaceCache) NamespacePhase(ctx context.Context, name string) (string, bool, error) {
 	c.mu.RLock()
 	phase, ok := c.phases[name]
 	c.mu.RUnlock()
@@ -91,15 +92,15 @@ func decodeNamespace(b []byte) (*core.Namespace, error) {
 // delete must already be refused (Kubernetes' NamespaceLifecycle keeps a
 // similar "recently deleted" lookup for the same reason). Anything that
 // still slips in meanwhile is deleted by the cleanup loop.
-func (c *namespaceCache) markTerminating(name string) {
+func (c *NamespaceCache) markTerminating(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.phases[name] = core.NamespaceTerminating
 }
 
 // run lists and watches namespaces until ctx ends, relisting after errors.
-func (c *namespaceCache) run(ctx context.Context) {
-	follow(ctx, c.store, "namespaces", nil, func(objs []meta.Object) {
+func (c *NamespaceCache) run(ctx context.Context) {
+	Follow(ctx, c.store, "namespaces", nil, func(objs []meta.Object) {
 		fresh, labels := map[string]string{}, map[string]map[string]string{}
 		for _, o := range objs {
 			ns := o.(*core.Namespace)
@@ -135,7 +136,7 @@ func sleep(ctx context.Context, d time.Duration) {
 // Kubernetes runs this in kube-controller-manager's namespace controller;
 // Kobune runs it inside the API server so that deleting a namespace works
 // with nothing else running (see docs/differences.md).
-func (s *Server) runNamespaceCleanup(ctx context.Context) {
+func (s *Registry) runNamespaceCleanup(ctx context.Context) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	for {
@@ -149,14 +150,14 @@ func (s *Server) runNamespaceCleanup(ctx context.Context) {
 	}
 }
 
-func (s *Server) wakeNamespaceCleanup() {
+func (s *Registry) wakeNamespaceCleanup() {
 	select {
 	case s.nsCleanup <- struct{}{}:
 	default:
 	}
 }
 
-func (s *Server) cleanupNamespaces(ctx context.Context) {
+func (s *Registry) cleanupNamespaces(ctx context.Context) {
 	kvs, _, err := s.store.List(ctx, storage.ListPrefix("namespaces", ""))
 	if err != nil {
 		return
@@ -178,7 +179,7 @@ func (s *Server) cleanupNamespaces(ctx context.Context) {
 			}
 			remaining += len(items)
 			for _, it := range items {
-				o, err := decodeStored(k, it.Value, it.Revision)
+				o, err := DecodeStored(k, it.Value, it.Revision)
 				if err != nil || o.GetObjectMeta().DeletionTimestamp != nil {
 					continue
 				}
@@ -197,9 +198,9 @@ func (s *Server) cleanupNamespaces(ctx context.Context) {
 
 // markNamespaceTerminating is the namespace's part of Delete: it gets a
 // deletionTimestamp and phase Terminating, and the cleanup loop does the rest.
-func (s *Server) markNamespaceTerminating(ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
+func (s *Registry) markNamespaceTerminating(ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
 	ns := o.(*core.Namespace)
-	for _, sys := range systemNamespaces {
+	for _, sys := range SystemNamespaces {
 		if ns.Name == sys {
 			return nil, 0, status.Errorf(codes.FailedPrecondition, "namespace %s may not be deleted", ns.Name)
 		}
@@ -214,7 +215,7 @@ func (s *Server) markNamespaceTerminating(ctx context.Context, k *scheme.Kind, o
 		}
 		rev, err = s.store.Update(ctx, objectKey(k, ns), b, rev)
 		if err != nil {
-			return nil, 0, storageError(err, k, ns.Name)
+			return nil, 0, apierrors.FromStorage(err, k, ns.Name)
 		}
 		s.namespaces.markTerminating(ns.Name)
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/validation"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -19,15 +20,15 @@ import (
 // copies the binding's annotations onto the pod (as kube-apiserver does) and
 // marks the pod PodScheduled, retrying internally on write conflicts
 // (the pod's status may change while the scheduler decides).
-func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.ObjectResponse, error) {
+func (s *Registry) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.ObjectResponse, error) {
 	k, _ := scheme.ByResource("pods")
 	if req.NodeName == "" {
-		return nil, invalid("target.name: Required value: the node to bind to")
+		return nil, apierrors.Invalid("target.name: Required value: the node to bind to")
 	}
 	// A node name must be one a Node can have: "A B/C" would leave a pod
 	// that no later update could pass validation with.
 	if msg := validation.IsDNS1123Subdomain(req.NodeName); msg != "" {
-		return nil, invalid("target.name: Invalid value: %q: %s", req.NodeName, msg)
+		return nil, apierrors.Invalid("target.name: Invalid value: %q: %s", req.NodeName, msg)
 	}
 	ns := req.Namespace
 	if ns == "" {
@@ -35,15 +36,15 @@ func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.Objec
 	}
 	if errs := validation.ValidateObjectMeta(&meta.ObjectMeta{Name: req.Name, Namespace: ns, Annotations: req.Annotations}, true,
 		validation.IsDNS1123Subdomain, validation.NewPath("metadata")); len(errs) > 0 {
-		return nil, invalid("Binding %q is invalid: %v", req.Name, errs.ToError())
+		return nil, apierrors.Invalid("Binding %q is invalid: %v", req.Name, errs.ToError())
 	}
 	key := storage.Key("pods", ns, req.Name)
 	for {
 		kv, err := s.store.Get(ctx, key)
 		if err != nil {
-			return nil, storageError(err, k, req.Name)
+			return nil, apierrors.FromStorage(err, k, req.Name)
 		}
-		o, err := decodeStored(k, kv.Value, kv.Revision)
+		o, err := DecodeStored(k, kv.Value, kv.Revision)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "decode pod: %v", err)
 		}
@@ -74,7 +75,7 @@ func (s *Server) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.Objec
 			continue
 		}
 		if err != nil {
-			return nil, storageError(err, k, req.Name)
+			return nil, apierrors.FromStorage(err, k, req.Name)
 		}
 		out, err := encodeWithRevision(pod, rev)
 		if err != nil {

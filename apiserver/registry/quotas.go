@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 	"github.com/kobune/kobune/apiserver/storage"
 )
 
-// quotaCache keeps every ResourceQuota from a watch, so that the
+// QuotaCache keeps every ResourceQuota from a watch, so that the
 // ResourceQuota admission step reads no etcd on a write. A cached view is
 // safe because the write's transaction also checks that no quota of the
 // namespace was written after the view's revision (storage.Also
 // Unchanged) and that each charged quota is still at its version; when
 // either fails the write is judged again on a fresh read.
-type quotaCache struct {
+type QuotaCache struct {
 	store  *storage.Store
 	mu     sync.RWMutex
 	synced bool
@@ -26,14 +26,14 @@ type quotaCache struct {
 	byNS   map[string]map[string]*core.ResourceQuota
 }
 
-func newQuotaCache(st *storage.Store) *quotaCache {
-	return &quotaCache{store: st, byNS: map[string]map[string]*core.ResourceQuota{}}
+func NewQuotaCache(st *storage.Store) *QuotaCache {
+	return &QuotaCache{store: st, byNS: map[string]map[string]*core.ResourceQuota{}}
 }
 
 var quotaKind = func() *scheme.Kind { k, _ := scheme.ByResource("resourcequotas"); return k }()
 
 // Quotas implements admission.QuotaLister.
-func (c *quotaCache) Quotas(ctx context.Context, ns string, fresh bool) ([]*core.ResourceQuota, int64, error) {
+func (c *QuotaCache) Quotas(ctx context.Context, ns string, fresh bool) ([]*core.ResourceQuota, int64, error) {
 	if !fresh {
 		c.mu.RLock()
 		if c.synced {
@@ -53,7 +53,7 @@ func (c *quotaCache) Quotas(ctx context.Context, ns string, fresh bool) ([]*core
 	}
 	out := make([]*core.ResourceQuota, 0, len(kvs))
 	for _, kv := range kvs {
-		o, err := decodeStored(quotaKind, kv.Value, kv.Revision)
+		o, err := DecodeStored(quotaKind, kv.Value, kv.Revision)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -64,14 +64,14 @@ func (c *quotaCache) Quotas(ctx context.Context, ns string, fresh bool) ([]*core
 
 // mayCharge reports whether a write in the namespace may be charged (and
 // so judged again): it has quotas, or the cache does not know yet.
-func (c *quotaCache) mayCharge(ns string) bool {
+func (c *QuotaCache) mayCharge(ns string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return !c.synced || len(c.byNS[ns]) > 0
 }
 
 // run lists and watches the quotas until ctx ends, relisting after errors.
-func (c *quotaCache) run(ctx context.Context) {
+func (c *QuotaCache) run(ctx context.Context) {
 	prefix := storage.ListPrefix("resourcequotas", "")
 	for ctx.Err() == nil {
 		kvs, rev, err := c.store.List(ctx, prefix)
@@ -81,7 +81,7 @@ func (c *quotaCache) run(ctx context.Context) {
 		}
 		byNS := map[string]map[string]*core.ResourceQuota{}
 		for _, kv := range kvs {
-			if o, err := decodeStored(quotaKind, kv.Value, kv.Revision); err == nil {
+			if o, err := DecodeStored(quotaKind, kv.Value, kv.Revision); err == nil {
 				c.put(byNS, o.(*core.ResourceQuota))
 			}
 		}
@@ -93,11 +93,11 @@ func (c *quotaCache) run(ctx context.Context) {
 			c.mu.Lock()
 			switch ev.Type {
 			case storage.Put:
-				if o, err := decodeStored(quotaKind, ev.Value, ev.Revision); err == nil {
+				if o, err := DecodeStored(quotaKind, ev.Value, ev.Revision); err == nil {
 					c.put(c.byNS, o.(*core.ResourceQuota))
 				}
 			case storage.Deleted:
-				if o, err := decodeStored(quotaKind, ev.Prev, ev.Revision); err == nil {
+				if o, err := DecodeStored(quotaKind, ev.Prev, ev.Revision); err == nil {
 					m := o.GetObjectMeta()
 					delete(c.byNS[m.Namespace], m.Name)
 				}
@@ -111,7 +111,7 @@ func (c *quotaCache) run(ctx context.Context) {
 	}
 }
 
-func (c *quotaCache) put(byNS map[string]map[string]*core.ResourceQuota, q *core.ResourceQuota) {
+func (c *QuotaCache) put(byNS map[string]map[string]*core.ResourceQuota, q *core.ResourceQuota) {
 	if byNS[q.Namespace] == nil {
 		byNS[q.Namespace] = map[string]*core.ResourceQuota{}
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"encoding/json"
@@ -16,6 +16,9 @@ import (
 
 // scalable are the kinds with a scale subresource.
 var scalable = map[string]bool{"deployments": true, "replicasets": true, "statefulsets": true}
+
+// Scalable reports whether a resource has the scale subresource.
+func Scalable(resource string) bool { return scalable[resource] }
 
 // replicated is the part of those kinds a Scale is made from.
 type replicated struct {

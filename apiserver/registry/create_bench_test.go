@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func (allNamespaces) NamespacePhase(context.Context, string) (string, bool, erro
 // BenchmarkCreatePath measures the API server's own work per create —
 // decode, defaults, admission, validation, encode — without etcd or gRPC.
 func BenchmarkCreatePath(b *testing.B) {
-	s := &Server{admission: admission.NewChain(
+	s := &Registry{admission: admission.NewChain(
 		admission.Step{Plugin: admission.Defaulting{}}, admission.Step{Plugin: admission.Priority{}},
 		admission.Step{Plugin: admission.DefaultTolerationSeconds{Seconds: 300}}, admission.Step{Plugin: admission.StorageObjectInUseProtection{}},
 		admission.Step{Plugin: admission.DefaultStorageClass{}}, admission.Step{Plugin: admission.NamespaceLifecycle{Namespaces: allNamespaces{}}},

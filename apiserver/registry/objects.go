@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 	"github.com/kobune/kobune/apiserver/storage"
 )
 
-// decodeStored turns stored bytes into an object whose resourceVersion is
+// DecodeStored turns stored bytes into an object whose resourceVersion is
 // the key's modification revision. The revision is never stored inside the
 // value: etcd assigns it at write time.
-func decodeStored(k *scheme.Kind, value []byte, rev int64) (meta.Object, error) {
+func DecodeStored(k *scheme.Kind, value []byte, rev int64) (meta.Object, error) {
 	o, err := k.DecodeFast(value)
 	if err != nil {
 		return nil, err
