@@ -54,15 +54,15 @@ func (g grpcAPI) Version(ctx context.Context, req *apipb.VersionRequest) (*apipb
 }
 
 func (g grpcAPI) ServicePath(ctx context.Context, req *apipb.ServicePathRequest) (*apipb.ServicePathReply, error) {
-	return filters.Unary(ctx, g.s.chain, "ServicePath", req, g.s.ServicePath)
+	return filters.Unary(ctx, g.s.chain, "ServicePath", req, g.s.proxy.ServicePath)
 }
 
 func (g grpcAPI) NodeStats(ctx context.Context, req *apipb.NodeStatsRequest) (*apipb.NodeStatsReply, error) {
-	return filters.Unary(ctx, g.s.chain, "NodeStats", req, g.s.NodeStats)
+	return filters.Unary(ctx, g.s.chain, "NodeStats", req, g.s.proxy.NodeStats)
 }
 
 func (g grpcAPI) Metrics(ctx context.Context, req *apipb.MetricsRequest) (*apipb.MetricsReply, error) {
-	return filters.Unary(ctx, g.s.chain, "Metrics", req, g.s.Metrics)
+	return filters.Unary(ctx, g.s.chain, "Metrics", req, g.s.proxy.Metrics)
 }
 
 func (g grpcAPI) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchServer) error {
@@ -70,11 +70,11 @@ func (g grpcAPI) Watch(req *apipb.WatchRequest, stream apipb.ResourceAPI_WatchSe
 }
 
 func (g grpcAPI) PodLogs(req *apipb.PodLogsRequest, stream apipb.ResourceAPI_PodLogsServer) error {
-	return filters.Stream(stream.Context(), g.s.chain, "PodLogs", req, func(ctx context.Context) error { return g.s.PodLogs(ctx, req, stream) })
+	return filters.Stream(stream.Context(), g.s.chain, "PodLogs", req, func(ctx context.Context) error { return g.s.proxy.PodLogs(ctx, req, stream) })
 }
 
 func (g grpcAPI) PodAttach(req *apipb.PodAttachRequest, stream apipb.ResourceAPI_PodAttachServer) error {
-	return filters.Stream(stream.Context(), g.s.chain, "PodAttach", req, func(ctx context.Context) error { return g.s.PodAttach(ctx, req, stream) })
+	return filters.Stream(stream.Context(), g.s.chain, "PodAttach", req, func(ctx context.Context) error { return g.s.proxy.PodAttach(ctx, req, stream) })
 }
 
 // PodExec and PodPortForward: the client's first message says what is
@@ -85,7 +85,7 @@ func (g grpcAPI) PodExec(stream apipb.ResourceAPI_PodExecServer) error {
 	if err != nil {
 		return err
 	}
-	return filters.Stream(stream.Context(), g.s.chain, "PodExec", first, func(ctx context.Context) error { return g.s.PodExec(ctx, first, stream) })
+	return filters.Stream(stream.Context(), g.s.chain, "PodExec", first, func(ctx context.Context) error { return g.s.proxy.PodExec(ctx, first, stream) })
 }
 
 func (g grpcAPI) PodPortForward(stream apipb.ResourceAPI_PodPortForwardServer) error {
@@ -93,5 +93,5 @@ func (g grpcAPI) PodPortForward(stream apipb.ResourceAPI_PodPortForwardServer) e
 	if err != nil {
 		return err
 	}
-	return filters.Stream(stream.Context(), g.s.chain, "PodPortForward", first, func(ctx context.Context) error { return g.s.PodPortForward(ctx, first, stream) })
+	return filters.Stream(stream.Context(), g.s.chain, "PodPortForward", first, func(ctx context.Context) error { return g.s.proxy.PodPortForward(ctx, first, stream) })
 }

@@ -679,7 +679,7 @@ func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Re
 		return nil
 	}
 	err := filters.Stream(ctx, s.chain, "PodLogs", req, func(ctx context.Context) error {
-		return s.PodLogs(ctx, req, restSender[apipb.LogChunk]{send: send, header: start})
+		return s.proxy.PodLogs(ctx, req, restSender[apipb.LogChunk]{send: send, header: start})
 	})
 	switch {
 	case err == nil || errors.Is(err, errLimit) || ctx.Err() != nil:

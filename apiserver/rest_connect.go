@@ -74,7 +74,7 @@ var websocketUpgrader = websocket.Upgrader{ReadBufferSize: 32 << 10, WriteBuffer
 func (s *Server) connect(ctx context.Context, w http.ResponseWriter, t *restTarget, method string, first proto.Message, session func(ctx context.Context) (upgraded bool, err error)) {
 	upgraded := false
 	err := filters.Stream(ctx, s.chain, method, first, func(ctx context.Context) error {
-		if _, _, err := s.podNode(ctx, t.namespace, t.name); err != nil {
+		if _, _, err := s.proxy.PodNode(ctx, t.namespace, t.name); err != nil {
 			return err
 		}
 		var err error
@@ -218,7 +218,7 @@ func (s *Server) execSession(ctx context.Context, cs *channelSession, first *api
 		}
 		return nil
 	}
-	err := s.PodExec(ctx, first, restDuplex[apipb.PodExecInput, apipb.PodExecOutput]{restSender: restSender[apipb.PodExecOutput]{send: send}, recv: recv})
+	err := s.proxy.PodExec(ctx, first, restDuplex[apipb.PodExecInput, apipb.PodExecOutput]{restSender: restSender[apipb.PodExecOutput]{send: send}, recv: recv})
 	cs.end(execStatus(first.Command, exited, exitCode, err))
 	return err
 }
@@ -298,7 +298,7 @@ func (s *Server) restAttach(ctx context.Context, w http.ResponseWriter, r *http.
 			}
 		}()
 		send := func(m *apipb.LogChunk) error { return cs.write(channel, m.Data) }
-		err = s.PodAttach(ctx, req, restSender[apipb.LogChunk]{send: send})
+		err = s.proxy.PodAttach(ctx, req, restSender[apipb.LogChunk]{send: send})
 		st := []byte(`{"metadata":{},"status":"Success"}`)
 		if err != nil && ctx.Err() == nil {
 			full := toStatus(err, nil)

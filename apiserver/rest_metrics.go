@@ -41,7 +41,7 @@ func (s *Server) restMetrics(ctx context.Context, w http.ResponseWriter, r *http
 		}
 		req.Name = name
 	}
-	resp, err := filters.Unary(ctx, s.chain, "Metrics", req, s.Metrics)
+	resp, err := filters.Unary(ctx, s.chain, "Metrics", req, s.proxy.Metrics)
 	if err != nil {
 		writeError(w, err, nil)
 		return
@@ -57,7 +57,7 @@ func (s *Server) restNodeProxy(ctx context.Context, w http.ResponseWriter, r *ht
 		writeError(w, status.Errorf(codes.NotFound, "nodes/%s/proxy/%s: Kobune's node proxy serves only stats/summary and metrics/cadvisor", node, page), nil)
 		return
 	}
-	resp, err := filters.Unary(ctx, s.chain, "NodeStats", &apipb.NodeStatsRequest{Node: node, Format: format}, s.NodeStats)
+	resp, err := filters.Unary(ctx, s.chain, "NodeStats", &apipb.NodeStatsRequest{Node: node, Format: format}, s.proxy.NodeStats)
 	if err != nil {
 		writeError(w, err, nil)
 		return

@@ -144,7 +144,7 @@ func (s *Server) forwardOne(ctx context.Context, t *restTarget, p *forwardPair, 
 	// The session passed the handler chain as a whole (restPortForward);
 	// each of its connections is the registry's PodPortForward.
 	first := &apipb.PodPortForwardData{Namespace: t.namespace, Name: t.name, Port: int32(port)}
-	err = s.PodPortForward(ctx, first, restDuplex[apipb.PodPortForwardData, apipb.PodPortForwardData]{
+	err = s.proxy.PodPortForward(ctx, first, restDuplex[apipb.PodPortForwardData, apipb.PodPortForwardData]{
 		restSender: restSender[apipb.PodPortForwardData]{send: send}, recv: recv})
 	if err != nil && ctx.Err() == nil {
 		msg := status.Convert(err).Message()

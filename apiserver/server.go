@@ -26,6 +26,7 @@ import (
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/encryption"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/nodeproxy"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/servicealloc"
 	"github.com/kobune/kobune/apiserver/storage"
@@ -188,8 +189,9 @@ type Server struct {
 	rbac        *authorizer.RBAC
 	nodeAuthz   *authorizer.Node
 	authzSynced chan struct{}
-	// kubeletTLS is the client side of the node API (nil: plaintext).
-	kubeletTLS *tls.Config
+	// proxy relays logs, exec, attach and port-forward to the agents,
+	// and serves the metrics API from their stats.
+	proxy *nodeproxy.Proxy
 	// serviceAccounts issues and checks tokens (nil: no tokens).
 	serviceAccounts *serviceAccounts
 }
@@ -259,10 +261,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		backend.close()
 		return nil, err
 	}
-	if s.kubeletTLS, err = kubeletTLS(cfg); err != nil {
+	kubeletClient, err := kubeletTLS(cfg)
+	if err != nil {
 		backend.close()
 		return nil, err
 	}
+	s.proxy = nodeproxy.New(s.store, kubeletClient)
 	if s.serviceAccounts, err = newServiceAccounts(cfg); err != nil {
 		backend.close()
 		return nil, err

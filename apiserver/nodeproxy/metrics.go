@@ -1,4 +1,4 @@
-package apiserver
+package nodeproxy
 
 import (
 	"context"
@@ -38,7 +38,7 @@ const statsTimeout = 5 * time.Second
 const metricsWindow = "5s"
 
 // NodeStats implements the NodeStats RPC.
-func (s *Server) NodeStats(ctx context.Context, req *apipb.NodeStatsRequest) (*apipb.NodeStatsReply, error) {
+func (s *Proxy) NodeStats(ctx context.Context, req *apipb.NodeStatsRequest) (*apipb.NodeStatsReply, error) {
 	if req.Node == "" {
 		return nil, apierrors.Invalid("nodeStats: a node name is required")
 	}
@@ -52,7 +52,7 @@ func (s *Server) NodeStats(ctx context.Context, req *apipb.NodeStatsRequest) (*a
 	return &apipb.NodeStatsReply{Data: b}, nil
 }
 
-func (s *Server) nodeStats(ctx context.Context, node, format string) ([]byte, error) {
+func (s *Proxy) nodeStats(ctx context.Context, node, format string) ([]byte, error) {
 	addr, err := s.nodeAddr(ctx, node)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func (s *Server) nodeStats(ctx context.Context, node, format string) ([]byte, er
 
 // summaries reads the Summary of each named node at once; a node that
 // fails is missing from the result, with its error in errs.
-func (s *Server) summaries(ctx context.Context, nodes []string) (map[string]*stats.Summary, map[string]error) {
+func (s *Proxy) summaries(ctx context.Context, nodes []string) (map[string]*stats.Summary, map[string]error) {
 	out, errs := map[string]*stats.Summary{}, map[string]error{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -103,7 +103,7 @@ func (s *Server) summaries(ctx context.Context, nodes []string) (map[string]*sta
 }
 
 // Metrics implements the Metrics RPC.
-func (s *Server) Metrics(ctx context.Context, req *apipb.MetricsRequest) (*apipb.MetricsReply, error) {
+func (s *Proxy) Metrics(ctx context.Context, req *apipb.MetricsRequest) (*apipb.MetricsReply, error) {
 	sel, err := selector.ParseLabels(req.LabelSelector)
 	if err != nil {
 		return nil, apierrors.Invalid("labelSelector: %v", err)
@@ -142,7 +142,7 @@ func memoryQuantity(m *stats.MemoryStats) (resource.Quantity, bool) {
 	return resource.NewQuantity(int64(*m.WorkingSetBytes/1024*1024), resource.BinarySI), true
 }
 
-func (s *Server) nodeMetrics(ctx context.Context, name string, sel selector.Selector) (any, error) {
+func (s *Proxy) nodeMetrics(ctx context.Context, name string, sel selector.Selector) (any, error) {
 	nodes, err := registry.ListStored[*core.Node](ctx, s.store, "nodes")
 	if err != nil {
 		return nil, apierrors.FromStorage(err, kindOf("nodes"), name)
@@ -188,7 +188,7 @@ func (s *Server) nodeMetrics(ctx context.Context, name string, sel selector.Sele
 	return list, nil
 }
 
-func (s *Server) podMetrics(ctx context.Context, namespace, name string, sel selector.Selector) (any, error) {
+func (s *Proxy) podMetrics(ctx context.Context, namespace, name string, sel selector.Selector) (any, error) {
 	pods, err := registry.ListStoredIn[*core.Pod](ctx, s.store, "pods", namespace)
 	if err != nil {
 		return nil, apierrors.FromStorage(err, kindOf("pods"), name)

@@ -1,4 +1,4 @@
-package apiserver
+package nodeproxy
 
 import (
 	"context"
@@ -24,10 +24,10 @@ import (
 	"github.com/kobune/kobune/proto/nodepb"
 )
 
-// podNode finds a pod and the address of its node's agent, for the
+// PodNode finds a pod and the address of its node's agent, for the
 // pods/log and pods/exec subresources, which the API server proxies to the
 // node (as kube-apiserver proxies to the kubelet).
-func (s *Server) podNode(ctx context.Context, namespace, name string) (*core.Pod, string, error) {
+func (s *Proxy) PodNode(ctx context.Context, namespace, name string) (*core.Pod, string, error) {
 	if namespace == "" {
 		namespace = "default"
 	}
@@ -53,7 +53,7 @@ func (s *Server) podNode(ctx context.Context, namespace, name string) (*core.Pod
 
 // nodeAddr is the address of a node's agent (its InternalIP and the port
 // in status.daemonEndpoints).
-func (s *Server) nodeAddr(ctx context.Context, name string) (string, error) {
+func (s *Proxy) nodeAddr(ctx context.Context, name string) (string, error) {
 	nk, _ := scheme.ByResource("nodes")
 	nkv, err := s.store.Get(ctx, storage.Key("nodes", "", name))
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Server) nodeAddr(ctx context.Context, name string) (string, error) {
 // CA for the node's name — so a Node object that publishes someone else's
 // address (a fake node, or a hijacked one) gets no exec session, and
 // nothing it says is believed.
-func (s *Server) nodeClient(node, addr string) (nodepb.NodeAPIClient, func(), error) {
+func (s *Proxy) nodeClient(node, addr string) (nodepb.NodeAPIClient, func(), error) {
 	creds := insecure.NewCredentials()
 	if s.kubeletTLS != nil {
 		tc := s.kubeletTLS.Clone()
@@ -98,7 +98,7 @@ func (s *Server) nodeClient(node, addr string) (nodepb.NodeAPIClient, func(), er
 }
 
 // PodLogs implements the pods/log subresource.
-func (s *Server) PodLogs(ctx context.Context, req *apipb.PodLogsRequest, stream registry.Sender[apipb.LogChunk]) error {
+func (s *Proxy) PodLogs(ctx context.Context, req *apipb.PodLogsRequest, stream registry.Sender[apipb.LogChunk]) error {
 	since, err := logsSince(req.SinceSeconds, req.SinceTime, time.Now())
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func logsSince(seconds int64, at string, now time.Time) (int64, error) {
 // stdin or a terminal (their stdin and tty fields are named unsupported),
 // so there is no input to attach to, as on Kubernetes for a container
 // without stdin: true.
-func (s *Server) PodAttach(ctx context.Context, req *apipb.PodAttachRequest, stream registry.Sender[apipb.LogChunk]) error {
+func (s *Proxy) PodAttach(ctx context.Context, req *apipb.PodAttachRequest, stream registry.Sender[apipb.LogChunk]) error {
 	if req.Stdin || req.Tty {
 		return status.Errorf(codes.InvalidArgument, "attach: kobune starts containers without stdin or a terminal (the container fields stdin and tty are not supported), so an attach carries output only: leave out -i and -t, or use exec -it for a shell")
 	}
@@ -142,8 +142,8 @@ func (s *Server) PodAttach(ctx context.Context, req *apipb.PodAttachRequest, str
 
 // relayLog streams a container log from the pod's node: pods/log and
 // pods/attach.
-func (s *Server) relayLog(ctx context.Context, stream registry.Sender[apipb.LogChunk], namespace, name string, req *nodepb.LogsRequest) error {
-	pod, addr, err := s.podNode(ctx, namespace, name)
+func (s *Proxy) relayLog(ctx context.Context, stream registry.Sender[apipb.LogChunk], namespace, name string, req *nodepb.LogsRequest) error {
+	pod, addr, err := s.PodNode(ctx, namespace, name)
 	if err != nil {
 		return err
 	}
@@ -181,11 +181,11 @@ func (s *Server) relayLog(ctx context.Context, stream registry.Sender[apipb.LogC
 // PodExec implements the pods/exec subresource: first names the pod,
 // the container and the command; the stream carries stdin in and the
 // output back.
-func (s *Server) PodExec(ctx context.Context, first *apipb.PodExecInput, stream registry.Duplex[apipb.PodExecInput, apipb.PodExecOutput]) error {
+func (s *Proxy) PodExec(ctx context.Context, first *apipb.PodExecInput, stream registry.Duplex[apipb.PodExecInput, apipb.PodExecOutput]) error {
 	if len(first.Command) == 0 {
 		return apierrors.Invalid("exec: a command is required")
 	}
-	pod, addr, err := s.podNode(ctx, first.Namespace, first.Name)
+	pod, addr, err := s.PodNode(ctx, first.Namespace, first.Name)
 	if err != nil {
 		return err
 	}
@@ -238,11 +238,11 @@ func (s *Server) PodExec(ctx context.Context, first *apipb.PodExecInput, stream 
 
 // PodPortForward implements the pods/portforward subresource: one TCP
 // connection to a port of the pod, relayed to and from its node's agent.
-func (s *Server) PodPortForward(ctx context.Context, first *apipb.PodPortForwardData, stream registry.Duplex[apipb.PodPortForwardData, apipb.PodPortForwardData]) error {
+func (s *Proxy) PodPortForward(ctx context.Context, first *apipb.PodPortForwardData, stream registry.Duplex[apipb.PodPortForwardData, apipb.PodPortForwardData]) error {
 	if first.Port < 1 || first.Port > 65535 {
 		return apierrors.Invalid("port: Invalid value: %d: must be between 1 and 65535", first.Port)
 	}
-	pod, addr, err := s.podNode(ctx, first.Namespace, first.Name)
+	pod, addr, err := s.PodNode(ctx, first.Namespace, first.Name)
 	if err != nil {
 		return err
 	}
@@ -291,7 +291,7 @@ func (s *Server) PodPortForward(ctx context.Context, first *apipb.PodPortForward
 
 // ServicePath asks a node's agent for the way a packet to a Service port
 // takes through its rules (kobectl explain-path).
-func (s *Server) ServicePath(ctx context.Context, req *apipb.ServicePathRequest) (*apipb.ServicePathReply, error) {
+func (s *Proxy) ServicePath(ctx context.Context, req *apipb.ServicePathRequest) (*apipb.ServicePathReply, error) {
 	switch {
 	case req.Policy != "" && req.Policy != "ingress" && req.Policy != "egress":
 		return nil, apierrors.Invalid("servicePath: policy %q: ingress or egress", req.Policy)
