@@ -3,7 +3,6 @@ package apiserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -34,7 +33,7 @@ var apiserverUser = request.UserInfo{Name: "system:apiserver", Groups: []string{
 // and name (for the authorizer and the audit log), and the object it
 // carries.
 func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
-	name := metadataName
+	name := request.MetadataName
 	// A list or watch of one object (the field selector metadata.name=X)
 	// names it, as in Kubernetes: the node authorizer lets an agent watch
 	// one Secret it needs, never all of them.
@@ -119,74 +118,13 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		} else {
 			a.APIVersion = k.APIVersion
 		}
-	} else if r, ok := reviews[a.Resource]; ok {
-		a.APIGroup, a.APIVersion = r.group, "v1"
-		if !r.namespaced {
+	} else if r, ok := registry.Reviews[a.Resource]; ok {
+		a.APIGroup, a.APIVersion = r.Group, "v1"
+		if !r.Namespaced {
 			a.Namespace = ""
 		}
 	}
 	return a, obj
-}
-
-// metadataName is an object's metadata.name, read with a token scanner
-// that stops there (metadata comes first in what clients send), so that
-// authorizing a create does not parse the whole object a second time.
-func metadataName(obj []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		if key != "metadata" {
-			if skipValue(dec) != nil {
-				return ""
-			}
-			continue
-		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			return ""
-		}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return ""
-			}
-			if k == "name" {
-				v, _ := dec.Token()
-				n, _ := v.(string)
-				return n
-			}
-			if skipValue(dec) != nil {
-				return ""
-			}
-		}
-		return ""
-	}
-	return ""
-}
-
-// skipValue reads past one JSON value.
-func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
 }
 
 // newAuthorizer builds the chain --authorization-mode names. The default
@@ -500,4 +438,17 @@ func (s *Server) reconcileBootstrap(ctx context.Context, k *scheme.Kind, want me
 		return nil
 	}
 	return err
+}
+
+// authorizePath authorizes a non-resource request (RBAC's nonResourceURLs).
+func (s *Server) authorizePath(ctx context.Context, path string) error {
+	if err := s.waitAuthorizer(ctx); err != nil {
+		return err
+	}
+	u := request.UserFrom(ctx)
+	a := request.Attributes{Verb: "get", Path: path}
+	if d, _ := s.authz.Authorize(u, &a); d != authorizer.Allow {
+		return status.Errorf(codes.PermissionDenied, "forbidden: %s", authorizer.Describe(u, &a))
+	}
+	return nil
 }

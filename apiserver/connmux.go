@@ -15,7 +15,7 @@ import (
 )
 
 // One port serves two APIs, as kube-apiserver serves one: the gRPC API that
-// Kobune's own components use, and the Kubernetes REST API (rest.go) that
+// Kobune's own components use, and the Kubernetes REST API (apiserver/rest) that
 // kubectl and client-go use. The choice is made once per connection, before
 // any request is read, from what the client said it speaks:
 //

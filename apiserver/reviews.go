@@ -15,27 +15,12 @@ import (
 	"github.com/kobune/kobune/proto/apipb"
 )
 
-// review is a create-only resource answered by the authorizer or the
-// authenticator and never stored.
-type review struct {
-	kind, group string
-	namespaced  bool
-}
-
-var reviews = map[string]review{
-	"selfsubjectaccessreviews":  {"SelfSubjectAccessReview", "authorization.k8s.io", false},
-	"selfsubjectrulesreviews":   {"SelfSubjectRulesReview", "authorization.k8s.io", false},
-	"subjectaccessreviews":      {"SubjectAccessReview", "authorization.k8s.io", false},
-	"localsubjectaccessreviews": {"LocalSubjectAccessReview", "authorization.k8s.io", true},
-	"selfsubjectreviews":        {"SelfSubjectReview", "authentication.k8s.io", false},
-}
-
 // createReview answers a review; the caller was authorized to create it.
-func (s *Server) createReview(ctx context.Context, r review, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+func (s *Server) createReview(ctx context.Context, r registry.Review, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
 	caller := request.UserFrom(ctx)
-	tm := meta.TypeMeta{APIVersion: r.group + "/v1", Kind: r.kind}
+	tm := meta.TypeMeta{APIVersion: r.Group + "/v1", Kind: r.Kind}
 	var out any
-	switch r.kind {
+	switch r.Kind {
 	case "SelfSubjectReview":
 		var o authorization.SelfSubjectReview
 		if err := json.Unmarshal(req.Object, &o); err != nil && len(req.Object) > 0 {
@@ -68,13 +53,13 @@ func (s *Server) createReview(ctx context.Context, r review, req *apipb.CreateRe
 	default: // SubjectAccessReview, LocalSubjectAccessReview
 		var o authorization.SubjectAccessReview
 		if err := json.Unmarshal(req.Object, &o); err != nil {
-			return nil, apierrors.Invalid("%s: %v", r.kind, err)
+			return nil, apierrors.Invalid("%s: %v", r.Kind, err)
 		}
 		if o.Spec.User == "" && len(o.Spec.Groups) == 0 {
 			return nil, apierrors.Invalid("spec.user: Required value: at least one of user or groups must be given")
 		}
 		ns := ""
-		if r.namespaced {
+		if r.Namespaced {
 			ns = req.Namespace
 			if ns == "" {
 				ns = "default"
@@ -144,7 +129,7 @@ func (s *Server) rulesFor(u request.UserInfo, namespace string) authorization.Su
 // reviews and ServiceAccount tokens (the registry calls them).
 func (s *Server) creators() map[string]registry.CreateFunc {
 	out := map[string]registry.CreateFunc{client.TokenSubresource: s.createToken}
-	for resource, r := range reviews {
+	for resource, r := range registry.Reviews {
 		out[resource] = func(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
 			return s.createReview(ctx, r, req)
 		}

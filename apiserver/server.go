@@ -26,8 +26,10 @@ import (
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/encryption"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/grpcapi"
 	"github.com/kobune/kobune/apiserver/nodeproxy"
 	"github.com/kobune/kobune/apiserver/registry"
+	"github.com/kobune/kobune/apiserver/rest"
 	"github.com/kobune/kobune/apiserver/servicealloc"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
@@ -335,14 +337,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		grpc.NumStreamWorkers(32),
 	)...)
 	s.chain = s.handlerChain()
-	apipb.RegisterResourceAPIServer(s.grpc, grpcAPI{s: s})
+	apipb.RegisterResourceAPIServer(s.grpc, grpcapi.New(s.chain, s.registry, s.proxy))
 	for _, lis := range s.listeners {
 		s.muxes = append(s.muxes, newConnMux(lis, serving, cfg.Logf))
 	}
 	// The REST API's HTTP server: HTTP/1.1 and, over TLS, HTTP/2. The
 	// timeouts bound slow clients; a watch or a log stream may run for
 	// as long as it needs (no WriteTimeout).
-	s.rest = &http.Server{Handler: s.restHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
+	s.rest = &http.Server{Handler: rest.New(rest.Config{Chain: s.chain, Registry: s.registry, Proxy: s.proxy,
+		Authenticate: s.authenticate, AuthorizePath: s.authorizePath, Health: s.serveHealth}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(cfg.Logf), "kobune-apiserver: REST: ", 0)}
 	return s, nil
 }

@@ -1,6 +1,6 @@
 // Package apierrors is the API's errors: gRPC status codes with
 // Kubernetes' wording and reasons, which the REST front end turns into a
-// metav1.Status with the matching HTTP code (apiserver/rest_status.go).
+// metav1.Status with the matching HTTP code (apiserver/rest/status.go).
 // It mirrors k8s.io/apimachinery/pkg/api/errors.
 package apierrors
 
@@ -54,7 +54,7 @@ func Invalid(format string, args ...any) error {
 
 // Kubernetes reasons that no gRPC code says by itself travel as an
 // ErrorInfo detail (domain k8s.io), which the REST API turns into the
-// Status reason and HTTP code (rest_status.go).
+// Status reason and HTTP code (apiserver/rest/status.go).
 const (
 	ReasonDomain     = "k8s.io"
 	ReasonBadRequest = "BadRequest"

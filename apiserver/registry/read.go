@@ -254,3 +254,7 @@ func bookmark(k *scheme.Kind, rev int64) []byte {
 func bookmarkAnnotated(k *scheme.Kind, rev int64, annotations string) []byte {
 	return []byte(fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"resourceVersion":"%d","annotations":%s}}`, k.APIVersion, k.Kind, rev, annotations))
 }
+
+// Revision is the store's current revision: a watch from it sees changes
+// from now on.
+func (s *Registry) Revision(ctx context.Context) (int64, error) { return s.store.Revision(ctx) }

@@ -1,13 +1,10 @@
-package apiserver
+package rest
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 	"runtime"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/version"
@@ -95,7 +92,7 @@ func discoveryGroups() []*discoveryGroup {
 		if k.Resource == "serviceaccounts" {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})
 		}
-		for _, v := range k.Versions { // the same resource, converted (rest_versions.go)
+		for _, v := range k.Versions { // the same resource, converted (versions.go)
 			alt := group(v.APIVersion)
 			alt.alternate = true
 			alt.resources = append(alt.resources, r)
@@ -105,13 +102,13 @@ func discoveryGroups() []*discoveryGroup {
 		}
 	}
 	// The resource metrics API: not stored, served from the agents
-	// (metricsapi.go).
+	// (apiserver/nodeproxy/metrics.go).
 	m := group("metrics.k8s.io/v1beta1")
 	m.resources = append(m.resources, apiResource{Name: "nodes", SingularName: "", Kind: "NodeMetrics", Verbs: []string{"get", "list"}},
 		apiResource{Name: "pods", SingularName: "", Namespaced: true, Kind: "PodMetrics", Verbs: []string{"get", "list"}})
-	for res, r := range reviews {
-		g := group(r.group + "/v1")
-		g.resources = append(g.resources, apiResource{Name: res, SingularName: strings.ToLower(r.kind), Namespaced: r.namespaced, Kind: r.kind, Verbs: []string{"create"}})
+	for res, r := range registry.Reviews {
+		g := group(r.Group + "/v1")
+		g.resources = append(g.resources, apiResource{Name: res, SingularName: strings.ToLower(r.Kind), Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"create"}})
 	}
 	out := make([]*discoveryGroup, 0, len(byGV))
 	for _, g := range byGV {
@@ -158,7 +155,7 @@ var servedGroups = discoveryGroups()
 const kubernetesVersion = "1.37"
 
 // serveDiscovery serves /version, /api, /apis and the group versions.
-func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) {
+func (s *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 	if !s.pathAllowed(w, r) {
 		return
 	}
@@ -305,39 +302,4 @@ func aggregatedVersion(g *discoveryGroup) discoveryVersion {
 			Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories})
 	}
 	return v
-}
-
-// serveHealth serves /healthz, /livez and /readyz (and their /NAME
-// checks) without authentication, as Kubernetes lets anonymous callers
-// read them: they say "ok" or which check fails, nothing else.
-func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
-	var err error
-	if strings.HasPrefix(r.URL.Path, "/readyz") {
-		err = s.readyCheck(r.Context())
-	} else {
-		err = s.healthCheck(r.Context())
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	fmt.Fprintln(w, "ok")
-}
-
-// healthCheck: etcd answers.
-func (s *Server) healthCheck(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := s.store.Revision(ctx); err != nil {
-		return fmt.Errorf("[-]etcd: %v", err)
-	}
-	return nil
-}
-
-// readyCheck also needs writes to work: a full etcd serves reads only.
-func (s *Server) readyCheck(ctx context.Context) error {
-	if alarmed, _, _ := s.space.state(); alarmed {
-		return fmt.Errorf("[-]etcd-space: %s", s.space.describe())
-	}
-	return s.healthCheck(ctx)
 }

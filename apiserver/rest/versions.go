@@ -1,4 +1,4 @@
-package apiserver
+package rest
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func (t *restTarget) apiVersion() string {
 // kube-apiserver does: the patch applies to the object in the URL's
 // version, the result is converted back and stored as an update with
 // the revision it was made from (again after a conflict).
-func (s *Server) restPatchConverted(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, mt string, body []byte, dry bool) {
+func (s *Handler) restPatchConverted(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, mt string, body []byte, dry bool) {
 	if mt == patch.ApplyPatchType || t.sub != "" {
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest",
 			fmt.Sprintf("server-side apply and subresource patches of %s are served in %s only: use apiVersion %s", t.kind.Kind, t.kind.APIVersion, t.kind.APIVersion)), t)

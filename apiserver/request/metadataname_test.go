@@ -1,4 +1,4 @@
-package apiserver
+package request
 
 import "testing"
 
@@ -11,8 +11,8 @@ func TestMetadataName(t *testing.T) {
 		`{"metadata":"odd"}`:                                                                                      "",
 		`{"metadata":{"name":7}}`:                                                                                 "",
 	} {
-		if got := metadataName([]byte(in)); got != want {
-			t.Errorf("metadataName(%s) = %q, want %q", in, got, want)
+		if got := MetadataName([]byte(in)); got != want {
+			t.Errorf("MetadataName(%s) = %q, want %q", in, got, want)
 		}
 	}
 }

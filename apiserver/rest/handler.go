@@ -1,4 +1,4 @@
-package apiserver
+package rest
 
 import (
 	"bytes"
@@ -25,7 +25,6 @@ import (
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/apierrors"
-	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
@@ -33,21 +32,8 @@ import (
 	"github.com/kobune/kobune/proto/apipb"
 )
 
-// The Kubernetes REST API (kube-apiserver's HTTP handlers), served beside
-// the gRPC API on the same port (connmux.go). A REST request is read into
-// the request message it means and passes the handler chain
-// (handlerchain.go: metrics, authentication, audit, authorization) to the
-// registry's verb it names — s.Get, s.Create, s.Watch ..., the functions
-// the gRPC front end (grpcapi.go) calls too, with their decoding,
-// admission, validation and storage — so no rule exists twice: what
-// differs is only the shape on the wire (URLs, query parameters,
-// metav1.Status errors, lists, watch events as JSON lines, Tables).
-//
-// Files: rest.go (routing, verbs), rest_discovery.go (/api, /apis,
-// /version), rest_status.go (errors as Status objects).
-
-// restHandler is the REST API's HTTP handler.
-func (s *Server) restHandler() http.Handler {
+// routes is the REST API's HTTP handler.
+func (s *Handler) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveResource)
 	mux.HandleFunc("/apis/", s.serveResource)
@@ -57,8 +43,8 @@ func (s *Server) restHandler() http.Handler {
 	mux.HandleFunc("/version", s.serveDiscovery)
 	mux.HandleFunc("/version/", s.serveDiscovery)
 	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
-		mux.HandleFunc(p, s.serveHealth)
-		mux.HandleFunc(p+"/", s.serveHealth)
+		mux.HandleFunc(p, s.cfg.Health)
+		mux.HandleFunc(p+"/", s.cfg.Health)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if s.pathAllowed(w, r) {
@@ -97,29 +83,16 @@ func restContext(r *http.Request) context.Context {
 // pathAllowed authenticates and authorizes a request that maps to no RPC
 // (discovery, OpenAPI), as the handler chain does for those that do; when it
 // is refused, the refusal is the answer.
-func (s *Server) pathAllowed(w http.ResponseWriter, r *http.Request) bool {
-	ctx, err := s.authenticate(restContext(r))
+func (s *Handler) pathAllowed(w http.ResponseWriter, r *http.Request) bool {
+	ctx, err := s.cfg.Authenticate(restContext(r))
 	if err == nil {
-		err = s.authorizePath(ctx, r.URL.Path)
+		err = s.cfg.AuthorizePath(ctx, r.URL.Path)
 	}
 	if err != nil {
 		writeError(w, err, nil)
 		return false
 	}
 	return true
-}
-
-// authorizePath authorizes a non-resource request (RBAC's nonResourceURLs).
-func (s *Server) authorizePath(ctx context.Context, path string) error {
-	if err := s.waitAuthorizer(ctx); err != nil {
-		return err
-	}
-	u := request.UserFrom(ctx)
-	a := request.Attributes{Verb: "get", Path: path}
-	if d, _ := s.authz.Authorize(u, &a); d != authorizer.Allow {
-		return status.Errorf(codes.PermissionDenied, "forbidden: %s", authorizer.Describe(u, &a))
-	}
-	return nil
 }
 
 // restSender is a Sender over an HTTP response: send writes one message
@@ -158,7 +131,7 @@ type restTarget struct {
 	// an Invalid Status names.
 	objectName string
 	// conv: the URL names another served version of the kind
-	// (rest_versions.go); nil for the stored version.
+	// (versions.go); nil for the stored version.
 	conv *scheme.Version
 }
 
@@ -217,14 +190,14 @@ func (t *restTarget) resolve(parts []string) error {
 			return nil
 		}
 	}
-	if r, ok := reviews[t.resource]; ok && r.group+"/v1" == gv && t.name == "" {
+	if r, ok := registry.Reviews[t.resource]; ok && r.Group+"/v1" == gv && t.name == "" {
 		return nil
 	}
 	return status.Errorf(codes.NotFound, "the server could not find the requested resource (%s %s)", gv, t.resource)
 }
 
 // serveResource serves every resource URL.
-func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
+func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 	t, parts, err := parseResourcePath(r.URL.Path)
 	if err == nil && len(parts) == 0 || isGroupPath(r.URL.Path) {
 		s.serveDiscovery(w, r)
@@ -337,7 +310,7 @@ func readBodyUpTo(r *http.Request, limit int) ([]byte, error) {
 		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (not %s)", mt))
 }
 
-func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restGet(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	resp, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, Subresource: t.sub}, s.registry.Get)
 	if err != nil {
 		writeError(w, err, t)
@@ -351,7 +324,7 @@ func (s *Server) restGet(ctx context.Context, w http.ResponseWriter, r *http.Req
 	writeJSON(w, http.StatusOK, t.fromStored(obj))
 }
 
-func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restList(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
 	req := &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector"),
 		Continue: q.Get("continue"), ResourceVersionMatch: q.Get("resourceVersionMatch")}
@@ -394,7 +367,7 @@ func (s *Server) restList(ctx context.Context, w http.ResponseWriter, r *http.Re
 
 // restWatch streams watch events as JSON lines (Kubernetes' watch
 // encoding: one {"type":...,"object":...} per line, flushed as it comes).
-func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
 	var rv int64
 	if v := q.Get("resourceVersion"); v != "" {
@@ -435,7 +408,7 @@ func (s *Server) restWatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	case "false":
 		if rv == 0 && t.kind != nil {
 			// Changes from now on, without the state first.
-			cur, err := s.store.Revision(ctx)
+			cur, err := s.registry.Revision(ctx)
 			if err != nil {
 				writeError(w, apierrors.FromStorage(err, t.kind, ""), t)
 				return
@@ -511,7 +484,7 @@ func readWrite(r *http.Request) ([]byte, bool, error) {
 	return body, dry, err
 }
 
-func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, resource string) {
+func (s *Handler) restCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, resource string) {
 	body, dry, err := readWrite(r)
 	if err != nil {
 		writeError(w, err, t)
@@ -519,7 +492,7 @@ func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	if t.name == "" {
 		named := *t
-		named.objectName = metadataName(body)
+		named.objectName = request.MetadataName(body)
 		t = &named
 	}
 	body, warnings, err := t.toStored(body, r.URL.Query().Get("fieldValidation"))
@@ -546,13 +519,13 @@ func (s *Server) restCreate(ctx context.Context, w http.ResponseWriter, r *http.
 	respond(w, code, resp, err, t)
 }
 
-func (s *Server) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	body, dry, err := readWrite(r)
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
-	if n := metadataName(body); n != t.name {
+	if n := request.MetadataName(body); n != t.name {
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name)), t)
 		return
 	}
@@ -585,7 +558,7 @@ func respond(w http.ResponseWriter, code int, o *apipb.ObjectResponse, err error
 }
 
 // restPatch serves PATCH: the Content-Type is the patch type.
-func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restPatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
 	case patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType, patch.ApplyPatchType:
@@ -620,7 +593,7 @@ func (s *Server) restPatch(ctx context.Context, w http.ResponseWriter, r *http.R
 
 // restLogs serves pods/log: the container's output as text/plain,
 // streamed as it comes with follow=true.
-func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
 	req := &apipb.PodLogsRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), SinceTime: q.Get("sinceTime")}
 	for name, dst := range map[string]*bool{"follow": &req.Follow, "previous": &req.Previous, "timestamps": &req.Timestamps} {
@@ -693,7 +666,7 @@ func (s *Server) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Re
 
 // restBind serves pods/binding (a Binding: the scheduler's verb, which
 // client-go schedulers use).
-func (s *Server) restBind(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restBind(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	body, err := readBody(r)
 	if err != nil {
 		writeError(w, err, t)
@@ -732,7 +705,7 @@ func (s *Server) restBind(ctx context.Context, w http.ResponseWriter, r *http.Re
 // selectors match is deleted through the Delete RPC (so each deletion is
 // authorized, admitted and finalized as a single one would be; Kubernetes
 // authorizes the deletecollection verb once instead).
-func (s *Server) restDeleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restDeleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	// The same options as a single delete, for each object; read before
 	// anything is deleted (a dry run or a bad body deletes nothing).
 	opts, err := deleteRequest(r, t)
@@ -782,7 +755,7 @@ type deleteOptionsBody struct {
 	DryRun            []string `json:"dryRun"`
 }
 
-func (s *Server) restDelete(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *Handler) restDelete(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	req, err := deleteRequest(r, t)
 	if err != nil {
 		writeError(w, err, t)

@@ -1,4 +1,4 @@
-package apiserver
+package rest
 
 import (
 	"crypto/sha512"
@@ -38,7 +38,7 @@ func (d *openAPIDocs) build() {
 	})
 }
 
-func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+func (s *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	if !s.pathAllowed(w, r) {
 		return
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package rest
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // restMetrics serves metrics.k8s.io/v1beta1 over REST, for kubectl top:
 // /nodes[/NAME], /pods, /namespaces/NS/pods[/NAME] (parts: what follows
 // the group version).
-func (s *Server) restMetrics(ctx context.Context, w http.ResponseWriter, r *http.Request, parts []string) {
+func (s *Handler) restMetrics(ctx context.Context, w http.ResponseWriter, r *http.Request, parts []string) {
 	if r.Method != http.MethodGet {
 		writeError(w, statusWithCode(http.StatusMethodNotAllowed, "MethodNotAllowed", r.Method+" is not allowed on "+r.URL.Path), nil)
 		return
@@ -51,7 +51,7 @@ func (s *Server) restMetrics(ctx context.Context, w http.ResponseWriter, r *http
 
 // restNodeProxy serves the two node pages kubectl get --raw reads through
 // nodes/proxy: stats/summary and metrics/cadvisor.
-func (s *Server) restNodeProxy(ctx context.Context, w http.ResponseWriter, r *http.Request, node, page string) {
+func (s *Handler) restNodeProxy(ctx context.Context, w http.ResponseWriter, r *http.Request, node, page string) {
 	format := map[string]string{"stats/summary": "summary", "metrics/cadvisor": "cadvisor"}[page]
 	if format == "" || r.Method != http.MethodGet {
 		writeError(w, status.Errorf(codes.NotFound, "nodes/%s/proxy/%s: Kobune's node proxy serves only stats/summary and metrics/cadvisor", node, page), nil)

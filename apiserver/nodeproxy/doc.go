@@ -1,0 +1,32 @@
+// Package nodeproxy owns what the API server asks of a node's agent: a
+// pod's logs, attach, exec and port-forward relayed between the client and
+// the agent's node API, the Service path a node takes to a Service (the
+// kobectl trace extra), and the metrics API (metrics.k8s.io: nodes' and
+// pods' CPU and memory from the agents' stats summaries). The pod or node
+// named is read from storage, the agent dialled at the address the Node
+// publishes, over TLS that checks the agent's certificate for the node's
+// name when the server has a kubelet CA.
+//
+// It mirrors kube-apiserver's proxy to the kubelet
+// (pkg/registry/core/pod/rest/subresources.go, pkg/kubelet/client) and
+// metrics-server's summary scrape.
+package nodeproxy
+
+import (
+	"crypto/tls"
+
+	"github.com/kobune/kobune/apiserver/storage"
+)
+
+// Proxy reaches the agents.
+type Proxy struct {
+	store *storage.Store
+	// kubeletTLS is the client side of the node API (nil: plaintext).
+	kubeletTLS *tls.Config
+}
+
+// New returns a proxy that reads pods and nodes from store and dials the
+// agents with kubeletTLS (nil: plaintext).
+func New(store *storage.Store, kubeletTLS *tls.Config) *Proxy {
+	return &Proxy{store: store, kubeletTLS: kubeletTLS}
+}

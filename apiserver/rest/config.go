@@ -1,0 +1,46 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/nodeproxy"
+	"github.com/kobune/kobune/apiserver/registry"
+)
+
+// Config is what the REST front end serves from.
+type Config struct {
+	// Chain is the handler chain every call passes (metrics,
+	// authentication, audit, authorization: apiserver/handlerchain.go).
+	Chain *filters.Chain
+	// Registry holds the verbs; Proxy the node's (logs, exec, attach,
+	// port-forward, metrics).
+	Registry *registry.Registry
+	Proxy    *nodeproxy.Proxy
+	// Authenticate and AuthorizePath admit a request that names no verb
+	// (discovery, OpenAPI), as the chain admits those that do.
+	Authenticate  func(context.Context) (context.Context, error)
+	AuthorizePath func(ctx context.Context, path string) error
+	// Health serves /healthz, /livez and /readyz.
+	Health http.HandlerFunc
+}
+
+// Handler serves the Kubernetes REST API.
+type Handler struct {
+	cfg      Config
+	chain    *filters.Chain
+	registry *registry.Registry
+	proxy    *nodeproxy.Proxy
+	mux      http.Handler
+}
+
+// New returns the REST API's HTTP handler.
+func New(cfg Config) *Handler {
+	s := &Handler{cfg: cfg, chain: cfg.Chain, registry: cfg.Registry, proxy: cfg.Proxy}
+	s.mux = s.routes()
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
