@@ -1,6 +1,9 @@
 package apiserver
 
-import "github.com/kobune/kobune/apiserver/admission"
+import (
+	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/servicealloc"
+)
 
 // admissionChain is every write's admission, in the order it runs — one
 // list, as kube-apiserver's AllOrderedPlugins: what the seed chapter
@@ -11,7 +14,7 @@ import "github.com/kobune/kobune/apiserver/admission"
 // runs the kind's validation as a step of the chain (Validation), where
 // kube-apiserver runs it between the two phases. docs/architecture.md
 // shows the same list, and TestAdmissionChainOrder holds the two equal.
-func (s *Server) admissionChain(cfg Config, ranges *serviceRanges) *admission.Chain {
+func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admission.Chain {
 	var escalation, nodeRestriction any
 	if s.rbac != nil {
 		escalation = rbacEscalation{rbac: s.rbac, authz: s.authz}
@@ -22,8 +25,8 @@ func (s *Server) admissionChain(cfg Config, ranges *serviceRanges) *admission.Ch
 	return admission.NewChain(
 		// Mutating.
 		admission.Step{Plugin: admission.Defaulting{}, Why: "first: what Kubernetes defaults (restartPolicy, replicas, ...), so that every later step sees the whole object"},
-		admission.Step{Plugin: serviceAllocation{ranges: ranges, store: s.store}, Why: "a Service's cluster IP and node ports, before validation checks them"},
-		admission.Step{Plugin: admission.ServiceAccount{Accounts: serviceAccountGetter{s}, Tokens: s.serviceAccounts != nil}, Why: "a pod's ServiceAccount and its token volume, which validation and Pod Security then see"},
+		admission.Step{Plugin: servicealloc.Allocation{Ranges: ranges, Store: s.store}, Why: "a Service's cluster IP and node ports, before validation checks them"},
+		admission.Step{Plugin: admission.ServiceAccount{Accounts: serviceAccountGetter{s}, Tokens: s.tokens}, Why: "a pod's ServiceAccount and its token volume, which validation and Pod Security then see"},
 		admission.Step{Plugin: admission.Priority{Classes: priorityClasses{s.store}}, Why: "a pod's priorityClassName becomes spec.priority (the scheduler's queue and preemption read it)"},
 		admission.Step{Plugin: admission.DefaultTolerationSeconds{Seconds: cfg.DefaultTolerationSeconds}, Why: "pods tolerate not-ready and unreachable nodes for a while before eviction"},
 		admission.Step{Plugin: admission.StorageObjectInUseProtection{}, Why: "new claims and volumes get the finalizer that keeps them while in use"},

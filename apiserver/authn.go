@@ -1,24 +1,12 @@
 package apiserver
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
-
-	"github.com/kobune/kobune/apiserver/authorizer"
-	"github.com/kobune/kobune/apiserver/request"
-	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/pki"
 )
 
@@ -76,91 +64,4 @@ func kubeletTLS(cfg Config) (*tls.Config, error) {
 		return nil, fmt.Errorf("--kubelet-certificate-authority %s: no PEM certificate in it", cfg.KubeletCertificateAuthority)
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, GetClientCertificate: kp.GetClientCertificate}, nil
-}
-
-// authenticate finds the caller's user from its verified client
-// certificate, or else its ServiceAccount token (a bearer token), and
-// refuses anonymous callers unless they are allowed.
-func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
-	u := request.Anonymous
-	if p, ok := peer.FromContext(ctx); ok {
-		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 && len(ti.State.VerifiedChains[0]) > 0 {
-			subj := ti.State.VerifiedChains[0][0].Subject
-			u = request.UserInfo{Name: subj.CommonName, Groups: append(slices.Clone(subj.Organization), request.AllAuthenticated)}
-		}
-	}
-	if u.Name == request.Anonymous.Name {
-		if tok := bearerToken(ctx); tok != "" {
-			bu, isBootstrap, err := s.authenticateBootstrapToken(ctx, tok)
-			switch {
-			case err != nil:
-				return nil, err
-			case isBootstrap:
-				u = bu
-			default:
-				if u, err = s.authenticateToken(ctx, tok); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	if u.Name == request.Anonymous.Name && !s.anonymousAllowed() {
-		return nil, status.Error(codes.Unauthenticated, "Unauthorized: no client certificate signed by the cluster CA (use a kubeconfig with client-certificate and client-key)")
-	}
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if users, groups := md.Get(client.ImpersonateUserHeader), md.Get(client.ImpersonateGroupHeader); len(users) > 0 || len(groups) > 0 {
-			as, err := s.impersonate(ctx, u, users, groups)
-			if err != nil {
-				return nil, err
-			}
-			ctx = request.WithImpersonator(ctx, u)
-			u = as
-		}
-	}
-	return request.WithUser(ctx, u), nil
-}
-
-// impersonate is Kubernetes' impersonation (kubectl --as/--as-group): the
-// authenticated user acts as another, if allowed the impersonate verb on
-// the users (or serviceaccounts) and groups it names. The request then
-// carries only the impersonated identity.
-func (s *Server) impersonate(ctx context.Context, real request.UserInfo, users, groups []string) (request.UserInfo, error) {
-	if len(users) != 1 {
-		return real, status.Error(codes.InvalidArgument, "impersonation: name exactly one user (--as); groups (--as-group) go with a user")
-	}
-	if err := s.waitAuthorizer(ctx); err != nil {
-		return real, err
-	}
-	check := func(a request.Attributes) error {
-		if d, _ := s.authz.Authorize(real, &a); d != authorizer.Allow {
-			return status.Errorf(codes.PermissionDenied, "%s %q is forbidden: %s", a.Resource, a.Name, authorizer.Describe(real, &a))
-		}
-		return nil
-	}
-	as := request.UserInfo{Name: users[0]}
-	if rest, ok := strings.CutPrefix(as.Name, request.ServiceAccountUserPrefix); ok {
-		ns, name, _ := strings.Cut(rest, ":")
-		if err := check(request.Attributes{Verb: "impersonate", Resource: "serviceaccounts", APIVersion: "v1", Namespace: ns, Name: name}); err != nil {
-			return real, err
-		}
-		as.Groups = append(as.Groups, "system:serviceaccounts", "system:serviceaccounts:"+ns)
-	} else if err := check(request.Attributes{Verb: "impersonate", Resource: "users", APIVersion: "v1", Name: as.Name}); err != nil {
-		return real, err
-	}
-	for _, g := range groups {
-		if err := check(request.Attributes{Verb: "impersonate", Resource: "groups", APIVersion: "v1", Name: g}); err != nil {
-			return real, err
-		}
-		as.Groups = append(as.Groups, g)
-	}
-	as.Groups = append(as.Groups, request.AllAuthenticated)
-	return as, nil
-}
-
-// anonymousAllowed: without a client CA nobody can authenticate, so every
-// caller is anonymous and allowed (the insecure default until the lab and
-// every component use certificates); with one, only --anonymous-auth lets
-// anonymous callers in.
-func (s *Server) anonymousAllowed() bool {
-	return s.cfg.ClientCAFile == "" || s.cfg.AnonymousAuth
 }

@@ -246,7 +246,7 @@ func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
 	case "serviceaccounts":
 		return namesIt(a.Namespace, "ServiceAccount", a.Name)
 	case "persistentvolumes":
-		pv, err := getStored[*core.PersistentVolume](ctx, s, "persistentvolumes", "", a.Name)
+		pv, err := registry.GetStored[*core.PersistentVolume](ctx, s.store, "persistentvolumes", "", a.Name)
 		if err != nil {
 			return false
 		}
@@ -434,7 +434,7 @@ func (s *Server) reconcileBootstrap(ctx context.Context, k *scheme.Kind, want me
 	m.ResourceVersion, m.UID, m.CreationTimestamp = hm.ResourceVersion, hm.UID, hm.CreationTimestamp
 	_, err = s.registry.UpdateObject(ctx, k, want)
 	if storage.IsNoSpace(err) {
-		s.cfg.Logf("kobune-apiserver: cannot update %s %s: %s", k.Kind, m.Name, s.space.describe())
+		s.cfg.Logf("kobune-apiserver: cannot update %s %s: %s", k.Kind, m.Name, s.space.Describe())
 		return nil
 	}
 	return err
@@ -451,4 +451,14 @@ func (s *Server) authorizePath(ctx context.Context, path string) error {
 		return status.Errorf(codes.PermissionDenied, "forbidden: %s", authorizer.Describe(u, &a))
 	}
 	return nil
+}
+
+// allowed asks the authorizer whether u may do a, once its caches are
+// filled (impersonation's check).
+func (s *Server) allowed(ctx context.Context, u request.UserInfo, a *request.Attributes) (bool, error) {
+	if err := s.waitAuthorizer(ctx); err != nil {
+		return false, err
+	}
+	d, _ := s.authz.Authorize(u, a)
+	return d == authorizer.Allow, nil
 }

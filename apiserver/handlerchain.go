@@ -35,7 +35,7 @@ func (s *Server) HandlerChain() []string { return s.chain.Names() }
 // authenticationFilter puts the caller's user into the context, or
 // refuses the call (Unauthenticated, HTTP 401).
 func (s *Server) authenticationFilter(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
-	ctx, err := s.authenticate(ctx)
+	ctx, err := s.authn.Authenticate(ctx)
 	if err != nil {
 		return nil, err
 	}

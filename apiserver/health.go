@@ -37,8 +37,8 @@ func (s *Server) healthCheck(ctx context.Context) error {
 
 // readyCheck also needs writes to work: a full etcd serves reads only.
 func (s *Server) readyCheck(ctx context.Context) error {
-	if alarmed, _, _ := s.space.state(); alarmed {
-		return fmt.Errorf("[-]etcd-space: %s", s.space.describe())
+	if alarmed, _, _ := s.space.State(); alarmed {
+		return fmt.Errorf("[-]etcd-space: %s", s.space.Describe())
 	}
 	return s.healthCheck(ctx)
 }

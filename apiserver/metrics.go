@@ -27,7 +27,7 @@ type metrics struct {
 	dbSize, dbInUse, dbQuota, noSpace prometheus.Gauge
 }
 
-// storage records etcd's database state (etcdspace.go).
+// storage records etcd's database state (apiserver/etcd/space.go).
 func (m *metrics) storage(alarmed bool, size, inUse, quota int64) {
 	m.dbSize.Set(float64(size))
 	m.dbInUse.Set(float64(inUse))

@@ -128,7 +128,7 @@ func (s *Server) rulesFor(u request.UserInfo, namespace string) authorization.Su
 // creators are the resources that are created but never stored: the
 // reviews and ServiceAccount tokens (the registry calls them).
 func (s *Server) creators() map[string]registry.CreateFunc {
-	out := map[string]registry.CreateFunc{client.TokenSubresource: s.createToken}
+	out := map[string]registry.CreateFunc{client.TokenSubresource: s.authn.CreateToken}
 	for resource, r := range registry.Reviews {
 		out[resource] = func(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
 			return s.createReview(ctx, r, req)

@@ -23,8 +23,10 @@ import (
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/audit"
+	"github.com/kobune/kobune/apiserver/authentication"
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/encryption"
+	"github.com/kobune/kobune/apiserver/etcd"
 	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/grpcapi"
 	"github.com/kobune/kobune/apiserver/nodeproxy"
@@ -136,7 +138,7 @@ func (c *Config) setDefaults() {
 		c.BookmarkInterval = 10 * time.Second
 	}
 	if c.EtcdQuotaBytes == 0 {
-		c.EtcdQuotaBytes = DefaultEtcdQuotaBytes
+		c.EtcdQuotaBytes = etcd.DefaultQuotaBytes
 	}
 	if c.SpaceCheckInterval == 0 {
 		c.SpaceCheckInterval = 10 * time.Second
@@ -161,7 +163,7 @@ func (c *Config) setDefaults() {
 // Server is a running API server.
 type Server struct {
 	cfg        Config
-	etcd       *etcdBackend
+	etcd       *etcd.Backend
 	audit      *audit.Log // nil: no audit log
 	store      *storage.Store
 	admission  *admission.Chain
@@ -181,9 +183,9 @@ type Server struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
-	space     *space
+	space     *etcd.Space
 	// serviceRanges are the cluster IP and node port ranges (services.go).
-	serviceRanges *serviceRanges
+	serviceRanges *servicealloc.Ranges
 	// authz decides every call (authorization.go); rbac and nodeAuthz are
 	// its RBAC and Node modes when enabled, authzSynced closes when their
 	// caches are filled.
@@ -194,15 +196,17 @@ type Server struct {
 	// proxy relays logs, exec, attach and port-forward to the agents,
 	// and serves the metrics API from their stats.
 	proxy *nodeproxy.Proxy
-	// serviceAccounts issues and checks tokens (nil: no tokens).
-	serviceAccounts *serviceAccounts
+	// authn says who a caller is, and issues ServiceAccount tokens.
+	authn *authentication.Authenticator
+	// tokens is whether ServiceAccount tokens are issued.
+	tokens bool
 }
 
 // New connects to etcd (starting the embedded one if needed), makes sure the
 // default namespaces exist and opens the listeners. Serve starts serving.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	ranges, err := parseServiceRanges(cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange)
+	ranges, err := servicealloc.ParseRanges(cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange)
 	if err != nil {
 		return nil, err
 	}
@@ -234,62 +238,70 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("--audit-log-path: %w", err)
 		}
 	}
-	var backend *etcdBackend
+	var backend *etcd.Backend
 	if cfg.EtcdServers != "" {
 		var tc *tls.Config
-		if tc, err = etcdTLS(cfg); err != nil {
+		if tc, err = etcd.ClientTLS(etcd.TLSConfig{Servers: cfg.EtcdServers, CAFile: cfg.EtcdCAFile, CertFile: cfg.EtcdCertFile, KeyFile: cfg.EtcdKeyFile}); err != nil {
 			return nil, err
 		}
-		backend, err = connectEtcd(ctx, cfg.EtcdServers, tc)
+		backend, err = etcd.Connect(ctx, cfg.EtcdServers, tc)
 	} else {
 		if cfg.DataDir == "" {
 			return nil, errors.New("either a data directory (--data-dir) or external etcd servers (--etcd-servers) is required")
 		}
-		backend, err = startEmbeddedEtcd(cfg.DataDir, cfg.EtcdLogLevel, cfg.EtcdQuotaBytes)
+		backend, err = etcd.StartEmbedded(cfg.DataDir, cfg.EtcdLogLevel, cfg.EtcdQuotaBytes)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, etcd: backend, audit: auditLog, store: storage.New(backend.client, backend.watchClient), metrics: newMetrics(),
+	s := &Server{cfg: cfg, etcd: backend, audit: auditLog, store: storage.New(backend.Client, backend.WatchClient), metrics: newMetrics(),
 		serviceRanges: ranges}
 	s.store.RegisterClaims(storage.ListPrefix("services", ""), servicealloc.Claims)
 	for r, t := range transformers {
 		s.store.SetTransformer(storage.ListPrefix(r, ""), t)
 	}
-	s.space = &space{cli: backend.watchClient, quota: cfg.EtcdQuotaBytes, interval: cfg.SpaceCheckInterval, logf: cfg.Logf, metrics: s.metrics}
+	s.space = etcd.NewSpace(backend, cfg.EtcdQuotaBytes, cfg.SpaceCheckInterval, cfg.Logf, s.metrics.storage)
 	s.namespaces = registry.NewNamespaceCache(s.store)
 	s.quotas = registry.NewQuotaCache(s.store)
 	if err := s.newAuthorizer(); err != nil {
-		backend.close()
+		backend.Close()
 		return nil, err
 	}
 	kubeletClient, err := kubeletTLS(cfg)
 	if err != nil {
-		backend.close()
+		backend.Close()
 		return nil, err
 	}
 	s.proxy = nodeproxy.New(s.store, kubeletClient)
-	if s.serviceAccounts, err = newServiceAccounts(cfg); err != nil {
-		backend.close()
+	sa, err := authentication.LoadServiceAccounts(authentication.ServiceAccountConfig{SigningKeyFile: cfg.ServiceAccountSigningKeyFile,
+		KeyFiles: cfg.ServiceAccountKeyFiles, Issuer: cfg.ServiceAccountIssuer, Audiences: cfg.APIAudiences})
+	if err != nil {
+		backend.Close()
 		return nil, err
 	}
+	// Without a client CA nobody can authenticate, so every caller is
+	// anonymous and allowed; with one, only --anonymous-auth lets
+	// anonymous callers in.
+	s.authn = authentication.New(authentication.Config{Store: s.store, ServiceAccounts: sa,
+		AnonymousAllowed: cfg.ClientCAFile == "" || cfg.AnonymousAuth, Allowed: s.allowed})
+	s.tokens = sa != nil
 	s.admission = s.admissionChain(cfg, ranges)
 	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
-		Creators: s.creators(), Authorize: s.authorize, BookmarkInterval: cfg.BookmarkInterval, EtcdVersion: backend.version,
-		DescribeNoSpace: func() string { return s.space.describe() }, Logf: cfg.Logf})
+		Creators: s.creators(), Authorize: s.authorize, BookmarkInterval: cfg.BookmarkInterval, EtcdVersion: backend.Version,
+		DescribeNoSpace: func() string { return s.space.Describe() }, Logf: cfg.Logf})
 	if err := s.registry.EnsureSystemObjects(ctx); err != nil {
-		backend.close()
+		backend.Close()
 		return nil, err
 	}
 	if err := s.ensureBootstrapPolicy(ctx); err != nil {
-		backend.close()
+		backend.Close()
 		return nil, err
 	}
 	for _, addr := range strings.Split(cfg.Listen, ",") {
 		lis, err := net.Listen("tcp", strings.TrimSpace(addr))
 		if err != nil {
 			s.closeListeners()
-			backend.close()
+			backend.Close()
 			return nil, fmt.Errorf("listen on %s: %w (is another apiserver running? choose another --listen)", addr, err)
 		}
 		s.listeners = append(s.listeners, lis)
@@ -298,7 +310,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.httpLis, err = net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
 			s.closeListeners()
-			backend.close()
+			backend.Close()
 			return nil, fmt.Errorf("listen on %s for metrics: %w", cfg.MetricsListen, err)
 		}
 	}
@@ -310,7 +322,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.TLSCertFile != "" || cfg.TLSPrivateKeyFile != "" {
 		if serving, err = serverTLS(cfg); err != nil {
 			s.closeListeners()
-			backend.close()
+			backend.Close()
 			return nil, err
 		}
 		// The mux (connmux.go) does the handshake: it chooses between
@@ -318,11 +330,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		opts = append(opts, grpc.Creds(tlsDone{}))
 	} else if cfg.ClientCAFile != "" {
 		s.closeListeners()
-		backend.close()
+		backend.Close()
 		return nil, errors.New("--client-ca-file needs --tls-cert-file and --tls-private-key-file: client certificates come over TLS")
 	} else if !cfg.InsecurePlaintext {
 		s.closeListeners()
-		backend.close()
+		backend.Close()
 		return nil, errors.New("the API is served over TLS only: give --tls-cert-file, --tls-private-key-file and --client-ca-file (kobectl pki init makes them; make lab does), or --insecure-plaintext to serve without TLS or authentication, where anyone who reaches the port may do anything")
 	} else {
 		cfg.Logf("kobune-apiserver: WARNING: --insecure-plaintext: no TLS and no authentication; anyone who reaches %s may do anything", cfg.Listen)
@@ -345,7 +357,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// timeouts bound slow clients; a watch or a log stream may run for
 	// as long as it needs (no WriteTimeout).
 	s.rest = &http.Server{Handler: rest.New(rest.Config{Chain: s.chain, Registry: s.registry, Proxy: s.proxy,
-		Authenticate: s.authenticate, AuthorizePath: s.authorizePath, Health: s.serveHealth}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
+		Authenticate: s.authn.Authenticate, AuthorizePath: s.authorizePath, Health: s.serveHealth}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(cfg.Logf), "kobune-apiserver: REST: ", 0)}
 	return s, nil
 }
@@ -363,7 +375,7 @@ func (s *Server) MetricsAddr() string {
 
 // EtcdEndpoints returns the client URLs of the etcd in use (the embedded
 // one's loopback URL, or --etcd-servers), for benchmarks and diagnostics.
-func (s *Server) EtcdEndpoints() []string { return s.etcd.watchClient.Endpoints() }
+func (s *Server) EtcdEndpoints() []string { return s.etcd.WatchClient.Endpoints() }
 
 // Store exposes the storage layer to tests and benchmarks in this module.
 func (s *Server) Store() *storage.Store { return s.store }
@@ -401,10 +413,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.runAuthorizerCaches(ctx)
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.runServiceRepair(ctx, s.cfg.ServiceRepairInterval) }()
-	go func() { defer s.wg.Done(); s.space.run(ctx) }()
+	go func() { defer s.wg.Done(); s.space.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.registry.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
-	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.version)
+	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.Version)
 	select {
 	case <-ctx.Done():
 		return nil
@@ -438,7 +450,7 @@ func (s *Server) Close() {
 		}
 		s.closeListeners()
 		s.wg.Wait()
-		s.etcd.close()
+		s.etcd.Close()
 		if s.audit != nil {
 			_ = s.audit.Close()
 		}
@@ -559,3 +571,6 @@ func (s *Server) podsIn(ctx context.Context, namespace string) ([]*core.Pod, err
 	}
 	return out, nil
 }
+
+// DefaultEtcdQuotaBytes is etcd's default backend quota (2 GiB).
+const DefaultEtcdQuotaBytes = etcd.DefaultQuotaBytes

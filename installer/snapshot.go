@@ -20,7 +20,7 @@ import (
 // embedded etcd's data and its client socket (root only).
 const EtcdDataDir = VarDir + "/etcd"
 
-// The embedded etcd's member, as the API server starts it (apiserver/etcd.go):
+// The embedded etcd's member, as the API server starts it (apiserver/etcd/etcd.go):
 // a restored data directory must name the same, or the API server would
 // not start on it.
 const (

@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -186,4 +187,19 @@ func (s *Registry) CreateOrReplace(ctx context.Context, k *scheme.Kind, o meta.O
 	m.ResourceVersion, m.UID, m.CreationTimestamp = strconv.FormatInt(live.Revision, 10), hm.UID, hm.CreationTimestamp
 	_, err = s.update(ctx, k, o, false, false)
 	return err
+}
+
+// GetStored reads one object of resource from storage.
+func GetStored[T meta.Object](ctx context.Context, store *storage.Store, resource, ns, name string) (T, error) {
+	var zero T
+	k, _ := scheme.ByResource(resource)
+	kv, err := store.Get(ctx, storage.Key(resource, ns, name))
+	if err != nil {
+		return zero, apierrors.FromStorage(err, k, name)
+	}
+	o, err := DecodeStored(k, kv.Value, kv.Revision)
+	if err != nil {
+		return zero, err
+	}
+	return o.(T), nil
 }

@@ -1,4 +1,4 @@
-package apiserver
+package etcd
 
 import (
 	"crypto/ecdsa"

@@ -1,4 +1,15 @@
-package apiserver
+// Package etcd owns the API server's etcd: an embedded etcd started in
+// the API server's process (its client endpoint a unix socket only root
+// can open, its peer port TLS with a CA made at each start), or a
+// connection to an external cluster (--etcd-servers, with TLS); and the
+// watch on etcd's NOSPACE alarm, which the server clears by itself once
+// enough objects are deleted (space.go). Only apiserver/storage reads and
+// writes through it.
+//
+// It mirrors kube-apiserver's storage backend factory
+// (k8s.io/apiserver/pkg/storage/storagebackend/factory) and, for the
+// embedded etcd, what k3s does.
+package etcd
 
 import (
 	"context"
@@ -18,26 +29,34 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 )
 
-// etcdBackend is a connected etcd: embedded in this process or external.
-type etcdBackend struct {
-	// client serves reads and writes. For the embedded etcd it calls the
-	// server in-process, without a network hop.
-	client *clientv3.Client
-	// watchClient serves watches; it is a real gRPC connection, because each
-	// API watch gets its own etcd watch stream.
-	watchClient *clientv3.Client
-	embed       *embed.Etcd
-	version     string
+// TLSConfig is an external etcd's servers and client TLS files
+// (kube-apiserver's --etcd-servers, --etcd-cafile, --etcd-certfile,
+// --etcd-keyfile).
+type TLSConfig struct {
+	Servers, CAFile, CertFile, KeyFile string
 }
 
-// startEmbeddedEtcd runs etcd inside the apiserver with its data in dir
+// Backend is a connected etcd: embedded in this process or external.
+type Backend struct {
+	// client serves reads and writes. For the embedded etcd it calls the
+	// server in-process, without a network hop.
+	Client *clientv3.Client
+	// watchClient serves watches; it is a real gRPC connection, because each
+	// API watch gets its own etcd watch stream.
+	WatchClient *clientv3.Client
+	embed       *embed.Etcd
+	// Version is the etcd server's version.
+	Version string
+}
+
+// StartEmbedded runs etcd inside the apiserver with its data in dir
 // (mode 0700). Its client endpoint is a unix socket in dir (0600), so only
 // root and the API server itself can reach it — a local user cannot read
 // or write the cluster's objects past the API server. etcd also listens
 // for raft peers, on a TCP loopback port (it takes no unix socket there):
 // that port speaks TLS and admits only a client certificate of a CA made
 // for this start, whose key is in dir (peertls.go).
-func startEmbeddedEtcd(dir, logLevel string, quota int64) (*etcdBackend, error) {
+func StartEmbedded(dir, logLevel string, quota int64) (*Backend, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded etcd: %w", err)
 	}
@@ -83,11 +102,11 @@ func startEmbeddedEtcd(dir, logLevel string, quota int64) (*etcdBackend, error) 
 		e.Close()
 		return nil, fmt.Errorf("connect to embedded etcd: %w", err)
 	}
-	return &etcdBackend{client: v3client.New(e.Server), watchClient: watchCli, embed: e, version: "embedded " + etcdversion.Version}, nil
+	return &Backend{Client: v3client.New(e.Server), WatchClient: watchCli, embed: e, Version: "embedded " + etcdversion.Version}, nil
 }
 
-// connectEtcd connects to an external etcd cluster ("http://a:2379,http://b:2379").
-func connectEtcd(ctx context.Context, servers string, tc *tls.Config) (*etcdBackend, error) {
+// Connect connects to an external etcd cluster ("http://a:2379,http://b:2379").
+func Connect(ctx context.Context, servers string, tc *tls.Config) (*Backend, error) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(servers, ","), DialTimeout: 10 * time.Second, TLS: tc})
 	if err != nil {
 		return nil, fmt.Errorf("connect to etcd %s: %w", servers, err)
@@ -99,38 +118,38 @@ func connectEtcd(ctx context.Context, servers string, tc *tls.Config) (*etcdBack
 		cli.Close()
 		return nil, fmt.Errorf("etcd %s is not answering: %w (is it running? check --etcd-servers)", servers, err)
 	}
-	return &etcdBackend{client: cli, watchClient: cli, version: st.Version}, nil
+	return &Backend{Client: cli, WatchClient: cli, Version: st.Version}, nil
 }
 
-// etcdTLS is the client TLS to an external etcd (--etcd-cafile,
+// ClientTLS is the client TLS to an external etcd (--etcd-cafile,
 // --etcd-certfile, --etcd-keyfile: kube-apiserver's flags), nil without
 // them. https:// servers need the CA; a client certificate is mutual TLS.
-func etcdTLS(cfg Config) (*tls.Config, error) {
-	if cfg.EtcdCAFile == "" && cfg.EtcdCertFile == "" && cfg.EtcdKeyFile == "" {
-		for _, s := range strings.Split(cfg.EtcdServers, ",") {
+func ClientTLS(cfg TLSConfig) (*tls.Config, error) {
+	if cfg.CAFile == "" && cfg.CertFile == "" && cfg.KeyFile == "" {
+		for _, s := range strings.Split(cfg.Servers, ",") {
 			if strings.HasPrefix(strings.TrimSpace(s), "https://") {
 				return nil, fmt.Errorf("--etcd-servers %s is https://: give --etcd-cafile (and --etcd-certfile/--etcd-keyfile for a client certificate)", s)
 			}
 		}
 		return nil, nil
 	}
-	if cfg.EtcdCAFile == "" {
+	if cfg.CAFile == "" {
 		return nil, errors.New("--etcd-certfile/--etcd-keyfile need --etcd-cafile, the CA of etcd's serving certificate")
 	}
-	if (cfg.EtcdCertFile == "") != (cfg.EtcdKeyFile == "") {
+	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
 		return nil, errors.New("--etcd-certfile and --etcd-keyfile go together")
 	}
-	b, err := os.ReadFile(cfg.EtcdCAFile)
+	b, err := os.ReadFile(cfg.CAFile)
 	if err != nil {
 		return nil, fmt.Errorf("--etcd-cafile: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("--etcd-cafile %s: no PEM certificate in it", cfg.EtcdCAFile)
+		return nil, fmt.Errorf("--etcd-cafile %s: no PEM certificate in it", cfg.CAFile)
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
-	if cfg.EtcdCertFile != "" {
-		pair, err := tls.LoadX509KeyPair(cfg.EtcdCertFile, cfg.EtcdKeyFile)
+	if cfg.CertFile != "" {
+		pair, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("--etcd-certfile/--etcd-keyfile: %w", err)
 		}
@@ -139,11 +158,12 @@ func etcdTLS(cfg Config) (*tls.Config, error) {
 	return tc, nil
 }
 
-func (b *etcdBackend) close() {
-	if b.watchClient != b.client {
-		b.watchClient.Close()
+// Close closes the clients and stops an embedded etcd.
+func (b *Backend) Close() {
+	if b.WatchClient != b.Client {
+		b.WatchClient.Close()
 	}
-	b.client.Close()
+	b.Client.Close()
 	if b.embed != nil {
 		b.embed.Close()
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package etcd
 
 import (
 	"context"
@@ -12,22 +12,23 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// DefaultEtcdQuotaBytes is etcd's default backend quota (2 GiB).
-const DefaultEtcdQuotaBytes = 2 << 30
+// DefaultQuotaBytes is etcd's default backend quota (2 GiB).
+const DefaultQuotaBytes = 2 << 30
 
-// space watches etcd's NOSPACE alarm. etcd raises it when its database file
+// Space watches etcd's NOSPACE alarm. etcd raises it when its database file
 // reaches the quota; from then on every write fails ("database space
 // exceeded") while reads and deletes still work. etcd does not clear it by
 // itself: the history must be compacted, the file defragmented (deleted
 // objects leave free pages, not a smaller file) and the alarm disarmed.
 // The API server does all three once the live data fits again, so that
 // deleting objects is all an operator has to do (docs/operations.md).
-type space struct {
+type Space struct {
 	cli      *clientv3.Client // a network client: Status needs an endpoint
 	quota    int64
 	interval time.Duration
 	logf     func(string, ...any)
-	metrics  *metrics
+	// report is told the alarm and the sizes after every check.
+	report func(alarmed bool, size, inUse, quota int64)
 
 	mu       sync.Mutex
 	alarmed  bool
@@ -35,22 +36,22 @@ type space struct {
 	sizeUsed int64 // the pages holding live data
 }
 
-// state returns whether the alarm is raised and the database sizes, as last seen.
-func (sp *space) state() (alarmed bool, size, used int64) {
+// State returns whether the alarm is raised and the database sizes, as last seen.
+func (sp *Space) State() (alarmed bool, size, used int64) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	return sp.alarmed, sp.size, sp.sizeUsed
 }
 
-// describe is the alarm in words, with what to do.
-func (sp *space) describe() string {
-	_, size, used := sp.state()
+// Describe is the alarm in words, with what to do.
+func (sp *Space) Describe() string {
+	_, size, used := sp.State()
 	return fmt.Sprintf("etcd raised its NOSPACE alarm: the database (%d MiB, %d MiB of it live data) reached its quota of %d MiB, so every write fails while reads and deletes work; delete objects you do not need, and the API server compacts, defragments and clears the alarm by itself once the live data is below 90%% of the quota",
 		size>>20, used>>20, sp.quota>>20)
 }
 
 // run checks the alarm every interval and recovers when it can.
-func (sp *space) run(ctx context.Context) {
+func (sp *Space) Run(ctx context.Context) {
 	t := time.NewTicker(sp.interval)
 	defer t.Stop()
 	for {
@@ -65,7 +66,7 @@ func (sp *space) run(ctx context.Context) {
 	}
 }
 
-func (sp *space) check(ctx context.Context) error {
+func (sp *Space) check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	alarms, err := sp.cli.AlarmList(ctx)
@@ -84,17 +85,17 @@ func (sp *space) check(ctx context.Context) error {
 	was := sp.alarmed
 	sp.alarmed, sp.size, sp.sizeUsed = alarmed, st.DbSize, st.DbSizeInUse
 	sp.mu.Unlock()
-	sp.metrics.storage(alarmed, st.DbSize, st.DbSizeInUse, sp.quota)
+	sp.report(alarmed, st.DbSize, st.DbSizeInUse, sp.quota)
 	if !alarmed {
 		return nil
 	}
 	if !was {
-		sp.logf("%s", sp.describe())
+		sp.logf("%s", sp.Describe())
 	}
 	return sp.recover(ctx)
 }
 
-func (sp *space) status(ctx context.Context) (*clientv3.StatusResponse, error) {
+func (sp *Space) status(ctx context.Context) (*clientv3.StatusResponse, error) {
 	eps := sp.cli.Endpoints()
 	if len(eps) == 0 {
 		return nil, errors.New("no etcd endpoint")
@@ -108,7 +109,7 @@ func (sp *space) status(ctx context.Context) (*clientv3.StatusResponse, error) {
 
 // recover compacts all history, and once the live data is below 90% of
 // the quota, defragments and disarms the alarm.
-func (sp *space) recover(ctx context.Context) error {
+func (sp *Space) recover(ctx context.Context) error {
 	rev, err := sp.cli.Get(ctx, "/kobune/revision-probe")
 	if err != nil {
 		return fmt.Errorf("read revision: %w", err)
@@ -149,7 +150,13 @@ func (sp *space) recover(ctx context.Context) error {
 	sp.mu.Lock()
 	sp.alarmed, sp.size, sp.sizeUsed = false, st.DbSize, st.DbSizeInUse
 	sp.mu.Unlock()
-	sp.metrics.storage(false, st.DbSize, st.DbSizeInUse, sp.quota)
+	sp.report(false, st.DbSize, st.DbSizeInUse, sp.quota)
 	sp.logf("etcd: NOSPACE alarm cleared; writes work again")
 	return nil
+}
+
+// NewSpace watches the alarm of b's etcd, whose quota is quota, every
+// interval; report hears each check's result (the metrics).
+func NewSpace(b *Backend, quota int64, interval time.Duration, logf func(string, ...any), report func(alarmed bool, size, inUse, quota int64)) *Space {
+	return &Space{cli: b.WatchClient, quota: quota, interval: interval, logf: logf, report: report}
 }

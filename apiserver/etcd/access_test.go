@@ -1,7 +1,6 @@
-package apiserver
+package etcd
 
 import (
-	"context"
 	"crypto/tls"
 	"net"
 	"os"
@@ -27,23 +26,21 @@ func TestEmbeddedEtcdOnlyForTheAPIServer(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(base, "etcd")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := New(ctx, Config{Listen: "127.0.0.1:0", DataDir: dir, InsecurePlaintext: true, Logf: func(string, ...any) {}})
+	b, err := StartEmbedded(dir, "fatal", 64<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer b.Close()
 	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, "client.sock"): 0o600, filepath.Join(dir, "peer-tls", "peer.key"): 0o600} {
 		fi, err := os.Stat(path)
 		if err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: %v %v, want mode %v", path, fi.Mode(), err, want)
 		}
 	}
-	if len(s.etcd.embed.Clients) != 1 || s.etcd.embed.Clients[0].Addr().Network() != "unix" {
-		t.Errorf("etcd client listeners %v: want one unix socket", s.etcd.embed.Clients)
+	if len(b.embed.Clients) != 1 || b.embed.Clients[0].Addr().Network() != "unix" {
+		t.Errorf("etcd client listeners %v: want one unix socket", b.embed.Clients)
 	}
-	peer := s.etcd.embed.Peers[0].Addr().String()
+	peer := b.embed.Peers[0].Addr().String()
 	if !strings.HasPrefix(peer, "127.0.0.1:") {
 		t.Errorf("peer listener on %s, want loopback", peer)
 	}
