@@ -289,7 +289,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
 		Creators: s.creators(), Authorize: s.authorize, BookmarkInterval: cfg.BookmarkInterval, EtcdVersion: backend.Version,
 		DescribeNoSpace: func() string { return s.space.Describe() }, Logf: cfg.Logf})
-	if err := s.registry.EnsureSystemObjects(ctx); err != nil {
+	if err := registry.EnsureSystemObjects(ctx, s.registry); err != nil {
 		backend.Close()
 		return nil, err
 	}

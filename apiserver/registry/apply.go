@@ -191,7 +191,7 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "encode: %v", err)
 		}
-		_, o, warnings, err := s.decodeRequest(req.Resource, ns, b, req.FieldValidation)
+		_, o, warnings, err := decodeRequest(req.Resource, ns, b, req.FieldValidation)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +204,7 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 				return nil, err
 			}
 			if req.DryRun {
-				resp, err := s.dryRunCreate(actx, k, o, warnings)
+				resp, err := dryRunCreate(actx, s.admission, k, o, warnings)
 				if resp != nil {
 					resp.Warnings = append(resp.Warnings, *admitted...)
 				}

@@ -32,13 +32,13 @@ func (s *Registry) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb
 	if req.Resource == client.EvictionSubresource {
 		return s.createEviction(ctx, req)
 	}
-	k, o, warnings, err := s.decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
+	k, o, warnings, err := decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err
 	}
 	ctx, admitted := admission.WithWarnings(ctx)
 	if req.DryRun {
-		resp, err := s.dryRunCreate(ctx, k, o, warnings)
+		resp, err := dryRunCreate(ctx, s.admission, k, o, warnings)
 		if resp != nil {
 			resp.Warnings = append(resp.Warnings, *admitted...)
 		}
@@ -58,7 +58,7 @@ const KobuneStrict = "KobuneStrict"
 // decodeRequest checks size and kind, collects warnings for unknown and
 // unsupported fields (errors as fieldValidation says) and fills the
 // namespace.
-func (s *Registry) decodeRequest(resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
+func decodeRequest(resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
 	k, ok := scheme.ByResource(resource)
 	if !ok {
 		return nil, nil, nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", resource)
@@ -171,11 +171,11 @@ func randomSuffix() string {
 
 // admitCreate runs everything before the write: server fields, admission,
 // size check. It returns the bytes to store.
-func (s *Registry) admitCreate(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
+func admitCreate(ctx context.Context, chain *admission.Chain, k *scheme.Kind, o meta.Object) ([]byte, error) {
 	if err := prepareForCreate(k, o); err != nil {
 		return nil, err
 	}
-	if err := s.admission.Admit(ctx, &admission.Attributes{Operation: admission.Create, Kind: k, Object: o}); err != nil {
+	if err := chain.Admit(ctx, &admission.Attributes{Operation: admission.Create, Kind: k, Object: o}); err != nil {
 		return nil, err
 	}
 	finishCreate(k, o)
@@ -201,7 +201,7 @@ func (s *Registry) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([
 	fresh := false
 	for attempt := 0; ; attempt++ {
 		actx, charges := admission.WithQuotaCharges(ctx, fresh)
-		b, err := s.admitCreate(actx, k, o)
+		b, err := admitCreate(actx, s.admission, k, o)
 		if err != nil {
 			return nil, err
 		}
@@ -240,8 +240,8 @@ func (s *Registry) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([
 // stream of concurrent writes to the same quota can use them all up).
 const maxQuotaRetries = 20
 
-func (s *Registry) dryRunCreate(ctx context.Context, k *scheme.Kind, o meta.Object, warnings []string) (*apipb.ObjectResponse, error) {
-	if _, err := s.admitCreate(ctx, k, o); err != nil {
+func dryRunCreate(ctx context.Context, chain *admission.Chain, k *scheme.Kind, o meta.Object, warnings []string) (*apipb.ObjectResponse, error) {
+	if _, err := admitCreate(ctx, chain, k, o); err != nil {
 		return nil, err
 	}
 	b, err := scheme.Encode(o)

@@ -43,11 +43,11 @@ func BenchmarkCreatePath(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		k, o, _, err := s.decodeRequest("pods", "default", raw, "")
+		k, o, _, err := decodeRequest("pods", "default", raw, "")
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.admitCreate(ctx, k, o); err != nil {
+		if _, err := admitCreate(ctx, s.admission, k, o); err != nil {
 			b.Fatal(err)
 		}
 	}

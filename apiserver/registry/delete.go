@@ -95,7 +95,7 @@ func (s *Registry) delete(ctx context.Context, k *scheme.Kind, ns, name string, 
 		if del := strategyFor(k).delete; del != nil {
 			out, rev, err = del(s, ctx, k, o, kv.Revision)
 		} else {
-			out, rev, err = s.deleteOnce(ctx, k, o, kv, opts)
+			out, rev, err = deleteOnce(ctx, s.store, k, o, kv, opts)
 		}
 		if errors.Is(err, storage.ErrConflict) && opts.resourceVersion == "" {
 			continue
@@ -107,7 +107,7 @@ func (s *Registry) delete(ctx context.Context, k *scheme.Kind, ns, name string, 
 	}
 }
 
-func (s *Registry) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object, kv storage.KV, opts deleteOptions) (meta.Object, int64, error) {
+func deleteOnce(ctx context.Context, store *storage.Store, k *scheme.Kind, o meta.Object, kv storage.KV, opts deleteOptions) (meta.Object, int64, error) {
 	m := o.GetObjectMeta()
 	st := strategyFor(k)
 	grace := int64(0) // most objects go at once, as in Kubernetes
@@ -129,7 +129,7 @@ func (s *Registry) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object
 		changed = true
 	}
 	if len(m.Finalizers) == 0 && !st.awaitingTermination(o) {
-		rev, err := s.store.Delete(ctx, kv.Key, kv.Revision)
+		rev, err := store.Delete(ctx, kv.Key, kv.Revision)
 		return o, rev, err
 	}
 	if !changed {
@@ -139,7 +139,7 @@ func (s *Registry) deleteOnce(ctx context.Context, k *scheme.Kind, o meta.Object
 	if err != nil {
 		return nil, 0, err
 	}
-	rev, err := s.store.Update(ctx, kv.Key, b, kv.Revision)
+	rev, err := store.Update(ctx, kv.Key, b, kv.Revision)
 	return o, rev, err
 }
 

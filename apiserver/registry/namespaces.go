@@ -132,32 +132,42 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// runNamespaceCleanup empties terminating namespaces and then removes them.
+// namespaceCleanup empties terminating namespaces and then removes them.
 // Kubernetes runs this in kube-controller-manager's namespace controller;
 // Kobune runs it inside the API server so that deleting a namespace works
 // with nothing else running (see docs/differences.md).
-func (s *Registry) runNamespaceCleanup(ctx context.Context) {
+type namespaceCleanup struct {
+	r *Registry
+	// wake starts a round now (a namespace was just marked).
+	wake chan struct{}
+}
+
+// run cleans up every 2 s, and when woken, until ctx ends.
+func (c *namespaceCleanup) run(ctx context.Context) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	for {
-		s.cleanupNamespaces(ctx)
+		c.cleanup(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.nsCleanup:
+		case <-c.wake:
 		}
 	}
 }
 
-func (s *Registry) wakeNamespaceCleanup() {
+func (c *namespaceCleanup) poke() {
 	select {
-	case s.nsCleanup <- struct{}{}:
+	case c.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (s *Registry) cleanupNamespaces(ctx context.Context) {
+// cleanup deletes what is left in each terminating namespace, and the
+// namespace once nothing is.
+func (c *namespaceCleanup) cleanup(ctx context.Context) {
+	s := c.r
 	kvs, _, err := s.store.List(ctx, storage.ListPrefix("namespaces", ""))
 	if err != nil {
 		return
@@ -196,9 +206,10 @@ func (s *Registry) cleanupNamespaces(ctx context.Context) {
 	}
 }
 
-// markNamespaceTerminating is the namespace's part of Delete: it gets a
+// markTerminating is the namespace's part of Delete: it gets a
 // deletionTimestamp and phase Terminating, and the cleanup loop does the rest.
-func (s *Registry) markNamespaceTerminating(ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
+func (c *namespaceCleanup) markTerminating(ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
+	s := c.r
 	ns := o.(*core.Namespace)
 	for _, sys := range SystemNamespaces {
 		if ns.Name == sys {
@@ -219,6 +230,6 @@ func (s *Registry) markNamespaceTerminating(ctx context.Context, k *scheme.Kind,
 		}
 		s.namespaces.markTerminating(ns.Name)
 	}
-	s.wakeNamespaceCleanup()
+	c.poke()
 	return ns, rev, nil
 }

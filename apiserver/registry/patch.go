@@ -80,7 +80,7 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 			}
 			return nil, status.Errorf(codes.InvalidArgument, "%s %q: the patch cannot be applied: %v", k.Kind, req.Name, err)
 		}
-		_, o, warnings, err := s.decodeRequest(req.Resource, ns, patched, req.FieldValidation)
+		_, o, warnings, err := decodeRequest(req.Resource, ns, patched, req.FieldValidation)
 		if err != nil {
 			return nil, err
 		}

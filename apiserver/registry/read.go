@@ -143,13 +143,13 @@ func (s *Registry) List(ctx context.Context, req *apipb.ListRequest) (*apipb.Lis
 		}
 	}
 	if req.Limit == 0 && page.rev == 0 && page.start == "" {
-		return s.listAll(ctx, k, f, prefix)
+		return listAll(ctx, s.store, k, f, prefix)
 	}
-	return s.listPaged(ctx, k, f, page, req.Limit)
+	return listPaged(ctx, s.store, k, f, page, req.Limit)
 }
 
-func (s *Registry) listAll(ctx context.Context, k *scheme.Kind, f *filter, prefix string) (*apipb.ListResponse, error) {
-	kvs, rev, err := s.store.List(ctx, prefix)
+func listAll(ctx context.Context, store *storage.Store, k *scheme.Kind, f *filter, prefix string) (*apipb.ListResponse, error) {
+	kvs, rev, err := store.List(ctx, prefix)
 	if err != nil {
 		return nil, apierrors.FromStorage(err, k, "")
 	}
@@ -181,7 +181,7 @@ type listPage struct {
 // listPaged reads one page: etcd is read in batches of at most limit keys
 // until limit objects match, so a page holds at most one page of objects
 // in memory however large the list is.
-func (s *Registry) listPaged(ctx context.Context, k *scheme.Kind, f *filter, page listPage, limit int64) (*apipb.ListResponse, error) {
+func listPaged(ctx context.Context, store *storage.Store, k *scheme.Kind, f *filter, page listPage, limit int64) (*apipb.ListResponse, error) {
 	resp := &apipb.ListResponse{}
 	start, rev := page.start, page.rev
 	for {
@@ -189,7 +189,7 @@ func (s *Registry) listPaged(ctx context.Context, k *scheme.Kind, f *filter, pag
 		if limit == 0 {
 			batch = 0
 		}
-		kvs, read, more, err := s.store.ListPage(ctx, page.prefix, start, rev, batch)
+		kvs, read, more, err := store.ListPage(ctx, page.prefix, start, rev, batch)
 		if errors.Is(err, storage.ErrExpired) && page.start != "" {
 			return nil, status.Error(codes.OutOfRange, "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
 		}

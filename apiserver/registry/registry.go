@@ -62,15 +62,16 @@ type Registry struct {
 	admission  *admission.Chain
 	namespaces *NamespaceCache
 	quotas     *QuotaCache
-	// nsCleanup wakes the namespace cleanup loop.
-	nsCleanup chan struct{}
+	// nsCleanup empties and removes deleted namespaces.
+	nsCleanup *namespaceCleanup
 }
 
 // New returns a registry; Run keeps its caches current and empties
 // deleted namespaces.
 func New(cfg Config) *Registry {
-	return &Registry{cfg: cfg, store: cfg.Store, admission: cfg.Admission, namespaces: cfg.Namespaces, quotas: cfg.Quotas,
-		nsCleanup: make(chan struct{}, 1)}
+	r := &Registry{cfg: cfg, store: cfg.Store, admission: cfg.Admission, namespaces: cfg.Namespaces, quotas: cfg.Quotas}
+	r.nsCleanup = &namespaceCleanup{r: r, wake: make(chan struct{}, 1)}
+	return r
 }
 
 // Run follows namespaces and quotas and empties terminating namespaces
@@ -80,7 +81,7 @@ func (s *Registry) Run(ctx context.Context) {
 	wg.Add(3)
 	go func() { defer wg.Done(); s.namespaces.run(ctx) }()
 	go func() { defer wg.Done(); s.quotas.run(ctx) }()
-	go func() { defer wg.Done(); s.runNamespaceCleanup(ctx) }()
+	go func() { defer wg.Done(); s.nsCleanup.run(ctx) }()
 	wg.Wait()
 }
 
@@ -92,7 +93,7 @@ var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-n
 // PriorityClasses Kubernetes has built in. Only what is missing is
 // written: on a full database (etcd's NOSPACE alarm) the server must still
 // start and serve reads.
-func (s *Registry) EnsureSystemObjects(ctx context.Context) error {
+func EnsureSystemObjects(ctx context.Context, s *Registry) error {
 	k, _ := scheme.ByResource("namespaces")
 	for _, name := range SystemNamespaces {
 		ns := &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}}

@@ -39,11 +39,13 @@ type strategy struct {
 }
 
 var strategies = map[string]strategy{
-	"Node":      {keepStatusOnCreate: true},
-	"Pod":       {finishCreate: podFinishCreate, gracePeriod: podGracePeriod, waits: podAwaitingTermination},
-	"Namespace": {delete: (*Registry).markNamespaceTerminating},
-	"Service":   {allocates: true},
-	"Job":       {finishCreate: jobFinishCreate},
+	"Node": {keepStatusOnCreate: true},
+	"Pod":  {finishCreate: podFinishCreate, gracePeriod: podGracePeriod, waits: podAwaitingTermination},
+	"Namespace": {delete: func(s *Registry, ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
+		return s.nsCleanup.markTerminating(ctx, k, o, rev)
+	}},
+	"Service": {allocates: true},
+	"Job":     {finishCreate: jobFinishCreate},
 }
 
 func strategyFor(k *scheme.Kind) strategy { return strategies[k.Kind] }

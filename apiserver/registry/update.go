@@ -29,7 +29,7 @@ func (s *Registry) UpdateStatus(ctx context.Context, req *apipb.UpdateRequest) (
 }
 
 func (s *Registry) updateRequest(ctx context.Context, req *apipb.UpdateRequest, statusOnly bool) (*apipb.ObjectResponse, error) {
-	k, o, warnings, err := s.decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
+	k, o, warnings, err := decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (s *Registry) update(ctx context.Context, k *scheme.Kind, in meta.Object, s
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
 		}
-		out, err := s.updateOnce(actx, k, in, old, kv, statusOnly, dryRun, charges)
+		out, err := updateOnce(actx, s.store, s.admission, k, in, old, kv, statusOnly, dryRun, charges)
 		if errors.Is(err, storage.ErrConflict) && expected == 0 {
 			in = copyObject(k, in)
 			continue // someone else wrote in between; try on the new state
@@ -103,17 +103,17 @@ func copyObject(k *scheme.Kind, o meta.Object) meta.Object {
 	return c
 }
 
-func (s *Registry) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool, charges *admission.QuotaCharges) ([]byte, error) {
+func updateOnce(ctx context.Context, store *storage.Store, chain *admission.Chain, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool, charges *admission.QuotaCharges) ([]byte, error) {
 	newObj, err := mergeUpdate(k, in, old, statusOnly)
 	if err != nil {
 		return nil, err
 	}
 	if statusOnly {
-		if err := s.admission.AdmitStatus(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old}); err != nil {
+		if err := chain.AdmitStatus(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old}); err != nil {
 			return nil, err
 		}
 	} else {
-		if err := s.admission.Admit(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old}); err != nil {
+		if err := chain.Admit(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old}); err != nil {
 			return nil, err
 		}
 		if !bytes.Equal(specOf(newObj), specOf(old)) {
@@ -139,7 +139,7 @@ func (s *Registry) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.
 	nm := newObj.GetObjectMeta()
 	if nm.DeletionTimestamp != nil && len(nm.Finalizers) == 0 && !strategyFor(k).awaitingTermination(newObj) {
 		// The last finalizer is gone: the deletion that was waiting completes.
-		rev, err := s.store.Delete(ctx, kv.Key, kv.Revision)
+		rev, err := store.Delete(ctx, kv.Key, kv.Revision)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +149,7 @@ func (s *Registry) updateOnce(ctx context.Context, k *scheme.Kind, in, old meta.
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "encode quota charges: %v", err)
 	}
-	rev, err := s.store.Update(ctx, kv.Key, b, kv.Revision, also...)
+	rev, err := store.Update(ctx, kv.Key, b, kv.Revision, also...)
 	if err != nil {
 		return nil, err
 	}

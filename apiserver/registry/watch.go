@@ -61,7 +61,7 @@ func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Se
 		return err
 	}
 	if from == 0 {
-		if from, err = s.sendInitial(ctx, k, f, prefix, stream); err != nil {
+		if from, err = sendInitial(ctx, s.store, k, f, prefix, stream); err != nil {
 			return err
 		}
 		if req.SendInitialEvents && req.AllowBookmarks {
@@ -89,7 +89,7 @@ func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Se
 				}
 				return nil
 			}
-			if err := s.sendEvent(k, f, ev, req.AllowBookmarks, stream); err != nil {
+			if err := sendEvent(k, f, ev, req.AllowBookmarks, stream); err != nil {
 				return err
 			}
 		case <-tick:
@@ -102,8 +102,8 @@ func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Se
 	}
 }
 
-func (s *Registry) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, prefix string, stream Sender[apipb.WatchEvent]) (int64, error) {
-	kvs, rev, err := s.store.List(ctx, prefix)
+func sendInitial(ctx context.Context, store *storage.Store, k *scheme.Kind, f *filter, prefix string, stream Sender[apipb.WatchEvent]) (int64, error) {
+	kvs, rev, err := store.List(ctx, prefix)
 	if err != nil {
 		return 0, apierrors.FromStorage(err, k, "")
 	}
@@ -118,7 +118,7 @@ func (s *Registry) sendInitial(ctx context.Context, k *scheme.Kind, f *filter, p
 	return rev, nil
 }
 
-func (s *Registry) sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream Sender[apipb.WatchEvent]) error {
+func sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream Sender[apipb.WatchEvent]) error {
 	if ev.Type == storage.Progress {
 		if !bookmarks {
 			return nil

@@ -32,12 +32,23 @@ type Handler struct {
 	chain    *filters.Chain
 	registry *registry.Registry
 	proxy    *nodeproxy.Proxy
-	mux      http.Handler
+	// conn serves exec, attach and port-forward (connect.go).
+	conn *connector
+	mux  http.Handler
+}
+
+// connector serves the connect verbs: exec, attach and port-forward, a
+// session each, upgraded to a WebSocket or SPDY stream once the handler
+// chain and the pod's node let it through.
+type connector struct {
+	chain *filters.Chain
+	proxy *nodeproxy.Proxy
 }
 
 // New returns the REST API's HTTP handler.
 func New(cfg Config) *Handler {
-	s := &Handler{cfg: cfg, chain: cfg.Chain, registry: cfg.Registry, proxy: cfg.Proxy}
+	s := &Handler{cfg: cfg, chain: cfg.Chain, registry: cfg.Registry, proxy: cfg.Proxy,
+		conn: &connector{chain: cfg.Chain, proxy: cfg.Proxy}}
 	s.mux = s.routes()
 	return s
 }

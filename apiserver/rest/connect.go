@@ -71,7 +71,7 @@ var websocketUpgrader = websocket.Upgrader{ReadBufferSize: 32 << 10, WriteBuffer
 // answer, as on Kubernetes, rather than a message inside the stream;
 // session says whether it upgraded (after that, it has told the client
 // itself).
-func (s *Handler) connect(ctx context.Context, w http.ResponseWriter, t *restTarget, method string, first proto.Message, session func(ctx context.Context) (upgraded bool, err error)) {
+func (s *connector) connect(ctx context.Context, w http.ResponseWriter, t *restTarget, method string, first proto.Message, session func(ctx context.Context) (upgraded bool, err error)) {
 	upgraded := false
 	err := filters.Stream(ctx, s.chain, method, first, func(ctx context.Context) error {
 		if _, _, err := s.proxy.PodNode(ctx, t.namespace, t.name); err != nil {
@@ -164,7 +164,7 @@ func upgradeChannels(w http.ResponseWriter, r *http.Request, t *restTarget) (*ch
 var errUpgradeAnswered = errors.New("the WebSocket upgrade failed")
 
 // restExec serves pods/exec.
-func (s *Handler) restExec(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *connector) restExec(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
 	if len(q["command"]) == 0 {
 		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", "you must specify at least one command for the container"), t)
@@ -189,7 +189,7 @@ func (s *Handler) restExec(ctx context.Context, w http.ResponseWriter, r *http.R
 // stdin, its end and terminal sizes go to the registry's PodExec, the
 // command's output comes back on the stdout and stderr channels, and its
 // exit status ends the session.
-func (s *Handler) execSession(ctx context.Context, cs *channelSession, first *apipb.PodExecInput, stdout, stderr bool) error {
+func (s *connector) execSession(ctx context.Context, cs *channelSession, first *apipb.PodExecInput, stdout, stderr bool) error {
 	inputs := make(chan *apipb.PodExecInput)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -267,7 +267,7 @@ func (c *channelSession) readExecInput(ctx context.Context, stdin bool, inputs c
 // on the stdout channel (the log merges both outputs), until it exits or
 // the client goes. Input is refused before the upgrade: Kobune starts
 // containers without stdin or a terminal.
-func (s *Handler) restAttach(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *connector) restAttach(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
 	stdin, stdout, stderr, tty, err := streamFlags(q)
 	if err == nil && (stdin || tty) {
@@ -333,7 +333,7 @@ func execStatus(command []string, exited bool, code int, err error) []byte {
 }
 
 // restPortForward serves pods/portforward.
-func (s *Handler) restPortForward(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+func (s *connector) restPortForward(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	var allowed []int32 // the ports query parameter, when given, limits the streams
 	for _, list := range r.URL.Query()["ports"] {
 		for _, p := range strings.Split(list, ",") {
@@ -354,7 +354,7 @@ func (s *Handler) restPortForward(ctx context.Context, w http.ResponseWriter, r 
 // portForwardSession upgrades a port-forward request (SPDY, tunneled in a
 // WebSocket or over the HTTP/1.1 connection itself) and serves its
 // connections.
-func (s *Handler) portForwardSession(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, allowed []int32) (upgraded bool, err error) {
+func (s *connector) portForwardSession(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, allowed []int32) (upgraded bool, err error) {
 	spdyUpgrade := strings.EqualFold(r.Header.Get("Upgrade"), "SPDY/3.1")
 	wantsPF := slices.ContainsFunc(r.Header.Values("X-Stream-Protocol-Version"), func(v string) bool { return v == portForwardV1 })
 	tunnel := isWebSocket(r) && slices.Contains(websocket.Subprotocols(r), "SPDY/3.1+"+portForwardV1)

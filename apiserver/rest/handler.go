@@ -237,11 +237,11 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && t.resource == "pods" && t.sub == "log":
 		s.restLogs(ctx, w, r, &t)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && t.resource == "pods" && t.sub == "exec":
-		s.restExec(ctx, w, r, &t)
+		s.conn.restExec(ctx, w, r, &t)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && t.resource == "pods" && t.sub == "attach":
-		s.restAttach(ctx, w, r, &t)
+		s.conn.restAttach(ctx, w, r, &t)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && t.resource == "pods" && t.sub == "portforward":
-		s.restPortForward(ctx, w, r, &t)
+		s.conn.restPortForward(ctx, w, r, &t)
 	case r.Method == http.MethodPost && t.name == "":
 		s.restCreate(ctx, w, r, &t, t.resource)
 	case r.Method == http.MethodPost && t.resource == "pods" && t.sub == "binding":

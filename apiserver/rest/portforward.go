@@ -31,7 +31,7 @@ type forwardPair struct {
 // servePortForward runs one port-forward session (SPDY, as moby/spdystream
 // implements it, the library kubectl's side uses too): every complete pair
 // of streams becomes one PodPortForward stream to the pod's node.
-func (s *Handler) servePortForward(ctx context.Context, conn net.Conn, t *restTarget, allowed []int32) {
+func (s *connector) servePortForward(ctx context.Context, conn net.Conn, t *restTarget, allowed []int32) {
 	sc, err := spdystream.NewConnection(conn, true)
 	if err != nil {
 		return
@@ -93,7 +93,7 @@ func (s *Handler) servePortForward(ctx context.Context, conn net.Conn, t *restTa
 // forwardOne carries one connection: the data stream to and from the pod's
 // port, and what went wrong, if anything, on the error stream (kubectl
 // prints it).
-func (s *Handler) forwardOne(ctx context.Context, t *restTarget, p *forwardPair, allowed []int32) {
+func (s *connector) forwardOne(ctx context.Context, t *restTarget, p *forwardPair, allowed []int32) {
 	defer p.errs.Close()
 	defer p.data.Close()
 	ctx, cancel := context.WithCancel(ctx)

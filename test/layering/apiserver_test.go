@@ -1,0 +1,74 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// apiserverFloors says which of the API server's own packages each of its
+// packages may import, floor by floor (docs/architecture.md, "Inside the
+// API server"): the front ends (rest, grpcapi) call the registry and the
+// node proxy and never each other; the registry calls storage through
+// admission; storage and etcd know nothing above them. The root package
+// wires them all (apiserver/server.go) and is the only one that may.
+var apiserverFloors = map[string][]string{
+	// The ground: no other API server package.
+	"storage": {}, "etcd": {}, "request": {}, "audit": {}, "encryption": {},
+	"filters": {}, "serviceaccount": {},
+	"apierrors":  {"storage"},
+	"admission":  {"request"},
+	"authorizer": {"request"},
+	// What happens to an object: allocation and the generic verbs.
+	"servicealloc": {"storage", "admission"},
+	"registry":     {"storage", "apierrors", "admission", "servicealloc"},
+	// Beside the registry: who is asking, and the way to the nodes.
+	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},
+	"nodeproxy":      {"storage", "apierrors", "registry"},
+	// The two front ends.
+	"rest":    {"apierrors", "request", "filters", "registry", "nodeproxy"},
+	"grpcapi": {"filters", "registry", "nodeproxy"},
+	// Tests' helper: the whole server.
+	"testserver": {""},
+}
+
+// TestAPIServerFloors checks every API server package's imports of its
+// siblings against apiserverFloors; a new package must be placed there.
+func TestAPIServerFloors(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, module+"apiserver/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const base = module + "apiserver"
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		if pkg == base {
+			continue // the root wires everything
+		}
+		name := strings.TrimPrefix(pkg, base+"/")
+		allowed, ok := apiserverFloors[name]
+		if !ok {
+			t.Errorf("apiserver/%s is not placed in apiserverFloors (test/layering/apiserver_test.go): say which floor it is on", name)
+			continue
+		}
+		checked++
+		for _, imp := range strings.Fields(imports) {
+			var to string
+			switch {
+			case imp == base:
+				to = ""
+			case strings.HasPrefix(imp, base+"/"):
+				to = strings.TrimPrefix(imp, base+"/")
+			default:
+				continue
+			}
+			if !contains(allowed, to) {
+				t.Errorf("apiserver/%s imports %s: it may import only %v of the API server's packages", name, imp, allowed)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d packages", checked)
+	}
+}
