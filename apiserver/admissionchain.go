@@ -16,10 +16,10 @@ import (
 // shows the same list, and TestAdmissionChainOrder holds the two equal.
 func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admission.Chain {
 	var escalation, nodeRestriction any
-	if s.rbac != nil {
-		escalation = rbacEscalation{rbac: s.rbac, authz: s.authz}
+	if e := s.authz.Escalation(); e != nil {
+		escalation = e
 	}
-	if s.nodeAuthz != nil {
+	if s.authz.NodeMode() {
 		nodeRestriction = admission.NodeRestriction{}
 	}
 	return admission.NewChain(

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/apiserver/audit"
+	"github.com/kobune/kobune/apiserver/authorization"
 	"github.com/kobune/kobune/apiserver/request"
 )
 
@@ -35,7 +36,7 @@ func auditRequest(ctx context.Context, method string, req any, received time.Tim
 			r.UserAgent = ua[0]
 		}
 	}
-	a, obj := attributesOf(method, req)
+	a, obj := authorization.AttributesOf(method, req)
 	r.Verb, r.Group, r.Version, r.Resource, r.Subresource, r.Namespace, r.Name, r.RequestObject =
 		a.Verb, a.APIGroup, a.APIVersion, a.Resource, a.Subresource, a.Namespace, a.Name, obj
 	r.Path = a.Path

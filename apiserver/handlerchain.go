@@ -46,7 +46,7 @@ func (s *Server) authenticationFilter(ctx context.Context, c *filters.Call, next
 // call's attributes; a refusal is PermissionDenied (HTTP 403) naming
 // what was refused to whom.
 func (s *Server) authorizationFilter(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
-	if err := s.authorize(ctx, c.Method, c.Request); err != nil {
+	if err := s.authz.Authorize(ctx, c.Method, c.Request); err != nil {
 		return nil, err
 	}
 	return next(ctx, c)

@@ -24,7 +24,7 @@ import (
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/audit"
 	"github.com/kobune/kobune/apiserver/authentication"
-	"github.com/kobune/kobune/apiserver/authorizer"
+	"github.com/kobune/kobune/apiserver/authorization"
 	"github.com/kobune/kobune/apiserver/encryption"
 	"github.com/kobune/kobune/apiserver/etcd"
 	"github.com/kobune/kobune/apiserver/filters"
@@ -186,13 +186,8 @@ type Server struct {
 	space     *etcd.Space
 	// serviceRanges are the cluster IP and node port ranges (services.go).
 	serviceRanges *servicealloc.Ranges
-	// authz decides every call (authorization.go); rbac and nodeAuthz are
-	// its RBAC and Node modes when enabled, authzSynced closes when their
-	// caches are filled.
-	authz       authorizer.Authorizer
-	rbac        *authorizer.RBAC
-	nodeAuthz   *authorizer.Node
-	authzSynced chan struct{}
+	// authz decides every call (apiserver/authorization).
+	authz *authorization.Authorization
 	// proxy relays logs, exec, attach and port-forward to the agents,
 	// and serves the metrics API from their stats.
 	proxy *nodeproxy.Proxy
@@ -263,7 +258,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.space = etcd.NewSpace(backend, cfg.EtcdQuotaBytes, cfg.SpaceCheckInterval, cfg.Logf, s.metrics.storage)
 	s.namespaces = registry.NewNamespaceCache(s.store)
 	s.quotas = registry.NewQuotaCache(s.store)
-	if err := s.newAuthorizer(); err != nil {
+	if s.authz, err = authorization.New(authorization.Config{Mode: cfg.AuthorizationMode, ClientCertificates: cfg.ClientCAFile != "",
+		Store: s.store, Logf: cfg.Logf}); err != nil {
 		backend.Close()
 		return nil, err
 	}
@@ -283,17 +279,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// anonymous and allowed; with one, only --anonymous-auth lets
 	// anonymous callers in.
 	s.authn = authentication.New(authentication.Config{Store: s.store, ServiceAccounts: sa,
-		AnonymousAllowed: cfg.ClientCAFile == "" || cfg.AnonymousAuth, Allowed: s.allowed})
+		AnonymousAllowed: cfg.ClientCAFile == "" || cfg.AnonymousAuth, Allowed: s.authz.Allowed})
 	s.tokens = sa != nil
 	s.admission = s.admissionChain(cfg, ranges)
 	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
-		Creators: s.creators(), Authorize: s.authorize, BookmarkInterval: cfg.BookmarkInterval, EtcdVersion: backend.Version,
+		Creators: s.creators(), Authorize: s.authz.Authorize, BookmarkInterval: cfg.BookmarkInterval, EtcdVersion: backend.Version,
 		DescribeNoSpace: func() string { return s.space.Describe() }, Logf: cfg.Logf})
 	if err := registry.EnsureSystemObjects(ctx, s.registry); err != nil {
 		backend.Close()
 		return nil, err
 	}
-	if err := s.ensureBootstrapPolicy(ctx); err != nil {
+	if err := authorization.EnsureBootstrapPolicy(ctx, s.registry, s.store, cfg.Logf, s.space.Describe); err != nil {
 		backend.Close()
 		return nil, err
 	}
@@ -357,7 +353,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// timeouts bound slow clients; a watch or a log stream may run for
 	// as long as it needs (no WriteTimeout).
 	s.rest = &http.Server{Handler: rest.New(rest.Config{Chain: s.chain, Registry: s.registry, Proxy: s.proxy,
-		Authenticate: s.authn.Authenticate, AuthorizePath: s.authorizePath, Health: s.serveHealth}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
+		Authenticate: s.authn.Authenticate, AuthorizePath: s.authz.AuthorizePath, Health: s.serveHealth}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(cfg.Logf), "kobune-apiserver: REST: ", 0)}
 	return s, nil
 }
@@ -410,7 +406,8 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 		}()
 	}
-	s.runAuthorizerCaches(ctx)
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.authz.Run(ctx) }()
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.runServiceRepair(ctx, s.cfg.ServiceRepairInterval) }()
 	go func() { defer s.wg.Done(); s.space.Run(ctx) }()

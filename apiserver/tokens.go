@@ -6,6 +6,8 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/apiserver/authentication"
 	"github.com/kobune/kobune/apiserver/registry"
+	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -24,3 +26,15 @@ func (g serviceAccountGetter) ServiceAccount(ctx context.Context, ns, name strin
 // DefaultServiceAccountIssuer is the tokens' issuer unless
 // --service-account-issuer says otherwise (Kubernetes' usual value).
 const DefaultServiceAccountIssuer = authentication.DefaultServiceAccountIssuer
+
+// creators are the resources that are created but never stored: the
+// reviews and ServiceAccount tokens (the registry calls them).
+func (s *Server) creators() map[string]registry.CreateFunc {
+	out := map[string]registry.CreateFunc{client.TokenSubresource: s.authn.CreateToken}
+	for resource, r := range registry.Reviews {
+		out[resource] = func(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+			return s.authz.CreateReview(ctx, r, req)
+		}
+	}
+	return out
+}

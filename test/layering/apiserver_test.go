@@ -24,6 +24,7 @@ var apiserverFloors = map[string][]string{
 	"registry":     {"storage", "apierrors", "admission", "servicealloc"},
 	// Beside the registry: who is asking, and the way to the nodes.
 	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},
+	"authorization":  {"storage", "apierrors", "request", "authorizer", "admission", "registry"},
 	"nodeproxy":      {"storage", "apierrors", "registry"},
 	// The two front ends.
 	"rest":    {"apierrors", "request", "filters", "registry", "nodeproxy"},

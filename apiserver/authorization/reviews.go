@@ -1,4 +1,4 @@
-package apiserver
+package authorization
 
 import (
 	"context"
@@ -11,12 +11,11 @@ import (
 	"github.com/kobune/kobune/apiserver/authorizer"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
-	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
-// createReview answers a review; the caller was authorized to create it.
-func (s *Server) createReview(ctx context.Context, r registry.Review, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+// CreateReview answers a review; the caller was authorized to create it.
+func (s *Authorization) CreateReview(ctx context.Context, r registry.Review, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
 	caller := request.UserFrom(ctx)
 	tm := meta.TypeMeta{APIVersion: r.Group + "/v1", Kind: r.Kind}
 	var out any
@@ -82,7 +81,7 @@ func (s *Server) createReview(ctx context.Context, r registry.Review, req *apipb
 	return &apipb.ObjectResponse{Object: b}, nil
 }
 
-func (s *Server) decideReview(u request.UserInfo, ra *authorization.ResourceAttributes, nra *authorization.NonResourceAttributes, _ string) (authorization.SubjectAccessReviewStatus, error) {
+func (s *Authorization) decideReview(u request.UserInfo, ra *authorization.ResourceAttributes, nra *authorization.NonResourceAttributes, _ string) (authorization.SubjectAccessReviewStatus, error) {
 	var a request.Attributes
 	switch {
 	case ra != nil && nra != nil:
@@ -106,7 +105,7 @@ func (s *Server) decideReview(u request.UserInfo, ra *authorization.ResourceAttr
 
 // rulesFor lists the rules the authorizer gives u in namespace, resource
 // and non-resource rules apart.
-func (s *Server) rulesFor(u request.UserInfo, namespace string) authorization.SubjectRulesReviewStatus {
+func (s *Authorization) rulesFor(u request.UserInfo, namespace string) authorization.SubjectRulesReviewStatus {
 	st := authorization.SubjectRulesReviewStatus{ResourceRules: []authorization.ResourceRule{}, NonResourceRules: []authorization.NonResourceRule{}}
 	rr, ok := s.authz.(authorizer.RuleResolver)
 	if !ok {
@@ -123,16 +122,4 @@ func (s *Server) rulesFor(u request.UserInfo, namespace string) authorization.Su
 		st.ResourceRules = append(st.ResourceRules, authorization.ResourceRule{Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames})
 	}
 	return st
-}
-
-// creators are the resources that are created but never stored: the
-// reviews and ServiceAccount tokens (the registry calls them).
-func (s *Server) creators() map[string]registry.CreateFunc {
-	out := map[string]registry.CreateFunc{client.TokenSubresource: s.authn.CreateToken}
-	for resource, r := range registry.Reviews {
-		out[resource] = func(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
-			return s.createReview(ctx, r, req)
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package apiserver
+package authorization
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"path"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -29,10 +30,10 @@ import (
 // objects, namespace cleanup), as kube-apiserver's loopback client.
 var apiserverUser = request.UserInfo{Name: "system:apiserver", Groups: []string{request.SystemPrivilegedGroup, request.AllAuthenticated}}
 
-// attributesOf is what a call asks: verb, resource, subresource, namespace
+// AttributesOf is what a call asks: verb, resource, subresource, namespace
 // and name (for the authorizer and the audit log), and the object it
 // carries.
-func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
+func AttributesOf(method string, req any) (a request.Attributes, obj []byte) {
 	name := request.MetadataName
 	// A list or watch of one object (the field selector metadata.name=X)
 	// names it, as in Kubernetes: the node authorizer lets an agent watch
@@ -127,50 +128,51 @@ func attributesOf(method string, req any) (a request.Attributes, obj []byte) {
 	return a, obj
 }
 
-// newAuthorizer builds the chain --authorization-mode names. The default
+// New builds the chain --authorization-mode names. The default
 // is Node,RBAC with client certificates (--client-ca-file) and AlwaysAllow
 // without (nobody could be told apart).
-func (s *Server) newAuthorizer() error {
-	mode := s.cfg.AuthorizationMode
+func New(cfg Config) (*Authorization, error) {
+	s := &Authorization{store: cfg.Store, logf: cfg.Logf}
+	mode := cfg.Mode
 	if mode == "" {
 		mode = "AlwaysAllow"
-		if s.cfg.ClientCAFile != "" {
+		if cfg.ClientCertificates {
 			mode = "Node,RBAC"
 		}
 	}
 	modes, err := authorizer.ParseModes(mode)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	chain := authorizer.Union{authorizer.Privileged{}}
 	for _, m := range modes {
 		switch m {
 		case "AlwaysAllow":
 			s.authz = authorizer.AlwaysAllow{}
-			return nil
+			return s, nil
 		case "Node":
-			s.nodeAuthz = authorizer.NewNode()
-			s.nodeAuthz.Fallback = s.nodeFallback
-			chain = append(chain, s.nodeAuthz)
+			s.node = authorizer.NewNode()
+			s.node.Fallback = s.nodeFallback
+			chain = append(chain, s.node)
 		case "RBAC":
 			s.rbac = authorizer.NewRBAC()
 			chain = append(chain, s.rbac)
 		}
 	}
 	s.authz = chain
-	s.authzSynced = make(chan struct{})
-	return nil
+	s.synced = make(chan struct{})
+	return s, nil
 }
 
-// authorize decides a call, waiting (a bounded moment) for the caches of
+// Authorize decides a call, waiting (a bounded moment) for the caches of
 // roles and pods to be filled at start, so that the first calls after a
 // restart are not refused.
-func (s *Server) authorize(ctx context.Context, method string, req any) error {
-	if err := s.waitAuthorizer(ctx); err != nil {
+func (s *Authorization) Authorize(ctx context.Context, method string, req any) error {
+	if err := s.Wait(ctx); err != nil {
 		return err
 	}
 	u := request.UserFrom(ctx)
-	a, _ := attributesOf(method, req)
+	a, _ := AttributesOf(method, req)
 	d, reason := s.authz.Authorize(u, &a)
 	if d == authorizer.Allow {
 		return nil
@@ -192,18 +194,18 @@ func (s *Server) authorize(ctx context.Context, method string, req any) error {
 	if strings.HasPrefix(u.Name, "system:") {
 		// A component refused is a missing rule in its role, or an attack:
 		// worth a line either way.
-		s.cfg.Logf("kobune-apiserver: RBAC DENY %s", msg)
+		s.logf("kobune-apiserver: RBAC DENY %s", msg)
 	}
 	return status.Error(codes.PermissionDenied, msg)
 }
 
-// waitAuthorizer waits (a bounded moment) for the authorizer's caches.
-func (s *Server) waitAuthorizer(ctx context.Context) error {
-	if s.authzSynced == nil {
+// Wait waits (a bounded moment) for the authorizer's caches.
+func (s *Authorization) Wait(ctx context.Context) error {
+	if s.synced == nil {
 		return nil
 	}
 	select {
-	case <-s.authzSynced:
+	case <-s.synced:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -216,7 +218,7 @@ func (s *Server) waitAuthorizer(ctx context.Context) error {
 // the request's namespace names the object (or, for a PersistentVolume,
 // a claim such a pod names is bound to it). The graph follows a watch, so
 // a pod bound a moment ago may not be in it yet.
-func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
+func (s *Authorization) nodeFallback(node string, a *request.Attributes) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pk, _ := scheme.ByResource("pods")
@@ -256,12 +258,14 @@ func (s *Server) nodeFallback(node string, a *request.Attributes) bool {
 	return false
 }
 
-// runAuthorizerCaches starts keeping the RBAC objects and the node graph
-// current; authzSynced closes once every cache has listed.
-func (s *Server) runAuthorizerCaches(ctx context.Context) {
-	if s.authzSynced == nil {
+// Run keeps the RBAC objects and the node graph current until ctx ends;
+// Wait returns once every cache has listed.
+func (s *Authorization) Run(ctx context.Context) {
+	if s.synced == nil {
 		return
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	var feeds []func(ready func())
 	if s.rbac != nil {
 		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
@@ -284,49 +288,49 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 			})
 		}
 	}
-	if s.nodeAuthz != nil {
+	if s.node != nil {
 		// Only bound pods add edges, and a pod never leaves its node: the
 		// graph skips decoding pods that name none (most of a create
 		// storm's events).
 		bound := func(v []byte) bool { return bytes.Contains(v, []byte(`"nodeName":`)) }
 		feeds = append(feeds, func(ready func()) {
 			registry.Follow(ctx, s.store, "pods", bound, func(objs []meta.Object) {
-				s.nodeAuthz.ResetGraph()
+				s.node.ResetGraph()
 				for _, o := range objs {
-					s.nodeAuthz.SetPod(o.(*core.Pod))
+					s.node.SetPod(o.(*core.Pod))
 				}
 				ready()
 			}, func(ev storage.Event, o meta.Object) {
 				if o == nil {
 					ns, name := keyParts(ev.Key, "pods")
-					s.nodeAuthz.DeletePod(ns, name)
+					s.node.DeletePod(ns, name)
 					return
 				}
-				s.nodeAuthz.SetPod(o.(*core.Pod))
+				s.node.SetPod(o.(*core.Pod))
 			})
 		}, func(ready func()) {
 			registry.Follow(ctx, s.store, "persistentvolumeclaims", nil, func(objs []meta.Object) {
 				for _, o := range objs {
 					c := o.(*core.PersistentVolumeClaim)
-					s.nodeAuthz.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
+					s.node.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
 				}
 				ready()
 			}, func(ev storage.Event, o meta.Object) {
 				if o == nil {
 					ns, name := keyParts(ev.Key, "persistentvolumeclaims")
-					s.nodeAuthz.SetClaim(ns, name, "")
+					s.node.SetClaim(ns, name, "")
 					return
 				}
 				c := o.(*core.PersistentVolumeClaim)
-				s.nodeAuthz.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
+				s.node.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
 			})
 		})
 	}
 	remaining := make(chan struct{}, len(feeds))
 	for _, f := range feeds {
-		s.wg.Add(1)
+		wg.Add(1)
 		go func() {
-			defer s.wg.Done()
+			defer wg.Done()
 			first := true
 			f(func() {
 				if first {
@@ -336,9 +340,9 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 			})
 		}()
 	}
-	s.wg.Add(1)
+	wg.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer wg.Done()
 		for range feeds {
 			select {
 			case <-remaining:
@@ -346,7 +350,7 @@ func (s *Server) runAuthorizerCaches(ctx context.Context) {
 				return
 			}
 		}
-		close(s.authzSynced)
+		close(s.synced)
 	}()
 }
 
@@ -360,12 +364,13 @@ func keyParts(key, resource string) (string, string) {
 	return path.Base(path.Dir(key)), name
 }
 
-// ensureBootstrapPolicy creates the bootstrap roles and bindings, and puts
+// EnsureBootstrapPolicy creates the bootstrap roles and bindings, and puts
 // back the ones that still carry rbac.authorization.kubernetes.io/autoupdate
 // "true" when they differ from what this version ships (an aggregated
 // role's rules are the aggregation controller's: only its aggregationRule
 // is put back), as kube-apiserver does at every start.
-func (s *Server) ensureBootstrapPolicy(ctx context.Context) error {
+func EnsureBootstrapPolicy(ctx context.Context, r *registry.Registry, store *storage.Store, logf func(string, ...any), describeNoSpace func() string) error {
+	s := bootstrapper{registry: r, store: store, logf: logf, describeNoSpace: describeNoSpace}
 	ctx = request.WithUser(ctx, apiserverUser)
 	crk, _ := scheme.ByResource("clusterroles")
 	for _, want := range authorizer.BootstrapClusterRoles() {
@@ -414,7 +419,15 @@ func (s *Server) ensureBootstrapPolicy(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) reconcileBootstrap(ctx context.Context, k *scheme.Kind, want meta.Object, differs func(have meta.Object) bool) error {
+// bootstrapper writes the bootstrap policy.
+type bootstrapper struct {
+	registry        *registry.Registry
+	store           *storage.Store
+	logf            func(string, ...any)
+	describeNoSpace func() string
+}
+
+func (s bootstrapper) reconcileBootstrap(ctx context.Context, k *scheme.Kind, want meta.Object, differs func(have meta.Object) bool) error {
 	m := want.GetObjectMeta()
 	kv, err := s.store.Get(ctx, storage.Key(k.Resource, m.Namespace, m.Name))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -434,15 +447,15 @@ func (s *Server) reconcileBootstrap(ctx context.Context, k *scheme.Kind, want me
 	m.ResourceVersion, m.UID, m.CreationTimestamp = hm.ResourceVersion, hm.UID, hm.CreationTimestamp
 	_, err = s.registry.UpdateObject(ctx, k, want)
 	if storage.IsNoSpace(err) {
-		s.cfg.Logf("kobune-apiserver: cannot update %s %s: %s", k.Kind, m.Name, s.space.Describe())
+		s.logf("kobune-apiserver: cannot update %s %s: %s", k.Kind, m.Name, s.describeNoSpace())
 		return nil
 	}
 	return err
 }
 
-// authorizePath authorizes a non-resource request (RBAC's nonResourceURLs).
-func (s *Server) authorizePath(ctx context.Context, path string) error {
-	if err := s.waitAuthorizer(ctx); err != nil {
+// AuthorizePath authorizes a non-resource request (RBAC's nonResourceURLs).
+func (s *Authorization) AuthorizePath(ctx context.Context, path string) error {
+	if err := s.Wait(ctx); err != nil {
 		return err
 	}
 	u := request.UserFrom(ctx)
@@ -453,12 +466,19 @@ func (s *Server) authorizePath(ctx context.Context, path string) error {
 	return nil
 }
 
-// allowed asks the authorizer whether u may do a, once its caches are
+// Allowed asks the authorizer whether u may do a, once its caches are
 // filled (impersonation's check).
-func (s *Server) allowed(ctx context.Context, u request.UserInfo, a *request.Attributes) (bool, error) {
-	if err := s.waitAuthorizer(ctx); err != nil {
+func (s *Authorization) Allowed(ctx context.Context, u request.UserInfo, a *request.Attributes) (bool, error) {
+	if err := s.Wait(ctx); err != nil {
 		return false, err
 	}
 	d, _ := s.authz.Authorize(u, a)
 	return d == authorizer.Allow, nil
 }
+
+// RBAC is the RBAC authorizer, nil unless that mode is on.
+func (s *Authorization) RBAC() *authorizer.RBAC { return s.rbac }
+
+// NodeMode reports whether the node authorizer is on (and so
+// NodeRestriction admission).
+func (s *Authorization) NodeMode() bool { return s.node != nil }

@@ -1,4 +1,4 @@
-package apiserver
+package authorization
 
 import (
 	"context"
@@ -14,20 +14,20 @@ import (
 	"github.com/kobune/kobune/apiserver/request"
 )
 
-// rbacEscalation is Kubernetes' RBAC escalation prevention: a user may
+// escalation is Kubernetes' RBAC escalation prevention: a user may
 // only write a Role or ClusterRole whose every rule they hold themselves
 // (or with the escalate verb on it), and only bind a role whose rules they
 // hold in the binding's namespace (or with the bind verb on it). So a
 // namespace admin can hand out view or edit in their namespace, but
 // cannot grant themselves, or anyone, more than they have.
-type rbacEscalation struct {
+type escalation struct {
 	rbac  *authorizer.RBAC
 	authz authorizer.Authorizer
 }
 
-func (rbacEscalation) Name() string { return "RBACEscalation" }
+func (escalation) Name() string { return "RBACEscalation" }
 
-func (e rbacEscalation) Validate(ctx context.Context, a *admission.Attributes) error {
+func (e escalation) Validate(ctx context.Context, a *admission.Attributes) error {
 	u := request.UserFrom(ctx)
 	m := a.Object.GetObjectMeta()
 	var rules []rbac.PolicyRule
@@ -85,13 +85,13 @@ func (e rbacEscalation) Validate(ctx context.Context, a *admission.Attributes) e
 	return e.check(u, m.Namespace, rules, what, fmt.Sprintf("bind %s %q", ref.Kind, ref.Name), "bind")
 }
 
-func (e rbacEscalation) allowed(u request.UserInfo, verb, resource, ns, name string) bool {
+func (e escalation) allowed(u request.UserInfo, verb, resource, ns, name string) bool {
 	d, _ := e.authz.Authorize(u, &request.Attributes{Verb: verb, APIGroup: rbac.GroupName, APIVersion: "v1", Resource: resource, Namespace: ns, Name: name})
 	return d == authorizer.Allow
 }
 
 // check refuses rules the user does not hold in ns, naming the first few.
-func (e rbacEscalation) check(u request.UserInfo, ns string, rules []rbac.PolicyRule, what, doing, verb string) error {
+func (e escalation) check(u request.UserInfo, ns string, rules []rbac.PolicyRule, what, doing, verb string) error {
 	if u.InGroup(request.SystemPrivilegedGroup) {
 		return nil
 	}
@@ -110,4 +110,13 @@ func (e rbacEscalation) check(u request.UserInfo, ns string, rules []rbac.Policy
 	}
 	return status.Errorf(codes.PermissionDenied, "%s is forbidden: user %q (groups=%q) is attempting to grant RBAC permissions not currently held (to %s): %s; ask for the %s verb, or for these permissions",
 		what, u.Name, u.Groups, doing, strings.Join(missing, ", "), verb)
+}
+
+// Escalation is the RBAC escalation check as an admission step, nil
+// without RBAC.
+func (s *Authorization) Escalation() admission.Validator {
+	if s.rbac == nil {
+		return nil
+	}
+	return escalation{rbac: s.rbac, authz: s.authz}
 }
