@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 )
 
@@ -24,14 +25,7 @@ func TestAdmissionChainOrder(t *testing.T) {
 	defer s.Stop()
 	mutating, validating := s.AdmissionOrder()
 
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := string(doc)
-	if i := strings.Index(section, "## The admission chain"); i >= 0 {
-		section = section[i:]
-	}
+	section := architectureSection(t, "## The admission chain", "## The reconcile contract")
 	row := regexp.MustCompile(`(?m)^\| \d+ \| (\w+) \| (mutating|validating) \|`)
 	var docM, docV []string
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
@@ -56,17 +50,7 @@ func TestAdmissionChainOrder(t *testing.T) {
 // are the ones docs/architecture.md lists, in its order.
 func TestHandlerChainOrder(t *testing.T) {
 	s := testserver.New(t)
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := string(doc)
-	if i := strings.Index(section, "## The handler chain"); i >= 0 {
-		section = section[i:]
-	}
-	if i := strings.Index(section, "## The admission chain"); i >= 0 {
-		section = section[:i]
-	}
+	section := architectureSection(t, "## The handler chain", "## The admission chain")
 	var documented []string
 	for _, m := range regexp.MustCompile(`(?m)^\| \d+ \| (\w+) \|`).FindAllStringSubmatch(section, -1) {
 		documented = append(documented, m[1])
@@ -74,4 +58,37 @@ func TestHandlerChainOrder(t *testing.T) {
 	if got := s.Server.HandlerChain(); !slices.Equal(got, documented) {
 		t.Errorf("handler chain:\n the server runs %v\n the docs show   %v", got, documented)
 	}
+}
+
+// TestStartStepsDocumented: New's steps are the ones docs/architecture.md
+// lists under "Inside the API server", in its order.
+func TestStartStepsDocumented(t *testing.T) {
+	section := architectureSection(t, "## Inside the API server", "## The handler chain")
+	var documented []string
+	for _, m := range regexp.MustCompile(`(?m)^\| \d+ \| (.+) \|$`).FindAllStringSubmatch(section, -1) {
+		documented = append(documented, m[1])
+	}
+	if got := apiserver.StartSteps(); !slices.Equal(got, documented) {
+		t.Errorf("New's steps:\n the server runs %q\n the docs show   %q", got, documented)
+	}
+}
+
+// architectureSection is docs/architecture.md from the heading start to
+// the heading end.
+func architectureSection(t *testing.T, start, end string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(doc)
+	i := strings.Index(section, start)
+	if i < 0 {
+		t.Fatalf("docs/architecture.md has no %q section", start)
+	}
+	section = section[i:]
+	if j := strings.Index(section, end); j >= 0 {
+		section = section[:j]
+	}
+	return section
 }

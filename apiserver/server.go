@@ -25,16 +25,12 @@ import (
 	"github.com/kobune/kobune/apiserver/audit"
 	"github.com/kobune/kobune/apiserver/authentication"
 	"github.com/kobune/kobune/apiserver/authorization"
-	"github.com/kobune/kobune/apiserver/encryption"
 	"github.com/kobune/kobune/apiserver/etcd"
 	"github.com/kobune/kobune/apiserver/filters"
-	"github.com/kobune/kobune/apiserver/grpcapi"
 	"github.com/kobune/kobune/apiserver/nodeproxy"
 	"github.com/kobune/kobune/apiserver/registry"
-	"github.com/kobune/kobune/apiserver/rest"
 	"github.com/kobune/kobune/apiserver/servicealloc"
 	"github.com/kobune/kobune/apiserver/storage"
-	"github.com/kobune/kobune/proto/apipb"
 )
 
 // Version is the Kobune version the server reports.
@@ -184,6 +180,8 @@ type Server struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	space     *etcd.Space
+	// serving is the API's TLS (nil: --insecure-plaintext).
+	serving *tls.Config
 	// serviceRanges are the cluster IP and node port ranges (services.go).
 	serviceRanges *servicealloc.Ranges
 	// authz decides every call (apiserver/authorization).
@@ -195,167 +193,6 @@ type Server struct {
 	authn *authentication.Authenticator
 	// tokens is whether ServiceAccount tokens are issued.
 	tokens bool
-}
-
-// New connects to etcd (starting the embedded one if needed), makes sure the
-// default namespaces exist and opens the listeners. Serve starts serving.
-func New(ctx context.Context, cfg Config) (*Server, error) {
-	cfg.setDefaults()
-	ranges, err := servicealloc.ParseRanges(cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange)
-	if err != nil {
-		return nil, err
-	}
-	var transformers map[string]*encryption.Transformer
-	if cfg.EncryptionProviderConfig != "" {
-		if transformers, err = encryption.Load(cfg.EncryptionProviderConfig); err != nil {
-			return nil, fmt.Errorf("--encryption-provider-config: %w", err)
-		}
-		for r := range transformers {
-			if _, ok := scheme.ByResource(r); !ok {
-				return nil, fmt.Errorf("--encryption-provider-config: resource %q is not served (kobectl api-resources lists them)", r)
-			}
-		}
-	}
-	var auditLog *audit.Log
-	if (cfg.AuditPolicyFile == "") != (cfg.AuditLogPath == "") {
-		return nil, errors.New("--audit-policy-file and --audit-log-path go together: give both, or neither")
-	}
-	if cfg.AuditPolicyFile != "" {
-		policy, err := audit.LoadPolicy(cfg.AuditPolicyFile)
-		if err != nil {
-			return nil, fmt.Errorf("--audit-policy-file: %w", err)
-		}
-		max := cfg.AuditLogMaxBytes
-		if max == 0 {
-			max = 100 << 20
-		}
-		if auditLog, err = audit.Open(cfg.AuditLogPath, policy, max); err != nil {
-			return nil, fmt.Errorf("--audit-log-path: %w", err)
-		}
-	}
-	var backend *etcd.Backend
-	if cfg.EtcdServers != "" {
-		var tc *tls.Config
-		if tc, err = etcd.ClientTLS(etcd.TLSConfig{Servers: cfg.EtcdServers, CAFile: cfg.EtcdCAFile, CertFile: cfg.EtcdCertFile, KeyFile: cfg.EtcdKeyFile}); err != nil {
-			return nil, err
-		}
-		backend, err = etcd.Connect(ctx, cfg.EtcdServers, tc)
-	} else {
-		if cfg.DataDir == "" {
-			return nil, errors.New("either a data directory (--data-dir) or external etcd servers (--etcd-servers) is required")
-		}
-		backend, err = etcd.StartEmbedded(cfg.DataDir, cfg.EtcdLogLevel, cfg.EtcdQuotaBytes)
-	}
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{cfg: cfg, etcd: backend, audit: auditLog, store: storage.New(backend.Client, backend.WatchClient), metrics: newMetrics(),
-		serviceRanges: ranges}
-	s.store.RegisterClaims(storage.ListPrefix("services", ""), servicealloc.Claims)
-	for r, t := range transformers {
-		s.store.SetTransformer(storage.ListPrefix(r, ""), t)
-	}
-	s.space = etcd.NewSpace(backend, cfg.EtcdQuotaBytes, cfg.SpaceCheckInterval, cfg.Logf, s.metrics.storage)
-	s.namespaces = registry.NewNamespaceCache(s.store)
-	s.quotas = registry.NewQuotaCache(s.store)
-	if s.authz, err = authorization.New(authorization.Config{Mode: cfg.AuthorizationMode, ClientCertificates: cfg.ClientCAFile != "",
-		Store: s.store, Logf: cfg.Logf}); err != nil {
-		backend.Close()
-		return nil, err
-	}
-	kubeletClient, err := kubeletTLS(cfg)
-	if err != nil {
-		backend.Close()
-		return nil, err
-	}
-	s.proxy = nodeproxy.New(s.store, kubeletClient)
-	sa, err := authentication.LoadServiceAccounts(authentication.ServiceAccountConfig{SigningKeyFile: cfg.ServiceAccountSigningKeyFile,
-		KeyFiles: cfg.ServiceAccountKeyFiles, Issuer: cfg.ServiceAccountIssuer, Audiences: cfg.APIAudiences})
-	if err != nil {
-		backend.Close()
-		return nil, err
-	}
-	// Without a client CA nobody can authenticate, so every caller is
-	// anonymous and allowed; with one, only --anonymous-auth lets
-	// anonymous callers in.
-	s.authn = authentication.New(authentication.Config{Store: s.store, ServiceAccounts: sa,
-		AnonymousAllowed: cfg.ClientCAFile == "" || cfg.AnonymousAuth, Allowed: s.authz.Allowed})
-	s.tokens = sa != nil
-	s.admission = s.admissionChain(cfg, ranges)
-	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
-		Creators: s.creators(), Authorize: s.authz.Authorize, BookmarkInterval: cfg.BookmarkInterval, EtcdVersion: backend.Version,
-		DescribeNoSpace: func() string { return s.space.Describe() }, Logf: cfg.Logf})
-	if err := registry.EnsureSystemObjects(ctx, s.registry); err != nil {
-		backend.Close()
-		return nil, err
-	}
-	if err := authorization.EnsureBootstrapPolicy(ctx, s.registry, s.store, cfg.Logf, s.space.Describe); err != nil {
-		backend.Close()
-		return nil, err
-	}
-	for _, addr := range strings.Split(cfg.Listen, ",") {
-		lis, err := net.Listen("tcp", strings.TrimSpace(addr))
-		if err != nil {
-			s.closeListeners()
-			backend.Close()
-			return nil, fmt.Errorf("listen on %s: %w (is another apiserver running? choose another --listen)", addr, err)
-		}
-		s.listeners = append(s.listeners, lis)
-	}
-	if cfg.MetricsListen != "" {
-		s.httpLis, err = net.Listen("tcp", cfg.MetricsListen)
-		if err != nil {
-			s.closeListeners()
-			backend.Close()
-			return nil, fmt.Errorf("listen on %s for metrics: %w", cfg.MetricsListen, err)
-		}
-	}
-	// Not fatal: on a full etcd the server must still start and serve
-	// reads; runServiceRepair tries again.
-	s.serviceHousekeeping(ctx)
-	opts := []grpc.ServerOption{}
-	var serving *tls.Config
-	if cfg.TLSCertFile != "" || cfg.TLSPrivateKeyFile != "" {
-		if serving, err = serverTLS(cfg); err != nil {
-			s.closeListeners()
-			backend.Close()
-			return nil, err
-		}
-		// The mux (connmux.go) does the handshake: it chooses between
-		// gRPC and REST from the client's ALPN offer.
-		opts = append(opts, grpc.Creds(tlsDone{}))
-	} else if cfg.ClientCAFile != "" {
-		s.closeListeners()
-		backend.Close()
-		return nil, errors.New("--client-ca-file needs --tls-cert-file and --tls-private-key-file: client certificates come over TLS")
-	} else if !cfg.InsecurePlaintext {
-		s.closeListeners()
-		backend.Close()
-		return nil, errors.New("the API is served over TLS only: give --tls-cert-file, --tls-private-key-file and --client-ca-file (kobectl pki init makes them; make lab does), or --insecure-plaintext to serve without TLS or authentication, where anyone who reaches the port may do anything")
-	} else {
-		cfg.Logf("kobune-apiserver: WARNING: --insecure-plaintext: no TLS and no authentication; anyone who reaches %s may do anything", cfg.Listen)
-	}
-	s.grpc = grpc.NewServer(append(opts,
-		grpc.MaxRecvMsgSize(8<<20),
-		grpc.MaxSendMsgSize(256<<20),
-		// A pool of goroutines serves the RPCs instead of a new goroutine
-		// each: their stacks have already grown to what decoding an object
-		// takes, so a create no longer pays for copying a stack (measured:
-		// decode CPU per create fell by a quarter under 16 clients).
-		grpc.NumStreamWorkers(32),
-	)...)
-	s.chain = s.handlerChain()
-	apipb.RegisterResourceAPIServer(s.grpc, grpcapi.New(s.chain, s.registry, s.proxy))
-	for _, lis := range s.listeners {
-		s.muxes = append(s.muxes, newConnMux(lis, serving, cfg.Logf))
-	}
-	// The REST API's HTTP server: HTTP/1.1 and, over TLS, HTTP/2. The
-	// timeouts bound slow clients; a watch or a log stream may run for
-	// as long as it needs (no WriteTimeout).
-	s.rest = &http.Server{Handler: rest.New(rest.Config{Chain: s.chain, Registry: s.registry, Proxy: s.proxy,
-		Authenticate: s.authn.Authenticate, AuthorizePath: s.authz.AuthorizePath, Health: s.serveHealth}), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
-		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(cfg.Logf), "kobune-apiserver: REST: ", 0)}
-	return s, nil
 }
 
 // Addr returns the first gRPC address the server listens on.
