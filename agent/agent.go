@@ -22,7 +22,6 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/stats"
 	"github.com/kobune/kobune/api/version"
@@ -155,16 +154,13 @@ type Agent struct {
 	runtime runtime.Runtime
 	pods    *client.Informer[*core.Pod]
 	nodes   *client.Informer[*core.Node]
-	// services feed the Service link variables and the proxy; slices the proxy.
+	// services feed the Service link variables and the proxy.
 	services *client.Informer[*core.Service]
-	slices   *client.Informer[*discovery.EndpointSlice]
-	// allPods, namespaces and policies feed NetworkPolicy enforcement
-	// (peers are any pod of the cluster).
-	allPods    *client.Informer[*core.Pod]
-	namespaces *client.Informer[*core.Namespace]
-	policies   *client.Informer[*networking.NetworkPolicy]
-	netpolLoop *reconcile.Loop
-	proxyLoop  *reconcile.Loop
+	// proxy programs the node's Service rules, netpol its NetworkPolicy
+	// table, dns answers its pods' DNS questions (nil when off).
+	proxy  *serviceProxy
+	netpol *policyEnforcer
+	dns    *clusterDNS
 	// podLoop reconciles pods (syncPod), Config.Workers at a time;
 	// routeLoop programs the routes to other nodes, when the agent routes.
 	podLoop, routeLoop *reconcile.Loop
@@ -175,8 +171,10 @@ type Agent struct {
 	cleaner runtime.SandboxCleaner
 	nodeIP  string
 
-	mu      sync.Mutex
-	running map[string]string // pod key → uid of what the runtime runs for it
+	// records are what the agent did about each pod (podrecords.go).
+	records *podRecords
+	// mu guards the metrics' per-pod state.
+	mu sync.Mutex
 	// registered: the Node is written and the agent runs its pods.
 	registered atomic.Bool
 	// recorder writes the agent's events (the kubelet's reasons).
@@ -190,11 +188,6 @@ type Agent struct {
 	// makes the pods' volumes (nil without Config.PodDir).
 	sources *sources
 	volumes *volume.Manager
-	// volumePaths are each running pod's volumes on the node, by name;
-	// evictions the pods to evict (uid → why and how fast), done by their
-	// next sync.
-	volumePaths map[string]map[string]string
-	evictions   map[string]evictionOrder
 	// orphansLeft: a gone pod's volumes could not be removed (csiLoop
 	// tries again).
 	orphansLeft atomic.Bool
@@ -202,21 +195,11 @@ type Agent struct {
 	csiRegistered bool
 	// usage samples the pods' cgroups (nil when the runtime has none).
 	usage *cadvisor.Collector
-	// pressure is the eviction manager's conditions, posted with the
-	// node's status; lastEviction when the last evicted pod was stopped.
-	pressure     pressure
-	lastEviction time.Time
-	// lastImageGC is when disk pressure last collected images, with
-	// images (nil when the runtime cannot).
-	lastImageGC time.Time
-	images      runtime.ImageCollector
-	// released are the finished pods (uids) whose sandbox was given up
-	// (releaser: nil when the runtime keeps none).
-	released map[string]bool
+	// eviction is the eviction manager (nil without usage or thresholds).
+	eviction *evictionManager
+	// releaser gives up finished pods' sandboxes (nil when the runtime
+	// keeps none).
 	releaser runtime.SandboxReleaser
-	// collecting are the finished pods (uids) whose dead containers disk
-	// pressure ordered removed (collectDeadContainers).
-	collecting map[string]bool
 }
 
 // allocatable is the node's (what a resourceFieldRef to a limit not set
@@ -245,15 +228,13 @@ func (a *Agent) Ready() error {
 // New returns an agent for the node in cfg, on runtime rt.
 func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	cfg.setDefaults()
-	a := &Agent{cfg: cfg, client: c, runtime: rt, running: map[string]string{}, volumePaths: map[string]map[string]string{}, evictions: map[string]evictionOrder{}, streamer: asStreamer(rt),
+	a := &Agent{cfg: cfg, client: c, runtime: rt, records: newPodRecords(), streamer: asStreamer(rt),
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
 	a.hooks.since = time.Now()
 	a.hooks.execer, _ = rt.(probe.Execer)
 	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	a.cleaner, _ = rt.(runtime.SandboxCleaner)
-	a.images, _ = rt.(runtime.ImageCollector)
 	a.releaser, _ = rt.(runtime.SandboxReleaser)
-	a.released, a.collecting = map[string]bool{}, map[string]bool{}
 	a.sources = newSources(c, func(key string) { a.podLoop.Queue.Add(key) })
 	if cs, ok := rt.(runtime.ConfigSetter); ok {
 		cs.SetContainerConfig(a.containerConfig)
@@ -269,18 +250,22 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 			a.volumes.CSI = &volume.Plugins{Dir: cfg.CSIPluginDir}
 		}
 	}
+	for _, addr := range cfg.Node.Addresses {
+		if addr.Type == "InternalIP" {
+			a.nodeIP = addr.Address
+		}
+	}
+	var slices *client.Informer[*discovery.EndpointSlice]
 	if cfg.Proxy != nil {
-		a.slices = client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{})
-		a.proxyLoop = a.newLoop("proxy", func(ctx context.Context, _ string) error {
-			return cfg.Proxy.Sync(ctx, a.services.List(), a.slices.List())
-		}, 1)
-		a.services.AddHandler(client.Handler[*core.Service]{OnAdd: func(*core.Service) { a.proxyLoop.Queue.Add(proxyKey) },
-			OnUpdate: func(_, _ *core.Service) { a.proxyLoop.Queue.Add(proxyKey) }, OnDelete: func(*core.Service) { a.proxyLoop.Queue.Add(proxyKey) }})
-		a.slices.AddHandler(client.Handler[*discovery.EndpointSlice]{OnAdd: func(*discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) },
-			OnUpdate: func(_, _ *discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) }, OnDelete: func(*discovery.EndpointSlice) { a.proxyLoop.Queue.Add(proxyKey) }})
+		a.proxy = newServiceProxy(c, cfg.Proxy, a.services, a.newLoop)
+		slices = a.proxy.slices
+		if cfg.ClusterDomain != "" && a.nodeIP != "" {
+			a.dns = &clusterDNS{client: c, domain: cfg.ClusterDomain, node: cfg.Node.Name, nodeIP: a.nodeIP,
+				services: a.services, slices: slices, logf: cfg.Logf}
+		}
 	}
 	if cfg.NetworkPolicy != nil {
-		a.watchPolicies(c)
+		a.netpol = newPolicyEnforcer(c, cfg.NetworkPolicy, slices, a.newLoop, cfg.Logf)
 	}
 	if src, ok := rt.(runtime.StatsSource); ok && cfg.StatsInterval >= 0 {
 		a.usage = cadvisor.New(cadvisor.Config{NodeName: cfg.Node.Name, Runtime: src, Pods: a.measuredPods, Cgroups: cadvisor.Host(), Interval: cfg.StatsInterval,
@@ -292,11 +277,6 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	if cfg.Metrics != nil {
 		a.runtime = timedRuntime{Runtime: rt, calls: cfg.Metrics.RuntimeCalls}
 	}
-	for _, addr := range cfg.Node.Addresses {
-		if addr.Type == "InternalIP" {
-			a.nodeIP = addr.Address
-		}
-	}
 	if !cfg.DisableProbes {
 		execer, _ := rt.(probe.Execer) // the unwrapped runtime
 		a.probes = probe.NewManager(execer, a.podLoop.Queue.Add)
@@ -305,6 +285,11 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	a.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.Node.Name})
 	a.pods.ResyncPeriod = cfg.ResyncInterval
 	a.podLoop.Object, a.podLoop.Recorder = reconcile.ObjectsOf(a.pods), a.recorder
+	if a.usage != nil && len(cfg.Eviction) > 0 {
+		images, _ := rt.(runtime.ImageCollector)
+		a.eviction = &evictionManager{cfg: cfg, client: c, pods: a.pods, records: a.records, usage: a.usage, images: images,
+			queue: a.podLoop.Queue.Add, postStatus: a.postStatus, event: a.event, allocatable: a.allocatable}
+	}
 	enqueue := func(p *core.Pod) { a.podLoop.Queue.Add(meta.Key(p)) }
 	a.pods.AddHandler(client.Handler[*core.Pod]{
 		OnAdd:    enqueue,
@@ -322,25 +307,9 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	return a
 }
 
-// runningPods copies what runs (pod key → uid) and each running pod's
-// volume paths, under the lock.
-func (a *Agent) runningPods() (running map[string]string, paths map[string]map[string]string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	running = make(map[string]string, len(a.running))
-	for key, uid := range a.running {
-		running[key] = uid
-	}
-	paths = make(map[string]map[string]string, len(a.volumePaths))
-	for uid, p := range a.volumePaths {
-		paths[uid] = p
-	}
-	return running, paths
-}
-
 // measuredPods are the running pods as the usage collector needs them.
 func (a *Agent) measuredPods() map[string]cadvisor.PodInfo {
-	running, paths := a.runningPods()
+	running, paths := a.records.snapshot()
 	out := make(map[string]cadvisor.PodInfo, len(running))
 	for key, uid := range running {
 		pod, ok := a.pods.GetByKey(key)
@@ -363,9 +332,6 @@ func (a *Agent) measuredPods() map[string]cadvisor.PodInfo {
 	}
 	return out
 }
-
-// proxyKey is the proxy loop's only key: one sync programs every Service.
-const proxyKey = "sync"
 
 // routesKey is the route loop's only key: "program the routes to other
 // nodes" (all of them at once, from the node cache).
@@ -416,8 +382,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	run(a.pods.Run)
 	if a.usage != nil {
 		run(a.usage.Run)
-		if len(a.cfg.Eviction) > 0 {
-			run(a.evictionLoop)
+		if a.eviction != nil {
+			run(a.eviction.Run)
 		}
 	}
 	if lis != nil {
@@ -431,20 +397,15 @@ func (a *Agent) Run(ctx context.Context) error {
 		run(a.services.Run)
 		synced = append(synced, a.services.HasSynced) // pods start with their Service links
 	}
-	if a.slices != nil {
-		run(a.slices.Run)
-		synced = append(synced, a.slices.HasSynced)
+	if a.proxy != nil {
+		run(a.proxy.Run)
+		synced = append(synced, a.proxy.HasSynced)
 	}
-	if a.netpolLoop != nil {
-		for _, r := range []func(context.Context){a.allPods.Run, a.namespaces.Run, a.policies.Run} {
-			run(r)
-		}
-		if a.slices == nil {
-			a.cfg.Logf("NetworkPolicy: no node proxy, so the cluster DNS is no policy peer")
-		}
+	if a.netpol != nil {
+		run(a.netpol.Run)
 		// Policies hold before the first pod starts: a pod the agent
 		// starts is isolated from its first packet.
-		synced = append(synced, a.allPods.HasSynced, a.namespaces.HasSynced, a.policies.HasSynced)
+		synced = append(synced, a.netpol.HasSynced)
 	}
 	if a.cfg.ServiceRoute != nil {
 		if err := a.cfg.ServiceRoute(ctx); err != nil {
@@ -475,17 +436,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.volumes != nil && a.volumes.CSI != nil {
 		run(a.csiLoop)
 	}
-	if a.netpolLoop != nil {
-		a.netpolLoop.Queue.Add(netpolKey)
-		run(a.netpolLoop.Run)
-	}
 	run(a.podLoop.Run)
-	if a.proxyLoop != nil {
-		a.proxyLoop.Queue.Add(proxyKey) // the first sync takes over the table a previous agent left
-		run(a.proxyLoop.Run)
-		if a.cfg.ClusterDomain != "" && a.nodeIP != "" {
-			run(a.runClusterDNS)
-		}
+	if a.dns != nil {
+		run(a.dns.Run)
 	}
 	if a.routeLoop != nil {
 		run(a.routeLoop.Run)
@@ -520,10 +473,8 @@ func (a *Agent) adopt(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list runtime pods: %w", err)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	for _, p := range pods {
-		a.running[p.Namespace+"/"+p.Name] = p.UID
+		a.records.setRunning(p.Namespace+"/"+p.Name, p.UID)
 	}
 	if len(pods) > 0 {
 		a.cfg.Logf("adopted %d running pods", len(pods))
@@ -540,11 +491,9 @@ func (a *Agent) adopt(ctx context.Context) error {
 // leaves one behind).
 func (a *Agent) housekeeping(ctx context.Context) {
 	keep := a.knownPods()
-	a.mu.Lock()
-	for key := range a.running {
+	for _, key := range a.records.keysRunning("") {
 		a.podLoop.Queue.Add(key)
 	}
-	a.mu.Unlock()
 	a.orphanVolumes(keep)
 	if a.cleaner == nil {
 		return
@@ -565,11 +514,10 @@ func (a *Agent) knownPods() map[string]bool {
 	for _, p := range a.pods.List() {
 		keep[p.UID] = true
 	}
-	a.mu.Lock()
-	for _, uid := range a.running {
+	running, _ := a.records.snapshot()
+	for _, uid := range running {
 		keep[uid] = true
 	}
-	a.mu.Unlock()
 	return keep
 }
 
@@ -584,13 +532,9 @@ func (a *Agent) exitLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case uid := <-exits:
-			a.mu.Lock()
-			for key, u := range a.running {
-				if u == uid {
-					a.podLoop.Queue.Add(key)
-				}
+			for _, key := range a.records.keysRunning(uid) {
+				a.podLoop.Queue.Add(key)
 			}
-			a.mu.Unlock()
 		}
 	}
 }

@@ -21,27 +21,40 @@ import (
 // dnsManagedBy is the managed-by label of the agent's kube-dns slice.
 const dnsManagedBy = "kobune-agent"
 
-func (a *Agent) runClusterDNS(ctx context.Context) {
-	srv := &dns.Server{Domain: a.cfg.ClusterDomain, Logf: a.cfg.Logf,
-		Source: dns.Source{Services: a.services.List, Slices: a.slices.List}}
-	addr := net.JoinHostPort(a.nodeIP, "53")
+// clusterDNS serves the node's pods' DNS questions and publishes the
+// node's address as a kube-dns endpoint (the role CoreDNS plays in
+// Kubernetes, here node-local as NodeLocal DNSCache is).
+type clusterDNS struct {
+	client       *client.Client
+	domain       string
+	node, nodeIP string
+	services     *client.Informer[*core.Service]
+	slices       *client.Informer[*discovery.EndpointSlice]
+	logf         func(string, ...any)
+}
+
+// Run answers on the node's address, port 53, until ctx ends.
+func (d *clusterDNS) Run(ctx context.Context) {
+	srv := &dns.Server{Domain: d.domain, Logf: d.logf,
+		Source: dns.Source{Services: d.services.List, Slices: d.slices.List}}
+	addr := net.JoinHostPort(d.nodeIP, "53")
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(ctx, addr) }()
 	select {
 	case err := <-errs:
 		if err != nil {
-			a.cfg.Logf("%v: this node's pods have no cluster DNS", err)
+			d.logf("%v: this node's pods have no cluster DNS", err)
 		}
 		return
 	case <-time.After(200 * time.Millisecond): // listening
 	}
-	a.cfg.Logf("cluster DNS for %s on %s", a.cfg.ClusterDomain, addr)
+	d.logf("cluster DNS for %s on %s", d.domain, addr)
 	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		err := a.publishDNSEndpoint(ctx)
+		err := d.publishEndpoint(ctx)
 		if err == nil || ctx.Err() != nil {
 			break
 		}
-		a.cfg.Logf("publish this node's kube-dns endpoint: %s (retrying)", client.Message(err))
+		d.logf("publish this node's kube-dns endpoint: %s (retrying)", client.Message(err))
 		select {
 		case <-ctx.Done():
 		case <-time.After(delay):
@@ -50,20 +63,20 @@ func (a *Agent) runClusterDNS(ctx context.Context) {
 	<-errs
 }
 
-// publishDNSEndpoint creates or updates kube-system/kube-dns-<node>.
-func (a *Agent) publishDNSEndpoint(ctx context.Context) error {
+// publishEndpoint creates or updates kube-system/kube-dns-<node>.
+func (d *clusterDNS) publishEndpoint(ctx context.Context) error {
 	yes, no := true, false
-	node := a.cfg.Node.Name
+	node := d.node
 	udp, tcp := core.ProtocolUDP, core.ProtocolTCP
 	port := int32(53)
 	dnsName, tcpName := "dns", "dns-tcp"
 	want := &discovery.EndpointSlice{ObjectMeta: meta.ObjectMeta{Name: "kube-dns-" + node, Namespace: "kube-system",
 		Labels: map[string]string{discovery.LabelServiceName: "kube-dns", discovery.LabelManagedBy: dnsManagedBy}},
 		AddressType: discovery.AddressTypeIPv4,
-		Endpoints: []discovery.Endpoint{{Addresses: []string{a.nodeIP}, NodeName: &node,
+		Endpoints: []discovery.Endpoint{{Addresses: []string{d.nodeIP}, NodeName: &node,
 			Conditions: discovery.EndpointConditions{Ready: &yes, Serving: &yes, Terminating: &no}}},
 		Ports: []discovery.EndpointPort{{Name: &dnsName, Protocol: &udp, Port: &port}, {Name: &tcpName, Protocol: &tcp, Port: &port}}}
-	slices := client.For[*discovery.EndpointSlice](a.client)
+	slices := client.For[*discovery.EndpointSlice](d.client)
 	_, err := slices.Create(ctx, want)
 	if !client.IsAlreadyExists(err) {
 		return err

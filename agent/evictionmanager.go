@@ -3,16 +3,19 @@ package agent
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/kobune/kobune/agent/cadvisor"
 	"github.com/kobune/kobune/agent/eviction"
+	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/stats"
 	"github.com/kobune/kobune/client"
@@ -33,9 +36,57 @@ import (
 // pressure is the conditions last posted.
 type pressure map[core.NodeConditionType]bool
 
-func (a *Agent) evictionLoop(ctx context.Context) {
-	m := &eviction.Manager{Thresholds: a.cfg.Eviction, Transition: a.cfg.EvictionTransition}
-	t := time.NewTicker(a.cfg.EvictionInterval)
+// evictionManager is the node's eviction manager.
+type evictionManager struct {
+	cfg     Config
+	client  *client.Client
+	pods    *client.Informer[*core.Pod]
+	records *podRecords
+	usage   *cadvisor.Collector
+	// images removes unused images (nil when the runtime cannot).
+	images runtime.ImageCollector
+	// queue syncs a pod (which carries out its eviction), postStatus
+	// writes the node's status with the conditions.
+	queue       func(key string)
+	postStatus  func(ctx context.Context) *core.Node
+	event       func(obj meta.Object, typ, reason, message string)
+	allocatable func() resource.List
+
+	mu sync.Mutex
+	// pressure is the conditions, posted with the node's status;
+	// lastEviction when the last evicted pod was stopped.
+	pressure     pressure
+	lastEviction time.Time
+	// lastImageGC is when disk pressure last collected images (the
+	// loop's own).
+	lastImageGC time.Time
+}
+
+// conditions are the pressure conditions now.
+func (em *evictionManager) conditions() pressure {
+	if em == nil {
+		return nil
+	}
+	em.mu.Lock()
+	defer em.mu.Unlock()
+	return em.pressure
+}
+
+// evicted records that an evicted pod stopped: the next round acts on a
+// sample taken after it.
+func (em *evictionManager) evicted() {
+	if em == nil {
+		return
+	}
+	em.mu.Lock()
+	defer em.mu.Unlock()
+	em.lastEviction = time.Now()
+}
+
+// Run observes and evicts every Config.EvictionInterval until ctx ends.
+func (em *evictionManager) Run(ctx context.Context) {
+	m := &eviction.Manager{Thresholds: em.cfg.Eviction, Transition: em.cfg.EvictionTransition}
+	t := time.NewTicker(em.cfg.EvictionInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -43,42 +94,42 @@ func (a *Agent) evictionLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if !a.pods.HasSynced() {
+		if !em.pods.HasSynced() {
 			continue // the pods are what it ranks and collects
 		}
-		sum := a.usage.Summary()
-		obs := a.observe(sum)
+		sum := em.usage.Summary()
+		obs := em.observe(sum)
 		res := m.Observe(time.Now(), obs)
-		a.mu.Lock()
-		changed := len(res.Conditions) != len(a.pressure)
+		em.mu.Lock()
+		changed := len(res.Conditions) != len(em.pressure)
 		for c := range res.Conditions {
-			changed = changed || !a.pressure[c]
+			changed = changed || !em.pressure[c]
 		}
-		a.pressure = res.Conditions
-		a.mu.Unlock()
+		em.pressure = res.Conditions
+		em.mu.Unlock()
 		if changed {
-			a.postStatus(ctx)
+			em.postStatus(ctx)
 		}
 		// As the kubelet waits for an evicted pod's cleanup: act again
 		// only on a sample taken after the last victim stopped (an older
 		// one still counts its memory).
-		a.mu.Lock()
-		settled := len(a.evictions) == 0 && len(a.collecting) == 0 && (sum.Node.Memory == nil || sum.Node.Memory.Time.After(a.lastEviction))
-		a.mu.Unlock()
+		em.mu.Lock()
+		settled := em.records.settled() && (sum.Node.Memory == nil || sum.Node.Memory.Time.After(em.lastEviction))
+		em.mu.Unlock()
 		if res.Reclaim != nil && settled {
-			a.reclaim(ctx, sum, obs, res)
+			em.reclaim(ctx, sum, obs, res)
 		}
 	}
 }
 
 // observe reads the signals.
-func (a *Agent) observe(sum stats.Summary) map[eviction.Signal]eviction.Observation {
+func (em *evictionManager) observe(sum stats.Summary) map[eviction.Signal]eviction.Observation {
 	obs := map[eviction.Signal]eviction.Observation{}
 	if m := sum.Node.Memory; m != nil && m.AvailableBytes != nil {
-		capacity := a.allocatable()[resource.Memory]
+		capacity := em.allocatable()[resource.Memory]
 		obs[eviction.MemoryAvailable] = eviction.Observation{Available: int64(*m.AvailableBytes), Capacity: capacity.Value()}
 	}
-	if dir := a.cfg.PodDir; dir != "" {
+	if dir := em.cfg.PodDir; dir != "" {
 		var st syscall.Statfs_t
 		if err := syscall.Statfs(dir, &st); err == nil {
 			fs := eviction.Observation{Available: int64(st.Bavail) * st.Bsize, Capacity: int64(st.Blocks) * st.Bsize}
@@ -111,26 +162,19 @@ const imageGCInterval = time.Minute
 // (the kubelet's container and image garbage collection; the next round
 // observes again), then, as for every signal, it evicts the first pod of
 // the ranking.
-func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction.Signal]eviction.Observation, res eviction.Result) {
+func (em *evictionManager) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction.Signal]eviction.Observation, res eviction.Result) {
 	t := res.Reclaim
-	if t.Signal != eviction.MemoryAvailable && t.Signal != eviction.PIDAvailable && (a.collectDeadContainers(t.Signal) || a.collectImages(ctx, t.Signal)) {
+	if t.Signal != eviction.MemoryAvailable && t.Signal != eviction.PIDAvailable && (em.collectDeadContainers(t.Signal) || em.collectImages(ctx, t.Signal)) {
 		return // observe again before evicting anything
 	}
 	byUID := map[string]*stats.PodStats{}
 	for i := range sum.Pods {
 		byUID[sum.Pods[i].PodRef.UID] = &sum.Pods[i]
 	}
-	a.mu.Lock()
-	running := make(map[string]string, len(a.running))
-	for key, uid := range a.running {
-		if _, pending := a.evictions[uid]; !pending {
-			running[key] = uid
-		}
-	}
-	a.mu.Unlock()
+	running := em.records.runningNotEvicting()
 	var candidates []eviction.PodUsage
 	for key, uid := range running {
-		pod, ok := a.pods.GetByKey(key)
+		pod, ok := em.pods.GetByKey(key)
 		if !ok || pod.UID != uid || pod.DeletionTimestamp != nil || isCritical(pod) || finished(pod) {
 			continue // gone, going, finished (an evicted pod among them), or never evicted
 		}
@@ -154,7 +198,7 @@ func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction
 	}
 	ranked := eviction.Rank(t.Signal, candidates)
 	if len(ranked) == 0 {
-		a.cfg.Logf("eviction: %s threshold met and no pod to evict", t.Signal)
+		em.cfg.Logf("eviction: %s threshold met and no pod to evict", t.Signal)
 		return
 	}
 	victim := ranked[0]
@@ -167,14 +211,12 @@ func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction
 	if t.Soft {
 		grace = gracePeriod(victim.Pod)
 	}
-	if n, err := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name); err == nil {
-		a.event(n, core.EventTypeWarning, "EvictionThresholdMet", "Attempting to reclaim "+t.Signal.Resource())
+	if n, err := client.For[*core.Node](em.client).Get(ctx, "", em.cfg.Node.Name); err == nil {
+		em.event(n, core.EventTypeWarning, "EvictionThresholdMet", "Attempting to reclaim "+t.Signal.Resource())
 	}
-	a.cfg.Logf("eviction: %s is %s (%s threshold %s): evicting %s", t.Signal, quantityOf(t.Signal, o.Available), map[bool]string{true: "soft", false: "hard"}[t.Soft], t.Value.String(), victim.Key)
-	a.mu.Lock()
-	a.evictions[victim.Pod.UID] = evictionOrder{message: msg, grace: grace}
-	a.mu.Unlock()
-	a.podLoop.Queue.Add(victim.Key)
+	em.cfg.Logf("eviction: %s is %s (%s threshold %s): evicting %s", t.Signal, quantityOf(t.Signal, o.Available), map[bool]string{true: "soft", false: "hard"}[t.Soft], t.Value.String(), victim.Key)
+	em.records.orderEviction(victim.Pod.UID, evictionOrder{message: msg, grace: grace})
+	em.queue(victim.Key)
 }
 
 // collectDeadContainers is the kubelet's container garbage collection
@@ -186,28 +228,26 @@ func (a *Agent) reclaim(ctx context.Context, sum stats.Summary, obs map[eviction
 // ordered any. (A running pod keeps its containers: Kobune keeps one
 // container per name, and the latest attempt's is what its restart and
 // status read, as the kubelet keeps one dead container per name.)
-func (a *Agent) collectDeadContainers(s eviction.Signal) bool {
-	a.mu.Lock()
-	running := maps.Clone(a.running)
-	a.mu.Unlock()
+func (em *evictionManager) collectDeadContainers(s eviction.Signal) bool {
+	running, _ := em.records.snapshot()
 	var keys []string
 	for key, uid := range running {
-		if pod, ok := a.pods.GetByKey(key); ok && pod.UID == uid && finished(pod) {
+		if pod, ok := em.pods.GetByKey(key); ok && pod.UID == uid && finished(pod) {
 			keys = append(keys, key)
 		}
 	}
-	a.mu.Lock()
-	for _, key := range keys {
-		a.collecting[running[key]] = true
+	uids := make([]string, len(keys))
+	for i, key := range keys {
+		uids[i] = running[key]
 	}
-	a.mu.Unlock()
+	em.records.collect(uids)
 	if len(keys) == 0 {
 		return false
 	}
 	sort.Strings(keys)
-	a.cfg.Logf("eviction: %s: container garbage collection: removing the dead containers of finished pods %s", s, strings.Join(keys, ", "))
+	em.cfg.Logf("eviction: %s: container garbage collection: removing the dead containers of finished pods %s", s, strings.Join(keys, ", "))
 	for _, key := range keys {
-		a.podLoop.Queue.Add(key)
+		em.queue(key)
 	}
 	return true
 }
@@ -216,14 +256,14 @@ func (a *Agent) collectDeadContainers(s eviction.Signal) bool {
 // pressure, at most once every imageGCInterval: the images no container
 // was made from and no pod of the node that may still start names. It
 // reports whether it removed any.
-func (a *Agent) collectImages(ctx context.Context, s eviction.Signal) bool {
-	gc := a.images
-	if gc == nil || time.Since(a.lastImageGC) <= imageGCInterval {
+func (em *evictionManager) collectImages(ctx context.Context, s eviction.Signal) bool {
+	gc := em.images
+	if gc == nil || time.Since(em.lastImageGC) <= imageGCInterval {
 		return false
 	}
-	a.lastImageGC = time.Now()
+	em.lastImageGC = time.Now()
 	keep := map[string]bool{}
-	for _, p := range a.pods.List() {
+	for _, p := range em.pods.List() {
 		if finished(p) {
 			continue // never starts again
 		}
@@ -234,17 +274,17 @@ func (a *Agent) collectImages(ctx context.Context, s eviction.Signal) bool {
 		}
 	}
 	removed, err := gc.RemoveUnusedImages(ctx, keep)
-	n, _ := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name)
+	n, _ := client.For[*core.Node](em.client).Get(ctx, "", em.cfg.Node.Name)
 	switch {
 	case err != nil:
-		a.cfg.Logf("eviction: %s: image garbage collection: %v", s, err)
+		em.cfg.Logf("eviction: %s: image garbage collection: %v", s, err)
 		if n != nil {
-			a.event(n, core.EventTypeWarning, "ImageGCFailed", err.Error())
+			em.event(n, core.EventTypeWarning, "ImageGCFailed", err.Error())
 		}
 	case len(removed) > 0:
-		a.cfg.Logf("eviction: %s: image garbage collection removed %s", s, strings.Join(removed, ", "))
+		em.cfg.Logf("eviction: %s: image garbage collection removed %s", s, strings.Join(removed, ", "))
 		if n != nil {
-			a.event(n, core.EventTypeNormal, "FreeDiskSpace", "Image garbage collection removed "+strings.Join(removed, ", "))
+			em.event(n, core.EventTypeNormal, "FreeDiskSpace", "Image garbage collection removed "+strings.Join(removed, ", "))
 		}
 		return true
 	}

@@ -88,9 +88,7 @@ func (a *Agent) runtimeCheckLoop(ctx context.Context) {
 func (a *Agent) postStatus(ctx context.Context) *core.Node {
 	n, err := client.For[*core.Node](a.client).Get(ctx, "", a.cfg.Node.Name)
 	if err == nil {
-		a.mu.Lock()
-		under := a.pressure
-		a.mu.Unlock()
+		under := a.eviction.conditions()
 		n, err = node.UpdateStatus(ctx, a.client, n, node.Build(a.cfg.Node).Status, a.health.notReady(), under)
 	}
 	if err != nil {

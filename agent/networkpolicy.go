@@ -4,57 +4,96 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/client/reconcile"
 )
 
 // netpolKey is the policy loop's only key: one sync programs the table.
 const netpolKey = "sync"
 
-// watchPolicies makes the informers and the loop of NetworkPolicy
-// enforcement: every pod of the cluster (peers), namespaces (their labels
-// for namespaceSelector), the policies, and — with the node proxy — the
-// kube-dns slices (the cluster DNS as a peer). Any change that can move a
-// verdict queues one sync of the node's table.
-func (a *Agent) watchPolicies(c *client.Client) {
-	a.allPods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{})
-	a.namespaces = client.NewInformer(client.For[*core.Namespace](c), "", client.ListOptions{})
-	a.policies = client.NewInformer(client.For[*networking.NetworkPolicy](c), "", client.ListOptions{})
-	a.netpolLoop = a.newLoop("networkpolicy", a.syncPolicies, 1)
-	queue := func() { a.netpolLoop.Queue.Add(netpolKey) }
-	a.allPods.AddHandler(client.Handler[*core.Pod]{OnAdd: func(*core.Pod) { queue() }, OnDelete: func(*core.Pod) { queue() },
+// policyEnforcer is the NetworkPolicy agent of the node (what a network
+// plugin's agent does in Kubernetes): it follows every pod of the
+// cluster (the peers), the namespaces (their labels, for
+// namespaceSelector), the policies and — with the node proxy — the
+// kube-dns slices (the cluster DNS as a peer); any change that can move a
+// verdict queues one sync of the node's table (agent/netpol).
+type policyEnforcer struct {
+	enforcer   *netpol.Enforcer
+	pods       *client.Informer[*core.Pod]
+	namespaces *client.Informer[*core.Namespace]
+	policies   *client.Informer[*networking.NetworkPolicy]
+	// slices are the proxy's (nil without one).
+	slices *client.Informer[*discovery.EndpointSlice]
+	loop   *reconcile.Loop
+	logf   func(string, ...any)
+}
+
+func newPolicyEnforcer(c *client.Client, e *netpol.Enforcer, slices *client.Informer[*discovery.EndpointSlice], newLoop loopMaker, logf func(string, ...any)) *policyEnforcer {
+	pe := &policyEnforcer{enforcer: e, slices: slices, logf: logf,
+		pods:       client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
+		namespaces: client.NewInformer(client.For[*core.Namespace](c), "", client.ListOptions{}),
+		policies:   client.NewInformer(client.For[*networking.NetworkPolicy](c), "", client.ListOptions{})}
+	pe.loop = newLoop("networkpolicy", pe.sync, 1)
+	queue := func() { pe.loop.Queue.Add(netpolKey) }
+	pe.pods.AddHandler(client.Handler[*core.Pod]{OnAdd: func(*core.Pod) { queue() }, OnDelete: func(*core.Pod) { queue() },
 		OnUpdate: func(old, p *core.Pod) {
 			if policyRelevantChange(old, p) {
 				queue()
 			}
 		}})
-	a.namespaces.AddHandler(client.Handler[*core.Namespace]{OnAdd: func(*core.Namespace) { queue() }, OnDelete: func(*core.Namespace) { queue() },
+	pe.namespaces.AddHandler(client.Handler[*core.Namespace]{OnAdd: func(*core.Namespace) { queue() }, OnDelete: func(*core.Namespace) { queue() },
 		OnUpdate: func(old, n *core.Namespace) {
 			if !maps.Equal(old.Labels, n.Labels) {
 				queue()
 			}
 		}})
-	a.policies.AddHandler(client.Handler[*networking.NetworkPolicy]{OnAdd: func(*networking.NetworkPolicy) { queue() },
-		OnUpdate: func(_, _ *networking.NetworkPolicy) { queue() }, OnDelete: func(*networking.NetworkPolicy) { queue() }})
+	pe.policies.AddHandler(onAnyChange[*networking.NetworkPolicy](queue))
 	// The kube-dns slices come with the proxy's slice informer, whose
-	// handler queues the proxy; it queues this loop as well (syncPolicies
-	// loads nothing when the DNS addresses did not move).
-	if a.slices != nil {
-		a.slices.AddHandler(client.Handler[*discovery.EndpointSlice]{OnAdd: func(*discovery.EndpointSlice) { queue() },
-			OnUpdate: func(_, _ *discovery.EndpointSlice) { queue() }, OnDelete: func(*discovery.EndpointSlice) { queue() }})
+	// handler queues the proxy; it queues this loop as well (sync loads
+	// nothing when the DNS addresses did not move).
+	if slices != nil {
+		slices.AddHandler(onAnyChange[*discovery.EndpointSlice](queue))
 	}
+	return pe
 }
 
-func (a *Agent) syncPolicies(ctx context.Context, _ string) error {
-	st := netpol.State{Pods: a.allPods.List(), Namespaces: a.namespaces.List(), Policies: a.policies.List()}
-	if a.slices != nil {
-		st.PseudoPods = netpol.DNSEndpoints(a.slices.List(), dnsManagedBy)
+// HasSynced reports whether pods, namespaces and policies are listed:
+// the agent starts no pod before, so a pod is isolated from its first
+// packet.
+func (pe *policyEnforcer) HasSynced() bool {
+	return pe.pods.HasSynced() && pe.namespaces.HasSynced() && pe.policies.HasSynced()
+}
+
+// Run follows the cluster's pods, namespaces and policies and programs
+// the node's table until ctx ends.
+func (pe *policyEnforcer) Run(ctx context.Context) {
+	if pe.slices == nil {
+		pe.logf("NetworkPolicy: no node proxy, so the cluster DNS is no policy peer")
 	}
-	return a.cfg.NetworkPolicy.Sync(ctx, st)
+	var wg sync.WaitGroup
+	for _, r := range []func(context.Context){pe.pods.Run, pe.namespaces.Run, pe.policies.Run} {
+		wg.Add(1)
+		go func() { defer wg.Done(); r(ctx) }()
+	}
+	if client.WaitForSync(ctx, pe.HasSynced) {
+		pe.loop.Queue.Add(netpolKey)
+		pe.loop.Run(ctx)
+	}
+	wg.Wait()
+}
+
+func (pe *policyEnforcer) sync(ctx context.Context, _ string) error {
+	st := netpol.State{Pods: pe.pods.List(), Namespaces: pe.namespaces.List(), Policies: pe.policies.List()}
+	if pe.slices != nil {
+		st.PseudoPods = netpol.DNSEndpoints(pe.slices.List(), dnsManagedBy)
+	}
+	return pe.enforcer.Sync(ctx, st)
 }
 
 // policyRelevantChange: a pod change that can move a verdict — its

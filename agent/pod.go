@@ -18,9 +18,7 @@ import (
 // and the runtime, never at the event that woke it.
 func (a *Agent) syncPod(ctx context.Context, key string) error {
 	pod, ok := a.pods.GetByKey(key)
-	a.mu.Lock()
-	runningUID := a.running[key]
-	a.mu.Unlock()
+	runningUID := a.records.runningUID(key)
 	if runningUID != "" && (!ok || pod.UID != runningUID) {
 		// The pod is gone from the API, or replaced by a new one of the same name.
 		if err := a.stop(ctx, key, runningUID, 0); err != nil {
@@ -34,10 +32,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		return a.terminate(ctx, key, pod)
 	}
 	if finished(pod) {
-		a.mu.Lock()
-		collect := a.collecting[pod.UID]
-		a.mu.Unlock()
-		if collect {
+		if a.records.collecting(pod.UID) {
 			// Disk pressure collects its dead containers (collectDeadContainers).
 			if err := a.stop(ctx, key, pod.UID, 0); err != nil {
 				return err
@@ -47,10 +42,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		}
 		return a.release(ctx, key, pod)
 	}
-	a.mu.Lock()
-	eviction := a.evictions[pod.UID]
-	a.mu.Unlock()
-	if eviction.message != "" {
+	if eviction, ok := a.records.eviction(pod.UID); ok {
 		return a.evict(ctx, key, pod, eviction)
 	}
 	if err := a.setupVolumes(ctx, pod); err != nil {
@@ -94,9 +86,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		// The sandbox had to be made again: the pod's address changed.
 		a.event(pod, core.EventTypeNormal, "SandboxChanged", fmt.Sprintf("Pod sandbox changed, it will be killed and re-created (IP %s, was %s).", state.IP, pod.Status.PodIP))
 	}
-	a.mu.Lock()
-	a.running[key] = pod.UID
-	a.mu.Unlock()
+	a.records.setRunning(key, pod.UID)
 	restartNow, waiting, retryIn := a.restarts(pod, state, time.Now())
 	if len(restartNow) > 0 {
 		if state, err = a.runtime.RunPod(ctx, pod, restartNow); err != nil {
@@ -125,8 +115,8 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if m := a.cfg.Metrics; m != nil {
 		a.mu.Lock()
 		m.observeRunning(pod, status)
-		m.RunningPods.Set(float64(len(a.running)))
 		a.mu.Unlock()
+		m.RunningPods.Set(float64(a.records.runningCount()))
 	}
 	return a.writeStatus(ctx, pod, status)
 }
@@ -143,10 +133,7 @@ func finished(pod *core.Pod) bool {
 // writable layers and the logs `logs` reads — stay until the pod is
 // deleted, or until disk pressure collects them (collectDeadContainers).
 func (a *Agent) release(ctx context.Context, key string, pod *core.Pod) error {
-	a.mu.Lock()
-	todo := a.running[key] == pod.UID && !a.released[pod.UID]
-	a.mu.Unlock()
-	if !todo || a.releaser == nil {
+	if !a.records.releaseDue(key, pod.UID) || a.releaser == nil {
 		return nil
 	}
 	if a.probes != nil {
@@ -155,9 +142,7 @@ func (a *Agent) release(ctx context.Context, key string, pod *core.Pod) error {
 	if err := a.releaser.ReleaseSandbox(ctx, pod.UID); err != nil {
 		return fmt.Errorf("release the sandbox of finished pod %s: %w", key, err)
 	}
-	a.mu.Lock()
-	a.released[pod.UID] = true
-	a.mu.Unlock()
+	a.records.markReleased(pod.UID)
 	return nil
 }
 
@@ -183,10 +168,7 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *core.Pod) error 
 	if g := pod.DeletionGracePeriodSeconds; g != nil {
 		grace = time.Duration(*g) * time.Second
 	}
-	a.mu.Lock()
-	running := a.running[key] == pod.UID
-	a.mu.Unlock()
-	if running {
+	if a.records.runningUID(key) == pod.UID {
 		// preStop first, while the endpoint is already out of every
 		// node's Service rules (the EndpointSlice controller marked it
 		// terminating when the deletion began); SIGTERM gets what is left.
@@ -274,17 +256,13 @@ func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) 
 		return err
 	}
 	a.hooks.forget(uid)
-	a.mu.Lock()
-	if a.running[key] == uid {
-		delete(a.running, key)
-	}
-	delete(a.released, uid)
-	delete(a.collecting, uid)
+	a.records.stopped(key, uid)
 	if m := a.cfg.Metrics; m != nil {
+		a.mu.Lock()
 		delete(m.startObserved, uid)
-		m.RunningPods.Set(float64(len(a.running)))
+		a.mu.Unlock()
+		m.RunningPods.Set(float64(a.records.runningCount()))
 	}
-	a.mu.Unlock()
 	return nil
 }
 

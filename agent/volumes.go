@@ -25,9 +25,7 @@ func (a *Agent) setupVolumes(ctx context.Context, pod *core.Pod) error {
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.volumePaths[pod.UID] = paths
-	a.mu.Unlock()
+	a.records.setVolumes(pod.UID, paths)
 	return nil
 }
 
@@ -35,9 +33,7 @@ func (a *Agent) setupVolumes(ctx context.Context, pod *core.Pod) error {
 func (a *Agent) teardownVolumes(key, uid string) error {
 	a.sources.release(key)
 	a.sources.forgetTokens(uid)
-	a.mu.Lock()
-	delete(a.volumePaths, uid)
-	a.mu.Unlock()
+	a.records.dropVolumes(uid)
 	if a.volumes == nil {
 		return nil
 	}
@@ -59,9 +55,7 @@ func (a *Agent) containerConfig(ctx context.Context, pod *core.Pod, c *core.Cont
 	if len(c.VolumeMounts) == 0 || a.volumes == nil {
 		return cfg, nil // a simulated node (no PodDir) makes no volumes: it runs nothing
 	}
-	a.mu.Lock()
-	paths := a.volumePaths[pod.UID]
-	a.mu.Unlock()
+	paths := a.records.volumes(pod.UID)
 	for _, m := range c.VolumeMounts {
 		vol := volumeNamed(pod, m.Name)
 		root, ok := paths[m.Name]
@@ -153,7 +147,7 @@ func (a *Agent) localStorageLoop(ctx context.Context) {
 			return
 		case <-time.After(a.cfg.LocalStorageInterval):
 		}
-		running, paths := a.runningPods()
+		running, paths := a.records.snapshot()
 		for key, uid := range running {
 			pod, ok := a.pods.GetByKey(key)
 			if !ok || pod.UID != uid {
@@ -165,9 +159,7 @@ func (a *Agent) localStorageLoop(ctx context.Context) {
 				}
 				used := dirSize(paths[uid][v.Name])
 				if limit := v.EmptyDir.SizeLimit.Value(); used > limit {
-					a.mu.Lock()
-					a.evictions[uid] = evictionOrder{message: fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q.", v.Name, v.EmptyDir.SizeLimit.String()), grace: gracePeriod(pod)}
-					a.mu.Unlock()
+					a.records.orderEviction(uid, evictionOrder{message: fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q.", v.Name, v.EmptyDir.SizeLimit.String()), grace: gracePeriod(pod)})
 					a.podLoop.Queue.Add(key)
 					break
 				}
@@ -212,9 +204,7 @@ func (a *Agent) evict(ctx context.Context, key string, pod *core.Pod, order evic
 	if err := a.writeStatus(ctx, pod, status); err != nil {
 		return err
 	}
-	a.mu.Lock()
-	delete(a.evictions, pod.UID)
-	a.lastEviction = time.Now()
-	a.mu.Unlock()
+	a.records.evicted(pod.UID)
+	a.eviction.evicted()
 	return nil
 }
