@@ -350,26 +350,8 @@ func (a *Agent) newLoop(name string, sync func(ctx context.Context, key string) 
 
 // Run registers the node and runs its pods until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
-	ver, err := a.runtime.Version(ctx)
+	lis, err := a.start(ctx)
 	if err != nil {
-		return fmt.Errorf("container runtime: %w", err)
-	}
-	a.cfg.Node.RuntimeVersion, a.cfg.Node.AgentVersion = ver, Version
-	var lis net.Listener
-	if a.cfg.NodeAPIListen != "" {
-		if lis, err = listenNodeAPI(a.cfg.NodeAPIListen); err != nil {
-			return err
-		}
-		a.cfg.Node.AgentPort = int32(lis.Addr().(*net.TCPAddr).Port)
-	}
-	n, err := a.register(ctx)
-	if err != nil {
-		return err
-	}
-	a.cfg.Logf("node %s registered (%s, pod CIDR %s)", n.Name, ver, n.Spec.PodCIDR)
-	a.registered.Store(true)
-	a.event(n, core.EventTypeNormal, "Starting", "Starting kobune-agent.")
-	if err := a.adopt(ctx); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
@@ -377,36 +359,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); f(ctx) }()
 	}
-	run(func(ctx context.Context) { a.recorder.Run(ctx, 1) })
-	a.sources.ctx = ctx
-	run(a.pods.Run)
-	if a.usage != nil {
-		run(a.usage.Run)
-		if a.eviction != nil {
-			run(a.eviction.Run)
-		}
-	}
 	if lis != nil {
 		run(func(ctx context.Context) { a.serveNodeAPI(ctx, lis) })
 	}
-	if a.nodes != nil {
-		run(a.nodes.Run)
-	}
-	synced := []func() bool{a.pods.HasSynced}
-	if a.services != nil {
-		run(a.services.Run)
-		synced = append(synced, a.services.HasSynced) // pods start with their Service links
-	}
-	if a.proxy != nil {
-		run(a.proxy.Run)
-		synced = append(synced, a.proxy.HasSynced)
-	}
-	if a.netpol != nil {
-		run(a.netpol.Run)
-		// Policies hold before the first pod starts: a pod the agent
-		// starts is isolated from its first packet.
-		synced = append(synced, a.netpol.HasSynced)
-	}
+	synced := a.runFollowers(ctx, run)
 	if a.cfg.ServiceRoute != nil {
 		if err := a.cfg.ServiceRoute(ctx); err != nil {
 			a.cfg.Logf("route for Service IPs: %v (connections from this node to Services may fail)", err)
@@ -445,6 +401,75 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// start asks the runtime its version, opens the node API's listener (nil
+// without one), registers the Node and adopts the pods the runtime
+// already runs.
+func (a *Agent) start(ctx context.Context) (net.Listener, error) {
+	ver, err := a.runtime.Version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("container runtime: %w", err)
+	}
+	a.cfg.Node.RuntimeVersion, a.cfg.Node.AgentVersion = ver, Version
+	var lis net.Listener
+	if a.cfg.NodeAPIListen != "" {
+		if lis, err = listenNodeAPI(a.cfg.NodeAPIListen); err != nil {
+			return nil, err
+		}
+		a.cfg.Node.AgentPort = int32(lis.Addr().(*net.TCPAddr).Port)
+	}
+	n, err := a.register(ctx)
+	if err != nil {
+		if lis != nil {
+			lis.Close()
+		}
+		return nil, err
+	}
+	a.cfg.Logf("node %s registered (%s, pod CIDR %s)", n.Name, ver, n.Spec.PodCIDR)
+	a.registered.Store(true)
+	a.event(n, core.EventTypeNormal, "Starting", "Starting kobune-agent.")
+	if err := a.adopt(ctx); err != nil {
+		if lis != nil {
+			lis.Close()
+		}
+		return nil, err
+	}
+	return lis, nil
+}
+
+// runFollowers starts what follows the API — the informers, the event
+// recorder, usage and eviction, the proxy and NetworkPolicy — and returns
+// what must have listed before the first pod starts.
+func (a *Agent) runFollowers(ctx context.Context, run func(func(context.Context))) []func() bool {
+	run(func(ctx context.Context) { a.recorder.Run(ctx, 1) })
+	a.sources.ctx = ctx
+	run(a.pods.Run)
+	if a.usage != nil {
+		run(a.usage.Run)
+		if a.eviction != nil {
+			run(a.eviction.Run)
+		}
+	}
+	if a.nodes != nil {
+		run(a.nodes.Run)
+	}
+	synced := []func() bool{a.pods.HasSynced}
+	if a.services != nil {
+		run(a.services.Run)
+		synced = append(synced, a.services.HasSynced) // pods start with their Service links
+	}
+	if a.proxy != nil {
+		run(a.proxy.Run)
+		synced = append(synced, a.proxy.HasSynced)
+	}
+	if a.netpol != nil {
+		run(a.netpol.Run)
+		// Policies hold before the first pod starts: a pod the agent
+		// starts is isolated from its first packet.
+		synced = append(synced, a.netpol.HasSynced)
+	}
+	return synced
 }
 
 // register retries until the API server answers: an agent may start first.

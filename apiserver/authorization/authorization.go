@@ -264,68 +264,9 @@ func (s *Authorization) Run(ctx context.Context) {
 	if s.synced == nil {
 		return
 	}
+	feeds := append(s.rbacFeeds(ctx), s.nodeFeeds(ctx)...)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	var feeds []func(ready func())
-	if s.rbac != nil {
-		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
-			feeds = append(feeds, func(ready func()) {
-				registry.Follow(ctx, s.store, res, nil, func(objs []meta.Object) {
-					all := make([]any, len(objs))
-					for i, o := range objs {
-						all[i] = o
-					}
-					s.rbac.Replace(res, all)
-					ready()
-				}, func(ev storage.Event, o meta.Object) {
-					if o == nil {
-						ns, name := keyParts(ev.Key, res)
-						s.rbac.Delete(res, ns, name)
-						return
-					}
-					s.rbac.Set(o)
-				})
-			})
-		}
-	}
-	if s.node != nil {
-		// Only bound pods add edges, and a pod never leaves its node: the
-		// graph skips decoding pods that name none (most of a create
-		// storm's events).
-		bound := func(v []byte) bool { return bytes.Contains(v, []byte(`"nodeName":`)) }
-		feeds = append(feeds, func(ready func()) {
-			registry.Follow(ctx, s.store, "pods", bound, func(objs []meta.Object) {
-				s.node.ResetGraph()
-				for _, o := range objs {
-					s.node.SetPod(o.(*core.Pod))
-				}
-				ready()
-			}, func(ev storage.Event, o meta.Object) {
-				if o == nil {
-					ns, name := keyParts(ev.Key, "pods")
-					s.node.DeletePod(ns, name)
-					return
-				}
-				s.node.SetPod(o.(*core.Pod))
-			})
-		}, func(ready func()) {
-			registry.Follow(ctx, s.store, "persistentvolumeclaims", nil, func(objs []meta.Object) {
-				for _, o := range objs {
-					c := o.(*core.PersistentVolumeClaim)
-					s.node.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
-				}
-				ready()
-			}, func(ev storage.Event, o meta.Object) {
-				if o == nil {
-					ns, name := keyParts(ev.Key, "persistentvolumeclaims")
-					s.node.SetClaim(ns, name, "")
-					return
-				}
-				c := o.(*core.PersistentVolumeClaim)
-				s.node.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
-			})
-		})
-	}
 	remaining := make(chan struct{}, len(feeds))
 	for _, f := range feeds {
 		wg.Add(1)
@@ -340,18 +281,92 @@ func (s *Authorization) Run(ctx context.Context) {
 			})
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for range feeds {
-			select {
-			case <-remaining:
-			case <-ctx.Done():
+	for range feeds {
+		select {
+		case <-remaining:
+		case <-ctx.Done():
+			return
+		}
+	}
+	close(s.synced)
+}
+
+// A feed follows one resource into a cache and calls ready once it has
+// listed.
+type feed func(ready func())
+
+// rbacFeeds keep the RBAC authorizer's roles and bindings.
+func (s *Authorization) rbacFeeds(ctx context.Context) []feed {
+	if s.rbac == nil {
+		return nil
+	}
+	var feeds []feed
+	for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
+		feeds = append(feeds, func(ready func()) {
+			registry.Follow(ctx, s.store, res, nil, func(objs []meta.Object) {
+				all := make([]any, len(objs))
+				for i, o := range objs {
+					all[i] = o
+				}
+				s.rbac.Replace(res, all)
+				ready()
+			}, func(ev storage.Event, o meta.Object) {
+				if o == nil {
+					ns, name := keyParts(ev.Key, res)
+					s.rbac.Delete(res, ns, name)
+					return
+				}
+				s.rbac.Set(o)
+			})
+		})
+	}
+	return feeds
+}
+
+// nodeFeeds keep the node authorizer's graph: pods bound to nodes and
+// the claims they name.
+func (s *Authorization) nodeFeeds(ctx context.Context) []feed {
+	if s.node == nil {
+		return nil
+	}
+	// Only bound pods add edges, and a pod never leaves its node: the
+	// graph skips decoding pods that name none (most of a create storm's
+	// events).
+	bound := func(v []byte) bool { return bytes.Contains(v, []byte(`"nodeName":`)) }
+	pods := func(ready func()) {
+		registry.Follow(ctx, s.store, "pods", bound, func(objs []meta.Object) {
+			s.node.ResetGraph()
+			for _, o := range objs {
+				s.node.SetPod(o.(*core.Pod))
+			}
+			ready()
+		}, func(ev storage.Event, o meta.Object) {
+			if o == nil {
+				ns, name := keyParts(ev.Key, "pods")
+				s.node.DeletePod(ns, name)
 				return
 			}
-		}
-		close(s.synced)
-	}()
+			s.node.SetPod(o.(*core.Pod))
+		})
+	}
+	claims := func(ready func()) {
+		registry.Follow(ctx, s.store, "persistentvolumeclaims", nil, func(objs []meta.Object) {
+			for _, o := range objs {
+				c := o.(*core.PersistentVolumeClaim)
+				s.node.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
+			}
+			ready()
+		}, func(ev storage.Event, o meta.Object) {
+			if o == nil {
+				ns, name := keyParts(ev.Key, "persistentvolumeclaims")
+				s.node.SetClaim(ns, name, "")
+				return
+			}
+			c := o.(*core.PersistentVolumeClaim)
+			s.node.SetClaim(c.Namespace, c.Name, c.Spec.VolumeName)
+		})
+	}
+	return []feed{pods, claims}
 }
 
 // keyParts is the namespace and name in an object's storage key.
