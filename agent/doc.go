@@ -7,10 +7,16 @@
 // pressure, rotates its certificates, and programs the node's Service
 // rules, NetworkPolicy and cluster DNS.
 //
-// This package wires those together and keeps one pod's sync (pod.go) and
-// its status (status.go); each concern has its subpackage (the runtime,
-// the network, probes, the Node and Lease, the Service proxy,
-// NetworkPolicy, DNS, volumes, eviction, usage). docs/agent.md walks
+// This package wires those together (agent.go) and keeps one pod's sync
+// (pod.go), its status (status.go) and what the node did about each pod,
+// one record per pod (podrecords.go: the kubelet's pod sync status). The
+// parts that follow the API on their own are each a type with its own
+// informers and Run: the Service proxy (serviceproxy.go, kube-proxy), the
+// NetworkPolicy enforcer (networkpolicy.go), the cluster DNS
+// (clusterdns.go) and the eviction manager (evictionmanager.go). Each
+// concern's mechanism has its subpackage (the runtime, the network,
+// probes, the Node and Lease, the nftables rules of proxy and netpol,
+// DNS, volumes, eviction's rules, usage). docs/agent.md walks
 // through a pod's start; docs/reading-order.md says which files to read
 // first.
 package agent
