@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -367,26 +368,20 @@ func (s *Handler) restList(ctx context.Context, w http.ResponseWriter, r *http.R
 
 // restWatch streams watch events as JSON lines (Kubernetes' watch
 // encoding: one {"type":...,"object":...} per line, flushed as it comes).
-func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
-	q := r.URL.Query()
+// watchRequest reads a watch's query: resourceVersion, timeoutSeconds
+// (checked here, applied by the caller), the selectors, bookmarks and a
+// streaming list (sendInitialEvents).
+func (s *Handler) watchRequest(ctx context.Context, q url.Values, t *restTarget) (*apipb.WatchRequest, error) {
 	var rv int64
 	if v := q.Get("resourceVersion"); v != "" {
 		var err error
 		if rv, err = strconv.ParseInt(v, 10, 64); err != nil || rv < 0 {
-			writeError(w, apierrors.Invalid("resourceVersion: Invalid value: %q: must be a non-negative integer", v), t)
-			return
+			return nil, apierrors.Invalid("resourceVersion: Invalid value: %q: must be a non-negative integer", v)
 		}
 	}
 	if v := q.Get("timeoutSeconds"); v != "" {
-		sec, err := strconv.Atoi(v)
-		if err != nil || sec < 0 {
-			writeError(w, apierrors.Invalid("timeoutSeconds: Invalid value: %q", v), t)
-			return
-		}
-		if sec > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, time.Duration(sec)*time.Second)
-			defer cancel()
+		if sec, err := strconv.Atoi(v); err != nil || sec < 0 {
+			return nil, apierrors.Invalid("timeoutSeconds: Invalid value: %q", v)
 		}
 	}
 	req := &apipb.WatchRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"),
@@ -397,12 +392,10 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 		// is not older than any revision the client names — then the
 		// bookmark that ends it, then changes.
 		if m := q.Get("resourceVersionMatch"); m != "NotOlderThan" {
-			writeError(w, apierrors.Invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan (not %q)", m), t)
-			return
+			return nil, apierrors.Invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan (not %q)", m)
 		}
 		if !req.AllowBookmarks {
-			writeError(w, apierrors.Invalid("allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true"), t)
-			return
+			return nil, apierrors.Invalid("allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true")
 		}
 		req.ResourceVersion, req.SendInitialEvents = 0, true
 	case "false":
@@ -410,11 +403,25 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 			// Changes from now on, without the state first.
 			cur, err := s.registry.Revision(ctx)
 			if err != nil {
-				writeError(w, apierrors.FromStorage(err, t.kind, ""), t)
-				return
+				return nil, apierrors.FromStorage(err, t.kind, "")
 			}
 			req.ResourceVersion = cur
 		}
+	}
+	return req, nil
+}
+
+func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	req, err := s.watchRequest(ctx, q, t)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if sec, _ := strconv.Atoi(q.Get("timeoutSeconds")); sec > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(sec)*time.Second)
+		defer cancel()
 	}
 	flusher, _ := w.(http.Flusher)
 	asTable, columnsSent := wantsTable(r) && t.kind != nil, false
@@ -452,7 +459,7 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 		}
 		return nil
 	}
-	err := filters.Stream(ctx, s.chain, "Watch", req, func(ctx context.Context) error {
+	err = filters.Stream(ctx, s.chain, "Watch", req, func(ctx context.Context) error {
 		return s.registry.Watch(ctx, req, restSender[apipb.WatchEvent]{send: send, header: start})
 	})
 	if err == nil || ctx.Err() != nil {
