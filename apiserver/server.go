@@ -180,6 +180,8 @@ type Server struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	space     *etcd.Space
+	// services keeps the kubernetes and kube-dns Services (services.go).
+	services *systemServices
 	// serving is the API's TLS (nil: --insecure-plaintext).
 	serving *tls.Config
 	// serviceRanges are the cluster IP and node port ranges (services.go).
@@ -246,7 +248,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.authz.Run(ctx) }()
 	s.wg.Add(4)
-	go func() { defer s.wg.Done(); s.runServiceRepair(ctx, s.cfg.ServiceRepairInterval) }()
+	go func() { defer s.wg.Done(); s.services.run(ctx, s.cfg.ServiceRepairInterval) }()
 	go func() { defer s.wg.Done(); s.space.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.registry.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()

@@ -12,23 +12,36 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/servicealloc"
+	"github.com/kobune/kobune/apiserver/storage"
 )
 
-// runServiceRepair repeats serviceHousekeeping every interval until ctx ends.
-func (s *Server) runServiceRepair(ctx context.Context, interval time.Duration) {
+// systemServices keeps the Services every cluster has — kubernetes (the
+// API server itself) and kube-dns — and the Service allocations repaired,
+// as kube-apiserver's bootstrap controllers do
+// (pkg/controlplane/controller/kubernetesservice).
+type systemServices struct {
+	cfg       Config
+	registry  *registry.Registry
+	store     *storage.Store
+	ranges    *servicealloc.Ranges
+	listeners []net.Listener
+}
+
+// run repeats housekeeping every interval until ctx ends.
+func (s *systemServices) run(ctx context.Context, interval time.Duration) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(interval):
 		}
-		s.serviceHousekeeping(ctx)
+		s.housekeeping(ctx)
 	}
 }
 
-// serviceHousekeeping repairs the allocations and makes sure the
-// kubernetes Service exists; failures are logged and tried again later.
-func (s *Server) serviceHousekeeping(ctx context.Context) {
+// housekeeping repairs the allocations and makes sure the kubernetes and
+// kube-dns Services exist; failures are logged and tried again later.
+func (s *systemServices) housekeeping(ctx context.Context) {
 	if n, err := servicealloc.Repair(ctx, s.store, s.cfg.Logf); err != nil && ctx.Err() == nil {
 		s.cfg.Logf("service allocation repair: %v (trying again in %v)", err, s.cfg.ServiceRepairInterval)
 	} else if n > 0 {
@@ -51,12 +64,12 @@ const DNSServiceOffset = servicealloc.DNSOffset
 // DNS itself and publishes its own address as an endpoint, and
 // internalTrafficPolicy Local sends each pod's questions to its own
 // node's agent (node-local DNS, without a DaemonSet).
-func (s *Server) ensureDNSService(ctx context.Context) error {
+func (s *systemServices) ensureDNSService(ctx context.Context) error {
 	k, _ := scheme.ByResource("services")
 	local := core.TrafficLocal
 	svc := &core.Service{ObjectMeta: meta.ObjectMeta{Name: "kube-dns", Namespace: "kube-system",
 		Labels: map[string]string{"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}},
-		Spec: core.ServiceSpec{ClusterIP: s.serviceRanges.IP(DNSServiceOffset), InternalTrafficPolicy: &local, Ports: []core.ServicePort{
+		Spec: core.ServiceSpec{ClusterIP: s.ranges.IP(DNSServiceOffset), InternalTrafficPolicy: &local, Ports: []core.ServicePort{
 			{Name: "dns", Protocol: core.ProtocolUDP, Port: 53}, {Name: "dns-tcp", Protocol: core.ProtocolTCP, Port: 53}}}}
 	if _, err := s.registry.CreateObject(ctx, k, svc); err != nil && !registry.IsAlreadyExists(err) {
 		return fmt.Errorf("create the kube-dns Service (%s): %w", svc.Spec.ClusterIP, err)
@@ -68,8 +81,8 @@ func (s *Server) ensureDNSService(ctx context.Context) error {
 // the range's first address, port 443 (https) to the API server's port,
 // and its Endpoints: the API server's advertised address, as
 // kube-apiserver does at start.
-func (s *Server) ensureKubernetesService(ctx context.Context) error {
-	r := s.serviceRanges
+func (s *systemServices) ensureKubernetesService(ctx context.Context) error {
+	r := s.ranges
 	svcKind, _ := scheme.ByResource("services")
 	epKind, _ := scheme.ByResource("endpoints")
 	ip, port := s.advertised()
@@ -103,7 +116,7 @@ func (s *Server) ensureKubernetesService(ctx context.Context) error {
 // server at: --advertise-address, else the last listen address that is
 // neither loopback nor unspecified (the lab's bridge address), else the
 // first one's.
-func (s *Server) advertised() (string, int32) {
+func (s *systemServices) advertised() (string, int32) {
 	var host string
 	var port int32
 	for _, l := range s.listeners {

@@ -228,9 +228,10 @@ func listen(_ context.Context, s *Server) error {
 }
 
 // startServices is not fatal: on a full etcd the server must still start
-// and serve reads; runServiceRepair tries again.
+// and serve reads; the repair loop tries again.
 func startServices(ctx context.Context, s *Server) error {
-	s.serviceHousekeeping(ctx)
+	s.services = &systemServices{cfg: s.cfg, registry: s.registry, store: s.store, ranges: s.serviceRanges, listeners: s.listeners}
+	s.services.housekeeping(ctx)
 	return nil
 }
 
