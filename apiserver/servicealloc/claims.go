@@ -1,8 +1,12 @@
-// Package servicealloc owns the Service address allocations: the cluster
-// IP and node port claims a Service holds in storage (one etcd key each,
-// written in the same transaction as the Service, so two Services never
-// hold the same address). It mirrors kube-apiserver's Service IP and node
-// port allocators (pkg/registry/core/service/ipallocator, portallocator).
+// Package servicealloc owns the Service address allocations: the
+// cluster IP and node port ranges (Ranges), the admission step that picks
+// a Service's addresses (Allocation), the claims a Service holds in
+// storage (one etcd key each, written in the same transaction as the
+// Service, so two Services never hold the same address), and the repair
+// that makes the claims agree with the Services (Repair). It mirrors
+// kube-apiserver's Service IP and node port allocators
+// (pkg/registry/core/service/ipallocator, portallocator) and their repair
+// controllers.
 package servicealloc
 
 import (

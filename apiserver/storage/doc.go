@@ -1,6 +1,7 @@
 // Package storage keeps API objects in etcd, one key per object
 // (/kobune/<resource>/<namespace>/<name>), and is the only code in Kobune
-// that talks to etcd.
+// that reads or writes them there (apiserver/etcd starts or connects to
+// etcd and watches its space; nothing outside the API server reaches it).
 //
 // It mirrors Kubernetes' k8s.io/apiserver/pkg/storage/etcd3: an object's
 // resourceVersion is its etcd modification revision; create is a transaction
