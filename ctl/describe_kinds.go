@@ -15,6 +15,7 @@ import (
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/jsonpath"
 )
 
 // kubectl describe's sections for the kinds people describe most: pods,
@@ -548,7 +549,7 @@ func printTree(w io.Writer, v any, indent string) {
 				fmt.Fprintf(w, "%s%s:\n", indent, label)
 				printTree(w, c, indent+"  ")
 			default:
-				fmt.Fprintf(w, "%s%s:\t%s\n", indent, label, jsonText(c))
+				fmt.Fprintf(w, "%s%s:\t%s\n", indent, label, jsonpath.Text(c))
 			}
 		}
 	case []any:
@@ -557,7 +558,7 @@ func printTree(w io.Writer, v any, indent string) {
 			case map[string]any, []any:
 				printTree(w, c, indent)
 			default:
-				fmt.Fprintf(w, "%s%s\n", indent, jsonText(c))
+				fmt.Fprintf(w, "%s%s\n", indent, jsonpath.Text(c))
 			}
 		}
 	}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kobune/kobune/api/printers"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/kobune/kobune/api/printers"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"

@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/ctl/jsonpath"
 )
 
 // The -o forms beyond tables, yaml and json: jsonpath, custom-columns and
@@ -22,14 +23,14 @@ const outputFormats = "yaml, json, wide, name, jsonpath=TEMPLATE, jsonpath-file=
 
 // templateOutput is a parsed -o jsonpath / custom-columns / go-template.
 type templateOutput struct {
-	jsonPath *jsonTemplate
+	jsonPath *jsonpath.Template
 	columns  []customColumn
 	goTmpl   *template.Template
 }
 
 type customColumn struct {
 	header string
-	path   *jsonTemplate
+	path   *jsonpath.Template
 }
 
 // parseOutput checks -o; a template form is parsed now, so that a bad
@@ -65,7 +66,7 @@ func parseOutput(format string) (*templateOutput, error) {
 	}
 	switch kind {
 	case "jsonpath":
-		t, err := parseJSONPath(arg)
+		t, err := jsonpath.Parse(arg)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +81,7 @@ func parseOutput(format string) (*templateOutput, error) {
 			if !ok {
 				return nil, fmt.Errorf("-o custom-columns: %q is not HEADER:PATH", spec)
 			}
-			t, err := relaxedJSONPath(p)
+			t, err := jsonpath.ParseRelaxed(p)
 			if err != nil {
 				return nil, err
 			}
@@ -111,7 +112,7 @@ func (t *templateOutput) print(p *printer, objs []meta.Object, single bool) erro
 			fmt.Fprintln(tw, strings.Join(h, "\t"))
 		}
 		for _, o := range objs {
-			v, err := toJSONValue(o)
+			v, err := jsonpath.ToJSONValue(o)
 			if err != nil {
 				return err
 			}
@@ -119,7 +120,7 @@ func (t *templateOutput) print(p *printer, objs []meta.Object, single bool) erro
 			for _, c := range t.columns {
 				var vals []string
 				for _, r := range c.path.Results(v) {
-					vals = append(vals, jsonText(r))
+					vals = append(vals, jsonpath.Text(r))
 				}
 				row = append(row, printers.None(strings.Join(vals, ",")))
 			}
@@ -127,7 +128,7 @@ func (t *templateOutput) print(p *printer, objs []meta.Object, single bool) erro
 		}
 		return tw.Flush()
 	}
-	v, err := toJSONValue(listOrOne(objs, single))
+	v, err := jsonpath.ToJSONValue(listOrOne(objs, single))
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func (t *templateOutput) print(p *printer, objs []meta.Object, single bool) erro
 // sortObjects orders objects by a JSONPath (--sort-by): numbers by value,
 // anything else by its text; objects without the field first.
 func sortObjects(objs []meta.Object, expr string) error {
-	t, err := relaxedJSONPath(expr)
+	t, err := jsonpath.ParseRelaxed(expr)
 	if err != nil {
 		return fmt.Errorf("--sort-by: %w", err)
 	}
@@ -156,7 +157,7 @@ func sortObjects(objs []meta.Object, expr string) error {
 	}
 	keys := make(map[meta.Object]keyed, len(objs))
 	for _, o := range objs {
-		v, err := toJSONValue(o)
+		v, err := jsonpath.ToJSONValue(o)
 		if err != nil {
 			return err
 		}
@@ -166,7 +167,7 @@ func sortObjects(objs []meta.Object, expr string) error {
 				k.num, _ = n.Float64()
 				k.isNum = true
 			} else {
-				k.text = jsonText(r[0])
+				k.text = jsonpath.Text(r[0])
 				if q, err := parseQuantityValue(k.text); err == nil {
 					k.num, k.isNum = q, true
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/jsonpath"
 )
 
 // waitCondition is a parsed --for: condition=TYPE[=STATUS], create,
@@ -26,7 +27,7 @@ type waitCondition struct {
 	deleted, created bool
 	// condType and condStatus: a status.conditions entry to wait for.
 	condType, condStatus string
-	path                 *jsonTemplate
+	path                 *jsonpath.Template
 	value                string
 	hasValue             bool
 	text                 string
@@ -55,7 +56,7 @@ func parseWaitFor(s string) (waitCondition, error) {
 		if end := strings.LastIndex(rest, "}"); end >= 0 && strings.HasPrefix(rest[end+1:], "=") {
 			expr, value, w.hasValue = rest[:end+1], rest[end+2:], true
 		}
-		t, err := relaxedJSONPath(expr)
+		t, err := jsonpath.ParseRelaxed(expr)
 		if err != nil {
 			return w, fmt.Errorf("--for %q: %w", s, err)
 		}
@@ -77,7 +78,7 @@ func (w waitCondition) met(obj map[string]any) bool {
 			return len(res) > 0
 		}
 		for _, r := range res {
-			if jsonText(r) == w.value {
+			if jsonpath.Text(r) == w.value {
 				return true
 			}
 		}

@@ -1,4 +1,16 @@
-package ctl
+// Package jsonpath is Kubernetes' JSONPath templates, as kubectl reads
+// them in -o jsonpath, custom-columns, --sort-by and wait --for=jsonpath: text with {...}
+// expressions. An expression is a path from the object ($ or @ optional):
+// .field, ['field.with.dots'], [n], [start:end], [*], .*, ..field
+// (anywhere below), [?(@.path OP literal)] with ==, !=, <, <=, >, >= (or
+// [?(@.path)]: the field exists); {range PATH}...{end} repeats its body for
+// each result; {"literal"} prints text (\n and \t understood). A result
+// that is an object or a list prints as JSON, several results of one
+// expression are separated by spaces, and a missing field prints nothing
+// (kubectl's --allow-missing-template-keys, on by default).
+//
+// It mirrors k8s.io/client-go/util/jsonpath (written anew, not copied).
+package jsonpath
 
 import (
 	"bytes"
@@ -9,19 +21,8 @@ import (
 	"strings"
 )
 
-// Kubernetes' JSONPath templates, as kubectl reads them in -o jsonpath,
-// custom-columns, --sort-by and wait --for=jsonpath: text with {...}
-// expressions. An expression is a path from the object ($ or @ optional):
-// .field, ['field.with.dots'], [n], [start:end], [*], .*, ..field
-// (anywhere below), [?(@.path OP literal)] with ==, !=, <, <=, >, >= (or
-// [?(@.path)]: the field exists); {range PATH}...{end} repeats its body for
-// each result; {"literal"} prints text (\n and \t understood). A result
-// that is an object or a list prints as JSON, several results of one
-// expression are separated by spaces, and a missing field prints nothing
-// (kubectl's --allow-missing-template-keys, on by default).
-
-// jsonTemplate is a parsed template.
-type jsonTemplate struct{ nodes []tmplNode }
+// Template is a parsed template.
+type Template struct{ nodes []tmplNode }
 
 type tmplNode struct {
 	text string // literal text, unless expr
@@ -46,8 +47,8 @@ type filterExpr struct {
 	value any
 }
 
-// parseJSONPath parses a template.
-func parseJSONPath(tmpl string) (*jsonTemplate, error) {
+// Parse parses a template.
+func Parse(tmpl string) (*Template, error) {
 	nodes, rest, err := parseNodes(tmpl, false)
 	if err != nil {
 		return nil, fmt.Errorf("jsonpath %q: %w", tmpl, err)
@@ -55,20 +56,20 @@ func parseJSONPath(tmpl string) (*jsonTemplate, error) {
 	if rest != "" {
 		return nil, fmt.Errorf("jsonpath %q: {end} without {range}", tmpl)
 	}
-	return &jsonTemplate{nodes: nodes}, nil
+	return &Template{nodes: nodes}, nil
 }
 
-// relaxedJSONPath turns kubectl's short forms (.metadata.name,
+// ParseRelaxed turns kubectl's short forms (.metadata.name,
 // metadata.name, {.metadata.name}) into a template.
-func relaxedJSONPath(expr string) (*jsonTemplate, error) {
+func ParseRelaxed(expr string) (*Template, error) {
 	e := strings.TrimSpace(expr)
 	if strings.HasPrefix(e, "{") && strings.HasSuffix(e, "}") {
-		return parseJSONPath(e)
+		return Parse(e)
 	}
 	if !strings.HasPrefix(e, ".") && !strings.HasPrefix(e, "$") && !strings.HasPrefix(e, "[") {
 		e = "." + e
 	}
-	return parseJSONPath("{" + e + "}")
+	return Parse("{" + e + "}")
 }
 
 // parseNodes reads nodes until the end of s or, inside a range, its {end};
@@ -280,7 +281,7 @@ func literal(s string) any {
 }
 
 // Execute renders the template on a JSON value (decoded into any).
-func (t *jsonTemplate) Execute(v any) (string, error) {
+func (t *Template) Execute(v any) (string, error) {
 	var b strings.Builder
 	if err := execNodes(&b, t.nodes, v); err != nil {
 		return "", err
@@ -290,7 +291,7 @@ func (t *jsonTemplate) Execute(v any) (string, error) {
 
 // Results are the values the template's single expression gives (for
 // custom-columns and --sort-by).
-func (t *jsonTemplate) Results(v any) []any {
+func (t *Template) Results(v any) []any {
 	for _, n := range t.nodes {
 		if n.expr {
 			return walk([]any{v}, n.path)
@@ -313,7 +314,7 @@ func execNodes(b *strings.Builder, nodes []tmplNode, v any) error {
 				if i > 0 {
 					b.WriteByte(' ')
 				}
-				b.WriteString(jsonText(r))
+				b.WriteString(Text(r))
 			}
 		default:
 			b.WriteString(n.text)
@@ -322,9 +323,9 @@ func execNodes(b *strings.Builder, nodes []tmplNode, v any) error {
 	return nil
 }
 
-// jsonText prints a result as kubectl does: strings bare, objects and
+// Text prints a result as kubectl does: strings bare, objects and
 // lists as JSON.
-func jsonText(v any) string {
+func Text(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -486,7 +487,7 @@ func compare(a any, op string, b any) bool {
 			return af >= bf
 		}
 	}
-	as, bs := jsonText(a), jsonText(b)
+	as, bs := Text(a), Text(b)
 	switch op {
 	case "==":
 		return as == bs
@@ -504,8 +505,8 @@ func compare(a any, op string, b any) bool {
 	return false
 }
 
-// toJSONValue turns an object into the generic value templates read.
-func toJSONValue(obj any) (any, error) {
+// ToJSONValue turns an object into the generic value templates read.
+func ToJSONValue(obj any) (any, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package ctl
+package jsonpath
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func TestJSONPathTemplates(t *testing.T) {
 		{`{.items[0].spec.containers[0].ports[0].containerPort}`, "80"},
 	}
 	for _, tc := range tests {
-		tmpl, err := parseJSONPath(tc.tmpl)
+		tmpl, err := Parse(tc.tmpl)
 		if err != nil {
 			t.Errorf("%s: %v", tc.tmpl, err)
 			continue
@@ -50,12 +50,12 @@ func TestJSONPathTemplates(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{.items[*]`, `{range .items[*]}{.x}`, `{end}`, `{.items[abc]}`, `{"unterminated}`} {
-		if _, err := parseJSONPath(bad); err == nil {
+		if _, err := Parse(bad); err == nil {
 			t.Errorf("%s: parsed, want an error", bad)
 		}
 	}
 	for _, short := range []string{".metadata.name", "metadata.name", "{.metadata.name}"} {
-		tmpl, err := relaxedJSONPath(short)
+		tmpl, err := ParseRelaxed(short)
 		if err != nil {
 			t.Fatal(err)
 		}
