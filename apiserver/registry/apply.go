@@ -133,48 +133,16 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 	if req.Subresource != "" {
 		return nil, apierrors.Invalid("server-side apply to the %s subresource is not supported by kobune", req.Subresource)
 	}
-	var applied map[string]any
-	if err := json.Unmarshal(req.Patch, &applied); err != nil {
-		return nil, apierrors.Invalid("the applied configuration is not a JSON or YAML object: %v", err)
-	}
-	if av, _ := applied["apiVersion"].(string); av != k.APIVersion {
-		return nil, apierrors.Invalid("apiVersion: Invalid value: %q: must be %q for %s", av, k.APIVersion, k.Resource)
-	}
-	if kd, _ := applied["kind"].(string); kd != k.Kind {
-		return nil, apierrors.Invalid("kind: Invalid value: %q: must be %q for %s", kd, k.Kind, k.Resource)
-	}
-	md, _ := applied["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		applied["metadata"] = md
-	}
-	if n, _ := md["name"].(string); n != "" && n != req.Name {
-		return nil, apierrors.Invalid("metadata.name: Invalid value: %q: does not match the name in the request (%q)", n, req.Name)
-	}
-	md["name"] = req.Name
-	for _, f := range []string{"resourceVersion", "managedFields", "uid", "creationTimestamp", "generation"} {
-		delete(md, f) // the server's; an applied configuration does not own them
+	applied, err := appliedConfiguration(k, req)
+	if err != nil {
+		return nil, err
 	}
 	kt, _ := k8sapi.ForKind(k.APIVersion, k.Kind)
 	ctx = withFieldManager(ctx, req.FieldManager, true)
 	for attempt := 1; ; attempt++ {
-		kv, err := s.store.Get(ctx, storage.Key(k.Resource, ns, req.Name))
-		var live map[string]any
-		var entries []fieldmanager.Entry
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-		case err != nil:
-			return nil, apierrors.FromStorage(err, k, req.Name)
-		default:
-			if err := json.Unmarshal(withRevision(kv.Value, kv.Revision), &live); err != nil {
-				return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
-			}
-			if lm, ok := live["metadata"].(map[string]any); ok && lm["managedFields"] != nil {
-				b, _ := json.Marshal(lm["managedFields"])
-				if err := json.Unmarshal(b, &entries); err != nil {
-					return nil, status.Errorf(codes.Internal, "stored managedFields: %v", err)
-				}
-			}
+		live, entries, err := liveForApply(ctx, s.store, k, ns, req.Name)
+		if err != nil {
+			return nil, err
 		}
 		merged, entries, err := fieldmanager.Apply(fieldmanager.Request{Live: live, Applied: applied, Entries: entries, Manager: req.FieldManager,
 			Force: req.Force, Type: kt, APIVersion: k.APIVersion, Now: meta.Now().UTC().Format(time.RFC3339)})
@@ -225,4 +193,56 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 		}
 		return &apipb.ObjectResponse{Object: out, Warnings: append(warnings, *admitted...)}, nil
 	}
+}
+
+// appliedConfiguration reads an apply's body: an object of the kind,
+// named as the request, without the fields the server owns.
+func appliedConfiguration(k *scheme.Kind, req *apipb.PatchRequest) (map[string]any, error) {
+	var applied map[string]any
+	if err := json.Unmarshal(req.Patch, &applied); err != nil {
+		return nil, apierrors.Invalid("the applied configuration is not a JSON or YAML object: %v", err)
+	}
+	if av, _ := applied["apiVersion"].(string); av != k.APIVersion {
+		return nil, apierrors.Invalid("apiVersion: Invalid value: %q: must be %q for %s", av, k.APIVersion, k.Resource)
+	}
+	if kd, _ := applied["kind"].(string); kd != k.Kind {
+		return nil, apierrors.Invalid("kind: Invalid value: %q: must be %q for %s", kd, k.Kind, k.Resource)
+	}
+	md, _ := applied["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		applied["metadata"] = md
+	}
+	if n, _ := md["name"].(string); n != "" && n != req.Name {
+		return nil, apierrors.Invalid("metadata.name: Invalid value: %q: does not match the name in the request (%q)", n, req.Name)
+	}
+	md["name"] = req.Name
+	for _, f := range []string{"resourceVersion", "managedFields", "uid", "creationTimestamp", "generation"} {
+		delete(md, f) // the server's; an applied configuration does not own them
+	}
+	return applied, nil
+}
+
+// liveForApply is the stored object as JSON (nil when there is none) and
+// its managedFields.
+func liveForApply(ctx context.Context, store *storage.Store, k *scheme.Kind, ns, name string) (map[string]any, []fieldmanager.Entry, error) {
+	kv, err := store.Get(ctx, storage.Key(k.Resource, ns, name))
+	var live map[string]any
+	var entries []fieldmanager.Entry
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+	case err != nil:
+		return nil, nil, apierrors.FromStorage(err, k, name)
+	default:
+		if err := json.Unmarshal(withRevision(kv.Value, kv.Revision), &live); err != nil {
+			return nil, nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
+		}
+		if lm, ok := live["metadata"].(map[string]any); ok && lm["managedFields"] != nil {
+			b, _ := json.Marshal(lm["managedFields"])
+			if err := json.Unmarshal(b, &entries); err != nil {
+				return nil, nil, status.Errorf(codes.Internal, "stored managedFields: %v", err)
+			}
+		}
+	}
+	return live, entries, nil
 }
