@@ -50,37 +50,8 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, "", "", "")))
 	}
 	state, err := a.runtime.RunPod(ctx, pod, nil)
-	var imgErr *runtime.ImageError
-	var sbErr *runtime.SandboxError
-	var cfgErr *runtime.ConfigError
-	switch {
-	case errors.As(err, &cfgErr):
-		a.event(pod, core.EventTypeWarning, "Failed", "Error: "+cfgErr.Error())
-		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, cfgErr.Container, "CreateContainerConfigError", cfgErr.Error())))
-	case errors.As(err, &imgErr):
-		// Say why the pod cannot start as the kubelet does (the event, then
-		// "Error: <reason>"), and look again when a pull back-off ends.
-		if imgErr.Event != "" {
-			typ := core.EventTypeWarning
-			if imgErr.Event == "BackOff" {
-				typ = core.EventTypeNormal
-			}
-			a.event(pod, typ, imgErr.Event, imgErr.Error())
-			if imgErr.Event != imgErr.Reason {
-				a.event(pod, core.EventTypeWarning, "Failed", "Error: "+imgErr.Reason)
-			}
-		}
-		werr := a.writeStatus(ctx, pod, waitingStatus(pod, imgErr.Container, imgErr.Reason, imgErr.Error()))
-		if imgErr.RetryIn > 0 && werr == nil {
-			a.podLoop.Queue.AddAfter(key, imgErr.RetryIn)
-			return nil
-		}
-		return errors.Join(err, werr)
-	case errors.As(err, &sbErr):
-		a.event(pod, core.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+sbErr.Err.Error())
-		return err
-	case err != nil:
-		return err
+	if err != nil {
+		return a.startFailed(ctx, key, pod, err)
 	}
 	if pod.Status.PodIP != "" && state.IP != "" && state.IP != pod.Status.PodIP {
 		// The sandbox had to be made again: the pod's address changed.
@@ -311,4 +282,42 @@ func (a *Agent) backoff(c runtime.ContainerState) time.Duration {
 		d *= 2
 	}
 	return min(d, a.cfg.BackoffMax)
+}
+
+// startFailed says why a pod cannot start, as the kubelet does — an
+// event, and the container waiting with the reason — and, after an image
+// pull back-off, looks again when it ends.
+func (a *Agent) startFailed(ctx context.Context, key string, pod *core.Pod, err error) error {
+	var imgErr *runtime.ImageError
+	var sbErr *runtime.SandboxError
+	var cfgErr *runtime.ConfigError
+	switch {
+	case errors.As(err, &cfgErr):
+		a.event(pod, core.EventTypeWarning, "Failed", "Error: "+cfgErr.Error())
+		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, cfgErr.Container, "CreateContainerConfigError", cfgErr.Error())))
+	case errors.As(err, &imgErr):
+		// Say why the pod cannot start as the kubelet does (the event, then
+		// "Error: <reason>"), and look again when a pull back-off ends.
+		if imgErr.Event != "" {
+			typ := core.EventTypeWarning
+			if imgErr.Event == "BackOff" {
+				typ = core.EventTypeNormal
+			}
+			a.event(pod, typ, imgErr.Event, imgErr.Error())
+			if imgErr.Event != imgErr.Reason {
+				a.event(pod, core.EventTypeWarning, "Failed", "Error: "+imgErr.Reason)
+			}
+		}
+		werr := a.writeStatus(ctx, pod, waitingStatus(pod, imgErr.Container, imgErr.Reason, imgErr.Error()))
+		if imgErr.RetryIn > 0 && werr == nil {
+			a.podLoop.Queue.AddAfter(key, imgErr.RetryIn)
+			return nil
+		}
+		return errors.Join(err, werr)
+	case errors.As(err, &sbErr):
+		a.event(pod, core.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+sbErr.Err.Error())
+		return err
+	default:
+		return err
+	}
 }
