@@ -205,132 +205,215 @@ func PodSecurityViolations(level string, s *core.PodSpec) []string {
 	if level != LevelBaseline && level != LevelRestricted {
 		return nil
 	}
+	p := newPodView(s)
 	var out []string
-	containers := append(append([]core.Container(nil), s.InitContainers...), s.Containers...)
-	quote := func(names []string) string {
-		q := make([]string, len(names))
-		for i, n := range names {
-			q[i] = fmt.Sprintf("%q", n)
+	for _, c := range podSecurityChecks {
+		if c.level == LevelBaseline || level == LevelRestricted {
+			out = append(out, c.check(p)...)
 		}
-		return strings.Join(q, ", ")
 	}
-	plural := func(names []string) string {
-		if len(names) == 1 {
-			return "container " + quote(names)
-		}
-		return "containers " + quote(names)
-	}
-	each := func(bad func(c *core.Container) bool) []string {
-		var names []string
-		for i := range containers {
-			if bad(&containers[i]) {
-				names = append(names, containers[i].Name)
-			}
-		}
-		return names
-	}
-	sc := func(c *core.Container) *core.SecurityContext {
-		if c.SecurityContext == nil {
-			return &core.SecurityContext{}
-		}
-		return c.SecurityContext
-	}
-	pod := s.SecurityContext
-	if pod == nil {
-		pod = &core.PodSecurityContext{}
-	}
+	return out
+}
 
-	// Baseline.
+// podSecurityCheck is one rule of the Pod Security Standards: the level
+// it belongs to (restricted includes baseline's) and what it finds wrong
+// with a pod, in Kubernetes' words (none: it passes). Pod Security
+// admission in Kubernetes keeps its checks the same way, one each
+// (k8s.io/pod-security-admission/policy/check_*.go).
+type podSecurityCheck struct {
+	level string
+	check func(p *podView) []string
+}
+
+// podSecurityChecks are the checks in the order their findings are told.
+var podSecurityChecks = []podSecurityCheck{
+	{LevelBaseline, checkHostNamespaces},
+	{LevelBaseline, checkPrivileged},
+	{LevelBaseline, checkBaselineCapabilities},
+	{LevelBaseline, checkHostPathVolumes},
+	{LevelBaseline, checkHostPorts},
+	{LevelBaseline, checkSeccompUnconfined},
+	{LevelRestricted, checkVolumeTypes},
+	{LevelRestricted, checkPrivilegeEscalation},
+	{LevelRestricted, checkRestrictedCapabilities},
+	{LevelRestricted, checkRunAsNonRoot},
+	{LevelRestricted, checkRunAsUser},
+	{LevelRestricted, checkSeccompSet},
+}
+
+// podView is a pod spec as the checks read it: every container (init
+// ones too) and security contexts that are never nil.
+type podView struct {
+	spec       *core.PodSpec
+	containers []core.Container
+	pod        *core.PodSecurityContext
+}
+
+func newPodView(s *core.PodSpec) *podView {
+	p := &podView{spec: s, containers: append(append([]core.Container(nil), s.InitContainers...), s.Containers...), pod: s.SecurityContext}
+	if p.pod == nil {
+		p.pod = &core.PodSecurityContext{}
+	}
+	return p
+}
+
+// each names the containers bad says yes to.
+func (p *podView) each(bad func(c *core.Container) bool) []string {
+	var names []string
+	for i := range p.containers {
+		if bad(&p.containers[i]) {
+			names = append(names, p.containers[i].Name)
+		}
+	}
+	return names
+}
+
+// sc is a container's security context, empty when it has none.
+func sc(c *core.Container) *core.SecurityContext {
+	if c.SecurityContext == nil {
+		return &core.SecurityContext{}
+	}
+	return c.SecurityContext
+}
+
+// unconfined: the pod's seccomp profile is Unconfined.
+func (p *podView) unconfined() bool {
+	return p.pod.SeccompProfile != nil && p.pod.SeccompProfile.Type == core.SeccompUnconfined
+}
+
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func plural(names []string) string {
+	if len(names) == 1 {
+		return "container " + quoted(names)
+	}
+	return "containers " + quoted(names)
+}
+
+func checkHostNamespaces(p *podView) []string {
 	var host []string
-	if s.HostNetwork {
+	if p.spec.HostNetwork {
 		host = append(host, "hostNetwork=true")
 	}
-	if s.HostPID {
+	if p.spec.HostPID {
 		host = append(host, "hostPID=true")
 	}
-	if s.HostIPC {
+	if p.spec.HostIPC {
 		host = append(host, "hostIPC=true")
 	}
 	if len(host) > 0 {
-		out = append(out, fmt.Sprintf("host namespaces (%s)", strings.Join(host, ", ")))
+		return []string{fmt.Sprintf("host namespaces (%s)", strings.Join(host, ", "))}
 	}
-	if names := each(func(c *core.Container) bool { p := sc(c).Privileged; return p != nil && *p }); names != nil {
-		out = append(out, fmt.Sprintf("privileged (%s must not set securityContext.privileged=true)", plural(names)))
+	return nil
+}
+
+func checkPrivileged(p *podView) []string {
+	if names := p.each(func(c *core.Container) bool { pr := sc(c).Privileged; return pr != nil && *pr }); names != nil {
+		return []string{fmt.Sprintf("privileged (%s must not set securityContext.privileged=true)", plural(names))}
 	}
+	return nil
+}
+
+func checkBaselineCapabilities(p *podView) []string {
 	var addedCaps []string
-	if names := each(func(c *core.Container) bool {
-		caps := sc(c).Capabilities
+	names := p.each(func(c *core.Container) bool {
 		bad := false
-		for _, a := range capsOf(caps, true) {
+		for _, a := range capsOf(sc(c).Capabilities, true) {
 			if !slices.Contains(baselineCapabilities, a) {
 				addedCaps, bad = append(addedCaps, a), true
 			}
 		}
 		return bad
-	}); names != nil {
-		sort.Strings(addedCaps)
-		out = append(out, fmt.Sprintf("non-default capabilities (%s must not include %s in securityContext.capabilities.add)", plural(names), quote(slices.Compact(addedCaps))))
+	})
+	if names == nil {
+		return nil
 	}
+	sort.Strings(addedCaps)
+	return []string{fmt.Sprintf("non-default capabilities (%s must not include %s in securityContext.capabilities.add)", plural(names), quoted(slices.Compact(addedCaps)))}
+}
+
+func checkHostPathVolumes(p *podView) []string {
 	var hostPaths []string
-	for _, v := range s.Volumes {
+	for _, v := range p.spec.Volumes {
 		if v.HostPath != nil {
 			hostPaths = append(hostPaths, v.Name)
 		}
 	}
 	if hostPaths != nil {
-		out = append(out, fmt.Sprintf("hostPath volumes (volumes %s)", quote(hostPaths)))
+		return []string{fmt.Sprintf("hostPath volumes (volumes %s)", quoted(hostPaths))}
 	}
+	return nil
+}
+
+func checkHostPorts(p *podView) []string {
 	var ports []string
-	portNames := each(func(c *core.Container) bool {
+	names := p.each(func(c *core.Container) bool {
 		bad := false
-		for _, p := range c.Ports {
-			if p.HostPort != 0 {
-				ports, bad = append(ports, fmt.Sprint(p.HostPort)), true
+		for _, cp := range c.Ports {
+			if cp.HostPort != 0 {
+				ports, bad = append(ports, fmt.Sprint(cp.HostPort)), true
 			}
 		}
 		return bad
 	})
-	if portNames != nil {
-		out = append(out, fmt.Sprintf("hostPort (%s uses hostPorts %s)", plural(portNames), strings.Join(ports, ", ")))
+	if names != nil {
+		return []string{fmt.Sprintf("hostPort (%s uses hostPorts %s)", plural(names), strings.Join(ports, ", "))}
 	}
-	unconfined := pod.SeccompProfile != nil && pod.SeccompProfile.Type == core.SeccompUnconfined
-	if names := each(func(c *core.Container) bool {
-		p := sc(c).SeccompProfile
-		return p != nil && p.Type == core.SeccompUnconfined
-	}); unconfined || names != nil {
-		switch {
-		case unconfined && names == nil:
-			out = append(out, `seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined")`)
-		case unconfined:
-			out = append(out, fmt.Sprintf(`seccompProfile (pod and %s must not set securityContext.seccompProfile.type to "Unconfined")`, plural(names)))
-		default:
-			out = append(out, fmt.Sprintf(`seccompProfile (%s must not set securityContext.seccompProfile.type to "Unconfined")`, plural(names)))
-		}
-	}
-	if level == LevelBaseline {
-		return out
-	}
+	return nil
+}
 
-	// Restricted.
+func checkSeccompUnconfined(p *podView) []string {
+	unconfined := p.unconfined()
+	names := p.each(func(c *core.Container) bool {
+		sp := sc(c).SeccompProfile
+		return sp != nil && sp.Type == core.SeccompUnconfined
+	})
+	switch {
+	case !unconfined && names == nil:
+		return nil
+	case unconfined && names == nil:
+		return []string{`seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined")`}
+	case unconfined:
+		return []string{fmt.Sprintf(`seccompProfile (pod and %s must not set securityContext.seccompProfile.type to "Unconfined")`, plural(names))}
+	default:
+		return []string{fmt.Sprintf(`seccompProfile (%s must not set securityContext.seccompProfile.type to "Unconfined")`, plural(names))}
+	}
+}
+
+func checkVolumeTypes(p *podView) []string {
 	var volumes []string
-	for _, v := range s.Volumes {
+	for _, v := range p.spec.Volumes {
 		if t := volumeType(&v.VolumeSource); !restrictedVolumes[t] {
 			volumes = append(volumes, fmt.Sprintf("%q uses restricted volume type %q", v.Name, t))
 		}
 	}
 	if volumes != nil {
-		out = append(out, fmt.Sprintf("restricted volume types (volume %s)", strings.Join(volumes, ", ")))
+		return []string{fmt.Sprintf("restricted volume types (volume %s)", strings.Join(volumes, ", "))}
 	}
-	if names := each(func(c *core.Container) bool { p := sc(c).AllowPrivilegeEscalation; return p == nil || *p }); names != nil {
-		out = append(out, fmt.Sprintf("allowPrivilegeEscalation != false (%s must set securityContext.allowPrivilegeEscalation=false)", plural(names)))
+	return nil
+}
+
+func checkPrivilegeEscalation(p *podView) []string {
+	if names := p.each(func(c *core.Container) bool { pe := sc(c).AllowPrivilegeEscalation; return pe == nil || *pe }); names != nil {
+		return []string{fmt.Sprintf("allowPrivilegeEscalation != false (%s must set securityContext.allowPrivilegeEscalation=false)", plural(names))}
 	}
-	if names := each(func(c *core.Container) bool {
-		caps := sc(c).Capabilities
-		return !slices.Contains(capsOf(caps, false), "ALL")
+	return nil
+}
+
+func checkRestrictedCapabilities(p *podView) []string {
+	var out []string
+	if names := p.each(func(c *core.Container) bool {
+		return !slices.Contains(capsOf(sc(c).Capabilities, false), "ALL")
 	}); names != nil {
 		out = append(out, fmt.Sprintf(`unrestricted capabilities (%s must set securityContext.capabilities.drop=["ALL"])`, plural(names)))
 	}
-	if names := each(func(c *core.Container) bool {
+	if names := p.each(func(c *core.Container) bool {
 		for _, a := range capsOf(sc(c).Capabilities, true) {
 			if a != "NET_BIND_SERVICE" {
 				return true
@@ -340,26 +423,40 @@ func PodSecurityViolations(level string, s *core.PodSpec) []string {
 	}); names != nil {
 		out = append(out, fmt.Sprintf(`unrestricted capabilities (%s must not include capabilities other than "NET_BIND_SERVICE" in securityContext.capabilities.add)`, plural(names)))
 	}
-	podNonRoot := pod.RunAsNonRoot != nil && *pod.RunAsNonRoot
-	explicitFalse := each(func(c *core.Container) bool { p := sc(c).RunAsNonRoot; return p != nil && !*p })
-	unset := each(func(c *core.Container) bool { return sc(c).RunAsNonRoot == nil })
+	return out
+}
+
+func checkRunAsNonRoot(p *podView) []string {
+	podNonRoot := p.pod.RunAsNonRoot != nil && *p.pod.RunAsNonRoot
+	explicitFalse := p.each(func(c *core.Container) bool { n := sc(c).RunAsNonRoot; return n != nil && !*n })
+	unset := p.each(func(c *core.Container) bool { return sc(c).RunAsNonRoot == nil })
 	switch {
 	case explicitFalse != nil:
-		out = append(out, fmt.Sprintf("runAsNonRoot != true (%s must not set securityContext.runAsNonRoot=false)", plural(explicitFalse)))
+		return []string{fmt.Sprintf("runAsNonRoot != true (%s must not set securityContext.runAsNonRoot=false)", plural(explicitFalse))}
 	case !podNonRoot && unset != nil:
-		out = append(out, fmt.Sprintf("runAsNonRoot != true (pod or %s must set securityContext.runAsNonRoot=true)", plural(unset)))
+		return []string{fmt.Sprintf("runAsNonRoot != true (pod or %s must set securityContext.runAsNonRoot=true)", plural(unset))}
 	}
-	rootUser := each(func(c *core.Container) bool { u := sc(c).RunAsUser; return u != nil && *u == 0 })
-	if pod.RunAsUser != nil && *pod.RunAsUser == 0 {
-		out = append(out, "runAsUser=0 (pod must not set runAsUser=0)")
+	return nil
+}
+
+func checkRunAsUser(p *podView) []string {
+	rootUser := p.each(func(c *core.Container) bool { u := sc(c).RunAsUser; return u != nil && *u == 0 })
+	if p.pod.RunAsUser != nil && *p.pod.RunAsUser == 0 {
+		return []string{"runAsUser=0 (pod must not set runAsUser=0)"}
 	} else if rootUser != nil {
-		out = append(out, fmt.Sprintf("runAsUser=0 (%s must not set runAsUser=0)", plural(rootUser)))
+		return []string{fmt.Sprintf("runAsUser=0 (%s must not set runAsUser=0)", plural(rootUser))}
 	}
-	podSeccomp := pod.SeccompProfile != nil && (pod.SeccompProfile.Type == core.SeccompRuntimeDefault || pod.SeccompProfile.Type == core.SeccompLocalhost)
-	if names := each(func(c *core.Container) bool { return sc(c).SeccompProfile == nil }); !podSeccomp && names != nil && !unconfined {
-		out = append(out, fmt.Sprintf(`seccompProfile (pod or %s must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`, plural(names)))
+	return nil
+}
+
+// checkSeccompSet: restricted needs a profile on the pod or every
+// container (an Unconfined pod profile was told by the baseline check).
+func checkSeccompSet(p *podView) []string {
+	podSeccomp := p.pod.SeccompProfile != nil && (p.pod.SeccompProfile.Type == core.SeccompRuntimeDefault || p.pod.SeccompProfile.Type == core.SeccompLocalhost)
+	if names := p.each(func(c *core.Container) bool { return sc(c).SeccompProfile == nil }); !podSeccomp && names != nil && !p.unconfined() {
+		return []string{fmt.Sprintf(`seccompProfile (pod or %s must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`, plural(names))}
 	}
-	return out
+	return nil
 }
 
 // capsOf is a capabilities' add (or drop) list.
