@@ -16,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // LastAppliedAnnotation holds the manifest an object was last applied from,
@@ -68,7 +69,7 @@ func newApplyCommand(o *Options) *cobra.Command {
 		Short: "Create or update objects from manifests (kubectl apply)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
+			return forEachManifest(o, cmd, &f, func(ctx context.Context, c *client.Client, m cmdutil.Manifest) (string, error) {
 				if f.serverSide {
 					return serverSideApply(ctx, c, m, &f)
 				}
@@ -85,7 +86,7 @@ func newApplyCommand(o *Options) *cobra.Command {
 
 // serverSideApply sends the manifest as written to the server, which
 // merges it (apiserver/registry/apply.go).
-func serverSideApply(ctx context.Context, c *client.Client, m manifest, f *writeFlags) (string, error) {
+func serverSideApply(ctx context.Context, c *client.Client, m cmdutil.Manifest, f *writeFlags) (string, error) {
 	md := m.Object.GetObjectMeta()
 	w, err := c.Resource(m.Kind).Patch(ctx, md.Namespace, md.Name, client.ApplyPatch, m.Applied,
 		client.PatchOptions{WriteOptions: f.writeOptions(), FieldManager: f.fieldManager, Force: f.forceConflicts})
@@ -103,7 +104,7 @@ func newCreateCommand(o *Options) *cobra.Command {
 		Short: "Create objects from manifests; an existing name is an error (kubectl create)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
+			return forEachManifest(o, cmd, &f, func(ctx context.Context, c *client.Client, m cmdutil.Manifest) (string, error) {
 				w, err := c.Resource(m.Kind).Create(ctx, m.Object.GetObjectMeta().Namespace, m.Raw, f.writeOptions())
 				f.hear(w)
 				return "created", err
@@ -112,7 +113,7 @@ func newCreateCommand(o *Options) *cobra.Command {
 	}
 	f.register(cmd)
 	f.verb = "created"
-	cmd.AddCommand(o.createNamed("namespace", []string{"ns"}, "Create a namespace (kubectl create namespace)", func(ctx context.Context, c *client.Client, name string) error {
+	cmd.AddCommand(createNamed(o, "namespace", []string{"ns"}, "Create a namespace (kubectl create namespace)", func(ctx context.Context, c *client.Client, name string) error {
 		_, err := client.For[*core.Namespace](c).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}})
 		return err
 	}))
@@ -129,7 +130,7 @@ func newReplaceCommand(o *Options) *cobra.Command {
 		Short: "Replace objects with manifests; a stale resourceVersion in the file is a conflict (kubectl replace)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
+			return forEachManifest(o, cmd, &f, func(ctx context.Context, c *client.Client, m cmdutil.Manifest) (string, error) {
 				w, err := c.Resource(m.Kind).Update(ctx, m.Object.GetObjectMeta().Namespace, m.Raw, f.writeOptions())
 				f.hear(w)
 				return "replaced", err
@@ -147,8 +148,8 @@ func newReplaceCommand(o *Options) *cobra.Command {
 // for the rest, then sends each usable object — as kubectl does, every
 // document that can be applied is, each failure is reported and the
 // command fails.
-func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(context.Context, *client.Client, manifest) (string, error)) error {
-	ms, err := readManifests(f.files, o.In)
+func forEachManifest(o *Options, cmd *cobra.Command, f *writeFlags, do func(context.Context, *client.Client, cmdutil.Manifest) (string, error)) error {
+	ms, err := cmdutil.ReadManifests(f.files, o.In)
 	if err != nil {
 		return err
 	}
@@ -162,10 +163,10 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 		if m.Err != nil {
 			continue // reported in its turn below
 		}
-		if err := o.setNamespace(m); err != nil {
+		if err := o.SetNamespace(m); err != nil {
 			return err
 		}
-		name := ref(m.Kind, m.Object.GetObjectMeta().Name)
+		name := cmdutil.Ref(m.Kind, m.Object.GetObjectMeta().Name)
 		switch {
 		case len(m.Unknown) > 0 && (f.validate == "strict" || f.validate == "true"):
 			m.Err = fmt.Errorf("strict decoding error: %s (Kubernetes has no such field: a typo? --validate=warn sends it anyway)", strings.Join(m.Unknown, ", "))
@@ -198,12 +199,12 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 		if m.Err != nil {
 			what := m.Source
 			if m.Kind != nil {
-				what = fmt.Sprintf("%s (%s line %d)", ref(m.Kind, m.Object.GetObjectMeta().Name), m.Source, m.Line)
+				what = fmt.Sprintf("%s (%s line %d)", cmdutil.Ref(m.Kind, m.Object.GetObjectMeta().Name), m.Source, m.Line)
 			}
 			failed = append(failed, fmt.Errorf("%s: %w", what, m.Err))
 			continue
 		}
-		ctx, cancel := ctxFor(cmd)
+		ctx, cancel := cmdutil.CtxFor(cmd)
 		f.heard = nil
 		var verb string
 		if f.dryRun == "client" { // nothing is sent: say what would be done
@@ -218,7 +219,7 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 			verb, err = do(ctx, c, m)
 		}
 		cancel()
-		name := ref(m.Kind, m.Object.GetObjectMeta().Name)
+		name := cmdutil.Ref(m.Kind, m.Object.GetObjectMeta().Name)
 		for _, w := range slices.Compact(f.heard) {
 			if !slices.Contains(m.Unsupported, w) {
 				fmt.Fprintf(o.ErrOut, "Warning: %s: %s\n", name, w)
@@ -239,7 +240,7 @@ func (o *Options) forEachManifest(cmd *cobra.Command, f *writeFlags, do func(con
 	}
 	if len(failed) > 1 {
 		for _, e := range failed[:len(failed)-1] {
-			fmt.Fprintln(o.ErrOut, formatError(e, o.Server))
+			fmt.Fprintln(o.ErrOut, cmdutil.FormatError(e, o.Server))
 		}
 		return failed[len(failed)-1]
 	}
@@ -257,25 +258,8 @@ func joinLines(l []string) string {
 	return out
 }
 
-// setNamespace fills the namespace from -n, refusing a conflict as kubectl does.
-func (o *Options) setNamespace(m *manifest) error {
-	meta := m.Object.GetObjectMeta()
-	if !m.Kind.Namespaced {
-		return nil
-	}
-	switch {
-	case meta.Namespace == "" && o.Namespace != "":
-		meta.Namespace = o.Namespace
-	case meta.Namespace == "":
-		meta.Namespace = "default"
-	case o.Namespace != "" && meta.Namespace != o.Namespace:
-		return fmt.Errorf("%s line %d: the namespace from the provided object %q does not match the namespace %q; remove -n or the object's namespace", m.Source, m.Line, meta.Namespace, o.Namespace)
-	}
-	return nil
-}
-
 // applyOne creates the object or merges the manifest into the live object.
-func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) (string, error) {
+func applyOne(ctx context.Context, c *client.Client, m cmdutil.Manifest, f *writeFlags) (string, error) {
 	applied, err := withLastApplied(m.Applied)
 	if err != nil {
 		return "", err
@@ -319,7 +303,7 @@ func applyOne(ctx context.Context, c *client.Client, m manifest, f *writeFlags) 
 
 // asWritten is the manifest as the user wrote it, with the namespace the
 // typed object got (from -n or "default") filled in, as kubectl records it.
-func asWritten(m *manifest) ([]byte, error) {
+func asWritten(m *cmdutil.Manifest) ([]byte, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(m.JSON, &obj); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/authorization"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // newAuthCommand is `kobectl auth can-i` and `kobectl auth whoami`, as
@@ -41,9 +42,9 @@ func newAuthCommand(o *Options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				ctx, cancel := ctxFor(cmd)
+				ctx, cancel := cmdutil.CtxFor(cmd)
 				defer cancel()
-				st, err := c.RulesIn(ctx, o.namespaceOrDefault())
+				st, err := c.RulesIn(ctx, o.NamespaceOrDefault())
 				if err != nil {
 					return err
 				}
@@ -71,7 +72,7 @@ func newAuthCommand(o *Options) *cobra.Command {
 					}
 					q.Group, q.Resource, q.Version = k.Group(), k.Resource, "v1"
 					if k.Namespaced && !all {
-						q.Namespace = o.namespaceFor(k, false)
+						q.Namespace = o.NamespaceFor(k, false)
 					}
 				}
 				q.Name = name
@@ -80,7 +81,7 @@ func newAuthCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			st, err := c.CanI(ctx, q, path)
 			if err != nil {
@@ -98,7 +99,7 @@ func newAuthCommand(o *Options) *cobra.Command {
 					fmt.Fprintf(o.ErrOut, "%s\n", st.Reason)
 				}
 			}
-			return exitError{code: 1, quiet: true}
+			return cmdutil.ExitError{Code: 1, Quiet: true}
 		},
 	}
 	canI.Flags().BoolVarP(&all, "all-namespaces", "A", false, "ask about every namespace (cluster-wide)")
@@ -115,7 +116,7 @@ func newAuthCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			u, err := c.WhoAmI(ctx)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // newAutoscaleCommand is kubectl autoscale: a HorizontalPodAutoscaler
@@ -43,7 +44,7 @@ kobune-controller evaluates it every 15 s from the metrics API.`,
 			if maxReplicas < 1 {
 				return fmt.Errorf("--max is required and must be at least 1")
 			}
-			h := &autoscaling.HorizontalPodAutoscaler{ObjectMeta: meta.ObjectMeta{Name: names[0], Namespace: o.namespaceFor(k, false)},
+			h := &autoscaling.HorizontalPodAutoscaler{ObjectMeta: meta.ObjectMeta{Name: names[0], Namespace: o.NamespaceFor(k, false)},
 				Spec: autoscaling.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscaling.CrossVersionObjectReference{Kind: k.Kind, Name: names[0], APIVersion: k.APIVersion},
 					MaxReplicas: maxReplicas}}
 			if name != "" {
@@ -86,7 +87,7 @@ kobune-controller evaluates it every 15 s from the metrics API.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			if _, err := client.For[*autoscaling.HorizontalPodAutoscaler](c).Create(ctx, h); err != nil {
 				return err

@@ -33,14 +33,14 @@ func addCompletions(o *Options, root *cobra.Command) {
 		}
 		what := what
 		cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-			return o.complete(cmd, what, args, toComplete)
+			return completeArgs(o, cmd, what, args, toComplete)
 		}
 	}
 }
 
 // complete offers type names for the first argument of a TYPE NAME
 // command (or TYPE/ prefixes), then names of objects of that type.
-func (o *Options) complete(cmd *cobra.Command, what string, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+func completeArgs(o *Options, cmd *cobra.Command, what string, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	noFiles := cobra.ShellCompDirectiveNoFileComp
 	var typ string
 	switch {
@@ -64,7 +64,7 @@ func (o *Options) complete(cmd *cobra.Command, what string, args []string, toCom
 		return names, noFiles
 	case len(args) == 0: // TYPE/prefix
 		t, _, _ := strings.Cut(toComplete, "/")
-		names := o.objectNames(cmd, t)
+		names := objectNames(o, cmd, t)
 		for i, n := range names {
 			names[i] = t + "/" + n
 		}
@@ -78,11 +78,11 @@ func (o *Options) complete(cmd *cobra.Command, what string, args []string, toCom
 	if what != "types" && len(args) > 0 {
 		return nil, noFiles
 	}
-	return o.objectNames(cmd, typ), noFiles
+	return objectNames(o, cmd, typ), noFiles
 }
 
 // objectNames lists the names of objects of a type, quickly or not at all.
-func (o *Options) objectNames(cmd *cobra.Command, typ string) []string {
+func objectNames(o *Options, cmd *cobra.Command, typ string) []string {
 	k, err := scheme.Lookup(typ)
 	if err != nil {
 		return nil
@@ -93,7 +93,7 @@ func (o *Options) objectNames(cmd *cobra.Command, typ string) []string {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 	defer cancel()
-	items, _, err := c.Resource(k).List(ctx, o.namespaceFor(k, false), client.ListOptions{})
+	items, _, err := c.Resource(k).List(ctx, o.NamespaceFor(k, false), client.ListOptions{})
 	if err != nil {
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -12,34 +11,6 @@ import (
 
 	"github.com/kobune/kobune/client"
 )
-
-// kubeconfigPath is the kubeconfig kobectl config reads and writes:
-// --kubeconfig, $KUBECONFIG, then ~/.kobune/config.
-func (o *Options) kubeconfigPath() string {
-	for _, p := range []string{o.Kubeconfig, os.Getenv("KUBECONFIG")} {
-		if p != "" {
-			return p
-		}
-	}
-	home := o.Home
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".kobune", "config")
-}
-
-func (o *Options) readKubeconfig() (string, *client.Kubeconfig, error) {
-	path := o.kubeconfigPath()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return path, nil, err
-	}
-	var k client.Kubeconfig
-	if err := yaml.UnmarshalStrict(b, &k); err != nil || k.Kind != "Config" {
-		return path, nil, fmt.Errorf("%s is not a kubeconfig (kind: Config): %v", path, err)
-	}
-	return path, &k, nil
-}
 
 func writeKubeconfig(path string, k *client.Kubeconfig) error {
 	b, err := yaml.Marshal(k)
@@ -60,7 +31,7 @@ func newConfigCommand(o *Options) *cobra.Command {
 	var raw bool
 	view := &cobra.Command{Use: "view", Short: "Print the kubeconfig; certificate and key data redacted unless --raw", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, k, err := o.readKubeconfig()
+			_, k, err := o.ReadKubeconfig()
 			if err != nil {
 				return err
 			}
@@ -89,7 +60,7 @@ func newConfigCommand(o *Options) *cobra.Command {
 	view.Flags().BoolVar(&raw, "raw", false, "show certificate and key data")
 	getContexts := &cobra.Command{Use: "get-contexts", Short: "List the contexts", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, k, err := o.readKubeconfig()
+			_, k, err := o.ReadKubeconfig()
 			if err != nil {
 				return err
 			}
@@ -106,7 +77,7 @@ func newConfigCommand(o *Options) *cobra.Command {
 		}}
 	current := &cobra.Command{Use: "current-context", Short: "Print the current context", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, k, err := o.readKubeconfig()
+			_, k, err := o.ReadKubeconfig()
 			if err != nil {
 				return err
 			}
@@ -118,7 +89,7 @@ func newConfigCommand(o *Options) *cobra.Command {
 		}}
 	use := &cobra.Command{Use: "use-context NAME", Short: "Make a context the current one", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, k, err := o.readKubeconfig()
+			path, k, err := o.ReadKubeconfig()
 			if err != nil {
 				return err
 			}
@@ -141,7 +112,7 @@ func newConfigCommand(o *Options) *cobra.Command {
 	set := &cobra.Command{Use: "set-context [NAME | --current] [--cluster C] [--user U] [--namespace NS]", Short: "Make or change a context",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, k, err := o.readKubeconfig()
+			path, k, err := o.ReadKubeconfig()
 			if err != nil {
 				return err
 			}

@@ -67,7 +67,7 @@ tar stream through exec: the container needs a tar program.`,
 			}
 			ns := remote.namespace
 			if ns == "" {
-				ns = o.namespaceOrDefault()
+				ns = o.NamespaceOrDefault()
 			}
 			if remote.path == "" {
 				return fmt.Errorf("%s: name a path in the container after the colon", remote.pod)

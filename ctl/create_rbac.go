@@ -14,19 +14,20 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // kubectl create serviceaccount NAME.
 func newCreateServiceAccountCommand(o *Options) *cobra.Command {
-	return o.createNamed("serviceaccount", []string{"sa"}, "Create a ServiceAccount (kubectl create serviceaccount)", func(ctx context.Context, c *client.Client, name string) error {
-		_, err := client.For[*core.ServiceAccount](c).Create(ctx, &core.ServiceAccount{ObjectMeta: meta.ObjectMeta{Namespace: o.namespaceOrDefault(), Name: name}})
+	return createNamed(o, "serviceaccount", []string{"sa"}, "Create a ServiceAccount (kubectl create serviceaccount)", func(ctx context.Context, c *client.Client, name string) error {
+		_, err := client.For[*core.ServiceAccount](c).Create(ctx, &core.ServiceAccount{ObjectMeta: meta.ObjectMeta{Namespace: o.NamespaceOrDefault(), Name: name}})
 		return err
 	})
 }
 
 // createNamed is a `create KIND NAME` command: create makes the object,
 // and kobectl says "KIND/NAME created", as kubectl does.
-func (o *Options) createNamed(kind string, aliases []string, short string, create func(ctx context.Context, c *client.Client, name string) error) *cobra.Command {
+func createNamed(o *Options, kind string, aliases []string, short string, create func(ctx context.Context, c *client.Client, name string) error) *cobra.Command {
 	return &cobra.Command{
 		Use:     kind + " NAME",
 		Aliases: aliases,
@@ -37,7 +38,7 @@ func (o *Options) createNamed(kind string, aliases []string, short string, creat
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			if err := create(ctx, c, args[0]); err != nil {
 				return err
@@ -62,7 +63,7 @@ func newCreateTokenCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			spec := authorization.TokenRequestSpec{Audiences: audiences}
 			if duration != 0 {
@@ -75,7 +76,7 @@ func newCreateTokenCommand(o *Options) *cobra.Command {
 			if boundKind != "" {
 				spec.BoundObjectRef = &authorization.BoundObjectReference{Kind: boundKind, APIVersion: "v1", Name: boundName}
 			}
-			st, err := c.CreateToken(ctx, o.namespaceOrDefault(), args[0], spec)
+			st, err := c.CreateToken(ctx, o.NamespaceOrDefault(), args[0], spec)
 			if err != nil {
 				return err
 			}
@@ -131,13 +132,13 @@ func newCreateBindingCommand(o *Options, cluster bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			om := meta.ObjectMeta{Name: args[0]}
 			if cluster {
 				_, err = client.For[*rbac.ClusterRoleBinding](c).Create(ctx, &rbac.ClusterRoleBinding{ObjectMeta: om, RoleRef: ref, Subjects: subjects})
 			} else {
-				om.Namespace = o.namespaceOrDefault()
+				om.Namespace = o.NamespaceOrDefault()
 				_, err = client.For[*rbac.RoleBinding](c).Create(ctx, &rbac.RoleBinding{ObjectMeta: om, RoleRef: ref, Subjects: subjects})
 			}
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 type deleteFlags struct {
@@ -30,7 +31,7 @@ func newDeleteCommand(o *Options) *cobra.Command {
 		Use:   "delete (TYPE NAME... | TYPE/NAME | TYPE -l SELECTOR | -f FILE)",
 		Short: "Delete objects by name, by label selector or from manifests (kubectl delete)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.delete(cmd, &f, args)
+			return deleteObjects(o, cmd, &f, args)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "delete the objects in these manifests")
@@ -54,7 +55,7 @@ type target struct {
 	err error
 }
 
-func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) error {
+func deleteObjects(o *Options, cmd *cobra.Command, f *deleteFlags, args []string) error {
 	policy := map[string]string{"background": "Background", "foreground": "Foreground", "orphan": "Orphan"}[strings.ToLower(f.cascade)]
 	if policy == "" {
 		return fmt.Errorf("invalid --cascade %q: use background, foreground or orphan", f.cascade)
@@ -73,9 +74,9 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 	if err != nil {
 		return err
 	}
-	ctx, cancel := ctxFor(cmd)
+	ctx, cancel := cmdutil.CtxFor(cmd)
 	defer cancel()
-	targets, err := o.deleteTargets(ctx, c, f, args)
+	targets, err := deleteTargets(o, ctx, c, f, args)
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 	for _, t := range targets {
 		if t.err != nil {
 			if lastErr != nil {
-				fmt.Fprintln(o.ErrOut, formatError(lastErr, o.Server))
+				fmt.Fprintln(o.ErrOut, cmdutil.FormatError(lastErr, o.Server))
 			}
 			lastErr = t.err
 			continue
@@ -95,12 +96,12 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 		}
 		if err != nil {
 			if lastErr != nil {
-				fmt.Fprintln(o.ErrOut, formatError(lastErr, o.Server))
+				fmt.Fprintln(o.ErrOut, cmdutil.FormatError(lastErr, o.Server))
 			}
 			lastErr = err
 			continue
 		}
-		fmt.Fprintf(o.Out, "%s deleted\n", quotedRef(t.kind, t.name))
+		fmt.Fprintf(o.Out, "%s deleted\n", cmdutil.QuotedRef(t.kind, t.name))
 		deleted = append(deleted, t)
 	}
 	if f.wait && lastErr == nil {
@@ -113,7 +114,7 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 		for _, t := range deleted {
 			if err := waitOne(wctx, c, t.kind, t.namespace, t.name, waitCondition{deleted: true}); err != nil {
 				if timedOut(wctx, err) {
-					return fmt.Errorf("timed out waiting for %s to be gone (--wait=false returns at once)", quotedRef(t.kind, t.name))
+					return fmt.Errorf("timed out waiting for %s to be gone (--wait=false returns at once)", cmdutil.QuotedRef(t.kind, t.name))
 				}
 				return err
 			}
@@ -122,12 +123,12 @@ func (o *Options) delete(cmd *cobra.Command, f *deleteFlags, args []string) erro
 	return lastErr
 }
 
-func (o *Options) deleteTargets(ctx context.Context, c *client.Client, f *deleteFlags, args []string) ([]target, error) {
+func deleteTargets(o *Options, ctx context.Context, c *client.Client, f *deleteFlags, args []string) ([]target, error) {
 	if len(f.files) > 0 {
 		if len(args) > 0 || f.selector != "" {
 			return nil, fmt.Errorf("use either -f or TYPE NAME / -l, not both")
 		}
-		ms, err := readManifests(f.files, o.In)
+		ms, err := cmdutil.ReadManifests(f.files, o.In)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +138,7 @@ func (o *Options) deleteTargets(ctx context.Context, c *client.Client, f *delete
 				ts = append(ts, target{err: fmt.Errorf("%s: %w", ms[i].Source, ms[i].Err)})
 				continue
 			}
-			if err := o.setNamespace(&ms[i]); err != nil {
+			if err := o.SetNamespace(&ms[i]); err != nil {
 				return nil, err
 			}
 			m := ms[i].Object.GetObjectMeta()
@@ -152,7 +153,7 @@ func (o *Options) deleteTargets(ctx context.Context, c *client.Client, f *delete
 	if err != nil {
 		return nil, err
 	}
-	ns := o.namespaceFor(k, false)
+	ns := o.NamespaceFor(k, false)
 	if len(names) > 0 {
 		if f.selector != "" {
 			return nil, fmt.Errorf("name cannot be provided when a selector is specified")

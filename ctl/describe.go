@@ -19,6 +19,7 @@ import (
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 func newDescribeCommand(o *Options) *cobra.Command {
@@ -55,23 +56,23 @@ score per plugin) — recorded when the pod was bound.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			ns := o.namespaceFor(k, allNamespaces)
+			ns := o.NamespaceFor(k, allNamespaces)
 			// Named ones, or (as kubectl) every object of the type or those selected.
-			objs, _, err := o.fetch(ctx, c, k, ns, names, &getFlags{selector: selector})
+			objs, _, err := fetchObjects(o, ctx, c, k, ns, names, &getFlags{selector: selector})
 			if err != nil {
 				return err
 			}
 			if len(objs) == 0 {
-				o.noResources(ns)
+				o.NoResources(ns)
 				return nil
 			}
 			for i, obj := range objs {
 				if i > 0 {
 					fmt.Fprint(o.Out, "\n\n") // kubectl's gap between descriptions
 				}
-				if err := o.describeOne(ctx, c, k, obj); err != nil {
+				if err := describeOne(o, ctx, c, k, obj); err != nil {
 					return err
 				}
 			}
@@ -84,7 +85,7 @@ score per plugin) — recorded when the pod was bound.`,
 }
 
 // describeOne prints one object's description and its events.
-func (o *Options) describeOne(ctx context.Context, c *client.Client, k *scheme.Kind, obj meta.Object) error {
+func describeOne(o *Options, ctx context.Context, c *client.Client, k *scheme.Kind, obj meta.Object) error {
 	if err := describeObject(ctx, o.Out, c, obj); err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ controller would replace need --delete-emptydir-data and --force.`,
 			if grace >= 0 {
 				gp = &grace
 			}
-			return o.drain(cmd, args[0], ignoreDaemonSets, deleteEmptyDir, force, timeout, gp)
+			return drain(o, cmd, args[0], ignoreDaemonSets, deleteEmptyDir, force, timeout, gp)
 		},
 	}
 	cmd.Flags().BoolVar(&ignoreDaemonSets, "ignore-daemonsets", false, "leave DaemonSet-managed pods where they are and drain the rest")
@@ -53,7 +53,7 @@ controller would replace need --delete-emptydir-data and --force.`,
 	return cmd
 }
 
-func (o *Options) drain(cmd *cobra.Command, node string, ignoreDS, deleteEmptyDir, force bool, timeout time.Duration, grace *int64) error {
+func drain(o *Options, cmd *cobra.Command, node string, ignoreDS, deleteEmptyDir, force bool, timeout time.Duration, grace *int64) error {
 	c, err := o.Client()
 	if err != nil {
 		return err

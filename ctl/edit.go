@@ -16,6 +16,7 @@ import (
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // kobectl diff and edit: both show objects as YAML files and hand them to
@@ -50,7 +51,7 @@ status: 0 no differences, 1 differences, above 1 an error.`,
 				}
 			}
 			f.dryRun, f.quiet = "server", true
-			err = o.forEachManifest(cmd, &f, func(ctx context.Context, c *client.Client, m manifest) (string, error) {
+			err = forEachManifest(o, cmd, &f, func(ctx context.Context, c *client.Client, m cmdutil.Manifest) (string, error) {
 				verb, err := applyOne(ctx, c, m, &f)
 				if err != nil {
 					return verb, err
@@ -75,7 +76,7 @@ status: 0 no differences, 1 differences, above 1 an error.`,
 				return verb, nil
 			})
 			if err != nil {
-				return exitError{code: 2, err: err}
+				return cmdutil.ExitError{Code: 2, Err: err}
 			}
 			return runDiff(cmd, o, liveDir, mergedDir)
 		},
@@ -113,11 +114,11 @@ func runDiff(cmd *cobra.Command, o *Options, live, merged string) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &ee) && ee.ExitCode() == 1:
-		return exitError{code: 1, quiet: true}
+		return cmdutil.ExitError{Code: 1, Quiet: true}
 	case errors.As(err, &ee):
-		return exitError{code: ee.ExitCode(), err: fmt.Errorf("%s failed", prog[0])}
+		return cmdutil.ExitError{Code: ee.ExitCode(), Err: fmt.Errorf("%s failed", prog[0])}
 	}
-	return exitError{code: 2, err: fmt.Errorf("running %s: %w (set KUBECTL_EXTERNAL_DIFF to another program)", prog[0], err)}
+	return cmdutil.ExitError{Code: 2, Err: fmt.Errorf("running %s: %w (set KUBECTL_EXTERNAL_DIFF to another program)", prog[0], err)}
 }
 
 func newEditCommand(o *Options) *cobra.Command {
@@ -148,15 +149,15 @@ printed.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			return o.edit(ctx, cmd, c, k, o.namespaceFor(k, false), names[0])
+			return editObjects(o, ctx, cmd, c, k, o.NamespaceFor(k, false), names[0])
 		},
 	}
 	return cmd
 }
 
-func (o *Options) edit(ctx context.Context, cmd *cobra.Command, c *client.Client, k *scheme.Kind, ns, name string) error {
+func editObjects(o *Options, ctx context.Context, cmd *cobra.Command, c *client.Client, k *scheme.Kind, ns, name string) error {
 	live, err := c.Resource(k).Get(ctx, ns, name)
 	if err != nil {
 		return err
@@ -216,12 +217,12 @@ func (o *Options) edit(ctx context.Context, cmd *cobra.Command, c *client.Client
 	w, err := c.Resource(k).Update(ctx, ns, js, client.WriteOptions{FieldValidation: "Strict"})
 	if err != nil {
 		keep = true
-		return fmt.Errorf("%s: %w\nA copy of your changes has been stored to %q", ref(k, name), err, path)
+		return fmt.Errorf("%s: %w\nA copy of your changes has been stored to %q", cmdutil.Ref(k, name), err, path)
 	}
 	for _, warning := range w.Warnings {
 		fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
 	}
-	fmt.Fprintf(o.Out, "%s edited\n", ref(k, name))
+	fmt.Fprintf(o.Out, "%s edited\n", cmdutil.Ref(k, name))
 	return nil
 }
 

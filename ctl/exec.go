@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 func newExecCommand(o *Options) *cobra.Command {
@@ -36,7 +37,7 @@ chooses.`,
 			if err != nil {
 				return err
 			}
-			ref, err := resolvePod(cmd.Context(), c, o.namespaceOrDefault(), args[0])
+			ref, err := resolvePod(cmd.Context(), c, o.NamespaceOrDefault(), args[0])
 			if err != nil {
 				return err
 			}
@@ -58,7 +59,7 @@ chooses.`,
 				return err
 			}
 			if code != 0 {
-				return exitError{code: code}
+				return cmdutil.ExitError{Code: code}
 			}
 			return nil
 		},
@@ -90,7 +91,7 @@ supported), so -i and -t are refused: use exec -it for a shell.`,
 			if err != nil {
 				return err
 			}
-			ref, err := resolvePod(cmd.Context(), c, o.namespaceOrDefault(), args[0])
+			ref, err := resolvePod(cmd.Context(), c, o.NamespaceOrDefault(), args[0])
 			if err != nil {
 				return err
 			}
@@ -108,20 +109,4 @@ supported), so -i and -t are refused: use exec -it for a shell.`,
 	cmd.Flags().BoolVarP(&stdin, "stdin", "i", false, "pass standard input to the container (refused: Kobune's containers have no stdin)")
 	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "the container's terminal (refused: Kobune's containers have none)")
 	return cmd
-}
-
-// exitError carries a remote command's exit status to kobectl's own, or
-// a status other than 1 for err (kobectl diff: 1 means differences).
-// quiet ones print nothing more (auth can-i has said "no" already).
-type exitError struct {
-	code  int
-	quiet bool
-	err   error
-}
-
-func (e exitError) Error() string {
-	if e.err != nil {
-		return e.err.Error()
-	}
-	return fmt.Sprintf("command terminated with exit code %d", e.code)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // newExplainPathCommand is Kobune's `explain-path`: the way a packet to a
@@ -48,20 +49,20 @@ func newExplainPathCommand(o *Options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				ctx, cancel := ctxFor(cmd)
+				ctx, cancel := cmdutil.CtxFor(cmd)
 				defer cancel()
-				return o.explainIngress(ctx, c, name, host, path)
+				return explainIngress(o, ctx, c, name, host, path)
 			}
 			if to != "" {
 				c, err := o.Client()
 				if err != nil {
 					return err
 				}
-				ctx, cancel := ctxFor(cmd)
+				ctx, cancel := cmdutil.CtxFor(cmd)
 				defer cancel()
-				return o.explainPolicy(ctx, c, args[0], to, toNamespace, protocol, port)
+				return explainPolicy(o, ctx, c, args[0], to, toNamespace, protocol, port)
 			}
-			return o.explainPath(cmd, args[0], port, from, nodeName)
+			return explainPath(o, cmd, args[0], port, from, nodeName)
 		},
 	}
 	cmd.Flags().StringVar(&port, "port", "", "the Service port, by name or number (default: every port); with --to, the destination port")
@@ -75,7 +76,7 @@ func newExplainPathCommand(o *Options) *cobra.Command {
 	return cmd
 }
 
-func (o *Options) explainPath(cmd *cobra.Command, target, portArg, from, nodeName string) error {
+func explainPath(o *Options, cmd *cobra.Command, target, portArg, from, nodeName string) error {
 	typ, name, ok := strings.Cut(target, "/")
 	if !ok || (typ != "svc" && typ != "service" && typ != "services") {
 		return fmt.Errorf("explain-path takes svc/NAME, not %q", target)
@@ -84,9 +85,9 @@ func (o *Options) explainPath(cmd *cobra.Command, target, portArg, from, nodeNam
 	if err != nil {
 		return err
 	}
-	ctx, cancel := ctxFor(cmd)
+	ctx, cancel := cmdutil.CtxFor(cmd)
 	defer cancel()
-	ns := o.namespaceOrDefault()
+	ns := o.NamespaceOrDefault()
 	svc, err := client.For[*core.Service](c).Get(ctx, ns, name)
 	if err != nil {
 		return err
@@ -133,7 +134,7 @@ func (o *Options) explainPath(cmd *cobra.Command, target, portArg, from, nodeNam
 		}
 		sort.Strings(nodes)
 	}
-	pods := o.endpointPods(ctx, c, ns, name)
+	pods := endpointPods(o, ctx, c, ns, name)
 	for i, node := range nodes {
 		for j, p := range ports {
 			if i+j > 0 {
@@ -174,7 +175,7 @@ func (o *Options) explainPath(cmd *cobra.Command, target, portArg, from, nodeNam
 }
 
 // endpointPods names a Service's endpoint addresses: "pod web-a (node-1)".
-func (o *Options) endpointPods(ctx context.Context, c *client.Client, ns, svc string) map[string]string {
+func endpointPods(o *Options, ctx context.Context, c *client.Client, ns, svc string) map[string]string {
 	out := map[string]string{}
 	slices, _, err := client.For[*discovery.EndpointSlice](c).List(ctx, ns, client.ListOptions{LabelSelector: discovery.LabelServiceName + "=" + svc})
 	if err != nil {

@@ -22,8 +22,8 @@ import (
 // node's own (never judged); to a pod on another node they are judged by
 // that pod's ingress policies like any address outside the pods (only an
 // ipBlock peer allows them).
-func (o *Options) explainIngress(ctx context.Context, c *client.Client, name, host, path string) error {
-	ns := o.namespaceOrDefault()
+func explainIngress(o *Options, ctx context.Context, c *client.Client, name, host, path string) error {
+	ns := o.NamespaceOrDefault()
 	in, err := client.For[*networking.Ingress](c).Get(ctx, ns, name)
 	if err != nil {
 		return err

@@ -22,17 +22,17 @@ import (
 // the rules the node's kernel holds for an isolated side (read by its
 // agent). The verdict is the model's (api/networking.Decide), the one the
 // agents' nftables rules are held to (agent/netpol, test/e2e).
-func (o *Options) explainPolicy(ctx context.Context, c *client.Client, from, to, toNamespace, protocol, portArg string) error {
+func explainPolicy(o *Options, ctx context.Context, c *client.Client, from, to, toNamespace, protocol, portArg string) error {
 	protocol = strings.ToUpper(protocol)
 	if protocol != "TCP" && protocol != "UDP" && protocol != "SCTP" {
 		return fmt.Errorf("--protocol %q: TCP, UDP or SCTP", protocol)
 	}
-	src, err := policyEndpoint(ctx, c, o.namespaceOrDefault(), from)
+	src, err := policyEndpoint(ctx, c, o.NamespaceOrDefault(), from)
 	if err != nil {
 		return err
 	}
 	if toNamespace == "" {
-		toNamespace = o.namespaceOrDefault()
+		toNamespace = o.NamespaceOrDefault()
 	}
 	typ, name, _ := strings.Cut(to, "/")
 	var dsts []namedEndpoint
@@ -102,7 +102,7 @@ func (o *Options) explainPolicy(ctx context.Context, c *client.Client, from, to,
 		if v.Allowed() {
 			allowed++
 		}
-		o.explainConnection(ctx, c, src, dst, conn, v, nodes, nsLabels)
+		explainConnection(o, ctx, c, src, dst, conn, v, nodes, nsLabels)
 	}
 	verdict := "allowed"
 	switch {
@@ -141,7 +141,7 @@ func policyState(ctx context.Context, c *client.Client) ([]*networking.NetworkPo
 
 // explainConnection prints one source → pod connection: the route, each
 // side's policies and, for an isolated side, its node's rules.
-func (o *Options) explainConnection(ctx context.Context, c *client.Client, src, dst namedEndpoint, conn networking.Connection, v networking.Verdict, nodes []*core.Node, nsLabels map[string]map[string]string) {
+func explainConnection(o *Options, ctx context.Context, c *client.Client, src, dst namedEndpoint, conn networking.Connection, v networking.Verdict, nodes []*core.Node, nsLabels map[string]map[string]string) {
 	fmt.Fprintf(o.Out, "%s → %s, port %d/%s\n", src.describe, dst.describe, conn.Port, conn.Protocol)
 	fmt.Fprintf(o.Out, "  route: %s\n", route(src, dst, nodes))
 	side := func(n int, what string, pod namedEndpoint, d networking.DirectionVerdict, dir string) {

@@ -22,6 +22,7 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // Generators: commands that build one object from flags — create
@@ -70,7 +71,7 @@ func (g *genFlags) register(cmd *cobra.Command) {
 
 // emit creates obj (or only prints it, for --dry-run=client) and prints
 // the result as -o asks, else "kind/name created".
-func (o *Options) emit(ctx context.Context, obj meta.Object, g *genFlags) error {
+func emit(o *Options, ctx context.Context, obj meta.Object, g *genFlags) error {
 	k, err := scheme.Lookup(strings.ToLower(obj.GetTypeMeta().Kind))
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func (o *Options) emit(ctx context.Context, obj meta.Object, g *genFlags) error 
 	}
 	m := obj.GetObjectMeta()
 	if k.Namespaced && m.Namespace == "" {
-		m.Namespace = o.namespaceOrDefault()
+		m.Namespace = o.NamespaceOrDefault()
 	}
 	out := obj
 	if g.dryRun != "client" {
@@ -109,19 +110,19 @@ func (o *Options) emit(ctx context.Context, obj meta.Object, g *genFlags) error 
 	case "yaml", "json":
 		return (&printer{out: o.Out, kind: k, format: g.output}).print([]meta.Object{out}, true)
 	case "name":
-		fmt.Fprintln(o.Out, ref(k, m.Name))
+		fmt.Fprintln(o.Out, cmdutil.Ref(k, m.Name))
 		return nil
 	}
 	suffix := map[dryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[g.dryRun]
-	fmt.Fprintf(o.Out, "%s created%s\n", ref(k, m.Name), suffix)
+	fmt.Fprintf(o.Out, "%s created%s\n", cmdutil.Ref(k, m.Name), suffix)
 	return nil
 }
 
 // emitFor is emit under the command's context (its timeout).
-func (o *Options) emitFor(cmd *cobra.Command, obj meta.Object, g *genFlags) error {
-	ctx, cancel := ctxFor(cmd)
+func emitFor(o *Options, cmd *cobra.Command, obj meta.Object, g *genFlags) error {
+	ctx, cancel := cmdutil.CtxFor(cmd)
 	defer cancel()
-	return o.emit(ctx, obj, g)
+	return emit(o, ctx, obj, g)
 }
 
 // containerName is what kubectl names a container after its image:
@@ -169,7 +170,7 @@ func newCreateDeploymentCommand(o *Options) *cobra.Command {
 				ObjectMeta: meta.ObjectMeta{Name: name, Labels: labels},
 				Spec: apps.DeploymentSpec{Replicas: &replicas, Selector: &meta.LabelSelector{MatchLabels: labels},
 					Template: core.PodTemplateSpec{ObjectMeta: meta.ObjectMeta{Labels: labels}, Spec: core.PodSpec{Containers: containers}}}}
-			return o.emitFor(cmd, d, &g)
+			return emitFor(o, cmd, d, &g)
 		},
 	}
 	g.register(cmd)
@@ -279,7 +280,7 @@ func newCreateConfigMapCommand(o *Options) *cobra.Command {
 				return err
 			}
 			cm := &core.ConfigMap{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta.ObjectMeta{Name: args[0]}, Data: data}
-			return o.emitFor(cmd, cm, &g)
+			return emitFor(o, cmd, cm, &g)
 		},
 	}
 	g.register(cmd)
@@ -312,7 +313,7 @@ func newCreateSecretCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return o.emitSecret(cmd, args[0], typ, data, &g)
+			return emitSecret(o, cmd, args[0], typ, data, &g)
 		},
 	}
 	g.register(generic)
@@ -335,7 +336,7 @@ func newCreateSecretCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return o.emitSecret(cmd, args[0], "kubernetes.io/tls", data, &tg)
+			return emitSecret(o, cmd, args[0], "kubernetes.io/tls", data, &tg)
 		},
 	}
 	tg.register(tls)
@@ -345,12 +346,12 @@ func newCreateSecretCommand(o *Options) *cobra.Command {
 	return cmd
 }
 
-func (o *Options) emitSecret(cmd *cobra.Command, name, typ string, data map[string]string, g *genFlags) error {
+func emitSecret(o *Options, cmd *cobra.Command, name, typ string, data map[string]string, g *genFlags) error {
 	s := &core.Secret{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta.ObjectMeta{Name: name}, Type: typ, Data: map[string][]byte{}}
 	for k, v := range data {
 		s.Data[k] = []byte(v)
 	}
-	return o.emitFor(cmd, s, g)
+	return emitFor(o, cmd, s, g)
 }
 
 // parsePortPairs reads --tcp PORT[:TARGET] values.
@@ -420,7 +421,7 @@ func newCreateServiceCommand(o *Options) *cobra.Command {
 				if nodePort != 0 && len(svc.Spec.Ports) > 0 {
 					svc.Spec.Ports[0].NodePort = nodePort
 				}
-				return o.emitFor(cmd, svc, &g)
+				return emitFor(o, cmd, svc, &g)
 			},
 		}
 		g.register(sub)
@@ -455,7 +456,7 @@ func newCreateJobCommand(o *Options) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			job := &batch.Job{TypeMeta: meta.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta.ObjectMeta{Name: name}}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			switch {
 			case (image == "") == (from == ""):
@@ -469,7 +470,7 @@ func newCreateJobCommand(o *Options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				cj, err := client.For[*batch.CronJob](c).Get(ctx, o.namespaceOrDefault(), cjName)
+				cj, err := client.For[*batch.CronJob](c).Get(ctx, o.NamespaceOrDefault(), cjName)
 				if err != nil {
 					return err
 				}
@@ -485,7 +486,7 @@ func newCreateJobCommand(o *Options) *cobra.Command {
 				}
 				job.Spec.Template.Spec = core.PodSpec{Containers: []core.Container{ctr}, RestartPolicy: core.RestartPolicyNever}
 			}
-			return o.emit(ctx, job, &g)
+			return emit(o, ctx, job, &g)
 		},
 	}
 	g.register(cmd)
@@ -564,7 +565,7 @@ func newRunCommand(o *Options) *cobra.Command {
 			}
 			pod := &core.Pod{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: meta.ObjectMeta{Name: name, Labels: lbl},
 				Spec: core.PodSpec{Containers: []core.Container{ctr}, RestartPolicy: core.RestartPolicy(restart)}}
-			return o.emitFor(cmd, pod, &g)
+			return emitFor(o, cmd, pod, &g)
 		},
 	}
 	g.register(cmd)
@@ -603,9 +604,9 @@ container port of the pods is used.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			svc, err := exposeService(ctx, c, o.namespaceOrDefault(), target)
+			svc, err := exposeService(ctx, c, o.NamespaceOrDefault(), target)
 			if err != nil {
 				return err
 			}
@@ -636,7 +637,7 @@ container port of the pods is used.`,
 			if nodePort != 0 {
 				svc.Spec.Ports[0].NodePort = nodePort
 			}
-			return o.emit(ctx, svc, &g)
+			return emit(o, ctx, svc, &g)
 		},
 	}
 	g.register(cmd)
@@ -741,7 +742,7 @@ func newCreateQuotaCommand(o *Options) *cobra.Command {
 			if scopes != "" {
 				q.Spec.Scopes = strings.Split(scopes, ",")
 			}
-			return o.emitFor(cmd, q, &g)
+			return emitFor(o, cmd, q, &g)
 		},
 	}
 	g.register(cmd)
@@ -787,7 +788,7 @@ func newCreatePDBCommand(o *Options) *cobra.Command {
 				return fmt.Errorf("%s: %w", flag, err)
 			}
 			*field = &n
-			return o.emitFor(cmd, b, &g)
+			return emitFor(o, cmd, b, &g)
 		},
 	}
 	g.register(cmd)
@@ -831,7 +832,7 @@ func newCreatePriorityClassCommand(o *Options) *cobra.Command {
 			}
 			pc := &scheduling.PriorityClass{TypeMeta: meta.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"}, ObjectMeta: meta.ObjectMeta{Name: args[0]},
 				Value: value, Description: description, PreemptionPolicy: &preemption}
-			return o.emitFor(cmd, pc, &g)
+			return emitFor(o, cmd, pc, &g)
 		},
 	}
 	g.register(cmd)

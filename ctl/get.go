@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kobune/kobune/api/printers"
+	"github.com/kobune/kobune/ctl/cmdutil"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
@@ -71,11 +72,11 @@ deployments, replicasets, statefulsets, jobs and cronjobs.`,
 			case len(f.files) > 0 && len(args) > 0:
 				return fmt.Errorf("use either -f or TYPE [NAME], not both")
 			case len(f.files) > 0:
-				return o.getFiles(cmd, &f)
+				return getFiles(o, cmd, &f)
 			case len(args) == 0:
 				return fmt.Errorf("you must specify the type of resource to get (kobectl api-resources lists them), or -f FILE")
 			}
-			return o.get(cmd, &f, args)
+			return getObjects(o, cmd, &f, args)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "get the objects a manifest names (a file, a directory, or - for stdin)")
@@ -105,27 +106,14 @@ func parseTarget(args []string) (*scheme.Kind, []string, error) {
 	return k, names, err
 }
 
-func (o *Options) namespaceFor(k *scheme.Kind, all bool) string {
-	switch {
-	case !k.Namespaced || all:
-		return ""
-	case o.Namespace != "":
-		return o.Namespace
-	}
-	if cfg, err := o.clientConfig(); err == nil && cfg.Namespace != "" {
-		return cfg.Namespace // the kubeconfig context's
-	}
-	return "default"
-}
-
-func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
+func getObjects(o *Options, cmd *cobra.Command, f *getFlags, args []string) error {
 	tmpl, err := parseOutput(f.output)
 	if err != nil {
 		return err
 	}
 	f.tmpl = tmpl
 	if types := strings.Split(args[0], ","); (len(types) > 1 || args[0] == "all") && !strings.Contains(args[0], "/") {
-		return o.getKinds(cmd, f, expandAll(types), args[1:])
+		return getKinds(o, cmd, f, expandAll(types), args[1:])
 	}
 	k, names, err := parseTarget(args)
 	if err != nil {
@@ -135,17 +123,17 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	ns := o.namespaceFor(k, f.allNamespaces)
-	ctx, cancel := ctxFor(cmd)
+	ns := o.NamespaceFor(k, f.allNamespaces)
+	ctx, cancel := cmdutil.CtxFor(cmd)
 	defer cancel()
-	objs, rev, err := o.fetch(ctx, c, k, ns, names, f)
+	objs, rev, err := fetchObjects(o, ctx, c, k, ns, names, f)
 	if err != nil {
 		return err
 	}
 	p := f.printer(o, k)
 	p.withNamespace = f.allNamespaces && k.Namespaced
 	if len(objs) == 0 && len(names) == 0 && (f.output == "" || f.output == "wide") && !f.watch {
-		o.noResources(ns)
+		o.NoResources(ns)
 		return nil
 	}
 	if err := p.print(objs, len(names) == 1 && !f.watch); err != nil {
@@ -154,20 +142,12 @@ func (o *Options) get(cmd *cobra.Command, f *getFlags, args []string) error {
 	if !f.watch {
 		return nil
 	}
-	return o.watch(cmd.Context(), c, k, ns, f, rev, p)
-}
-
-func (o *Options) noResources(ns string) {
-	if ns == "" {
-		fmt.Fprintln(o.ErrOut, "No resources found")
-	} else {
-		fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", ns)
-	}
+	return watchObjects(o, cmd.Context(), c, k, ns, f, rev, p)
 }
 
 // fetch gets the named objects of kind k, or lists them (returning the
 // list's revision, for a watch).
-func (o *Options) fetch(ctx context.Context, c *client.Client, k *scheme.Kind, ns string, names []string, f *getFlags) ([]meta.Object, int64, error) {
+func fetchObjects(o *Options, ctx context.Context, c *client.Client, k *scheme.Kind, ns string, names []string, f *getFlags) ([]meta.Object, int64, error) {
 	var objs []meta.Object
 	if len(names) > 0 {
 		for _, n := range names {
@@ -224,7 +204,7 @@ func (f *getFlags) printer(o *Options, k *scheme.Kind) *printer {
 // getKinds is `get svc,endpointslices [NAME...]`, as kubectl shows it: a
 // table per kind that has objects, names prefixed with their kind, a
 // blank line between; one List for -o json/yaml.
-func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []string) error {
+func getKinds(o *Options, cmd *cobra.Command, f *getFlags, types, names []string) error {
 	if f.watch {
 		return fmt.Errorf("you may only specify a single resource type with --watch")
 	}
@@ -240,12 +220,12 @@ func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []strin
 	if err != nil {
 		return err
 	}
-	ctx, cancel := ctxFor(cmd)
+	ctx, cancel := cmdutil.CtxFor(cmd)
 	defer cancel()
 	var all []meta.Object
 	printed := false
 	for _, k := range kinds {
-		objs, _, err := o.fetch(ctx, c, k, o.namespaceFor(k, f.allNamespaces), names, f)
+		objs, _, err := fetchObjects(o, ctx, c, k, o.NamespaceFor(k, f.allNamespaces), names, f)
 		if err != nil {
 			return err
 		}
@@ -272,9 +252,9 @@ func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []strin
 	if !printed {
 		ns := ""
 		if !f.allNamespaces {
-			ns = o.namespaceFor(kinds[0], false)
+			ns = o.NamespaceFor(kinds[0], false)
 		}
-		o.noResources(ns)
+		o.NoResources(ns)
 	}
 	return nil
 }
@@ -284,13 +264,13 @@ func (o *Options) getKinds(cmd *cobra.Command, f *getFlags, types, names []strin
 // names prefixed with their kind when there are several kinds; one List
 // for -o json/yaml. Each object that is not there is named, as kubectl
 // does, and the others are shown.
-func (o *Options) getFiles(cmd *cobra.Command, f *getFlags) error {
+func getFiles(o *Options, cmd *cobra.Command, f *getFlags) error {
 	tmpl, err := parseOutput(f.output)
 	if err != nil {
 		return err
 	}
 	f.tmpl = tmpl
-	ms, err := readManifests(f.files, o.In)
+	ms, err := cmdutil.ReadManifests(f.files, o.In)
 	if err != nil {
 		return err
 	}
@@ -298,7 +278,7 @@ func (o *Options) getFiles(cmd *cobra.Command, f *getFlags) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := ctxFor(cmd)
+	ctx, cancel := cmdutil.CtxFor(cmd)
 	defer cancel()
 	var kinds []*scheme.Kind
 	byKind := map[*scheme.Kind][]meta.Object{}
@@ -309,11 +289,11 @@ func (o *Options) getFiles(cmd *cobra.Command, f *getFlags) error {
 			failed = append(failed, fmt.Errorf("%s: %w", m.Source, m.Err))
 			continue
 		}
-		if err := o.setNamespace(m); err != nil {
+		if err := o.SetNamespace(m); err != nil {
 			return err
 		}
 		meta := m.Object.GetObjectMeta()
-		objs, _, err := o.fetch(ctx, c, m.Kind, meta.Namespace, []string{meta.Name}, f)
+		objs, _, err := fetchObjects(o, ctx, c, m.Kind, meta.Namespace, []string{meta.Name}, f)
 		if err != nil {
 			failed = append(failed, err)
 			continue
@@ -348,13 +328,13 @@ func (o *Options) getFiles(cmd *cobra.Command, f *getFlags) error {
 		if i == len(failed)-1 {
 			return err
 		}
-		fmt.Fprintln(o.ErrOut, formatError(err, o.Server))
+		fmt.Fprintln(o.ErrOut, cmdutil.FormatError(err, o.Server))
 	}
 	return nil
 }
 
 // watch prints a row (or object) for every change after rev, until interrupted.
-func (o *Options) watch(ctx context.Context, c *client.Client, k *scheme.Kind, ns string, f *getFlags, rev int64, p *printer) error {
+func watchObjects(o *Options, ctx context.Context, c *client.Client, k *scheme.Kind, ns string, f *getFlags, rev int64, p *printer) error {
 	stream, err := c.Resource(k).Watch(ctx, ns, client.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector}, rev, false)
 	if err != nil {
 		return err
@@ -410,7 +390,7 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 	switch p.format {
 	case "name":
 		for _, o := range objs {
-			fmt.Fprintln(p.out, ref(p.kind, o.GetObjectMeta().Name))
+			fmt.Fprintln(p.out, cmdutil.Ref(p.kind, o.GetObjectMeta().Name))
 		}
 		return nil
 	case "json", "yaml":
@@ -447,7 +427,7 @@ func (p *printer) print(objs []meta.Object, single bool) error {
 	for _, o := range objs {
 		row := t.Row(o)
 		if p.withKind {
-			row[0] = ref(p.kind, row[0])
+			row[0] = cmdutil.Ref(p.kind, row[0])
 		}
 		if p.withNamespace {
 			row = append([]string{o.GetObjectMeta().Namespace}, row...)

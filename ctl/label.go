@@ -9,6 +9,7 @@ import (
 
 	"github.com/kobune/kobune/api/validation"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // newLabelCommand is kubectl label: set (KEY=VALUE) or remove (KEY-)
@@ -87,9 +88,9 @@ func newMetadataMapCommand(o *Options, field, done string, cmd *cobra.Command) *
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			ns, r := o.namespaceFor(k, false), c.Resource(k)
+			ns, r := o.NamespaceFor(k, false), c.Resource(k)
 			for {
 				raw, err := r.Get(ctx, ns, names[0])
 				if err != nil {

@@ -75,7 +75,7 @@ line with the time the node read it (--timestamps shows it, --since and
 			if err != nil {
 				return err
 			}
-			ctx, ns := cmd.Context(), o.namespaceOrDefault()
+			ctx, ns := cmd.Context(), o.NamespaceOrDefault()
 			var pods []*core.Pod
 			if sel != "" {
 				if !cmd.Flags().Changed("tail") {

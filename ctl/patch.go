@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // newPatchCommand is kubectl patch: a strategic merge patch (the
@@ -49,9 +50,9 @@ func newPatchCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			w, err := c.Resource(k).Patch(ctx, o.namespaceFor(k, false), names[0], pt, patch,
+			w, err := c.Resource(k).Patch(ctx, o.NamespaceFor(k, false), names[0], pt, patch,
 				client.PatchOptions{WriteOptions: client.WriteOptions{DryRun: dryRun != "none"}, Subresource: sub, FieldManager: "kobectl-patch"})
 			if err != nil {
 				return err
@@ -60,7 +61,7 @@ func newPatchCommand(o *Options) *cobra.Command {
 				fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
 			}
 			suffix := map[dryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[dryRun]
-			fmt.Fprintf(o.Out, "%s patched%s\n", ref(k, names[0]), suffix)
+			fmt.Fprintf(o.Out, "%s patched%s\n", cmdutil.Ref(k, names[0]), suffix)
 			return nil
 		},
 	}
@@ -94,7 +95,7 @@ func newCordonCommand(o *Options, cordon bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, cordon)
 			if !cordon {

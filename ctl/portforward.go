@@ -41,7 +41,7 @@ targetPort. Runs until interrupted (Ctrl-C).`,
 				return err
 			}
 			ctx := cmd.Context()
-			ns := o.namespaceOrDefault()
+			ns := o.NamespaceOrDefault()
 			pod, remote, err := forwardTarget(ctx, c, ns, args[0], args[1:])
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/version"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 func newAPIResourcesCommand(o *Options) *cobra.Command {
@@ -42,7 +43,7 @@ func newVersionCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			v, err := c.Version(ctx)
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // deploymentTarget reads "deployment/NAME", "deployment NAME" or
@@ -51,7 +52,7 @@ func onDeployment(o *Options, run func(ctx context.Context, c *client.Client, na
 		if err != nil {
 			return err
 		}
-		ctx, cancel := ctxFor(cmd)
+		ctx, cancel := cmdutil.CtxFor(cmd)
 		defer cancel()
 		return run(ctx, c, name)
 	}
@@ -82,9 +83,9 @@ func newScaleCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			ns := o.namespaceFor(k, false)
+			ns := o.NamespaceFor(k, false)
 			for _, name := range names {
 				switch k.Kind {
 				case "Deployment":
@@ -154,7 +155,7 @@ func newSetCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			setImages := func(t *core.PodTemplateSpec) error {
 				found := map[string]bool{}
@@ -173,7 +174,7 @@ func newSetCommand(o *Options) *cobra.Command {
 				}
 				return nil
 			}
-			ns := o.namespace()
+			ns := o.NamespaceOrDefault()
 			switch k.Kind {
 			case "Deployment":
 				err = updateDeployment(ctx, c, ns, name, func(d *apps.Deployment) error { return setImages(&d.Spec.Template) })
@@ -190,13 +191,6 @@ func newSetCommand(o *Options) *cobra.Command {
 		},
 	})
 	return set
-}
-
-func (o *Options) namespace() string {
-	if o.Namespace != "" {
-		return o.Namespace
-	}
-	return "default"
 }
 
 func newRolloutCommand(o *Options) *cobra.Command {
@@ -224,9 +218,9 @@ func newRolloutCommand(o *Options) *cobra.Command {
 		Short: "List the revisions of a rollout, or show one with --revision",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: onRolloutTarget(o, func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error {
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			revs, err := rolloutRevisions(ctx, c, k, o.namespace(), name)
+			revs, err := rolloutRevisions(ctx, c, k, o.NamespaceOrDefault(), name)
 			if err != nil {
 				return err
 			}
@@ -263,7 +257,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 		Short: "Roll back to the previous revision, or to --to-revision",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: onRolloutTarget(o, func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error {
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			if k.Kind == "Deployment" {
 				return rolloutUndo(ctx, o, c, name, toRevision)
@@ -277,7 +271,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 		return &cobra.Command{
 			Use: use + " deployment/NAME", Short: short, Args: cobra.MinimumNArgs(1),
 			RunE: onDeployment(o, func(ctx context.Context, c *client.Client, name string) error {
-				if err := updateDeployment(ctx, c, o.namespace(), name, change); err != nil {
+				if err := updateDeployment(ctx, c, o.NamespaceOrDefault(), name, change); err != nil {
 					return err
 				}
 				fmt.Fprintf(o.Out, "deployment.apps/%s %s\n", name, done)
@@ -290,9 +284,9 @@ func newRolloutCommand(o *Options) *cobra.Command {
 		Short: "Replace every pod, by a rollout (sets the restartedAt template annotation)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: onRolloutTarget(o, func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error {
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			ns := o.namespace()
+			ns := o.NamespaceOrDefault()
 			var err error
 			switch k.Kind {
 			case "Deployment":
@@ -380,7 +374,7 @@ func markRestarted(t *core.PodTemplateSpec) {
 // (nil) or past its progress deadline (an error: a non-zero exit).
 func rolloutStatus(ctx context.Context, o *Options, c *client.Client, k *scheme.Kind, name string) error {
 	what := strings.ToLower(k.Kind)
-	stream, err := c.Resource(k).Watch(ctx, o.namespace(), client.ListOptions{FieldSelector: "metadata.name=" + name}, 0, false)
+	stream, err := c.Resource(k).Watch(ctx, o.NamespaceOrDefault(), client.ListOptions{FieldSelector: "metadata.name=" + name}, 0, false)
 	if err != nil {
 		return err
 	}
@@ -530,7 +524,7 @@ func withoutHash(t core.PodTemplateSpec) core.PodTemplateSpec {
 // rolloutUndo puts a revision's pod template back into the Deployment, as
 // kubectl does; the controller then rolls it out as the next revision.
 func rolloutUndo(ctx context.Context, o *Options, c *client.Client, name string, to int64) error {
-	revs, err := revisions(ctx, c, o.namespace(), name)
+	revs, err := revisions(ctx, c, o.NamespaceOrDefault(), name)
 	if err != nil {
 		return err
 	}
@@ -553,7 +547,7 @@ func rolloutUndo(ctx context.Context, o *Options, c *client.Client, name string,
 		fmt.Fprintf(o.Out, "deployment.apps/%s skipped rollback (current template already matches revision %s)\n", name, strconv.FormatInt(to, 10))
 		return nil
 	}
-	err = updateDeployment(ctx, c, o.namespace(), name, func(d *apps.Deployment) error {
+	err = updateDeployment(ctx, c, o.NamespaceOrDefault(), name, func(d *apps.Deployment) error {
 		if d.Spec.Paused {
 			return fmt.Errorf("you cannot rollback a paused deployment; resume it first with 'kobectl rollout resume deployment/%s' and try again", name)
 		}

@@ -91,7 +91,7 @@ func revisionTemplate(data json.RawMessage) (core.PodTemplateSpec, error) {
 // does: the chosen ControllerRevision's data is applied to it as a
 // strategic merge patch, and the controller rolls the pods out.
 func rolloutUndoRevision(ctx context.Context, o *Options, c *client.Client, k *scheme.Kind, name string, to int64) error {
-	ns := o.namespace()
+	ns := o.NamespaceOrDefault()
 	what := qualified(k.Resource, k.APIVersion) + "/" + name
 	revs, err := rolloutRevisions(ctx, c, k, ns, name)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // taintArg is one KEY[=VALUE]:EFFECT (add) or KEY[:EFFECT]- (remove).
@@ -78,7 +79,7 @@ effect only that one, without every taint of that key.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			nodes := client.For[*core.Node](c)
 			var removed bool

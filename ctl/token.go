@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/pki"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // newTokenCommand is `kubeadm token create` for Kobune: a bootstrap token
@@ -29,14 +30,14 @@ func newTokenCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			tok, err := c.CreateBootstrapToken(ctx, ttl, description)
 			if err != nil {
 				return err
 			}
 			if out != "" {
-				cfg, err := o.clientConfig()
+				cfg, err := o.ClientConfig()
 				if err != nil {
 					return err
 				}
@@ -72,7 +73,7 @@ func newCertificateCommand(o *Options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				ctx, cancel := ctxFor(cmd)
+				ctx, cancel := cmdutil.CtxFor(cmd)
 				defer cancel()
 				csrs := client.For[*certificates.CertificateSigningRequest](c)
 				r, err := csrs.Get(ctx, "", args[0])

@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/metrics"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // newTopCommand is kubectl top: usage from the metrics API
@@ -37,7 +38,7 @@ the CFS periods in which the container was held back by its CPU limit.`,
 		Example: "  kobectl top nodes\n  kobectl top nodes --sort-by=memory",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.topNodes(cmd, args, selector, sortBy)
+			return topNodes(o, cmd, args, selector, sortBy)
 		},
 	}
 	pods := &cobra.Command{
@@ -47,7 +48,7 @@ the CFS periods in which the container was held back by its CPU limit.`,
 		Example: "  kobectl top pods -A --sort-by=cpu\n  kobectl top pods web-5d4f --containers",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.topPods(cmd, args, selector, sortBy, all, containers)
+			return topPods(o, cmd, args, selector, sortBy, all, containers)
 		},
 	}
 	for _, c := range []*cobra.Command{nodes, pods} {
@@ -82,7 +83,7 @@ func percent(used, of int64) string {
 	return fmt.Sprintf("%d%%", used*100/of)
 }
 
-func (o *Options) topNodes(cmd *cobra.Command, args []string, sel, sortBy string) error {
+func topNodes(o *Options, cmd *cobra.Command, args []string, sel, sortBy string) error {
 	if err := checkSortBy(sortBy); err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (o *Options) topNodes(cmd *cobra.Command, args []string, sel, sortBy string
 	if err != nil {
 		return err
 	}
-	ctx, cancel := ctxFor(cmd)
+	ctx, cancel := cmdutil.CtxFor(cmd)
 	defer cancel()
 	list, err := c.NodeMetrics(ctx, sel)
 	if err != nil {
@@ -132,7 +133,7 @@ func (o *Options) topNodes(cmd *cobra.Command, args []string, sel, sortBy string
 	return tw.Flush()
 }
 
-func (o *Options) topPods(cmd *cobra.Command, args []string, sel, sortBy string, all, containers bool) error {
+func topPods(o *Options, cmd *cobra.Command, args []string, sel, sortBy string, all, containers bool) error {
 	if err := checkSortBy(sortBy); err != nil {
 		return err
 	}
@@ -140,9 +141,9 @@ func (o *Options) topPods(cmd *cobra.Command, args []string, sel, sortBy string,
 	if err != nil {
 		return err
 	}
-	ctx, cancel := ctxFor(cmd)
+	ctx, cancel := cmdutil.CtxFor(cmd)
 	defer cancel()
-	ns := o.namespace()
+	ns := o.NamespaceOrDefault()
 	if all {
 		ns = ""
 	}

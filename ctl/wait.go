@@ -18,6 +18,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 	"github.com/kobune/kobune/ctl/jsonpath"
 )
 
@@ -137,7 +138,7 @@ non-zero when --timeout passes first.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			ns := o.namespaceFor(k, false)
+			ns := o.NamespaceFor(k, false)
 			if len(names) == 0 {
 				if sel == "" && !all {
 					return fmt.Errorf("name objects, or select them with -l or --all")
@@ -168,7 +169,7 @@ non-zero when --timeout passes first.`,
 				if cond.deleted {
 					what = "deleted"
 				}
-				fmt.Fprintf(o.Out, "%s %s\n", ref(k, name), what)
+				fmt.Fprintf(o.Out, "%s %s\n", cmdutil.Ref(k, name), what)
 			}
 			return nil
 		},
@@ -289,9 +290,9 @@ func newEventsCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := ctxFor(cmd)
+			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
-			ns := o.namespaceOrDefault()
+			ns := o.NamespaceOrDefault()
 			if allNamespaces {
 				ns = ""
 			}
@@ -320,7 +321,7 @@ func newEventsCommand(o *Options) *cobra.Command {
 					return err
 				}
 			case !watch:
-				o.noResources(ns)
+				o.NoResources(ns)
 				return nil
 			}
 			if !watch {

@@ -1,4 +1,4 @@
-package ctl
+package cmdutil
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 )
 
-// manifest is one decoded object with where it came from.
-type manifest struct {
+// Manifest is one decoded object with where it came from.
+type Manifest struct {
 	scheme.Document
 	Source string // file name, or "-" for stdin
 	Raw    []byte // the typed object's JSON, with the namespace filled in
@@ -21,15 +21,15 @@ type manifest struct {
 	Applied []byte
 }
 
-// readManifests reads -f arguments: files, directories (their .yaml, .yml
+// ReadManifests reads -f arguments: files, directories (their .yaml, .yml
 // and .json files, sorted) and "-" for stdin. Everything is decoded before
 // anything is sent; a document that cannot be used comes back with its
 // Err (and is not sent), the others as they are.
-func readManifests(paths []string, stdin io.Reader) ([]manifest, error) {
+func ReadManifests(paths []string, stdin io.Reader) ([]Manifest, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("must specify -f FILE (a file, a directory, or - for stdin)")
 	}
-	var out []manifest
+	var out []Manifest
 	for _, p := range paths {
 		files, err := expand(p)
 		if err != nil {
@@ -50,7 +50,7 @@ func readManifests(paths []string, stdin io.Reader) ([]manifest, error) {
 				return nil, fmt.Errorf("%s: %w", f, err)
 			}
 			for _, d := range docs {
-				out = append(out, manifest{Document: d, Source: f})
+				out = append(out, Manifest{Document: d, Source: f})
 			}
 		}
 	}
@@ -86,8 +86,8 @@ func expand(p string) ([]string, error) {
 	return files, err
 }
 
-// ref prints kind/name the way kubectl does: deployment.apps/web.
-func ref(k *scheme.Kind, name string) string {
+// Ref prints kind/name the way kubectl does: deployment.apps/web.
+func Ref(k *scheme.Kind, name string) string {
 	singular := strings.ToLower(k.Kind)
 	if g := k.Group(); g != "" {
 		singular += "." + g
@@ -95,9 +95,9 @@ func ref(k *scheme.Kind, name string) string {
 	return singular + "/" + name
 }
 
-// quotedRef prints `deployment.apps "web"`.
-func quotedRef(k *scheme.Kind, name string) string {
-	r := ref(k, name)
+// QuotedRef prints `deployment.apps "web"`.
+func QuotedRef(k *scheme.Kind, name string) string {
+	r := Ref(k, name)
 	i := strings.Index(r, "/")
 	return fmt.Sprintf("%s %q", r[:i], r[i+1:])
 }
