@@ -19,16 +19,15 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// LastAppliedAnnotation holds the manifest an object was last applied from,
-// as kubectl's client-side apply keeps it; apply uses it to tell fields the
-// user removed from fields someone else set.
-const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+// cmdutil.LastAppliedAnnotation holds the manifest an object was last
+// applied from, as kubectl's client-side apply keeps it; apply uses it to
+// tell fields the user removed from fields someone else set.
 
 type writeFlags struct {
 	files    []string
 	strict   bool
 	validate string
-	dryRun   dryRunMode
+	dryRun   cmdutil.DryRunMode
 	// verb is what a client dry run says it would have done ("created",
 	// "replaced"); apply asks the server whether the object exists.
 	verb string
@@ -53,7 +52,7 @@ func (f *writeFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "file, directory or - (stdin) with manifests")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat Kubernetes fields kobune does not support as errors instead of warnings")
 	cmd.Flags().StringVar(&f.validate, "validate", "strict", `fields Kubernetes does not have (typos): "strict" refuses the document, "warn" warns, "ignore" (or "false") says nothing`)
-	addDryRun(cmd, &f.dryRun)
+	cmdutil.AddDryRun(cmd, &f.dryRun)
 }
 
 // writeOptions: kobectl has checked the fields itself, with the server's
@@ -232,7 +231,7 @@ func forEachManifest(o *Options, cmd *cobra.Command, f *writeFlags, do func(cont
 		if f.quiet {
 			continue
 		}
-		suffix := map[dryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[f.dryRun]
+		suffix := map[cmdutil.DryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[f.dryRun]
 		fmt.Fprintf(o.Out, "%s %s%s\n", name, verb, suffix)
 	}
 	if len(failed) == 1 {
@@ -333,7 +332,7 @@ func withLastApplied(raw []byte) ([]byte, error) {
 	if ann == nil {
 		ann = map[string]any{}
 	}
-	ann[LastAppliedAnnotation] = string(raw)
+	ann[cmdutil.LastAppliedAnnotation] = string(raw)
 	md["annotations"] = ann
 	return json.Marshal(obj)
 }
@@ -357,7 +356,7 @@ func threeWayMerge(liveJSON, manifestJSON, appliedJSON []byte) ([]byte, bool, er
 	var last map[string]any
 	if md, ok := live["metadata"].(map[string]any); ok {
 		if ann, ok := md["annotations"].(map[string]any); ok {
-			if s, ok := ann[LastAppliedAnnotation].(string); ok {
+			if s, ok := ann[cmdutil.LastAppliedAnnotation].(string); ok {
 				_ = json.Unmarshal([]byte(s), &last)
 			}
 		}

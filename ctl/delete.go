@@ -149,7 +149,7 @@ func deleteTargets(o *Options, ctx context.Context, c *client.Client, f *deleteF
 	if len(args) == 0 {
 		return nil, fmt.Errorf("you must provide one or more resources by argument or filename: kobectl delete TYPE NAME, TYPE/NAME, TYPE -l SELECTOR or -f FILE")
 	}
-	k, names, err := parseTarget(args)
+	k, names, err := cmdutil.ParseTarget(args)
 	if err != nil {
 		return nil, err
 	}

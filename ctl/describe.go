@@ -45,7 +45,7 @@ score per plugin) — recorded when the pod was bound.`,
   kobectl describe nodes`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, names, err := parseTarget(args)
+			k, names, err := cmdutil.ParseTarget(args)
 			if err != nil {
 				return err
 			}
@@ -280,7 +280,7 @@ func describeLabelsAndAnnotations(tw io.Writer, m *meta.ObjectMeta) {
 	fmt.Fprintf(tw, "Labels:\t%s\n", mapLines(m.Labels))
 	ann := map[string]string{}
 	for k, v := range m.Annotations {
-		if k != LastAppliedAnnotation && k != core.SchedulingDecisionAnnotation {
+		if k != cmdutil.LastAppliedAnnotation && k != core.SchedulingDecisionAnnotation {
 			ann[k] = v
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // DrainRetry is how long drain waits before asking again for an eviction
@@ -63,7 +64,7 @@ func drain(o *Options, cmd *cobra.Command, node string, ignoreDS, deleteEmptyDir
 		ctx, cancel = context.WithTimeout(cmd.Context(), timeout)
 	}
 	defer cancel()
-	nodeKind, _, err := parseTarget([]string{"node", node})
+	nodeKind, _, err := cmdutil.ParseTarget([]string{"node", node})
 	if err != nil {
 		return err
 	}

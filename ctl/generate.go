@@ -32,40 +32,14 @@ import (
 // --dry-run=client -o yaml), or with --dry-run=server have the API server
 // check it.
 
-// dryRunMode is --dry-run: "none", "client" or "server".
-type dryRunMode string
-
-func (d *dryRunMode) String() string { return string(*d) }
-func (d *dryRunMode) Type() string   { return "string" }
-func (d *dryRunMode) Set(v string) error {
-	switch v {
-	case "none", "client", "server":
-		*d = dryRunMode(v)
-	case "true": // kubectl's old boolean form
-		*d = "client"
-	case "false":
-		*d = "none"
-	default:
-		return fmt.Errorf(`must be "none", "server" or "client"`)
-	}
-	return nil
-}
-
-// addDryRun registers --dry-run; alone it means client, as in kubectl.
-func addDryRun(cmd *cobra.Command, d *dryRunMode) {
-	*d = "none"
-	f := cmd.Flags().VarPF(d, "dry-run", "", `"client": only print what would be sent; "server": the API server checks it, stores nothing; "none": do it`)
-	f.NoOptDefVal = "client"
-}
-
 // genFlags are the flags every generator has.
 type genFlags struct {
-	dryRun dryRunMode
+	dryRun cmdutil.DryRunMode
 	output string
 }
 
 func (g *genFlags) register(cmd *cobra.Command) {
-	addDryRun(cmd, &g.dryRun)
+	cmdutil.AddDryRun(cmd, &g.dryRun)
 	cmd.Flags().StringVarP(&g.output, "output", "o", "", "print the object as yaml or json, or its name (-o name)")
 }
 
@@ -113,7 +87,7 @@ func emit(o *Options, ctx context.Context, obj meta.Object, g *genFlags) error {
 		fmt.Fprintln(o.Out, cmdutil.Ref(k, m.Name))
 		return nil
 	}
-	suffix := map[dryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[g.dryRun]
+	suffix := map[cmdutil.DryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[g.dryRun]
 	fmt.Fprintf(o.Out, "%s created%s\n", cmdutil.Ref(k, m.Name), suffix)
 	return nil
 }

@@ -93,19 +93,6 @@ deployments, replicasets, statefulsets, jobs and cronjobs.`,
 	return cmd
 }
 
-// parseTarget reads "pods", "pods web-1 web-2" or "pod/web-1".
-func parseTarget(args []string) (*scheme.Kind, []string, error) {
-	typ, names := args[0], args[1:]
-	if t, n, ok := strings.Cut(typ, "/"); ok {
-		if len(names) > 0 {
-			return nil, nil, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
-		}
-		typ, names = t, []string{n}
-	}
-	k, err := scheme.Lookup(typ)
-	return k, names, err
-}
-
 func getObjects(o *Options, cmd *cobra.Command, f *getFlags, args []string) error {
 	tmpl, err := parseOutput(f.output)
 	if err != nil {
@@ -115,7 +102,7 @@ func getObjects(o *Options, cmd *cobra.Command, f *getFlags, args []string) erro
 	if types := strings.Split(args[0], ","); (len(types) > 1 || args[0] == "all") && !strings.Contains(args[0], "/") {
 		return getKinds(o, cmd, f, expandAll(types), args[1:])
 	}
-	k, names, err := parseTarget(args)
+	k, names, err := cmdutil.ParseTarget(args)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func newMetadataMapCommand(o *Options, field, done string, cmd *cobra.Command) *
 			if len(args) <= split {
 				return fmt.Errorf("at least one label update is required (KEY=VALUE or KEY-)")
 			}
-			k, names, err := parseTarget(args[:split])
+			k, names, err := cmdutil.ParseTarget(args[:split])
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func newMetadataMapCommand(o *Options, field, done string, cmd *cobra.Command) *
 				for _, warning := range w.Warnings {
 					fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
 				}
-				fmt.Fprintf(o.Out, "%s/%s %s\n", qualified(k.Resource, k.APIVersion), names[0], done)
+				fmt.Fprintf(o.Out, "%s/%s %s\n", cmdutil.Qualified(k.Resource, k.APIVersion), names[0], done)
 				return nil
 			}
 		}

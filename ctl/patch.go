@@ -14,7 +14,7 @@ import (
 // default), a JSON merge patch or a JSON patch, applied by the server.
 func newPatchCommand(o *Options) *cobra.Command {
 	var typ, body, sub string
-	var dryRun dryRunMode
+	var dryRun cmdutil.DryRunMode
 	cmd := &cobra.Command{
 		Use:   "patch (TYPE NAME | TYPE/NAME) -p PATCH [--type strategic|merge|json]",
 		Short: "Change fields of an object with a patch, applied by the server (kubectl patch)",
@@ -39,7 +39,7 @@ func newPatchCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("-p: %v", err)
 			}
-			k, names, err := parseTarget(args)
+			k, names, err := cmdutil.ParseTarget(args)
 			if err != nil {
 				return err
 			}
@@ -60,7 +60,7 @@ func newPatchCommand(o *Options) *cobra.Command {
 			for _, warning := range w.Warnings {
 				fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
 			}
-			suffix := map[dryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[dryRun]
+			suffix := map[cmdutil.DryRunMode]string{"client": " (dry run)", "server": " (server dry run)"}[dryRun]
 			fmt.Fprintf(o.Out, "%s patched%s\n", cmdutil.Ref(k, names[0]), suffix)
 			return nil
 		},
@@ -70,7 +70,7 @@ func newPatchCommand(o *Options) *cobra.Command {
 	cmd.Flags().StringVar(&sub, "subresource", "", "patch the status or scale subresource instead of the object")
 	// A client dry run is the server's as well: Kobune applies patches on
 	// the server only (kubectl applies them itself for --dry-run=client).
-	addDryRun(cmd, &dryRun)
+	cmdutil.AddDryRun(cmd, &dryRun)
 	return cmd
 }
 
@@ -87,7 +87,7 @@ func newCordonCommand(o *Options, cordon bool) *cobra.Command {
 		Example: "  kobectl " + use + " node-1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, names, err := parseTarget(append([]string{"node"}, args...))
+			k, names, err := cmdutil.ParseTarget(append([]string{"node"}, args...))
 			if err != nil {
 				return err
 			}

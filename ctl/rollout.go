@@ -23,7 +23,7 @@ import (
 // deploymentTarget reads "deployment/NAME", "deployment NAME" or
 // "deploy NAME" (the kinds rollout works on).
 func deploymentTarget(args []string) (string, error) {
-	k, names, err := parseTarget(args)
+	k, names, err := cmdutil.ParseTarget(args)
 	if err != nil {
 		return "", err
 	}
@@ -75,7 +75,7 @@ func newScaleCommand(o *Options) *cobra.Command {
 			if replicas < 0 {
 				return fmt.Errorf("--replicas=%d: must be 0 or more", replicas)
 			}
-			k, names, err := parseTarget(args)
+			k, names, err := cmdutil.ParseTarget(args)
 			if err != nil {
 				return err
 			}
@@ -100,7 +100,7 @@ func newScaleCommand(o *Options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(o.Out, "%s/%s scaled\n", qualified(k.Resource, k.APIVersion), name)
+				fmt.Fprintf(o.Out, "%s/%s scaled\n", cmdutil.Qualified(k.Resource, k.APIVersion), name)
 			}
 			return nil
 		},
@@ -121,15 +121,6 @@ func updateRetrying[T meta.Object](ctx context.Context, typed *client.Typed[T], 
 func updateChecked[T meta.Object](ctx context.Context, typed *client.Typed[T], ns, name string, change func(T) error) error {
 	_, err := typed.Modify(ctx, ns, name, change)
 	return err
-}
-
-// qualified prints a resource as kubectl does: "deployment.apps".
-func qualified(resource, apiVersion string) string {
-	singular := strings.TrimSuffix(resource, "s")
-	if group, _, ok := strings.Cut(apiVersion, "/"); ok {
-		return singular + "." + group
-	}
-	return singular
 }
 
 func newSetCommand(o *Options) *cobra.Command {
@@ -186,7 +177,7 @@ func newSetCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Out, "%s/%s image updated\n", qualified(k.Resource, k.APIVersion), name)
+			fmt.Fprintf(o.Out, "%s/%s image updated\n", cmdutil.Qualified(k.Resource, k.APIVersion), name)
 			return nil
 		},
 	})
@@ -224,7 +215,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			what := qualified(k.Resource, k.APIVersion) + "/" + name
+			what := cmdutil.Qualified(k.Resource, k.APIVersion) + "/" + name
 			if revision > 0 {
 				r, ok := revs[revision]
 				if !ok {
@@ -305,7 +296,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Out, "%s/%s restarted\n", qualified(k.Resource, k.APIVersion), name)
+			fmt.Fprintf(o.Out, "%s/%s restarted\n", cmdutil.Qualified(k.Resource, k.APIVersion), name)
 			return nil
 		}),
 	}
@@ -330,7 +321,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 // rolloutTarget reads the Deployment, StatefulSet or DaemonSet a rollout
 // command names.
 func rolloutTarget(args []string) (*scheme.Kind, string, error) {
-	k, names, err := parseTarget(args)
+	k, names, err := cmdutil.ParseTarget(args)
 	if err != nil {
 		return nil, "", err
 	}

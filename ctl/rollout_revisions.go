@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // rolloutRevision is one entry of a rollout's history: the pod template
@@ -92,7 +93,7 @@ func revisionTemplate(data json.RawMessage) (core.PodTemplateSpec, error) {
 // strategic merge patch, and the controller rolls the pods out.
 func rolloutUndoRevision(ctx context.Context, o *Options, c *client.Client, k *scheme.Kind, name string, to int64) error {
 	ns := o.NamespaceOrDefault()
-	what := qualified(k.Resource, k.APIVersion) + "/" + name
+	what := cmdutil.Qualified(k.Resource, k.APIVersion) + "/" + name
 	revs, err := rolloutRevisions(ctx, c, k, ns, name)
 	if err != nil {
 		return err

@@ -191,12 +191,12 @@ func timedOut(ctx context.Context, err error) bool {
 // parseWaitTargets reads TYPE/NAME..., TYPE NAME... or TYPE.
 func parseWaitTargets(args []string) (*scheme.Kind, []string, error) {
 	if !strings.Contains(args[0], "/") {
-		return parseTarget(args)
+		return cmdutil.ParseTarget(args)
 	}
 	var kind *scheme.Kind
 	var names []string
 	for _, a := range args {
-		k, n, err := parseTarget([]string{a})
+		k, n, err := cmdutil.ParseTarget([]string{a})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -298,7 +298,7 @@ func newEventsCommand(o *Options) *cobra.Command {
 			}
 			var fs string
 			if forObj != "" {
-				k, names, err := parseTarget([]string{forObj})
+				k, names, err := cmdutil.ParseTarget([]string{forObj})
 				if err != nil || len(names) != 1 {
 					return fmt.Errorf("--for %q: want TYPE/NAME, as in pod/web-0", forObj)
 				}
