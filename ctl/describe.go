@@ -60,7 +60,7 @@ score per plugin) — recorded when the pod was bound.`,
 			defer cancel()
 			ns := o.NamespaceFor(k, allNamespaces)
 			// Named ones, or (as kubectl) every object of the type or those selected.
-			objs, _, err := fetchObjects(o, ctx, c, k, ns, names, &getFlags{selector: selector})
+			objs, _, err := cmdutil.Fetch(ctx, c, k, ns, names, selector, "")
 			if err != nil {
 				return err
 			}
@@ -128,9 +128,9 @@ func describeService(tw io.Writer, svc *core.Service, ep *core.Endpoints) {
 	if sp.IPFamilyPolicy != nil {
 		fmt.Fprintf(tw, "IP Family Policy:\t%s\n", *sp.IPFamilyPolicy)
 	}
-	fmt.Fprintf(tw, "IP Families:\t%s\n", none(strings.Join(sp.IPFamilies, ",")))
+	fmt.Fprintf(tw, "IP Families:\t%s\n", printers.None(strings.Join(sp.IPFamilies, ",")))
 	fmt.Fprintf(tw, "IP:\t%s\n", sp.ClusterIP)
-	fmt.Fprintf(tw, "IPs:\t%s\n", none(strings.Join(sp.ClusterIPs, ",")))
+	fmt.Fprintf(tw, "IPs:\t%s\n", printers.None(strings.Join(sp.ClusterIPs, ",")))
 	if sp.ExternalName != "" {
 		fmt.Fprintf(tw, "External Name:\t%s\n", sp.ExternalName)
 	}
@@ -155,9 +155,9 @@ func describeService(tw io.Writer, svc *core.Service, ep *core.Endpoints) {
 				}
 			}
 		}
-		fmt.Fprintf(tw, "Endpoints:\t%s\n", none(firstFew(addrs)))
+		fmt.Fprintf(tw, "Endpoints:\t%s\n", printers.None(printers.FirstFew(addrs)))
 	}
-	fmt.Fprintf(tw, "Session Affinity:\t%s\n", none(sp.SessionAffinity))
+	fmt.Fprintf(tw, "Session Affinity:\t%s\n", printers.None(sp.SessionAffinity))
 	if sp.ExternalTrafficPolicy != "" {
 		fmt.Fprintf(tw, "External Traffic Policy:\t%s\n", sp.ExternalTrafficPolicy)
 	}
@@ -326,7 +326,7 @@ func describeEvents(w io.Writer, items [][]byte, uid string) {
 	fmt.Fprintln(tw, "  Type\tReason\tAge\tFrom\tMessage")
 	fmt.Fprintln(tw, "  ----\t------\t----\t----\t-------")
 	for _, e := range evs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Type, e.Reason, sinceOrUnknown(e.LastTimestamp.Time), e.Source.Component, e.Message)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Type, e.Reason, printers.SinceOrUnknown(e.LastTimestamp.Time), e.Source.Component, e.Message)
 	}
 	tw.Flush()
 }

@@ -111,7 +111,7 @@ func describePod(tw io.Writer, p *core.Pod) {
 	}
 	fmt.Fprintf(tw, "QoS Class:\t%s\n", p.Status.QOSClass)
 	fmt.Fprintf(tw, "Node-Selectors:\t%s\n", mapLines(p.Spec.NodeSelector))
-	fmt.Fprintf(tw, "Tolerations:\t%s\n", none(strings.Join(tolerationLines(p.Spec.Tolerations), "\n\t")))
+	fmt.Fprintf(tw, "Tolerations:\t%s\n", printers.None(strings.Join(tolerationLines(p.Spec.Tolerations), "\n\t")))
 }
 
 // describeVolumes prints each volume's name and source, indented.
@@ -170,8 +170,8 @@ func describeContainer(tw io.Writer, c core.Container, st *core.ContainerStatus)
 		ports = append(ports, fmt.Sprintf("%d/%s", p.ContainerPort, proto))
 		hostPorts = append(hostPorts, fmt.Sprintf("%d/%s", p.HostPort, proto))
 	}
-	fmt.Fprintf(tw, "    Port%s:\t%s\n", plural(len(ports)), none(strings.Join(ports, ", ")))
-	fmt.Fprintf(tw, "    Host Port%s:\t%s\n", plural(len(ports)), none(strings.Join(hostPorts, ", ")))
+	fmt.Fprintf(tw, "    Port%s:\t%s\n", plural(len(ports)), printers.None(strings.Join(ports, ", ")))
+	fmt.Fprintf(tw, "    Host Port%s:\t%s\n", plural(len(ports)), printers.None(strings.Join(hostPorts, ", ")))
 	if len(c.Command) > 0 {
 		fmt.Fprintf(tw, "    Command:\n")
 		for _, a := range c.Command {
@@ -213,7 +213,7 @@ func describeContainer(tw io.Writer, c core.Container, st *core.ContainerStatus)
 			fmt.Fprintf(tw, "    %s:\t%s\n", pr.name, probeLine(pr.probe))
 		}
 	}
-	fmt.Fprintln(tw, "    Environment:\t"+none(envLines(c)))
+	fmt.Fprintln(tw, "    Environment:\t"+printers.None(envLines(c)))
 	if len(c.VolumeMounts) == 0 {
 		fmt.Fprintln(tw, "    Mounts:\t<none>")
 	} else {
@@ -329,7 +329,7 @@ func envLines(c core.Container) string {
 // describeNode prints kubectl's node sections, with the pods on the node
 // and what they ask for against what it offers.
 func describeNode(ctx context.Context, tw io.Writer, c *client.Client, n *core.Node) error {
-	fmt.Fprintf(tw, "Roles:\t%s\n", nodeRoles(n))
+	fmt.Fprintf(tw, "Roles:\t%s\n", printers.NodeRoles(n))
 	var taints []string
 	for _, t := range n.Spec.Taints {
 		s := t.Key
@@ -338,7 +338,7 @@ func describeNode(ctx context.Context, tw io.Writer, c *client.Client, n *core.N
 		}
 		taints = append(taints, s+":"+string(t.Effect))
 	}
-	fmt.Fprintf(tw, "Taints:\t%s\n", none(strings.Join(taints, "\n\t")))
+	fmt.Fprintf(tw, "Taints:\t%s\n", printers.None(strings.Join(taints, "\n\t")))
 	fmt.Fprintf(tw, "Unschedulable:\t%v\n", n.Spec.Unschedulable)
 	fmt.Fprintln(tw, "Conditions:")
 	fmt.Fprintln(tw, "  Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage")
@@ -407,7 +407,7 @@ func describeNode(ctx context.Context, tw io.Writer, c *client.Client, n *core.N
 		fmt.Fprintf(tw, "  %s\t%s\t%s (%s)\t%s (%s)\t%s (%s)\t%s (%s)\t%s\n", p.Namespace, p.Name,
 			qty(r, resource.CPU), pct(r[resource.CPU], resource.CPU), qty(l, resource.CPU), pct(l[resource.CPU], resource.CPU),
 			qty(r, resource.Memory), pct(r[resource.Memory], resource.Memory), qty(l, resource.Memory), pct(l[resource.Memory], resource.Memory),
-			sinceOrUnknown(p.CreationTimestamp.Time))
+			printers.SinceOrUnknown(p.CreationTimestamp.Time))
 	}
 	fmt.Fprintln(tw, "Allocated resources:")
 	fmt.Fprintln(tw, "  (Total limits may be over 100 percent, i.e., overcommitted.)")
@@ -529,7 +529,7 @@ func describePodTemplate(tw io.Writer, t *core.PodTemplateSpec) {
 		fmt.Fprintf(tw, "  Priority Class Name:\t%s\n", t.Spec.PriorityClassName)
 	}
 	fmt.Fprintf(tw, "  Node-Selectors:\t%s\n", strings.ReplaceAll(mapLines(t.Spec.NodeSelector), "\n\t", "\n\t  "))
-	fmt.Fprintf(tw, "  Tolerations:\t%s\n", none(strings.Join(tolerationLines(t.Spec.Tolerations), "\n\t  ")))
+	fmt.Fprintf(tw, "  Tolerations:\t%s\n", printers.None(strings.Join(tolerationLines(t.Spec.Tolerations), "\n\t  ")))
 }
 
 // printTree prints a value as kubectl prints kinds it has no describer
@@ -600,7 +600,7 @@ func selectorString(ls *meta.LabelSelector) string {
 	if err != nil {
 		return "<invalid>"
 	}
-	return none(parsed.String()) // kubectl's form: a=b,c in (d,e),f,!g
+	return printers.None(parsed.String()) // kubectl's form: a=b,c in (d,e),f,!g
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
+	"github.com/kobune/kobune/api/printers"
 )
 
 // describeNetworkPolicy prints a policy as kubectl describes one: which
@@ -137,7 +138,7 @@ func describeIngress(w io.Writer, in *networking.Ingress) {
 	if len(in.Spec.TLS) > 0 {
 		fmt.Fprintln(w, "TLS:")
 		for _, t := range in.Spec.TLS {
-			fmt.Fprintf(w, "  %s terminates %s\n", none(t.SecretName), strings.Join(t.Hosts, ","))
+			fmt.Fprintf(w, "  %s terminates %s\n", printers.None(t.SecretName), strings.Join(t.Hosts, ","))
 		}
 	}
 	fmt.Fprintln(w, "Rules:")

@@ -12,7 +12,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/ctl"
+	"github.com/kobune/kobune/ctl/drain"
 	testcluster "github.com/kobune/kobune/test/cluster"
 )
 
@@ -29,7 +29,7 @@ func TestDisruptionBudgetsAndDrain(t *testing.T) {
 	defer cancel()
 	cl := testcluster.Start(t, ctx, testcluster.Options{Nodes: 2})
 	s, c := cl.Server, cl.Client
-	ctl.DrainRetry = 200 * time.Millisecond
+	drain.RetryInterval = 200 * time.Millisecond
 	if r := kobectl(t, s, "", "create", "deployment", "web", "--image=kobune.local/labapp:1.0", "--replicas=4"); r.code != 0 {
 		t.Fatalf("create deployment: %+v", r)
 	}

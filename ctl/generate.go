@@ -23,6 +23,7 @@ import (
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
+	"github.com/kobune/kobune/ctl/get"
 )
 
 // Generators: commands that build one object from flags — create
@@ -82,7 +83,7 @@ func emit(o *Options, ctx context.Context, obj meta.Object, g *genFlags) error {
 	}
 	switch g.output {
 	case "yaml", "json":
-		return (&printer{out: o.Out, kind: k, format: g.output}).print([]meta.Object{out}, true)
+		return get.Print(o.Out, k, g.output, []meta.Object{out}, true)
 	case "name":
 		fmt.Fprintln(o.Out, cmdutil.Ref(k, m.Name))
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
@@ -235,7 +236,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 			tw := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "REVISION\tCHANGE-CAUSE")
 			for _, n := range sortedRevisions(revs) {
-				fmt.Fprintf(tw, "%d\t%s\n", n, none(revs[n].cause))
+				fmt.Fprintf(tw, "%d\t%s\n", n, printers.None(revs[n].cause))
 			}
 			return tw.Flush()
 		}),

@@ -6,7 +6,17 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kobune/kobune/ctl/auth"
 	"github.com/kobune/kobune/ctl/cmdutil"
+	"github.com/kobune/kobune/ctl/config"
+	"github.com/kobune/kobune/ctl/drain"
+	"github.com/kobune/kobune/ctl/explain"
+	"github.com/kobune/kobune/ctl/explainpath"
+	"github.com/kobune/kobune/ctl/get"
+	"github.com/kobune/kobune/ctl/pki"
+	"github.com/kobune/kobune/ctl/podio"
+	"github.com/kobune/kobune/ctl/token"
+	"github.com/kobune/kobune/ctl/top"
 	"github.com/spf13/cobra"
 )
 
@@ -35,14 +45,14 @@ func NewCommand(o *Options) *cobra.Command {
 	root.PersistentFlags().StringArrayVar(&o.AsGroups, "as-group", nil, "act as a member of this group, with --as (repeatable)")
 	root.AddCommand(
 		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
-		newGetCommand(o), newDescribeCommand(o), newDeleteCommand(o),
+		get.NewCmdGet(o), newDescribeCommand(o), newDeleteCommand(o),
 		newRunCommand(o), newExposeCommand(o),
-		newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o), newCpCommand(o),
+		podio.NewCmdLogs(o), podio.NewCmdExec(o), podio.NewCmdAttach(o), podio.NewCmdPortForward(o), podio.NewCmdCp(o),
 		newWaitCommand(o), newEventsCommand(o),
 		newScaleCommand(o), newAutoscaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newAnnotateCommand(o), newPatchCommand(o), newEditCommand(o), newDiffCommand(o),
-		newCordonCommand(o, true), newCordonCommand(o, false), newDrainCommand(o), newTaintCommand(o), newExplainCommand(o),
-		newTopCommand(o), newAPIResourcesCommand(o), newVersionCommand(o),
-		newExplainPathCommand(o), newPKICommand(o), newConfigCommand(o), newAuthCommand(o), newTokenCommand(o), newCertificateCommand(o),
+		drain.NewCmdCordon(o, true), drain.NewCmdCordon(o, false), drain.NewCmdDrain(o), drain.NewCmdTaint(o), explain.NewCmdExplain(o),
+		top.NewCmdTop(o), newAPIResourcesCommand(o), newVersionCommand(o),
+		explainpath.NewCmdExplainPath(o), pki.NewCmdPKI(o), config.NewCmdConfig(o), auth.NewCmdAuth(o), token.NewCmdToken(o), token.NewCmdCertificate(o),
 	)
 	addExamples(root)
 	addCompletions(o, root)

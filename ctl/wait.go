@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
@@ -375,7 +376,7 @@ func printEvents(o *Options, evs []*core.Event, allNamespaces, header bool) erro
 		fmt.Fprintln(tw, head)
 	}
 	for _, e := range evs {
-		row := fmt.Sprintf("%s\t%s\t%s\t%s/%s\t%s", sinceOrUnknown(eventTime(e)), e.Type, e.Reason,
+		row := fmt.Sprintf("%s\t%s\t%s\t%s/%s\t%s", printers.SinceOrUnknown(eventTime(e)), e.Type, e.Reason,
 			strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Message)
 		if allNamespaces {
 			row = e.Namespace + "\t" + row

@@ -1,8 +1,9 @@
-package ctl
+package get
 
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/ctl/jsonpath"
 )
 
@@ -193,4 +195,10 @@ func parseQuantityValue(s string) (float64, error) {
 		return 0, err
 	}
 	return float64(q.MilliValue()) / 1000, nil
+}
+
+// Print prints objects of kind k as get does with -o format ("": the
+// table); single says one object was asked for by name.
+func Print(out io.Writer, k *scheme.Kind, format string, objs []meta.Object, single bool) error {
+	return (&printer{out: out, kind: k, format: format}).print(objs, single)
 }

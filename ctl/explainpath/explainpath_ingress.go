@@ -1,4 +1,4 @@
-package ctl
+package explainpath
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // explainIngress follows a request through an Ingress: the class and
@@ -22,7 +23,7 @@ import (
 // node's own (never judged); to a pod on another node they are judged by
 // that pod's ingress policies like any address outside the pods (only an
 // ipBlock peer allows them).
-func explainIngress(o *Options, ctx context.Context, c *client.Client, name, host, path string) error {
+func explainIngress(o *cmdutil.Options, ctx context.Context, c *client.Client, name, host, path string) error {
 	ns := o.NamespaceOrDefault()
 	in, err := client.For[*networking.Ingress](c).Get(ctx, ns, name)
 	if err != nil {

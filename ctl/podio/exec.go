@@ -1,4 +1,4 @@
-package ctl
+package podio
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-func newExecCommand(o *Options) *cobra.Command {
+func NewCmdExec(o *cmdutil.Options) *cobra.Command {
 	var container string
 	var stdin, tty bool
 	cmd := &cobra.Command{
@@ -70,7 +70,7 @@ chooses.`,
 	return cmd
 }
 
-func newAttachCommand(o *Options) *cobra.Command {
+func NewCmdAttach(o *cmdutil.Options) *cobra.Command {
 	var container string
 	var stdin, tty bool
 	cmd := &cobra.Command{

@@ -1,4 +1,4 @@
-package ctl
+package top
 
 import (
 	"fmt"
@@ -14,10 +14,10 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newTopCommand is kubectl top: usage from the metrics API
+// NewCmdTop is kubectl top: usage from the metrics API
 // (metrics.k8s.io), which Kobune's API server serves from the agents'
 // latest cgroup samples.
-func newTopCommand(o *Options) *cobra.Command {
+func NewCmdTop(o *cmdutil.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "top nodes|pods",
 		Short: "Show CPU and memory use of nodes or pods (kubectl top)",
@@ -83,7 +83,7 @@ func percent(used, of int64) string {
 	return fmt.Sprintf("%d%%", used*100/of)
 }
 
-func topNodes(o *Options, cmd *cobra.Command, args []string, sel, sortBy string) error {
+func topNodes(o *cmdutil.Options, cmd *cobra.Command, args []string, sel, sortBy string) error {
 	if err := checkSortBy(sortBy); err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func topNodes(o *Options, cmd *cobra.Command, args []string, sel, sortBy string)
 	return tw.Flush()
 }
 
-func topPods(o *Options, cmd *cobra.Command, args []string, sel, sortBy string, all, containers bool) error {
+func topPods(o *cmdutil.Options, cmd *cobra.Command, args []string, sel, sortBy string, all, containers bool) error {
 	if err := checkSortBy(sortBy); err != nil {
 		return err
 	}

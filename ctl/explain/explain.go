@@ -1,4 +1,4 @@
-package ctl
+package explain
 
 import (
 	"fmt"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/kobune/kobune/api/openapi"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newExplainCommand is kubectl explain: the fields of a kind, or of one
+// NewCmdExplain is kubectl explain: the fields of a kind, or of one
 // field path in it, from the same schemas the API server serves at
 // /openapi/v3 (api/openapi, made from Kobune's types: exactly the fields
 // Kobune serves).
-func newExplainCommand(o *Options) *cobra.Command {
+func NewCmdExplain(o *cmdutil.Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "explain TYPE[.FIELD...]",
 		Short: "Show the fields of a kind or of one of its fields (kubectl explain)",

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package ctl
+package podio
 
 import (
 	"io"

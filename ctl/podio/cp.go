@@ -1,4 +1,4 @@
-package ctl
+package podio
 
 import (
 	"archive/tar"
@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // kobectl cp copies files between this machine and a container as kubectl
@@ -36,7 +37,7 @@ func parseCpSpec(arg string) cpSpec {
 	return cpSpec{path: arg}
 }
 
-func newCpCommand(o *Options) *cobra.Command {
+func NewCmdCp(o *cmdutil.Options) *cobra.Command {
 	var container string
 	cmd := &cobra.Command{
 		Use:   "cp SRC DEST  (one of them [NAMESPACE/]POD:PATH)",
@@ -84,7 +85,7 @@ tar stream through exec: the container needs a tar program.`,
 
 // copyToPod tars the local path and untars it in the container: a file
 // becomes DEST, a directory's content goes under DEST.
-func copyToPod(cmd *cobra.Command, o *Options, c *client.Client, ns, pod, container, local, dest string) error {
+func copyToPod(cmd *cobra.Command, o *cmdutil.Options, c *client.Client, ns, pod, container, local, dest string) error {
 	st, err := os.Stat(local)
 	if err != nil {
 		return err
@@ -147,7 +148,7 @@ func addToTar(tw *tar.Writer, local, name string, st os.FileInfo) error {
 
 // copyFromPod tars the path in the container and unpacks it locally as
 // DEST.
-func copyFromPod(cmd *cobra.Command, o *Options, c *client.Client, ns, pod, container, remote, local string) error {
+func copyFromPod(cmd *cobra.Command, o *cmdutil.Options, c *client.Client, ns, pod, container, remote, local string) error {
 	pr, pw := io.Pipe()
 	var stderr bytes.Buffer
 	done := make(chan error, 1)

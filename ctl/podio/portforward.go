@@ -1,4 +1,4 @@
-package ctl
+package podio
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-func newPortForwardCommand(o *Options) *cobra.Command {
+func NewCmdPortForward(o *cmdutil.Options) *cobra.Command {
 	var addresses []string
 	cmd := &cobra.Command{
 		Use:   "port-forward TYPE/NAME [LOCAL_PORT:]REMOTE_PORT [...]",
@@ -139,7 +140,7 @@ func podPort(pod *core.Pod, svc *core.Service, remote string) (int32, error) {
 
 // forwardPorts listens on each address and port and carries every
 // connection to the pod, printing what kubectl prints.
-func forwardPorts(ctx context.Context, o *Options, c *client.Client, pod *core.Pod, remote []int32, args, addresses []string) error {
+func forwardPorts(ctx context.Context, o *cmdutil.Options, c *client.Client, pod *core.Pod, remote []int32, args, addresses []string) error {
 	var hosts []string
 	for _, a := range addresses {
 		if a == "localhost" {

@@ -1,4 +1,4 @@
-package ctl
+package auth
 
 import (
 	"fmt"
@@ -15,9 +15,9 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newAuthCommand is `kobectl auth can-i` and `kobectl auth whoami`, as
+// NewCmdAuth is `kobectl auth can-i` and `kobectl auth whoami`, as
 // kubectl's: questions to the API server's authenticator and authorizer.
-func newAuthCommand(o *Options) *cobra.Command {
+func NewCmdAuth(o *cmdutil.Options) *cobra.Command {
 	auth := &cobra.Command{Use: "auth", Short: "Ask who you are and what you may do"}
 	var all, quiet, list, noHeaders bool
 	var sub string
@@ -136,7 +136,7 @@ func newAuthCommand(o *Options) *cobra.Command {
 // printRules prints rules as kubectl auth can-i --list does: one line per
 // resource (resource.group), path, or named objects, with every verb
 // allowed on it, sorted.
-func printRules(o *Options, st authorization.SubjectRulesReviewStatus, noHeaders bool) error {
+func printRules(o *cmdutil.Options, st authorization.SubjectRulesReviewStatus, noHeaders bool) error {
 	type line struct {
 		resource, url, name string
 		verbs               []string

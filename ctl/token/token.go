@@ -1,4 +1,4 @@
-package ctl
+package token
 
 import (
 	"fmt"
@@ -15,9 +15,9 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newTokenCommand is `kubeadm token create` for Kobune: a bootstrap token
+// NewCmdToken is `kubeadm token create` for Kobune: a bootstrap token
 // a new node joins with (kobune-agent --bootstrap-kubeconfig).
-func newTokenCommand(o *Options) *cobra.Command {
+func NewCmdToken(o *cmdutil.Options) *cobra.Command {
 	root := &cobra.Command{Use: "token", Short: "Make bootstrap tokens for joining nodes (kubeadm token)"}
 	var ttl time.Duration
 	var description, out string
@@ -60,8 +60,8 @@ func newTokenCommand(o *Options) *cobra.Command {
 	return root
 }
 
-// newCertificateCommand is `kubectl certificate approve|deny NAME`.
-func newCertificateCommand(o *Options) *cobra.Command {
+// NewCmdCertificate is `kubectl certificate approve|deny NAME`.
+func NewCmdCertificate(o *cmdutil.Options) *cobra.Command {
 	root := &cobra.Command{Use: "certificate", Short: "Approve or deny CertificateSigningRequests (kubectl certificate)"}
 	for _, verdict := range []string{certificates.Approved, certificates.Denied} {
 		root.AddCommand(&cobra.Command{

@@ -1,4 +1,4 @@
-package ctl
+package drain
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// DrainRetry is how long drain waits before asking again for an eviction
+// RetryInterval is how long drain waits before asking again for an eviction
 // a budget refused (kubectl's 5 s).
-var DrainRetry = 5 * time.Second
+var RetryInterval = 5 * time.Second
 
-// newDrainCommand is kubectl drain: cordon a node, then evict its pods
+// NewCmdDrain is kubectl drain: cordon a node, then evict its pods
 // through the eviction subresource, so that PodDisruptionBudgets hold.
-func newDrainCommand(o *Options) *cobra.Command {
+func NewCmdDrain(o *cmdutil.Options) *cobra.Command {
 	var ignoreDaemonSets, deleteEmptyDir, force bool
 	var timeout time.Duration
 	var grace int64
@@ -54,7 +54,7 @@ controller would replace need --delete-emptydir-data and --force.`,
 	return cmd
 }
 
-func drain(o *Options, cmd *cobra.Command, node string, ignoreDS, deleteEmptyDir, force bool, timeout time.Duration, grace *int64) error {
+func drain(o *cmdutil.Options, cmd *cobra.Command, node string, ignoreDS, deleteEmptyDir, force bool, timeout time.Duration, grace *int64) error {
 	c, err := o.Client()
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func drain(o *Options, cmd *cobra.Command, node string, ignoreDS, deleteEmptyDir
 		go func() {
 			defer wg.Done()
 			errs[i] = evictAndWait(ctx, c, p, grace, func(msg string) {
-				say(errOut, "error when evicting pods/%q -n %q (will retry after %v): %s\n", p.Name, p.Namespace, DrainRetry, msg)
+				say(errOut, "error when evicting pods/%q -n %q (will retry after %v): %s\n", p.Name, p.Namespace, RetryInterval, msg)
 			})
 			if errs[i] == nil {
 				say(out, "pod/%s evicted\n", p.Name)
@@ -170,7 +170,7 @@ func evictAndWait(ctx context.Context, c *client.Client, p *core.Pod, grace *int
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(DrainRetry):
+		case <-time.After(RetryInterval):
 		}
 	}
 	// From the listed version on: the DELETED event is seen even if the

@@ -1,4 +1,4 @@
-package ctl
+package explainpath
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 // explainPolicy answers "may pod A reach B on this port?", B a pod or a
@@ -22,7 +23,7 @@ import (
 // the rules the node's kernel holds for an isolated side (read by its
 // agent). The verdict is the model's (api/networking.Decide), the one the
 // agents' nftables rules are held to (agent/netpol, test/e2e).
-func explainPolicy(o *Options, ctx context.Context, c *client.Client, from, to, toNamespace, protocol, portArg string) error {
+func explainPolicy(o *cmdutil.Options, ctx context.Context, c *client.Client, from, to, toNamespace, protocol, portArg string) error {
 	protocol = strings.ToUpper(protocol)
 	if protocol != "TCP" && protocol != "UDP" && protocol != "SCTP" {
 		return fmt.Errorf("--protocol %q: TCP, UDP or SCTP", protocol)
@@ -141,7 +142,7 @@ func policyState(ctx context.Context, c *client.Client) ([]*networking.NetworkPo
 
 // explainConnection prints one source → pod connection: the route, each
 // side's policies and, for an isolated side, its node's rules.
-func explainConnection(o *Options, ctx context.Context, c *client.Client, src, dst namedEndpoint, conn networking.Connection, v networking.Verdict, nodes []*core.Node, nsLabels map[string]map[string]string) {
+func explainConnection(o *cmdutil.Options, ctx context.Context, c *client.Client, src, dst namedEndpoint, conn networking.Connection, v networking.Verdict, nodes []*core.Node, nsLabels map[string]map[string]string) {
 	fmt.Fprintf(o.Out, "%s → %s, port %d/%s\n", src.describe, dst.describe, conn.Port, conn.Protocol)
 	fmt.Fprintf(o.Out, "  route: %s\n", route(src, dst, nodes))
 	side := func(n int, what string, pod namedEndpoint, d networking.DirectionVerdict, dir string) {

@@ -1,4 +1,4 @@
-package ctl
+package get
 
 import (
 	"context"
@@ -37,7 +37,7 @@ type getFlags struct {
 	tmpl *templateOutput
 }
 
-func newGetCommand(o *Options) *cobra.Command {
+func NewCmdGet(o *cmdutil.Options) *cobra.Command {
 	var f getFlags
 	cmd := &cobra.Command{
 		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME | -f FILE",
@@ -93,7 +93,7 @@ deployments, replicasets, statefulsets, jobs and cronjobs.`,
 	return cmd
 }
 
-func getObjects(o *Options, cmd *cobra.Command, f *getFlags, args []string) error {
+func getObjects(o *cmdutil.Options, cmd *cobra.Command, f *getFlags, args []string) error {
 	tmpl, err := parseOutput(f.output)
 	if err != nil {
 		return err
@@ -134,32 +134,10 @@ func getObjects(o *Options, cmd *cobra.Command, f *getFlags, args []string) erro
 
 // fetch gets the named objects of kind k, or lists them (returning the
 // list's revision, for a watch).
-func fetchObjects(o *Options, ctx context.Context, c *client.Client, k *scheme.Kind, ns string, names []string, f *getFlags) ([]meta.Object, int64, error) {
-	var objs []meta.Object
-	if len(names) > 0 {
-		for _, n := range names {
-			b, err := c.Resource(k).Get(ctx, ns, n)
-			if err != nil {
-				return nil, 0, err
-			}
-			obj, err := k.Decode(b)
-			if err != nil {
-				return nil, 0, err
-			}
-			objs = append(objs, obj)
-		}
-		return objs, 0, nil
-	}
-	items, rev, err := c.Resource(k).List(ctx, ns, client.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector})
+func fetchObjects(o *cmdutil.Options, ctx context.Context, c *client.Client, k *scheme.Kind, ns string, names []string, f *getFlags) ([]meta.Object, int64, error) {
+	objs, rev, err := cmdutil.Fetch(ctx, c, k, ns, names, f.selector, f.fieldSelector)
 	if err != nil {
 		return nil, 0, err
-	}
-	for _, b := range items {
-		obj, err := k.Decode(b)
-		if err != nil {
-			return nil, 0, err
-		}
-		objs = append(objs, obj)
 	}
 	if f.sortBy != "" {
 		if err := sortObjects(objs, f.sortBy); err != nil {
@@ -183,7 +161,7 @@ func expandAll(types []string) []string {
 }
 
 // printer makes the printer these flags ask for, for kind k.
-func (f *getFlags) printer(o *Options, k *scheme.Kind) *printer {
+func (f *getFlags) printer(o *cmdutil.Options, k *scheme.Kind) *printer {
 	return &printer{out: o.Out, kind: k, format: f.output, managedFields: f.showManagedFields, noHeader: f.noHeaders,
 		showLabels: f.showLabels, labelColumns: f.labelColumns, tmpl: f.tmpl}
 }
@@ -191,7 +169,7 @@ func (f *getFlags) printer(o *Options, k *scheme.Kind) *printer {
 // getKinds is `get svc,endpointslices [NAME...]`, as kubectl shows it: a
 // table per kind that has objects, names prefixed with their kind, a
 // blank line between; one List for -o json/yaml.
-func getKinds(o *Options, cmd *cobra.Command, f *getFlags, types, names []string) error {
+func getKinds(o *cmdutil.Options, cmd *cobra.Command, f *getFlags, types, names []string) error {
 	if f.watch {
 		return fmt.Errorf("you may only specify a single resource type with --watch")
 	}
@@ -251,7 +229,7 @@ func getKinds(o *Options, cmd *cobra.Command, f *getFlags, types, names []string
 // names prefixed with their kind when there are several kinds; one List
 // for -o json/yaml. Each object that is not there is named, as kubectl
 // does, and the others are shown.
-func getFiles(o *Options, cmd *cobra.Command, f *getFlags) error {
+func getFiles(o *cmdutil.Options, cmd *cobra.Command, f *getFlags) error {
 	tmpl, err := parseOutput(f.output)
 	if err != nil {
 		return err
@@ -321,7 +299,7 @@ func getFiles(o *Options, cmd *cobra.Command, f *getFlags) error {
 }
 
 // watch prints a row (or object) for every change after rev, until interrupted.
-func watchObjects(o *Options, ctx context.Context, c *client.Client, k *scheme.Kind, ns string, f *getFlags, rev int64, p *printer) error {
+func watchObjects(o *cmdutil.Options, ctx context.Context, c *client.Client, k *scheme.Kind, ns string, f *getFlags, rev int64, p *printer) error {
 	stream, err := c.Resource(k).Watch(ctx, ns, client.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector}, rev, false)
 	if err != nil {
 		return err

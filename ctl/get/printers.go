@@ -1,4 +1,4 @@
-package ctl
+package get
 
 import "github.com/kobune/kobune/api/printers"
 

@@ -1,4 +1,4 @@
-package ctl
+package config
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 func writeKubeconfig(path string, k *client.Kubeconfig) error {
@@ -24,9 +25,9 @@ func writeKubeconfig(path string, k *client.Kubeconfig) error {
 	return os.Rename(tmp, path)
 }
 
-// newConfigCommand is kubectl config: view (secrets redacted unless
+// NewCmdConfig is kubectl config: view (secrets redacted unless
 // --raw), get-contexts, current-context, use-context, set-context.
-func newConfigCommand(o *Options) *cobra.Command {
+func NewCmdConfig(o *cmdutil.Options) *cobra.Command {
 	root := &cobra.Command{Use: "config", Short: "Show or change the kubeconfig (kubectl config)"}
 	var raw bool
 	view := &cobra.Command{Use: "view", Short: "Print the kubeconfig; certificate and key data redacted unless --raw", Args: cobra.NoArgs,

@@ -1,4 +1,4 @@
-package ctl
+package drain
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func parseTaint(arg string) (taintArg, error) {
 	return t, nil
 }
 
-func newTaintCommand(o *Options) *cobra.Command {
+func NewCmdTaint(o *cmdutil.Options) *cobra.Command {
 	var overwrite bool
 	cmd := &cobra.Command{
 		Use:   "taint nodes NODE KEY[=VALUE]:EFFECT ... | KEY[:EFFECT]- ...",

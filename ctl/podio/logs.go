@@ -1,4 +1,4 @@
-package ctl
+package podio
 
 import (
 	"bufio"
@@ -13,9 +13,10 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-func newLogsCommand(o *Options) *cobra.Command {
+func NewCmdLogs(o *cmdutil.Options) *cobra.Command {
 	var (
 		container, sel       string
 		follow, previous     bool
@@ -144,7 +145,7 @@ type logStream struct{ pod, container string }
 // printLogs prints the streams one after another, or, when following
 // several, all at once, whole lines at a time, so that lines of different
 // containers do not mix.
-func printLogs(ctx context.Context, c *client.Client, ns string, streams []logStream, opts client.LogOptions, prefix bool, limitBytes int64, o *Options) error {
+func printLogs(ctx context.Context, c *client.Client, ns string, streams []logStream, opts client.LogOptions, prefix bool, limitBytes int64, o *cmdutil.Options) error {
 	var mu sync.Mutex
 	show := func(s logStream) error {
 		so := opts

@@ -1,4 +1,4 @@
-package ctl
+package pki
 
 import (
 	"fmt"
@@ -6,12 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kobune/kobune/client/pki"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newPKICommand is Kobune's `kubeadm init phase certs` and `phase
+// NewCmdPKI is Kobune's `kubeadm init phase certs` and `phase
 // kubeconfig`: the cluster CA, the API server's certificate and a
 // kubeconfig per component and node.
-func newPKICommand(o *Options) *cobra.Command {
+func NewCmdPKI(o *cmdutil.Options) *cobra.Command {
 	root := &cobra.Command{Use: "pki", Short: "Make the cluster's certificates and kubeconfigs (kubeadm init phase certs)"}
 	var opts pki.Options
 	var dir string

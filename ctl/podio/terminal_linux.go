@@ -1,4 +1,4 @@
-package ctl
+package podio
 
 import (
 	"io"

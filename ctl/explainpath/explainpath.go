@@ -1,4 +1,4 @@
-package ctl
+package explainpath
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newExplainPathCommand is Kobune's `explain-path`: the way a packet to a
+// NewCmdExplainPath is Kobune's `explain-path`: the way a packet to a
 // Service takes on a node — verdict map element, the Service port's
 // chain, each endpoint's chain with its DNAT and masquerade — read from
 // the node's live nftables table by its agent, with the endpoints named
 // after their pods. Kubernetes leaves students to `nft list ruleset`.
-func newExplainPathCommand(o *Options) *cobra.Command {
+func NewCmdExplainPath(o *cmdutil.Options) *cobra.Command {
 	var port, from, nodeName, to, toNamespace, protocol, host, path string
 	cmd := &cobra.Command{
 		Use:   "explain-path (svc/NAME [--port NAME|NUMBER] [--from POD] [--node NODE] | pod/A --to pod/B|svc/NAME [--to-namespace NS] --port N [--protocol TCP] | ingress/NAME [--host H] [--path P])",
@@ -76,7 +76,7 @@ func newExplainPathCommand(o *Options) *cobra.Command {
 	return cmd
 }
 
-func explainPath(o *Options, cmd *cobra.Command, target, portArg, from, nodeName string) error {
+func explainPath(o *cmdutil.Options, cmd *cobra.Command, target, portArg, from, nodeName string) error {
 	typ, name, ok := strings.Cut(target, "/")
 	if !ok || (typ != "svc" && typ != "service" && typ != "services") {
 		return fmt.Errorf("explain-path takes svc/NAME, not %q", target)
@@ -175,7 +175,7 @@ func explainPath(o *Options, cmd *cobra.Command, target, portArg, from, nodeName
 }
 
 // endpointPods names a Service's endpoint addresses: "pod web-a (node-1)".
-func endpointPods(o *Options, ctx context.Context, c *client.Client, ns, svc string) map[string]string {
+func endpointPods(o *cmdutil.Options, ctx context.Context, c *client.Client, ns, svc string) map[string]string {
 	out := map[string]string{}
 	slices, _, err := client.For[*discovery.EndpointSlice](c).List(ctx, ns, client.ListOptions{LabelSelector: discovery.LabelServiceName + "=" + svc})
 	if err != nil {
