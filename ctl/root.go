@@ -6,17 +6,23 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kobune/kobune/ctl/apply"
 	"github.com/kobune/kobune/ctl/auth"
 	"github.com/kobune/kobune/ctl/cmdutil"
 	"github.com/kobune/kobune/ctl/config"
+	"github.com/kobune/kobune/ctl/create"
+	"github.com/kobune/kobune/ctl/delete"
+	"github.com/kobune/kobune/ctl/describe"
 	"github.com/kobune/kobune/ctl/drain"
 	"github.com/kobune/kobune/ctl/explain"
 	"github.com/kobune/kobune/ctl/explainpath"
 	"github.com/kobune/kobune/ctl/get"
 	"github.com/kobune/kobune/ctl/pki"
 	"github.com/kobune/kobune/ctl/podio"
+	"github.com/kobune/kobune/ctl/rollout"
 	"github.com/kobune/kobune/ctl/token"
 	"github.com/kobune/kobune/ctl/top"
+	"github.com/kobune/kobune/ctl/wait"
 	"github.com/spf13/cobra"
 )
 
@@ -44,12 +50,12 @@ func NewCommand(o *Options) *cobra.Command {
 	root.PersistentFlags().StringVar(&o.As, "as", "", "act as this user (needs the impersonate verb on it; a ServiceAccount is system:serviceaccount:<namespace>:<name>)")
 	root.PersistentFlags().StringArrayVar(&o.AsGroups, "as-group", nil, "act as a member of this group, with --as (repeatable)")
 	root.AddCommand(
-		newApplyCommand(o), newCreateCommand(o), newReplaceCommand(o),
-		get.NewCmdGet(o), newDescribeCommand(o), newDeleteCommand(o),
-		newRunCommand(o), newExposeCommand(o),
+		apply.NewCmdApply(o), apply.NewCmdCreate(o, create.Generators(o)...), apply.NewCmdReplace(o),
+		get.NewCmdGet(o), describe.NewCmdDescribe(o), delete.NewCmdDelete(o),
+		create.NewCmdRun(o), create.NewCmdExpose(o),
 		podio.NewCmdLogs(o), podio.NewCmdExec(o), podio.NewCmdAttach(o), podio.NewCmdPortForward(o), podio.NewCmdCp(o),
-		newWaitCommand(o), newEventsCommand(o),
-		newScaleCommand(o), newAutoscaleCommand(o), newSetCommand(o), newRolloutCommand(o), newLabelCommand(o), newAnnotateCommand(o), newPatchCommand(o), newEditCommand(o), newDiffCommand(o),
+		wait.NewCmdWait(o), wait.NewCmdEvents(o),
+		rollout.NewCmdScale(o), rollout.NewCmdAutoscale(o), rollout.NewCmdSet(o), rollout.NewCmdRollout(o), apply.NewCmdLabel(o), apply.NewCmdAnnotate(o), apply.NewCmdPatch(o), apply.NewCmdEdit(o), apply.NewCmdDiff(o),
 		drain.NewCmdCordon(o, true), drain.NewCmdCordon(o, false), drain.NewCmdDrain(o), drain.NewCmdTaint(o), explain.NewCmdExplain(o),
 		top.NewCmdTop(o), newAPIResourcesCommand(o), newVersionCommand(o),
 		explainpath.NewCmdExplainPath(o), pki.NewCmdPKI(o), config.NewCmdConfig(o), auth.NewCmdAuth(o), token.NewCmdToken(o), token.NewCmdCertificate(o),

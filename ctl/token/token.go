@@ -63,10 +63,16 @@ func NewCmdToken(o *cmdutil.Options) *cobra.Command {
 // NewCmdCertificate is `kubectl certificate approve|deny NAME`.
 func NewCmdCertificate(o *cmdutil.Options) *cobra.Command {
 	root := &cobra.Command{Use: "certificate", Short: "Approve or deny CertificateSigningRequests (kubectl certificate)"}
+	// kubectl's words: the verb, and the reason its condition carries.
+	verbs := map[string]struct{ use, short, reason string }{
+		certificates.Approved: {"approve", "Approve", "KubectlApprove"},
+		certificates.Denied:   {"deny", "Deny", "KubectlDeny"},
+	}
 	for _, verdict := range []string{certificates.Approved, certificates.Denied} {
+		v := verbs[verdict]
 		root.AddCommand(&cobra.Command{
-			Use:   map[string]string{certificates.Approved: "approve", certificates.Denied: "deny"}[verdict] + " NAME",
-			Short: verdict[:len(verdict)-1] + " a CertificateSigningRequest",
+			Use:   v.use + " NAME",
+			Short: v.short + " a CertificateSigningRequest",
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				c, err := o.Client()
@@ -82,7 +88,7 @@ func NewCmdCertificate(o *cmdutil.Options) *cobra.Command {
 				}
 				now := meta.Now()
 				r.Status.Conditions = append(slices.Clone(r.Status.Conditions), certificates.Condition{Type: verdict, Status: "True",
-					Reason: "KobectlCertificate" + verdict[:len(verdict)-1], Message: "This CSR was " + map[string]string{certificates.Approved: "approved", certificates.Denied: "denied"}[verdict] + " by kobectl certificate.",
+					Reason: v.reason, Message: "This CSR was " + map[string]string{certificates.Approved: "approved", certificates.Denied: "denied"}[verdict] + " by kobectl certificate.",
 					LastUpdateTime: now, LastTransitionTime: now})
 				if _, err := csrs.UpdateStatus(ctx, r); err != nil {
 					return err

@@ -1,4 +1,4 @@
-package ctl
+package apply
 
 import (
 	"context"
@@ -11,9 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/k8sapi"
-	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
@@ -61,7 +59,7 @@ func (f *writeFlags) writeOptions() client.WriteOptions {
 	return client.WriteOptions{FieldValidation: "Ignore", DryRun: f.dryRun == "server"}
 }
 
-func newApplyCommand(o *Options) *cobra.Command {
+func NewCmdApply(o *cmdutil.Options) *cobra.Command {
 	var f writeFlags
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
@@ -96,7 +94,9 @@ func serverSideApply(ctx context.Context, c *client.Client, m cmdutil.Manifest, 
 	return "serverside-applied", err
 }
 
-func newCreateCommand(o *Options) *cobra.Command {
+// NewCmdCreate is create -f, with the generators (create deployment,
+// create secret ...) as its subcommands.
+func NewCmdCreate(o *cmdutil.Options, generators ...*cobra.Command) *cobra.Command {
 	var f writeFlags
 	cmd := &cobra.Command{
 		Use:   "create -f FILE",
@@ -112,17 +112,11 @@ func newCreateCommand(o *Options) *cobra.Command {
 	}
 	f.register(cmd)
 	f.verb = "created"
-	cmd.AddCommand(createNamed(o, "namespace", []string{"ns"}, "Create a namespace (kubectl create namespace)", func(ctx context.Context, c *client.Client, name string) error {
-		_, err := client.For[*core.Namespace](c).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}})
-		return err
-	}))
-	cmd.AddCommand(newCreateServiceAccountCommand(o), newCreateTokenCommand(o), newCreateBindingCommand(o, false), newCreateBindingCommand(o, true),
-		newCreateDeploymentCommand(o), newCreateConfigMapCommand(o), newCreateSecretCommand(o), newCreateServiceCommand(o), newCreateJobCommand(o), newCreateQuotaCommand(o), newCreatePDBCommand(o),
-		newCreatePriorityClassCommand(o))
+	cmd.AddCommand(generators...)
 	return cmd
 }
 
-func newReplaceCommand(o *Options) *cobra.Command {
+func NewCmdReplace(o *cmdutil.Options) *cobra.Command {
 	var f writeFlags
 	cmd := &cobra.Command{
 		Use:   "replace -f FILE",
@@ -147,7 +141,7 @@ func newReplaceCommand(o *Options) *cobra.Command {
 // for the rest, then sends each usable object — as kubectl does, every
 // document that can be applied is, each failure is reported and the
 // command fails.
-func forEachManifest(o *Options, cmd *cobra.Command, f *writeFlags, do func(context.Context, *client.Client, cmdutil.Manifest) (string, error)) error {
+func forEachManifest(o *cmdutil.Options, cmd *cobra.Command, f *writeFlags, do func(context.Context, *client.Client, cmdutil.Manifest) (string, error)) error {
 	ms, err := cmdutil.ReadManifests(f.files, o.In)
 	if err != nil {
 		return err

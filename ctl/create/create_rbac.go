@@ -1,4 +1,4 @@
-package ctl
+package create
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // kubectl create serviceaccount NAME.
-func newCreateServiceAccountCommand(o *Options) *cobra.Command {
+func newCreateServiceAccountCommand(o *cmdutil.Options) *cobra.Command {
 	return createNamed(o, "serviceaccount", []string{"sa"}, "Create a ServiceAccount (kubectl create serviceaccount)", func(ctx context.Context, c *client.Client, name string) error {
 		_, err := client.For[*core.ServiceAccount](c).Create(ctx, &core.ServiceAccount{ObjectMeta: meta.ObjectMeta{Namespace: o.NamespaceOrDefault(), Name: name}})
 		return err
@@ -27,7 +27,7 @@ func newCreateServiceAccountCommand(o *Options) *cobra.Command {
 
 // createNamed is a `create KIND NAME` command: create makes the object,
 // and kobectl says "KIND/NAME created", as kubectl does.
-func createNamed(o *Options, kind string, aliases []string, short string, create func(ctx context.Context, c *client.Client, name string) error) *cobra.Command {
+func createNamed(o *cmdutil.Options, kind string, aliases []string, short string, create func(ctx context.Context, c *client.Client, name string) error) *cobra.Command {
 	return &cobra.Command{
 		Use:     kind + " NAME",
 		Aliases: aliases,
@@ -50,7 +50,7 @@ func createNamed(o *Options, kind string, aliases []string, short string, create
 }
 
 // kubectl create token SERVICEACCOUNT: prints a token (a TokenRequest).
-func newCreateTokenCommand(o *Options) *cobra.Command {
+func newCreateTokenCommand(o *cmdutil.Options) *cobra.Command {
 	var audiences []string
 	var duration time.Duration
 	var boundKind, boundName string
@@ -93,7 +93,7 @@ func newCreateTokenCommand(o *Options) *cobra.Command {
 
 // kubectl create rolebinding / clusterrolebinding NAME --clusterrole|--role
 // R --user U --group G --serviceaccount NS:NAME.
-func newCreateBindingCommand(o *Options, cluster bool) *cobra.Command {
+func newCreateBindingCommand(o *cmdutil.Options, cluster bool) *cobra.Command {
 	var role, clusterRole string
 	var users, groups, accounts []string
 	use, kind := "rolebinding", "RoleBinding"
@@ -156,4 +156,17 @@ func newCreateBindingCommand(o *Options, cluster bool) *cobra.Command {
 	cmd.Flags().StringArrayVar(&groups, "group", nil, "a group to grant it to (repeatable)")
 	cmd.Flags().StringArrayVar(&accounts, "serviceaccount", nil, "a ServiceAccount NAMESPACE:NAME to grant it to (repeatable)")
 	return cmd
+}
+
+// Generators are the create subcommands that build one object from flags.
+func Generators(o *cmdutil.Options) []*cobra.Command {
+	return []*cobra.Command{
+		createNamed(o, "namespace", []string{"ns"}, "Create a namespace (kubectl create namespace)", func(ctx context.Context, c *client.Client, name string) error {
+			_, err := client.For[*core.Namespace](c).Create(ctx, &core.Namespace{ObjectMeta: meta.ObjectMeta{Name: name}})
+			return err
+		}),
+		newCreateServiceAccountCommand(o), newCreateTokenCommand(o), newCreateBindingCommand(o, false), newCreateBindingCommand(o, true),
+		newCreateDeploymentCommand(o), newCreateConfigMapCommand(o), newCreateSecretCommand(o), newCreateServiceCommand(o), newCreateJobCommand(o),
+		newCreateQuotaCommand(o), newCreatePDBCommand(o), newCreatePriorityClassCommand(o),
+	}
 }

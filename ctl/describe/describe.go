@@ -1,4 +1,4 @@
-package ctl
+package describe
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-func newDescribeCommand(o *Options) *cobra.Command {
+func NewCmdDescribe(o *cmdutil.Options) *cobra.Command {
 	var selector string
 	var allNamespaces bool
 	cmd := &cobra.Command{
@@ -85,7 +85,7 @@ score per plugin) — recorded when the pod was bound.`,
 }
 
 // describeOne prints one object's description and its events.
-func describeOne(o *Options, ctx context.Context, c *client.Client, k *scheme.Kind, obj meta.Object) error {
+func describeOne(o *cmdutil.Options, ctx context.Context, c *client.Client, k *scheme.Kind, obj meta.Object) error {
 	if err := describeObject(ctx, o.Out, c, obj); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package ctl
+package rollout
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
+	"github.com/kobune/kobune/ctl/describe"
 )
 
 // deploymentTarget reads "deployment/NAME", "deployment NAME" or
@@ -43,7 +44,7 @@ func deploymentTarget(args []string) (string, error) {
 
 // onDeployment is the body of a command on one Deployment: it reads the
 // target, connects, and calls run with a minute's deadline.
-func onDeployment(o *Options, run func(ctx context.Context, c *client.Client, name string) error) func(*cobra.Command, []string) error {
+func onDeployment(o *cmdutil.Options, run func(ctx context.Context, c *client.Client, name string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		name, err := deploymentTarget(args)
 		if err != nil {
@@ -66,7 +67,7 @@ func updateDeployment(ctx context.Context, c *client.Client, ns, name string, ch
 	return updateChecked(ctx, client.For[*apps.Deployment](c), ns, name, change)
 }
 
-func newScaleCommand(o *Options) *cobra.Command {
+func NewCmdScale(o *cmdutil.Options) *cobra.Command {
 	var replicas int32
 	cmd := &cobra.Command{
 		Use:   "scale TYPE/NAME --replicas=N",
@@ -124,7 +125,7 @@ func updateChecked[T meta.Object](ctx context.Context, typed *client.Typed[T], n
 	return err
 }
 
-func newSetCommand(o *Options) *cobra.Command {
+func NewCmdSet(o *cmdutil.Options) *cobra.Command {
 	set := &cobra.Command{Use: "set", Short: "Change one field of an object (kubectl set)"}
 	set.AddCommand(&cobra.Command{
 		Use:   "image (deployment|statefulset|daemonset)/NAME CONTAINER=IMAGE [...]",
@@ -185,7 +186,7 @@ func newSetCommand(o *Options) *cobra.Command {
 	return set
 }
 
-func newRolloutCommand(o *Options) *cobra.Command {
+func NewCmdRollout(o *cmdutil.Options) *cobra.Command {
 	rollout := &cobra.Command{Use: "rollout", Short: "Follow and manage rollouts of Deployments, StatefulSets and DaemonSets (kubectl rollout)"}
 	var timeout time.Duration
 	status := &cobra.Command{
@@ -225,7 +226,7 @@ func newRolloutCommand(o *Options) *cobra.Command {
 				// As kubectl: the template in describe's words.
 				fmt.Fprintf(o.Out, "%s with revision #%d\n", what, revision)
 				tw := tabwriter.NewWriter(o.Out, 0, 8, 2, ' ', 0)
-				describePodTemplate(tw, &r.template)
+				describe.PodTemplate(tw, &r.template)
 				if err := tw.Flush(); err != nil {
 					return err
 				}
@@ -339,7 +340,7 @@ func rolloutTarget(args []string) (*scheme.Kind, string, error) {
 
 // onRolloutTarget is the body of a rollout command on a Deployment,
 // StatefulSet or DaemonSet: it reads the target and connects.
-func onRolloutTarget(o *Options, run func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error) func(*cobra.Command, []string) error {
+func onRolloutTarget(o *cmdutil.Options, run func(cmd *cobra.Command, c *client.Client, k *scheme.Kind, name string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		k, name, err := rolloutTarget(args)
 		if err != nil {
@@ -364,7 +365,7 @@ func markRestarted(t *core.PodTemplateSpec) {
 
 // rolloutStatus prints kubectl's progress lines until the rollout is done
 // (nil) or past its progress deadline (an error: a non-zero exit).
-func rolloutStatus(ctx context.Context, o *Options, c *client.Client, k *scheme.Kind, name string) error {
+func rolloutStatus(ctx context.Context, o *cmdutil.Options, c *client.Client, k *scheme.Kind, name string) error {
 	what := strings.ToLower(k.Kind)
 	stream, err := c.Resource(k).Watch(ctx, o.NamespaceOrDefault(), client.ListOptions{FieldSelector: "metadata.name=" + name}, 0, false)
 	if err != nil {
@@ -515,7 +516,7 @@ func withoutHash(t core.PodTemplateSpec) core.PodTemplateSpec {
 
 // rolloutUndo puts a revision's pod template back into the Deployment, as
 // kubectl does; the controller then rolls it out as the next revision.
-func rolloutUndo(ctx context.Context, o *Options, c *client.Client, name string, to int64) error {
+func rolloutUndo(ctx context.Context, o *cmdutil.Options, c *client.Client, name string, to int64) error {
 	revs, err := revisions(ctx, c, o.NamespaceOrDefault(), name)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package ctl
+package wait
 
 import (
 	"context"
@@ -98,7 +98,7 @@ func (w waitCondition) met(obj map[string]any) bool {
 	return false
 }
 
-func newWaitCommand(o *Options) *cobra.Command {
+func NewCmdWait(o *cmdutil.Options) *cobra.Command {
 	var forFlag, sel string
 	var all bool
 	var timeout time.Duration
@@ -161,7 +161,7 @@ non-zero when --timeout passes first.`,
 			}
 			for _, name := range names {
 				if err := waitOne(ctx, c, k, ns, name, cond); err != nil {
-					if timedOut(ctx, err) {
+					if TimedOut(ctx, err) {
 						return fmt.Errorf("timed out waiting for the condition on %s/%s", k.Resource, name)
 					}
 					return err
@@ -182,10 +182,10 @@ non-zero when --timeout passes first.`,
 	return cmd
 }
 
-// timedOut tells a wait that ran out of time: the context's deadline, or
+// TimedOut tells a wait that ran out of time: the context's deadline, or
 // the server's copy of it ending the watch a moment before the client's
 // own timer fires.
-func timedOut(ctx context.Context, err error) bool {
+func TimedOut(ctx context.Context, err error) bool {
 	return errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
 }
 
@@ -267,7 +267,7 @@ func waitOne(ctx context.Context, c *client.Client, k *scheme.Kind, ns, name str
 	}
 }
 
-func newEventsCommand(o *Options) *cobra.Command {
+func NewCmdEvents(o *cmdutil.Options) *cobra.Command {
 	var forObj string
 	var allNamespaces, watch bool
 	var types []string
@@ -366,7 +366,7 @@ func eventTime(e *core.Event) time.Time {
 
 // printEvents prints events as kubectl events does, with the header when
 // asked.
-func printEvents(o *Options, evs []*core.Event, allNamespaces, header bool) error {
+func printEvents(o *cmdutil.Options, evs []*core.Event, allNamespaces, header bool) error {
 	tw := tabwriter.NewWriter(o.Out, 3, 0, 3, ' ', 0)
 	if header {
 		head := "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE"
@@ -393,4 +393,9 @@ func containsFold(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// UntilDeleted waits until the object is gone (delete --wait).
+func UntilDeleted(ctx context.Context, c *client.Client, k *scheme.Kind, ns, name string) error {
+	return waitOne(ctx, c, k, ns, name, waitCondition{deleted: true})
 }

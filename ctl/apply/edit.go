@@ -1,4 +1,4 @@
-package ctl
+package apply
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // kobectl diff and edit: both show objects as YAML files and hand them to
 // a program the user chooses (a diff tool, an editor).
 
-func newDiffCommand(o *Options) *cobra.Command {
+func NewCmdDiff(o *cmdutil.Options) *cobra.Command {
 	var f writeFlags
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE",
@@ -101,7 +101,7 @@ func diffYAML(b []byte) ([]byte, error) {
 
 // runDiff runs the diff program over the two directories; its exit status
 // 1 (differences) becomes kobectl's.
-func runDiff(cmd *cobra.Command, o *Options, live, merged string) error {
+func runDiff(cmd *cobra.Command, o *cmdutil.Options, live, merged string) error {
 	prog := strings.Fields(os.Getenv("KUBECTL_EXTERNAL_DIFF"))
 	if len(prog) == 0 {
 		prog = []string{"diff", "-u", "-N"}
@@ -121,7 +121,7 @@ func runDiff(cmd *cobra.Command, o *Options, live, merged string) error {
 	return cmdutil.ExitError{Code: 2, Err: fmt.Errorf("running %s: %w (set KUBECTL_EXTERNAL_DIFF to another program)", prog[0], err)}
 }
 
-func newEditCommand(o *Options) *cobra.Command {
+func NewCmdEdit(o *cmdutil.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edit (TYPE NAME | TYPE/NAME)",
 		Short: "Edit an object in your editor and store the result (kubectl edit)",
@@ -157,7 +157,7 @@ printed.`,
 	return cmd
 }
 
-func editObjects(o *Options, ctx context.Context, cmd *cobra.Command, c *client.Client, k *scheme.Kind, ns, name string) error {
+func editObjects(o *cmdutil.Options, ctx context.Context, cmd *cobra.Command, c *client.Client, k *scheme.Kind, ns, name string) error {
 	live, err := c.Resource(k).Get(ctx, ns, name)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package ctl
+package delete
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
+	"github.com/kobune/kobune/ctl/wait"
 )
 
 type deleteFlags struct {
@@ -25,7 +26,7 @@ type deleteFlags struct {
 	timeout     time.Duration
 }
 
-func newDeleteCommand(o *Options) *cobra.Command {
+func NewCmdDelete(o *cmdutil.Options) *cobra.Command {
 	var f deleteFlags
 	cmd := &cobra.Command{
 		Use:   "delete (TYPE NAME... | TYPE/NAME | TYPE -l SELECTOR | -f FILE)",
@@ -55,7 +56,7 @@ type target struct {
 	err error
 }
 
-func deleteObjects(o *Options, cmd *cobra.Command, f *deleteFlags, args []string) error {
+func deleteObjects(o *cmdutil.Options, cmd *cobra.Command, f *deleteFlags, args []string) error {
 	policy := map[string]string{"background": "Background", "foreground": "Foreground", "orphan": "Orphan"}[strings.ToLower(f.cascade)]
 	if policy == "" {
 		return fmt.Errorf("invalid --cascade %q: use background, foreground or orphan", f.cascade)
@@ -112,8 +113,8 @@ func deleteObjects(o *Options, cmd *cobra.Command, f *deleteFlags, args []string
 		wctx, wcancel := context.WithTimeout(cmd.Context(), timeout)
 		defer wcancel()
 		for _, t := range deleted {
-			if err := waitOne(wctx, c, t.kind, t.namespace, t.name, waitCondition{deleted: true}); err != nil {
-				if timedOut(wctx, err) {
+			if err := wait.UntilDeleted(wctx, c, t.kind, t.namespace, t.name); err != nil {
+				if wait.TimedOut(wctx, err) {
 					return fmt.Errorf("timed out waiting for %s to be gone (--wait=false returns at once)", cmdutil.QuotedRef(t.kind, t.name))
 				}
 				return err
@@ -123,7 +124,7 @@ func deleteObjects(o *Options, cmd *cobra.Command, f *deleteFlags, args []string
 	return lastErr
 }
 
-func deleteTargets(o *Options, ctx context.Context, c *client.Client, f *deleteFlags, args []string) ([]target, error) {
+func deleteTargets(o *cmdutil.Options, ctx context.Context, c *client.Client, f *deleteFlags, args []string) ([]target, error) {
 	if len(f.files) > 0 {
 		if len(args) > 0 || f.selector != "" {
 			return nil, fmt.Errorf("use either -f or TYPE NAME / -l, not both")

@@ -1,4 +1,4 @@
-package ctl
+package apply
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newPatchCommand is kubectl patch: a strategic merge patch (the
+// NewCmdPatch is kubectl patch: a strategic merge patch (the
 // default), a JSON merge patch or a JSON patch, applied by the server.
-func newPatchCommand(o *Options) *cobra.Command {
+func NewCmdPatch(o *cmdutil.Options) *cobra.Command {
 	var typ, body, sub string
 	var dryRun cmdutil.DryRunMode
 	cmd := &cobra.Command{

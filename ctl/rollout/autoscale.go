@@ -1,4 +1,4 @@
-package ctl
+package rollout
 
 import (
 	"fmt"
@@ -14,9 +14,9 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newAutoscaleCommand is kubectl autoscale: a HorizontalPodAutoscaler
+// NewCmdAutoscale is kubectl autoscale: a HorizontalPodAutoscaler
 // (autoscaling/v2) for a Deployment, ReplicaSet or StatefulSet.
-func newAutoscaleCommand(o *Options) *cobra.Command {
+func NewCmdAutoscale(o *cmdutil.Options) *cobra.Command {
 	var minReplicas, maxReplicas, cpuPercent int32
 	var cpu, memory, name string
 	cmd := &cobra.Command{

@@ -1,4 +1,4 @@
-package ctl
+package rollout
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func revisionTemplate(data json.RawMessage) (core.PodTemplateSpec, error) {
 // rolloutUndoRevision rolls a StatefulSet or DaemonSet back as kubectl
 // does: the chosen ControllerRevision's data is applied to it as a
 // strategic merge patch, and the controller rolls the pods out.
-func rolloutUndoRevision(ctx context.Context, o *Options, c *client.Client, k *scheme.Kind, name string, to int64) error {
+func rolloutUndoRevision(ctx context.Context, o *cmdutil.Options, c *client.Client, k *scheme.Kind, name string, to int64) error {
 	ns := o.NamespaceOrDefault()
 	what := cmdutil.Qualified(k.Resource, k.APIVersion) + "/" + name
 	revs, err := rolloutRevisions(ctx, c, k, ns, name)

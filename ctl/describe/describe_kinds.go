@@ -1,4 +1,4 @@
-package ctl
+package describe
 
 import (
 	"context"
@@ -479,7 +479,7 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 	default:
 		return false
 	}
-	describePodTemplate(tw, &tmpl)
+	PodTemplate(tw, &tmpl)
 	// Deployments' and ReplicaSets' conditions, as kubectl prints them
 	// (ReplicaFailure says why pods are missing: a quota, say).
 	var conds []apps.Condition
@@ -498,9 +498,9 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 	return true
 }
 
-// describePodTemplate is kubectl's "Pod Template:" section (describe of
+// PodTemplate is kubectl's "Pod Template:" section (describe of
 // workloads, rollout history --revision).
-func describePodTemplate(tw io.Writer, t *core.PodTemplateSpec) {
+func PodTemplate(tw io.Writer, t *core.PodTemplateSpec) {
 	fmt.Fprintln(tw, "Pod Template:")
 	fmt.Fprintf(tw, "  Labels:\t%s\n", strings.ReplaceAll(mapLines(t.Labels), "\n\t", "\n\t  "))
 	if len(t.Annotations) > 0 {

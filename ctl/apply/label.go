@@ -1,4 +1,4 @@
-package ctl
+package apply
 
 import (
 	"encoding/json"
@@ -12,11 +12,11 @@ import (
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
-// newLabelCommand is kubectl label: set (KEY=VALUE) or remove (KEY-)
+// NewCmdLabel is kubectl label: set (KEY=VALUE) or remove (KEY-)
 // labels of one object; an existing key changes only with --overwrite.
 // Admission warnings (Pod Security's, when a namespace's level is raised)
 // are printed.
-func newLabelCommand(o *Options) *cobra.Command {
+func NewCmdLabel(o *cmdutil.Options) *cobra.Command {
 	return newMetadataMapCommand(o, "labels", "labeled", &cobra.Command{
 		Use:   "label TYPE NAME KEY=VALUE ... | KEY- ...",
 		Short: "Set or remove labels of an object (kubectl label)",
@@ -31,8 +31,8 @@ func newLabelCommand(o *Options) *cobra.Command {
 	})
 }
 
-// newAnnotateCommand is kubectl annotate, the same for annotations.
-func newAnnotateCommand(o *Options) *cobra.Command {
+// NewCmdAnnotate is kubectl annotate, the same for annotations.
+func NewCmdAnnotate(o *cmdutil.Options) *cobra.Command {
 	return newMetadataMapCommand(o, "annotations", "annotated", &cobra.Command{
 		Use:   "annotate TYPE NAME KEY=VALUE ... | KEY- ...",
 		Short: "Set or remove annotations of an object (kubectl annotate)",
@@ -46,7 +46,7 @@ func newAnnotateCommand(o *Options) *cobra.Command {
 
 // newMetadataMapCommand sets or removes keys of metadata.labels or
 // metadata.annotations of one object, retrying on conflicts.
-func newMetadataMapCommand(o *Options, field, done string, cmd *cobra.Command) *cobra.Command {
+func newMetadataMapCommand(o *cmdutil.Options, field, done string, cmd *cobra.Command) *cobra.Command {
 	var overwrite bool
 	cmd.Args = cobra.MinimumNArgs(2)
 	cmd.RunE =
