@@ -12,14 +12,13 @@ import (
 	"sync"
 	"time"
 
-	storagev1 "github.com/kobune/kobune/api/storage"
-
 	"google.golang.org/grpc"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
+	storagev1 "github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/audit"

@@ -3,13 +3,14 @@ package apiserver
 import (
 	"context"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/apiserver/authentication"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // serviceAccountGetter answers ServiceAccount admission from storage.

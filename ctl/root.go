@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kobune/kobune/ctl/apply"
 	"github.com/kobune/kobune/ctl/auth"
 	"github.com/kobune/kobune/ctl/cmdutil"
@@ -23,7 +25,6 @@ import (
 	"github.com/kobune/kobune/ctl/token"
 	"github.com/kobune/kobune/ctl/top"
 	"github.com/kobune/kobune/ctl/wait"
-	"github.com/spf13/cobra"
 )
 
 // Options are the global flags and streams of one kobectl run.

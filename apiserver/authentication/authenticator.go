@@ -10,6 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
 	"github.com/kobune/kobune/api/authorization"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -20,11 +26,6 @@ import (
 	"github.com/kobune/kobune/apiserver/serviceaccount"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
 )
 
 // Authenticate finds the caller's user from its verified client

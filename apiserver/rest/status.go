@@ -7,10 +7,11 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/kobune/kobune/apiserver/apierrors"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/apiserver/apierrors"
 )
 
 // Errors on the REST API are metav1.Status objects, with the HTTP code and

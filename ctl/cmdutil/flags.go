@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kobune/kobune/api/scheme"
 	"github.com/spf13/cobra"
+
+	"github.com/kobune/kobune/api/scheme"
 )
 
 // ParseTarget reads "pods", "pods web-1 web-2" or "pod/web-1".

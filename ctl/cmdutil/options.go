@@ -17,12 +17,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kobune/kobune/api/scheme"
-	"github.com/kobune/kobune/client"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/client"
 )
 
 // DefaultServer is the address used when no flag, variable or config file names one.

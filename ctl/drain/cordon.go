@@ -3,9 +3,10 @@ package drain
 import (
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
-	"github.com/spf13/cobra"
 )
 
 // NewCmdCordon is kubectl cordon and uncordon: a node's

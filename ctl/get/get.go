@@ -7,15 +7,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kobune/kobune/api/printers"
-	"github.com/kobune/kobune/ctl/cmdutil"
-
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/ctl/cmdutil"
 )
 
 type getFlags struct {
