@@ -1,0 +1,267 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/registry"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// The read verbs over REST: get, list (as JSON or Tables), watch (JSON
+// lines) and a pod's log. Each passes the handler chain to the registry's
+// verb of the same name.
+
+func (s *Handler) restGet(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	resp, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, Subresource: t.sub}, s.registry.Get)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	obj := resp.Object
+	if wantsTable(r) && t.sub == "" {
+		writeTable(w, r, t.kind, [][]byte{obj}, "", "")
+		return
+	}
+	writeJSON(w, http.StatusOK, t.fromStored(obj))
+}
+
+func (s *Handler) restList(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	req := &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector"),
+		Continue: q.Get("continue"), ResourceVersionMatch: q.Get("resourceVersionMatch")}
+	for name, dst := range map[string]*int64{"limit": &req.Limit, "resourceVersion": &req.ResourceVersion} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				writeError(w, apierrors.Invalid("%s: Invalid value: %q: must be a non-negative integer", name, v), t)
+				return
+			}
+			*dst = n
+		}
+	}
+	list, err := filters.Unary(ctx, s.chain, "List", req, s.registry.List)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	rv := strconv.FormatInt(list.ResourceVersion, 10)
+	if wantsTable(r) {
+		writeTable(w, r, t.kind, list.Items, rv, list.Continue)
+		return
+	}
+	w.Header().Set("Content-Type", contentJSON)
+	w.WriteHeader(http.StatusOK)
+	apiVersion := t.apiVersion()
+	cont := ""
+	if list.Continue != "" {
+		cont = fmt.Sprintf(`,"continue":%q`, list.Continue)
+	}
+	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q%s},"items":[`, t.kind.Kind+"List", apiVersion, rv, cont)
+	for i, it := range list.Items {
+		if i > 0 {
+			_, _ = w.Write([]byte{','})
+		}
+		_, _ = w.Write(t.fromStored(it))
+	}
+	_, _ = io.WriteString(w, "]}\n")
+}
+
+// restWatch streams watch events as JSON lines (Kubernetes' watch
+// encoding: one {"type":...,"object":...} per line, flushed as it comes).
+// watchRequest reads a watch's query: resourceVersion, timeoutSeconds
+// (checked here, applied by the caller), the selectors, bookmarks and a
+// streaming list (sendInitialEvents).
+func (s *Handler) watchRequest(ctx context.Context, q url.Values, t *restTarget) (*apipb.WatchRequest, error) {
+	var rv int64
+	if v := q.Get("resourceVersion"); v != "" {
+		var err error
+		if rv, err = strconv.ParseInt(v, 10, 64); err != nil || rv < 0 {
+			return nil, apierrors.Invalid("resourceVersion: Invalid value: %q: must be a non-negative integer", v)
+		}
+	}
+	if v := q.Get("timeoutSeconds"); v != "" {
+		if sec, err := strconv.Atoi(v); err != nil || sec < 0 {
+			return nil, apierrors.Invalid("timeoutSeconds: Invalid value: %q", v)
+		}
+	}
+	req := &apipb.WatchRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"),
+		FieldSelector: q.Get("fieldSelector"), ResourceVersion: rv, AllowBookmarks: q.Get("allowWatchBookmarks") == "true"}
+	switch q.Get("sendInitialEvents") {
+	case "true":
+		// A streaming list (client-go's WatchList): the state now — which
+		// is not older than any revision the client names — then the
+		// bookmark that ends it, then changes.
+		if m := q.Get("resourceVersionMatch"); m != "NotOlderThan" {
+			return nil, apierrors.Invalid("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan (not %q)", m)
+		}
+		if !req.AllowBookmarks {
+			return nil, apierrors.Invalid("allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true")
+		}
+		req.ResourceVersion, req.SendInitialEvents = 0, true
+	case "false":
+		if rv == 0 && t.kind != nil {
+			// Changes from now on, without the state first.
+			cur, err := s.registry.Revision(ctx)
+			if err != nil {
+				return nil, apierrors.FromStorage(err, t.kind, "")
+			}
+			req.ResourceVersion = cur
+		}
+	}
+	return req, nil
+}
+
+func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	req, err := s.watchRequest(ctx, q, t)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if sec, _ := strconv.Atoi(q.Get("timeoutSeconds")); sec > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(sec)*time.Second)
+		defer cancel()
+	}
+	flusher, _ := w.(http.Flusher)
+	asTable, columnsSent := wantsTable(r) && t.kind != nil, false
+	started := false
+	start := func() {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", contentJSON)
+			w.WriteHeader(http.StatusOK)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+	send := func(ev *apipb.WatchEvent) error {
+		start()
+		obj := ev.Object
+		if asTable && ev.Type != registry.Bookmark {
+			// kubectl get -w: each event's object is a one-row Table, the
+			// first with the column definitions.
+			tb, err := buildTable(t.kind, [][]byte{obj}, strconv.FormatInt(ev.ResourceVersion, 10), q.Get("includeObject"), !columnsSent)
+			if err != nil {
+				return err
+			}
+			columnsSent = true
+			obj = mustJSON(tb)
+		} else if ev.Type != registry.Bookmark {
+			obj = t.fromStored(obj)
+		}
+		if _, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, obj); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	err = filters.Stream(ctx, s.chain, "Watch", req, func(ctx context.Context) error {
+		return s.registry.Watch(ctx, req, restSender[apipb.WatchEvent]{send: send, header: start})
+	})
+	if err == nil || ctx.Err() != nil {
+		start()
+		return
+	}
+	if !started && status.Code(err) != codes.OutOfRange {
+		writeError(w, err, t)
+		return
+	}
+	// An expired revision ends the watch with an ERROR event holding a
+	// 410 Status, which makes informers list again (Kubernetes does the
+	// same).
+	start()
+	fmt.Fprintf(w, `{"type":"ERROR","object":%s}`+"\n", statusJSON(err, t))
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+// restLogs serves pods/log: the container's output as text/plain,
+// streamed as it comes with follow=true.
+func (s *Handler) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	q := r.URL.Query()
+	req := &apipb.PodLogsRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), SinceTime: q.Get("sinceTime")}
+	for name, dst := range map[string]*bool{"follow": &req.Follow, "previous": &req.Previous, "timestamps": &req.Timestamps} {
+		v := q.Get(name) // as Kubernetes reads a boolean parameter: 0 and false are false
+		*dst = v != "" && v != "0" && !strings.EqualFold(v, "false")
+	}
+	if v := q.Get("sinceSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			writeError(w, apierrors.Invalid("sinceSeconds: Invalid value: %q: must be greater than 0", v), t)
+			return
+		}
+		req.SinceSeconds = n
+	}
+	var limit int64 = -1
+	for name, dst := range map[string]*int64{"tailLines": &req.TailLines, "limitBytes": &limit} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || name == "limitBytes" && n == 0 {
+				writeError(w, apierrors.Invalid("%s: Invalid value: %q: must be a positive integer", name, v), t)
+				return
+			}
+			*dst = n
+		}
+	}
+	flusher, _ := w.(http.Flusher)
+	started := false
+	start := func() {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusOK)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+	errLimit := errors.New("limitBytes reached")
+	send := func(m *apipb.LogChunk) error {
+		start()
+		data := m.Data
+		if limit >= 0 && int64(len(data)) > limit {
+			data = data[:limit]
+		}
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if limit >= 0 {
+			if limit -= int64(len(data)); limit == 0 {
+				return errLimit
+			}
+		}
+		return nil
+	}
+	err := filters.Stream(ctx, s.chain, "PodLogs", req, func(ctx context.Context) error {
+		return s.proxy.PodLogs(ctx, req, restSender[apipb.LogChunk]{send: send, header: start})
+	})
+	switch {
+	case err == nil || errors.Is(err, errLimit) || ctx.Err() != nil:
+		start()
+	case !started:
+		writeError(w, err, t)
+	default:
+		fmt.Fprintf(w, "\nerror: %s\n", status.Convert(err).Message()) // the stream broke after the headers went out
+	}
+}

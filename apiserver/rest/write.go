@@ -1,0 +1,324 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/patch"
+	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/proto/apipb"
+)
+
+// The write verbs over REST: create, update, patch, bind and delete
+// (one object or a collection), with their dryRun and DeleteOptions. Each
+// passes the handler chain to the registry's verb of the same name.
+
+// readWrite reads what a create, update or patch sends: the body and the
+// dryRun parameter.
+func readWrite(r *http.Request) ([]byte, bool, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, false, err
+	}
+	dry, err := dryRun(r.URL.Query().Get("dryRun"))
+	return body, dry, err
+}
+
+func (s *Handler) restCreate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget, resource string) {
+	body, dry, err := readWrite(r)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if t.name == "" {
+		named := *t
+		named.objectName = request.MetadataName(body)
+		t = &named
+	}
+	body, warnings, err := t.toStored(body, r.URL.Query().Get("fieldValidation"))
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeWarnings(w, warnings)
+	q := r.URL.Query()
+	ns := t.namespace
+	if t.sub == "token" {
+		body, err = tokenRequestFor(body, t.name)
+		if err != nil {
+			writeError(w, err, t)
+			return
+		}
+	}
+	resp, err := filters.Unary(ctx, s.chain, "Create", &apipb.CreateRequest{Resource: resource, Namespace: ns, Object: body,
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry}, s.registry.Create)
+	code := http.StatusCreated
+	if t.kind == nil {
+		code = http.StatusOK // reviews and token requests are answered, not stored
+	}
+	respond(w, code, resp, err, t)
+}
+
+func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	body, dry, err := readWrite(r)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if n := request.MetadataName(body); n != t.name {
+		writeError(w, statusWithCode(http.StatusBadRequest, "BadRequest", fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name)), t)
+		return
+	}
+	body, warnings, err := t.toStored(body, r.URL.Query().Get("fieldValidation"))
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeWarnings(w, warnings)
+	q := r.URL.Query()
+	req := &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: body,
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}
+	var resp *apipb.ObjectResponse
+	if t.sub == "status" {
+		resp, err = filters.Unary(ctx, s.chain, "UpdateStatus", req, s.registry.UpdateStatus)
+	} else {
+		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
+	}
+	respond(w, http.StatusOK, resp, err, t)
+}
+
+// respond answers with the object a write returned, and its warnings.
+func respond(w http.ResponseWriter, code int, o *apipb.ObjectResponse, err error, t *restTarget) {
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeWarnings(w, o.Warnings)
+	writeJSON(w, code, t.fromStored(o.Object))
+}
+
+// restPatch serves PATCH: the Content-Type is the patch type.
+func (s *Handler) restPatch(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType, patch.ApplyPatchType:
+	default:
+		writeError(w, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+			fmt.Sprintf("PATCH needs the patch type as its Content-Type: %s, %s or %s (not %q)", patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType, mt)), t)
+		return
+	}
+	body, dry, err := readWrite(r)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if t.conv != nil {
+		s.restPatchConverted(ctx, w, r, t, mt, body, dry)
+		return
+	}
+	q := r.URL.Query()
+	force := false
+	switch v := q.Get("force"); v {
+	case "", "false":
+	case "true":
+		force = true
+	default:
+		writeError(w, apierrors.Invalid("force: Invalid value: %q: must be true or false", v), t)
+		return
+	}
+	resp, err := filters.Unary(ctx, s.chain, "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
+		Subresource: t.sub, FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager"), Force: force}, s.registry.Patch)
+	respond(w, http.StatusOK, resp, err, t)
+}
+
+// restBind serves pods/binding (a Binding: the scheduler's verb, which
+// client-go schedulers use).
+func (s *Handler) restBind(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	var b struct {
+		Metadata struct {
+			Name        string            `json:"name"`
+			UID         string            `json:"uid"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Target struct {
+			Kind, Name string
+		} `json:"target"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		writeError(w, apierrors.Invalid("Binding: %v", err), t)
+		return
+	}
+	if b.Metadata.Name != "" && b.Metadata.Name != t.name {
+		writeError(w, apierrors.Invalid("metadata.name: Invalid value: %q: does not match the pod (%q)", b.Metadata.Name, t.name), t)
+		return
+	}
+	if b.Target.Kind != "" && b.Target.Kind != "Node" {
+		writeError(w, apierrors.Invalid("target.kind: Unsupported value: %q: supported values: \"Node\"", b.Target.Kind), t)
+		return
+	}
+	if _, err := filters.Unary(ctx, s.chain, "Bind", &apipb.BindRequest{Namespace: t.namespace, Name: t.name, NodeName: b.Target.Name, Uid: b.Metadata.UID, Annotations: b.Metadata.Annotations}, s.registry.Bind); err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeObject(w, http.StatusCreated, restStatus{Kind: "Status", APIVersion: "v1", Status: "Success", Code: http.StatusCreated})
+}
+
+// restDeleteCollection serves DELETE on a collection: each object the
+// selectors match is deleted through the Delete RPC (so each deletion is
+// authorized, admitted and finalized as a single one would be; Kubernetes
+// authorizes the deletecollection verb once instead).
+func (s *Handler) restDeleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	// The same options as a single delete, for each object; read before
+	// anything is deleted (a dry run or a bad body deletes nothing).
+	opts, err := deleteRequest(r, t)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if opts.Preconditions != nil {
+		writeError(w, apierrors.Invalid("preconditions: Forbidden: a collection delete takes no preconditions (they name one object)"), t)
+		return
+	}
+	q := r.URL.Query()
+	list, err := filters.Unary(ctx, s.chain, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")}, s.registry.List)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	for _, it := range list.Items {
+		var m struct {
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(it, &m); err != nil {
+			writeError(w, status.Errorf(codes.Internal, "decode: %v", err), t)
+			return
+		}
+		_, err := filters.Unary(ctx, s.chain, "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
+			GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}, s.registry.Delete)
+		if err != nil && status.Code(err) != codes.NotFound {
+			writeError(w, err, t)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", contentJSON)
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d"},"items":[]}`+"\n", t.kind.Kind+"List", t.kind.APIVersion, list.ResourceVersion)
+}
+
+// deleteOptionsBody is metav1.DeleteOptions as clients send it.
+type deleteOptionsBody struct {
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds"`
+	Preconditions      *struct {
+		UID             *string `json:"uid"`
+		ResourceVersion *string `json:"resourceVersion"`
+	} `json:"preconditions"`
+	PropagationPolicy *string  `json:"propagationPolicy"`
+	OrphanDependents  *bool    `json:"orphanDependents"`
+	DryRun            []string `json:"dryRun"`
+}
+
+func (s *Handler) restDelete(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
+	req, err := deleteRequest(r, t)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	req.Name = t.name
+	resp, err := filters.Unary(ctx, s.chain, "Delete", req, s.registry.Delete)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeJSON(w, http.StatusOK, t.fromStored(resp.Object))
+}
+
+// deleteRequest reads a delete's options — the DeleteOptions body (JSON,
+// YAML or protobuf: client-go's typed clients send it as protobuf when
+// they speak it, as Kubernetes' e2e framework does) and the query
+// parameters, which win — into the request every object is deleted with.
+func deleteRequest(r *http.Request, t *restTarget) (*apipb.DeleteRequest, error) {
+	var opts deleteOptionsBody
+	b, err := readBodyUpTo(r, 64<<10)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err = json.Unmarshal(b, &opts); err != nil {
+			return nil, statusWithCode(http.StatusBadRequest, "BadRequest", "DeleteOptions: "+err.Error())
+		}
+	}
+	q := r.URL.Query()
+	if v := q.Get("gracePeriodSeconds"); v != "" {
+		g, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, apierrors.Invalid("gracePeriodSeconds: Invalid value: %q", v)
+		}
+		opts.GracePeriodSeconds = &g
+	}
+	if v := q.Get("propagationPolicy"); v != "" {
+		opts.PropagationPolicy = &v
+	}
+	if len(opts.DryRun) > 0 || q.Get("dryRun") != "" {
+		// Refused rather than done for real: nothing is deleted.
+		return nil, apierrors.Invalid("dryRun: delete with dryRun is not supported by kobune (nothing was deleted)")
+	}
+	req := &apipb.DeleteRequest{Resource: t.resource, Namespace: t.namespace, GracePeriodSeconds: opts.GracePeriodSeconds}
+	switch {
+	case opts.PropagationPolicy != nil:
+		req.PropagationPolicy = *opts.PropagationPolicy
+	case opts.OrphanDependents != nil && *opts.OrphanDependents:
+		req.PropagationPolicy = "Orphan"
+	}
+	if p := opts.Preconditions; p != nil {
+		req.Preconditions = &apipb.Preconditions{}
+		if p.UID != nil {
+			req.Preconditions.Uid = *p.UID
+		}
+		if p.ResourceVersion != nil {
+			req.Preconditions.ResourceVersion = *p.ResourceVersion
+		}
+	}
+	return req, nil
+}
+
+// dryRun reads the dryRun query parameter: "All" or nothing.
+func dryRun(v string) (bool, error) {
+	switch v {
+	case "":
+		return false, nil
+	case "All":
+		return true, nil
+	}
+	return false, apierrors.Invalid("dryRun: Unsupported value: %q: supported values: \"All\"", v)
+}
+
+// tokenRequestFor gives a TokenRequest body the ServiceAccount's name from
+// the URL (serviceaccounts/NAME/token), as the Create RPC expects.
+func tokenRequestFor(body []byte, account string) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, apierrors.Invalid("TokenRequest: %v", err)
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["name"] = account
+	m["metadata"] = md
+	return json.Marshal(m)
+}
