@@ -50,7 +50,7 @@ func TestAPIServerFloors(t *testing.T) {
 		name := strings.TrimPrefix(pkg, base+"/")
 		allowed, ok := apiserverFloors[name]
 		if !ok {
-			t.Errorf("apiserver/%s is not placed in apiserverFloors (test/layering/apiserver_test.go): say which floor it is on", name)
+			t.Errorf("apiserver/%s is not placed in apiserverFloors (test/layering/floors_test.go): say which floor it is on", name)
 			continue
 		}
 		checked++
@@ -66,6 +66,60 @@ func TestAPIServerFloors(t *testing.T) {
 			}
 			if !contains(allowed, to) {
 				t.Errorf("apiserver/%s imports %s: it may import only %v of the API server's packages", name, imp, allowed)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d packages", checked)
+	}
+}
+
+// kobectlFloors says which of kobectl's packages each may import: every
+// verb family stands on cmdutil (and jsonpath), a few on one other family
+// (create prints as get does, rollout shows a template as describe does,
+// delete waits as wait does), and none imports the root package, which
+// assembles the command tree — kubectl's pkg/cmd/<verb> on pkg/cmd/util.
+var kobectlFloors = map[string][]string{
+	"cmdutil": {}, "jsonpath": {},
+	"apply": {"cmdutil"}, "auth": {"cmdutil"}, "config": {"cmdutil"}, "drain": {"cmdutil"},
+	"explain": {"cmdutil"}, "explainpath": {"cmdutil"}, "pki": {"cmdutil"}, "podio": {"cmdutil"},
+	"token": {"cmdutil"}, "top": {"cmdutil"},
+	"get":      {"cmdutil", "jsonpath"},
+	"describe": {"cmdutil", "jsonpath"},
+	"wait":     {"cmdutil", "jsonpath"},
+	"create":   {"cmdutil", "get"},
+	"rollout":  {"cmdutil", "describe"},
+	"delete":   {"cmdutil", "wait"},
+}
+
+// TestKobectlFloors checks kobectl's packages against kobectlFloors; a new
+// package must be placed there.
+func TestKobectlFloors(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, module+"ctl/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const base = module + "ctl"
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		if pkg == base {
+			continue // the root assembles every verb
+		}
+		name := strings.TrimPrefix(pkg, base+"/")
+		allowed, ok := kobectlFloors[name]
+		if !ok {
+			t.Errorf("ctl/%s is not placed in kobectlFloors (test/layering/floors_test.go): say which packages it stands on", name)
+			continue
+		}
+		checked++
+		for _, imp := range strings.Fields(imports) {
+			if imp == base {
+				t.Errorf("ctl/%s imports the root package ctl: a verb never imports the command tree", name)
+				continue
+			}
+			if to, ok := strings.CutPrefix(imp, base+"/"); ok && !contains(allowed, to) {
+				t.Errorf("ctl/%s imports %s: it may import only %v of kobectl's packages", name, imp, allowed)
 			}
 		}
 	}
