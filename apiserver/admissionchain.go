@@ -8,8 +8,8 @@ import (
 // admissionChain is every write's admission, in the order it runs — one
 // list, as kube-apiserver's AllOrderedPlugins: what the seed chapter
 // teaches as "authentication → authorization → admission → validation →
-// etcd" happens for a write between authorization (authz.go) and the
-// store. Every mutating step runs first, in this order; then every
+// etcd" happens for a write between authorization
+// (apiserver/authorization) and the store. Every mutating step runs first, in this order; then every
 // validating one, in this order (a step may be both: LimitRanger). Kobune
 // runs the kind's validation as a step of the chain (Validation), where
 // kube-apiserver runs it between the two phases. docs/architecture.md
