@@ -45,7 +45,7 @@ func NewCmdAnnotate(o *cmdutil.Options) *cobra.Command {
 }
 
 // newMetadataMapCommand sets or removes keys of metadata.labels or
-// metadata.annotations of one object, retrying on conflicts.
+// metadata.annotations of one object with a merge patch of those keys.
 func newMetadataMapCommand(o *cmdutil.Options, field, done string, cmd *cobra.Command) *cobra.Command {
 	var overwrite bool
 	cmd.Args = cobra.MinimumNArgs(2)
@@ -91,47 +91,50 @@ func newMetadataMapCommand(o *cmdutil.Options, field, done string, cmd *cobra.Co
 			ctx, cancel := cmdutil.CtxFor(cmd)
 			defer cancel()
 			ns, r := o.NamespaceFor(k, false), c.Resource(k)
-			for {
-				raw, err := r.Get(ctx, ns, names[0])
-				if err != nil {
-					return err
-				}
-				var obj map[string]any
-				if err := json.Unmarshal(raw, &obj); err != nil {
-					return err
-				}
-				md, _ := obj["metadata"].(map[string]any)
-				labels, _ := md[field].(map[string]any)
-				if labels == nil {
-					labels = map[string]any{}
-				}
-				for key, value := range set {
-					if old, ok := labels[key]; ok && old != value && !overwrite {
-						return fmt.Errorf("'%s' already has a value (%v), and --overwrite is false", key, old)
-					}
-					labels[key] = value
-				}
-				for _, key := range remove {
-					delete(labels, key)
-				}
-				md[field] = labels
-				b, err := json.Marshal(obj)
-				if err != nil {
-					return err
-				}
-				w, err := r.Update(ctx, ns, b, client.WriteOptions{})
-				if client.IsConflict(err) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				for _, warning := range w.Warnings {
-					fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
-				}
-				fmt.Fprintf(o.Out, "%s/%s %s\n", cmdutil.Qualified(k.Resource, k.APIVersion), names[0], done)
-				return nil
+			raw, err := r.Get(ctx, ns, names[0])
+			if err != nil {
+				return err
 			}
+			var obj struct {
+				Metadata map[string]json.RawMessage `json:"metadata"`
+			}
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return err
+			}
+			var current map[string]string
+			if b, ok := obj.Metadata[field]; ok {
+				if err := json.Unmarshal(b, &current); err != nil {
+					return err
+				}
+			}
+			for key, value := range set {
+				if old, ok := current[key]; ok && old != value && !overwrite {
+					return fmt.Errorf("'%s' already has a value (%v), and --overwrite is false", key, old)
+				}
+			}
+			// As kubectl: a merge patch of only the keys named, so a
+			// concurrent change to other keys (a controller's) neither
+			// conflicts nor is lost.
+			change := map[string]any{}
+			for key, value := range set {
+				change[key] = value
+			}
+			for _, key := range remove {
+				change[key] = nil
+			}
+			patch, err := json.Marshal(map[string]any{"metadata": map[string]any{field: change}})
+			if err != nil {
+				return err
+			}
+			w, err := r.Patch(ctx, ns, names[0], client.MergePatch, patch, client.PatchOptions{FieldManager: "kobectl-" + cmd.Name()})
+			if err != nil {
+				return err
+			}
+			for _, warning := range w.Warnings {
+				fmt.Fprintf(o.ErrOut, "Warning: %s\n", warning)
+			}
+			fmt.Fprintf(o.Out, "%s/%s %s\n", cmdutil.Qualified(k.Resource, k.APIVersion), names[0], done)
+			return nil
 		}
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "change a key that is already set")
 	return cmd
