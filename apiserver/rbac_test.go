@@ -64,6 +64,18 @@ func startSecured(t *testing.T, mutate ...func(*apiserver.Config)) *securedServe
 // as connects with a fresh certificate for user in groups.
 func (s *securedServer) as(t *testing.T, user string, groups ...string) *client.Client {
 	t.Helper()
+	c, err := client.NewFromConfig(s.configAs(t, user, groups...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// configAs is a client configuration with a fresh certificate for user
+// in groups.
+func (s *securedServer) configAs(t *testing.T, user string, groups ...string) client.Config {
+	t.Helper()
 	ca, key, err := pki.LoadCA(filepath.Join(s.dir, "pki"))
 	if err != nil {
 		t.Fatal(err)
@@ -75,12 +87,7 @@ func (s *securedServer) as(t *testing.T, user string, groups ...string) *client.
 	}
 	cfg := s.admin
 	cfg.Cert, cfg.Key = cert, k
-	c, err := client.NewFromConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return cfg
 }
 
 func forbidden(t *testing.T, what string, err error, words ...string) {
@@ -608,4 +615,38 @@ func TestSubjectAccessReviews(t *testing.T) {
 	if _, err := ask(s.as(t, "bob"), "subjectaccessreviews", "", fmt.Sprintf(sar, "default")); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("bob asks about alice: %v, want PermissionDenied", err)
 	}
+}
+
+// TestRESTPatchOfAnotherVersionIsAPatch: a PATCH of autoscaling/v1 (a
+// version converted to the stored v2) is authorized and audited as one
+// patch, as kube-apiserver does: a user allowed only to patch
+// HorizontalPodAutoscalers may, without the get and update the server
+// does inside (it needed both before).
+func TestRESTPatchOfAnotherVersionIsAPatch(t *testing.T) {
+	s := startSecured(t)
+	admin := newRESTClient(t, s.admin, s.Addr())
+	hpa := `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":4,"targetCPUUtilizationPercentage":50}}`
+	if code, _, b := admin.do("POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", "", hpa); code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	role := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"hpa-patcher"},"rules":[{"apiGroups":["autoscaling"],"resources":["horizontalpodautoscalers"],"verbs":["patch"]}]}`
+	if code, _, b := admin.do("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", "", role); code != 201 {
+		t.Fatalf("role: %d %s", code, b)
+	}
+	rb := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"hpa-patcher"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"hpa-patcher"},"subjects":[{"kind":"User","name":"patcher","apiGroup":"rbac.authorization.k8s.io"}]}`
+	if code, _, b := admin.do("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", "", rb); code != 201 {
+		t.Fatalf("rolebinding: %d %s", code, b)
+	}
+	patcher := newRESTClient(t, s.configAs(t, "patcher"), s.Addr())
+	path := "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web"
+	if code, _, b := patcher.do("GET", path, "", ""); code != 403 {
+		t.Errorf("GET as a user who may only patch: %d %s, want 403", code, b)
+	}
+	eventually(t, "PATCH autoscaling/v1 as the patcher", func() error {
+		code, _, b := patcher.do("PATCH", path, "", `{"spec":{"targetCPUUtilizationPercentage":70}}`, "Content-Type", "application/merge-patch+json")
+		if code != 200 || !strings.Contains(string(b), `"targetCPUUtilizationPercentage":70`) {
+			return fmt.Errorf("%d %s", code, b)
+		}
+		return nil
+	})
 }

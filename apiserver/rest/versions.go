@@ -96,31 +96,37 @@ func (s *Handler) restPatchConverted(ctx context.Context, w http.ResponseWriter,
 	}
 	kt, _ := k8sapi.ForKind(t.conv.APIVersion, t.kind.Kind)
 	q := r.URL.Query()
-	for attempt := 0; ; attempt++ {
-		cur, err := filters.Unary(ctx, s.chain, "Get", &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name}, s.registry.Get)
-		if err != nil {
-			writeError(w, err, t)
-			return
+	var warnings []string
+	// Authorized and audited once, as the patch it is; then a read and an
+	// update of the stored version, again from a fresh read if someone
+	// wrote between the two.
+	req := &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
+		FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}
+	resp, err := filters.Unary(ctx, s.chain, "Patch", req, func(ctx context.Context, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
+		for attempt := 0; ; attempt++ {
+			cur, err := s.registry.Get(ctx, &apipb.GetRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name})
+			if err != nil {
+				return nil, err
+			}
+			patched, err := patch.Apply(mt, t.fromStored(cur.Object), body, kt)
+			if err != nil {
+				return nil, apierrors.Invalid("%s %q: the patch cannot be applied: %v", t.kind.Kind, t.name, err)
+			}
+			stored, w, err := t.toStored(patched, req.FieldValidation)
+			if err != nil {
+				return nil, err
+			}
+			warnings = w
+			resp, err := s.registry.Update(ctx, &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: stored,
+				FieldValidation: req.FieldValidation, DryRun: req.DryRun, FieldManager: req.FieldManager})
+			if status.Code(err) == codes.Aborted && attempt < 5 && !strings.Contains(string(body), `"resourceVersion"`) {
+				continue // someone wrote between the read and the update: patch the new object
+			}
+			return resp, err
 		}
-		patched, err := patch.Apply(mt, t.fromStored(cur.Object), body, kt)
-		if err != nil {
-			writeError(w, apierrors.Invalid("%s %q: the patch cannot be applied: %v", t.kind.Kind, t.name, err), t)
-			return
-		}
-		stored, warnings, err := t.toStored(patched, q.Get("fieldValidation"))
-		if err != nil {
-			writeError(w, err, t)
-			return
-		}
-		resp, err := filters.Unary(ctx, s.chain, "Update", &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: stored,
-			FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}, s.registry.Update)
-		if status.Code(err) == codes.Aborted && attempt < 5 && !strings.Contains(string(body), `"resourceVersion"`) {
-			continue // someone wrote between the read and the update: patch the new object
-		}
-		writeWarnings(w, warnings)
-		respond(w, http.StatusOK, resp, err, t)
-		return
-	}
+	})
+	writeWarnings(w, warnings)
+	respond(w, http.StatusOK, resp, err, t)
 }
 
 // servedVersions lists a kind's apiVersions, the stored (preferred) first.
