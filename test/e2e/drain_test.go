@@ -12,7 +12,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/ctl"
+	"github.com/kobune/kobune/ctl/drain"
 	"github.com/kobune/kobune/scheduler"
 )
 
@@ -28,7 +28,7 @@ func TestDrainKeepsTheBudgetAndQuotaRefuses(t *testing.T) {
 	srv, _, ctx := startWithControllers(t, 6*time.Minute, "10.244.92.0/24", "10.244.93.0/24")
 	go scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, componentClient(t, srv, "scheduler")).Run(ctx)
 	c := srv.Client
-	ctl.DrainRetry = time.Second
+	drain.RetryInterval = time.Second
 	four := int32(4)
 	labels := map[string]string{"app": "web"}
 	if _, err := client.For[*apps.Deployment](c).Create(ctx, &apps.Deployment{ObjectMeta: meta.ObjectMeta{Name: "web", Namespace: "default"},
