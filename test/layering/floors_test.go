@@ -33,47 +33,6 @@ var apiserverFloors = map[string][]string{
 	"testserver": {""},
 }
 
-// TestAPIServerFloors checks every API server package's imports of its
-// siblings against apiserverFloors; a new package must be placed there.
-func TestAPIServerFloors(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, module+"apiserver/...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	const base = module + "apiserver"
-	checked := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, imports, _ := strings.Cut(line, ":")
-		if pkg == base {
-			continue // the root wires everything
-		}
-		name := strings.TrimPrefix(pkg, base+"/")
-		allowed, ok := apiserverFloors[name]
-		if !ok {
-			t.Errorf("apiserver/%s is not placed in apiserverFloors (test/layering/floors_test.go): say which floor it is on", name)
-			continue
-		}
-		checked++
-		for _, imp := range strings.Fields(imports) {
-			var to string
-			switch {
-			case imp == base:
-				to = ""
-			case strings.HasPrefix(imp, base+"/"):
-				to = strings.TrimPrefix(imp, base+"/")
-			default:
-				continue
-			}
-			if !contains(allowed, to) {
-				t.Errorf("apiserver/%s imports %s: it may import only %v of the API server's packages", name, imp, allowed)
-			}
-		}
-	}
-	if checked < 10 {
-		t.Fatalf("checked only %d packages", checked)
-	}
-}
-
 // kobectlFloors says which of kobectl's packages each may import: every
 // verb family stands on cmdutil (and jsonpath), a few on one other family
 // (create prints as get does, rollout shows a template as describe does,
@@ -92,38 +51,48 @@ var kobectlFloors = map[string][]string{
 	"delete":   {"cmdutil", "wait"},
 }
 
+// TestAPIServerFloors checks every API server package's imports of its
+// siblings against apiserverFloors; a new package must be placed there.
+func TestAPIServerFloors(t *testing.T) { checkFloors(t, "apiserver", apiserverFloors) }
+
 // TestKobectlFloors checks kobectl's packages against kobectlFloors; a new
 // package must be placed there.
-func TestKobectlFloors(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, module+"ctl/...").CombinedOutput()
+func TestKobectlFloors(t *testing.T) { checkFloors(t, "ctl", kobectlFloors) }
+
+// checkFloors holds the packages under top to floors: each may import
+// only the siblings listed for it, and none the root package ("" in a
+// list allows it), which wires them all.
+func checkFloors(t *testing.T, top string, floors map[string][]string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, module+top+"/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	const base = module + "ctl"
+	base := module + top
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
 		if pkg == base {
-			continue // the root assembles every verb
+			continue // the root wires everything
 		}
 		name := strings.TrimPrefix(pkg, base+"/")
-		allowed, ok := kobectlFloors[name]
+		allowed, ok := floors[name]
 		if !ok {
-			t.Errorf("ctl/%s is not placed in kobectlFloors (test/layering/floors_test.go): say which packages it stands on", name)
+			t.Errorf("%s/%s is not placed on a floor in test/layering/floors_test.go: say which packages it stands on", top, name)
 			continue
 		}
 		checked++
 		for _, imp := range strings.Fields(imports) {
+			to, sibling := strings.CutPrefix(imp, base+"/")
 			if imp == base {
-				t.Errorf("ctl/%s imports the root package ctl: a verb never imports the command tree", name)
-				continue
+				to, sibling = "", true
 			}
-			if to, ok := strings.CutPrefix(imp, base+"/"); ok && !contains(allowed, to) {
-				t.Errorf("ctl/%s imports %s: it may import only %v of kobectl's packages", name, imp, allowed)
+			if sibling && !contains(allowed, to) {
+				t.Errorf("%s/%s imports %s: it may import only %q of %s's packages", top, name, imp, allowed, top)
 			}
 		}
 	}
 	if checked < 10 {
-		t.Fatalf("checked only %d packages", checked)
+		t.Fatalf("checked only %d packages under %s", checked, top)
 	}
 }
