@@ -15,10 +15,8 @@ import (
 	"github.com/kobune/kobune/agent/eviction"
 	"github.com/kobune/kobune/agent/netpol"
 	"github.com/kobune/kobune/agent/node"
-	"github.com/kobune/kobune/agent/probe"
 	"github.com/kobune/kobune/agent/proxy"
 	"github.com/kobune/kobune/agent/runtime"
-	"github.com/kobune/kobune/agent/volume"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
@@ -147,11 +145,18 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Agent runs the pods of one node.
+// Agent runs the pods of one node (the kubelet and kube-proxy): it
+// registers the Node and keeps its Lease and status, and wires the
+// node's parts together — the pod workers, the eviction manager, the
+// Service proxy, NetworkPolicy, cluster DNS, routes to other nodes, CSI
+// drivers and the node API.
 type Agent struct {
 	cfg     Config
 	client  *client.Client
 	runtime runtime.Runtime
+	// workers run the pods bound to the node (podworkers.go); pods is
+	// their informer, which the node API reads too.
+	workers *podWorkers
 	pods    *client.Informer[*core.Pod]
 	nodes   *client.Informer[*core.Node]
 	// services feed the Service link variables and the proxy.
@@ -161,20 +166,16 @@ type Agent struct {
 	proxy  *serviceProxy
 	netpol *policyEnforcer
 	dns    *clusterDNS
-	// podLoop reconciles pods (syncPod), Config.Workers at a time;
 	// routeLoop programs the routes to other nodes, when the agent routes.
-	podLoop, routeLoop *reconcile.Loop
-	probes             *probe.Manager
+	routeLoop *reconcile.Loop
+	// csi publishes the node's CSI drivers (nil without CSI volumes).
+	csi *csiRegistrar
 	// streamer serves logs and exec, when the runtime can (nil otherwise).
 	streamer Streamer
 	// cleaner removes orphaned sandboxes, when the runtime has them.
 	cleaner runtime.SandboxCleaner
 	nodeIP  string
 
-	// records are what the agent did about each pod (podrecords.go).
-	records *podRecords
-	// mu guards the metrics' per-pod state.
-	mu sync.Mutex
 	// registered: the Node is written and the agent runs its pods.
 	registered atomic.Bool
 	// recorder writes the agent's events (the kubelet's reasons).
@@ -182,24 +183,10 @@ type Agent struct {
 	// health is why the node is not ready ("" when it is): the runtime's
 	// answer at the last check (health.go).
 	health health
-	// hooks run the containers' postStart and preStop (hooks.go).
-	hooks hooks
-	// sources watch the ConfigMaps and Secrets the pods name; volumes
-	// makes the pods' volumes (nil without Config.PodDir).
-	sources *sources
-	volumes *volume.Manager
-	// orphansLeft: a gone pod's volumes could not be removed (csiLoop
-	// tries again).
-	orphansLeft atomic.Bool
-	// csiRegistered: the CSINode says what drivers this node has (csi.go).
-	csiRegistered bool
 	// usage samples the pods' cgroups (nil when the runtime has none).
 	usage *cadvisor.Collector
 	// eviction is the eviction manager (nil without usage or thresholds).
 	eviction *evictionManager
-	// releaser gives up finished pods' sandboxes (nil when the runtime
-	// keeps none).
-	releaser runtime.SandboxReleaser
 }
 
 // allocatable is the node's (what a resourceFieldRef to a limit not set
@@ -228,36 +215,33 @@ func (a *Agent) Ready() error {
 // New returns an agent for the node in cfg, on runtime rt.
 func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	cfg.setDefaults()
-	a := &Agent{cfg: cfg, client: c, runtime: rt, records: newPodRecords(), streamer: asStreamer(rt),
+	a := &Agent{cfg: cfg, client: c, runtime: rt, streamer: asStreamer(rt),
 		recorder: client.NewAsyncRecorder(&client.Recorder{Client: c, Component: "kobune-agent", Host: cfg.Node.Name}, 1000)}
-	a.hooks.since = time.Now()
-	a.hooks.execer, _ = rt.(probe.Execer)
-	a.podLoop = a.newLoop("pods", a.syncPod, cfg.Workers)
 	a.cleaner, _ = rt.(runtime.SandboxCleaner)
-	a.releaser, _ = rt.(runtime.SandboxReleaser)
-	a.sources = newSources(c, func(key string) { a.podLoop.Queue.Add(key) })
-	if cs, ok := rt.(runtime.ConfigSetter); ok {
-		cs.SetContainerConfig(a.containerConfig)
+	loops := func(name string, sync func(ctx context.Context, key string) error, workers int) *reconcile.Loop {
+		return newLoop(cfg.Logf, name, sync, workers)
+	}
+	if cfg.Metrics != nil {
+		a.runtime = timedRuntime{Runtime: rt, calls: cfg.Metrics.RuntimeCalls}
 	}
 	if cfg.Proxy != nil || cfg.PodDir != "" {
 		// A node that runs containers (not a simulated one) gives them
 		// their Service link variables.
 		a.services = client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{})
 	}
-	if cfg.PodDir != "" {
-		a.volumes = &volume.Manager{Dir: cfg.PodDir, Sources: a.sources, Allocatable: a.allocatable}
-		if cfg.CSIPluginDir != "" {
-			a.volumes.CSI = &volume.Plugins{Dir: cfg.CSIPluginDir}
-		}
-	}
 	for _, addr := range cfg.Node.Addresses {
 		if addr.Type == "InternalIP" {
 			a.nodeIP = addr.Address
 		}
 	}
+	a.workers = newPodWorkers(cfg, c, rt, a.runtime, a.services, a.recorder, a.event, a.allocatable, a.nodeIP)
+	a.pods = a.workers.pods
+	if v := a.workers.volumes; v != nil && v.CSI != nil {
+		a.csi = &csiRegistrar{cfg: cfg, client: c, volumes: v, workers: a.workers}
+	}
 	var slices *client.Informer[*discovery.EndpointSlice]
 	if cfg.Proxy != nil {
-		a.proxy = newServiceProxy(c, cfg.Proxy, a.services, a.newLoop)
+		a.proxy = newServiceProxy(c, cfg.Proxy, a.services, loops)
 		slices = a.proxy.slices
 		if cfg.ClusterDomain != "" && a.nodeIP != "" {
 			a.dns = &clusterDNS{client: c, domain: cfg.ClusterDomain, node: cfg.Node.Name, nodeIP: a.nodeIP,
@@ -265,7 +249,7 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 		}
 	}
 	if cfg.NetworkPolicy != nil {
-		a.netpol = newPolicyEnforcer(c, cfg.NetworkPolicy, slices, a.newLoop, cfg.Logf)
+		a.netpol = newPolicyEnforcer(c, cfg.NetworkPolicy, slices, loops, cfg.Logf)
 	}
 	if src, ok := rt.(runtime.StatsSource); ok && cfg.StatsInterval >= 0 {
 		a.usage = cadvisor.New(cadvisor.Config{NodeName: cfg.Node.Name, Runtime: src, Pods: a.measuredPods, Cgroups: cadvisor.Host(), Interval: cfg.StatsInterval,
@@ -274,31 +258,15 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 	if src, ok := rt.(runtime.EventSource); ok {
 		src.OnEvent(func(p *core.Pod, typ, reason, message string) { a.event(p, typ, reason, message) })
 	}
-	if cfg.Metrics != nil {
-		a.runtime = timedRuntime{Runtime: rt, calls: cfg.Metrics.RuntimeCalls}
-	}
-	if !cfg.DisableProbes {
-		execer, _ := rt.(probe.Execer) // the unwrapped runtime
-		a.probes = probe.NewManager(execer, a.podLoop.Queue.Add)
-		a.probes.OnFailure = a.probeFailed
-	}
-	a.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.Node.Name})
-	a.pods.ResyncPeriod = cfg.ResyncInterval
-	a.podLoop.Object, a.podLoop.Recorder = reconcile.ObjectsOf(a.pods), a.recorder
 	if a.usage != nil && len(cfg.Eviction) > 0 {
 		images, _ := rt.(runtime.ImageCollector)
-		a.eviction = &evictionManager{cfg: cfg, client: c, pods: a.pods, records: a.records, usage: a.usage, images: images,
-			queue: a.podLoop.Queue.Add, postStatus: a.postStatus, event: a.event, allocatable: a.allocatable}
+		a.eviction = &evictionManager{cfg: cfg, client: c, pods: a.pods, records: a.workers.records, usage: a.usage, images: images,
+			queue: a.workers.queue, postStatus: a.postStatus, event: a.event, allocatable: a.allocatable}
+		a.workers.eviction = a.eviction
 	}
-	enqueue := func(p *core.Pod) { a.podLoop.Queue.Add(meta.Key(p)) }
-	a.pods.AddHandler(client.Handler[*core.Pod]{
-		OnAdd:    enqueue,
-		OnUpdate: func(_, p *core.Pod) { enqueue(p) },
-		OnDelete: enqueue,
-	})
 	if cfg.Routes != nil {
 		a.nodes = client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{})
-		a.routeLoop = a.newLoop("routes", func(ctx context.Context, _ string) error {
+		a.routeLoop = loops("routes", func(ctx context.Context, _ string) error {
 			return a.cfg.Routes(ctx, a.cfg.Node.Name, a.nodes.List())
 		}, 1)
 		routes := func(*core.Node) { a.routeLoop.Queue.Add(routesKey) }
@@ -309,7 +277,7 @@ func New(cfg Config, c *client.Client, rt runtime.Runtime) *Agent {
 
 // measuredPods are the running pods as the usage collector needs them.
 func (a *Agent) measuredPods() map[string]cadvisor.PodInfo {
-	running, paths := a.records.snapshot()
+	running, paths := a.workers.records.snapshot()
 	out := make(map[string]cadvisor.PodInfo, len(running))
 	for key, uid := range running {
 		pod, ok := a.pods.GetByKey(key)
@@ -340,11 +308,11 @@ const routesKey = "routes"
 // newLoop is one of the agent's reconcile loops (the same loop as
 // kobune-controller's): errors are logged and retried with per-key
 // back-off, a panic is an error, not a crashed agent.
-func (a *Agent) newLoop(name string, sync func(ctx context.Context, key string) error, workers int) *reconcile.Loop {
+func newLoop(logf func(string, ...any), name string, sync func(ctx context.Context, key string) error, workers int) *reconcile.Loop {
 	l := reconcile.NewLoop(name, reconcile.Func(func(ctx context.Context, key string) (reconcile.Result, error) {
 		return reconcile.Result{}, sync(ctx, key)
 	}), workers)
-	l.Logf = a.cfg.Logf
+	l.Logf = logf
 	return l
 }
 
@@ -369,9 +337,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	run(a.leaseLoop)
-	run(a.exitLoop)
-	if a.volumes != nil {
-		run(a.localStorageLoop)
+	run(a.workers.exitLoop)
+	if a.workers.volumes != nil {
+		run(a.workers.localStorageLoop)
 	}
 	run(a.statusLoop)
 	run(a.runtimeCheckLoop)
@@ -379,20 +347,20 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Wait()
 		return ctx.Err()
 	}
-	if a.volumes != nil && a.volumes.CSI != nil {
+	if a.csi != nil {
 		// The drivers already there mount the first pods' volumes. Briefly:
 		// every pod's first sync waits for this, and a driver that accepts
 		// on its socket but does not answer (hung, or still starting) would
-		// hold them all for the probe's 10 s; csiLoop finds a late driver.
+		// hold them all for the probe's 10 s; the CSI registrar finds a late driver.
 		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		a.discoverCSI(dctx)
+		a.csi.discover(dctx)
 		cancel()
 	}
 	a.housekeeping(ctx)
-	if a.volumes != nil && a.volumes.CSI != nil {
-		run(a.csiLoop)
+	if a.csi != nil {
+		run(a.csi.Run)
 	}
-	run(a.podLoop.Run)
+	run(a.workers.Run)
 	if a.dns != nil {
 		run(a.dns.Run)
 	}
@@ -443,7 +411,7 @@ func (a *Agent) start(ctx context.Context) (net.Listener, error) {
 // what must have listed before the first pod starts.
 func (a *Agent) runFollowers(ctx context.Context, run func(func(context.Context))) []func() bool {
 	run(func(ctx context.Context) { a.recorder.Run(ctx, 1) })
-	a.sources.ctx = ctx
+	a.workers.sources.ctx = ctx
 	run(a.pods.Run)
 	if a.usage != nil {
 		run(a.usage.Run)

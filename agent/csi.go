@@ -6,59 +6,74 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kobune/kobune/agent/volume"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/client"
 )
 
-// csiLoop looks for CSI drivers that came or went and publishes them in
+// csiRegistrar publishes the node's CSI drivers (the kubelet's plugin
+// watcher and CSI plugin registration): what it finds in
+// Config.CSIPluginDir becomes the node's topology labels and its CSINode.
+type csiRegistrar struct {
+	cfg     Config
+	client  *client.Client
+	volumes *volume.Manager
+	// workers hold the pods' volumes: the registrar retries the removal
+	// of gone pods' volumes that failed.
+	workers *podWorkers
+	// registered: the CSINode says what drivers this node has.
+	registered bool
+}
+
+// Run looks for CSI drivers that came or went and publishes them in
 // the node's CSINode; it also unstages volumes no pod uses any more and
 // retries the removal of gone pods' volumes that failed (a driver that was
 // not back yet).
-func (a *Agent) csiLoop(ctx context.Context) {
+func (r *csiRegistrar) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(a.cfg.CSIInterval):
+		case <-time.After(r.cfg.CSIInterval):
 		}
-		a.discoverCSI(ctx)
-		if a.orphansLeft.Swap(false) {
-			a.orphanVolumes(a.knownPods())
+		r.discover(ctx)
+		if r.workers.orphansLeft.Swap(false) {
+			r.workers.orphanVolumes(r.workers.knownPods())
 		}
-		if err := a.volumes.UnstageUnused(ctx); err != nil && ctx.Err() == nil {
-			a.cfg.Logf("unstage volumes: %v", err)
+		if err := r.volumes.UnstageUnused(ctx); err != nil && ctx.Err() == nil {
+			r.cfg.Logf("unstage volumes: %v", err)
 		}
 	}
 }
 
-// discoverCSI registers the drivers found: their topology as Node labels,
+// discover registers the drivers found: their topology as Node labels,
 // and the CSINode (the kubelet's CSI plugin registration).
-func (a *Agent) discoverCSI(ctx context.Context) {
-	changed, err := a.volumes.CSI.Discover(ctx)
+func (r *csiRegistrar) discover(ctx context.Context) {
+	changed, err := r.volumes.CSI.Discover(ctx)
 	if err != nil && ctx.Err() == nil {
-		a.cfg.Logf("CSI drivers: %v", err)
+		r.cfg.Logf("CSI drivers: %v", err)
 	}
-	if changed || !a.csiRegistered {
-		if err := a.registerCSI(ctx); err != nil {
-			a.csiRegistered = false
+	if changed || !r.registered {
+		if err := r.register(ctx); err != nil {
+			r.registered = false
 			if ctx.Err() == nil {
-				a.cfg.Logf("register CSI drivers: %s", client.Message(err))
+				r.cfg.Logf("register CSI drivers: %s", client.Message(err))
 			}
 			return
 		}
-		a.csiRegistered = true
+		r.registered = true
 	}
 }
 
-// registerCSI writes the node's topology labels and its CSINode.
-func (a *Agent) registerCSI(ctx context.Context) error {
-	drivers := a.volumes.CSI.Drivers()
-	nodes := client.For[*core.Node](a.client)
+// register writes the node's topology labels and its CSINode.
+func (r *csiRegistrar) register(ctx context.Context) error {
+	drivers := r.volumes.CSI.Drivers()
+	nodes := client.For[*core.Node](r.client)
 	var node *core.Node
 	for {
-		n, err := nodes.Get(ctx, "", a.cfg.Node.Name)
+		n, err := nodes.Get(ctx, "", r.cfg.Node.Name)
 		if err != nil {
 			return err
 		}
@@ -92,12 +107,12 @@ func (a *Agent) registerCSI(ctx context.Context) error {
 		}
 		want.Drivers = append(want.Drivers, cd)
 	}
-	csiNodes := client.For[*storage.CSINode](a.client)
+	csiNodes := client.For[*storage.CSINode](r.client)
 	owner := []meta.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
 	for {
-		cur, err := csiNodes.Get(ctx, "", a.cfg.Node.Name)
+		cur, err := csiNodes.Get(ctx, "", r.cfg.Node.Name)
 		if client.IsNotFound(err) {
-			_, err = csiNodes.Create(ctx, &storage.CSINode{ObjectMeta: meta.ObjectMeta{Name: a.cfg.Node.Name, OwnerReferences: owner}, Spec: want})
+			_, err = csiNodes.Create(ctx, &storage.CSINode{ObjectMeta: meta.ObjectMeta{Name: r.cfg.Node.Name, OwnerReferences: owner}, Spec: want})
 			if client.IsAlreadyExists(err) {
 				continue
 			}

@@ -7,13 +7,15 @@
 // pressure, rotates its certificates, and programs the node's Service
 // rules, NetworkPolicy and cluster DNS.
 //
-// This package wires those together (agent.go) and keeps one pod's sync
-// (pod.go), its status (status.go) and what the node did about each pod,
-// one record per pod (podrecords.go: the kubelet's pod sync status). The
-// parts that follow the API on their own are each a type with its own
-// informers and Run: the Service proxy (serviceproxy.go, kube-proxy), the
-// NetworkPolicy enforcer (networkpolicy.go), the cluster DNS
-// (clusterdns.go) and the eviction manager (evictionmanager.go). Each
+// This package wires those together (agent.go: the Node, its Lease and
+// status) and holds the parts that follow the API on their own, each a
+// type with its own informers and Run: the pod workers (podworkers.go,
+// the kubelet's pod workers: one pod's sync in pod.go, its status in
+// status.go, what the node did about each pod in podrecords.go, the
+// kubelet's pod sync status), the eviction manager (evictionmanager.go),
+// the Service proxy (serviceproxy.go, kube-proxy), the NetworkPolicy
+// enforcer (networkpolicy.go), the cluster DNS (clusterdns.go) and the
+// CSI driver registrar (csi.go). Each
 // concern's mechanism has its subpackage (the runtime, the network,
 // probes, the Node and Lease, the nftables rules of proxy and netpol,
 // DNS, volumes, eviction's rules, usage). docs/agent.md walks

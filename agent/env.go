@@ -7,9 +7,8 @@ import (
 	"sort"
 
 	"github.com/kobune/kobune/agent/volume"
-	v "github.com/kobune/kobune/api/validation"
-
 	"github.com/kobune/kobune/api/core"
+	v "github.com/kobune/kobune/api/validation"
 )
 
 // containerEnv is a container's whole environment, in the kubelet's
@@ -18,7 +17,7 @@ import (
 // be resolved — a ConfigMap or Secret that does not exist, a key it does
 // not have — is an error naming it, unless the reference is optional;
 // the container then waits with CreateContainerConfigError.
-func (a *Agent) containerEnv(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) ([]string, []string, error) {
+func (w *podWorkers) containerEnv(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) ([]string, []string, error) {
 	vars := map[string]string{}
 	var order []string
 	set := func(name, value string) {
@@ -27,8 +26,8 @@ func (a *Agent) containerEnv(ctx context.Context, pod *core.Pod, c *core.Contain
 		}
 		vars[name] = value
 	}
-	if a.services != nil {
-		for _, e := range serviceEnv(pod, a.services.List()) {
+	if w.services != nil {
+		for _, e := range serviceEnv(pod, w.services.List()) {
 			set(e.Name, e.Value)
 		}
 	}
@@ -43,7 +42,7 @@ func (a *Agent) containerEnv(ctx context.Context, pod *core.Pod, c *core.Contain
 			what = fmt.Sprintf("configmap %q", f.ConfigMapRef.Name)
 			optional = f.ConfigMapRef.Optional != nil && *f.ConfigMapRef.Optional
 			var cm *core.ConfigMap
-			if cm, err = a.sources.ConfigMap(ctx, pod.Namespace, f.ConfigMapRef.Name); err == nil {
+			if cm, err = w.sources.ConfigMap(ctx, pod.Namespace, f.ConfigMapRef.Name); err == nil {
 				data = map[string][]byte{}
 				for k, v := range cm.Data {
 					data[k] = []byte(v)
@@ -53,7 +52,7 @@ func (a *Agent) containerEnv(ctx context.Context, pod *core.Pod, c *core.Contain
 			what = fmt.Sprintf("secret %q", f.SecretRef.Name)
 			optional = f.SecretRef.Optional != nil && *f.SecretRef.Optional
 			var s *core.Secret
-			if s, err = a.sources.Secret(ctx, pod.Namespace, f.SecretRef.Name); err == nil {
+			if s, err = w.sources.Secret(ctx, pod.Namespace, f.SecretRef.Name); err == nil {
 				data = volume.SecretData(s)
 			}
 		}
@@ -77,7 +76,7 @@ func (a *Agent) containerEnv(ctx context.Context, pod *core.Pod, c *core.Contain
 		}
 	}
 	for _, e := range c.Env {
-		value, ok, err := a.envValue(ctx, pod, c, e, podIP)
+		value, ok, err := w.envValue(ctx, pod, c, e, podIP)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -94,7 +93,7 @@ func (a *Agent) containerEnv(ctx context.Context, pod *core.Pod, c *core.Contain
 
 // envValue resolves one env entry; ok is false for an optional reference
 // that is missing (the variable is then not set).
-func (a *Agent) envValue(ctx context.Context, pod *core.Pod, c *core.Container, e core.EnvVar, podIP string) (string, bool, error) {
+func (w *podWorkers) envValue(ctx context.Context, pod *core.Pod, c *core.Container, e core.EnvVar, podIP string) (string, bool, error) {
 	src := e.ValueFrom
 	switch {
 	case src == nil:
@@ -103,12 +102,12 @@ func (a *Agent) envValue(ctx context.Context, pod *core.Pod, c *core.Container, 
 		s, err := volume.FieldValue(pod, src.FieldRef.FieldPath, podIP)
 		return s, err == nil, err
 	case src.ResourceFieldRef != nil:
-		s, err := volume.ResourceValue(pod, src.ResourceFieldRef, c.Name, a.allocatable())
+		s, err := volume.ResourceValue(pod, src.ResourceFieldRef, c.Name, w.allocatable())
 		return s, err == nil, err
 	case src.ConfigMapKeyRef != nil:
 		r := src.ConfigMapKeyRef
 		optional := r.Optional != nil && *r.Optional
-		cm, err := a.sources.ConfigMap(ctx, pod.Namespace, r.Name)
+		cm, err := w.sources.ConfigMap(ctx, pod.Namespace, r.Name)
 		switch {
 		case errors.Is(err, volume.ErrNotFound) && optional:
 			return "", false, nil
@@ -130,7 +129,7 @@ func (a *Agent) envValue(ctx context.Context, pod *core.Pod, c *core.Container, 
 	case src.SecretKeyRef != nil:
 		r := src.SecretKeyRef
 		optional := r.Optional != nil && *r.Optional
-		s, err := a.sources.Secret(ctx, pod.Namespace, r.Name)
+		s, err := w.sources.Secret(ctx, pod.Namespace, r.Name)
 		switch {
 		case errors.Is(err, volume.ErrNotFound) && optional:
 			return "", false, nil

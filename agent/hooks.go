@@ -91,24 +91,24 @@ func (h *hooks) run(ctx context.Context, pod *core.Pod, c *core.Container, ip st
 // postStart runs the postStart hooks of the containers this agent has
 // just started, one after the other; the containers whose hook failed are
 // killed (killed reports whether any was).
-func (a *Agent) postStart(ctx context.Context, pod *core.Pod, st runtime.PodState) (killed bool, err error) {
+func (w *podWorkers) postStart(ctx context.Context, pod *core.Pod, st runtime.PodState) (killed bool, err error) {
 	for _, cs := range st.Containers {
 		spec := containerSpec(pod, cs.Name)
 		if !cs.Running || cs.Init || spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PostStart == nil ||
-			cs.StartedAt.Before(a.hooks.since) || !a.hooks.first(pod.UID, "postStart", cs.ID) {
+			cs.StartedAt.Before(w.hooks.since) || !w.hooks.first(pod.UID, "postStart", cs.ID) {
 			continue
 		}
 		hctx, cancel := context.WithTimeout(ctx, postStartTimeout)
-		err := a.hooks.run(hctx, pod, spec, st.IP, spec.Lifecycle.PostStart)
+		err := w.hooks.run(hctx, pod, spec, st.IP, spec.Lifecycle.PostStart)
 		cancel()
 		if err == nil {
 			continue
 		}
 		msg := fmt.Sprintf("PostStartHook failed: container %s: %v", cs.Name, err)
-		a.cfg.Logf("pod %s/%s: %s", pod.Namespace, pod.Name, msg)
-		a.event(pod, core.EventTypeWarning, "FailedPostStartHook", msg)
-		a.event(pod, core.EventTypeNormal, "Killing", fmt.Sprintf("FailedPostStartHook: stopping container %s", cs.Name))
-		if err := a.runtime.KillContainer(ctx, pod.UID, cs.Name, gracePeriod(pod)); err != nil {
+		w.cfg.Logf("pod %s/%s: %s", pod.Namespace, pod.Name, msg)
+		w.event(pod, core.EventTypeWarning, "FailedPostStartHook", msg)
+		w.event(pod, core.EventTypeNormal, "Killing", fmt.Sprintf("FailedPostStartHook: stopping container %s", cs.Name))
+		if err := w.runtime.KillContainer(ctx, pod.UID, cs.Name, gracePeriod(pod)); err != nil {
 			return killed, err
 		}
 		killed = true
@@ -119,7 +119,7 @@ func (a *Agent) postStart(ctx context.Context, pod *core.Pod, st runtime.PodStat
 // preStop runs, in parallel, the preStop hooks of the pod's running
 // containers named in only (all when nil) within grace, and returns the
 // grace left for SIGTERM.
-func (a *Agent) preStop(ctx context.Context, pod *core.Pod, only map[string]string, grace time.Duration) time.Duration {
+func (w *podWorkers) preStop(ctx context.Context, pod *core.Pod, only map[string]string, grace time.Duration) time.Duration {
 	if grace <= 0 {
 		return 0 // a forced deletion: no hooks
 	}
@@ -139,18 +139,18 @@ func (a *Agent) preStop(ctx context.Context, pod *core.Pod, only map[string]stri
 			continue
 		}
 		spec := containerSpec(pod, cs.Name)
-		if spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PreStop == nil || !a.hooks.first(pod.UID, "preStop", id) {
+		if spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PreStop == nil || !w.hooks.first(pod.UID, "preStop", id) {
 			continue
 		}
 		ran = true
-		a.cfg.Logf("pod %s/%s: running the preStop hook of container %s", pod.Namespace, pod.Name, spec.Name)
+		w.cfg.Logf("pod %s/%s: running the preStop hook of container %s", pod.Namespace, pod.Name, spec.Name)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := a.hooks.run(hctx, pod, spec, pod.Status.PodIP, spec.Lifecycle.PreStop); err != nil {
+			if err := w.hooks.run(hctx, pod, spec, pod.Status.PodIP, spec.Lifecycle.PreStop); err != nil {
 				msg := fmt.Sprintf("PreStopHook failed: container %s: %v", spec.Name, err)
-				a.cfg.Logf("pod %s/%s: %s", pod.Namespace, pod.Name, msg)
-				a.event(pod, core.EventTypeWarning, "FailedPreStopHook", msg)
+				w.cfg.Logf("pod %s/%s: %s", pod.Namespace, pod.Name, msg)
+				w.event(pod, core.EventTypeWarning, "FailedPreStopHook", msg)
 			}
 		}()
 	}

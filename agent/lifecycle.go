@@ -11,9 +11,8 @@ import (
 )
 
 // The agent's start and its pods' housekeeping: registering the Node,
-// adopting what the runtime already runs after a restart, stopping what
-// was deleted while the agent was down, and looking at a pod as soon as
-// one of its containers exits.
+// adopting what the runtime already runs after a restart, and stopping
+// what was deleted while the agent was down.
 
 // register retries until the API server answers: an agent may start first.
 func (a *Agent) register(ctx context.Context) (*core.Node, error) {
@@ -42,7 +41,7 @@ func (a *Agent) adopt(ctx context.Context) error {
 		return fmt.Errorf("list runtime pods: %w", err)
 	}
 	for _, p := range pods {
-		a.records.setRunning(p.Namespace+"/"+p.Name, p.UID)
+		a.workers.records.setRunning(p.Namespace+"/"+p.Name, p.UID)
 	}
 	if len(pods) > 0 {
 		a.cfg.Logf("adopted %d running pods", len(pods))
@@ -58,11 +57,11 @@ func (a *Agent) adopt(ctx context.Context) error {
 // killed between setting up a sandbox and starting its first container
 // leaves one behind).
 func (a *Agent) housekeeping(ctx context.Context) {
-	keep := a.knownPods()
-	for _, key := range a.records.keysRunning("") {
-		a.podLoop.Queue.Add(key)
+	keep := a.workers.knownPods()
+	for _, key := range a.workers.records.keysRunning("") {
+		a.workers.queue(key)
 	}
-	a.orphanVolumes(keep)
+	a.workers.orphanVolumes(keep)
 	if a.cleaner == nil {
 		return
 	}
@@ -72,37 +71,5 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	}
 	if len(removed) > 0 {
 		a.cfg.Logf("removed %d orphaned pod sandboxes (no pod, no container): %v", len(removed), removed)
-	}
-}
-
-// knownPods are the uids of the pods bound to the node and of those the
-// runtime runs.
-func (a *Agent) knownPods() map[string]bool {
-	keep := map[string]bool{}
-	for _, p := range a.pods.List() {
-		keep[p.UID] = true
-	}
-	running, _ := a.records.snapshot()
-	for _, uid := range running {
-		keep[uid] = true
-	}
-	return keep
-}
-
-// exitLoop looks at a pod as soon as one of its containers exits.
-func (a *Agent) exitLoop(ctx context.Context) {
-	exits := a.runtime.Exits()
-	if exits == nil {
-		return
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case uid := <-exits:
-			for _, key := range a.records.keysRunning(uid) {
-				a.podLoop.Queue.Add(key)
-			}
-		}
 	}
 }

@@ -16,12 +16,12 @@ import (
 // pods being deleted are stopped and then confirmed deleted, others run
 // and get their status reported. It is level-based: it looks at the cache
 // and the runtime, never at the event that woke it.
-func (a *Agent) syncPod(ctx context.Context, key string) error {
-	pod, ok := a.pods.GetByKey(key)
-	runningUID := a.records.runningUID(key)
+func (w *podWorkers) syncPod(ctx context.Context, key string) error {
+	pod, ok := w.pods.GetByKey(key)
+	runningUID := w.records.runningUID(key)
 	if runningUID != "" && (!ok || pod.UID != runningUID) {
 		// The pod is gone from the API, or replaced by a new one of the same name.
-		if err := a.stop(ctx, key, runningUID, 0); err != nil {
+		if err := w.stop(ctx, key, runningUID, 0); err != nil {
 			return err
 		}
 	}
@@ -29,67 +29,67 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		return nil
 	}
 	if pod.DeletionTimestamp != nil {
-		return a.terminate(ctx, key, pod)
+		return w.terminate(ctx, key, pod)
 	}
 	if finished(pod) {
-		if a.records.collecting(pod.UID) {
+		if w.records.collecting(pod.UID) {
 			// Disk pressure collects its dead containers (collectDeadContainers).
-			if err := a.stop(ctx, key, pod.UID, 0); err != nil {
+			if err := w.stop(ctx, key, pod.UID, 0); err != nil {
 				return err
 			}
-			a.cfg.Logf("removed the dead containers of finished pod %s (their writable layers, logs and volumes)", key)
+			w.cfg.Logf("removed the dead containers of finished pod %s (their writable layers, logs and volumes)", key)
 			return nil
 		}
-		return a.release(ctx, key, pod)
+		return w.release(ctx, key, pod)
 	}
-	if eviction, ok := a.records.eviction(pod.UID); ok {
-		return a.evict(ctx, key, pod, eviction)
+	if eviction, ok := w.records.eviction(pod.UID); ok {
+		return w.evict(ctx, key, pod, eviction)
 	}
-	if err := a.setupVolumes(ctx, pod); err != nil {
-		a.event(pod, core.EventTypeWarning, "FailedMount", err.Error())
-		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, "", "", "")))
+	if err := w.setupVolumes(ctx, pod); err != nil {
+		w.event(pod, core.EventTypeWarning, "FailedMount", err.Error())
+		return errors.Join(err, w.writeStatus(ctx, pod, waitingStatus(pod, "", "", "")))
 	}
-	state, err := a.runtime.RunPod(ctx, pod, nil)
+	state, err := w.runtime.RunPod(ctx, pod, nil)
 	if err != nil {
-		return a.startFailed(ctx, key, pod, err)
+		return w.startFailed(ctx, key, pod, err)
 	}
 	if pod.Status.PodIP != "" && state.IP != "" && state.IP != pod.Status.PodIP {
 		// The sandbox had to be made again: the pod's address changed.
-		a.event(pod, core.EventTypeNormal, "SandboxChanged", fmt.Sprintf("Pod sandbox changed, it will be killed and re-created (IP %s, was %s).", state.IP, pod.Status.PodIP))
+		w.event(pod, core.EventTypeNormal, "SandboxChanged", fmt.Sprintf("Pod sandbox changed, it will be killed and re-created (IP %s, was %s).", state.IP, pod.Status.PodIP))
 	}
-	a.records.setRunning(key, pod.UID)
-	restartNow, waiting, retryIn := a.restarts(pod, state, time.Now())
+	w.records.setRunning(key, pod.UID)
+	restartNow, waiting, retryIn := w.restarts(pod, state, time.Now())
 	if len(restartNow) > 0 {
-		if state, err = a.runtime.RunPod(ctx, pod, restartNow); err != nil {
+		if state, err = w.runtime.RunPod(ctx, pod, restartNow); err != nil {
 			return err
 		}
 	}
-	killed, err := a.postStart(ctx, pod, state)
+	killed, err := w.postStart(ctx, pod, state)
 	if err != nil {
 		return err
 	}
 	if killed { // the status shows the container that failed its hook as exited
-		if state, err = a.runtime.RunPod(ctx, pod, nil); err != nil {
+		if state, err = w.runtime.RunPod(ctx, pod, nil); err != nil {
 			return err
 		}
 	}
 	if retryIn > 0 {
-		a.podLoop.Queue.AddAfter(key, retryIn) // look again when the back-off ends
+		w.loop.Queue.AddAfter(key, retryIn) // look again when the back-off ends
 	}
 	for name := range waiting {
-		a.event(pod, core.EventTypeWarning, "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID))
+		w.event(pod, core.EventTypeWarning, "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID))
 	}
-	if err := a.syncProbes(ctx, key, pod, state); err != nil {
+	if err := w.syncProbes(ctx, key, pod, state); err != nil {
 		return err
 	}
-	status := podStatus(pod, state, a.nodeIP, waiting, a.probeResult)
-	if m := a.cfg.Metrics; m != nil {
-		a.mu.Lock()
+	status := podStatus(pod, state, w.nodeIP, waiting, w.probeResult)
+	if m := w.cfg.Metrics; m != nil {
+		w.mu.Lock()
 		m.observeRunning(pod, status)
-		a.mu.Unlock()
-		m.RunningPods.Set(float64(a.records.runningCount()))
+		w.mu.Unlock()
+		m.RunningPods.Set(float64(w.records.runningCount()))
 	}
-	return a.writeStatus(ctx, pod, status)
+	return w.writeStatus(ctx, pod, status)
 }
 
 // finished says whether a pod has run to completion (Succeeded or Failed):
@@ -103,28 +103,28 @@ func finished(pod *core.Pod) bool {
 // address goes back to the node's range). Its exited containers — their
 // writable layers and the logs `logs` reads — stay until the pod is
 // deleted, or until disk pressure collects them (collectDeadContainers).
-func (a *Agent) release(ctx context.Context, key string, pod *core.Pod) error {
-	if !a.records.releaseDue(key, pod.UID) || a.releaser == nil {
+func (w *podWorkers) release(ctx context.Context, key string, pod *core.Pod) error {
+	if !w.records.releaseDue(key, pod.UID) || w.releaser == nil {
 		return nil
 	}
-	if a.probes != nil {
-		a.probes.Forget(pod.UID)
+	if w.probes != nil {
+		w.probes.Forget(pod.UID)
 	}
-	if err := a.releaser.ReleaseSandbox(ctx, pod.UID); err != nil {
+	if err := w.releaser.ReleaseSandbox(ctx, pod.UID); err != nil {
 		return fmt.Errorf("release the sandbox of finished pod %s: %w", key, err)
 	}
-	a.records.markReleased(pod.UID)
+	w.records.markReleased(pod.UID)
 	return nil
 }
 
 // writeStatus writes a pod's status if it changed.
-func (a *Agent) writeStatus(ctx context.Context, pod *core.Pod, status core.PodStatus) error {
+func (w *podWorkers) writeStatus(ctx context.Context, pod *core.Pod, status core.PodStatus) error {
 	if statusEqual(status, pod.Status) {
 		return nil
 	}
 	updated := *pod // the cached pod is shared: write a copy
 	updated.Status = status
-	_, err := client.For[*core.Pod](a.client).UpdateStatus(ctx, &updated)
+	_, err := client.For[*core.Pod](w.client).UpdateStatus(ctx, &updated)
 	if client.IsNotFound(err) {
 		return nil // deleted meanwhile; the delete event brings us back
 	}
@@ -134,25 +134,25 @@ func (a *Agent) writeStatus(ctx context.Context, pod *core.Pod, status core.PodS
 // terminate stops a pod being deleted, within its grace period, then tells
 // the API server its containers are gone (a delete with grace 0 and the
 // pod's uid as precondition, as the kubelet does).
-func (a *Agent) terminate(ctx context.Context, key string, pod *core.Pod) error {
+func (w *podWorkers) terminate(ctx context.Context, key string, pod *core.Pod) error {
 	grace := time.Duration(0)
 	if g := pod.DeletionGracePeriodSeconds; g != nil {
 		grace = time.Duration(*g) * time.Second
 	}
-	if a.records.runningUID(key) == pod.UID {
+	if w.records.runningUID(key) == pod.UID {
 		// preStop first, while the endpoint is already out of every
 		// node's Service rules (the EndpointSlice controller marked it
 		// terminating when the deletion began); SIGTERM gets what is left.
-		grace = a.preStop(ctx, pod, nil, grace)
+		grace = w.preStop(ctx, pod, nil, grace)
 		for _, c := range pod.Spec.Containers {
-			a.event(pod, core.EventTypeNormal, "Killing", "Stopping container "+c.Name)
+			w.event(pod, core.EventTypeNormal, "Killing", "Stopping container "+c.Name)
 		}
 	}
-	if err := a.stop(ctx, key, pod.UID, grace); err != nil {
+	if err := w.stop(ctx, key, pod.UID, grace); err != nil {
 		return err
 	}
 	zero := int64(0)
-	err := client.For[*core.Pod](a.client).Delete(ctx, pod.Namespace, pod.Name, client.DeleteOptions{GracePeriodSeconds: &zero, UID: pod.UID})
+	err := client.For[*core.Pod](w.client).Delete(ctx, pod.Namespace, pod.Name, client.DeleteOptions{GracePeriodSeconds: &zero, UID: pod.UID})
 	if client.IsNotFound(err) {
 		return nil
 	}
@@ -162,8 +162,8 @@ func (a *Agent) terminate(ctx context.Context, key string, pod *core.Pod) error 
 // syncProbes keeps a probe worker for each probe of each running container
 // and kills the containers whose liveness or startup probe has failed; the
 // restart policy then decides what happens next.
-func (a *Agent) syncProbes(ctx context.Context, key string, pod *core.Pod, st runtime.PodState) error {
-	if a.probes == nil {
+func (w *podWorkers) syncProbes(ctx context.Context, key string, pod *core.Pod, st runtime.PodState) error {
+	if w.probes == nil {
 		return nil
 	}
 	specs := map[string]*core.Container{}
@@ -176,18 +176,18 @@ func (a *Agent) syncProbes(ctx context.Context, key string, pod *core.Pod, st ru
 			targets = append(targets, probe.Target{PodUID: pod.UID, PodKey: key, PodIP: st.IP, Container: spec, ContainerID: c.ID})
 		}
 	}
-	a.probes.Sync(ctx, pod.UID, targets)
+	w.probes.Sync(ctx, pod.UID, targets)
 	for _, t := range targets {
-		live, _ := a.probes.Get(t.ContainerID, probe.Liveness)
-		start, _ := a.probes.Get(t.ContainerID, probe.Startup)
+		live, _ := w.probes.Get(t.ContainerID, probe.Liveness)
+		start, _ := w.probes.Get(t.ContainerID, probe.Startup)
 		if live != probe.Failure && start != probe.Failure {
 			continue
 		}
 		kind := map[bool]string{true: "liveness", false: "startup"}[live == probe.Failure]
-		a.cfg.Logf("pod %s: container %s failed its %s probe, killing it", key, t.Container.Name, kind)
-		a.event(pod, core.EventTypeNormal, "Killing", fmt.Sprintf("Container %s failed %s probe, will be restarted", t.Container.Name, kind))
-		grace := a.preStop(ctx, pod, map[string]string{t.Container.Name: t.ContainerID}, gracePeriod(pod))
-		if err := a.runtime.KillContainer(ctx, pod.UID, t.Container.Name, grace); err != nil {
+		w.cfg.Logf("pod %s: container %s failed its %s probe, killing it", key, t.Container.Name, kind)
+		w.event(pod, core.EventTypeNormal, "Killing", fmt.Sprintf("Container %s failed %s probe, will be restarted", t.Container.Name, kind))
+		grace := w.preStop(ctx, pod, map[string]string{t.Container.Name: t.ContainerID}, gracePeriod(pod))
+		if err := w.runtime.KillContainer(ctx, pod.UID, t.Container.Name, grace); err != nil {
 			return err
 		}
 	}
@@ -195,18 +195,18 @@ func (a *Agent) syncProbes(ctx context.Context, key string, pod *core.Pod, st ru
 }
 
 // probeFailed writes the kubelet's Unhealthy event for a failed probe attempt.
-func (a *Agent) probeFailed(t probe.Target, kind probe.Kind, err error) {
-	if pod, ok := a.pods.GetByKey(t.PodKey); ok && pod.UID == t.PodUID {
-		a.event(pod, core.EventTypeWarning, "Unhealthy", fmt.Sprintf("%s probe failed: %v", kind, err))
+func (w *podWorkers) probeFailed(t probe.Target, kind probe.Kind, err error) {
+	if pod, ok := w.pods.GetByKey(t.PodKey); ok && pod.UID == t.PodUID {
+		w.event(pod, core.EventTypeWarning, "Unhealthy", fmt.Sprintf("%s probe failed: %v", kind, err))
 	}
 }
 
 // probeResult tells status.go what the probes say (nothing when disabled).
-func (a *Agent) probeResult(containerID string, kind probe.Kind) (probe.Result, bool) {
-	if a.probes == nil {
+func (w *podWorkers) probeResult(containerID string, kind probe.Kind) (probe.Result, bool) {
+	if w.probes == nil {
 		return probe.Unknown, false
 	}
-	return a.probes.Get(containerID, kind)
+	return w.probes.Get(containerID, kind)
 }
 
 func gracePeriod(pod *core.Pod) time.Duration {
@@ -216,23 +216,23 @@ func gracePeriod(pod *core.Pod) time.Duration {
 	return core.DefaultTerminationGracePeriodSeconds * time.Second
 }
 
-func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) error {
-	if a.probes != nil {
-		a.probes.Forget(uid)
+func (w *podWorkers) stop(ctx context.Context, key, uid string, grace time.Duration) error {
+	if w.probes != nil {
+		w.probes.Forget(uid)
 	}
-	if err := a.runtime.StopPod(ctx, uid, grace); err != nil {
+	if err := w.runtime.StopPod(ctx, uid, grace); err != nil {
 		return err
 	}
-	if err := a.teardownVolumes(key, uid); err != nil {
+	if err := w.teardownVolumes(key, uid); err != nil {
 		return err
 	}
-	a.hooks.forget(uid)
-	a.records.stopped(key, uid)
-	if m := a.cfg.Metrics; m != nil {
-		a.mu.Lock()
+	w.hooks.forget(uid)
+	w.records.stopped(key, uid)
+	if m := w.cfg.Metrics; m != nil {
+		w.mu.Lock()
 		delete(m.startObserved, uid)
-		a.mu.Unlock()
-		m.RunningPods.Set(float64(a.records.runningCount()))
+		w.mu.Unlock()
+		m.RunningPods.Set(float64(w.records.runningCount()))
 	}
 	return nil
 }
@@ -243,13 +243,13 @@ func (a *Agent) stop(ctx context.Context, key, uid string, grace time.Duration) 
 // BackoffMax with each restart; the first restart is immediate, and a
 // container that ran for 10 minutes starts over without delay, as the
 // kubelet does.
-func (a *Agent) restarts(pod *core.Pod, st runtime.PodState, now time.Time) (restartNow []string, waiting map[string]string, retryIn time.Duration) {
+func (w *podWorkers) restarts(pod *core.Pod, st runtime.PodState, now time.Time) (restartNow []string, waiting map[string]string, retryIn time.Duration) {
 	waiting = map[string]string{}
 	for _, c := range st.Containers {
 		if c.Running || c.FinishedAt.IsZero() || !shouldRestart(pod.Spec.RestartPolicy, c) {
 			continue
 		}
-		delay := a.backoff(c)
+		delay := w.backoff(c)
 		if wait := c.FinishedAt.Add(delay).Sub(now); wait > 0 {
 			waiting[c.Name] = fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, c.Name, pod.Name, pod.Namespace, pod.UID)
 			if retryIn == 0 || wait < retryIn {
@@ -272,29 +272,29 @@ func shouldRestart(policy core.RestartPolicy, c runtime.ContainerState) bool {
 	return !c.Init || c.ExitCode != 0 // a finished init container is done
 }
 
-func (a *Agent) backoff(c runtime.ContainerState) time.Duration {
+func (w *podWorkers) backoff(c runtime.ContainerState) time.Duration {
 	if c.Restarts == 0 || c.FinishedAt.Sub(c.StartedAt) >= 10*time.Minute || c.Reason == runtime.ReasonUnknown {
 		// (Unknown: lost with its sandbox, a reboot; it did not crash.)
 		return 0
 	}
-	d := a.cfg.BackoffBase
-	for i := int32(1); i < c.Restarts && d < a.cfg.BackoffMax; i++ {
+	d := w.cfg.BackoffBase
+	for i := int32(1); i < c.Restarts && d < w.cfg.BackoffMax; i++ {
 		d *= 2
 	}
-	return min(d, a.cfg.BackoffMax)
+	return min(d, w.cfg.BackoffMax)
 }
 
 // startFailed says why a pod cannot start, as the kubelet does — an
 // event, and the container waiting with the reason — and, after an image
 // pull back-off, looks again when it ends.
-func (a *Agent) startFailed(ctx context.Context, key string, pod *core.Pod, err error) error {
+func (w *podWorkers) startFailed(ctx context.Context, key string, pod *core.Pod, err error) error {
 	var imgErr *runtime.ImageError
 	var sbErr *runtime.SandboxError
 	var cfgErr *runtime.ConfigError
 	switch {
 	case errors.As(err, &cfgErr):
-		a.event(pod, core.EventTypeWarning, "Failed", "Error: "+cfgErr.Error())
-		return errors.Join(err, a.writeStatus(ctx, pod, waitingStatus(pod, cfgErr.Container, "CreateContainerConfigError", cfgErr.Error())))
+		w.event(pod, core.EventTypeWarning, "Failed", "Error: "+cfgErr.Error())
+		return errors.Join(err, w.writeStatus(ctx, pod, waitingStatus(pod, cfgErr.Container, "CreateContainerConfigError", cfgErr.Error())))
 	case errors.As(err, &imgErr):
 		// Say why the pod cannot start as the kubelet does (the event, then
 		// "Error: <reason>"), and look again when a pull back-off ends.
@@ -303,19 +303,19 @@ func (a *Agent) startFailed(ctx context.Context, key string, pod *core.Pod, err 
 			if imgErr.Event == "BackOff" {
 				typ = core.EventTypeNormal
 			}
-			a.event(pod, typ, imgErr.Event, imgErr.Error())
+			w.event(pod, typ, imgErr.Event, imgErr.Error())
 			if imgErr.Event != imgErr.Reason {
-				a.event(pod, core.EventTypeWarning, "Failed", "Error: "+imgErr.Reason)
+				w.event(pod, core.EventTypeWarning, "Failed", "Error: "+imgErr.Reason)
 			}
 		}
-		werr := a.writeStatus(ctx, pod, waitingStatus(pod, imgErr.Container, imgErr.Reason, imgErr.Error()))
+		werr := w.writeStatus(ctx, pod, waitingStatus(pod, imgErr.Container, imgErr.Reason, imgErr.Error()))
 		if imgErr.RetryIn > 0 && werr == nil {
-			a.podLoop.Queue.AddAfter(key, imgErr.RetryIn)
+			w.loop.Queue.AddAfter(key, imgErr.RetryIn)
 			return nil
 		}
 		return errors.Join(err, werr)
 	case errors.As(err, &sbErr):
-		a.event(pod, core.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+sbErr.Err.Error())
+		w.event(pod, core.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+sbErr.Err.Error())
 		return err
 	default:
 		return err

@@ -16,46 +16,46 @@ import (
 
 // setupVolumes registers what the pod names and makes its volumes; an
 // error is the kubelet's FailedMount (the pod stays ContainerCreating).
-func (a *Agent) setupVolumes(ctx context.Context, pod *core.Pod) error {
-	a.sources.use(pod)
-	if a.volumes == nil || len(pod.Spec.Volumes) == 0 {
+func (w *podWorkers) setupVolumes(ctx context.Context, pod *core.Pod) error {
+	w.sources.use(pod)
+	if w.volumes == nil || len(pod.Spec.Volumes) == 0 {
 		return nil
 	}
-	paths, err := a.volumes.Setup(ctx, pod)
+	paths, err := w.volumes.Setup(ctx, pod)
 	if err != nil {
 		return err
 	}
-	a.records.setVolumes(pod.UID, paths)
+	w.records.setVolumes(pod.UID, paths)
 	return nil
 }
 
 // teardownVolumes removes a stopped pod's volumes.
-func (a *Agent) teardownVolumes(key, uid string) error {
-	a.sources.release(key)
-	a.sources.forgetTokens(uid)
-	a.records.dropVolumes(uid)
-	if a.volumes == nil {
+func (w *podWorkers) teardownVolumes(key, uid string) error {
+	w.sources.release(key)
+	w.sources.forgetTokens(uid)
+	w.records.dropVolumes(uid)
+	if w.volumes == nil {
 		return nil
 	}
-	return a.volumes.Teardown(context.Background(), uid)
+	return w.volumes.Teardown(context.Background(), uid)
 }
 
 // containerConfig is the runtime's hook: a container's environment and
 // mounts, resolved just before it is created.
-func (a *Agent) containerConfig(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (runtime.ContainerConfig, error) {
-	env, skipped, err := a.containerEnv(ctx, pod, c, podIP)
+func (w *podWorkers) containerConfig(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (runtime.ContainerConfig, error) {
+	env, skipped, err := w.containerEnv(ctx, pod, c, podIP)
 	if err != nil {
 		return runtime.ContainerConfig{}, err
 	}
 	if len(skipped) > 0 {
-		a.event(pod, core.EventTypeWarning, "InvalidEnvironmentVariableNames",
+		w.event(pod, core.EventTypeWarning, "InvalidEnvironmentVariableNames",
 			fmt.Sprintf("Keys [%s] from the EnvFrom of container %s were skipped since they are considered invalid environment variable names.", strings.Join(skipped, ", "), c.Name))
 	}
 	cfg := runtime.ContainerConfig{Env: env}
-	if len(c.VolumeMounts) == 0 || a.volumes == nil {
+	if len(c.VolumeMounts) == 0 || w.volumes == nil {
 		return cfg, nil // a simulated node (no PodDir) makes no volumes: it runs nothing
 	}
-	paths := a.records.volumes(pod.UID)
+	paths := w.records.volumes(pod.UID)
 	for _, m := range c.VolumeMounts {
 		vol := volumeNamed(pod, m.Name)
 		root, ok := paths[m.Name]
@@ -118,20 +118,20 @@ func subPath(root, sub string, vol *core.Volume) (string, error) {
 
 // orphanVolumes removes the volumes of pods the agent does not know
 // (deleted while it was down). One that fails (its CSI driver not back
-// yet) is tried again by csiLoop.
-func (a *Agent) orphanVolumes(keep map[string]bool) {
-	if a.volumes == nil {
+// yet) is tried again by the CSI registrar (csi.go).
+func (w *podWorkers) orphanVolumes(keep map[string]bool) {
+	if w.volumes == nil {
 		return
 	}
-	for _, uid := range a.volumes.Pods() {
+	for _, uid := range w.volumes.Pods() {
 		if keep[uid] {
 			continue
 		}
-		if err := a.volumes.Teardown(context.Background(), uid); err != nil {
-			a.orphansLeft.Store(true)
-			a.cfg.Logf("remove volumes of gone pod %s: %v", uid, err)
+		if err := w.volumes.Teardown(context.Background(), uid); err != nil {
+			w.orphansLeft.Store(true)
+			w.cfg.Logf("remove volumes of gone pod %s: %v", uid, err)
 		} else {
-			a.cfg.Logf("removed the volumes of pod %s (no longer on this node)", uid)
+			w.cfg.Logf("removed the volumes of pod %s (no longer on this node)", uid)
 		}
 	}
 }
@@ -140,16 +140,16 @@ func (a *Agent) orphanVolumes(keep map[string]bool) {
 // and evicts a pod whose emptyDir grows past its sizeLimit (the kubelet's
 // local storage capacity isolation; a Memory emptyDir is bounded by its
 // tmpfs instead).
-func (a *Agent) localStorageLoop(ctx context.Context) {
+func (w *podWorkers) localStorageLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(a.cfg.LocalStorageInterval):
+		case <-time.After(w.cfg.LocalStorageInterval):
 		}
-		running, paths := a.records.snapshot()
+		running, paths := w.records.snapshot()
 		for key, uid := range running {
-			pod, ok := a.pods.GetByKey(key)
+			pod, ok := w.pods.GetByKey(key)
 			if !ok || pod.UID != uid {
 				continue
 			}
@@ -159,8 +159,8 @@ func (a *Agent) localStorageLoop(ctx context.Context) {
 				}
 				used := dirSize(paths[uid][v.Name])
 				if limit := v.EmptyDir.SizeLimit.Value(); used > limit {
-					a.records.orderEviction(uid, evictionOrder{message: fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q.", v.Name, v.EmptyDir.SizeLimit.String()), grace: gracePeriod(pod)})
-					a.podLoop.Queue.Add(key)
+					w.records.orderEviction(uid, evictionOrder{message: fmt.Sprintf("Usage of EmptyDir volume %q exceeds the limit %q.", v.Name, v.EmptyDir.SizeLimit.String()), grace: gracePeriod(pod)})
+					w.loop.Queue.Add(key)
 					break
 				}
 			}
@@ -184,10 +184,10 @@ type evictionOrder struct {
 // evict stops a pod the node cannot keep and marks it Failed with reason
 // Evicted, as the kubelet's eviction manager does; its controller makes a
 // replacement.
-func (a *Agent) evict(ctx context.Context, key string, pod *core.Pod, order evictionOrder) error {
+func (w *podWorkers) evict(ctx context.Context, key string, pod *core.Pod, order evictionOrder) error {
 	message := order.message
-	a.event(pod, core.EventTypeWarning, "Evicted", message)
-	if err := a.stop(ctx, key, pod.UID, order.grace); err != nil {
+	w.event(pod, core.EventTypeWarning, "Evicted", message)
+	if err := w.stop(ctx, key, pod.UID, order.grace); err != nil {
 		return err
 	}
 	status := pod.Status
@@ -201,10 +201,10 @@ func (a *Agent) evict(ctx context.Context, key string, pod *core.Pod, order evic
 		}
 		status.ContainerStatuses = append(status.ContainerStatuses, cs)
 	}
-	if err := a.writeStatus(ctx, pod, status); err != nil {
+	if err := w.writeStatus(ctx, pod, status); err != nil {
 		return err
 	}
-	a.records.evicted(pod.UID)
-	a.eviction.evicted()
+	w.records.evicted(pod.UID)
+	w.eviction.evicted()
 	return nil
 }
