@@ -103,7 +103,12 @@ type Config struct {
 	// ServiceRoute, when set, runs once at start to give Service IPs a
 	// route in the node (network.EnsureServiceRoute).
 	ServiceRoute func(ctx context.Context) error
-	Logf         func(format string, args ...any)
+	// Started, when set, is called once the container runtime has
+	// answered and the node API listens, before the Node is registered:
+	// the moment the kubelet tells systemd it is ready (Command tells it),
+	// so that a machine whose control plane is away still comes up.
+	Started func()
+	Logf    func(format string, args ...any)
 }
 
 func (c *Config) setDefaults() {
@@ -386,6 +391,9 @@ func (a *Agent) start(ctx context.Context) (net.Listener, error) {
 			return nil, err
 		}
 		a.cfg.Node.AgentPort = int32(lis.Addr().(*net.TCPAddr).Port)
+	}
+	if a.cfg.Started != nil {
+		a.cfg.Started()
 	}
 	n, err := a.register(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coreos/go-systemd/v22/daemon"
 	"sigs.k8s.io/knftables"
 
 	"github.com/kobune/kobune/agent/eviction"
@@ -202,6 +203,7 @@ func (c *Command) Run(ctx context.Context) error {
 		log.Printf("kobune-agent: WARNING: the node API on %s is plaintext and unauthenticated: anyone who reaches it can read logs and exec into this node's pods; give --tls-cert-file, --tls-private-key-file and --client-ca-file", c.NodeAPIListen)
 	}
 	cfg.Metrics = NewMetrics()
+	cfg.Started = notifySystemd
 	rt, closeRT, err := c.runtime(ctx, &cfg)
 	if err != nil {
 		return err
@@ -302,4 +304,15 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 		cfg.NetworkPolicy = netpol.New(c.NodeName, nft)
 	}
 	return ctrd, func() { ctrd.Close() }, nil
+}
+
+// notifySystemd tells systemd the agent has started (READY=1 on
+// $NOTIFY_SOCKET: kobeadm's unit is Type=notify, so systemctl start
+// returns, and units ordered after the agent start, only then). Nothing
+// happens without the variable. It is unset afterwards so that no process
+// the agent starts (CNI plugins, hooks) can speak for the agent.
+func notifySystemd() {
+	if _, err := daemon.SdNotify(true, daemon.SdNotifyReady); err != nil {
+		log.Printf("kobune-agent: telling systemd it is ready: %v", err)
+	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +17,18 @@ import (
 )
 
 // Issue #10 defect 12: the agent had no /readyz. It is not ready until its
-// node is registered, and then it is.
+// node is registered, and then it is. Under systemd (kobeadm's unit is
+// Type=notify) it says READY=1 once it has started — before the API
+// server answers, as the kubelet does, so a machine whose control plane is
+// away still comes up — and unsets $NOTIFY_SOCKET for what it starts.
 func TestAgentCommandServesReadyz(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "notify")
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
 	apiAddr := testserver.StableAddr()
 	cmd := agent.Command{Server: apiAddr, NodeName: "node-r", Runtime: "fake", PodCIDR: "10.244.50.0/24",
 		MetricsListen: testserver.StableAddr(), Workers: 2, LeaseInterval: time.Second}
@@ -43,9 +56,17 @@ func TestAgentCommandServesReadyz(t *testing.T) {
 		}
 		t.Fatalf("GET %s: %q, want %d with %q", path, got, code, want)
 	}
-	// No API server yet: alive, not ready.
+	// No API server yet: alive, not ready; systemd was told it started.
 	await("/readyz", 503, "[-]node-registered failed: node node-r is not registered yet")
 	await("/healthz", 200, "ok")
+	buf := make([]byte, 64)
+	notify.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if n, err := notify.Read(buf); err != nil || string(buf[:n]) != "READY=1" {
+		t.Errorf("on $NOTIFY_SOCKET: %q, %v; want READY=1", buf[:n], err)
+	}
+	if v, ok := os.LookupEnv("NOTIFY_SOCKET"); ok {
+		t.Errorf("NOTIFY_SOCKET=%s is still set after the agent told systemd", v)
+	}
 	srv, err := testserver.Start(t.TempDir(), apiAddr)
 	if err != nil {
 		t.Fatal(err)

@@ -114,6 +114,8 @@ func AgentUnit(node, ip, bootstrap string) Unit {
 	u := Unit{Name: "kobune-agent", Description: "Kobune node agent (kubelet + kube-proxy)",
 		After: []string{"containerd.service", "network-online.target"}, Exec: BinDir + "/kobune-agent",
 		Service: [][2]string{
+			{"Type=notify", "it tells systemd when it has started (the container runtime answered, the node API listens), before it reaches the API server, as the kubelet does: a machine whose control plane is away still comes up; kobune-csi-local starts after it"},
+			{"TimeoutStartSec=360", "a joining machine's first start waits for its certificate (TLS bootstrap, up to 5 minutes)"},
 			{"Delegate=yes", "the agent makes the pods' cgroups below its own: systemd hands that subtree over"},
 			{"KillMode=process", "stopping the agent stops the agent only: its pods run on (containerd's shims hold them), as with the kubelet"},
 		},

@@ -25,7 +25,7 @@ func TestUnitsExplainEveryFlag(t *testing.T) {
 		}
 	}
 	agent := units[3].Text()
-	for _, want := range []string{"Delegate=yes", "KillMode=process", "--node-name=w1", "--bootstrap-kubeconfig=/etc/kobune/bootstrap.conf", "After=containerd.service"} {
+	for _, want := range []string{"Type=notify", "Delegate=yes", "KillMode=process", "--node-name=w1", "--bootstrap-kubeconfig=/etc/kobune/bootstrap.conf", "After=containerd.service"} {
 		if !strings.Contains(agent, want) {
 			t.Errorf("agent unit has no %q:\n%s", want, agent)
 		}

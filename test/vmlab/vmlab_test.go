@@ -301,6 +301,13 @@ func TestVMLabCluster(t *testing.T) {
 	if st := l.must("exec", "cp1", "systemctl", "is-enabled", "kobune-apiserver", "kobune-scheduler", "kobune-controller", "kobune-agent"); strings.Count(st, "enabled") != 4 {
 		t.Errorf("units not enabled: %s", st)
 	}
+	// The API server and the agent tell systemd when they have started
+	// (Type=notify): active, not stuck activating.
+	for _, u := range []string{"kobune-apiserver", "kobune-agent"} {
+		if st := l.must("exec", "cp1", "systemctl", "show", "-p", "Type,ActiveState", u); !strings.Contains(st, "Type=notify") || !strings.Contains(st, "ActiveState=active") {
+			t.Errorf("%s: %s; want Type=notify and active", u, strings.Join(strings.Fields(st), " "))
+		}
+	}
 	kobectl := l.kobectl
 	waitFor := func(what string, within time.Duration, ok func() bool) time.Duration {
 		t.Helper()
