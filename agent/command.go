@@ -93,7 +93,7 @@ func (c *Command) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.SystemReserved, "system-reserved", "", "resources kept for the system, e.g. cpu=100m,memory=256Mi; allocatable = capacity - this")
 	fs.StringVar(&c.Labels, "node-labels", "", "extra node labels, k=v,k2=v2")
 	fs.StringVar(&c.Taints, "register-with-taints", "", "taints to register with, key=value:Effect,...")
-	fs.StringVar(&c.PodCIDR, "pod-cidr", "", "this node's pod CIDR (default: the one kobune-controller allocates, node IPAM; if none comes within 30 s, a /24 of 10.250.0.0/16 derived from the node name)")
+	fs.StringVar(&c.PodCIDR, "pod-cidr", "", "this node's pod CIDR (default: the one kobune-controller allocates, node IPAM, kept in --state-dir for the next start; if none comes within 30 s on the first start, a /24 of 10.250.0.0/16 derived from the node name)")
 	fs.DurationVar(&c.LeaseInterval, "lease-interval", 10*time.Second, "how often the node's Lease is renewed")
 	fs.DurationVar(&c.StatusInterval, "status-interval", time.Minute, "how often the node's status is rewritten")
 	fs.DurationVar(&c.StatsInterval, "stats-interval", time.Second, "how often the pods' cgroups are sampled for usage metrics (CPU rates are over the last 5 s; negative: off)")
@@ -196,8 +196,11 @@ func (c *Command) Run(ctx context.Context) error {
 			go (&Rotation{Kubeconfig: c.Kubeconfig, CertFile: c.TLSCertFile, KeyFile: c.TLSPrivateKeyFile, NodeName: c.NodeName, Client: cl, Logf: log.Printf}).Run(ctx)
 		}
 	}
+	if c.StateDir == "" && c.Runtime == "containerd" {
+		c.StateDir = filepath.Join("/var/lib/kobune/agent", c.NodeName)
+	}
 	if cfg.Node.PodCIDR == "" {
-		cfg.Node.PodCIDR = AwaitPodCIDR(ctx, cl, cfg.Node, 30*time.Second)
+		cfg.Node.PodCIDR = c.podCIDR(ctx, cl, cfg.Node)
 	}
 	if cfg.NodeAPITLS == nil && c.NodeAPIListen != "" {
 		log.Printf("kobune-agent: WARNING: the node API on %s is plaintext and unauthenticated: anyone who reaches it can read logs and exec into this node's pods; give --tls-cert-file, --tls-private-key-file and --client-ca-file", c.NodeAPIListen)
@@ -235,9 +238,6 @@ func (c *Command) runtime(ctx context.Context, cfg *Config) (runtime.Runtime, fu
 	case "containerd":
 	default:
 		return nil, nil, fmt.Errorf("--runtime %q: use containerd or fake", c.Runtime)
-	}
-	if c.StateDir == "" {
-		c.StateDir = filepath.Join("/var/lib/kobune/agent", c.NodeName)
 	}
 	cni, err := network.NewCNI(network.Config{PluginDirs: strings.Split(c.CNIDirs, ":"), PodCIDR: cfg.Node.PodCIDR,
 		Bridge: "kobune0", StateDir: filepath.Join(c.StateDir, "cni")})
