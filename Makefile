@@ -37,15 +37,16 @@ images:
 
 # The offline installer bundle: one tarball with static binaries (no cgo:
 # they run on any Linux of the architecture), the images the add-ons and
-# examples need, and the add-ons' manifests. On a machine without
+# examples need, the add-ons' manifests and the example (web, its Ingress). On a machine without
 # internet: tar xzf kobune-linux-amd64.tar.gz && kobune/kobeadm init
 # (docs/install.md).
 dist: images
-	@rm -rf $(DIST)/kobune && mkdir -p $(DIST)/kobune/addons
+	@rm -rf $(DIST)/kobune && mkdir -p $(DIST)/kobune/addons $(DIST)/kobune/examples
 	@echo "CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o $(DIST)/kobune/ ./cmd/... (static; minutes the first time)"
 	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(DIST)/kobune/ ./cmd/...
 	@cp -r $(BIN)/images $(DIST)/kobune/images
 	@cp deploy/ingress/kobune-ingress.yaml deploy/csi/kobune-csi-local.yaml $(DIST)/kobune/addons/
+	@cp deploy/examples/web.yaml deploy/examples/ingress.yaml $(DIST)/kobune/examples/
 	@cp docs/install.md $(DIST)/kobune/INSTALL.md
 	@tar -C $(DIST) -czf $(DIST)/kobune-linux-$(ARCH).tar.gz kobune
 	@echo "$(DIST)/kobune-linux-$(ARCH).tar.gz: $$(du -h $(DIST)/kobune-linux-$(ARCH).tar.gz | cut -f1) ($$(ls $(DIST)/kobune | tr '\n' ' '))"
@@ -133,8 +134,10 @@ lab-down:
 	deploy/lab/lab.sh down
 
 # Machines that behave like VMs on this host (as root): Debian booted with
-# systemd-nspawn, each with its own systemd, on a bridge with no route out;
-# deploy/vmlab/vmlab.sh has the verbs (exec, reboot, poweroff, partition...).
+# systemd-nspawn, each with its own systemd, on a bridge with no route out,
+# and Kobune installed on them with kobeadm as on VMs (init on cp1, join on
+# w1, w2); deploy/vmlab/vmlab.sh has the verbs (kobectl, exec, reboot,
+# poweroff, partition...).
 vm-lab:
 	deploy/vmlab/vmlab.sh up
 

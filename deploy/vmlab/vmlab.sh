@@ -12,7 +12,13 @@
 # machine can and cannot show (one kernel: no modules, no kernel sysctls).
 #
 # Verbs:
-#   up [N]        N machines (default 3): cp1 first, then w1, w2, ...
+#   up [N]        N machines (default 3): cp1 first, then w1, w2, ... and
+#                 Kobune installed on them as on VMs: make dist's bundle
+#                 unpacked into each, kobeadm init on cp1, kobeadm join on
+#                 the others (machines installed already are left as they
+#                 are), then the example served through its Service
+#   up --bare [N] the machines only, nothing installed (the installer's tests)
+#   kobectl ARGS...    kobectl on cp1 as the cluster's admin
 #   down          stop every machine, remove them, the bridge and namespace
 #   list          machine names, one a line, control planes first
 #   exec NAME CMD...   run CMD as root inside NAME (stdin passed through,
@@ -27,6 +33,7 @@
 # mmdebstrap; `base --rebuild` builds it again).
 set -euo pipefail
 
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 STATE=${KOBUNE_VMLAB_STATE:-/var/lib/kobune/vmlab}
 CACHE=${KOBUNE_VMLAB_CACHE:-/var/cache/kobune/vmlab}
 NETNS=${KOBUNE_VMLAB_NETNS:-kobvm}   # (tests use their own, beside a user's lab)
@@ -52,6 +59,9 @@ prerequisites() {
   command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
   command -v ip >/dev/null || missing+=(iproute2)
   command -v nsenter >/dev/null || missing+=(util-linux)
+  # (make dist, for the bundle up installs: the test images need busybox)
+  command -v make >/dev/null || missing+=(make)
+  [ -x /bin/busybox ] || missing+=(busybox-static)
   if [ ${#missing[@]} -gt 0 ]; then
     say "installing ${missing[*]} (Debian packages; --no-install-recommends keeps libnss-mymachines out of /etc/nsswitch.conf)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null \
@@ -296,8 +306,10 @@ stop_machine() {
 
 up() {
   need_root
+  local bare=0
+  [ "${1:-}" = --bare ] && { bare=1; shift; }
   local n=${1:-3}
-  [[ $n =~ ^[1-9]$ ]] || die "up N: N from 1 to 9 machines"
+  [[ $n =~ ^[1-9]$ ]] || die "up [--bare] N: N from 1 to 9 machines"
   prerequisites
   base
   step "Network: namespace $NETNS, bridge $BRIDGE $SUBNET.1/24, no route out"
@@ -314,8 +326,116 @@ up() {
     wait_booted "$m"
     say "$m  $(machine_ip "$m")  booted (systemd $(in_machine "$m" systemctl is-system-running 2>/dev/null || true))"
   done
+  if [ $bare = 1 ]; then
+    say
+    say "next: $0 exec cp1 bash   (a shell on the first machine; nothing is installed: --bare)"
+    return
+  fi
+  install "${names[@]}"
+  example
   say
-  say "next: $0 exec cp1 bash   (a shell on the first machine)"
+  say "next: $0 kobectl get pods -A -o wide      (kobectl on cp1 as the admin)"
+  say "      $0 exec w1 bash                     (a shell on a worker)"
+  say "      $0 reboot w1; $0 kobectl get pods -n demo -w   (a node's reboot)"
+  say "      make vm-lab-down                    (everything removed)"
+}
+
+# installed NAME: Kobune is on the machine (init or join ran there).
+installed() { [ -e "$(machine_root "$1")/etc/kobune/agent.conf" ]; }
+
+# kobectl_cp runs kobectl on cp1 as the cluster's admin.
+kobectl_cp() { in_machine cp1 kobectl --kubeconfig /etc/kobune/admin.conf "$@"; }
+
+# install puts Kobune on the machines as a user does on VMs
+# (docs/install.md): the offline bundle of make dist unpacked into each
+# machine's /root/kobune, ip_forward on (what preflight asks for), then
+# kobeadm init on cp1 and, on each other machine, the join line that
+# kobeadm token create --print-join-command prints there. A machine that
+# has Kobune already is left alone, so up on an installed lab changes
+# nothing and up with more machines joins only the new ones.
+install() {
+  local todo=() m
+  for m in "$@"; do installed "$m" || todo+=("$m"); done
+  if [ ${#todo[@]} -eq 0 ]; then
+    step "Kobune: installed on ${*} already (kobeadm reset on a machine, or make vm-lab-down, to start again)"
+    kobectl_cp get nodes | sed 's/^/    /'
+    return
+  fi
+  local bundle=${KOBUNE_VMLAB_BUNDLE:-}
+  if [ -z "$bundle" ]; then
+    command -v go >/dev/null || die "Go is missing (make dist builds the bundle): install Go 1.26, or give KOBUNE_VMLAB_BUNDLE=<a make dist tarball>"
+    step "The offline bundle: make dist (static binaries, images, add-ons, examples)"
+    make -s -C "$REPO" dist DIST="$STATE/dist" | sed 's/^/    /' \
+      || die "make dist failed (above): fix it and run $0 up again"
+    bundle=$(ls "$STATE"/dist/kobune-linux-*.tar.gz)
+  fi
+  [ -f "$bundle" ] || die "no bundle at $bundle (KOBUNE_VMLAB_BUNDLE names a make dist tarball)"
+  local t0
+  for m in "${todo[@]}"; do
+    tar -C "$(machine_root "$m")/root" -xzf "$bundle"
+    # One kernel, but each machine its own network stack: net.* is its own.
+    echo "net.ipv4.ip_forward = 1" >"$(machine_root "$m")/etc/sysctl.d/99-kobune.conf"
+    in_machine "$m" sysctl -qw net.ipv4.ip_forward=1
+  done
+  if ! installed cp1; then
+    local untaint=()
+    [ $# -eq 1 ] && untaint=(--untaint) # one machine: the control plane runs the pods too
+    step "cp1: kobeadm init ${untaint[*]}   (the control plane: certificates, units, the agent, add-ons)"
+    t0=$SECONDS
+    in_machine cp1 sh -c "cd /root/kobune && ./kobeadm init ${untaint[*]}" 2>&1 | sed 's/^/    /' \
+      || die "kobeadm init on cp1 failed (above): $0 exec cp1 journalctl -u kobune-apiserver says more"
+    say "    (init took $((SECONDS - t0)) s)"
+  fi
+  for m in "${todo[@]}"; do
+    [ "$m" = cp1 ] && continue
+    local line
+    line=$(in_machine cp1 kobeadm token create --print-join-command) || die "kobeadm token create on cp1 failed: $line"
+    step "$m: $line   (the line token create --print-join-command printed on cp1)"
+    t0=$SECONDS
+    in_machine "$m" sh -c "cd /root/kobune && ./${line}" 2>&1 | sed 's/^/    /' \
+      || die "kobeadm join on $m failed (above): $0 exec $m journalctl -u kobune-agent says more"
+    say "    (join took $((SECONDS - t0)) s)"
+  done
+  local want=$# ready=0
+  for _ in $(seq 240); do
+    ready=$(kobectl_cp get nodes --no-headers 2>/dev/null | grep -c ' Ready ' || true)
+    [ "$ready" -ge "$want" ] && break
+    sleep 0.5
+  done
+  kobectl_cp get nodes -o wide | sed 's/^/    /'
+  [ "$ready" -ge "$want" ] || die "$ready of $want nodes Ready after 2 minutes: $0 kobectl describe nodes says why"
+}
+
+# example deploys the bundle's examples/web.yaml (a Deployment and its
+# Service) and examples/ingress.yaml, and asks for it from every machine,
+# through the Service and through kobune-ingress on the workers' port 80.
+example() {
+  step "The example: examples/web.yaml (a Deployment of 2 and its Service) and examples/ingress.yaml"
+  in_machine cp1 kobectl --kubeconfig /etc/kobune/admin.conf apply -f /root/kobune/examples/web.yaml -f /root/kobune/examples/ingress.yaml | sed 's/^/    /'
+  kobectl_cp rollout status deployment/web -n demo --timeout 120s | sed 's/^/    /'
+  kobectl_cp get pods -n demo -o wide | sed 's/^/    /'
+  local svc m answer node
+  svc=$(kobectl_cp get service web -n demo -o 'jsonpath={.spec.clusterIP}')
+  for m in $(machines); do
+    answer=""
+    for _ in $(seq 40); do
+      answer=$(in_machine "$m" curl -s --max-time 3 "http://$svc/") && break
+      sleep 0.5
+    done
+    say "$m: GET http://$svc/ (the Service) -> ${answer:-no answer}"
+  done
+  node=$(machines | grep -v '^cp' | head -1)
+  node=$(machine_ip "${node:-cp1}")
+  for _ in $(seq 120); do
+    [ "$(kobectl_cp get daemonset kobune-ingress -n kobune-ingress -o 'jsonpath={.status.numberReady}' 2>/dev/null)" -ge 1 ] 2>/dev/null && break
+    sleep 0.5
+  done
+  answer=""
+  for _ in $(seq 40); do
+    answer=$(in_machine cp1 curl -s --max-time 3 -H "Host: web.lab.test" "http://$node/") && break
+    sleep 0.5
+  done
+  say "cp1: GET http://$node/ Host: web.lab.test (kobune-ingress) -> ${answer:-no answer}"
 }
 
 down() {
@@ -355,6 +475,7 @@ case $cmd in
   list) machines ;;
   status) status ;;
   base) need_root; prerequisites; base "$@" ;;
+  kobectl) need_root; exists cp1; kobectl_cp "$@" ;;
   exec)
     need_root
     [ $# -ge 2 ] || die "usage: $0 exec NAME CMD..."
@@ -376,6 +497,6 @@ case $cmd in
   heal)
     need_root; exists "${1:?usage: $0 heal NAME}"
     ip -n "$NETNS" link set "vb-$1" up; say "$1 back on the bridge" ;;
-  ""|-h|--help|help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' ;;
+  ""|-h|--help|help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) die "unknown verb $cmd ($0 help)" ;;
 esac

@@ -55,7 +55,7 @@ func TestBenchVMLab(t *testing.T) {
 	l.must("base")
 	base := time.Since(start)
 	start = time.Now()
-	l.must("up", "3")
+	l.must("up", "--bare", "3")
 	up := time.Since(start)
 	start = time.Now()
 	l.bundle("cp1", "w1", "w2")

@@ -8,6 +8,7 @@ package vmlab
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,7 +115,7 @@ func TestVMLabMachines(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	l.must("up", "2")
+	l.must("up", "--bare", "2")
 	t.Logf("2 machines up in %.1f s (the base image cached or built)", time.Since(start).Seconds())
 
 	if got := l.must("list"); got != "cp1\nw1\n" {
@@ -276,7 +277,7 @@ func TestVMLabCluster(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	l.must("up", "3")
+	l.must("up", "--bare", "3")
 	l.bundle(machines...)
 	for _, m := range machines {
 		l.must("exec", m, "sysctl", "-qw", "net.ipv4.ip_forward=1")
@@ -520,6 +521,41 @@ spec:
 	t.Logf("power cycle: the web pods Running again %.1f s after the machines were started", time.Since(start).Seconds())
 	serves("after the power cycle")
 
+	// A worker reboots while the control plane is down, for longer than
+	// the 30 s the agent once waited for the API before making a pod CIDR
+	// up from the node's name: once the control plane is back, the
+	// worker's pods run again in the node's own range (the agent kept it)
+	// and serve from every machine.
+	cidrText, _ := kobectl("get", "node", "w1", "-o", "jsonpath={.spec.podCIDR}")
+	_, w1Range, err := net.ParseCIDR(strings.TrimSpace(cidrText))
+	if err != nil {
+		t.Fatalf("w1's pod CIDR %q: %v", cidrText, err)
+	}
+	restartsBefore = restarts()
+	onW1, _ = kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "--no-headers")
+	n = strings.Count(onW1, "\n")
+	l.must("poweroff", "cp1")
+	l.must("reboot", "w1")
+	l.waitRunning("w1", time.Minute)
+	time.Sleep(35 * time.Second)
+	if st := strings.TrimSpace(l.must("exec", "w1", "systemctl", "is-active", "kobune-agent")); st != "active" {
+		t.Errorf("w1's agent with the control plane away: %s; want active (it has started: Type=notify)", st)
+	}
+	l.must("start", "cp1")
+	start = time.Now()
+	waitFor("the web pods Running again after w1 rebooted with the control plane down", 3*time.Minute, func() bool {
+		out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers")
+		return strings.Count(out, "1/1") == 2 && strings.Count(out, "Running") == 2 && restarts() >= restartsBefore+n
+	})
+	t.Logf("w1 rebooted with cp1 down: its %d web pods Running again %.1f s after cp1 was started", n, time.Since(start).Seconds())
+	ips, _ := kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "-o", "jsonpath={.items[*].status.podIP}")
+	for _, ip := range strings.Fields(ips) {
+		if !w1Range.Contains(net.ParseIP(ip)) {
+			t.Errorf("a pod on w1 has address %s after w1's reboot, outside w1's pod CIDR %s", ip, w1Range)
+		}
+	}
+	serves("after w1 rebooted with the control plane down")
+
 	// A snapshot; a change after it; the control plane's data lost and
 	// restored from the snapshot: the cluster is back as it was at the
 	// snapshot, the nodes reconnect by themselves and the Service serves.
@@ -618,4 +654,65 @@ func unifiedDiff(t *testing.T, a, b string) string {
 	os.WriteFile(fb, []byte(b), 0o600)
 	out, _ := exec.Command("diff", "-u", fa, fb).CombinedOutput()
 	return string(out)
+}
+
+// TestVMLabUpInstallsACluster: make vm-lab (vmlab.sh up) gives a user
+// without VMs a cluster, installed as on VMs: the bundle in each machine,
+// kobeadm init on cp1, join on the workers, the example served through
+// its Service and its Ingress. up again changes nothing; up with one
+// machine more joins only the new one.
+func TestVMLabUpInstallsACluster(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the VM lab needs root (systemd-nspawn, network namespaces, cgroups); run make test as root")
+	}
+	l := &lab{t: t, state: t.TempDir()}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := l.run("", "exec", "cp1", "journalctl", "--no-pager", "-n", "60", "-u", "kobune-agent", "-u", "kobune-apiserver")
+			t.Logf("cp1's journal:\n%s", out)
+		}
+		if out, code := l.run("", "down"); code != 0 {
+			t.Errorf("vmlab.sh down: exit %d\n%s", code, out)
+		}
+	})
+	start := time.Now()
+	out := l.must("up", "2")
+	t.Logf("up 2 (machines, bundle, init, join, the example) in %.1f s:\n%s", time.Since(start).Seconds(), out)
+	for _, want := range []string{"cp1: kobeadm init", "[bootstrap-token] done in", "w1: kobeadm join 172.30.0.11:6443 --token ",
+		"cp1: GET http://", "w1: GET http://", "Host: web.lab.test (kobune-ingress) -> labapp 1.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("up 2 did not say %q", want)
+		}
+	}
+	for _, m := range []string{"cp1", "w1"} {
+		if !strings.Contains(out, m+": GET http://10.96.") || !strings.Contains(out[strings.Index(out, m+": GET http://10.96."):], "(the Service) -> labapp 1.0") {
+			t.Errorf("the example's Service did not answer from %s", m)
+		}
+	}
+	nodes := func() string {
+		out, _ := l.run("", "kobectl", "get", "nodes", "--no-headers")
+		return out
+	}
+	if got := nodes(); strings.Count(got, " Ready ") != 2 {
+		t.Errorf("after up 2: %q; want cp1 and w1 Ready", got)
+	}
+
+	// Again: nothing to do, nothing changed.
+	uids, _ := l.run("", "kobectl", "get", "pods", "-n", "demo", "-o", "jsonpath={.items[*].metadata.uid}")
+	out = l.must("up", "2")
+	if !strings.Contains(out, "installed on cp1 w1 already") || strings.Contains(out, "kobeadm init") || strings.Contains(out, "kobeadm join") {
+		t.Errorf("up 2 on an installed lab did not leave it alone:\n%s", out)
+	}
+	if again, _ := l.run("", "kobectl", "get", "pods", "-n", "demo", "-o", "jsonpath={.items[*].metadata.uid}"); again != uids {
+		t.Errorf("the example's pods changed on up again: %s -> %s", uids, again)
+	}
+
+	// One machine more: only w2 joins.
+	out = l.must("up", "3")
+	if !strings.Contains(out, "w2: kobeadm join") || strings.Contains(out, "cp1: kobeadm init") || strings.Contains(out, "w1: kobeadm join") {
+		t.Errorf("up 3 after up 2 should join w2 only:\n%s", out)
+	}
+	if got := nodes(); strings.Count(got, " Ready ") != 3 {
+		t.Errorf("after up 3: %q; want 3 nodes Ready", got)
+	}
 }
