@@ -55,6 +55,9 @@ func (r *csiRegistrar) discover(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		r.cfg.Logf("CSI drivers: %v", err)
 	}
+	if changed {
+		r.workers.queueAll() // pods whose volumes waited on a driver that came
+	}
 	if changed || !r.registered {
 		if err := r.register(ctx); err != nil {
 			r.registered = false

@@ -77,6 +77,7 @@ func newPodWorkers(cfg Config, c *client.Client, rt, measured runtime.Runtime, s
 	w.hooks.execer, _ = rt.(probe.Execer)
 	w.releaser, _ = rt.(runtime.SandboxReleaser)
 	w.loop = newLoop(cfg.Logf, "pods", w.syncPod, cfg.Workers)
+	w.loop.Queue.SetMaxDelay(podRetryMax)
 	w.sources = newSources(c, w.queue)
 	if cs, ok := rt.(runtime.ConfigSetter); ok {
 		cs.SetContainerConfig(w.containerConfig)
@@ -102,6 +103,20 @@ func newPodWorkers(cfg Config, c *client.Client, rt, measured runtime.Runtime, s
 		OnDelete: enqueue,
 	})
 	return w
+}
+
+// podRetryMax caps the back-off of a pod whose sync failed: most such
+// failures wait on something else (a volume's CSI driver not started yet
+// after a reboot, a claim being bound, a Secret not there yet), and the
+// kubelet too looks at such a pod again every 10 s, not after minutes.
+const podRetryMax = 10 * time.Second
+
+// queueAll asks for a look at every pod of the node: something many of
+// them may wait on (a CSI driver) came.
+func (w *podWorkers) queueAll() {
+	for _, p := range w.pods.List() {
+		w.queue(meta.Key(p))
+	}
 }
 
 // queue asks for a look at the pod with this key.

@@ -30,6 +30,7 @@ type Queue struct {
 	shutdown   bool
 
 	failures map[string]int
+	maxDelay time.Duration // SetMaxDelay; MaxDelay when zero
 	tokens   float64
 	lastFill time.Time
 
@@ -128,14 +129,27 @@ func (q *Queue) ShutDown() {
 	}
 }
 
+// SetMaxDelay caps the per-key backoff below MaxDelay, for a queue whose
+// failures are mostly waits on something else (the kubelet retries a pod
+// whose sync failed every 10 s, not after minutes).
+func (q *Queue) SetMaxDelay(d time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.maxDelay = d
+}
+
 // AddRateLimited queues key after its backoff delay.
 func (q *Queue) AddRateLimited(key string) {
 	q.mu.Lock()
 	n := q.failures[key]
 	q.failures[key] = n + 1
+	limit := MaxDelay
+	if q.maxDelay > 0 {
+		limit = q.maxDelay
+	}
 	delay := time.Duration(float64(BaseDelay) * math.Pow(2, float64(n)))
-	if delay > MaxDelay || delay <= 0 {
-		delay = MaxDelay
+	if delay > limit || delay <= 0 {
+		delay = limit
 	}
 	if b := q.bucketDelayLocked(); b > delay {
 		delay = b

@@ -36,7 +36,31 @@ func TestQueueRateLimitedBackoff(t *testing.T) {
 	clock := NewFakeClock(time.Unix(0, 0))
 	q := NewQueue(clock)
 	defer q.ShutDown()
-	for i, want := range []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond} {
+	expectBackoff(t, q, clock, 5*time.Millisecond, 10*time.Millisecond, 20*time.Millisecond)
+	if q.NumRequeues("k") != 3 {
+		t.Errorf("NumRequeues = %d, want 3", q.NumRequeues("k"))
+	}
+	q.Forget("k")
+	if q.NumRequeues("k") != 0 {
+		t.Errorf("after Forget, NumRequeues = %d", q.NumRequeues("k"))
+	}
+}
+
+// A queue with SetMaxDelay never waits longer than its cap: a pod waiting
+// for its volume's driver is looked at again within seconds, not minutes.
+func TestQueueSetMaxDelayCapsBackoff(t *testing.T) {
+	clock := NewFakeClock(time.Unix(0, 0))
+	q := NewQueue(clock)
+	defer q.ShutDown()
+	q.SetMaxDelay(15 * time.Millisecond)
+	expectBackoff(t, q, clock, 5*time.Millisecond, 10*time.Millisecond, 15*time.Millisecond, 15*time.Millisecond, 15*time.Millisecond)
+}
+
+// expectBackoff fails key "k" once per delay and checks it comes back
+// after exactly that delay, not a millisecond sooner.
+func expectBackoff(t *testing.T, q *Queue, clock *FakeClock, delays ...time.Duration) {
+	t.Helper()
+	for i, want := range delays {
 		q.AddRateLimited("k")
 		waitFor(t, func() bool { return clock.Waiters() > 0 })
 		clock.Step(want - time.Millisecond)
@@ -47,13 +71,6 @@ func TestQueueRateLimitedBackoff(t *testing.T) {
 		waitFor(t, func() bool { return q.Len() == 1 })
 		k, _ := q.Get()
 		q.Done(k)
-	}
-	if q.NumRequeues("k") != 3 {
-		t.Errorf("NumRequeues = %d, want 3", q.NumRequeues("k"))
-	}
-	q.Forget("k")
-	if q.NumRequeues("k") != 0 {
-		t.Errorf("after Forget, NumRequeues = %d", q.NumRequeues("k"))
 	}
 }
 

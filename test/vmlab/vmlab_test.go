@@ -267,8 +267,12 @@ func TestVMLabCluster(t *testing.T) {
 	machines := []string{"cp1", "w1", "w2"}
 	t.Cleanup(func() {
 		if t.Failed() {
+			out, _ := l.kobectl("get", "pods,pvc,pv", "-A", "-o", "wide")
+			t.Logf("pods and volumes:\n%s", out)
+			out, _ = l.kobectl("describe", "pod", "writer")
+			t.Logf("%s", out)
 			for _, m := range machines {
-				out, _ := l.run("", "exec", m, "journalctl", "--no-pager", "-n", "60", "-u", "kobune-agent", "-u", "kobune-apiserver", "-u", "kobune-controller")
+				out, _ := l.run("", "exec", m, "journalctl", "--no-pager", "-n", "200", "-u", "kobune-agent", "-u", "kobune-csi-local", "-u", "kobune-apiserver", "-u", "kobune-controller")
 				t.Logf("%s's journal:\n%s", m, out)
 			}
 		}
