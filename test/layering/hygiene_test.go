@@ -6,8 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
 // TestNoCompiledBinaryIsTracked: no file git tracks is a compiled program
@@ -56,5 +59,42 @@ func TestReadingOrderFilesExist(t *testing.T) {
 	}
 	if n < 30 {
 		t.Errorf("docs/reading-order.md names only %d paths: is its format still `path`?", n)
+	}
+}
+
+// subjectRuleSince is when TestCommitSubjectsFitOneLine began to hold
+// (author dates, which a rebase keeps): older commits, some with subjects
+// of a paragraph, are history and stay as they are.
+var subjectRuleSince = time.Date(2026, 12, 6, 17, 10, 0, 0, time.UTC)
+
+// maxSubject is one line of `git log --oneline` on a terminal (the hash
+// included): the subject a reader of the history sees whole.
+const maxSubject = 100
+
+// TestCommitSubjectsFitOneLine: every commit since subjectRuleSince has a
+// subject of at most maxSubject characters, followed by a blank line if
+// the message goes on (a subject is one line; the why goes in the body).
+func TestCommitSubjectsFitOneLine(t *testing.T) {
+	root := filepath.Join("..", "..")
+	out, err := exec.Command("git", "-C", root, "log", "--since="+subjectRuleSince.Format(time.RFC3339), "--format=%h %at%x00%B%x01").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (git log: %v): nothing to check", err)
+	}
+	for _, entry := range strings.Split(string(out), "\x01") {
+		head, body, ok := strings.Cut(strings.TrimLeft(entry, "\n"), "\x00")
+		if !ok {
+			continue
+		}
+		hash, at, _ := strings.Cut(head, " ")
+		if sec, err := strconv.ParseInt(at, 10, 64); err != nil || time.Unix(sec, 0).Before(subjectRuleSince) {
+			continue // committed since, written before: the author date decides
+		}
+		lines := strings.Split(strings.TrimRight(body, "\n"), "\n")
+		if n := utf8.RuneCountInString(lines[0]); n > maxSubject {
+			t.Errorf("commit %s: subject of %d characters, more than %d (one line of git log --oneline): say the rest in the body after a blank line: %q", hash, n, maxSubject, lines[0])
+		}
+		if len(lines) > 1 && strings.TrimSpace(lines[1]) != "" {
+			t.Errorf("commit %s: the subject runs onto a second line; put a blank line after the subject: %q", hash, lines[0])
+		}
 	}
 }
