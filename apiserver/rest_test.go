@@ -545,23 +545,104 @@ func TestRESTInvalidStatusNamesKindObjectAndCauses(t *testing.T) {
 	if code != 200 {
 		t.Errorf("DELETE with a protobuf DeleteOptions body: %d %s", code, b)
 	}
+}
 
-	// A collection delete reads the same options: a dry run (query or
-	// body) deletes nothing — it deleted every ConfigMap before.
+// TestRESTDeleteOptions (issue #35): deletes take Kubernetes' options, a
+// collection delete the same as a single one. A dry run (query or body)
+// answers what the delete would do and deletes nothing — a collection dry
+// run once deleted every ConfigMap of the namespace — an unknown dryRun
+// value is refused with nothing deleted, and propagationPolicy and
+// preconditions reach every object of a collection delete.
+func TestRESTDeleteOptions(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const cms = "/api/v1/namespaces/default/configmaps"
+	uids := map[string]string{}
 	for _, n := range []string{"a", "b"} {
-		c.do("POST", "/api/v1/namespaces/default/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+n+`"}}`)
+		code, _, b := c.do("POST", cms, "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+n+`","labels":{"name":"`+n+`"}}}`)
+		if code != 201 {
+			t.Fatalf("create %s: %d %s", n, code, b)
+		}
+		uids[n] = decodeJSON(t, b)["metadata"].(map[string]any)["uid"].(string)
 	}
-	for _, dry := range []struct{ query, body string }{{"?dryRun=All", ""}, {"?dryRun=Bogus", ""}, {"", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`}} {
-		code, _, b = c.do("DELETE", "/api/v1/namespaces/default/configmaps"+dry.query, "", dry.body)
-		if code == 200 {
-			t.Errorf("collection delete with dryRun %q%s: %d %s", dry.query, dry.body, code, b)
+	stored := func(name string) map[string]any {
+		t.Helper()
+		code, _, b := c.do("GET", cms+"/"+name, "", "")
+		if code == 404 {
+			return nil
+		}
+		if code != 200 {
+			t.Fatalf("get %s: %d %s", name, code, b)
+		}
+		return decodeJSON(t, b)["metadata"].(map[string]any)
+	}
+	bothUntouched := func(after string) {
+		t.Helper()
+		for _, n := range []string{"a", "b"} {
+			if m := stored(n); m == nil || m["deletionTimestamp"] != nil || m["finalizers"] != nil {
+				t.Errorf("configmap %s after %s: %v; want it there, unmarked", n, after, m)
+			}
 		}
 	}
-	if code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps", "", ""); !strings.Contains(string(b), `"name":"a"`) || !strings.Contains(string(b), `"name":"b"`) {
-		t.Errorf("configmaps after refused dry-run collection deletes: %d %s", code, b)
+
+	for _, dry := range []struct{ query, body string }{
+		{"?dryRun=All", ""},
+		{"", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`},
+		{"?dryRun=All&propagationPolicy=Orphan", ""},
+	} {
+		code, _, b := c.do("DELETE", cms+dry.query, "", dry.body)
+		var list struct {
+			Kind  string
+			Items []struct{ Metadata map[string]any }
+		}
+		if err := json.Unmarshal(b, &list); err != nil || code != 200 || list.Kind != "ConfigMapList" || len(list.Items) != 2 {
+			t.Errorf("collection delete, dry run %q%s: %d %s; want 200 and the 2 ConfigMaps it would delete", dry.query, dry.body, code, b)
+		}
+		if strings.Contains(dry.query, "Orphan") && len(list.Items) == 2 && fmt.Sprint(list.Items[0].Metadata["finalizers"]) != "[orphan]" {
+			t.Errorf("dry-run orphan delete answered %v; want the orphan finalizer it would add", list.Items[0].Metadata)
+		}
+		bothUntouched(fmt.Sprintf("a dry-run collection delete %q%s", dry.query, dry.body))
 	}
-	if code, _, b = c.do("DELETE", "/api/v1/namespaces/default/configmaps", "", string(deleteOptionsProto("x")), "Content-Type", "application/vnd.kubernetes.protobuf"); code != 422 {
-		t.Errorf("collection delete with a precondition: %d %s", code, b)
+	for _, bad := range []struct{ query, body string }{
+		{"?dryRun=Bogus", ""},
+		{"", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["Bogus"]}`},
+		{"?propagationPolicy=Sideways", ""},
+	} {
+		code, _, b := c.do("DELETE", cms+bad.query, "", bad.body)
+		if code != 422 || !strings.Contains(string(b), "Unsupported value") {
+			t.Errorf("collection delete %q%s: %d %s; want 422 naming the unsupported value", bad.query, bad.body, code, b)
+		}
+		bothUntouched(fmt.Sprintf("a refused collection delete %q%s", bad.query, bad.body))
+	}
+	// A single dry-run delete answers the object as the delete would leave it.
+	code, _, b := c.do("DELETE", cms+"/a?dryRun=All&propagationPolicy=Foreground", "", "")
+	if m, _ := decodeJSON(t, b)["metadata"].(map[string]any); code != 200 || m["deletionTimestamp"] == nil || fmt.Sprint(m["finalizers"]) != "[foregroundDeletion]" {
+		t.Errorf("single dry-run foreground delete: %d %s; want the object marked as the delete would", code, b)
+	}
+	if code, _, b = c.do("DELETE", cms+"/a?dryRun=Bogus", "", ""); code != 422 {
+		t.Errorf("single delete with dryRun=Bogus: %d %s", code, b)
+	}
+	bothUntouched("single dry-run deletes")
+
+	// Preconditions reach each object: a wrong uid deletes nothing, the
+	// right one deletes the object it names.
+	if code, _, b = c.do("DELETE", cms+"?labelSelector=name%3Da", "", string(deleteOptionsProto(uids["b"])), "Content-Type", "application/vnd.kubernetes.protobuf"); code != 409 {
+		t.Errorf("collection delete with another object's uid as precondition: %d %s; want 409", code, b)
+	}
+	bothUntouched("a collection delete whose precondition failed")
+	if code, _, b = c.do("DELETE", cms+"?labelSelector=name%3Da", "", string(deleteOptionsProto(uids["a"])), "Content-Type", "application/vnd.kubernetes.protobuf"); code != 200 || !strings.Contains(string(b), `"name":"a"`) {
+		t.Errorf("collection delete with the object's uid as precondition: %d %s", code, b)
+	}
+	if stored("a") != nil {
+		t.Errorf("configmap a is still there after a collection delete with its own uid as precondition")
+	}
+	// propagationPolicy reaches each object: Orphan leaves it marked with
+	// the orphan finalizer for the garbage collector (none runs here).
+	if code, _, b = c.do("DELETE", cms+"?propagationPolicy=Orphan", "", ""); code != 200 {
+		t.Errorf("collection delete, Orphan: %d %s", code, b)
+	}
+	if m := stored("b"); m == nil || fmt.Sprint(m["finalizers"]) != "[orphan]" || m["deletionTimestamp"] == nil {
+		t.Errorf("configmap b after an Orphan collection delete: %v; want it marked, with the orphan finalizer", m)
 	}
 }
 

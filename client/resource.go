@@ -126,7 +126,7 @@ func (r *Resource) List(ctx context.Context, namespace string, opts ListOptions)
 // Delete deletes (or starts the graceful deletion of) an object.
 func (r *Resource) Delete(ctx context.Context, namespace, name string, opts DeleteOptions) error {
 	req := &apipb.DeleteRequest{Resource: r.Kind.Resource, Namespace: namespace, Name: name,
-		GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}
+		GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy, DryRun: opts.DryRun}
 	if opts.UID != "" || opts.ResourceVersion != "" {
 		req.Preconditions = &apipb.Preconditions{Uid: opts.UID, ResourceVersion: opts.ResourceVersion}
 	}

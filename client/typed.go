@@ -42,6 +42,7 @@ type DeleteOptions struct {
 	PropagationPolicy  string // Background (default), Foreground, Orphan
 	UID                string // precondition
 	ResourceVersion    string // precondition
+	DryRun             bool   // checked and answered, nothing deleted
 }
 
 func (t *Typed[T]) decode(b []byte) (T, error) {

@@ -248,6 +248,16 @@ func TestApplyGetDelete(t *testing.T) {
 	if r := kobectl(t, s, "", "get", "cm", "-o", "name", "-A"); r.stdout != "configmap/a\nconfigmap/b\n" {
 		t.Errorf("get -o name: %q", r.stdout)
 	}
+	// --dry-run: server (the API server checks the delete, deletes nothing)
+	// and client (nothing sent), as kubectl's.
+	for mode, want := range map[string]string{"server": "configmap \"b\" deleted (server dry run)\n", "client": "configmap \"b\" deleted (dry run)\n"} {
+		if r := kobectl(t, s, "", "delete", "cm", "-l", "tier=b", "--dry-run="+mode); r.stdout != want {
+			t.Errorf("delete --dry-run=%s: %q %q; want %q", mode, r.stdout, r.stderr, want)
+		}
+		if r := kobectl(t, s, "", "get", "cm", "b", "-o", "jsonpath={.metadata.deletionTimestamp}"); r.code != 0 || r.stdout != "" {
+			t.Errorf("after delete --dry-run=%s: %d %q %q; want b there, unmarked", mode, r.code, r.stdout, r.stderr)
+		}
+	}
 	if r := kobectl(t, s, "", "delete", "cm", "-l", "tier=b"); r.stdout != "configmap \"b\" deleted\n" {
 		t.Errorf("delete -l: %q %q", r.stdout, r.stderr)
 	}

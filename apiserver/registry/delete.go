@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/apierrors"
@@ -29,6 +30,7 @@ type deleteOptions struct {
 	uid, resourceVersion string
 	grace                *int64
 	propagation          string
+	dryRun               bool
 }
 
 // Delete implements the Delete RPC.
@@ -37,19 +39,9 @@ func (s *Registry) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb
 	if !ok {
 		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}
-	opts := deleteOptions{propagation: req.PropagationPolicy, grace: req.GracePeriodSeconds}
-	if p := req.Preconditions; p != nil {
-		opts.uid, opts.resourceVersion = p.Uid, p.ResourceVersion
-	}
-	switch opts.propagation {
-	case "":
-		opts.propagation = "Background"
-	case "Background", "Foreground", "Orphan":
-	default:
-		return nil, apierrors.Invalid("propagationPolicy: Unsupported value: %q: supported values: Background, Foreground, Orphan", opts.propagation)
-	}
-	if opts.grace != nil && *opts.grace < 0 {
-		return nil, apierrors.Invalid("gracePeriodSeconds: Invalid value: %d: must be greater than or equal to 0", *opts.grace)
+	opts, err := readDeleteOptions(req)
+	if err != nil {
+		return nil, err
 	}
 	if err := undeletable(k, req.Name); err != nil {
 		return nil, err
@@ -65,6 +57,32 @@ func (s *Registry) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb
 		return nil, err
 	}
 	return &apipb.ObjectResponse{Object: b}, nil
+}
+
+// CheckDeleteOptions refuses options no delete takes, so that a
+// collection delete refuses them before it deletes anything.
+func CheckDeleteOptions(req *apipb.DeleteRequest) error {
+	_, err := readDeleteOptions(req)
+	return err
+}
+
+// readDeleteOptions reads and checks a delete's options.
+func readDeleteOptions(req *apipb.DeleteRequest) (deleteOptions, error) {
+	opts := deleteOptions{propagation: req.PropagationPolicy, grace: req.GracePeriodSeconds, dryRun: req.DryRun}
+	if p := req.Preconditions; p != nil {
+		opts.uid, opts.resourceVersion = p.Uid, p.ResourceVersion
+	}
+	switch opts.propagation {
+	case "":
+		opts.propagation = "Background"
+	case "Background", "Foreground", "Orphan":
+	default:
+		return opts, apierrors.Invalid("propagationPolicy: Unsupported value: %q: supported values: Background, Foreground, Orphan", opts.propagation)
+	}
+	if opts.grace != nil && *opts.grace < 0 {
+		return opts, apierrors.Invalid("gracePeriodSeconds: Invalid value: %d: must be greater than or equal to 0", *opts.grace)
+	}
+	return opts, nil
 }
 
 // delete removes an object, or marks it for deletion when something must
@@ -90,6 +108,10 @@ func (s *Registry) delete(ctx context.Context, k *scheme.Kind, ns, name string, 
 		if err := s.admission.AdmitDelete(ctx, k, o); err != nil {
 			return nil, err
 		}
+		if opts.dryRun {
+			markDeleted(k, o, opts)
+			return encodeWithRevision(o, kv.Revision)
+		}
 		var out meta.Object
 		var rev int64
 		if del := strategyFor(k).delete; del != nil {
@@ -107,14 +129,17 @@ func (s *Registry) delete(ctx context.Context, k *scheme.Kind, ns, name string, 
 	}
 }
 
-func deleteOnce(ctx context.Context, store *storage.Store, k *scheme.Kind, o meta.Object, kv storage.KV, opts deleteOptions) (meta.Object, int64, error) {
+// markDeleted changes o as a delete with opts does — the propagation
+// policy's finalizer, the deletion timestamp and grace period — and says
+// whether it changed, and whether o goes now (nothing left to wait for) or
+// stays, marked, until its finalizers or its node are done.
+func markDeleted(k *scheme.Kind, o meta.Object, opts deleteOptions) (changed, goesNow bool) {
 	m := o.GetObjectMeta()
 	st := strategyFor(k)
 	grace := int64(0) // most objects go at once, as in Kubernetes
 	if st.gracePeriod != nil {
 		grace = st.gracePeriod(o, opts.grace)
 	}
-	changed := false
 	switch opts.propagation {
 	case "Orphan":
 		changed = addFinalizer(m, FinalizerOrphan) || changed
@@ -128,7 +153,16 @@ func deleteOnce(ctx context.Context, store *storage.Store, k *scheme.Kind, o met
 		m.DeletionGracePeriodSeconds = &grace
 		changed = true
 	}
-	if len(m.Finalizers) == 0 && !st.awaitingTermination(o) {
+	if ns, ok := o.(*core.Namespace); ok {
+		ns.Status.Phase = core.NamespaceTerminating // its contents go first
+		return changed, false
+	}
+	return changed, len(m.Finalizers) == 0 && !st.awaitingTermination(o)
+}
+
+func deleteOnce(ctx context.Context, store *storage.Store, k *scheme.Kind, o meta.Object, kv storage.KV, opts deleteOptions) (meta.Object, int64, error) {
+	changed, goesNow := markDeleted(k, o, opts)
+	if goesNow {
 		rev, err := store.Delete(ctx, kv.Key, kv.Revision)
 		return o, rev, err
 	}

@@ -11,10 +11,12 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -179,19 +181,21 @@ func (s *Handler) restBind(ctx context.Context, w http.ResponseWriter, r *http.R
 }
 
 // restDeleteCollection serves DELETE on a collection: each object the
-// selectors match is deleted through the Delete RPC (so each deletion is
-// authorized, admitted and finalized as a single one would be; Kubernetes
-// authorizes the deletecollection verb once instead).
+// selectors match is deleted through the Delete RPC with the request's
+// options — dryRun, propagationPolicy, gracePeriodSeconds, preconditions,
+// from the query or the DeleteOptions body — so each deletion is
+// authorized, admitted and finalized as a single one would be (Kubernetes
+// authorizes the deletecollection verb once instead). The answer is the
+// list of what was deleted, each object as its delete left it, as
+// kube-apiserver's.
 func (s *Handler) restDeleteCollection(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
-	// The same options as a single delete, for each object; read before
-	// anything is deleted (a dry run or a bad body deletes nothing).
+	// Read before anything is deleted: a bad option deletes nothing.
 	opts, err := deleteRequest(r, t)
+	if err == nil {
+		err = registry.CheckDeleteOptions(opts)
+	}
 	if err != nil {
 		writeError(w, err, t)
-		return
-	}
-	if opts.Preconditions != nil {
-		writeError(w, apierrors.Invalid("preconditions: Forbidden: a collection delete takes no preconditions (they name one object)"), t)
 		return
 	}
 	q := r.URL.Query()
@@ -200,7 +204,11 @@ func (s *Handler) restDeleteCollection(ctx context.Context, w http.ResponseWrite
 		writeError(w, err, t)
 		return
 	}
+	deleted := make([]json.RawMessage, 0, len(list.Items))
 	for _, it := range list.Items {
+		if ctx.Err() != nil {
+			return // the client went: stop deleting
+		}
 		var m struct {
 			Metadata struct{ Name, Namespace string } `json:"metadata"`
 		}
@@ -208,16 +216,24 @@ func (s *Handler) restDeleteCollection(ctx context.Context, w http.ResponseWrite
 			writeError(w, status.Errorf(codes.Internal, "decode: %v", err), t)
 			return
 		}
-		_, err := filters.Unary(ctx, s.chain, "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name,
-			GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}, s.registry.Delete)
-		if err != nil && status.Code(err) != codes.NotFound {
+		one := proto.Clone(opts).(*apipb.DeleteRequest)
+		one.Namespace, one.Name = m.Metadata.Namespace, m.Metadata.Name
+		resp, err := filters.Unary(ctx, s.chain, "Delete", one, s.registry.Delete)
+		if status.Code(err) == codes.NotFound {
+			continue // gone meanwhile
+		}
+		if err != nil {
 			writeError(w, err, t)
 			return
 		}
+		deleted = append(deleted, t.fromStored(resp.Object))
 	}
-	w.Header().Set("Content-Type", contentJSON)
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d"},"items":[]}`+"\n", t.kind.Kind+"List", t.kind.APIVersion, list.ResourceVersion)
+	writeObject(w, http.StatusOK, struct {
+		Kind       string            `json:"kind"`
+		APIVersion string            `json:"apiVersion"`
+		Metadata   map[string]string `json:"metadata"`
+		Items      []json.RawMessage `json:"items"`
+	}{t.kind.Kind + "List", t.kind.APIVersion, map[string]string{"resourceVersion": strconv.FormatInt(list.ResourceVersion, 10)}, deleted})
 }
 
 // deleteOptionsBody is metav1.DeleteOptions as clients send it.
@@ -273,11 +289,20 @@ func deleteRequest(r *http.Request, t *restTarget) (*apipb.DeleteRequest, error)
 	if v := q.Get("propagationPolicy"); v != "" {
 		opts.PropagationPolicy = &v
 	}
-	if len(opts.DryRun) > 0 || q.Get("dryRun") != "" {
-		// Refused rather than done for real: nothing is deleted.
-		return nil, apierrors.Invalid("dryRun: delete with dryRun is not supported by kobune (nothing was deleted)")
+	// dryRun, in the query or the body: "All" or nothing (an unknown
+	// value is refused, never taken for a real delete).
+	dry, err := dryRun(q.Get("dryRun"))
+	if err != nil {
+		return nil, err
 	}
-	req := &apipb.DeleteRequest{Resource: t.resource, Namespace: t.namespace, GracePeriodSeconds: opts.GracePeriodSeconds}
+	for _, v := range opts.DryRun {
+		d, err := dryRun(v)
+		if err != nil || v == "" {
+			return nil, apierrors.Invalid("dryRun: Unsupported value: %q: supported values: \"All\"", v)
+		}
+		dry = dry || d
+	}
+	req := &apipb.DeleteRequest{Resource: t.resource, Namespace: t.namespace, GracePeriodSeconds: opts.GracePeriodSeconds, DryRun: dry}
 	switch {
 	case opts.PropagationPolicy != nil:
 		req.PropagationPolicy = *opts.PropagationPolicy

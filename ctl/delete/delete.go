@@ -24,6 +24,7 @@ type deleteFlags struct {
 	ignoreNF    bool
 	wait        bool
 	timeout     time.Duration
+	dryRun      cmdutil.DryRunMode
 }
 
 func NewCmdDelete(o *cmdutil.Options) *cobra.Command {
@@ -41,6 +42,7 @@ func NewCmdDelete(o *cmdutil.Options) *cobra.Command {
 	cmd.Flags().Int64Var(&f.gracePeriod, "grace-period", -1, "seconds a pod gets to stop (-1: its own terminationGracePeriodSeconds; 0 with --force semantics)")
 	cmd.Flags().BoolVar(&f.now, "now", false, "same as --grace-period=1")
 	cmd.Flags().BoolVar(&f.force, "force", false, "remove pods from the API at once, without waiting for their node to stop them (grace period 0, as kubectl --force; the containers may still run a moment)")
+	cmdutil.AddDryRun(cmd, &f.dryRun)
 	cmd.Flags().BoolVar(&f.ignoreNF, "ignore-not-found", false, "treat a missing object as deleted")
 	cmd.Flags().BoolVar(&f.wait, "wait", true, "wait until the objects are gone (a pod's containers stopped, finalizers done), as kubectl does")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "how long --wait waits (0: 60s)")
@@ -91,7 +93,11 @@ func deleteObjects(o *cmdutil.Options, cmd *cobra.Command, f *deleteFlags, args 
 			lastErr = t.err
 			continue
 		}
-		err := c.Resource(t.kind).Delete(ctx, t.namespace, t.name, client.DeleteOptions{GracePeriodSeconds: grace, PropagationPolicy: policy})
+		if f.dryRun == "client" { // as kubectl: named, nothing sent
+			fmt.Fprintf(o.Out, "%s deleted (dry run)\n", cmdutil.QuotedRef(t.kind, t.name))
+			continue
+		}
+		err := c.Resource(t.kind).Delete(ctx, t.namespace, t.name, client.DeleteOptions{GracePeriodSeconds: grace, PropagationPolicy: policy, DryRun: f.dryRun == "server"})
 		if client.IsNotFound(err) && f.ignoreNF {
 			continue
 		}
@@ -101,6 +107,10 @@ func deleteObjects(o *cmdutil.Options, cmd *cobra.Command, f *deleteFlags, args 
 			}
 			lastErr = err
 			continue
+		}
+		if f.dryRun == "server" {
+			fmt.Fprintf(o.Out, "%s deleted (server dry run)\n", cmdutil.QuotedRef(t.kind, t.name))
+			continue // nothing to wait for
 		}
 		fmt.Fprintf(o.Out, "%s deleted\n", cmdutil.QuotedRef(t.kind, t.name))
 		deleted = append(deleted, t)

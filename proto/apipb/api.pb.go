@@ -1564,8 +1564,11 @@ type DeleteRequest struct {
 	GracePeriodSeconds *int64 `protobuf:"varint,5,opt,name=grace_period_seconds,json=gracePeriodSeconds,proto3,oneof" json:"grace_period_seconds,omitempty"`
 	// "Background" (default), "Foreground" or "Orphan".
 	PropagationPolicy string `protobuf:"bytes,6,opt,name=propagation_policy,json=propagationPolicy,proto3" json:"propagation_policy,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// dryRun=All: everything a delete checks (preconditions, admission) and
+	// the object as the delete would leave it, nothing written.
+	DryRun        bool `protobuf:"varint,7,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteRequest) Reset() {
@@ -1638,6 +1641,13 @@ func (x *DeleteRequest) GetPropagationPolicy() string {
 		return x.PropagationPolicy
 	}
 	return ""
+}
+
+func (x *DeleteRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
 }
 
 type WatchRequest struct {
@@ -2091,14 +2101,15 @@ const file_api_proto_rawDesc = "" +
 	"\bcontinue\x18\x03 \x01(\tR\bcontinue\"L\n" +
 	"\rPreconditions\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12)\n" +
-	"\x10resource_version\x18\x02 \x01(\tR\x0fresourceVersion\"\xa0\x02\n" +
+	"\x10resource_version\x18\x02 \x01(\tR\x0fresourceVersion\"\xb9\x02\n" +
 	"\rDeleteRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12B\n" +
 	"\rpreconditions\x18\x04 \x01(\v2\x1c.kobune.api.v1.PreconditionsR\rpreconditions\x125\n" +
 	"\x14grace_period_seconds\x18\x05 \x01(\x03H\x00R\x12gracePeriodSeconds\x88\x01\x01\x12-\n" +
-	"\x12propagation_policy\x18\x06 \x01(\tR\x11propagationPolicyB\x17\n" +
+	"\x12propagation_policy\x18\x06 \x01(\tR\x11propagationPolicy\x12\x17\n" +
+	"\adry_run\x18\a \x01(\bR\x06dryRunB\x17\n" +
 	"\x15_grace_period_seconds\"\x9a\x02\n" +
 	"\fWatchRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
