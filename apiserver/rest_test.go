@@ -424,7 +424,7 @@ func TestRESTPaginationIsOneConsistentList(t *testing.T) {
 	if st := decodeJSON(t, b); code != 410 || st["reason"] != "Expired" {
 		t.Fatalf("continue after compaction: %d %s", code, b)
 	}
-	if code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps?limit=2&continue=garbage", "", ""); code != 422 {
+	if code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps?limit=2&continue=garbage", "", ""); code != 400 {
 		t.Fatalf("bad continue: %d %s", code, b)
 	}
 }
@@ -707,5 +707,51 @@ func TestRESTServesAutoscalingV1(t *testing.T) {
 	code, _, b = c.do("POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers?fieldValidation=Strict", "", strings.Replace(typo, `"web"},"spec"`, `"typo"},"spec"`, 1))
 	if code != 400 || !strings.Contains(string(b), `unknown field \"spec.maxReplica\"`) {
 		t.Errorf("typo in a v1 body under Strict: %d %s", code, b)
+	}
+}
+
+// TestRESTStatusCodesAsKubernetes (issue #35): the codes kube-apiserver
+// answers with, so clients neither retry what cannot succeed nor give up
+// on what can: a body over the limit is a 413 (it was a 429 with
+// Retry-After, and kubectl retried it for 10 s), malformed JSON a 400 (it
+// was a 422), a merge patch POSTed as a create a 415, a forged continue
+// token a 400 and a revision from the future a 504 Timeout, as Kubernetes
+// (both were a 503 with etcd's own text).
+func TestRESTStatusCodesAsKubernetes(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const cms = "/api/v1/namespaces/default/configmaps"
+	big := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"v":"` + strings.Repeat("x", 4<<20) + `"}}`
+	tests := []struct {
+		what, method, path, body, contentType string
+		code                                  int
+		reason                                string
+	}{
+		{"a body over the limit", "POST", cms, big, "", 413, "RequestEntityTooLarge"},
+		{"malformed JSON", "POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":`, "", 400, "BadRequest"},
+		{"a merge patch POSTed", "POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mp"}}`, "application/merge-patch+json", 415, "UnsupportedMediaType"},
+		{"a forged continue token", "GET", cms + "?limit=1&continue=Zm9yZ2Vk", "", "", 400, "BadRequest"},
+		{"a future revision, Exact", "GET", cms + "?resourceVersion=999999999&resourceVersionMatch=Exact", "", "", 504, "Timeout"},
+	}
+	for _, tt := range tests {
+		var h []string
+		if tt.contentType != "" {
+			h = []string{"Content-Type", tt.contentType}
+		}
+		code, hdr, b := c.do(tt.method, tt.path, "", tt.body, h...)
+		var st struct{ Reason, Message string }
+		_ = json.Unmarshal(b, &st)
+		if code != tt.code || st.Reason != tt.reason {
+			t.Errorf("%s: %d %s %.300s; want %d %s", tt.what, code, st.Reason, b, tt.code, tt.reason)
+		}
+		if tt.code != 504 && hdr.Get("Retry-After") != "" {
+			t.Errorf("%s: Retry-After %q: a client would retry what cannot succeed", tt.what, hdr.Get("Retry-After"))
+		}
+		if strings.Contains(st.Message, "etcdserver") || strings.Contains(st.Message, "mvcc") {
+			t.Errorf("%s: etcd's own words reach the client: %s", tt.what, st.Message)
+		}
+	}
+	if code, _, b := c.do("GET", cms, "", ""); code != 200 || strings.Contains(string(b), `"name":"big"`) || strings.Contains(string(b), `"name":"mp"`) {
+		t.Errorf("after the refused requests: %d %.300s; want nothing created", code, b)
 	}
 }

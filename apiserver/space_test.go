@@ -85,6 +85,14 @@ func TestFullDatabaseStartsServesReadsAndRecovers(t *testing.T) {
 			t.Fatalf("/readyz on a full database: %d %q", code, body)
 		}
 	}
+	// Over REST a refused write is a 500 without Retry-After, as
+	// kube-apiserver answers a full etcd: kubectl and client-go do not
+	// retry it in a loop (a 429 made them retry for 10 s).
+	rc := newRESTClient(t, client.Config{}, srv.Addr())
+	code, hdr, b := rc.do("POST", "/api/v1/namespaces/default/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"rest"},"data":{"v":"`+value+`"}}`)
+	if code != http.StatusInternalServerError || hdr.Get("Retry-After") != "" || !strings.Contains(string(b), "database space exceeded") {
+		t.Errorf("REST create on a full database: %d, Retry-After %q: %s; want 500 without Retry-After", code, hdr.Get("Retry-After"), b)
+	}
 	if code, _ := get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz on a full database: %d, want 200 (the server is alive and serves reads)", code)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -32,10 +33,13 @@ func FromStorage(err error, k *scheme.Kind, name string) error {
 		return status.Errorf(codes.Aborted, "Operation cannot be fulfilled on %s: the ResourceQuotas it is charged to kept changing; try again", what)
 	case errors.Is(err, storage.ErrExpired):
 		return status.Errorf(codes.OutOfRange, "%v: list again to get a current resourceVersion", err)
+	case errors.Is(err, storage.ErrFuture):
+		// kube-apiserver's TooLargeResourceVersion: a Timeout (504).
+		return status.Errorf(codes.DeadlineExceeded, "Too large resource version: %s", strings.TrimPrefix(err.Error(), storage.ErrFuture.Error()+": "))
 	case errors.Is(err, storage.ErrTooSlow):
 		return status.Errorf(codes.ResourceExhausted, "%v: watch again from the last resourceVersion received", err)
 	case storage.IsNoSpace(err):
-		return status.Errorf(codes.ResourceExhausted, "etcd database space exceeded: writes fail until objects are deleted; the API server then compacts, defragments and clears etcd's NOSPACE alarm by itself (kobune-apiserver's /readyz and the metric kobune_apiserver_storage_nospace_alarm show it)")
+		return WithReason(codes.ResourceExhausted, ReasonInternalError, "etcd database space exceeded: writes fail until objects are deleted; the API server then compacts, defragments and clears etcd's NOSPACE alarm by itself (kobune-apiserver's /readyz and the metric kobune_apiserver_storage_nospace_alarm show it)")
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
@@ -58,6 +62,12 @@ func Invalid(format string, args ...any) error {
 const (
 	ReasonDomain     = "k8s.io"
 	ReasonBadRequest = "BadRequest"
+	// ReasonRequestEntityTooLarge: a body or object over the size limit
+	// (413; a client does not retry it).
+	ReasonRequestEntityTooLarge = "RequestEntityTooLarge"
+	// ReasonInternalError: the server cannot do it now and a retry at
+	// once would not help (500, no Retry-After): a full etcd.
+	ReasonInternalError = "InternalError"
 )
 
 // WithReason is an error with a Kubernetes reason beside its code.

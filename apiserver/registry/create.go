@@ -128,7 +128,7 @@ func decodeRequest(resource, namespace string, raw []byte, fieldValidation strin
 
 // TooLarge refuses an object over MaxObjectBytes.
 func TooLarge(n int) error {
-	return status.Errorf(codes.ResourceExhausted, "object is %.2f MiB, over the limit of %.1f MiB per object: keep large data out of the API (in an image or a volume)",
+	return apierrors.WithReason(codes.ResourceExhausted, apierrors.ReasonRequestEntityTooLarge, "object is %.2f MiB, over the limit of %.1f MiB per object: keep large data out of the API (in an image or a volume)",
 		float64(n)/(1<<20), float64(MaxObjectBytes)/(1<<20))
 }
 

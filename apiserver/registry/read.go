@@ -228,7 +228,8 @@ func encodeContinue(p listPage, prefix string) string {
 
 func decodeContinue(tok, prefix string) (listPage, error) {
 	bad := func(why string) (listPage, error) {
-		return listPage{}, apierrors.Invalid("continue: Invalid value: %q: %s: list again without it", tok, why)
+		// A 400, as kube-apiserver's "continue key is not valid".
+		return listPage{}, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "continue: Invalid value: %q: %s: list again without it", tok, why)
 	}
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {

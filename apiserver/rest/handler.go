@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -224,7 +225,15 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restGet(ctx, w, r, &t)
 	case r.Method == http.MethodPut && t.name != "" && t.sub == "scale":
 		// A Scale written whole: merged onto the current Scale, which keeps
-		// only its replicas (and its resourceVersion, a precondition).
+		// only its replicas (and its resourceVersion, a precondition). Its
+		// body is read as the client sent it (JSON, YAML or protobuf), then
+		// served as a merge patch.
+		body, err := readBody(r)
+		if err != nil {
+			writeError(w, err, &t)
+			return
+		}
+		r.Body, r.Method = io.NopCloser(bytes.NewReader(body)), http.MethodPatch
 		r.Header.Set("Content-Type", patch.MergePatchType)
 		s.restPatch(ctx, w, r, &t)
 	case r.Method == http.MethodGet && t.resource == "pods" && t.sub == "log":
@@ -278,6 +287,13 @@ func readBodyUpTo(r *http.Request, limit int) ([]byte, error) {
 		var err error
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "Content-Type %q: %v", ct, err)
+		}
+	}
+	switch mt {
+	case patch.JSONPatchType, patch.MergePatchType, patch.StrategicMergePatchType, patch.ApplyPatchType:
+		if r.Method != http.MethodPatch { // a patch only patches, as in Kubernetes
+			return nil, statusWithCode(http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+				fmt.Sprintf("%s is a patch: send it with PATCH; %s takes %s, application/yaml or %s", mt, r.Method, contentJSON, contentProtobuf))
 		}
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))

@@ -80,7 +80,11 @@ var reasons = map[codes.Code]struct {
 }
 
 // reasonCodes are the HTTP codes of the reasons errors carry (withReason).
-var reasonCodes = map[string]int{apierrors.ReasonBadRequest: http.StatusBadRequest}
+var reasonCodes = map[string]int{
+	apierrors.ReasonBadRequest:            http.StatusBadRequest,
+	apierrors.ReasonRequestEntityTooLarge: http.StatusRequestEntityTooLarge,
+	apierrors.ReasonInternalError:         http.StatusInternalServerError,
+}
 
 // toStatus turns an error into the Status the REST API answers with.
 func toStatus(err error, t *restTarget) restStatus {

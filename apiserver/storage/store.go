@@ -18,6 +18,9 @@ var (
 	ErrExists   = errors.New("already exists")
 	ErrConflict = errors.New("conflict: the object has been modified")
 	ErrExpired  = errors.New("expired: the requested revision has been compacted")
+	// ErrFuture: a read at a revision the store has not reached (a
+	// resourceVersion or continue token from elsewhere, or made up).
+	ErrFuture = errors.New("too large resource version")
 	// ErrMoved fails a write whose Also object changed since it was read:
 	// the caller admits the write again on the new state.
 	ErrMoved = errors.New("an object written together with this one changed meanwhile")
@@ -259,6 +262,10 @@ func (s *Store) ListPage(ctx context.Context, prefix, start string, rev, limit i
 	resp, err := s.cli.Get(ctx, start, opts...)
 	if errors.Is(err, rpctypes.ErrCompacted) {
 		return nil, 0, false, fmt.Errorf("%w (revision %d)", ErrExpired, rev)
+	}
+	if errors.Is(err, rpctypes.ErrFutureRev) {
+		cur, _ := s.Revision(ctx)
+		return nil, 0, false, fmt.Errorf("%w: %d, current: %d", ErrFuture, rev, cur)
 	}
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("etcd list %s: %w", prefix, err)
