@@ -12,9 +12,10 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"github.com/kobune/kobune/api/k8sapi"
 )
@@ -29,25 +30,53 @@ const (
 	ApplyPatchType = "application/apply-patch+yaml"
 )
 
+// Limits on a JSON patch, Kubernetes' own: a patch of more operations is
+// refused before it is applied, and its copy operations may add at most
+// MaxCopyBytes to the object (18 copies that each double a value once
+// took 1.5 GB).
+const (
+	MaxJSONPatchOperations = 10000
+	MaxCopyBytes           = 3 << 20
+)
+
+// TooLargeError is a patch over one of the limits (the API answers 413).
+type TooLargeError struct{ msg string }
+
+func (e *TooLargeError) Error() string { return e.msg }
+
+// applyJSONPatch is RFC 6902, with evanphx/json-patch (the library
+// kube-apiserver applies JSON patches with; it bounds what copies add).
+func applyJSONPatch(original, p []byte) ([]byte, error) {
+	ops, err := jsonpatch.DecodePatch(p)
+	if err != nil {
+		return nil, fmt.Errorf("a JSON patch is a list of operations: %v", err)
+	}
+	if len(ops) > MaxJSONPatchOperations {
+		return nil, &TooLargeError{fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(ops))}
+	}
+	opts := jsonpatch.NewApplyOptions()
+	opts.AccumulatedCopySizeLimit = MaxCopyBytes
+	out, err := ops.ApplyWithOptions(original, opts)
+	var copyErr *jsonpatch.AccumulatedCopySizeError
+	if errors.As(err, &copyErr) {
+		return nil, &TooLargeError{fmt.Sprintf("the patch's copy operations would add more than %d MiB to the object", MaxCopyBytes>>20)}
+	}
+	return out, err
+}
+
 // Apply applies a patch of the given type to original (a JSON object).
 // t is the object's Kubernetes type, which a strategic merge patch needs
 // for its merge keys.
 func Apply(patchType string, original, p []byte, t *k8sapi.Type) ([]byte, error) {
+	if patchType == JSONPatchType {
+		return applyJSONPatch(original, p)
+	}
 	var doc any
 	if err := unmarshal(original, &doc); err != nil {
 		return nil, fmt.Errorf("the object is not JSON: %v", err)
 	}
 	var out any
 	switch patchType {
-	case JSONPatchType:
-		var ops []map[string]any
-		if err := unmarshal(p, &ops); err != nil {
-			return nil, fmt.Errorf("a JSON patch is a list of operations: %v", err)
-		}
-		var err error
-		if out, err = jsonPatch(doc, ops); err != nil {
-			return nil, err
-		}
 	case MergePatchType:
 		var pv any
 		if err := unmarshal(p, &pv); err != nil {
@@ -101,60 +130,8 @@ func mergePatch(doc, p any) any {
 	return dm
 }
 
-// jsonPatch is RFC 6902.
-func jsonPatch(doc any, ops []map[string]any) (any, error) {
-	for i, op := range ops {
-		name, _ := op["op"].(string)
-		path, ok := op["path"].(string)
-		if !ok {
-			return nil, fmt.Errorf("operation %d: path is required", i)
-		}
-		var err error
-		switch name {
-		case "add":
-			v, ok := op["value"]
-			if !ok {
-				return nil, fmt.Errorf("operation %d (add %s): value is required", i, path)
-			}
-			doc, err = pointerSet(doc, path, v, true)
-		case "replace":
-			v, ok := op["value"]
-			if !ok {
-				return nil, fmt.Errorf("operation %d (replace %s): value is required", i, path)
-			}
-			if _, err = pointerGet(doc, path); err == nil {
-				doc, err = pointerSet(doc, path, v, false)
-			}
-		case "remove":
-			doc, err = pointerRemove(doc, path)
-		case "move", "copy":
-			from, _ := op["from"].(string)
-			var v any
-			if v, err = pointerGet(doc, from); err == nil {
-				if name == "move" {
-					doc, err = pointerRemove(doc, from)
-				} else {
-					v = deepCopy(v)
-				}
-				if err == nil {
-					doc, err = pointerSet(doc, path, v, true)
-				}
-			}
-		case "test":
-			var v any
-			if v, err = pointerGet(doc, path); err == nil && !jsonEqual(v, op["value"]) {
-				err = fmt.Errorf("test failed: %s is not the value given", path)
-			}
-		default:
-			err = fmt.Errorf("unknown operation %q", name)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("operation %d (%s %s): %w", i, name, path, err)
-		}
-	}
-	return doc, nil
-}
-
+// jsonEqual compares two decoded JSON values as JSON (numbers by their
+// text, maps whatever their order).
 func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
@@ -164,123 +141,4 @@ func jsonEqual(a, b any) bool {
 	x, _ = json.Marshal(xa)
 	y, _ = json.Marshal(ya)
 	return bytes.Equal(x, y)
-}
-
-func deepCopy(v any) any {
-	b, _ := json.Marshal(v)
-	var out any
-	_ = unmarshal(b, &out)
-	return out
-}
-
-func splitPointer(path string) ([]string, error) {
-	if path == "" {
-		return nil, nil
-	}
-	if !strings.HasPrefix(path, "/") {
-		return nil, fmt.Errorf("a JSON pointer starts with /")
-	}
-	parts := strings.Split(path[1:], "/")
-	for i, p := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
-	}
-	return parts, nil
-}
-
-func pointerGet(doc any, path string) (any, error) {
-	parts, err := splitPointer(path)
-	if err != nil {
-		return nil, err
-	}
-	cur := doc
-	for _, p := range parts {
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[p]
-			if !ok {
-				return nil, fmt.Errorf("%s: no such field", path)
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, fmt.Errorf("%s: index %q out of range", path, p)
-			}
-			cur = c[i]
-		default:
-			return nil, fmt.Errorf("%s: not an object or list", path)
-		}
-	}
-	return cur, nil
-}
-
-// pointerSet sets (or, with insert, adds: lists grow) the value at path
-// and returns the new document.
-func pointerSet(doc any, path string, v any, insert bool) (any, error) {
-	parts, err := splitPointer(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(parts) == 0 {
-		return v, nil
-	}
-	parent, err := pointerGet(doc, joinPointer(parts[:len(parts)-1]))
-	if err != nil {
-		return nil, err
-	}
-	last := parts[len(parts)-1]
-	switch c := parent.(type) {
-	case map[string]any:
-		c[last] = v
-		return doc, nil
-	case []any:
-		i := len(c)
-		if last != "-" {
-			if i, err = strconv.Atoi(last); err != nil || i < 0 || i > len(c) || !insert && i == len(c) {
-				return nil, fmt.Errorf("%s: index %q out of range", path, last)
-			}
-		}
-		var n []any
-		if insert {
-			n = append(append(append([]any{}, c[:i]...), v), c[i:]...)
-		} else {
-			n = append([]any{}, c...)
-			n[i] = v
-		}
-		return pointerSet(doc, joinPointer(parts[:len(parts)-1]), n, false)
-	}
-	return nil, fmt.Errorf("%s: the parent is not an object or list", path)
-}
-
-func pointerRemove(doc any, path string) (any, error) {
-	parts, err := splitPointer(path)
-	if err != nil || len(parts) == 0 {
-		return nil, fmt.Errorf("%q: cannot remove the whole document", path)
-	}
-	if _, err := pointerGet(doc, path); err != nil {
-		return nil, err
-	}
-	parent, _ := pointerGet(doc, joinPointer(parts[:len(parts)-1]))
-	last := parts[len(parts)-1]
-	switch c := parent.(type) {
-	case map[string]any:
-		delete(c, last)
-		return doc, nil
-	case []any:
-		i, _ := strconv.Atoi(last)
-		n := append(append([]any{}, c[:i]...), c[i+1:]...)
-		return pointerSet(doc, joinPointer(parts[:len(parts)-1]), n, false)
-	}
-	return nil, fmt.Errorf("%s: cannot remove", path)
-}
-
-func joinPointer(parts []string) string {
-	if len(parts) == 0 {
-		return ""
-	}
-	esc := make([]string, len(parts))
-	for i, p := range parts {
-		esc[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1")
-	}
-	return "/" + strings.Join(esc, "/")
 }

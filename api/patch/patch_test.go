@@ -2,6 +2,9 @@ package patch
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -62,8 +65,8 @@ func TestPatchTypes(t *testing.T) {
 func TestPatchErrorsNameTheOperation(t *testing.T) {
 	dt, _ := k8sapi.ForKind("apps/v1", "Deployment")
 	cases := []struct{ typ, patch, want string }{
-		{JSONPatchType, `[{"op":"replace","path":"/spec/nope","value":1}]`, `operation 0 (replace /spec/nope): /spec/nope: no such field`},
-		{JSONPatchType, `[{"op":"test","path":"/spec/replicas","value":7}]`, `operation 0 (test /spec/replicas): test failed: /spec/replicas is not the value given`},
+		{JSONPatchType, `[{"op":"replace","path":"/spec/nope","value":1}]`, `replace operation does not apply: doc is missing key: /spec/nope`},
+		{JSONPatchType, `[{"op":"test","path":"/spec/replicas","value":7}]`, `testing value /spec/replicas failed: test failed`},
 		{JSONPatchType, `{"op":"add"}`, `a JSON patch is a list of operations`},
 		{StrategicMergePatchType, `{"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}}`, `spec: template: spec: containers: an item has no merge key "name"`},
 		{"application/xml", `<x/>`, `patch type "application/xml" is not supported`},
@@ -73,5 +76,40 @@ func TestPatchErrorsNameTheOperation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want %q", c.typ, c.patch, err, c.want)
 		}
+	}
+}
+
+// TestJSONPatchLimits (issue #35): a 2.8 KB patch of copies that each
+// double a value took 1.5 GB, and 20 of them killed the API server; a
+// patch may now add at most MaxCopyBytes by copying and hold at most
+// MaxJSONPatchOperations operations, as in Kubernetes, and is refused
+// with a TooLargeError (413) before it grows.
+func TestJSONPatchLimits(t *testing.T) {
+	doc := []byte(`{"metadata":{"name":"x"},"data":{"v":"` + strings.Repeat("x", 1024) + `"}}`)
+	var ops []string
+	for i := 1; i <= 18; i++ { // /data copied into itself: 1 KiB doubled 18 times, 256 MiB
+		ops = append(ops, fmt.Sprintf(`{"op":"copy","from":"/data","path":"/data/c%d"}`, i))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Apply(JSONPatchType, doc, []byte("["+strings.Join(ops, ",")+"]"), nil)
+	runtime.ReadMemStats(&after)
+	var tooLarge *TooLargeError
+	if !errors.As(err, &tooLarge) || !strings.Contains(err.Error(), "copy") {
+		t.Errorf("18 doubling copies: %v; want a TooLargeError about copies", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("refusing the doubling copies allocated %d MiB; want far less than the 256 MiB they ask for", grew>>20)
+	}
+	many := strings.Repeat(`{"op":"test","path":"/metadata/name","value":"x"},`, MaxJSONPatchOperations)
+	_, err = Apply(JSONPatchType, doc, []byte("["+many+`{"op":"test","path":"/metadata/name","value":"x"}]`), nil)
+	if !errors.As(err, &tooLarge) || !strings.Contains(err.Error(), "maximum operations in a JSON patch is 10000, got 10001") {
+		t.Errorf("a patch of 10001 operations: %v; want refused as too large", err)
+	}
+	// Big integers survive a JSON patch as they are.
+	out, err := Apply(JSONPatchType, []byte(`{"n":9007199254740993}`), []byte(`[{"op":"copy","from":"/n","path":"/m"}]`), nil)
+	if err != nil || canon(t, string(out)) != canon(t, `{"m":9007199254740993,"n":9007199254740993}`) || !strings.Contains(string(out), "9007199254740993") {
+		t.Errorf("copy of a large integer: %s %v", out, err)
 	}
 }

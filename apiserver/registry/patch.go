@@ -74,7 +74,11 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 		} else {
 			patched, err = patch.Apply(req.PatchType, current, req.Patch, kt)
 		}
-		if err != nil {
+		var tooLarge *patch.TooLargeError
+		switch {
+		case errors.As(err, &tooLarge):
+			return nil, apierrors.WithReason(codes.ResourceExhausted, apierrors.ReasonRequestEntityTooLarge, "%s %q: %v", k.Kind, req.Name, err)
+		case err != nil:
 			if _, ok := status.FromError(err); ok {
 				return nil, err
 			}
