@@ -138,15 +138,34 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	flusher, _ := w.(http.Flusher)
 	asTable, columnsSent := wantsTable(r) && t.kind != nil, false
+	// Every write to the client has WatchWriteTimeout to go out: a
+	// watcher that stops reading is closed instead of holding its handler
+	// — and every event queued behind the blocked write — for good (20
+	// such watchers held 1 GB). The deadline is lifted once the write is
+	// out, so a quiet watch stays open.
+	rc := http.NewResponseController(w)
+	writeFailed := false
+	write := func(f func() error) error {
+		if writeFailed {
+			return errWatcherGone
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(WatchWriteTimeout))
+		err := f()
+		if err == nil && flusher != nil {
+			err = rc.Flush()
+		}
+		if err == nil {
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+		writeFailed = err != nil
+		return err
+	}
 	started := false
 	start := func() {
 		if !started {
 			started = true
 			w.Header().Set("Content-Type", contentJSON)
-			w.WriteHeader(http.StatusOK)
-			if flusher != nil {
-				flusher.Flush()
-			}
+			_ = write(func() error { w.WriteHeader(http.StatusOK); return nil })
 		}
 	}
 	send := func(ev *apipb.WatchEvent) error {
@@ -164,20 +183,17 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 		} else if ev.Type != registry.Bookmark {
 			obj = t.fromStored(obj)
 		}
-		if _, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, obj); err != nil {
+		return write(func() error {
+			_, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, obj)
 			return err
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return nil
+		})
 	}
 	err = filters.Stream(ctx, s.chain, "Watch", req, func(ctx context.Context) error {
 		return s.registry.Watch(ctx, req, restSender[apipb.WatchEvent]{send: send, header: start})
 	})
-	if err == nil || ctx.Err() != nil {
+	if err == nil || ctx.Err() != nil || writeFailed {
 		start()
-		return
+		return // done, or the client is gone or stopped reading
 	}
 	if !started && status.Code(err) != codes.OutOfRange {
 		writeError(w, err, t)
@@ -187,11 +203,18 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 	// 410 Status, which makes informers list again (Kubernetes does the
 	// same).
 	start()
-	fmt.Fprintf(w, `{"type":"ERROR","object":%s}`+"\n", statusJSON(err, t))
-	if flusher != nil {
-		flusher.Flush()
-	}
+	_ = write(func() error {
+		_, err := fmt.Fprintf(w, `{"type":"ERROR","object":%s}`+"\n", statusJSON(err, t))
+		return err
+	})
 }
+
+var errWatcherGone = errors.New("the watcher stopped reading")
+
+// WatchWriteTimeout is how long one event may take to reach a REST
+// watcher before the watch is closed (the client resumes from its last
+// resourceVersion, as after any closed watch).
+var WatchWriteTimeout = 10 * time.Second
 
 // restLogs serves pods/log: the container's output as text/plain,
 // streamed as it comes with follow=true.
