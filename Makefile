@@ -146,7 +146,7 @@ vm-lab-down:
 
 # The VM lab's own tests (make test runs them too, as root).
 test-vm:
-	$(GO) test -count=1 -v -timeout 30m ./test/vmlab
+	KOBUNE_TEST_VM=1 $(GO) test -count=1 -v -timeout 30m ./test/vmlab
 
 clean:
 	rm -rf $(BIN) $(TOOLS)

@@ -71,6 +71,13 @@ func WithUser(ctx context.Context, u UserInfo) context.Context {
 	return context.WithValue(ctx, userKey{}, u)
 }
 
+// Authenticated says whether ctx already carries an authenticated user (a
+// front end authenticated the request before reading its body).
+func Authenticated(ctx context.Context) bool {
+	_, ok := ctx.Value(userKey{}).(UserInfo)
+	return ok
+}
+
 // UserFrom is the request's user (Anonymous when authentication found
 // none).
 func UserFrom(ctx context.Context) UserInfo {

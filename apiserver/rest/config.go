@@ -7,6 +7,7 @@ import (
 	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/nodeproxy"
 	"github.com/kobune/kobune/apiserver/registry"
+	"github.com/kobune/kobune/apiserver/request"
 )
 
 // Config is what the REST front end serves from.
@@ -22,6 +23,9 @@ type Config struct {
 	// (discovery, OpenAPI), as the chain admits those that do.
 	Authenticate  func(context.Context) (context.Context, error)
 	AuthorizePath func(ctx context.Context, path string) error
+	// Allowed asks the authorizer about attributes read from a URL: an
+	// anonymous write is refused before its body is read.
+	Allowed func(ctx context.Context, u request.UserInfo, a *request.Attributes) (bool, error)
 	// Health serves /healthz, /livez and /readyz.
 	Health http.HandlerFunc
 }
