@@ -7,8 +7,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/credentials"
@@ -47,27 +50,55 @@ type connMux struct {
 	rest     *chanListener
 	logf     func(string, ...any)
 	closeMux sync.Once
+	// exhausted: until when (Unix nanoseconds) Accept is known to fail.
+	exhausted atomic.Int64
 }
 
 func newConnMux(lis net.Listener, tc *tls.Config, logf func(string, ...any)) *connMux {
 	return &connMux{lis: lis, tls: tc, grpc: newChanListener(lis.Addr()), rest: newChanListener(lis.Addr()), logf: logf}
 }
 
-// serve accepts until the listener is closed.
+// serve accepts until the listener is closed. Any other error of Accept —
+// out of file descriptors (EMFILE, ENFILE), an aborted connection — only
+// pauses it, with a back-off of up to a second, as net/http's Serve does:
+// the listener stayed closed for good once the descriptors ran out, and
+// every new client was refused until a restart. While it lasts, /readyz
+// says so (exhausted).
 func (m *connMux) serve() {
 	defer m.close()
+	var delay time.Duration
 	for {
 		c, err := m.lis.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return
 			}
-			return
+			if delay == 0 {
+				delay = 5 * time.Millisecond
+				m.logf("kobune-apiserver: accept on %s: %v; refusing new connections for a moment (the process has %s file descriptors open; raise LimitNOFILE)", m.lis.Addr(), err, openFiles())
+			} else {
+				delay = min(2*delay, time.Second)
+			}
+			m.exhausted.Store(time.Now().Add(delay + time.Second).UnixNano())
+			time.Sleep(delay)
+			continue
 		}
+		delay = 0
 		go m.route(c)
 	}
+}
+
+// refusing says whether Accept failed within the last second: the server
+// is out of descriptors, or was a moment ago.
+func (m *connMux) refusing() bool { return time.Now().UnixNano() < m.exhausted.Load() }
+
+// openFiles counts the process's open file descriptors, for the log.
+func openFiles() string {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return "an unknown number of"
+	}
+	return strconv.Itoa(len(fds))
 }
 
 func (m *connMux) close() {

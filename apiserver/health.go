@@ -40,5 +40,10 @@ func (s *Server) readyCheck(ctx context.Context) error {
 	if alarmed, _, _ := s.space.State(); alarmed {
 		return fmt.Errorf("[-]etcd-space: %s", s.space.Describe())
 	}
+	for _, m := range s.muxes {
+		if m.refusing() {
+			return fmt.Errorf("[-]connections: out of file descriptors: new connections on %s are refused for a moment (raise LimitNOFILE, or find the client holding them)", m.lis.Addr())
+		}
+	}
 	return s.healthCheck(ctx)
 }
