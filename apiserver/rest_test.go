@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/kobune/kobune/apiserver"
+	"github.com/kobune/kobune/apiserver/rest"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
@@ -825,5 +826,54 @@ func TestRESTStatusCodesAsKubernetes(t *testing.T) {
 	}
 	if code, _, b = c.do("GET", cms+"/p", "", ""); code != 200 || strings.Contains(string(b), `"c1"`) {
 		t.Errorf("the ConfigMap after the refused patch: %d %.200s", code, b)
+	}
+}
+
+// TestRESTSlowBodyIsCutOff (issue #35): a client that sends its body a
+// byte at a time held a connection and a goroutine for as long as it
+// liked; the body now has rest.BodyReadTimeout to arrive, then the
+// answer is a 408 and the connection is closed.
+func TestRESTSlowBodyIsCutOff(t *testing.T) {
+	timeout := rest.BodyReadTimeout
+	rest.BodyReadTimeout = time.Second
+	t.Cleanup(func() { rest.BodyReadTimeout = timeout })
+	s := testserver.New(t)
+	c, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"slow"}}`
+	if _, err := fmt.Fprintf(c, "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: kobune\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a byte every 200 ms: the body would take 13 s
+		for i := 0; i < len(body); i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if _, err := c.Write([]byte{body[i]}); err != nil {
+				return
+			}
+		}
+	}()
+	_ = c.SetReadDeadline(time.Now().Add(8 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a slow body within 8 s: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "did not arrive within") {
+		t.Errorf("slow body: %d %s; want 408", resp.StatusCode, b)
+	}
+	// A body sent at once still goes through.
+	cl := newRESTClient(t, client.Config{}, s.Addr())
+	if code, _, b := cl.do("POST", "/api/v1/namespaces/default/configmaps", "", body); code != 201 {
+		t.Errorf("create at normal speed: %d %s", code, b)
 	}
 }

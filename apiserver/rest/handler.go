@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -222,6 +225,9 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 			writeError(w, err, &t)
 			return
 		}
+		if t.sub != "exec" && t.sub != "attach" && t.sub != "portforward" { // those become streams
+			bodyDeadline(w, r)
+		}
 	}
 	q := r.URL.Query()
 	switch {
@@ -308,6 +314,38 @@ func (s *Handler) authenticateBeforeBody(ctx context.Context, r *http.Request, t
 	return ctx, nil
 }
 
+// BodyReadTimeout is how long a request's body may take to arrive: a
+// client that sends a byte every few seconds is cut off instead of
+// holding a connection and a goroutine for as long as it likes. A
+// watch or a log stream has no body, and exec, attach and port-forward
+// become streams; none of them is bounded by it.
+var BodyReadTimeout = time.Minute
+
+// bodyDeadline gives r's body BodyReadTimeout to arrive; the deadline is
+// lifted once the body has been read to its end.
+func bodyDeadline(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) != nil {
+		return
+	}
+	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+}
+
+// deadlineBody lifts the read deadline when the body ends.
+type deadlineBody struct {
+	io.ReadCloser
+	lift func()
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && b.lift != nil {
+		b.lift()
+		b.lift = nil
+	}
+	return n, err
+}
+
 // Content types.
 const (
 	contentJSON     = "application/json"
@@ -341,6 +379,9 @@ func readBodyUpTo(r *http.Request, limit int) ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, statusWithCode(http.StatusRequestTimeout, "Timeout", fmt.Sprintf("the request body did not arrive within %v: send it at once, or a smaller one", BodyReadTimeout))
+		}
 		return nil, status.Errorf(codes.InvalidArgument, "reading the request body: %v", err)
 	}
 	if len(b) > limit {
