@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -875,5 +877,68 @@ func TestRESTSlowBodyIsCutOff(t *testing.T) {
 	cl := newRESTClient(t, client.Config{}, s.Addr())
 	if code, _, b := cl.do("POST", "/api/v1/namespaces/default/configmaps", "", body); code != 201 {
 		t.Errorf("create at normal speed: %d %s", code, b)
+	}
+}
+
+// TestRESTWatchBookmarksArrive (issue #35): a watch that allows bookmarks
+// gets one every BookmarkInterval (docs/api.md promises them; informers
+// resume from the newest revision they saw instead of an older one), and
+// one without does not.
+func TestRESTWatchBookmarksArrive(t *testing.T) {
+	s, err := testserver.Start(t.TempDir(), testserver.StableAddr(), func(c *apiserver.Config) { c.BookmarkInterval = 300 * time.Millisecond })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	cl := newRESTClient(t, client.Config{}, s.Addr())
+	code, _, b := cl.do("POST", "/api/v1/namespaces/default/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`)
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	rv := decodeJSON(t, b)["metadata"].(map[string]any)["resourceVersion"].(string)
+	var newest string
+	types := func(bookmarks bool) []string {
+		code, _, b := cl.do("GET", fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%s&allowWatchBookmarks=%v&timeoutSeconds=2", rv, bookmarks), "", "")
+		if code != 200 {
+			t.Fatalf("watch: %d %s", code, b)
+		}
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var ev struct {
+				Type   string
+				Object struct {
+					Metadata struct{ ResourceVersion string }
+				}
+			}
+			if line == "" || json.Unmarshal([]byte(line), &ev) != nil {
+				continue
+			}
+			if ev.Type == "BOOKMARK" {
+				r, _ := strconv.Atoi(ev.Object.Metadata.ResourceVersion)
+				start, _ := strconv.Atoi(rv)
+				if r < start {
+					t.Errorf("a bookmark at %d, before the watch's start %d", r, start)
+				}
+				newest = ev.Object.Metadata.ResourceVersion
+			}
+			out = append(out, ev.Type)
+		}
+		return out
+	}
+	// A write elsewhere (another namespace) moves etcd's revision on: the
+	// watch's bookmarks follow it (etcd's progress notifications), so a
+	// client resuming from its last bookmark replays nothing.
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		cl.do("POST", "/api/v1/namespaces/kube-system/configmaps", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"elsewhere"}}`)
+	}()
+	if got := types(true); !slices.Contains(got, "BOOKMARK") {
+		t.Errorf("2 s of a watch with allowWatchBookmarks and a 300 ms interval: events %v, no BOOKMARK", got)
+	}
+	if newest == rv {
+		t.Errorf("the bookmarks stayed at the watch's start %s after a write elsewhere moved etcd's revision on", rv)
+	}
+	if got := types(false); slices.Contains(got, "BOOKMARK") {
+		t.Errorf("a watch without allowWatchBookmarks got %v", got)
 	}
 }

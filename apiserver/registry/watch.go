@@ -80,6 +80,13 @@ func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Se
 		defer t.Stop()
 		tick = t.C
 	}
+	// Bookmarks: each tick asks etcd for a progress notification, which
+	// becomes a bookmark at the revision etcd has sent everything up to.
+	// etcd sends none while its revision is below the one the watch
+	// started after (a quiet cluster); that tick's bookmark is then the
+	// newest revision this watch has seen, so that a bookmark comes every
+	// BookmarkInterval, as docs/api.md says.
+	last, progressed := from, false
 	for {
 		select {
 		case ev, ok := <-w.Events:
@@ -92,7 +99,15 @@ func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Se
 			if err := sendEvent(k, f, ev, req.AllowBookmarks, stream); err != nil {
 				return err
 			}
+			last = max(last, ev.Revision)
+			progressed = progressed || ev.Type == storage.Progress
 		case <-tick:
+			if !progressed && last > 0 {
+				if err := stream.Send(&apipb.WatchEvent{Type: Bookmark, Object: bookmark(k, last), ResourceVersion: last}); err != nil {
+					return err
+				}
+			}
+			progressed = false
 			if err := w.RequestProgress(ctx); err != nil && ctx.Err() == nil {
 				s.cfg.Logf("watch %s: request progress: %v", k.Resource, err)
 			}

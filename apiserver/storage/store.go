@@ -475,9 +475,13 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 		}
 	}()
 	return &Watcher{
-		Events:          events,
-		Err:             func() error { return werr },
-		RequestProgress: w.RequestProgress,
+		Events: events,
+		Err:    func() error { return werr },
+		// etcd finds the watch stream by the metadata of the context the
+		// watch was made with (WithRequireLeader's): a progress request
+		// with another context reached no stream, and no bookmark was
+		// ever sent.
+		RequestProgress: func(context.Context) error { return w.RequestProgress(ctx) },
 	}
 }
 
