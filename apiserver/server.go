@@ -56,6 +56,11 @@ type Config struct {
 	DefaultTolerationSeconds int64
 	// BookmarkInterval is how often watches that allow bookmarks get one.
 	BookmarkInterval time.Duration
+	// MaxRequestsInflight and MaxMutatingRequestsInflight bound the reads
+	// and the writes that run at once (kube-apiserver's flags, 400 and 200
+	// by default; negative: no limit); MaxWatchesPerUser the watches one
+	// user may hold open (2000; negative: no limit). apiserver/inflight.go.
+	MaxRequestsInflight, MaxMutatingRequestsInflight, MaxWatchesPerUser int
 	// EtcdLogLevel is the embedded etcd's log level.
 	EtcdLogLevel string
 	// EtcdQuotaBytes is etcd's backend quota: the embedded etcd's setting,
@@ -131,6 +136,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.BookmarkInterval == 0 {
 		c.BookmarkInterval = 10 * time.Second
+	}
+	if c.MaxRequestsInflight == 0 {
+		c.MaxRequestsInflight = 400
+	}
+	if c.MaxMutatingRequestsInflight == 0 {
+		c.MaxMutatingRequestsInflight = 200
+	}
+	if c.MaxWatchesPerUser == 0 {
+		c.MaxWatchesPerUser = 2000
 	}
 	if c.EtcdQuotaBytes == 0 {
 		c.EtcdQuotaBytes = etcd.DefaultQuotaBytes

@@ -1,0 +1,81 @@
+package apiserver
+
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/request"
+)
+
+// inflight bounds what clients can make the API server do at once, as
+// kube-apiserver's --max-requests-inflight and
+// --max-mutating-requests-inflight do (the filter API Priority and
+// Fairness replaced; Kobune has the plain limits): at most MaxReadsInflight
+// reads and MaxMutatingInflight writes run at a time, and a call over the
+// limit is refused at once with 429 and Retry-After, which clients retry.
+// Long-running calls (watches, logs, exec, attach, port-forward) are not
+// counted there: a watch is bounded per user instead (MaxWatchesPerUser),
+// so that one user's thousands of watches cannot take the server's memory.
+// system:masters is exempt, as in Kubernetes, so that an administrator
+// can always get in to see what is wrong.
+type inflight struct {
+	reads, writes chan struct{}
+	maxWatches    int
+
+	mu      sync.Mutex
+	watches map[string]int // user → open watches
+}
+
+func newInflight(reads, writes, watchesPerUser int) *inflight {
+	return &inflight{reads: make(chan struct{}, reads), writes: make(chan struct{}, writes), maxWatches: watchesPerUser, watches: map[string]int{}}
+}
+
+// mutating are the verbs counted against the writes' limit.
+var mutating = map[string]bool{"Create": true, "Update": true, "UpdateStatus": true, "Patch": true, "Delete": true, "Bind": true}
+
+// filter is the chain's step: after authentication (it reads the user),
+// before authorization (a refused call costs one slot for a moment).
+func (l *inflight) filter(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
+	u := request.UserFrom(ctx)
+	if u.InGroup(request.SystemPrivilegedGroup) {
+		return next(ctx, c)
+	}
+	if c.Streaming {
+		if c.Method != "Watch" || l.maxWatches <= 0 {
+			return next(ctx, c)
+		}
+		l.mu.Lock()
+		if l.watches[u.Name] >= l.maxWatches {
+			l.mu.Unlock()
+			return nil, status.Errorf(codes.ResourceExhausted, "Too many requests: user %q has %d watches open, the most one user may (--max-watches-per-user); close some, or share them with an informer", u.Name, l.maxWatches)
+		}
+		l.watches[u.Name]++
+		l.mu.Unlock()
+		defer func() {
+			l.mu.Lock()
+			if l.watches[u.Name]--; l.watches[u.Name] <= 0 {
+				delete(l.watches, u.Name)
+			}
+			l.mu.Unlock()
+		}()
+		return next(ctx, c)
+	}
+	slots, what, flag := l.reads, "read", "--max-requests-inflight"
+	if mutating[c.Method] {
+		slots, what, flag = l.writes, "write", "--max-mutating-requests-inflight"
+	}
+	if cap(slots) == 0 {
+		return next(ctx, c)
+	}
+	select {
+	case slots <- struct{}{}:
+	default:
+		return nil, status.Errorf(codes.ResourceExhausted, "Too many requests, please try again later: %d %s requests are in flight, the most the server takes at once (%s)", cap(slots), what, flag)
+	}
+	defer func() { <-slots }()
+	return next(ctx, c)
+}
