@@ -2,8 +2,10 @@ package scheme
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kobune/kobune/api/k8sapi"
 )
@@ -27,6 +29,8 @@ func TestCheckFieldsTellsTyposFromUnsupportedFields(t *testing.T) {
 			[]string{`unknown field "date"`}, nil},
 		{"typo inside a map of objects is not possible; inside a list of ports is", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"port":80,"targetPrt":8080}]}}`,
 			[]string{`unknown field "spec.ports[0].targetPrt"`}, nil},
+		{"what is under a typo is the typo's", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"foo":{"bar":{"baz":1}},"ports":[{"port":80,"targetPrt":{"x":[1]}}]}}`,
+			[]string{`unknown field "spec.foo"`, `unknown field "spec.ports[0].targetPrt"`}, nil},
 		{"correct document", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i","imagePullPolicy":"Always"}]}}`,
 			nil, nil},
 	}
@@ -122,4 +126,25 @@ func fullValue(kind, elem, typ string, depth int) (any, bool) {
 		return map[string]any{}, true
 	}
 	return "x", true
+}
+
+// TestCheckFieldsOfManyUnknownFields (issue #35): every unknown field was
+// compared with every other (40,000 took 30 s, even when Strict validation
+// then refused them); each is now looked up with its ancestors. All
+// 40,000 are still named.
+func TestCheckFieldsOfManyUnknownFields(t *testing.T) {
+	doc := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}
+	for i := range 40000 {
+		doc[fmt.Sprintf("f%d", i)] = map[string]any{"x": i}
+	}
+	k, err := ByKind("v1", "ConfigMap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	unknown, unsupported := CheckFields(k, doc)
+	t.Logf("40,000 unknown fields checked in %v", time.Since(start))
+	if len(unknown) != 40000 || len(unsupported) != 0 {
+		t.Errorf("%d unknown, %d unsupported; want 40000 unknown, none unsupported", len(unknown), len(unsupported))
+	}
 }

@@ -208,9 +208,13 @@ func CheckFields(k *Kind, doc map[string]any) (unknown, unsupported []string) {
 		return nil, all
 	}
 	typos := k8sapi.UnknownFields(t, doc)
+	typoSet := make(map[string]bool, len(typos))
+	for _, p := range typos {
+		typoSet[p] = true
+	}
 	for _, u := range all {
 		path := strings.TrimSuffix(u, unsupportedSuffix)
-		if !under(path, typos) {
+		if !under(path, typoSet) {
 			unsupported = append(unsupported, u)
 		}
 	}
@@ -222,10 +226,16 @@ func CheckFields(k *Kind, doc map[string]any) (unknown, unsupported []string) {
 
 const unsupportedSuffix = ": not supported by kobune"
 
-// under: path is one of paths or inside one of them.
-func under(path string, paths []string) bool {
-	for _, p := range paths {
-		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+// under: path is one of paths or inside one of them. It looks up path
+// and each of its ancestors (cut at a "." or a "["), so that a document
+// of 40,000 unknown fields is checked in a moment, not 30 s (every path
+// against every other).
+func under(path string, paths map[string]bool) bool {
+	if paths[path] {
+		return true
+	}
+	for i := len(path) - 1; i > 0; i-- {
+		if (path[i] == '.' || path[i] == '[') && paths[path[:i]] {
 			return true
 		}
 	}
