@@ -282,8 +282,22 @@ wait_booted() {
 in_machine() {
   local name=$1; shift
   local pid; pid=$(pid1 "$name") || die "$name is not running ($0 start $name)"
+  # nsenter forks CMD into the machine's PID namespace and stops itself
+  # whenever CMD is stopped ("suspend us as well", for a shell to resume).
+  # A machine that shuts down stops every process in it (systemd-shutdown
+  # sends SIGSTOP to all, then SIGTERM and SIGCONT): nsenter then stayed
+  # stopped for good, its dead child was never reaped, and the machine's
+  # shutdown waited for it — a reboot hung for 20 minutes. A watchdog
+  # resumes a stopped nsenter; it reaps CMD and returns its status.
   nsenter -t "$pid" -m -u -i -n -p -C -r -w -- /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 "$@"
+    HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 "$@" <&0 &
+  local ns=$! rc=0
+  ( while kill -0 "$ns" 2>/dev/null; do
+      [ "$(cut -d' ' -f3 "/proc/$ns/stat" 2>/dev/null)" = T ] && kill -CONT "$ns" 2>/dev/null
+      sleep 0.5
+    done ) </dev/null >/dev/null 2>&1 &
+  wait "$ns" || rc=$?
+  return "$rc"
 }
 
 stop_machine() {

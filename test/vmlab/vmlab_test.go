@@ -8,6 +8,7 @@ package vmlab
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,9 +33,28 @@ type lab struct {
 
 const netns = "kobvmtest"
 
+// A vmlab.sh command that takes longer than this has hung (up, which may
+// build the base image, has longer): the test fails naming it, instead of
+// the whole package running into go test's timeout with machines left.
+const (
+	commandTimeout = 4 * time.Minute
+	upTimeout      = 20 * time.Minute
+)
+
 func (l *lab) run(stdin string, args ...string) (string, int) {
 	l.t.Helper()
-	cmd := exec.Command(filepath.Join("..", "..", "deploy", "vmlab", "vmlab.sh"), args...)
+	limit := commandTimeout
+	if len(args) > 0 && args[0] == "up" {
+		limit = upTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "..", "deploy", "vmlab", "vmlab.sh"), args...)
+	// Its own process group, killed whole on timeout (nsenter and the
+	// machine's command with it).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Env = append(os.Environ(), "KOBUNE_VMLAB_STATE="+l.state, "KOBUNE_VMLAB_NETNS="+netns)
 	if l.cache != "" {
 		cmd.Env = append(cmd.Env, "KOBUNE_VMLAB_CACHE="+l.cache)
@@ -42,6 +63,9 @@ func (l *lab) run(stdin string, args ...string) (string, int) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		l.t.Fatalf("vmlab.sh %s: still running after %v (killed):\n%s", strings.Join(args, " "), limit, out.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
