@@ -225,7 +225,7 @@ func (inf *Informer[T]) list(ctx context.Context) error {
 func (inf *Informer[T]) watch(ctx context.Context, resync <-chan time.Time) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := inf.typed.Watch(wctx, inf.namespace, inf.opts, inf.LastResourceVersion())
+	w, err := inf.typed.WatchWithBookmarks(wctx, inf.namespace, inf.opts, inf.LastResourceVersion())
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
 )
@@ -53,5 +54,47 @@ func TestInformerIndexesAndHandlers(t *testing.T) {
 	}
 	if got := len(inf.ByIndex(client.IndexByNodeName, "")); got != 0 {
 		t.Errorf("unbound index holds %d pods after the bind, want 0", got)
+	}
+}
+
+// TestWatchBookmarksOnlyWhenAsked: Watch gives object events only, as its
+// callers expect (a test that counted pods once took a bookmark's empty
+// object for a ninth pod); WatchWithBookmarks, which informers use, also
+// gives BOOKMARK events with a resourceVersion, and an informer's
+// LastResourceVersion follows them.
+func TestWatchBookmarksOnlyWhenAsked(t *testing.T) {
+	s := testserver.New(t, func(c *apiserver.Config) { c.BookmarkInterval = 100 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cms := client.For[*core.ConfigMap](s.Client)
+	created, err := cms.Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a", Namespace: "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := func(bookmarks bool) map[string]int {
+		wctx, stop := context.WithTimeout(ctx, time.Second)
+		defer stop()
+		watch := cms.Watch
+		if bookmarks {
+			watch = cms.WatchWithBookmarks
+		}
+		w, err := watch(wctx, "default", client.ListOptions{}, client.ResourceVersion(created))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for ev := range w.Events {
+			got[ev.Type]++
+			if ev.Type == "BOOKMARK" && ev.ResourceVersion < client.ResourceVersion(created) {
+				t.Errorf("a bookmark at %d, before the watch's start %d", ev.ResourceVersion, client.ResourceVersion(created))
+			}
+		}
+		return got
+	}
+	if got := types(false); len(got) != 0 {
+		t.Errorf("Watch on a quiet namespace for 1 s: %v; want no events at all", got)
+	}
+	if got := types(true); got["BOOKMARK"] == 0 {
+		t.Errorf("WatchWithBookmarks for 1 s with a 100 ms interval: %v; want bookmarks", got)
 	}
 }

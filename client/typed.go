@@ -172,9 +172,21 @@ type Watcher[T meta.Object] struct {
 // IsExpired error when the revision was compacted, or the stream's error.
 func (w *Watcher[T]) Err() error { return w.err }
 
-// Watch streams changes after revision rv (0: the current objects as ADDED, then changes).
+// Watch streams changes after revision rv (0: the current objects as
+// ADDED, then changes): ADDED, MODIFIED and DELETED events only.
 func (t *Typed[T]) Watch(ctx context.Context, namespace string, opts ListOptions, rv int64) (*Watcher[T], error) {
-	stream, err := t.raw().Watch(ctx, namespace, opts, rv, true)
+	return t.watch(ctx, namespace, opts, rv, false)
+}
+
+// WatchWithBookmarks is Watch with BOOKMARK events too (every
+// BookmarkInterval, only their ResourceVersion set): what an informer
+// resumes from, as client-go's reflector asks allowWatchBookmarks.
+func (t *Typed[T]) WatchWithBookmarks(ctx context.Context, namespace string, opts ListOptions, rv int64) (*Watcher[T], error) {
+	return t.watch(ctx, namespace, opts, rv, true)
+}
+
+func (t *Typed[T]) watch(ctx context.Context, namespace string, opts ListOptions, rv int64, bookmarks bool) (*Watcher[T], error) {
+	stream, err := t.raw().Watch(ctx, namespace, opts, rv, bookmarks)
 	if err != nil {
 		return nil, err
 	}
