@@ -40,6 +40,18 @@ func TestInflightLimits(t *testing.T) {
 		return resp, func() { stop(); resp.Body.Close() }
 	}
 	viewer := newRESTClient(t, s.configAs(t, "viewer"), s.Addr())
+	// The bindings reach the authorizer through its watch: wait for them.
+	other := newRESTClient(t, s.configAs(t, "other"), s.Addr())
+	for _, c := range []*restClient{viewer, other} {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if code, _, _ := c.do("GET", "/api/v1/namespaces/default/configmaps", "", ""); code == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the view binding did not take effect within 10 s")
+			}
+		}
+	}
 	viewer.http.Timeout = 0 // watches stay open
 	var stops []func()
 	defer func() {
@@ -61,7 +73,6 @@ func TestInflightLimits(t *testing.T) {
 		t.Errorf("a 4th watch of a user allowed 3: %d (Retry-After %q) %s; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 	}
 	// Another user, and the administrator, still watch.
-	other := newRESTClient(t, s.configAs(t, "other"), s.Addr())
 	other.http.Timeout = 0
 	admin := newRESTClient(t, s.admin, s.Addr())
 	admin.http.Timeout = 0
