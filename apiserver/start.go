@@ -260,7 +260,7 @@ func buildFrontEnds(_ context.Context, s *Server) error {
 	// timeouts bound slow clients; a watch or a log stream may run for
 	// as long as it needs (no WriteTimeout).
 	handler := rest.New(rest.Config{Chain: s.chain, Registry: s.registry, Proxy: s.proxy,
-		Authenticate: s.authn.Authenticate, AuthorizePath: s.authz.AuthorizePath, Allowed: s.authz.Allowed, Health: s.serveHealth})
+		Authenticate: s.authn.Authenticate, AuthorizePath: s.authz.AuthorizePath, AuthorizeAttributes: s.authz.AuthorizeAttributes, Health: s.serveHealth})
 	s.rest = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(s.cfg.Logf), "kobune-apiserver: REST: ", 0)}
 	return nil

@@ -168,12 +168,19 @@ func New(cfg Config) (*Authorization, error) {
 // roles and pods to be filled at start, so that the first calls after a
 // restart are not refused.
 func (s *Authorization) Authorize(ctx context.Context, method string, req any) error {
+	a, _ := AttributesOf(method, req)
+	return s.AuthorizeAttributes(ctx, &a)
+}
+
+// AuthorizeAttributes is Authorize for attributes a front end read from a
+// URL alone (the REST front end asks it before it reads an anonymous
+// write's body).
+func (s *Authorization) AuthorizeAttributes(ctx context.Context, a *request.Attributes) error {
 	if err := s.Wait(ctx); err != nil {
 		return err
 	}
 	u := request.UserFrom(ctx)
-	a, _ := AttributesOf(method, req)
-	d, reason := s.authz.Authorize(u, &a)
+	d, reason := s.authz.Authorize(u, a)
 	if d == authorizer.Allow {
 		return nil
 	}
@@ -187,7 +194,7 @@ func (s *Authorization) Authorize(ctx context.Context, method string, req any) e
 	if a.Path != "" {
 		what = a.Path
 	}
-	msg := fmt.Sprintf("%s is forbidden: %s", what, authorizer.Describe(u, &a))
+	msg := fmt.Sprintf("%s is forbidden: %s", what, authorizer.Describe(u, a))
 	if reason != "" {
 		msg += ": " + reason
 	}

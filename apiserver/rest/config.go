@@ -23,9 +23,9 @@ type Config struct {
 	// (discovery, OpenAPI), as the chain admits those that do.
 	Authenticate  func(context.Context) (context.Context, error)
 	AuthorizePath func(ctx context.Context, path string) error
-	// Allowed asks the authorizer about attributes read from a URL: an
-	// anonymous write is refused before its body is read.
-	Allowed func(ctx context.Context, u request.UserInfo, a *request.Attributes) (bool, error)
+	// AuthorizeAttributes asks the authorizer about attributes read from
+	// a URL: an anonymous write is refused before its body is read.
+	AuthorizeAttributes func(ctx context.Context, a *request.Attributes) error
 	// Health serves /healthz, /livez and /readyz.
 	Health http.HandlerFunc
 }

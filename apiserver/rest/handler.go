@@ -295,7 +295,7 @@ func (s *Handler) authenticateBeforeBody(ctx context.Context, r *http.Request, t
 		return nil, err
 	}
 	u := request.UserFrom(ctx)
-	if u.Name != request.Anonymous.Name || s.cfg.Allowed == nil {
+	if u.Name != request.Anonymous.Name || s.cfg.AuthorizeAttributes == nil {
 		return ctx, nil
 	}
 	verb := map[string]string{http.MethodPost: "create", http.MethodPut: "update", http.MethodPatch: "patch", http.MethodDelete: "delete"}[r.Method]
@@ -306,10 +306,8 @@ func (s *Handler) authenticateBeforeBody(ctx context.Context, r *http.Request, t
 	if t.group != "" {
 		a.APIVersion = t.group + "/" + t.version
 	}
-	if ok, err := s.cfg.Allowed(ctx, u, &a); err != nil {
+	if err := s.cfg.AuthorizeAttributes(ctx, &a); err != nil {
 		return nil, err
-	} else if !ok {
-		return nil, status.Errorf(codes.PermissionDenied, "%s is forbidden: User %q cannot %s resource %q in API group %q", t.resource, u.Name, verb, t.resource, t.group)
 	}
 	return ctx, nil
 }
