@@ -24,8 +24,10 @@ func (s *Server) handlerChain() *filters.Chain {
 			Reason: "who is asking (certificate, token, impersonation): every later step reads the user"},
 		filters.Filter{Name: "audit", Run: s.auditFilter,
 			Reason: "after authentication, so that the log names the user; before authorization, so that refusals are logged too"},
-		filters.Filter{Name: "inflight", Run: newInflight(max(s.cfg.MaxRequestsInflight, 0), max(s.cfg.MaxMutatingRequestsInflight, 0), s.cfg.MaxWatchesPerUser).filter,
-			Reason: "after authentication (system:masters is exempt) and audit (a refusal is logged): at most so many reads, writes and one user's watches at once, 429 beyond (kube-apiserver's max-in-flight filter)"},
+		filters.Filter{Name: "inflight", Run: s.inflight().filter,
+			Reason: "after authentication (system:masters is exempt) and audit (a refusal is logged): one user's watches bounded; with Priority and Fairness off, at most so many reads and writes at once, 429 beyond (kube-apiserver's max-in-flight filter)"},
+		filters.Filter{Name: "flowcontrol", Run: s.priorityAndFairness,
+			Reason: "after authentication (it classifies by user): each request waits for a seat of its priority level in its flow's queue, 429 when the queue is full (kube-apiserver's APF filter)"},
 		filters.Filter{Name: "authorization", Run: s.authorizationFilter,
 			Reason: "may this user do this verb on this resource (RBAC, Node): last, so nothing refused reaches the registry"},
 	)

@@ -7,16 +7,67 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/apiserver/authorization"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/flowcontrol"
 	"github.com/kobune/kobune/apiserver/request"
 )
 
-// inflight bounds what clients can make the API server do at once, as
-// kube-apiserver's --max-requests-inflight and
-// --max-mutating-requests-inflight do (the filter API Priority and
-// Fairness replaced; Kobune has the plain limits): at most MaxReadsInflight
-// reads and MaxMutatingInflight writes run at a time, and a call over the
-// limit is refused at once with 429 and Retry-After, which clients retry.
+// inflight is the max-in-flight filter for this server's configuration:
+// without Priority and Fairness the read and write limits, with it only
+// the per-user watch limit.
+func (s *Server) inflight() *inflight {
+	if s.apf != nil {
+		return newInflight(0, 0, s.cfg.MaxWatchesPerUser)
+	}
+	return newInflight(max(s.cfg.MaxRequestsInflight, 0), max(s.cfg.MaxMutatingRequestsInflight, 0), s.cfg.MaxWatchesPerUser)
+}
+
+// priorityAndFairness is API Priority and Fairness' filter: the call is
+// classified by the FlowSchemas and waits for a seat of its priority level
+// (apiserver/flowcontrol); the response names the schema and the level
+// (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID), as
+// kube-apiserver's do. Long-running calls (watch, logs, exec, attach,
+// port-forward) are classified but hold no seat: they are bounded per
+// user by the inflight filter instead (docs/differences.md).
+func (s *Server) priorityAndFairness(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
+	if s.apf == nil {
+		return next(ctx, c)
+	}
+	u := request.UserFrom(ctx)
+	a, _ := authorization.AttributesOf(c.Method, c.Request)
+	if c.Streaming {
+		if d, ok := s.apf.Classify(u, &a); ok {
+			pfHeaders(ctx, d)
+		}
+		return next(ctx, c)
+	}
+	d, done, err := s.apf.Admit(ctx, u, &a)
+	pfHeaders(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return next(ctx, c)
+}
+
+// pfHeaders names the call's schema and level in its response.
+func pfHeaders(ctx context.Context, d flowcontrol.Decision) {
+	if d.FlowSchema == "" {
+		return
+	}
+	filters.SetHeader(ctx, "X-Kubernetes-PF-FlowSchema-UID", d.FlowSchemaUID)
+	filters.SetHeader(ctx, "X-Kubernetes-PF-PriorityLevel-UID", d.PriorityLevelUID)
+}
+
+// inflight bounds what clients can make the API server do at once. With
+// API Priority and Fairness off (--enable-priority-and-fairness=false),
+// it is kube-apiserver's --max-requests-inflight and
+// --max-mutating-requests-inflight: at most so many reads and writes run
+// at a time, and a call over the limit is refused at once with 429 and
+// Retry-After, which clients retry; with it on (the default), those two
+// numbers are the seats its priority levels share instead
+// (priorityAndFairness below).
 // Long-running calls (watches, logs, exec, attach, port-forward) are not
 // counted there: a watch is bounded per user instead (MaxWatchesPerUser),
 // so that one user's thousands of watches cannot take the server's memory.

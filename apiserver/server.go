@@ -26,6 +26,7 @@ import (
 	"github.com/kobune/kobune/apiserver/authorization"
 	"github.com/kobune/kobune/apiserver/etcd"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/flowcontrol"
 	"github.com/kobune/kobune/apiserver/nodeproxy"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/servicealloc"
@@ -61,6 +62,15 @@ type Config struct {
 	// by default; negative: no limit); MaxWatchesPerUser the watches one
 	// user may hold open (2000; negative: no limit). apiserver/inflight.go.
 	MaxRequestsInflight, MaxMutatingRequestsInflight, MaxWatchesPerUser int
+	// DisablePriorityAndFairness turns API Priority and Fairness off
+	// (kube-apiserver's --enable-priority-and-fairness=false): the two
+	// in-flight limits then apply as plain limits. With it on (the
+	// default), their sum is the seats the priority levels share
+	// (apiserver/flowcontrol).
+	DisablePriorityAndFairness bool
+	// QueueWaitLimit is how long a request may wait in a priority level's
+	// queue (15 s, kube-apiserver's quarter of its request timeout).
+	QueueWaitLimit time.Duration
 	// EtcdLogLevel is the embedded etcd's log level.
 	EtcdLogLevel string
 	// EtcdQuotaBytes is etcd's backend quota: the embedded etcd's setting,
@@ -201,6 +211,9 @@ type Server struct {
 	serviceRanges *servicealloc.Ranges
 	// authz decides every call (apiserver/authorization).
 	authz *authorization.Authorization
+	// apf is API Priority and Fairness (apiserver/flowcontrol); nil when
+	// disabled.
+	apf *flowcontrol.Controller
 	// proxy relays logs, exec, attach and port-forward to the agents,
 	// and serves the metrics API from their stats.
 	proxy *nodeproxy.Proxy
@@ -260,6 +273,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.authz.Run(ctx) }()
+	if s.apf != nil {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); s.apf.Run(ctx) }()
+	}
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.services.run(ctx, s.cfg.ServiceRepairInterval) }()
 	go func() { defer s.wg.Done(); s.space.Run(ctx) }()

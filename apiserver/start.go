@@ -18,6 +18,7 @@ import (
 	"github.com/kobune/kobune/apiserver/authorization"
 	"github.com/kobune/kobune/apiserver/encryption"
 	"github.com/kobune/kobune/apiserver/etcd"
+	"github.com/kobune/kobune/apiserver/flowcontrol"
 	"github.com/kobune/kobune/apiserver/grpcapi"
 	"github.com/kobune/kobune/apiserver/nodeproxy"
 	"github.com/kobune/kobune/apiserver/registry"
@@ -46,10 +47,10 @@ var startSteps = []startStep{
 	{"authentication: certificates, bootstrap and ServiceAccount tokens", buildAuthentication},
 	{"the node proxy: logs, exec, attach, port-forward, metrics", buildNodeProxy},
 	{"admission and the registry", buildRegistry},
-	{"system namespaces, priority classes and the bootstrap policy", bootstrapObjects},
+	{"system namespaces, priority classes, flow schemas and priority levels, and the bootstrap policy", bootstrapObjects},
 	{"listeners", listen},
 	{"the kubernetes and kube-dns Services", startServices},
-	{"the handler chain and the two front ends", buildFrontEnds},
+	{"API Priority and Fairness, the handler chain and the two front ends", buildFrontEnds},
 }
 
 // New builds an API server by startSteps: it connects to etcd (starting
@@ -251,6 +252,11 @@ func buildFrontEnds(_ context.Context, s *Server) error {
 		// decode CPU per create fell by a quarter under 16 clients).
 		grpc.NumStreamWorkers(32),
 	)...)
+	if seats := max(s.cfg.MaxRequestsInflight, 0) + max(s.cfg.MaxMutatingRequestsInflight, 0); !s.cfg.DisablePriorityAndFairness && seats > 0 {
+		s.apf = flowcontrol.New(flowcontrol.Config{Store: s.store, QueueWaitLimit: s.cfg.QueueWaitLimit,
+			ServerConcurrencyLimit: seats})
+		s.metrics.registry.MustRegister(s.apf)
+	}
 	s.chain = s.handlerChain()
 	apipb.RegisterResourceAPIServer(s.grpc, grpcapi.New(s.chain, s.registry, s.proxy))
 	for _, lis := range s.listeners {

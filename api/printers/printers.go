@@ -21,6 +21,7 @@ import (
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/api/flowcontrol"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/policy"
@@ -73,38 +74,40 @@ func tables(wide bool) map[string]Table {
 		return base
 	}
 	return map[string]Table{
-		"Pod":                       podTable(w),
-		"Deployment":                deploymentTable(w),
-		"ReplicaSet":                replicaSetTable(w),
-		"DaemonSet":                 daemonSetTable(w),
-		"ControllerRevision":        controllerRevisionTable(w),
-		"StatefulSet":               statefulSetTable(w),
-		"Job":                       jobTable(w),
-		"CronJob":                   cronJobTable(w),
-		"Service":                   serviceTable(w),
-		"EndpointSlice":             endpointSliceTable(w),
-		"Endpoints":                 endpointsTable(w),
-		"Node":                      nodeTable(w),
-		"Namespace":                 namespaceTable(w),
-		"ConfigMap":                 configMapTable(w),
-		"HorizontalPodAutoscaler":   horizontalPodAutoscalerTable(w),
-		"PodDisruptionBudget":       podDisruptionBudgetTable(w),
-		"ResourceQuota":             resourceQuotaTable(w),
-		"Secret":                    secretTable(w),
-		"Event":                     eventTable(w),
-		"NetworkPolicy":             networkPolicyTable(w),
-		"Ingress":                   ingressTable(w),
-		"IngressClass":              ingressClassTable(w),
-		"Lease":                     leaseTable(w),
-		"PriorityClass":             priorityClassTable(w),
-		"PersistentVolume":          persistentVolumeTable(w),
-		"PersistentVolumeClaim":     persistentVolumeClaimTable(w),
-		"StorageClass":              storageClassTable(w),
-		"CertificateSigningRequest": certificateSigningRequestTable(w),
-		"Role":                      roleTable(w),
-		"ClusterRole":               clusterRoleTable(w),
-		"RoleBinding":               roleBindingTable(w),
-		"ClusterRoleBinding":        clusterRoleBindingTable(w),
+		"Pod":                        podTable(w),
+		"Deployment":                 deploymentTable(w),
+		"ReplicaSet":                 replicaSetTable(w),
+		"DaemonSet":                  daemonSetTable(w),
+		"ControllerRevision":         controllerRevisionTable(w),
+		"StatefulSet":                statefulSetTable(w),
+		"Job":                        jobTable(w),
+		"CronJob":                    cronJobTable(w),
+		"Service":                    serviceTable(w),
+		"EndpointSlice":              endpointSliceTable(w),
+		"Endpoints":                  endpointsTable(w),
+		"Node":                       nodeTable(w),
+		"Namespace":                  namespaceTable(w),
+		"ConfigMap":                  configMapTable(w),
+		"HorizontalPodAutoscaler":    horizontalPodAutoscalerTable(w),
+		"PodDisruptionBudget":        podDisruptionBudgetTable(w),
+		"ResourceQuota":              resourceQuotaTable(w),
+		"Secret":                     secretTable(w),
+		"Event":                      eventTable(w),
+		"NetworkPolicy":              networkPolicyTable(w),
+		"Ingress":                    ingressTable(w),
+		"IngressClass":               ingressClassTable(w),
+		"Lease":                      leaseTable(w),
+		"PriorityClass":              priorityClassTable(w),
+		"PersistentVolume":           persistentVolumeTable(w),
+		"PersistentVolumeClaim":      persistentVolumeClaimTable(w),
+		"StorageClass":               storageClassTable(w),
+		"CertificateSigningRequest":  certificateSigningRequestTable(w),
+		"Role":                       roleTable(w),
+		"ClusterRole":                clusterRoleTable(w),
+		"RoleBinding":                roleBindingTable(w),
+		"ClusterRoleBinding":         clusterRoleBindingTable(w),
+		"FlowSchema":                 flowSchemaTable(w),
+		"PriorityLevelConfiguration": priorityLevelTable(w),
 	}
 }
 
@@ -427,6 +430,38 @@ func leaseTable(_ widen) Table {
 			h = *l.Spec.HolderIdentity
 		}
 		return []string{l.Name, h, age(o)}
+	}}
+}
+
+// flowSchemaTable is kubectl get's columns for FlowSchema objects.
+func flowSchemaTable(_ widen) Table {
+	return Table{[]string{"NAME", "PRIORITYLEVEL", "MATCHINGPRECEDENCE", "DISTINGUISHERMETHOD", "AGE", "MISSINGPL"}, func(o meta.Object) []string {
+		fs := o.(*flowcontrol.FlowSchema)
+		method, missing := "<none>", "Unknown"
+		if d := fs.Spec.DistinguisherMethod; d != nil {
+			method = d.Type
+		}
+		for _, c := range fs.Status.Conditions {
+			if c.Type == flowcontrol.FlowSchemaConditionDangling {
+				missing = c.Status
+			}
+		}
+		return []string{fs.Name, fs.Spec.PriorityLevelConfiguration.Name, fmt.Sprint(fs.Spec.MatchingPrecedence), method, age(o), missing}
+	}}
+}
+
+// priorityLevelTable is kubectl get's columns for PriorityLevelConfiguration objects.
+func priorityLevelTable(_ widen) Table {
+	return Table{[]string{"NAME", "TYPE", "NOMINALCONCURRENCYSHARES", "QUEUES", "HANDSIZE", "QUEUELENGTHLIMIT", "AGE"}, func(o meta.Object) []string {
+		pl := o.(*flowcontrol.PriorityLevelConfiguration)
+		shares, queues, hand, qlen := "<none>", "<none>", "<none>", "<none>"
+		if l := pl.Spec.Limited; l != nil {
+			shares = fmt.Sprint(Deref32(l.NominalConcurrencyShares))
+			if q := l.LimitResponse.Queuing; q != nil {
+				queues, hand, qlen = fmt.Sprint(q.Queues), fmt.Sprint(q.HandSize), fmt.Sprint(q.QueueLengthLimit)
+			}
+		}
+		return []string{pl.Name, pl.Spec.Type, shares, queues, hand, qlen, age(o)}
 	}}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/api/flowcontrol"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/policy"
@@ -110,6 +111,10 @@ func buildKinds() []*Kind {
 				}
 				return nil
 			}, nil),
+		kind("FlowSchema", "flowcontrol.apiserver.k8s.io/v1", "flowschemas", nil, clusterScoped, withStatus, flowcontrol.SetDefaultsFlowSchema,
+			flowcontrol.ValidateFlowSchema, nil, nil),
+		kind("PriorityLevelConfiguration", "flowcontrol.apiserver.k8s.io/v1", "prioritylevelconfigurations", nil, clusterScoped, withStatus,
+			flowcontrol.SetDefaultsPriorityLevelConfiguration, flowcontrol.ValidatePriorityLevelConfiguration, nil, nil),
 	}
 }
 

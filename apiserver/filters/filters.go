@@ -16,7 +16,10 @@ package filters
 
 import (
 	"context"
+	"strings"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -117,4 +120,24 @@ func Unary[Req proto.Message, Resp any](ctx context.Context, ch *Chain, method s
 func Stream(ctx context.Context, ch *Chain, method string, first proto.Message, h func(context.Context) error) error {
 	_, err := ch.Do(ctx, &Call{Method: method, Request: first, Streaming: true}, func(ctx context.Context) (any, error) { return nil, h(ctx) })
 	return err
+}
+
+type headerKey struct{}
+
+// WithResponseHeaders returns a context under which SetHeader calls set:
+// the REST front end passes its response's header (the gRPC front end
+// needs nothing: SetHeader sends gRPC header metadata).
+func WithResponseHeaders(ctx context.Context, set func(key, value string)) context.Context {
+	return context.WithValue(ctx, headerKey{}, set)
+}
+
+// SetHeader adds a header to the call's response, such as the
+// X-Kubernetes-PF-* headers that name how API Priority and Fairness
+// classified it. It must be called before the response is sent.
+func SetHeader(ctx context.Context, key, value string) {
+	if set, ok := ctx.Value(headerKey{}).(func(string, string)); ok {
+		set(key, value)
+		return
+	}
+	_ = grpc.SetHeader(ctx, metadata.Pairs(strings.ToLower(key), value)) // not a gRPC call: nothing to set
 }

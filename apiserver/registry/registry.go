@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/flowcontrol"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
@@ -89,8 +90,9 @@ func (s *Registry) Run(ctx context.Context) {
 // deletes: kube-node-lease is where agents keep their heartbeat Leases.
 var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
-// EnsureSystemObjects creates the system namespaces and the two system
-// PriorityClasses Kubernetes has built in. Only what is missing is
+// EnsureSystemObjects creates the system namespaces, the two system
+// PriorityClasses and the FlowSchemas and PriorityLevelConfigurations
+// Kubernetes has built in. Only what is missing is
 // written: on a full database (etcd's NOSPACE alarm) the server must still
 // start and serve reads.
 func EnsureSystemObjects(ctx context.Context, s *Registry) error {
@@ -108,6 +110,22 @@ func EnsureSystemObjects(ctx context.Context, s *Registry) error {
 			Description: "Used for system critical pods that must not be moved from their current node."}
 		if err := s.Ensure(ctx, pk, pc); err != nil {
 			return fmt.Errorf("create priority class %s: %w", name, err)
+		}
+	}
+	// API Priority and Fairness' mandatory and suggested configuration:
+	// created when missing (a deleted one comes back at the next start),
+	// never rewritten, so that an operator's edit stays.
+	levels, schemas := flowcontrol.Bootstrap()
+	lk, _ := scheme.ByResource("prioritylevelconfigurations")
+	for _, pl := range levels {
+		if err := s.Ensure(ctx, lk, pl); err != nil {
+			return fmt.Errorf("create priority level %s: %w", pl.Name, err)
+		}
+	}
+	fk, _ := scheme.ByResource("flowschemas")
+	for _, fs := range schemas {
+		if err := s.Ensure(ctx, fk, fs); err != nil {
+			return fmt.Errorf("create flow schema %s: %w", fs.Name, err)
 		}
 	}
 	return nil

@@ -25,6 +25,7 @@ import (
 	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/client"
@@ -53,8 +54,9 @@ func (s *Handler) routes() http.Handler {
 }
 
 // restContext carries what a gRPC call would: the peer (with its TLS
-// state, for client certificates) and the headers authentication reads.
-func restContext(r *http.Request) context.Context {
+// state, for client certificates) and the headers authentication reads;
+// and where the filters set the response's headers (filters.SetHeader).
+func restContext(w http.ResponseWriter, r *http.Request) context.Context {
 	p := &peer.Peer{}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		p.Addr = net.TCPAddrFromAddrPort(ap)
@@ -75,14 +77,15 @@ func restContext(r *http.Request) context.Context {
 	if v := r.Header.Get("User-Agent"); v != "" {
 		md.Set("user-agent", v)
 	}
-	return metadata.NewIncomingContext(peer.NewContext(r.Context(), p), md)
+	ctx := filters.WithResponseHeaders(r.Context(), w.Header().Set)
+	return metadata.NewIncomingContext(peer.NewContext(ctx, p), md)
 }
 
 // pathAllowed authenticates and authorizes a request that maps to no RPC
 // (discovery, OpenAPI), as the handler chain does for those that do; when it
 // is refused, the refusal is the answer.
 func (s *Handler) pathAllowed(w http.ResponseWriter, r *http.Request) bool {
-	ctx, err := s.cfg.Authenticate(restContext(r))
+	ctx, err := s.cfg.Authenticate(restContext(w, r))
 	if err == nil {
 		err = s.cfg.AuthorizePath(ctx, r.URL.Path)
 	}
@@ -202,11 +205,11 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err == nil && t.group == "metrics.k8s.io" && t.version == "v1beta1" {
-		s.restMetrics(restContext(r), w, r, parts)
+		s.restMetrics(restContext(w, r), w, r, parts)
 		return
 	}
 	if err == nil && t.group == "" && len(parts) >= 4 && parts[0] == "nodes" && parts[2] == "proxy" {
-		s.restNodeProxy(restContext(r), w, r, parts[1], strings.Join(parts[3:], "/"))
+		s.restNodeProxy(restContext(w, r), w, r, parts[1], strings.Join(parts[3:], "/"))
 		return
 	}
 	if err == nil {
@@ -216,7 +219,7 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, nil)
 		return
 	}
-	ctx := restContext(r)
+	ctx := restContext(w, r)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		// A request with a body is authenticated before its body is read
 		// (kube-apiserver authenticates in a filter around every handler):

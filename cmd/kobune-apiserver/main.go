@@ -38,8 +38,9 @@ func main() {
 	flag.StringVar(&cfg.TLSPrivateKeyFile, "tls-private-key-file", "", "the serving certificate's key")
 	flag.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "the CA whose client certificates authenticate users (CN the user, O the groups); callers without one are refused")
 	flag.BoolVar(&cfg.InsecurePlaintext, "insecure-plaintext", false, "INSECURE: serve the API without TLS and without authentication (everyone anonymous and allowed); only for trying Kobune on a machine nobody else uses")
-	flag.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "reads that may run at once; more are refused with 429 and Retry-After (-1: no limit)")
-	flag.IntVar(&cfg.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", 200, "writes that may run at once; more are refused with 429 and Retry-After (-1: no limit)")
+	flag.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "with Priority and Fairness, this plus --max-mutating-requests-inflight is the seats its priority levels share; without, the reads that may run at once, more refused with 429 and Retry-After (-1: no limit)")
+	flag.IntVar(&cfg.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", 200, "with Priority and Fairness, part of its seats (see --max-requests-inflight); without, the writes that may run at once (-1: no limit)")
+	enableAPF := flag.Bool("enable-priority-and-fairness", true, "API Priority and Fairness: requests queue fairly per priority level and flow, as the FlowSchemas and PriorityLevelConfigurations say (false: the two in-flight limits are plain limits)")
 	flag.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 2000, "watches one user may hold open; more are refused with 429 (-1: no limit; system:masters is exempt)")
 	flag.BoolVar(&cfg.AnonymousAuth, "anonymous-auth", false, "with --client-ca-file, let callers without a certificate in as system:anonymous")
 	flag.StringVar(&cfg.KubeletClientCertFile, "kubelet-client-certificate", "", "the API server's client certificate towards the agents' node API (kobectl pki init: apiserver-kubelet-client.crt)")
@@ -60,6 +61,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	cfg.DisablePriorityAndFairness = !*enableAPF
 	for _, list := range []struct {
 		s   string
 		out *[]string

@@ -22,10 +22,12 @@ var apiserverFloors = map[string][]string{
 	// What happens to an object: allocation and the generic verbs.
 	"servicealloc": {"storage", "admission"},
 	"registry":     {"storage", "apierrors", "admission", "servicealloc"},
-	// Beside the registry: who is asking, and the way to the nodes.
+	// Beside the registry: who is asking, how much of the server they get,
+	// and the way to the nodes.
 	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},
 	"authorization":  {"storage", "apierrors", "request", "authorizer", "admission", "registry"},
 	"nodeproxy":      {"storage", "apierrors", "registry"},
+	"flowcontrol":    {"storage", "request", "registry"},
 	// The two front ends.
 	"rest":    {"apierrors", "request", "filters", "registry", "nodeproxy"},
 	"grpcapi": {"filters", "registry", "nodeproxy"},

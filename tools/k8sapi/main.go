@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -174,7 +175,7 @@ func main() {
 		corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, discoveryv1.AddToScheme, storagev1.AddToScheme,
 		coordinationv1.AddToScheme, rbacv1.AddToScheme, certificatesv1.AddToScheme, schedulingv1.AddToScheme,
 		authorizationv1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, autoscalingv1.AddToScheme,
-		autoscalingv2.AddToScheme, networkingv1.AddToScheme, eventsv1.AddToScheme,
+		autoscalingv2.AddToScheme, networkingv1.AddToScheme, eventsv1.AddToScheme, flowcontrolv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
