@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/flowcontrol"
 	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/proto/apipb"
 )
 
 // inflight is the max-in-flight filter for this server's configuration:
@@ -42,7 +43,11 @@ func (s *Server) priorityAndFairness(ctx context.Context, c *filters.Call, next 
 		}
 		return next(ctx, c)
 	}
-	d, done, err := s.apf.Admit(ctx, u, &a)
+	var limit int64
+	if l, ok := c.Request.(*apipb.ListRequest); ok {
+		limit = l.GetLimit()
+	}
+	d, done, err := s.apf.Admit(ctx, u, &a, s.apf.Width(&a, limit))
 	pfHeaders(ctx, d)
 	if err != nil {
 		return nil, err

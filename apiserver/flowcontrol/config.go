@@ -38,6 +38,7 @@ type Controller struct {
 	order   []*level          // the levels by name: where borrowing looks
 	synced  chan struct{}
 	have    map[string]map[string]meta.Object // resource → name → object
+	counts  map[string]int64                  // resource → stored objects (width.go)
 }
 
 // A schema is a FlowSchema as the controller matches it.
@@ -77,6 +78,8 @@ func (c *Controller) Run(ctx context.Context) {
 		return
 	}
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); c.countObjects(ctx) }()
 	listed := make(chan struct{}, 2)
 	for _, res := range []string{"flowschemas", "prioritylevelconfigurations"} {
 		wg.Add(1)
@@ -233,7 +236,7 @@ func (l *level) setQueues(n, hand, length int) {
 		// No queues any more (Reject, or Exempt): the waiting run.
 		for _, w := range waiting {
 			w.dispatched = true
-			l.executing++
+			l.executing += w.width
 			close(w.ready)
 		}
 		l.waiting = 0

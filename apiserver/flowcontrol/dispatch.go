@@ -23,9 +23,10 @@ type level struct {
 	// may be lent while idle; the level may borrow up to borrowLimit
 	// seats from others (-1: no bound).
 	limit, lendable, borrowLimit int
-	// executing counts the level's running requests, borrowed those of
-	// them that run on another level's seat, lent this level's seats
-	// running others' requests.
+	// executing counts the seats the level's running requests hold
+	// (a request holds its width: one seat, or more for a large list),
+	// borrowed those of them that are another level's, lent this level's
+	// seats that others' requests hold.
 	executing, borrowed, lent int
 	queues                    []*queue
 	handSize, queueLength     int
@@ -48,45 +49,56 @@ type waiter struct {
 	dispatched bool
 	lender     *level
 	q          *queue
+	width      int
 }
 
 // ownInUse is how many of the level's own seats are taken, by its own
 // requests or lent.
 func (l *level) ownInUse() int { return l.executing - l.borrowed + l.lent }
 
-// seat finds a seat for one more request of l: one of its own, or one
-// borrowed from a level that has a lendable seat idle (returned as the
-// lender). ok is false when none is free.
-func (c *Controller) seat(l *level) (lender *level, ok bool) {
+// seat finds width seats for one more request of l: its own, or
+// borrowed from one level that leaves that many lendable seats idle
+// (returned as the lender). ok is false when there are not enough free.
+func (c *Controller) seat(l *level, width int) (lender *level, ok bool) {
 	if l.exempt || l.gone {
 		return nil, true
 	}
-	if l.ownInUse() < l.limit {
+	if l.ownInUse()+width <= l.limit {
 		return nil, true
 	}
-	if l.borrowLimit >= 0 && l.borrowed >= l.borrowLimit {
+	if l.borrowLimit >= 0 && l.borrowed+width > l.borrowLimit {
 		return nil, false
 	}
 	for _, j := range c.order {
 		// A level lends only what it leaves idle: never while requests
 		// of its own wait.
-		if j != l && !j.exempt && j.waiting == 0 && j.lent < j.lendable && j.ownInUse() < j.limit {
+		if j != l && !j.exempt && j.waiting == 0 && j.lent+width <= j.lendable && j.ownInUse()+width <= j.limit {
 			return j, true
 		}
 	}
 	return nil, false
 }
 
-// take runs a request of l on a seat: its own or the lender's.
-func take(l, lender *level, q *queue) {
-	l.executing++
+// take runs a request of l on width seats: its own or the lender's.
+func take(l, lender *level, q *queue, width int) {
+	l.executing += width
 	if q != nil {
 		q.executing++
 	}
 	if lender != nil {
-		lender.lent++
-		l.borrowed++
+		lender.lent += width
+		l.borrowed += width
 	}
+}
+
+// clampWidth keeps a request's width within what its level could ever
+// give it, as Kubernetes does: a list estimated at 10 seats on a level
+// of 4 takes 4.
+func (l *level) clampWidth(width int) int {
+	if l.limit > 0 {
+		width = min(width, l.limit)
+	}
+	return max(width, 1)
 }
 
 // Rejected is the reason a request was refused: "queue-full",
@@ -127,13 +139,13 @@ func (c *Controller) classify(u request.UserInfo, a *request.Attributes) (*schem
 	return nil, nil
 }
 
-// Admit classifies a request and waits for a seat for it: at once when
-// its level has one free and nobody queued ahead, else in the queue its
-// flow is dealt. done gives the seat back; call it once the request has
+// Admit classifies a request and waits for width seats for it (see
+// Width): at once when its level has them free and nobody queued ahead,
+// else in the queue its flow is dealt. done gives the seat back; call it once the request has
 // been answered. A request refused (queue full, level that rejects,
 // waited too long) gets a ResourceExhausted error (HTTP 429 with
 // Retry-After); one whose client left while it waited gets ctx's error.
-func (c *Controller) Admit(ctx context.Context, u request.UserInfo, a *request.Attributes) (d Decision, done func(), err error) {
+func (c *Controller) Admit(ctx context.Context, u request.UserInfo, a *request.Attributes, width int) (d Decision, done func(), err error) {
 	c.mu.Lock()
 	s, l := c.classify(u, a)
 	if l == nil { // no schema matched (catch-all deleted and not yet restored)
@@ -141,11 +153,12 @@ func (c *Controller) Admit(ctx context.Context, u request.UserInfo, a *request.A
 		return Decision{}, func() {}, nil
 	}
 	d = Decision{s.fs.Name, string(s.fs.UID), l.name, l.uid}
+	width = l.clampWidth(width)
 	if l.waiting == 0 {
-		if lender, ok := c.seat(l); ok {
-			take(l, lender, nil)
+		if lender, ok := c.seat(l, width); ok {
+			take(l, lender, nil, width)
 			c.mu.Unlock()
-			return d, c.releaser(l, lender, nil), nil
+			return d, c.releaser(l, lender, nil, width), nil
 		}
 	}
 	if l.reject || len(l.queues) == 0 {
@@ -159,7 +172,7 @@ func (c *Controller) Admit(ctx context.Context, u request.UserInfo, a *request.A
 		c.mu.Unlock()
 		return d, nil, tooMany(d, "the flow's queues are full")
 	}
-	w := &waiter{ready: make(chan struct{}), q: q}
+	w := &waiter{ready: make(chan struct{}), q: q, width: width}
 	q.waiters = append(q.waiters, w)
 	l.waiting++
 	c.mu.Unlock()
@@ -169,7 +182,7 @@ func (c *Controller) Admit(ctx context.Context, u request.UserInfo, a *request.A
 	var reason error
 	select {
 	case <-w.ready:
-		return d, c.releaser(l, w.lender, w.q), nil
+		return d, c.releaser(l, w.lender, w.q, w.width), nil
 	case <-ctx.Done():
 		reason = ctx.Err()
 	case <-timer.C:
@@ -178,7 +191,7 @@ func (c *Controller) Admit(ctx context.Context, u request.UserInfo, a *request.A
 	c.mu.Lock()
 	if w.dispatched { // a seat came at the same moment: give it back
 		c.mu.Unlock()
-		c.releaser(l, w.lender, w.q)()
+		c.releaser(l, w.lender, w.q, w.width)()
 		return d, nil, reason
 	}
 	w.q.remove(w)
@@ -196,18 +209,18 @@ func tooMany(d Decision, why string) error {
 
 // releaser gives a request's seat back and lets waiting requests take
 // the seats now free.
-func (c *Controller) releaser(l, lender *level, q *queue) func() {
+func (c *Controller) releaser(l, lender *level, q *queue, width int) func() {
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		l.executing--
+		l.executing -= width
 		if q != nil {
 			q.executing--
 		}
 		first := l
 		if lender != nil {
-			lender.lent--
-			l.borrowed--
+			lender.lent -= width
+			l.borrowed -= width
 			first = lender // the seat is the lender's again
 		}
 		c.dispatch(first)
@@ -219,29 +232,30 @@ func (c *Controller) releaser(l, lender *level, q *queue) func() {
 func (c *Controller) dispatch(first *level) {
 	for _, l := range append([]*level{first}, c.order...) {
 		for l.waiting > 0 {
-			lender, ok := c.seat(l)
+			i := l.nextQueue()
+			w := l.queues[i].waiters[0]
+			lender, ok := c.seat(l, w.width)
 			if !ok {
-				break
+				break // the turn stays with this queue until its head fits
 			}
-			w := l.pop()
+			q := l.queues[i]
+			q.waiters = q.waiters[1:]
+			l.waiting--
+			l.next = (i + 1) % len(l.queues)
 			w.dispatched, w.lender = true, lender
-			take(l, lender, w.q)
+			take(l, lender, q, w.width)
 			close(w.ready)
 		}
 	}
 }
 
-// pop takes the first request of the next non-empty queue, round robin:
-// each flow's queue gets its turn however many requests another has.
-func (l *level) pop() *waiter {
-	for range l.queues {
-		q := l.queues[l.next]
-		l.next = (l.next + 1) % len(l.queues)
-		if len(q.waiters) > 0 {
-			w := q.waiters[0]
-			q.waiters = q.waiters[1:]
-			l.waiting--
-			return w
+// nextQueue is the queue whose turn it is, round robin over the
+// non-empty ones: each flow's queue gets its turn however many requests
+// another has.
+func (l *level) nextQueue() int {
+	for k := range l.queues {
+		if i := (l.next + k) % len(l.queues); len(l.queues[i].waiters) > 0 {
+			return i
 		}
 	}
 	panic("flowcontrol: level counts waiters its queues do not hold")

@@ -77,12 +77,15 @@ type admitted struct {
 	end  chan struct{}
 }
 
-func send(ctx context.Context, c *Controller, user string) *admitted {
+func send(ctx context.Context, c *Controller, user string) *admitted { return sendWide(ctx, c, user, 1) }
+
+// sendWide sends a request that holds width seats.
+func sendWide(ctx context.Context, c *Controller, user string, width int) *admitted {
 	a := &admitted{ran: make(chan struct{}), end: make(chan struct{})}
 	go func() {
 		defer close(a.end)
 		attrs := listPods
-		_, done, err := c.Admit(ctx, request.UserInfo{Name: user, Groups: []string{request.AllAuthenticated}}, &attrs)
+		_, done, err := c.Admit(ctx, request.UserInfo{Name: user, Groups: []string{request.AllAuthenticated}}, &attrs, width)
 		a.done, a.err = done, err
 		if err == nil {
 			close(a.ran)
@@ -355,4 +358,66 @@ func TestChangingTheConfigurationKeepsWaitingRequests(t *testing.T) {
 	b.done()
 	cc.done()
 	hold.done()
+}
+
+// TestListsHoldSeatsByTheirSize: a list of many objects holds several
+// seats (one per 100 objects, at most 10), so a user's large lists run a
+// few at a time instead of all at once, and a small request waits for
+// the seats they hold.
+func TestListsHoldSeatsByTheirSize(t *testing.T) {
+	c := newWith(t, 10, time.Minute, limited("work", 1, 0, nil, queuing(8, 2, 100)), forUsers("users", "work", 100, "mallory", "alice"))
+	c.mu.Lock()
+	c.counts = map[string]int64{"configmaps": 20000, "secrets": 250}
+	c.mu.Unlock()
+	for _, k := range []struct {
+		attrs request.Attributes
+		limit int64
+		want  int
+	}{
+		{request.Attributes{Verb: "list", Resource: "configmaps"}, 0, 10},
+		{request.Attributes{Verb: "list", Resource: "configmaps"}, 500, 5},
+		{request.Attributes{Verb: "list", Resource: "secrets"}, 0, 3},
+		{request.Attributes{Verb: "list", Resource: "pods"}, 0, 1},
+		{request.Attributes{Verb: "get", Resource: "configmaps", Name: "x"}, 0, 1},
+		{request.Attributes{Verb: "create", Resource: "configmaps"}, 0, 1},
+	} {
+		if got := c.Width(&k.attrs, k.limit); got != k.want {
+			t.Errorf("%s %s (limit %d): width %d, want %d", k.attrs.Verb, k.attrs.Resource, k.limit, got, k.want)
+		}
+	}
+	ctx := context.Background()
+	big := sendWide(ctx, c, "mallory", 10)
+	<-big.ran
+	small := send(ctx, c, "alice")
+	waitFor(t, "a one-seat request waits while a ten-seat list holds the level's ten", func() bool { return c.waitingIn("work") == 1 })
+	big2 := sendWide(ctx, c, "mallory", 10)
+	waitFor(t, "the second list queued", func() bool { return c.waitingIn("work") == 2 })
+	big.done()
+	// The queues take turns: either alice's request or the second list
+	// runs now, never both (11 seats on a level of 10).
+	var ran, other *admitted
+	waitFor(t, "one of the two to run", func() bool {
+		select {
+		case <-small.ran:
+			ran, other = small, big2
+			return true
+		case <-big2.ran:
+			ran, other = big2, small
+			return true
+		default:
+			return false
+		}
+	})
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-other.ran:
+		t.Fatal("a ten-seat list ran beside a one-seat request on a level of ten")
+	default:
+	}
+	ran.done()
+	<-other.ran
+	other.done()
+	wide := sendWide(ctx, c, "alice", 50) // wider than the level: clamped to its 10
+	<-wide.ran
+	wide.done()
 }

@@ -244,6 +244,16 @@ func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
 	return out, resp.Header.Revision, nil
 }
 
+// Count is how many keys are under prefix (etcd counts them without
+// sending any): what API Priority and Fairness estimates a list's cost by.
+func (s *Store) Count(ctx context.Context, prefix string) (int64, error) {
+	resp, err := s.cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("etcd count %s: %w", prefix, err)
+	}
+	return resp.Count, nil
+}
+
 // ListPage reads at most limit keys under prefix from start on (a key
 // under prefix; "" is the first), at revision rev (0: the current one),
 // for paginated and exact-revision lists. It returns the revision read
