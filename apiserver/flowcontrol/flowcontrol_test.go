@@ -77,7 +77,9 @@ type admitted struct {
 	end  chan struct{}
 }
 
-func send(ctx context.Context, c *Controller, user string) *admitted { return sendWide(ctx, c, user, 1) }
+func send(ctx context.Context, c *Controller, user string) *admitted {
+	return sendWide(ctx, c, user, 1)
+}
 
 // sendWide sends a request that holds width seats.
 func sendWide(ctx context.Context, c *Controller, user string, width int) *admitted {
