@@ -18,7 +18,9 @@ import (
 // schema and level an administrator adds take effect at once — here one
 // that gives a user no seat, so that the user's requests are refused with
 // 429 and Retry-After while another user and the administrator are
-// served — and deleting the schema gives the user back the defaults.
+// served, and the user's watches too, which hold seats while they send
+// their initial events — and deleting the schema gives the user back
+// the defaults.
 // Invalid objects are refused naming the field.
 func TestPriorityAndFairness(t *testing.T) {
 	s := startSecured(t)
@@ -92,6 +94,10 @@ func TestPriorityAndFairness(t *testing.T) {
 	}
 	if fs := first(h, "X-Kubernetes-Pf-Flowschema-Uid"); fs == "" || fs == schemas["global-default"] {
 		t.Fatalf("the refusal names flow schema %q, want starve-viewer's UID", fs)
+	}
+	// A watch holds seats while it sends its initial events: refused too.
+	if code, _, b := viewer.do("GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1", "", ""); code != 429 {
+		t.Fatalf("viewer's watch under a level without seats: %d %s; want 429", code, b)
 	}
 	if code, _, b := get(other); code != 200 {
 		t.Fatalf("another user while the viewer is starved: %d %s", code, b)

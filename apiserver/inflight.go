@@ -28,16 +28,36 @@ func (s *Server) inflight() *inflight {
 // classified by the FlowSchemas and waits for a seat of its priority level
 // (apiserver/flowcontrol); the response names the schema and the level
 // (X-Kubernetes-PF-FlowSchema-UID, X-Kubernetes-PF-PriorityLevel-UID), as
-// kube-apiserver's do. Long-running calls (watch, logs, exec, attach,
-// port-forward) are classified but hold no seat: they are bounded per
-// user by the inflight filter instead (docs/differences.md).
+// kube-apiserver's do. A watch holds seats until it has sent its initial
+// events; the other long-running calls (logs, exec, attach,
+// port-forward) are classified but hold no seat. Open watches are
+// bounded per user by the inflight filter.
 func (s *Server) priorityAndFairness(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
 	if s.apf == nil {
 		return next(ctx, c)
 	}
 	u := request.UserFrom(ctx)
 	a, _ := authorization.AttributesOf(c.Method, c.Request)
-	if c.Streaming {
+	if c.Streaming && c.Method == "Watch" {
+		// A watch holds seats while it sends its initial events (as many
+		// as a list of them would), then none for as long as it stays open.
+		width := 1
+		if w, ok := c.Request.(*apipb.WatchRequest); ok && w.GetResourceVersion() == 0 {
+			list := a
+			list.Verb = "list"
+			width = s.apf.Width(&list, 0)
+		}
+		d, done, err := s.apf.Admit(ctx, u, &a, width)
+		pfHeaders(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		var once sync.Once
+		release := func() { once.Do(done) }
+		defer release()
+		return next(request.WithInitialized(ctx, release), c)
+	}
+	if c.Streaming { // logs, exec, attach, port-forward: no seat
 		if d, ok := s.apf.Classify(u, &a); ok {
 			pfHeaders(ctx, d)
 		}
@@ -53,7 +73,11 @@ func (s *Server) priorityAndFairness(ctx context.Context, c *filters.Call, next 
 		return nil, err
 	}
 	defer done()
-	return next(ctx, c)
+	resp, err := next(ctx, c)
+	if l, ok := resp.(*apipb.ListResponse); ok && l != nil {
+		s.apf.Observe(a.Resource, len(l.Items))
+	}
+	return resp, err
 }
 
 // pfHeaders names the call's schema and level in its response.

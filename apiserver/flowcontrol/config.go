@@ -231,7 +231,6 @@ func (l *level) setQueues(n, hand, length int) {
 	for i := range l.queues {
 		l.queues[i] = &queue{}
 	}
-	l.next = 0
 	if n == 0 {
 		// No queues any more (Reject, or Exempt): the waiting run.
 		for _, w := range waiting {

@@ -31,17 +31,28 @@ type level struct {
 	queues                    []*queue
 	handSize, queueLength     int
 	waiting                   int // requests in the queues
-	next                      int // the queue to look at first: round robin
-	gone                      bool
-	rejected                  map[string]int // reason → count, for the metrics
+	// now is the level's virtual clock: the seat-seconds served of the
+	// queue dispatched from last. A queue that wakes up starts there, so
+	// that it neither jumps ahead for the time it was idle nor waits
+	// behind what the busy queues have been served.
+	now      float64
+	gone     bool
+	rejected map[string]int // reason → count, for the metrics
 }
 
 // A queue is a FIFO of waiting requests; executing counts its requests
-// running, so that a flow is dealt the least busy queue of its hand.
+// running, so that a flow is dealt the least busy queue of its hand;
+// served is the seat-seconds its requests have held (fair queuing's
+// virtual time): the queue served least goes next.
 type queue struct {
 	waiters   []*waiter
 	executing int
+	served    float64
 }
+
+// estimate is the seconds a request is charged when it starts; its
+// queue is charged the rest (or given back the difference) when it ends.
+const estimate = 0.05
 
 // A waiter is one request in a queue.
 type waiter struct {
@@ -84,6 +95,7 @@ func take(l, lender *level, q *queue, width int) {
 	l.executing += width
 	if q != nil {
 		q.executing++
+		q.served += float64(width) * estimate
 	}
 	if lender != nil {
 		lender.lent += width
@@ -92,8 +104,8 @@ func take(l, lender *level, q *queue, width int) {
 }
 
 // clampWidth keeps a request's width within what its level could ever
-// give it, as Kubernetes does: a list estimated at 10 seats on a level
-// of 4 takes 4.
+// give it, as Kubernetes does: a list estimated at 200 seats on a level
+// of 49 takes 49.
 func (l *level) clampWidth(width int) int {
 	if l.limit > 0 {
 		width = min(width, l.limit)
@@ -154,27 +166,34 @@ func (c *Controller) Admit(ctx context.Context, u request.UserInfo, a *request.A
 	}
 	d = Decision{s.fs.Name, string(s.fs.UID), l.name, l.uid}
 	width = l.clampWidth(width)
+	var q *queue // the flow's queue, charged for what its requests hold
+	if len(l.queues) > 0 {
+		q = l.queues[l.shuffleShard(flowOf(s.fs, u, a))]
+	}
 	if l.waiting == 0 {
 		if lender, ok := c.seat(l, width); ok {
-			take(l, lender, nil, width)
+			take(l, lender, q, width)
 			c.mu.Unlock()
-			return d, c.releaser(l, lender, nil, width), nil
+			return d, c.releaser(l, lender, q, width), nil
 		}
 	}
-	if l.reject || len(l.queues) == 0 {
+	if q == nil {
 		l.rejected[ReasonConcurrencyLimit]++
 		c.mu.Unlock()
 		return d, nil, tooMany(d, "the priority level has no seat free and does not queue")
 	}
-	q := l.queues[l.shuffleShard(flowOf(s.fs, u, a))]
 	if len(q.waiters) >= l.queueLength {
 		l.rejected[ReasonQueueFull]++
 		c.mu.Unlock()
 		return d, nil, tooMany(d, "the flow's queues are full")
 	}
 	w := &waiter{ready: make(chan struct{}), q: q, width: width}
+	if len(q.waiters) == 0 {
+		q.served = max(q.served, l.now)
+	}
 	q.waiters = append(q.waiters, w)
 	l.waiting++
+	c.dispatch(l) // it may run at once: on seats borrowed, or as the least served
 	c.mu.Unlock()
 
 	timer := time.NewTimer(c.cfg.QueueWaitLimit)
@@ -210,12 +229,14 @@ func tooMany(d Decision, why string) error {
 // releaser gives a request's seat back and lets waiting requests take
 // the seats now free.
 func (c *Controller) releaser(l, lender *level, q *queue, width int) func() {
+	start := time.Now()
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		l.executing -= width
 		if q != nil {
 			q.executing--
+			q.served += float64(width) * (time.Since(start).Seconds() - estimate)
 		}
 		first := l
 		if lender != nil {
@@ -229,19 +250,23 @@ func (c *Controller) releaser(l, lender *level, q *queue, width int) func() {
 
 // dispatch starts as many waiting requests as seats allow: first of the
 // level whose seat was freed, then of the others (which may borrow).
+// Within a level it is fair queuing (Kubernetes' virtual finish time,
+// simplified): the queue whose requests have held the fewest
+// seat-seconds goes next, so a flow of large lists and a flow of small
+// creates each get their share of the seats, not of the turns; when that
+// request does not fit in the seats free, nothing else jumps ahead of it.
 func (c *Controller) dispatch(first *level) {
 	for _, l := range append([]*level{first}, c.order...) {
 		for l.waiting > 0 {
-			i := l.nextQueue()
-			w := l.queues[i].waiters[0]
+			q := l.leastServed()
+			w := q.waiters[0]
 			lender, ok := c.seat(l, w.width)
 			if !ok {
-				break // the turn stays with this queue until its head fits
+				break
 			}
-			q := l.queues[i]
 			q.waiters = q.waiters[1:]
 			l.waiting--
-			l.next = (i + 1) % len(l.queues)
+			l.now = max(l.now, q.served)
 			w.dispatched, w.lender = true, lender
 			take(l, lender, q, w.width)
 			close(w.ready)
@@ -249,16 +274,24 @@ func (c *Controller) dispatch(first *level) {
 	}
 }
 
-// nextQueue is the queue whose turn it is, round robin over the
-// non-empty ones: each flow's queue gets its turn however many requests
-// another has.
-func (l *level) nextQueue() int {
-	for k := range l.queues {
-		if i := (l.next + k) % len(l.queues); len(l.queues[i].waiters) > 0 {
-			return i
+// leastServed is the non-empty queue served least; on a tie, the one
+// whose first request is narrowest (a flow that just woke up starts at
+// the level's clock, as the busy flows' queues do: a create then goes
+// before a list that must wait for many seats to be free).
+func (l *level) leastServed() *queue {
+	var best *queue
+	for _, q := range l.queues {
+		if len(q.waiters) == 0 {
+			continue
+		}
+		if best == nil || q.served < best.served || q.served == best.served && q.waiters[0].width < best.waiters[0].width {
+			best = q
 		}
 	}
-	panic("flowcontrol: level counts waiters its queues do not hold")
+	if best == nil {
+		panic("flowcontrol: level counts waiters its queues do not hold")
+	}
+	return best
 }
 
 func (q *queue) remove(w *waiter) {

@@ -363,7 +363,7 @@ func TestChangingTheConfigurationKeepsWaitingRequests(t *testing.T) {
 }
 
 // TestListsHoldSeatsByTheirSize: a list of many objects holds several
-// seats (one per 100 objects, at most 10), so a user's large lists run a
+// seats (one per 100 objects, at most the level's limit), so a user's large lists run a
 // few at a time instead of all at once, and a small request waits for
 // the seats they hold.
 func TestListsHoldSeatsByTheirSize(t *testing.T) {
@@ -376,7 +376,7 @@ func TestListsHoldSeatsByTheirSize(t *testing.T) {
 		limit int64
 		want  int
 	}{
-		{request.Attributes{Verb: "list", Resource: "configmaps"}, 0, 10},
+		{request.Attributes{Verb: "list", Resource: "configmaps"}, 0, 200},
 		{request.Attributes{Verb: "list", Resource: "configmaps"}, 500, 5},
 		{request.Attributes{Verb: "list", Resource: "secrets"}, 0, 3},
 		{request.Attributes{Verb: "list", Resource: "pods"}, 0, 1},
@@ -420,6 +420,32 @@ func TestListsHoldSeatsByTheirSize(t *testing.T) {
 	<-other.ran
 	other.done()
 	wide := sendWide(ctx, c, "alice", 50) // wider than the level: clamped to its 10
+	<-wide.ran
+	wide.done()
+}
+
+// TestARequestThatCanBorrowDoesNotWaitForARelease: a one-seat request
+// that arrives while its level's queues hold a wide one (waiting for ten
+// seats nobody can lend) runs at once on a seat another level lends,
+// instead of waiting for some running request to end (under a flood of
+// long lists, that was after its 15 s in the queue).
+func TestARequestThatCanBorrowDoesNotWaitForARelease(t *testing.T) {
+	c := newWith(t, 20, time.Minute,
+		limited("work", 1, 0, nil, queuing(8, 2, 100)), forUsers("users", "work", 100, "mallory", "alice"),
+		limited("idle", 1, 50, nil, queuing(8, 2, 100)), forUsers("others", "idle", 200, "nobody"))
+	ctx := context.Background()
+	running := sendWide(ctx, c, "mallory", 10) // the level's ten seats
+	<-running.ran
+	wide := sendWide(ctx, c, "mallory", 10) // "idle" lends only five
+	waitFor(t, "the wide request queued", func() bool { return c.waitingIn("work") == 1 })
+	small := send(ctx, c, "alice")
+	select {
+	case <-small.ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a one-seat request that could borrow waited in its queue with nothing ending")
+	}
+	small.done()
+	running.done()
 	<-wide.ran
 	wide.done()
 }

@@ -10,16 +10,20 @@ import (
 )
 
 // A request's width is the seats it holds while it runs, Kubernetes'
-// work estimate: a list takes one seat per 100 objects it may return, at
-// most 10, so that 200 lists of 20,000 objects hold 2,000 seats' worth
-// of a level and wait their turn instead of running all at once (each
-// holds its whole response in memory). Everything else takes one.
+// work estimate: a list takes one seat per 100 objects it may return, so
+// that 200 lists of 20,000 objects wait their turn instead of running all
+// at once (each holds its whole response in memory, and 30 of them at
+// once on two cores took longer than a minute each while a second
+// user's creates waited). Kubernetes caps a list at 10 seats, as its
+// lists come from the watch cache; Kobune's are read from etcd and cost
+// in proportion to what they return, so the cap is the level's own
+// limit (clampWidth; docs/differences.md). Everything else takes one.
 const (
 	objectsPerSeat = 100
-	maxSeats       = 10
 	// countInterval is how often the objects of each resource are
-	// counted (kube-apiserver: every minute).
-	countInterval = 10 * time.Second
+	// counted (kube-apiserver: every minute); a list's answer raises its
+	// resource's count at once (Observe).
+	countInterval = 5 * time.Second
 )
 
 // Width estimates a request's seats: for a list, from the number of
@@ -35,7 +39,7 @@ func (c *Controller) Width(a *request.Attributes, limit int64) int {
 	if limit > 0 && limit < n {
 		n = limit
 	}
-	return int(min(max((n+objectsPerSeat-1)/objectsPerSeat, 1), maxSeats))
+	return int(max((n+objectsPerSeat-1)/objectsPerSeat, 1))
 }
 
 // countObjects keeps c.counts: every countInterval, the number of stored
@@ -59,4 +63,15 @@ func (c *Controller) countObjects(ctx context.Context) {
 		case <-time.After(countInterval):
 		}
 	}
+}
+
+// Observe raises a resource's count to what a list just returned, so that
+// the next lists are estimated from it without waiting for the count.
+func (c *Controller) Observe(resource string, items int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil {
+		c.counts = map[string]int64{}
+	}
+	c.counts[resource] = max(c.counts[resource], int64(items))
 }

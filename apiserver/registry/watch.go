@@ -10,6 +10,7 @@ import (
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 )
@@ -71,6 +72,7 @@ func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Se
 			}
 		}
 	}
+	request.Initialized(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := s.store.Watch(ctx, prefix, from)

@@ -103,3 +103,21 @@ type Attributes struct {
 
 // ResourceRequest reports whether the request is on a resource.
 func (a *Attributes) ResourceRequest() bool { return a.Path == "" }
+
+type initializedKey struct{}
+
+// WithInitialized returns ctx under which a watch reports, through
+// Initialized, that it has sent its initial events: API Priority and
+// Fairness holds a watch's seats until then (Kubernetes counts a watch's
+// initialization as work, not the hours it then stays open).
+func WithInitialized(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, initializedKey{}, f)
+}
+
+// Initialized reports that a watch has sent its initial events (or had
+// none to send).
+func Initialized(ctx context.Context) {
+	if f, ok := ctx.Value(initializedKey{}).(func()); ok {
+		f()
+	}
+}

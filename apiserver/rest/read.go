@@ -52,11 +52,24 @@ func (s *Handler) restList(ctx context.Context, w http.ResponseWriter, r *http.R
 			*dst = n
 		}
 	}
-	list, err := filters.Unary(ctx, s.chain, "List", req, s.registry.List)
-	if err != nil {
+	// The list is written inside the chain, so that the seat API Priority
+	// and Fairness gave it is held until the last byte is sent (as
+	// kube-apiserver's handler writes inside its filters): a client that
+	// reads slowly cannot make the server hold many large lists at once.
+	if _, err := filters.Unary(ctx, s.chain, "List", req, func(ctx context.Context, req *apipb.ListRequest) (*apipb.ListResponse, error) {
+		list, err := s.registry.List(ctx, req)
+		if err == nil {
+			writeList(w, r, t, list)
+		}
+		return list, err
+	}); err != nil {
 		writeError(w, err, t)
-		return
 	}
+}
+
+// writeList answers a list: a Table when asked for one, else the kind's
+// List in JSON, written item by item.
+func writeList(w http.ResponseWriter, r *http.Request, t *restTarget, list *apipb.ListResponse) {
 	rv := strconv.FormatInt(list.ResourceVersion, 10)
 	if wantsTable(r) {
 		writeTable(w, r, t.kind, list.Items, rv, list.Continue)

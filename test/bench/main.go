@@ -44,7 +44,12 @@ func main() {
 	watchers := flag.Int("watchers", 100, "watchers in the latency run (0: skip it)")
 	events := flag.Int("events", 300, "objects created in the latency run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the API create runs to this file")
-	parts := flag.String("only", "api,security,rest,scheduler,build", "which benchmarks to run: api, security, rest, scheduler, build (comma-separated)")
+	parts := flag.String("only", "api,security,fairness,rest,scheduler,build", "which benchmarks to run: api, security, fairness, rest, scheduler, build (comma-separated)")
+	fairCreates := flag.Int("fairness-creates", 12000, "pod creates on each side of the Priority and Fairness benchmark (16 clients)")
+	fairObjects := flag.Int("fairness-objects", 20000, "ConfigMaps the attacker of the fairness benchmark lists")
+	fairWatches := flag.Int("fairness-watches", 5000, "watches the attacker of the fairness benchmark opens")
+	fairLists := flag.Int("fairness-lists", 200, "unpaginated lists the attacker of the fairness benchmark runs at a time")
+	fairAttack := flag.Duration("fairness-attack", 20*time.Second, "how long the victim's creates are measured under attack")
 	restCreates := flag.Int("rest-creates", 12000, "pod creates on each side (etcd, gRPC, REST) of the REST benchmark (16 clients)")
 	securityCreates := flag.Int("security-creates", 12000, "pod creates on each side of the security benchmark (16 clients)")
 	schedNodes := flag.String("scheduler-nodes", "1000,5000", "node counts for the scheduler benchmark")
@@ -65,6 +70,9 @@ func main() {
 	}
 	if strings.Contains(*parts, "security") {
 		report += securityBench(dir, *securityCreates, 20) + "\n"
+	}
+	if strings.Contains(*parts, "fairness") {
+		report += fairnessBench(dir, *fairCreates, 20, *fairObjects, *fairWatches, *fairLists, *fairAttack) + "\n"
 	}
 	if strings.Contains(*parts, "rest") {
 		report += restBench(dir, *restCreates, 20) + "\n"

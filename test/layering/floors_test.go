@@ -21,7 +21,7 @@ var apiserverFloors = map[string][]string{
 	"authorizer": {"request"},
 	// What happens to an object: allocation and the generic verbs.
 	"servicealloc": {"storage", "admission"},
-	"registry":     {"storage", "apierrors", "admission", "servicealloc"},
+	"registry":     {"storage", "apierrors", "request", "admission", "servicealloc"},
 	// Beside the registry: who is asking, how much of the server they get,
 	// and the way to the nodes.
 	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},
