@@ -110,6 +110,20 @@ func TestPriorityAndFairness(t *testing.T) {
 	}
 	until(t, "the viewer is served again once the schema is gone", func() bool { code, _, _ := get(viewer); return code == 200 })
 
+	// The mandatory objects stay: without catch-all, a request no schema
+	// matched would run unlimited.
+	for _, path := range []string{"flowschemas/catch-all", "flowschemas/exempt", "prioritylevelconfigurations/catch-all", "prioritylevelconfigurations/exempt"} {
+		if code, _, b := admin.do("DELETE", base+path, "", ""); code != 403 || !strings.Contains(string(b), "mandatory") {
+			t.Errorf("delete %s: %d %s; want 403 naming it mandatory", path, code, b)
+		}
+	}
+	if code, _, b := admin.do("DELETE", base+"flowschemas?labelSelector=", "", ""); code != 200 && code != 403 {
+		t.Errorf("collection delete of flow schemas: %d %s", code, b)
+	}
+	if uids("flowschemas")["catch-all"] == "" || uids("prioritylevelconfigurations")["exempt"] == "" {
+		t.Error("a collection delete removed a mandatory object")
+	}
+
 	// Bad objects: a clear error naming the field, nothing stored.
 	for _, c := range []struct{ resource, body, field string }{
 		{"flowschemas", `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"bad"},"spec":{"priorityLevelConfiguration":{"name":"x"},"distinguisherMethod":{"type":"ByBanana"}}}`, "spec.distinguisherMethod.type"},

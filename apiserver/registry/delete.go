@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/flowcontrol"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/apierrors"
@@ -194,13 +195,18 @@ func deref(p *int64) int64 {
 
 // undeletable refuses to delete what the cluster cannot run without, as
 // Kubernetes does: the system namespaces (NamespaceLifecycle) and the
-// system-* PriorityClasses (the Priority admission plugin).
+// system-* PriorityClasses (the Priority admission plugin); and the
+// mandatory FlowSchemas and priority levels exempt and catch-all, which
+// Kubernetes re-creates after a delete and Kobune keeps (a request no
+// schema matches would otherwise run unlimited; docs/differences.md).
 func undeletable(k *scheme.Kind, name string) error {
 	switch {
 	case k.Resource == "namespaces" && slices.Contains(SystemNamespaces, name):
 		return status.Errorf(codes.PermissionDenied, "namespaces %q is forbidden: this namespace may not be deleted", name)
 	case k.Resource == "priorityclasses" && strings.HasPrefix(name, "system-"):
 		return status.Errorf(codes.PermissionDenied, "priorityclasses.scheduling.k8s.io %q is forbidden: the system priority class %s cannot be deleted", name, name)
+	case (k.Resource == "flowschemas" || k.Resource == "prioritylevelconfigurations") && (name == flowcontrol.NameExempt || name == flowcontrol.NameCatchAll):
+		return status.Errorf(codes.PermissionDenied, "%s.flowcontrol.apiserver.k8s.io %q is forbidden: the mandatory API Priority and Fairness object %s cannot be deleted; edit it instead", k.Resource, name, name)
 	}
 	return nil
 }
