@@ -2,7 +2,11 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/filters"
@@ -24,6 +28,8 @@ func (s *Server) handlerChain() *filters.Chain {
 			Reason: "who is asking (certificate, token, impersonation): every later step reads the user"},
 		filters.Filter{Name: "audit", Run: s.auditFilter,
 			Reason: "after authentication, so that the log names the user; before authorization, so that refusals are logged too"},
+		filters.Filter{Name: "timeout", Run: s.timeoutFilter,
+			Reason: "after audit (a timeout is logged), before the queues (the wait counts): a request that is not long-running ends after --request-timeout with 504 (kube-apiserver's WithRequestDeadline)"},
 		filters.Filter{Name: "inflight", Run: s.inflight().filter,
 			Reason: "after authentication (system:masters is exempt) and audit (a refusal is logged): one user's watches bounded; with Priority and Fairness off, at most so many reads and writes at once, 429 beyond (kube-apiserver's max-in-flight filter)"},
 		filters.Filter{Name: "flowcontrol", Run: s.priorityAndFairness,
@@ -48,6 +54,24 @@ func (s *Server) authenticationFilter(ctx context.Context, c *filters.Call, next
 		return nil, err
 	}
 	return next(ctx, c)
+}
+
+// timeoutFilter gives a request that is not long-running a deadline of
+// --request-timeout: the context that every later step and the registry
+// (down to etcd) run under ends then, and the call answers
+// DeadlineExceeded (HTTP 504), as kube-apiserver's "Timeout: request did
+// not complete within the allotted timeout".
+func (s *Server) timeoutFilter(ctx context.Context, c *filters.Call, next filters.Handler) (any, error) {
+	if c.Streaming || s.cfg.RequestTimeout <= 0 {
+		return next(ctx, c)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	resp, err := next(ctx, c)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, status.Errorf(codes.DeadlineExceeded, "Timeout: request did not complete within the allotted timeout of %s (--request-timeout)", s.cfg.RequestTimeout)
+	}
+	return resp, err
 }
 
 // authorizationFilter asks the authorizer (authorization.go) about the

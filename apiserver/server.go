@@ -68,8 +68,13 @@ type Config struct {
 	// default), their sum is the seats the priority levels share
 	// (apiserver/flowcontrol).
 	DisablePriorityAndFairness bool
+	// RequestTimeout bounds a request that is not long-running (1 minute,
+	// kube-apiserver's --request-timeout): past it the request's context
+	// ends, whatever it was doing stops, and the client gets 504.
+	// Watches, logs, exec, attach and port-forward are not bounded by it.
+	RequestTimeout time.Duration
 	// QueueWaitLimit is how long a request may wait in a priority level's
-	// queue (15 s, kube-apiserver's quarter of its request timeout).
+	// queue (a quarter of RequestTimeout, as kube-apiserver's).
 	QueueWaitLimit time.Duration
 	// EtcdLogLevel is the embedded etcd's log level.
 	EtcdLogLevel string
@@ -143,6 +148,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.CompactionInterval == 0 {
 		c.CompactionInterval = 5 * time.Minute
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = time.Minute
+	}
+	if c.QueueWaitLimit == 0 {
+		c.QueueWaitLimit = c.RequestTimeout / 4
 	}
 	if c.BookmarkInterval == 0 {
 		c.BookmarkInterval = 10 * time.Second

@@ -40,6 +40,7 @@ func main() {
 	flag.BoolVar(&cfg.InsecurePlaintext, "insecure-plaintext", false, "INSECURE: serve the API without TLS and without authentication (everyone anonymous and allowed); only for trying Kobune on a machine nobody else uses")
 	flag.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", 400, "with Priority and Fairness, this plus --max-mutating-requests-inflight is the seats its priority levels share; without, the reads that may run at once, more refused with 429 and Retry-After (-1: no limit)")
 	flag.IntVar(&cfg.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", 200, "with Priority and Fairness, part of its seats (see --max-requests-inflight); without, the writes that may run at once (-1: no limit)")
+	flag.DurationVar(&cfg.RequestTimeout, "request-timeout", time.Minute, "how long a request that is not long-running (not watch, logs, exec, attach, port-forward) may take before it is ended with 504; a quarter of it is the longest a request waits in a Priority and Fairness queue")
 	enableAPF := flag.Bool("enable-priority-and-fairness", true, "API Priority and Fairness: requests queue fairly per priority level and flow, as the FlowSchemas and PriorityLevelConfigurations say (false: the two in-flight limits are plain limits)")
 	flag.IntVar(&cfg.MaxWatchesPerUser, "max-watches-per-user", 2000, "watches one user may hold open; more are refused with 429 (-1: no limit; system:masters is exempt)")
 	flag.BoolVar(&cfg.AnonymousAuth, "anonymous-auth", false, "with --client-ca-file, let callers without a certificate in as system:anonymous")
