@@ -101,7 +101,9 @@ func fairnessBench(dir string, creates, rounds, objects, watches, lists int, att
 	return b.String()
 }
 
-func bind(ctx context.Context, s *testserver.Server, user, role string) { bindIn(ctx, s, "default", user, role) }
+func bind(ctx context.Context, s *testserver.Server, user, role string) {
+	bindIn(ctx, s, "default", user, role)
+}
 
 // waitAllowed waits until the client's binding has reached the
 // authorizer (through its watch).
