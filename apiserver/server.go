@@ -91,6 +91,11 @@ type Config struct {
 	// AdvertiseAddress is the address the kubernetes Service's endpoint
 	// points at ("": the last listen address that is not loopback).
 	AdvertiseAddress string
+	// EndpointReconcileInterval is how often this API server renews its
+	// Lease and writes the kubernetes Service's endpoints from the Leases
+	// of all (10 s); EndpointLeaseDuration is how long a Lease not renewed
+	// keeps its server there (15 s), as kube-apiserver's lease reconciler.
+	EndpointReconcileInterval, EndpointLeaseDuration time.Duration
 	// ServiceRepairInterval is how often Service allocations are checked
 	// against the Services (3 min, as kube-apiserver's repair loops).
 	ServiceRepairInterval time.Duration
@@ -178,6 +183,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.ServiceNodePortRange == "" {
 		c.ServiceNodePortRange = "30000-32767"
+	}
+	if c.EndpointReconcileInterval == 0 {
+		c.EndpointReconcileInterval = 10 * time.Second
+	}
+	if c.EndpointLeaseDuration == 0 {
+		c.EndpointLeaseDuration = 15 * time.Second
 	}
 	if c.ServiceRepairInterval == 0 {
 		c.ServiceRepairInterval = 3 * time.Minute
@@ -290,6 +301,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.services.run(ctx, s.cfg.ServiceRepairInterval) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.services.runEndpoints(ctx) }()
 	go func() { defer s.wg.Done(); s.space.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.registry.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()

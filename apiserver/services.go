@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/api/core"
-	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/registry"
@@ -79,37 +78,19 @@ func (s *systemServices) ensureDNSService(ctx context.Context) error {
 
 // ensureKubernetesService creates the kubernetes Service in default with
 // the range's first address, port 443 (https) to the API server's port,
-// and its Endpoints: the API server's advertised address, as
-// kube-apiserver does at start.
+// and its Endpoints: the advertised addresses of the API servers alive
+// (endpointleases.go).
 func (s *systemServices) ensureKubernetesService(ctx context.Context) error {
 	r := s.ranges
 	svcKind, _ := scheme.ByResource("services")
-	epKind, _ := scheme.ByResource("endpoints")
-	ip, port := s.advertised()
+	_, port := s.advertised()
 	svc := &core.Service{ObjectMeta: meta.ObjectMeta{Name: "kubernetes", Namespace: "default",
 		Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
 		Spec: core.ServiceSpec{ClusterIP: r.KubernetesIP, Ports: []core.ServicePort{{Name: "https", Protocol: core.ProtocolTCP, Port: 443, TargetPort: meta.FromInt(port)}}}}
 	if _, err := s.registry.CreateObject(ctx, svcKind, svc); err != nil && !registry.IsAlreadyExists(err) {
 		return fmt.Errorf("create the kubernetes Service (%s): %w", r.KubernetesIP, err)
 	}
-	ep := &core.Endpoints{ObjectMeta: meta.ObjectMeta{Name: "kubernetes", Namespace: "default",
-		Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
-		Subsets: []core.EndpointSubset{{Addresses: []core.EndpointAddress{{IP: ip}}, Ports: []core.EndpointPort{{Name: "https", Port: port, Protocol: core.ProtocolTCP}}}}}
-	if err := s.registry.CreateOrReplace(ctx, epKind, ep); err != nil {
-		return fmt.Errorf("the kubernetes Endpoints: %w", err)
-	}
-	// And its EndpointSlice, which the node proxies follow (kube-apiserver
-	// writes both): pods reach the API at https://kubernetes.default.svc.
-	sliceKind, _ := scheme.ByResource("endpointslices")
-	ready, name, proto := true, "https", core.ProtocolTCP
-	slice := &discovery.EndpointSlice{ObjectMeta: meta.ObjectMeta{Name: "kubernetes", Namespace: "default",
-		Labels: map[string]string{discovery.LabelServiceName: "kubernetes", discovery.LabelManagedBy: "kobune-apiserver"}},
-		AddressType: discovery.AddressTypeIPv4, Endpoints: []discovery.Endpoint{{Addresses: []string{ip}, Conditions: discovery.EndpointConditions{Ready: &ready}}},
-		Ports: []discovery.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}}}
-	if err := s.registry.CreateOrReplace(ctx, sliceKind, slice); err != nil {
-		return fmt.Errorf("the kubernetes EndpointSlice: %w", err)
-	}
-	return nil
+	return s.reconcileEndpoints(ctx)
 }
 
 // advertised is the address and port other hosts and pods reach this API
