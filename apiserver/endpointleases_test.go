@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/connectivity"
 
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
@@ -110,4 +114,59 @@ func TestKubernetesServiceFollowsTheAPIServers(t *testing.T) {
 	}
 	ep, sl := endpoints(s2.Client)
 	t.Fatalf("a second API server's Lease (1 s, not renewed): seen in the endpoints %v; now Endpoints %s EndpointSlice %s, want it gone again (%s)", seenBoth, ep, sl, want2)
+}
+
+// TestIdleConnectionsAreClosed (issue #35): a connection that carries no
+// request is closed after IdleConnectionTimeout, over REST (HTTP/2 and
+// HTTP/1.1) and gRPC alike, so that idle clients cannot pile connections
+// up; a client that calls again reconnects.
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	timeout := apiserver.IdleConnectionTimeout
+	apiserver.IdleConnectionTimeout = 500 * time.Millisecond
+	t.Cleanup(func() { apiserver.IdleConnectionTimeout = timeout })
+	s := startSecured(t)
+	rc := newRESTClient(t, s.admin, s.Addr())
+	var conns atomic.Int32
+	tr := rc.http.Transport.(*http.Transport)
+	dial := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conns.Add(1)
+		return dial.DialContext(ctx, network, addr)
+	}
+	if code, _, b := rc.do("GET", "/api/v1/namespaces/default/configmaps", "", ""); code != 200 {
+		t.Fatalf("list: %d %s", code, b)
+	}
+	if code, _, _ := rc.do("GET", "/api/v1/namespaces/default/configmaps", "", ""); code != 200 || conns.Load() != 1 {
+		t.Fatalf("a second request at once: %d over %d connections, want the first one reused", code, conns.Load())
+	}
+	time.Sleep(2 * time.Second)
+	if code, _, _ := rc.do("GET", "/api/v1/namespaces/default/configmaps", "", ""); code != 200 || conns.Load() != 2 {
+		t.Fatalf("after 2 s idle: %d over %d connections, want a new one (the server closed the idle one)", code, conns.Load())
+	}
+
+	gc := s.as(t, "gopher", "system:masters")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, _, err := client.For[*core.ConfigMap](gc).List(ctx, "default", client.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cc := gc.Conn()
+	waitState := func(want connectivity.State) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			st := cc.GetState()
+			if st == want {
+				return true
+			}
+			wctx, wcancel := context.WithDeadline(ctx, deadline)
+			cc.WaitForStateChange(wctx, st)
+			wcancel()
+		}
+		return false
+	}
+	if !waitState(connectivity.Idle) {
+		t.Fatalf("the gRPC connection is %v after the server's idle timeout, want Idle (closed by the server)", cc.GetState())
+	}
+	if _, _, err := client.For[*core.ConfigMap](gc).List(ctx, "default", client.ListOptions{}); err != nil {
+		t.Fatalf("a call after the idle close: %v", err)
+	}
 }

@@ -27,6 +27,10 @@ type Client struct {
 	cfg Config
 }
 
+// Conn is the client's gRPC connection (its state shows whether the
+// server closed it, as after its idle timeout).
+func (c *Client) Conn() *grpc.ClientConn { return c.conn }
+
 // Another is a second connection to the same server as the same user
 // (leader election keeps its Lease renewals on a connection of their own).
 func (c *Client) Another() (*Client, error) {
