@@ -62,6 +62,12 @@ func TestPriorityAndFairness(t *testing.T) {
 		}
 	}
 
+	// kubectl get flowschemas: the columns kube-apiserver's Table has.
+	code, _, tb := admin.do("GET", base+"flowschemas", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", "")
+	if code != 200 || !strings.Contains(string(tb), "PRIORITYLEVEL") || !strings.Contains(string(tb), `"global-default"`) {
+		t.Errorf("flow schemas as a Table: %d %.300s", code, tb)
+	}
+
 	// The view binding reaches the authorizer through its watch.
 	get := func(c *restClient) (int, map[string][]string, string) {
 		code, h, b := c.do("GET", "/api/v1/namespaces/default/configmaps", "", "")
