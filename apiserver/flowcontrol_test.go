@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/api/rbac"
-	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/client"
 )
 
@@ -164,20 +163,4 @@ func until(t *testing.T, what string, cond func() bool) {
 		}
 		return nil
 	})
-}
-
-// TestRequestTimeout (issue #35): a request that is not long-running is
-// ended after --request-timeout with 504 Timeout, as kube-apiserver's;
-// a watch is not.
-func TestRequestTimeout(t *testing.T) {
-	s := startSecured(t, func(c *apiserver.Config) { c.RequestTimeout = time.Nanosecond })
-	admin := newRESTClient(t, s.admin, s.Addr())
-	code, _, b := admin.do("GET", "/api/v1/namespaces/default/configmaps", "", "")
-	if code != 504 || !strings.Contains(string(b), "request-timeout") {
-		t.Fatalf("a list with a 1 ns request timeout: %d %s; want 504 naming --request-timeout", code, b)
-	}
-	code, _, b = admin.do("GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1", "", "")
-	if code != 200 {
-		t.Fatalf("a watch is long-running, not bounded by the request timeout: %d %s", code, b)
-	}
 }

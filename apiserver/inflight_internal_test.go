@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -49,5 +51,29 @@ func TestInflightFilter(t *testing.T) {
 	}
 	if out, err := l.filter(user, &filters.Call{Method: "Get"}, done); err != nil || out != "ok" {
 		t.Errorf("a read once the slots are free: %v %v", out, err)
+	}
+}
+
+// TestRequestTimeout (issue #35): a call that is not long-running runs
+// under a deadline of --request-timeout: work that outlives it is told to
+// stop (its context ends) and the call answers DeadlineExceeded, which
+// REST sends as 504 Timeout naming the flag, as kube-apiserver's; a
+// stream (watch, logs, exec) gets no deadline.
+func TestRequestTimeout(t *testing.T) {
+	s := &Server{cfg: Config{RequestTimeout: 50 * time.Millisecond}}
+	slow := func(ctx context.Context, _ *filters.Call) (any, error) {
+		if _, ok := ctx.Deadline(); !ok {
+			return "no deadline", nil
+		}
+		<-ctx.Done() // the registry stops when its context ends
+		return nil, ctx.Err()
+	}
+	_, err := s.timeoutFilter(context.Background(), &filters.Call{Method: "List"}, slow)
+	if status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "--request-timeout") {
+		t.Fatalf("a list that outlives the request timeout: %v, want DeadlineExceeded naming --request-timeout", err)
+	}
+	resp, err := s.timeoutFilter(context.Background(), &filters.Call{Method: "Watch", Streaming: true}, slow)
+	if err != nil || resp != "no deadline" {
+		t.Fatalf("a watch: %v %v, want it to run without a deadline", resp, err)
 	}
 }
