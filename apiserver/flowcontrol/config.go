@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"path"
 	"slices"
 	"sync"
 	"time"
@@ -33,10 +34,9 @@ type Controller struct {
 	cfg Config
 
 	mu      sync.Mutex
-	schemas []*schema         // by matchingPrecedence, then name
-	levels  map[string]*level // by name
-	order   []*level          // the levels by name: where borrowing looks
-	synced  chan struct{}
+	schemas []*schema                         // by matchingPrecedence, then name
+	levels  map[string]*level                 // by name
+	order   []*level                          // the levels by name: where borrowing looks
 	have    map[string]map[string]meta.Object // resource → name → object
 	counts  map[string]int64                  // resource → stored objects (width.go)
 }
@@ -55,7 +55,7 @@ func New(cfg Config) *Controller {
 	if cfg.QueueWaitLimit <= 0 {
 		cfg.QueueWaitLimit = 15 * time.Second
 	}
-	c := &Controller{cfg: cfg, levels: map[string]*level{}, synced: make(chan struct{}),
+	c := &Controller{cfg: cfg, levels: map[string]*level{},
 		have: map[string]map[string]meta.Object{"flowschemas": {}, "prioritylevelconfigurations": {}}}
 	levels, schemas := fc.Bootstrap()
 	for _, l := range levels {
@@ -71,38 +71,33 @@ func New(cfg Config) *Controller {
 }
 
 // Run follows the FlowSchemas and PriorityLevelConfigurations until ctx
-// ends, rebuilding the configuration on every change.
+// ends, rebuilding the configuration on every change, and counts the
+// stored objects lists are estimated by (width.go). Until the stored
+// objects are read, the bootstrap configuration New started from holds.
 func (c *Controller) Run(ctx context.Context) {
 	if c.cfg.Store == nil {
-		close(c.synced)
 		return
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); c.countObjects(ctx) }()
-	listed := make(chan struct{}, 2)
 	for _, res := range []string{"flowschemas", "prioritylevelconfigurations"} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			first := true
 			registry.Follow(ctx, c.cfg.Store, res, nil, func(objs []meta.Object) {
 				c.mu.Lock()
+				defer c.mu.Unlock()
 				c.have[res] = map[string]meta.Object{}
 				for _, o := range objs {
 					c.have[res][o.GetObjectMeta().Name] = o
 				}
 				c.rebuild()
-				c.mu.Unlock()
-				if first {
-					first = false
-					listed <- struct{}{}
-				}
 			}, func(ev storage.Event, o meta.Object) {
 				c.mu.Lock()
 				defer c.mu.Unlock()
 				if o == nil {
-					delete(c.have[res], lastSegment(ev.Key))
+					delete(c.have[res], path.Base(ev.Key))
 				} else {
 					c.have[res][o.GetObjectMeta().Name] = o
 				}
@@ -110,29 +105,7 @@ func (c *Controller) Run(ctx context.Context) {
 			})
 		}()
 	}
-	go func() {
-		for range 2 {
-			select {
-			case <-listed:
-			case <-ctx.Done():
-				return
-			}
-		}
-		close(c.synced)
-	}()
 	wg.Wait()
-}
-
-// Synced is closed once the stored configuration has been read.
-func (c *Controller) Synced() <-chan struct{} { return c.synced }
-
-func lastSegment(key string) string {
-	for i := len(key) - 1; i >= 0; i-- {
-		if key[i] == '/' {
-			return key[i+1:]
-		}
-	}
-	return key
 }
 
 // rebuild turns the objects into schemas and levels, keeping the state

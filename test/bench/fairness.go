@@ -178,40 +178,35 @@ func underAttack(ctx context.Context, s *testserver.Server, objects, watches, li
 	actx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	for i := range watches {
-		if i%200 == 0 {
-			conns = append(conns, conn())
-		}
-		c := conns[len(conns)-1]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			get(c, actx, "/api/v1/namespaces/attack/configmaps?watch=true") // until the attack ends (or a 429)
-		}()
-	}
-	var done, refused atomic.Int64
-	for i := range lists {
-		if i%200 == 0 {
-			conns = append(conns, conn())
-		}
-		c := conns[len(conns)-1]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for actx.Err() == nil {
-				code, err := get(c, actx, "/api/v1/namespaces/attack/configmaps")
-				switch {
-				case err == nil && code == 200:
-					done.Add(1)
-				case actx.Err() == nil:
-					if refused.Add(1) == 1 {
-						log.Printf("fairness: mallory's first refused list: %d %v", code, err)
-					}
-					time.Sleep(time.Second) // Retry-After
-				}
+	// spawn runs n of mallory's loops, 200 to a connection.
+	spawn := func(n int, loop func(c *http.Client)) {
+		for i := range n {
+			if i%200 == 0 {
+				conns = append(conns, conn())
 			}
-		}()
+			c := conns[len(conns)-1]
+			wg.Add(1)
+			go func() { defer wg.Done(); loop(c) }()
+		}
 	}
+	spawn(watches, func(c *http.Client) {
+		get(c, actx, "/api/v1/namespaces/attack/configmaps?watch=true") // until the attack ends (or a 429)
+	})
+	var done, refused atomic.Int64
+	spawn(lists, func(c *http.Client) {
+		for actx.Err() == nil {
+			code, err := get(c, actx, "/api/v1/namespaces/attack/configmaps")
+			switch {
+			case err == nil && code == 200:
+				done.Add(1)
+			case actx.Err() == nil:
+				if refused.Add(1) == 1 {
+					log.Printf("fairness: mallory's first refused list: %d %v", code, err)
+				}
+				time.Sleep(time.Second) // Retry-After
+			}
+		}
+	})
 	var peak atomic.Uint64
 	wg.Add(1)
 	go func() {
