@@ -2,7 +2,9 @@ package apiserver_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -208,4 +210,85 @@ func heapAlloc() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// TestWatchBufferIsBoundedInBytes (issue #35): a watch buffers at most
+// storage.WatchBufferBytes for a reader that does not take its events,
+// not only WatchBuffer events: 40 changes of a 200 KiB object (each event
+// 400 KiB with its previous value) are 16 MiB, and a watch whose reader
+// takes none is closed as too slow once 4 MiB wait for it (here); a
+// reader that keeps up gets every event. What the closed watch still
+// holds reaches its reader in order and without a gap before the close
+// (the reader resumes from the last event it got): a first version
+// dropped buffered events at random once the watch had ended, and a
+// ReplicaSet controller that missed a pod's creation made one too many.
+func TestWatchBufferIsBoundedInBytes(t *testing.T) {
+	bytes, budget := storage.WatchBufferBytes, storage.SlowWatcherBudget
+	storage.WatchBufferBytes, storage.SlowWatcherBudget = 4<<20, 500*time.Millisecond
+	t.Cleanup(func() { storage.WatchBufferBytes, storage.SlowWatcherBudget = bytes, budget })
+	srv := testserver.New(t)
+	ctx := ctxT(t)
+	cms := client.For[*core.ConfigMap](srv.Client)
+	value := strings.Repeat("x", 200<<10)
+	cm, err := cms.Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "big", Namespace: "default"}, Data: map[string]string{"v": value}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, _ := strconv.ParseInt(cm.ResourceVersion, 10, 64)
+	prefix := storage.ListPrefix("configmaps", "default")
+	stuck := srv.Server.Store().Watch(ctx, prefix, from)
+	keeping := srv.Server.Store().Watch(ctx, prefix, from)
+	got := make(chan int)
+	go func() {
+		n := 0
+		for range keeping.Events {
+			if n++; n == 40 {
+				got <- n
+			}
+		}
+	}()
+	var written []int64 // the revision of each change, in order
+	for i := range 40 {
+		cm.Data = map[string]string{"v": value[:len(value)-i-1]}
+		if cm, err = cms.Update(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		rev, _ := strconv.ParseInt(cm.ResourceVersion, 10, 64)
+		written = append(written, rev)
+	}
+	select {
+	case <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the reader that keeps up did not get all 40 events")
+	}
+	time.Sleep(3 * storage.SlowWatcherBudget) // the stuck watch gives up
+	// 40 events are fewer than WatchBuffer (100): only the byte bound
+	// closes this watch. What it buffered (4 MiB) is still delivered, in
+	// order, then the close; the rest was never taken from etcd.
+	delivered := 0
+	for closed := false; !closed; {
+		select {
+		case ev, ok := <-stuck.Events:
+			if !ok {
+				closed = true
+				break
+			}
+			if ev.Revision != written[delivered] {
+				t.Fatalf("the stuck watch's event %d has revision %d, want %d (changes %v): it skipped a change", delivered, ev.Revision, written[delivered], written)
+			}
+			delivered++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the stuck watch, 16 MiB behind, is still open after %d events read: its buffer is not bounded in bytes", delivered)
+		}
+	}
+	if !errors.Is(stuck.Err(), storage.ErrTooSlow) {
+		t.Fatalf("the stuck watch ended with %v, want ErrTooSlow", stuck.Err())
+	}
+	if delivered == 0 {
+		t.Fatal("the stuck watch delivered none of the events it held before it was closed: its reader cannot resume where the watch stopped")
+	}
+	if delivered >= 40 {
+		t.Fatalf("the stuck watch delivered all %d events: it held all 16 MiB", delivered)
+	}
+	t.Logf("the stuck watch delivered %d of 40 events, then was closed", delivered)
 }

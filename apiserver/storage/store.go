@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -43,6 +44,11 @@ func IsNoSpace(err error) bool {
 var (
 	WatchBuffer       = 100
 	SlowWatcherBudget = 5 * time.Second
+	// WatchBufferBytes bounds the same buffer in bytes (each event counts
+	// its key, value and previous value): 100 events of objects near the
+	// 1.5 MiB limit would otherwise be 300 MiB for one watcher. An event
+	// larger than the bound alone still passes, on its own.
+	WatchBufferBytes int64 = 16 << 20
 )
 
 // KV is one stored object: its key, its bytes and its modification revision.
@@ -442,16 +448,46 @@ type Watcher struct {
 // Watch streams changes under prefix after revision from (0: from now).
 func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 	w := clientv3.NewWatcher(s.watchCli)
-	events := make(chan Event, WatchBuffer)
+	// buf is the watch's buffer (WatchBuffer events, WatchBufferBytes
+	// bytes); a relay hands its events to the reader one at a time and
+	// counts the bytes out again as the reader takes them.
+	buf := make(chan Event, WatchBuffer)
+	events := make(chan Event)
+	b := &watchBytes{freed: make(chan struct{}, 1)}
 	var werr error
 	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithPrevKV()}
 	if from > 0 {
 		opts = append(opts, clientv3.WithRev(from+1))
 	}
+	reader := ctx
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	wch := w.Watch(ctx, prefix, opts...)
 	go func() {
+		// The relay delivers what is buffered in order even after the
+		// producer has ended (too slow, compacted, an etcd error): the
+		// reader then resumes from the last event it got. It stops only
+		// when the reader has gone — never between two events it still
+		// delivers, which would leave a gap the reader cannot see (a
+		// first version selected on the producer's context here and
+		// dropped events at random once it ended).
 		defer close(events)
+		for ev := range buf {
+			select {
+			case events <- ev:
+				b.release(ev.size())
+				continue
+			case <-reader.Done():
+			}
+			// The reader has gone: drop the rest, and close events only
+			// after the producer has ended, so that Err is set.
+			b.release(ev.size())
+			for ev := range buf {
+				b.release(ev.size())
+			}
+		}
+	}()
+	go func() {
+		defer close(buf)
 		defer w.Close()
 		defer cancel()
 		for resp := range wch {
@@ -464,7 +500,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 				return
 			}
 			if resp.IsProgressNotify() {
-				if werr = send(ctx, events, Event{Type: Progress, Revision: resp.Header.Revision}); werr != nil {
+				if werr = send(ctx, buf, b, Event{Type: Progress, Revision: resp.Header.Revision}); werr != nil {
 					return
 				}
 				continue
@@ -475,7 +511,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 					werr = err
 					return
 				}
-				if werr = send(ctx, events, e); werr != nil {
+				if werr = send(ctx, buf, b, e); werr != nil {
 					return
 				}
 			}
@@ -495,14 +531,19 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) *Watcher {
 	}
 }
 
-// send hands ev to the reader, waiting at most SlowWatcherBudget for room.
-func send(ctx context.Context, ch chan<- Event, ev Event) error {
+// send puts ev in the watch's buffer, waiting at most SlowWatcherBudget
+// for room (events and bytes).
+func send(ctx context.Context, ch chan<- Event, b *watchBytes, ev Event) error {
+	deadline := time.Now().Add(SlowWatcherBudget)
+	if err := b.reserve(ctx, ev.size(), deadline); err != nil {
+		return err
+	}
 	select {
 	case ch <- ev:
 		return nil
 	default:
 	}
-	t := time.NewTimer(SlowWatcherBudget)
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case ch <- ev:
@@ -511,6 +552,55 @@ func send(ctx context.Context, ch chan<- Event, ev Event) error {
 		return fmt.Errorf("%w (%d events waiting for %v)", ErrTooSlow, cap(ch), SlowWatcherBudget)
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// size is what an event holds in a watch's buffer.
+func (e *Event) size() int64 { return int64(len(e.Key) + len(e.Value) + len(e.Prev)) }
+
+// watchBytes counts the bytes in a watch's buffer.
+type watchBytes struct {
+	mu    sync.Mutex
+	held  int64
+	freed chan struct{} // a token after every release
+}
+
+// reserve waits until n more bytes fit in WatchBufferBytes (an event
+// alone always fits) and counts them, or fails at the deadline.
+func (b *watchBytes) reserve(ctx context.Context, n int64, deadline time.Time) error {
+	for {
+		b.mu.Lock()
+		if b.held == 0 || b.held+n <= WatchBufferBytes {
+			b.held += n
+			b.mu.Unlock()
+			return nil
+		}
+		held := b.held
+		b.mu.Unlock()
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return fmt.Errorf("%w (%d bytes waiting for %v)", ErrTooSlow, held, SlowWatcherBudget)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-b.freed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// release gives n bytes back once the reader has the event.
+func (b *watchBytes) release(n int64) {
+	b.mu.Lock()
+	b.held -= n
+	b.mu.Unlock()
+	select {
+	case b.freed <- struct{}{}:
+	default:
 	}
 }
 
