@@ -48,14 +48,15 @@ type connMux struct {
 	tls      *tls.Config // nil: plaintext
 	grpc     *chanListener
 	rest     *chanListener
+	sent     *sentConns // every gRPC connection is registered there
 	logf     func(string, ...any)
 	closeMux sync.Once
 	// exhausted: until when (Unix nanoseconds) Accept is known to fail.
 	exhausted atomic.Int64
 }
 
-func newConnMux(lis net.Listener, tc *tls.Config, logf func(string, ...any)) *connMux {
-	return &connMux{lis: lis, tls: tc, grpc: newChanListener(lis.Addr()), rest: newChanListener(lis.Addr()), logf: logf}
+func newConnMux(lis net.Listener, tc *tls.Config, sent *sentConns, logf func(string, ...any)) *connMux {
+	return &connMux{lis: lis, tls: tc, sent: sent, grpc: newChanListener(lis.Addr()), rest: newChanListener(lis.Addr()), logf: logf}
 }
 
 // serve accepts until the listener is closed. Any other error of Accept —
@@ -152,6 +153,8 @@ func (m *connMux) route(c net.Conn) {
 	to := m.grpc
 	if rest {
 		to = m.rest
+	} else {
+		out = m.sent.wrap(out)
 	}
 	if !to.put(out) {
 		out.Close()
@@ -177,12 +180,15 @@ func (t *tlsDoneConn) state() tls.ConnectionState { return t.Conn.ConnectionStat
 type tlsDone struct{}
 
 func (tlsDone) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	t, ok := c.(*tlsDoneConn)
-	if !ok {
+	var t *tlsDoneConn
+	if sc, ok := c.(*sentConn); ok {
+		t, _ = sc.Conn.(*tlsDoneConn)
+	}
+	if t == nil {
 		c.Close()
 		return nil, nil, errors.New("connection did not come through the TLS mux")
 	}
-	return t, credentials.TLSInfo{State: t.state(), CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}}, nil
+	return c, credentials.TLSInfo{State: t.state(), CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}}, nil
 }
 
 func (tlsDone) ClientHandshake(context.Context, string, net.Conn) (net.Conn, credentials.AuthInfo, error) {

@@ -72,7 +72,11 @@ func (s *Server) priorityAndFairness(ctx context.Context, c *filters.Call, next 
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	// The seats are held until the response has been sent (gRPC writes
+	// it after this returns; REST inside the chain).
+	if !filters.AfterSent(ctx, done) {
+		defer done()
+	}
 	resp, err := next(ctx, c)
 	if l, ok := resp.(*apipb.ListResponse); ok && l != nil {
 		s.apf.Observe(a.Resource, len(l.Items))

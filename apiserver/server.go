@@ -218,6 +218,7 @@ type Server struct {
 	grpc      *grpc.Server
 	listeners []net.Listener
 	muxes     []*connMux
+	sentConns *sentConns // gRPC connections counting what they send (grpcsent.go)
 	rest      *http.Server
 	httpLis   net.Listener
 	http      *http.Server

@@ -243,6 +243,7 @@ var IdleConnectionTimeout = 5 * time.Minute
 
 func buildFrontEnds(_ context.Context, s *Server) error {
 	var opts []grpc.ServerOption
+	s.sentConns = newSentConns()
 	if s.serving != nil {
 		// The mux (connmux.go) does the handshake: it chooses between
 		// gRPC and REST from the client's ALPN offer.
@@ -260,6 +261,10 @@ func buildFrontEnds(_ context.Context, s *Server) error {
 		// timeout is closed (GOAWAY; clients reconnect when they next
 		// call): idle connections cannot pile up.
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: IdleConnectionTimeout}),
+		// Priority and Fairness holds a call's seats until its response
+		// has been written (grpcsent.go), not only until the registry
+		// returned it.
+		grpc.StatsHandler(sentHandler{conns: s.sentConns}),
 	)...)
 	if seats := max(s.cfg.MaxRequestsInflight, 0) + max(s.cfg.MaxMutatingRequestsInflight, 0); !s.cfg.DisablePriorityAndFairness && seats > 0 {
 		s.apf = flowcontrol.New(flowcontrol.Config{Store: s.store, QueueWaitLimit: s.cfg.QueueWaitLimit,
@@ -269,7 +274,7 @@ func buildFrontEnds(_ context.Context, s *Server) error {
 	s.chain = s.handlerChain()
 	apipb.RegisterResourceAPIServer(s.grpc, grpcapi.New(s.chain, s.registry, s.proxy))
 	for _, lis := range s.listeners {
-		s.muxes = append(s.muxes, newConnMux(lis, s.serving, s.cfg.Logf))
+		s.muxes = append(s.muxes, newConnMux(lis, s.serving, s.sentConns, s.cfg.Logf))
 	}
 	// The REST API's HTTP server: HTTP/1.1 and, over TLS, HTTP/2. The
 	// timeouts bound slow clients; a watch or a log stream may run for

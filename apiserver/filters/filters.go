@@ -17,6 +17,7 @@ package filters
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -140,4 +141,50 @@ func SetHeader(ctx context.Context, key, value string) {
 		return
 	}
 	_ = grpc.SetHeader(ctx, metadata.Pairs(strings.ToLower(key), value)) // not a gRPC call: nothing to set
+}
+
+type sentKey struct{}
+
+// afterSent is what runs once a call's response has been sent.
+type afterSent struct {
+	mu   sync.Mutex
+	fns  []func()
+	sent bool
+}
+
+// WithAfterSent returns a context under which AfterSent defers work until
+// sent is called: a front end that sends the response only after the
+// chain has returned (gRPC marshals and writes it after its handler
+// returns) calls sent once the response is written. The REST front end
+// writes inside the chain and needs none.
+func WithAfterSent(ctx context.Context) (_ context.Context, sent func()) {
+	a := &afterSent{}
+	return context.WithValue(ctx, sentKey{}, a), func() {
+		a.mu.Lock()
+		fns := a.fns
+		a.fns, a.sent = nil, true
+		a.mu.Unlock()
+		for _, f := range fns {
+			f()
+		}
+	}
+}
+
+// AfterSent runs f once the call's response has been sent, and reports
+// whether it will; false (no front end hook, or already sent) leaves f to
+// the caller, who runs it when its step returns. API Priority and Fairness
+// holds a list's seats this way until its last byte has left, so that a
+// client that reads slowly cannot start more lists than there are seats.
+func AfterSent(ctx context.Context, f func()) bool {
+	a, ok := ctx.Value(sentKey{}).(*afterSent)
+	if !ok {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sent {
+		return false
+	}
+	a.fns = append(a.fns, f)
+	return true
 }
