@@ -23,7 +23,8 @@ import (
 // restored from it: every object whose create was acknowledged at or
 // before the snapshot's revision is there, with its content; the
 // restored server's revisions are past every one it handed out before
-// (a client's later resourceVersion is never taken for a newer state);
+// (a client's later resourceVersion is never taken for a newer state),
+// and a watch from one of those is told to relist (Expired);
 // a truncated or altered snapshot, and a restore over existing data, are
 // refused and change nothing.
 func TestSnapshotSaveAndRestore(t *testing.T) {
@@ -136,6 +137,21 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	}
 	if rv <= maxRV {
 		t.Errorf("the restored server's revision %d is not past %d, the last one it handed out before", rv, maxRV)
+	}
+	// A client that watches on from a resourceVersion it got before the
+	// restore is told its revision is gone (410 Expired, etcd's revisions
+	// are marked compacted), so that an informer lists again instead of
+	// waiting for changes that will never come at those revisions.
+	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer wcancel()
+	w, err := cms.Watch(wctx, "default", client.ListOptions{}, maxRV)
+	if err == nil {
+		for range w.Events {
+		}
+		err = w.Err()
+	}
+	if !client.IsExpired(err) {
+		t.Errorf("a watch from revision %d, handed out before the restore: %v; want Expired, so that informers relist", maxRV, err)
 	}
 	// It takes writes.
 	if _, err := cms.Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "after-restore"}}); err != nil {
