@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"log"
 	"math/rand/v2"
@@ -19,8 +17,8 @@ import (
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/client/pki"
 	"github.com/kobune/kobune/proto/apipb"
+	"github.com/kobune/kobune/test/overload"
 )
 
 // securityBench measures what security costs: pod creates through a
@@ -143,15 +141,10 @@ func verdict(met bool) string {
 // userConfig is a client config for user, with a certificate of the
 // server's CA.
 func userConfig(s *testserver.Server, user string) client.Config {
-	cfg, err := client.LoadKubeconfig(s.Kubeconfig("admin"), "")
+	cfg, err := overload.UserConfig(s, user)
 	if err != nil {
 		log.Fatal(err)
 	}
-	cert, key, err := issueUser(s.PKIDir, user)
-	if err != nil {
-		log.Fatal(err)
-	}
-	cfg.Cert, cfg.Key = cert, key
 	return cfg
 }
 
@@ -197,13 +190,4 @@ func rbacDecisions() (p50, p99, max time.Duration, n int) {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	return lat[n/2], lat[n*99/100], lat[n-1], n
-}
-
-func issueUser(pkiDir, user string) (certPEM, keyPEM []byte, err error) {
-	ca, key, err := pki.LoadCA(pkiDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pki.Issue(ca, key, &x509.Certificate{Subject: pkix.Name{CommonName: user}, NotBefore: time.Now().Add(-time.Minute),
-		NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 }
