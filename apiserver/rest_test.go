@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -264,7 +265,30 @@ func TestRESTAuthenticatesBeforeReadingTheBody(t *testing.T) {
 			t.Errorf("anonymous %s create: %d %s; want 401", ct, code, b)
 		}
 	}
-	open := startSecured(t, func(c *apiserver.Config) { c.AnonymousAuth = true })
+	// Refused before the body is read, the requests are still counted in
+	// the request metrics and (the 403s) written to the audit log, as
+	// every other refusal is.
+	metrics := func(addr string) string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if m := metrics(s.MetricsAddr()); !strings.Contains(m, `kobune_apiserver_requests_total{code="Unauthenticated",resource="configmaps",verb="create"} 2`) {
+		t.Errorf("the two 401s given before the body was read are not in the request metrics")
+	}
+	dir := t.TempDir()
+	policy, logPath := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open := startSecured(t, func(c *apiserver.Config) {
+		c.AnonymousAuth = true
+		c.AuditPolicyFile, c.AuditLogPath = policy, logPath
+	})
 	anon = open.admin
 	anon.Cert, anon.Key = nil, nil
 	for _, ct := range []string{"application/yaml", "application/vnd.kubernetes.protobuf"} {
@@ -272,6 +296,20 @@ func TestRESTAuthenticatesBeforeReadingTheBody(t *testing.T) {
 			t.Errorf("anonymous %s create with anonymous requests allowed: %d %s; want 403", ct, code, b)
 		}
 	}
+	if m := metrics(open.MetricsAddr()); !strings.Contains(m, `kobune_apiserver_requests_total{code="PermissionDenied",resource="configmaps",verb="create"} 2`) {
+		t.Errorf("the two 403s given before the body was read are not in the request metrics")
+	}
+	until(t, "the 403s given before the body was read are in the audit log", func() bool {
+		b, _ := os.ReadFile(logPath)
+		n := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, `"verb":"create"`) && strings.Contains(line, `"username":"system:anonymous"`) &&
+				strings.Contains(line, `"resource":"configmaps"`) && strings.Contains(line, `"code":403`) {
+				n++
+			}
+		}
+		return n == 2
+	})
 	// An admin's write still goes through (authenticated once, before the body).
 	admin := newRESTClient(t, open.admin, open.Addr())
 	if code, _, b := admin.do("POST", "/api/v1/namespaces/default/configmaps", "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n", "Content-Type", "application/yaml"); code != 201 {

@@ -154,12 +154,17 @@ func listAll(ctx context.Context, store *storage.Store, k *scheme.Kind, f *filte
 		return nil, apierrors.FromStorage(err, k, "")
 	}
 	resp := &apipb.ListResponse{ResourceVersion: rev, Items: make([][]byte, 0, len(kvs))}
-	return resp, f.appendMatching(resp, kvs)
+	return resp, f.appendMatching(ctx, resp, kvs)
 }
 
-// appendMatching adds the objects that match the filter to a list.
-func (f *filter) appendMatching(resp *apipb.ListResponse, kvs []storage.KV) error {
-	for _, kv := range kvs {
+// appendMatching adds the objects that match the filter to a list. A
+// selector decodes every object: it stops when the request's context
+// ends (its client gone, or --request-timeout), checked every 1,000.
+func (f *filter) appendMatching(ctx context.Context, resp *apipb.ListResponse, kvs []storage.KV) error {
+	for i, kv := range kvs {
+		if i%1000 == 999 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		ok, err := f.matchesStored(kv.Value)
 		if err != nil {
 			return status.Errorf(codes.Internal, "decode stored %s: %v", kv.Key, err)
@@ -197,7 +202,7 @@ func listPaged(ctx context.Context, store *storage.Store, k *scheme.Kind, f *fil
 			return nil, apierrors.FromStorage(err, k, "")
 		}
 		rev = read
-		if err := f.appendMatching(resp, kvs); err != nil {
+		if err := f.appendMatching(ctx, resp, kvs); err != nil {
 			return nil, err
 		}
 		resp.ResourceVersion = rev

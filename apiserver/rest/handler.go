@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/patch"
@@ -29,6 +30,7 @@ import (
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
 )
 
 // routes is the REST API's HTTP handler.
@@ -224,8 +226,8 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		// A request with a body is authenticated before its body is read
 		// (kube-apiserver authenticates in a filter around every handler):
 		// an unknown caller's YAML or protobuf is never decoded.
-		if ctx, err = s.authenticateBeforeBody(ctx, r, &t); err != nil {
-			writeError(w, err, &t)
+		if err := s.authenticateBeforeBody(&ctx, r, &t); err != nil {
+			writeError(w, s.refusedUnread(ctx, r, &t, err), &t)
 			return
 		}
 		if t.sub != "exec" && t.sub != "attach" && t.sub != "portforward" { // those become streams
@@ -289,17 +291,20 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 // anonymous caller (when anonymous requests are allowed at all) is also
 // authorized from the URL alone first, so that what RBAC refuses it is
 // refused unread; the chain authorizes the whole request again.
-func (s *Handler) authenticateBeforeBody(ctx context.Context, r *http.Request, t *restTarget) (context.Context, error) {
+// *ctx becomes the authenticated context (also when authorization then
+// refuses).
+func (s *Handler) authenticateBeforeBody(pctx *context.Context, r *http.Request, t *restTarget) error {
 	if s.cfg.Authenticate == nil {
-		return ctx, nil
+		return nil
 	}
-	ctx, err := s.cfg.Authenticate(ctx)
+	ctx, err := s.cfg.Authenticate(*pctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	*pctx = ctx
 	u := request.UserFrom(ctx)
 	if u.Name != request.Anonymous.Name || s.cfg.AuthorizeAttributes == nil {
-		return ctx, nil
+		return nil
 	}
 	verb := map[string]string{http.MethodPost: "create", http.MethodPut: "update", http.MethodPatch: "patch", http.MethodDelete: "delete"}[r.Method]
 	if verb == "delete" && t.name == "" {
@@ -309,10 +314,49 @@ func (s *Handler) authenticateBeforeBody(ctx context.Context, r *http.Request, t
 	if t.group != "" {
 		a.APIVersion = t.group + "/" + t.version
 	}
-	if err := s.cfg.AuthorizeAttributes(ctx, &a); err != nil {
-		return nil, err
+	return s.cfg.AuthorizeAttributes(ctx, &a)
+}
+
+// refusedUnread passes a request refused before its body was read (401,
+// or 403 for an anonymous caller) through the handler chain without its
+// body, so that the request metrics and the audit log count it as they
+// count every other refusal; the chain refuses it again at the same step
+// (authentication, or authorization), and if it did not, the first
+// refusal stands. What the chain answers is the answer.
+func (s *Handler) refusedUnread(ctx context.Context, r *http.Request, t *restTarget, refusal error) error {
+	refuse := func(context.Context) (any, error) { return nil, refusal }
+	resource := t.resource
+	if t.sub != "" && t.sub != "status" {
+		resource += "/" + t.sub
 	}
-	return ctx, nil
+	var (
+		method string
+		req    proto.Message
+	)
+	switch {
+	case r.Method == http.MethodPost && t.resource == "pods" && (t.sub == "exec" || t.sub == "attach" || t.sub == "portforward"):
+		method = map[string]string{"exec": "PodExec", "attach": "PodAttach", "portforward": "PodPortForward"}[t.sub]
+		req = map[string]proto.Message{"exec": &apipb.PodExecInput{Namespace: t.namespace, Name: t.name},
+			"attach": &apipb.PodAttachRequest{Namespace: t.namespace, Name: t.name}, "portforward": &apipb.PodPortForwardData{Namespace: t.namespace, Name: t.name}}[t.sub]
+		_, err := s.chain.Do(ctx, &filters.Call{Method: method, Request: req, Streaming: true}, refuse)
+		return err
+	case r.Method == http.MethodPost && t.resource == "pods" && t.sub == "binding":
+		method, req = "Bind", &apipb.BindRequest{Namespace: t.namespace, Name: t.name}
+	case r.Method == http.MethodPost:
+		method, req = "Create", &apipb.CreateRequest{Resource: resource, Namespace: t.namespace}
+	case r.Method == http.MethodPut && t.sub == "status":
+		method, req = "UpdateStatus", &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace}
+	case r.Method == http.MethodPut:
+		method, req = "Update", &apipb.UpdateRequest{Resource: resource, Namespace: t.namespace}
+	case r.Method == http.MethodPatch:
+		method, req = "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, Subresource: t.sub}
+	case r.Method == http.MethodDelete:
+		method, req = "Delete", &apipb.DeleteRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name}
+	default:
+		return refusal
+	}
+	_, err := s.chain.Do(ctx, &filters.Call{Method: method, Request: req}, refuse)
+	return err
 }
 
 // BodyReadTimeout is how long a request's body may take to arrive: a
