@@ -37,7 +37,8 @@ func TestFairnessUnderAttack(t *testing.T) {
 	sched := scheduler.New(scheduler.Config{Logf: func(string, ...any) {}}, componentClient(t, srv, "scheduler"))
 	leader := client.LeaderFlags{Elect: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
 	schedDone := make(chan error, 1)
-	go func() { schedDone <- leader.Run(ctx, componentClient(t, srv, "scheduler"), "kobune-scheduler", "kobune-scheduler", sched.Run) }()
+	schedClient := componentClient(t, srv, "scheduler")
+	go func() { schedDone <- leader.Run(ctx, schedClient, "kobune-scheduler", "kobune-scheduler", sched.Run) }()
 	c := srv.Client // the administrator: exempt, so that watching does not disturb what is watched
 	leases := client.For[*coordination.Lease](c)
 	nodeAPI := client.For[*core.Node](c)
