@@ -77,6 +77,7 @@ func tables(wide bool) map[string]Table {
 		"Pod":                        podTable(w),
 		"Deployment":                 deploymentTable(w),
 		"ReplicaSet":                 replicaSetTable(w),
+		"PodTemplate":                podTemplateTable(w),
 		"DaemonSet":                  daemonSetTable(w),
 		"ControllerRevision":         controllerRevisionTable(w),
 		"StatefulSet":                statefulSetTable(w),
@@ -136,6 +137,15 @@ func replicaSetTable(w widen) Table {
 		r := o.(*apps.ReplicaSet)
 		return w([]string{r.Name, fmt.Sprint(Deref32(r.Spec.Replicas)), fmt.Sprint(r.Status.Replicas), fmt.Sprint(r.Status.ReadyReplicas), age(o)},
 			containerCols(&r.Spec.Template, r.Spec.Selector))
+	}}
+}
+
+// podTemplateTable is kubectl get's columns for PodTemplate objects.
+func podTemplateTable(_ widen) Table {
+	return Table{[]string{"NAME", "CONTAINERS", "IMAGES", "POD LABELS"}, func(o meta.Object) []string {
+		t := o.(*core.PodTemplate)
+		cols := containerCols(&t.Template, nil)
+		return []string{t.Name, cols[0], cols[1], LabelString(t.Template.Labels)}
 	}}
 }
 

@@ -47,6 +47,7 @@ func buildKinds() []*Kind {
 			core.ValidatePersistentVolumeClaim, core.ValidatePersistentVolumeClaimUpdate, func(c *core.PersistentVolumeClaim) map[string]string {
 				return map[string]string{"status.phase": c.Status.Phase, "spec.volumeName": c.Spec.VolumeName}
 			}),
+		kind("PodTemplate", "v1", "podtemplates", nil, namespaced, noStatus, core.SetDefaultsPodTemplate, core.ValidatePodTemplate, nil, nil),
 		kind("ServiceAccount", "v1", "serviceaccounts", []string{"sa"}, namespaced, noStatus, nil, core.ValidateServiceAccount, nil, nil),
 		kind("LimitRange", "v1", "limitranges", []string{"limits"}, namespaced, noStatus, core.SetDefaultsLimitRange, core.ValidateLimitRange, nil, nil),
 		kind("ResourceQuota", "v1", "resourcequotas", []string{"quota"}, namespaced, withStatus, nil,
