@@ -71,6 +71,11 @@ const TokenSubresource = "serviceaccounts/token"
 // pods/NAME/eviction in the REST API).
 const EvictionSubresource = "pods/eviction"
 
+// NamespaceFinalizeSubresource is how a namespace's finalize travels in an
+// Update call (PUT namespaces/NAME/finalize in the REST API): only the
+// namespace's spec.finalizers change.
+const NamespaceFinalizeSubresource = "namespaces/finalize"
+
 // RulesIn is every rule the caller holds in a namespace (a
 // SelfSubjectRulesReview, as `kubectl auth can-i --list`).
 func (c *Client) RulesIn(ctx context.Context, namespace string) (authorization.SubjectRulesReviewStatus, error) {

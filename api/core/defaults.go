@@ -216,7 +216,4 @@ func SetDefaultsNamespace(n *Namespace) {
 	if n.Status.Phase == "" {
 		n.Status.Phase = NamespaceActive
 	}
-	if len(n.Spec.Finalizers) == 0 {
-		n.Spec.Finalizers = []string{"kubernetes"}
-	}
 }

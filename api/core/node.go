@@ -118,10 +118,36 @@ type NamespaceSpec struct {
 	Finalizers []string `json:"finalizers,omitempty"`
 }
 
-// NamespaceStatus holds the phase: Active or Terminating.
+// NamespaceStatus holds the phase (Active or Terminating) and, while the
+// namespace is being deleted, conditions saying what holds it up.
 type NamespaceStatus struct {
-	Phase string `json:"phase,omitempty"`
+	Phase      string               `json:"phase,omitempty"`
+	Conditions []NamespaceCondition `json:"conditions,omitempty"`
 }
+
+// NamespaceCondition is one fact about a namespace's deletion.
+type NamespaceCondition struct {
+	Type               string               `json:"type"`
+	Status             meta.ConditionStatus `json:"status"`
+	LastTransitionTime meta.Time            `json:"lastTransitionTime,omitzero"`
+	Reason             string               `json:"reason,omitempty"`
+	Message            string               `json:"message,omitempty"`
+}
+
+// FinalizerKubernetes is the spec finalizer every namespace gets when it
+// is created: it is taken away once the namespace's content is gone, and
+// the namespace goes when no finalizer is left.
+const FinalizerKubernetes = "kubernetes"
+
+// The conditions of a namespace being deleted, as Kubernetes' namespace
+// controller writes them.
+const (
+	NamespaceDeletionDiscoveryFailure           = "NamespaceDeletionDiscoveryFailure"
+	NamespaceDeletionGroupVersionParsingFailure = "NamespaceDeletionGroupVersionParsingFailure"
+	NamespaceDeletionContentFailure             = "NamespaceDeletionContentFailure"
+	NamespaceContentRemaining                   = "NamespaceContentRemaining"
+	NamespaceFinalizersRemaining                = "NamespaceFinalizersRemaining"
+)
 
 // Namespace phases.
 const (

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kobune/kobune/api/selector"
 	v "github.com/kobune/kobune/api/validation"
 )
 
@@ -14,7 +15,21 @@ var configKeyRe = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 
 // ValidateNamespace checks a namespace: its name is a DNS-1123 label.
 func ValidateNamespace(n *Namespace) v.ErrorList {
-	return v.ValidateObjectMeta(&n.ObjectMeta, false, v.IsDNS1123Label, v.NewPath("metadata"))
+	errs := v.ValidateObjectMeta(&n.ObjectMeta, false, v.IsDNS1123Label, v.NewPath("metadata"))
+	for i, f := range n.Spec.Finalizers {
+		// As Kubernetes: "kubernetes", or a qualified name with a prefix
+		// (example.com/name).
+		if f == FinalizerKubernetes {
+			continue
+		}
+		p := v.NewPath("spec", "finalizers").Index(i)
+		if !strings.Contains(f, "/") {
+			errs = append(errs, v.NewInvalid(p, f, "name is neither a standard finalizer name nor is it fully qualified"))
+		} else if err := selector.ValidLabelKey(f); err != nil {
+			errs = append(errs, v.NewInvalid(p, f, err.Error()))
+		}
+	}
+	return errs
 }
 
 // ValidateNode checks a node's name, pod CIDR and taints.

@@ -69,6 +69,9 @@ func AttributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		if method == "UpdateStatus" {
 			a.Subresource = "status"
 		}
+		if res, sub, ok := strings.Cut(q.Resource, "/"); ok { // namespaces/finalize
+			a.Resource, a.Subresource = res, sub
+		}
 	case *apipb.PatchRequest:
 		a = request.Attributes{Verb: "patch", Resource: q.Resource, Namespace: q.Namespace, Name: q.Name, Subresource: q.Subresource}
 		obj = q.Patch

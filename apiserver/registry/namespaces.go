@@ -3,7 +3,11 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,8 +17,10 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/proto/apipb"
 )
 
 // NamespaceCache answers "does namespace X exist, and is it terminating?"
@@ -164,8 +170,13 @@ func (c *namespaceCleanup) poke() {
 	}
 }
 
-// cleanup deletes what is left in each terminating namespace, and the
-// namespace once nothing is.
+// cleanup deletes what is left in each terminating namespace — its pods
+// first, the rest once no pod is left (Kubernetes' ordered namespace
+// deletion: a pod can still use its ConfigMaps, Secrets and
+// ServiceAccount while it stops) — and writes conditions saying what
+// holds the deletion up, as Kubernetes' namespace controller does. Once
+// nothing is left it takes the spec finalizer "kubernetes" away; the
+// namespace goes when no other finalizer holds it.
 func (c *namespaceCleanup) cleanup(ctx context.Context) {
 	s := c.r
 	kvs, _, err := s.store.List(ctx, storage.ListPrefix("namespaces", ""))
@@ -177,33 +188,151 @@ func (c *namespaceCleanup) cleanup(ctx context.Context) {
 		if err != nil || ns.DeletionTimestamp == nil {
 			continue
 		}
-		remaining := 0
-		for _, k := range scheme.All() {
-			if !k.Namespaced {
-				continue
-			}
-			items, _, err := s.store.List(ctx, storage.ListPrefix(k.Resource, ns.Name))
-			if err != nil {
-				remaining++
-				continue
-			}
-			remaining += len(items)
-			for _, it := range items {
-				o, err := DecodeStored(k, it.Value, it.Revision)
-				if err != nil || o.GetObjectMeta().DeletionTimestamp != nil {
-					continue
+		left := c.deleteContent(ctx, ns)
+		conds := left.conditions(ns.Name)
+		gone := left.instances() == 0
+		if gone {
+			ns.Spec.Finalizers = slices.DeleteFunc(slices.Clone(ns.Spec.Finalizers), func(f string) bool { return f == core.FinalizerKubernetes })
+			if len(ns.Spec.Finalizers) == 0 && len(ns.Finalizers) == 0 {
+				if _, err := s.store.Delete(ctx, kv.Key, kv.Revision); err == nil {
+					s.cfg.Logf("namespace %s deleted", ns.Name)
 				}
-				if _, err := s.delete(ctx, k, o.GetObjectMeta().Namespace, o.GetObjectMeta().Name, deleteOptions{propagation: "Background"}); err != nil && status.Code(err) != codes.NotFound {
-					s.cfg.Logf("namespace %s cleanup: delete %s %s: %v", ns.Name, k.Resource, o.GetObjectMeta().Name, err)
-				}
+				continue
 			}
 		}
-		if remaining == 0 {
-			if _, err := s.store.Delete(ctx, kv.Key, kv.Revision); err == nil {
-				s.cfg.Logf("namespace %s deleted", ns.Name)
-			}
+		changed := setNamespaceConditions(ns, conds)
+		if !changed && !gone {
+			continue
+		}
+		b, err := encodeForStorage(ns)
+		if err != nil {
+			continue
+		}
+		if _, err := s.store.Update(ctx, kv.Key, b, kv.Revision); err != nil && !errors.Is(err, storage.ErrConflict) {
+			s.cfg.Logf("namespace %s cleanup: write its conditions: %v", ns.Name, err)
 		}
 	}
+}
+
+// remaining is what a namespace still holds after a round of deletes.
+type remaining struct {
+	counts     map[string]int // "pods." → instances (resource.group, as Kubernetes names them)
+	finalizers map[string]int // finalizer → instances that carry it
+	podsLeft   int            // pods still there: nothing else is deleted yet
+}
+
+func (r *remaining) instances() int {
+	n := 0
+	for _, c := range r.counts {
+		n += c
+	}
+	return n
+}
+
+// deleteContent deletes the namespace's pods and, once none is left, the
+// rest of what it holds, and says what remains.
+func (c *namespaceCleanup) deleteContent(ctx context.Context, ns *core.Namespace) *remaining {
+	s := c.r
+	left := &remaining{counts: map[string]int{}, finalizers: map[string]int{}}
+	pods, _ := scheme.ByResource("pods")
+	kinds := []*scheme.Kind{pods}
+	for _, k := range scheme.All() {
+		if k.Namespaced && k != pods {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range kinds {
+		if k != pods && left.podsLeft > 0 {
+			break // the pods go first
+		}
+		items, _, err := s.store.List(ctx, storage.ListPrefix(k.Resource, ns.Name))
+		if err != nil {
+			left.counts[k.Resource+"."+k.Group()]++ // not known to be empty
+			continue
+		}
+		for _, it := range items {
+			o, err := DecodeStored(k, it.Value, it.Revision)
+			if err != nil {
+				continue
+			}
+			m := o.GetObjectMeta()
+			for _, f := range m.Finalizers {
+				left.finalizers[f]++
+			}
+			if m.DeletionTimestamp != nil {
+				continue
+			}
+			if _, err := s.delete(ctx, k, m.Namespace, m.Name, deleteOptions{propagation: "Background"}); err != nil && status.Code(err) != codes.NotFound {
+				s.cfg.Logf("namespace %s cleanup: delete %s %s: %v", ns.Name, k.Resource, m.Name, err)
+			}
+		}
+		if len(items) > 0 {
+			// Counted as found: a delete takes it away at once, or marks
+			// it (a pod stopping, an object with finalizers), and the next
+			// round counts again.
+			left.counts[k.Resource+"."+k.Group()] += len(items)
+		}
+		if k == pods {
+			left.podsLeft = len(items)
+		}
+	}
+	return left
+}
+
+// conditions are the namespace's deletion conditions for what is left,
+// worded as Kubernetes' namespace controller words them.
+func (r *remaining) conditions(ns string) []core.NamespaceCondition {
+	cond := func(typ string, bad bool, badReason, badMsg, okReason, okMsg string) core.NamespaceCondition {
+		if bad {
+			return core.NamespaceCondition{Type: typ, Status: meta.ConditionTrue, Reason: badReason, Message: badMsg}
+		}
+		return core.NamespaceCondition{Type: typ, Status: meta.ConditionFalse, Reason: okReason, Message: okMsg}
+	}
+	var counts, finalizers []string
+	for res, n := range r.counts {
+		counts = append(counts, fmt.Sprintf("%s has %d resource instances", res, n))
+	}
+	for f, n := range r.finalizers {
+		finalizers = append(finalizers, fmt.Sprintf("%s in %d resource instances", f, n))
+	}
+	slices.Sort(counts)
+	slices.Sort(finalizers)
+	return []core.NamespaceCondition{
+		cond(core.NamespaceDeletionDiscoveryFailure, false, "", "", "ResourcesDiscovered", "All resources successfully discovered"),
+		cond(core.NamespaceDeletionGroupVersionParsingFailure, false, "", "", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+		cond(core.NamespaceDeletionContentFailure, r.podsLeft > 0, "ContentDeletionFailed",
+			fmt.Sprintf("Failed to delete all resource types, 1 remaining: unexpected items still remain in namespace: %s for gvr: /v1, Resource=pods", ns),
+			"ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+		cond(core.NamespaceContentRemaining, len(counts) > 0, "SomeResourcesRemain", "Some resources are remaining: "+strings.Join(counts, ", "),
+			"ContentRemoved", "All content successfully removed"),
+		cond(core.NamespaceFinalizersRemaining, len(finalizers) > 0, "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: "+strings.Join(finalizers, ", "),
+			"ContentHasNoFinalizers", "All content-preserving finalizers finished"),
+	}
+}
+
+// setNamespaceConditions puts conds into the namespace's status, keeping
+// a condition's lastTransitionTime while its status stays, and says
+// whether anything changed.
+func setNamespaceConditions(ns *core.Namespace, conds []core.NamespaceCondition) bool {
+	changed := len(conds) != len(ns.Status.Conditions)
+	now := meta.Now()
+	for i := range conds {
+		c := &conds[i]
+		c.LastTransitionTime = now
+		for _, old := range ns.Status.Conditions {
+			if old.Type != c.Type {
+				continue
+			}
+			if old.Status == c.Status {
+				c.LastTransitionTime = old.LastTransitionTime
+			}
+			changed = changed || old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message
+		}
+	}
+	if changed {
+		ns.Status.Conditions = conds
+	}
+	return changed
 }
 
 // markTerminating is the namespace's part of Delete: it gets a
@@ -232,4 +361,72 @@ func (c *namespaceCleanup) markTerminating(ctx context.Context, k *scheme.Kind, 
 	}
 	c.poke()
 	return ns, rev, nil
+}
+
+// finalizeNamespace is PUT namespaces/NAME/finalize (an Update of
+// client.NamespaceFinalizeSubresource): only the namespace's
+// spec.finalizers change, as Kubernetes' finalize subresource. A
+// namespace being deleted goes once no finalizer is left, in its spec or
+// its metadata; the cleanup loop takes "kubernetes" away when the content
+// is gone, and whoever added another takes that one away.
+func (s *Registry) finalizeNamespace(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
+	k, o, warnings, err := decodeRequest("namespaces", "", req.Object, req.FieldValidation)
+	if err != nil {
+		return nil, err
+	}
+	in := o.(*core.Namespace)
+	var expected int64
+	if in.ResourceVersion != "" {
+		if expected, err = strconv.ParseInt(in.ResourceVersion, 10, 64); err != nil || expected <= 0 {
+			return nil, apierrors.Invalid("metadata.resourceVersion: Invalid value: %q: must be a positive integer", in.ResourceVersion)
+		}
+	}
+	for {
+		kv, err := s.store.Get(ctx, objectKey(k, in))
+		if err != nil {
+			return nil, apierrors.FromStorage(err, k, in.Name)
+		}
+		if expected != 0 && kv.Revision != expected {
+			return nil, apierrors.FromStorage(storage.ErrConflict, k, in.Name)
+		}
+		stored, err := DecodeStored(k, kv.Value, kv.Revision)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "decode stored %s: %v", k.Kind, err)
+		}
+		old := stored.(*core.Namespace)
+		if in.UID != "" && in.UID != old.UID {
+			return nil, status.Errorf(codes.Aborted, "Precondition failed: UID in precondition: %s, UID in object meta: %s", in.UID, old.UID)
+		}
+		out := copyObject(k, old).(*core.Namespace)
+		out.Spec.Finalizers = in.Spec.Finalizers
+		if errs := k.Validate(out); len(errs) > 0 {
+			return nil, admission.InvalidError(fmt.Sprintf("Namespace %q is invalid: %v", out.Name, errs.ToError()), errs)
+		}
+		if err := s.admission.AdmitStatus(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: out, OldObject: old}); err != nil {
+			return nil, err
+		}
+		rev := kv.Revision
+		switch {
+		case req.DryRun:
+		case out.DeletionTimestamp != nil && len(out.Spec.Finalizers) == 0 && len(out.Finalizers) == 0:
+			rev, err = s.store.Delete(ctx, kv.Key, kv.Revision) // the last finalizer is gone
+		default:
+			b, eerr := encodeForStorage(out)
+			if eerr != nil {
+				return nil, status.Errorf(codes.Internal, "encode %s: %v", k.Kind, eerr)
+			}
+			rev, err = s.store.Update(ctx, kv.Key, b, kv.Revision)
+		}
+		if errors.Is(err, storage.ErrConflict) && expected == 0 {
+			continue // written in between: finalize the new state
+		}
+		if err != nil {
+			return nil, apierrors.FromStorage(err, k, in.Name)
+		}
+		b, err := encodeWithRevision(out, rev)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "encode %s: %v", k.Kind, err)
+		}
+		return &apipb.ObjectResponse{Object: b, Warnings: warnings}, nil
+	}
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"maps"
+	"slices"
 
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/core"
@@ -36,6 +37,10 @@ type strategy struct {
 	// cluster IP and node ports), picked again if a concurrent create took
 	// them first.
 	allocates bool
+	// prepareUpdate keeps what an update of the object itself may not
+	// change (a Namespace's spec: its finalizers change only through
+	// namespaces/NAME/finalize).
+	prepareUpdate func(in, old meta.Object)
 }
 
 var strategies = map[string]strategy{
@@ -43,7 +48,7 @@ var strategies = map[string]strategy{
 	"Pod":  {finishCreate: podFinishCreate, gracePeriod: podGracePeriod, waits: podAwaitingTermination},
 	"Namespace": {delete: func(s *Registry, ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
 		return s.nsCleanup.markTerminating(ctx, k, o, rev)
-	}},
+	}, finishCreate: namespaceFinishCreate, prepareUpdate: namespacePrepareUpdate, waits: namespaceAwaitingFinalizers},
 	"Service": {allocates: true},
 	"Job":     {finishCreate: jobFinishCreate},
 }
@@ -104,4 +109,28 @@ func podGracePeriod(o meta.Object, requested *int64) int64 {
 func podAwaitingTermination(o meta.Object) bool {
 	p, ok := o.(*core.Pod)
 	return ok && p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds > 0 && p.Spec.NodeName != ""
+}
+
+// namespaceFinishCreate gives a new namespace the spec finalizer
+// "kubernetes" (beside any it brings), as Kubernetes' namespace strategy
+// does on create — not as a default, which would put it back after the
+// namespace's deletion took it away.
+func namespaceFinishCreate(o meta.Object) {
+	ns := o.(*core.Namespace)
+	if !slices.Contains(ns.Spec.Finalizers, core.FinalizerKubernetes) {
+		ns.Spec.Finalizers = append(ns.Spec.Finalizers, core.FinalizerKubernetes)
+	}
+}
+
+// namespacePrepareUpdate keeps the stored spec: an update changes a
+// namespace's metadata, its finalizers change through finalize.
+func namespacePrepareUpdate(in, old meta.Object) {
+	in.(*core.Namespace).Spec = old.(*core.Namespace).Spec
+}
+
+// namespaceAwaitingFinalizers: a namespace being deleted stays while its
+// spec lists finalizers (the "kubernetes" one until its content is gone).
+func namespaceAwaitingFinalizers(o meta.Object) bool {
+	ns, ok := o.(*core.Namespace)
+	return ok && ns.DeletionTimestamp != nil && len(ns.Spec.Finalizers) > 0
 }

@@ -15,11 +15,15 @@ import (
 	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/servicealloc"
 	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
 // Update implements the Update RPC: spec and metadata change, status stays.
 func (s *Registry) Update(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
+	if req.Resource == client.NamespaceFinalizeSubresource {
+		return s.finalizeNamespace(ctx, req)
+	}
 	return s.updateRequest(ctx, req, false)
 }
 
@@ -187,6 +191,9 @@ func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Obj
 	}
 	if k.HasStatus {
 		copyStatus(out, old)
+	}
+	if prepare := strategyFor(k).prepareUpdate; prepare != nil {
+		prepare(out, old)
 	}
 	if m.GenerateName == "" {
 		m.GenerateName = om.GenerateName

@@ -275,7 +275,7 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restCreate(ctx, w, r, &t, client.EvictionSubresource)
 	case r.Method == http.MethodPost && t.resource == "serviceaccounts" && t.sub == "token":
 		s.restCreate(ctx, w, r, &t, client.TokenSubresource)
-	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status"):
+	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "finalize" && t.resource == "namespaces"):
 		s.restUpdate(ctx, w, r, &t)
 	case r.Method == http.MethodPatch && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "scale"):
 		s.restPatch(ctx, w, r, &t)

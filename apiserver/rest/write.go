@@ -18,6 +18,7 @@ import (
 	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
+	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -91,9 +92,13 @@ func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http
 	req := &apipb.UpdateRequest{Resource: t.resource, Namespace: t.namespace, Object: body,
 		FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager")}
 	var resp *apipb.ObjectResponse
-	if t.sub == "status" {
+	switch t.sub {
+	case "status":
 		resp, err = filters.Unary(ctx, s.chain, "UpdateStatus", req, s.registry.UpdateStatus)
-	} else {
+	case "finalize": // namespaces only (handler.go routes no other)
+		req.Resource = client.NamespaceFinalizeSubresource
+		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
+	default:
 		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	}
 	respond(w, http.StatusOK, resp, err, t)
