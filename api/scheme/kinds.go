@@ -178,14 +178,27 @@ func podFields(p *core.Pod) map[string]string {
 	}
 }
 
+// eventFields are the fields an event list may select on, Kubernetes'
+// set: source is the reporting component (source.component, else
+// reportingComponent), what the e2e framework selects when it dumps a
+// namespace's events.
 func eventFields(e *core.Event) map[string]string {
+	source := e.Source.Component
+	if source == "" {
+		source = e.ReportingController
+	}
 	return map[string]string{
-		"involvedObject.kind":      e.InvolvedObject.Kind,
-		"involvedObject.namespace": e.InvolvedObject.Namespace,
-		"involvedObject.name":      e.InvolvedObject.Name,
-		"involvedObject.uid":       e.InvolvedObject.UID,
-		"reason":                   e.Reason,
-		"type":                     e.Type,
+		"involvedObject.kind":            e.InvolvedObject.Kind,
+		"involvedObject.namespace":       e.InvolvedObject.Namespace,
+		"involvedObject.name":            e.InvolvedObject.Name,
+		"involvedObject.uid":             e.InvolvedObject.UID,
+		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
+		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
+		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
+		"reason":                         e.Reason,
+		"reportingComponent":             e.ReportingController,
+		"source":                         source,
+		"type":                           e.Type,
 	}
 }
 

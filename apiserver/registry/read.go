@@ -62,17 +62,18 @@ type filter struct {
 }
 
 func newFilter(k *scheme.Kind, labelSel, fieldSel string) (*filter, error) {
+	// As kube-apiserver: a selector it cannot use is a 400 BadRequest.
 	ls, err := selector.ParseLabels(labelSel)
 	if err != nil {
-		return nil, apierrors.Invalid("labelSelector: %v", err)
+		return nil, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "unable to parse labelSelector: %v", err)
 	}
 	fs, err := selector.ParseFields(fieldSel)
 	if err != nil {
-		return nil, apierrors.Invalid("fieldSelector: %v", err)
+		return nil, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "unable to parse fieldSelector: %v", err)
 	}
 	for _, r := range fs.Requirements {
 		if !k.SupportsField(r.Key) {
-			return nil, apierrors.Invalid("fieldSelector: field label %q is not supported for %s", r.Key, k.Resource)
+			return nil, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "field label not supported: %s (fieldSelector of %s)", r.Key, k.Resource)
 		}
 	}
 	return &filter{kind: k, labels: ls, fields: fs}, nil
