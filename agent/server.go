@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -478,6 +480,9 @@ func (s *nodeServer) Stats(ctx context.Context, req *nodepb.StatsRequest) (*node
 // statsBytes renders the latest usage: "summary" as JSON, "cadvisor" as
 // Prometheus text.
 func (a *Agent) statsBytes(format string) ([]byte, error) {
+	if format == "pods" {
+		return a.podsPage()
+	}
 	if a.usage == nil {
 		return nil, status.Errorf(codes.Unimplemented, "node %s measures no usage: its runtime runs no containers in cgroups (a simulated node), or --stats-interval is negative", a.cfg.Node.Name)
 	}
@@ -490,6 +495,22 @@ func (a *Agent) statsBytes(format string) ([]byte, error) {
 		return b.Bytes(), nil
 	}
 	return nil, status.Errorf(codes.InvalidArgument, "stats format %q: summary or cadvisor", format)
+}
+
+// podsPage is the kubelet's /pods: the pods this node runs, as a v1
+// PodList (what Kubernetes' e2e framework reads through
+// nodes/NAME/proxy/pods when a test fails).
+func (a *Agent) podsPage() ([]byte, error) {
+	pods := a.pods.List()
+	slices.SortFunc(pods, func(x, y *core.Pod) int {
+		return cmp.Or(strings.Compare(x.Namespace, y.Namespace), strings.Compare(x.Name, y.Name))
+	})
+	return json.Marshal(struct {
+		Kind       string      `json:"kind"`
+		APIVersion string      `json:"apiVersion"`
+		Metadata   struct{}    `json:"metadata"`
+		Items      []*core.Pod `json:"items"`
+	}{Kind: "PodList", APIVersion: "v1", Items: pods})
 }
 
 // StatsHandlers are the agent's usage pages for its loopback metrics

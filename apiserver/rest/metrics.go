@@ -52,9 +52,9 @@ func (s *Handler) restMetrics(ctx context.Context, w http.ResponseWriter, r *htt
 // restNodeProxy serves the two node pages kubectl get --raw reads through
 // nodes/proxy: stats/summary and metrics/cadvisor.
 func (s *Handler) restNodeProxy(ctx context.Context, w http.ResponseWriter, r *http.Request, node, page string) {
-	format := map[string]string{"stats/summary": "summary", "metrics/cadvisor": "cadvisor"}[page]
+	format := map[string]string{"stats/summary": "summary", "metrics/cadvisor": "cadvisor", "pods": "pods"}[page]
 	if format == "" || r.Method != http.MethodGet {
-		writeError(w, status.Errorf(codes.NotFound, "nodes/%s/proxy/%s: Kobune's node proxy serves only stats/summary and metrics/cadvisor", node, page), nil)
+		writeError(w, status.Errorf(codes.NotFound, "nodes/%s/proxy/%s: Kobune's node proxy serves only stats/summary, metrics/cadvisor and pods", node, page), nil)
 		return
 	}
 	resp, err := filters.Unary(ctx, s.chain, "NodeStats", &apipb.NodeStatsRequest{Node: node, Format: format}, s.proxy.NodeStats)

@@ -164,6 +164,20 @@ func TestUsageMetricsOnARealNode(t *testing.T) {
 			t.Errorf("/metrics/cadvisor lacks %s:\n%s", want, prom)
 		}
 	}
+
+	// The kubelet's /pods (nodes/NAME/proxy/pods): the node's pods as a
+	// v1 PodList.
+	page, err := srv.Client.NodeStats(ctx, "node-1", "pods")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var podList struct {
+		Kind  string
+		Items []core.Pod
+	}
+	if err := json.Unmarshal(page, &podList); err != nil || podList.Kind != "PodList" || len(podList.Items) != 1 || podList.Items[0].Name != "burner" {
+		t.Errorf("node-1's pods page: %v %.300s; want a PodList of burner", err, page)
+	}
 }
 
 // readCounter reads a cgroup counter file: the whole file, or the value
