@@ -157,18 +157,27 @@ type Secret struct {
 type Event struct {
 	meta.TypeMeta       `json:",inline"`
 	meta.ObjectMeta     `json:"metadata"`
-	InvolvedObject      ObjectReference `json:"involvedObject"`
-	Reason              string          `json:"reason,omitempty"`
-	Message             string          `json:"message,omitempty"`
-	Source              EventSource     `json:"source,omitzero"`
-	FirstTimestamp      meta.Time       `json:"firstTimestamp,omitzero"`
-	LastTimestamp       meta.Time       `json:"lastTimestamp,omitzero"`
-	Count               int32           `json:"count,omitempty"`
-	Type                string          `json:"type,omitempty"`
-	EventTime           meta.MicroTime  `json:"eventTime,omitzero"`
-	ReportingController string          `json:"reportingComponent,omitempty"`
-	ReportingInstance   string          `json:"reportingInstance,omitempty"`
-	Action              string          `json:"action,omitempty"`
+	InvolvedObject      ObjectReference  `json:"involvedObject"`
+	Reason              string           `json:"reason,omitempty"`
+	Message             string           `json:"message,omitempty"`
+	Source              EventSource      `json:"source,omitzero"`
+	FirstTimestamp      meta.Time        `json:"firstTimestamp,omitzero"`
+	LastTimestamp       meta.Time        `json:"lastTimestamp,omitzero"`
+	Count               int32            `json:"count,omitempty"`
+	Type                string           `json:"type,omitempty"`
+	EventTime           meta.MicroTime   `json:"eventTime,omitzero"`
+	ReportingController string           `json:"reportingComponent,omitempty"`
+	ReportingInstance   string           `json:"reportingInstance,omitempty"`
+	Action              string           `json:"action,omitempty"`
+	Series              *EventSeries     `json:"series,omitempty"`
+	Related             *ObjectReference `json:"related,omitempty"`
+}
+
+// EventSeries is how often an event recurred, for events recorded as a
+// series (events.k8s.io/v1's way of counting).
+type EventSeries struct {
+	Count            int32          `json:"count,omitempty"`
+	LastObservedTime meta.MicroTime `json:"lastObservedTime,omitzero"`
 }
 
 // EventSource names the component that reported an event.

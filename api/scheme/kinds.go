@@ -52,7 +52,8 @@ func buildKinds() []*Kind {
 		kind("LimitRange", "v1", "limitranges", []string{"limits"}, namespaced, noStatus, core.SetDefaultsLimitRange, core.ValidateLimitRange, nil, nil),
 		kind("ResourceQuota", "v1", "resourcequotas", []string{"quota"}, namespaced, withStatus, nil,
 			func(q *core.ResourceQuota) v.ErrorList { return core.ValidateResourceQuota(q, countableFn) }, nil, nil),
-		kind("Event", "v1", "events", []string{"ev"}, namespaced, noStatus, nil, core.ValidateEvent, nil, eventFields),
+		servedAlso(kind("Event", "v1", "events", []string{"ev"}, namespaced, noStatus, nil, core.ValidateEvent, nil, eventFields),
+			Version{APIVersion: core.EventsV1, ToStored: core.EventsV1ToEvent, FromStored: core.EventToEventsV1}),
 		kind("ReplicaSet", "apps/v1", "replicasets", []string{"rs"}, namespaced, withStatus, apps.SetDefaultsReplicaSet, apps.ValidateReplicaSet,
 			func(n, o *apps.ReplicaSet) v.ErrorList {
 				return apps.ValidateSelectorImmutable(n.Spec.Selector, o.Spec.Selector)
