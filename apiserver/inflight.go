@@ -45,7 +45,7 @@ func (s *Server) priorityAndFairness(ctx context.Context, c *filters.Call, next 
 		if w, ok := c.Request.(*apipb.WatchRequest); ok && w.GetResourceVersion() == 0 {
 			list := a
 			list.Verb = "list"
-			width = s.apf.Width(&list, 0)
+			width = s.apf.Width(ctx, &list, 0)
 		}
 		d, done, err := s.apf.Admit(ctx, u, &a, width)
 		pfHeaders(ctx, d)
@@ -67,7 +67,7 @@ func (s *Server) priorityAndFairness(ctx context.Context, c *filters.Call, next 
 	if l, ok := c.Request.(*apipb.ListRequest); ok {
 		limit = l.GetLimit()
 	}
-	d, done, err := s.apf.Admit(ctx, u, &a, s.apf.Width(&a, limit))
+	d, done, err := s.apf.Admit(ctx, u, &a, s.apf.Width(ctx, &a, limit))
 	pfHeaders(ctx, d)
 	if err != nil {
 		return nil, err

@@ -33,12 +33,14 @@ type Config struct {
 type Controller struct {
 	cfg Config
 
-	mu      sync.Mutex
-	schemas []*schema                         // by matchingPrecedence, then name
-	levels  map[string]*level                 // by name
-	order   []*level                          // the levels by name: where borrowing looks
-	have    map[string]map[string]meta.Object // resource → name → object
-	counts  map[string]int64                  // resource → stored objects (width.go)
+	mu        sync.Mutex
+	schemas   []*schema                         // by matchingPrecedence, then name
+	levels    map[string]*level                 // by name
+	order     []*level                          // the levels by name: where borrowing looks
+	have      map[string]map[string]meta.Object // resource → name → object
+	counts    map[string]int64                  // resource → stored objects (width.go)
+	countedAt map[string]time.Time              // resource → when it was counted
+	counting  sync.Mutex                        // one count at a time (width.go)
 }
 
 // A schema is a FlowSchema as the controller matches it.
@@ -55,7 +57,7 @@ func New(cfg Config) *Controller {
 	if cfg.QueueWaitLimit <= 0 {
 		cfg.QueueWaitLimit = 15 * time.Second
 	}
-	c := &Controller{cfg: cfg, levels: map[string]*level{},
+	c := &Controller{cfg: cfg, levels: map[string]*level{}, counts: map[string]int64{}, countedAt: map[string]time.Time{},
 		have: map[string]map[string]meta.Object{"flowschemas": {}, "prioritylevelconfigurations": {}}}
 	levels, schemas := fc.Bootstrap()
 	for _, l := range levels {
@@ -71,16 +73,13 @@ func New(cfg Config) *Controller {
 }
 
 // Run follows the FlowSchemas and PriorityLevelConfigurations until ctx
-// ends, rebuilding the configuration on every change, and counts the
-// stored objects lists are estimated by (width.go). Until the stored
+// ends, rebuilding the configuration on every change. Until the stored
 // objects are read, the bootstrap configuration New started from holds.
 func (c *Controller) Run(ctx context.Context) {
 	if c.cfg.Store == nil {
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); c.countObjects(ctx) }()
 	for _, res := range []string{"flowschemas", "prioritylevelconfigurations"} {
 		wg.Add(1)
 		go func() {

@@ -369,7 +369,7 @@ func TestChangingTheConfigurationKeepsWaitingRequests(t *testing.T) {
 func TestListsHoldSeatsByTheirSize(t *testing.T) {
 	c := newWith(t, 10, time.Minute, limited("work", 1, 0, nil, queuing(8, 2, 100)), forUsers("users", "work", 100, "mallory", "alice"))
 	c.mu.Lock()
-	c.counts = map[string]int64{"configmaps": 20000, "secrets": 250}
+	c.counts["configmaps"], c.counts["secrets"] = 20000, 250
 	c.mu.Unlock()
 	for _, k := range []struct {
 		attrs request.Attributes
@@ -383,7 +383,7 @@ func TestListsHoldSeatsByTheirSize(t *testing.T) {
 		{request.Attributes{Verb: "get", Resource: "configmaps", Name: "x"}, 0, 1},
 		{request.Attributes{Verb: "create", Resource: "configmaps"}, 0, 1},
 	} {
-		if got := c.Width(&k.attrs, k.limit); got != k.want {
+		if got := c.Width(context.Background(), &k.attrs, k.limit); got != k.want {
 			t.Errorf("%s %s (limit %d): width %d, want %d", k.attrs.Verb, k.attrs.Resource, k.limit, got, k.want)
 		}
 	}
