@@ -494,7 +494,7 @@ func (a *Agent) statsBytes(format string) ([]byte, error) {
 		a.usage.WritePrometheus(&b)
 		return b.Bytes(), nil
 	}
-	return nil, status.Errorf(codes.InvalidArgument, "stats format %q: summary or cadvisor", format)
+	return nil, status.Errorf(codes.InvalidArgument, "stats format %q: summary, cadvisor or pods", format)
 }
 
 // podsPage is the kubelet's /pods: the pods this node runs, as a v1

@@ -415,7 +415,8 @@ func (c *Client) path(ctx context.Context, req *apipb.ServicePathRequest) ([]Pat
 
 // NodeStats reads a node's usage through the API server (nodes/proxy):
 // format "summary" is the kubelet's Summary API (api/stats) as JSON,
-// "cadvisor" the Prometheus text of /metrics/cadvisor.
+// "cadvisor" the Prometheus text of /metrics/cadvisor, "pods" the node's
+// pods as a v1 PodList (the kubelet's /pods).
 func (c *Client) NodeStats(ctx context.Context, node, format string) ([]byte, error) {
 	r, err := c.API.NodeStats(ctx, &apipb.NodeStatsRequest{Node: node, Format: format})
 	if err != nil {

@@ -42,8 +42,8 @@ func (s *Proxy) NodeStats(ctx context.Context, req *apipb.NodeStatsRequest) (*ap
 	if req.Node == "" {
 		return nil, apierrors.Invalid("nodeStats: a node name is required")
 	}
-	if req.Format != "" && req.Format != "summary" && req.Format != "cadvisor" {
-		return nil, apierrors.Invalid("nodeStats: format %q: summary or cadvisor", req.Format)
+	if req.Format != "" && req.Format != "summary" && req.Format != "cadvisor" && req.Format != "pods" {
+		return nil, apierrors.Invalid("nodeStats: format %q: summary, cadvisor or pods", req.Format)
 	}
 	b, err := s.nodeStats(ctx, req.Node, req.Format)
 	if err != nil {
