@@ -3,6 +3,7 @@ package controllermanager_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,5 +176,60 @@ func TestPersistentVolumeBinding(t *testing.T) {
 	time.Sleep(time.Second)
 	if cl, _ := claims.Get(ctx, "default", "again"); cl.Spec.VolumeName != "" {
 		t.Errorf("a new claim got the released volume %s", cl.Spec.VolumeName)
+	}
+}
+
+// TestClaimPlacedOnANodeNotYetSeen: a claim the scheduler placed on a node
+// the controller has not seen yet (its informers lag behind the
+// scheduler's) says so in an event and binds once the node appears,
+// to the volume that node reaches — nothing else announces the fit.
+func TestClaimPlacedOnANodeNotYetSeen(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := cluster(t, ctx, 0)
+	localVolumes(t, ctx, c, "near", "far")
+	local := "local"
+	claim := pvc("placed", "500Mi", &local, core.ReadWriteOnce)
+	claim.Annotations = map[string]string{core.AnnSelectedNode: "far"}
+	claims := client.For[*core.PersistentVolumeClaim](c)
+	if _, err := claims.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a WaitForNode event naming node far", func() ([]*core.Event, error) {
+		evs, _, err := client.For[*core.Event](c).List(ctx, "default", client.ListOptions{FieldSelector: "involvedObject.name=placed"})
+		return evs, err
+	}, func(evs []*core.Event) bool {
+		return slices.ContainsFunc(evs, func(e *core.Event) bool { return e.Reason == "WaitForNode" && strings.Contains(e.Message, `"far"`) })
+	})
+	if cl, _ := claims.Get(ctx, "default", "placed"); cl.Spec.VolumeName != "" {
+		t.Fatalf("bound to %s before its node exists", cl.Spec.VolumeName)
+	}
+	if _, err := client.For[*core.Node](c).Create(ctx, &core.Node{ObjectMeta: meta.ObjectMeta{Name: "far",
+		Labels: map[string]string{"kubernetes.io/hostname": "far"}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "placed bound to local-far", func() (*core.PersistentVolumeClaim, error) { return claims.Get(ctx, "default", "placed") },
+		func(c *core.PersistentVolumeClaim) bool {
+			return c.Spec.VolumeName == "local-far" && c.Status.Phase == core.ClaimBound
+		})
+}
+
+// localVolumes makes the WaitForFirstConsumer class "local" (no
+// provisioner) and a 1Gi local volume "local-<node>" on each node.
+func localVolumes(t *testing.T, ctx context.Context, c *client.Client, nodes ...string) {
+	t.Helper()
+	wait := storage.WaitForFirstConsumer
+	if _, err := client.For[*storage.StorageClass](c).Create(ctx, &storage.StorageClass{ObjectMeta: meta.ObjectMeta{Name: "local"},
+		Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wait}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		v := pv("local-"+n, "1Gi", "local", core.ReadWriteOnce)
+		v.Spec.HostPath, v.Spec.Local = nil, &core.LocalVolumeSource{Path: "/srv/data"}
+		v.Spec.NodeAffinity = &core.VolumeNodeAffinity{Required: &core.NodeSelector{NodeSelectorTerms: []core.NodeSelectorTerm{{MatchExpressions: []core.NodeSelectorRequirement{
+			{Key: "kubernetes.io/hostname", Operator: "In", Values: []string{n}}}}}}}
+		if _, err := client.For[*core.PersistentVolume](c).Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

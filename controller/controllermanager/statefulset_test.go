@@ -10,7 +10,6 @@ import (
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/client"
 	testcluster "github.com/kobune/kobune/test/cluster"
 )
@@ -221,20 +220,7 @@ func TestStatefulSetOnLocalVolumes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := testcluster.Start(t, ctx, testcluster.Options{Nodes: 2}).Client
-	wait := storage.WaitForFirstConsumer
-	if _, err := client.For[*storage.StorageClass](c).Create(ctx, &storage.StorageClass{ObjectMeta: meta.ObjectMeta{Name: "local"},
-		Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wait}); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"node-1", "node-2"} {
-		v := pv("local-"+n, "1Gi", "local", core.ReadWriteOnce)
-		v.Spec.HostPath, v.Spec.Local = nil, &core.LocalVolumeSource{Path: "/srv/data"}
-		v.Spec.NodeAffinity = &core.VolumeNodeAffinity{Required: &core.NodeSelector{NodeSelectorTerms: []core.NodeSelectorTerm{{MatchExpressions: []core.NodeSelectorRequirement{
-			{Key: "kubernetes.io/hostname", Operator: "In", Values: []string{n}}}}}}}
-		if _, err := client.For[*core.PersistentVolume](c).Create(ctx, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	localVolumes(t, ctx, c, "node-1", "node-2")
 	local := "local"
 	two := int32(2)
 	tmpl := pvc("data", "500Mi", &local, core.ReadWriteOnce)

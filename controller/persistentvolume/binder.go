@@ -16,8 +16,10 @@ package persistentvolume
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -78,6 +80,20 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 			}
 		}
 	}})
+	// A node seen (or relabelled) may reach a volume a claim placed on it
+	// waits for.
+	nodeChanged := func(n *core.Node) {
+		for _, c := range inf.Claims.List() {
+			if c.Spec.VolumeName == "" && c.Annotations[AnnSelectedNode] == n.Name {
+				claim(c)
+			}
+		}
+	}
+	inf.Nodes.AddHandler(client.Handler[*core.Node]{OnAdd: nodeChanged, OnUpdate: func(old, n *core.Node) {
+		if !maps.Equal(old.Labels, n.Labels) {
+			nodeChanged(n)
+		}
+	}})
 	return b
 }
 
@@ -86,16 +102,23 @@ func (b *Binder) Reconcile(ctx context.Context, key string) (reconcile.Result, e
 	if name, ok := strings.CutPrefix(key, "volume/"); ok {
 		return reconcile.Result{}, b.syncVolume(ctx, name)
 	}
-	return reconcile.Result{}, b.syncClaim(ctx, strings.TrimPrefix(key, "claim/"))
+	return b.syncClaim(ctx, strings.TrimPrefix(key, "claim/"))
 }
 
-func (b *Binder) syncClaim(ctx context.Context, key string) error {
+// Resync is how long a claim that nothing fits waits before the binder
+// looks again even if no event says something changed (kube-controller-
+// manager's pv-controller resyncs every claim and volume every 15 s): the
+// events that would announce a fit — a volume added, a node seen — are
+// handled, and this is the net below them.
+const Resync = 15 * time.Second
+
+func (b *Binder) syncClaim(ctx context.Context, key string) (reconcile.Result, error) {
 	claim, ok := b.claims.GetByKey(key)
 	if !ok || claim.DeletionTimestamp != nil {
-		return nil
+		return reconcile.Result{}, nil
 	}
 	if claim.Spec.VolumeName != "" {
-		return b.syncBoundClaim(ctx, claim)
+		return reconcile.Result{}, b.syncBoundClaim(ctx, claim)
 	}
 	// A class named but not there still binds to volumes of that class
 	// name, as in Kubernetes; it only cannot provision.
@@ -105,11 +128,13 @@ func (b *Binder) syncClaim(ctx context.Context, key string) error {
 	}
 	if class != nil && class.VolumeBindingMode != nil && *class.VolumeBindingMode == storage.WaitForFirstConsumer && claim.Annotations[AnnSelectedNode] == "" {
 		b.recorder.Event(claim, core.EventTypeNormal, "WaitForFirstConsumer", "waiting for first consumer to be created before binding")
-		return nil
+		return reconcile.Result{}, nil
 	}
 	pv := b.match(claim)
 	if pv == nil {
-		switch {
+		switch node := claim.Annotations[AnnSelectedNode]; {
+		case node != "" && !b.known(node):
+			b.recorder.Event(claim, core.EventTypeNormal, "WaitForNode", fmt.Sprintf("the scheduler chose node %q, which this controller has not seen yet", node))
 		case class == nil && core.ClaimClass(claim) != "":
 			b.recorder.Event(claim, core.EventTypeWarning, "ProvisioningFailed", fmt.Sprintf("storageclass.storage.k8s.io %q not found", core.ClaimClass(claim)))
 		case class == nil:
@@ -120,9 +145,15 @@ func (b *Binder) syncClaim(ctx context.Context, key string) error {
 			b.recorder.Event(claim, core.EventTypeNormal, "ExternalProvisioning",
 				fmt.Sprintf("Waiting for a volume to be created either by the external provisioner %q or manually by the system administrator", class.Provisioner))
 		}
-		return nil
+		return reconcile.Result{RequeueAfter: Resync}, nil
 	}
-	return b.bind(ctx, claim, pv)
+	return reconcile.Result{}, b.bind(ctx, claim, pv)
+}
+
+// known: the node is in the informer's cache.
+func (b *Binder) known(node string) bool {
+	_, ok := b.nodes.Get("", node)
+	return ok
 }
 
 // match is the smallest Available volume that fits the claim, or the one

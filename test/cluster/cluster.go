@@ -9,12 +9,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/kobune/kobune/agent"
 	"github.com/kobune/kobune/agent/node"
 	"github.com/kobune/kobune/agent/runtime"
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
@@ -112,5 +114,27 @@ func Start(t testing.TB, ctx context.Context, o Options) *Cluster {
 		}
 		go m.Run(ctx)
 	}
+	t.Cleanup(func() { logEventsIfFailed(t, s.Client) })
 	return cl
+}
+
+// logEventsIfFailed logs the cluster's last events when the test failed,
+// before the cluster stops: what the controllers said about the objects
+// that did not do what the test waited for.
+func logEventsIfFailed(t testing.TB, c *client.Client) {
+	if !t.Failed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	events, _, err := client.For[*core.Event](c).List(ctx, "", client.ListOptions{})
+	if err != nil {
+		t.Logf("events: %v", err)
+		return
+	}
+	sort.Slice(events, func(i, j int) bool { return events[i].LastTimestamp.Before(events[j].LastTimestamp.Time) })
+	for _, e := range events[max(0, len(events)-60):] {
+		o := e.InvolvedObject
+		t.Logf("event %s %s %s/%s/%s ×%d: %s", e.LastTimestamp.Format("15:04:05"), e.Reason, o.Kind, o.Namespace, o.Name, e.Count, e.Message)
+	}
 }
