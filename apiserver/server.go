@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/kobune/kobune/apiserver/apiextensions"
 	"log"
 	"net"
 	"net/http"
@@ -244,6 +245,10 @@ type Server struct {
 	authn *authentication.Authenticator
 	// tokens is whether ServiceAccount tokens are issued.
 	tokens bool
+	// kinds are the kinds served, custom ones included; crds keeps the
+	// custom ones in step with the CustomResourceDefinitions.
+	kinds *scheme.Kinds
+	crds  *apiextensions.Controller
 }
 
 // Addr returns the first gRPC address the server listens on.
@@ -306,6 +311,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() { defer s.wg.Done(); s.services.runEndpoints(ctx) }()
 	go func() { defer s.wg.Done(); s.space.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.registry.Run(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.crds.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
 	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.Version)
 	select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kobune/kobune/apiserver/apiextensions"
 	"log"
 	"net"
 	"net/http"
@@ -49,6 +50,7 @@ var startSteps = []startStep{
 	{"the node proxy: logs, exec, attach, port-forward, metrics", buildNodeProxy},
 	{"admission and the registry", buildRegistry},
 	{"system namespaces, priority classes, flow schemas and priority levels, and the bootstrap policy", bootstrapObjects},
+	{"the kinds CustomResourceDefinitions add", loadCustomKinds},
 	{"listeners", listen},
 	{"the kubernetes and kube-dns Services", startServices},
 	{"API Priority and Fairness, the handler chain and the two front ends", buildFrontEnds},
@@ -163,6 +165,7 @@ func openStorage(_ context.Context, s *Server) error {
 
 func buildAuthorization(_ context.Context, s *Server) error {
 	var err error
+	s.kinds = scheme.NewKinds()
 	s.authz, err = authorization.New(authorization.Config{Mode: s.cfg.AuthorizationMode, ClientCertificates: s.cfg.ClientCAFile != "",
 		Store: s.store, Logf: s.cfg.Logf})
 	return err
@@ -199,8 +202,16 @@ func buildRegistry(_ context.Context, s *Server) error {
 	s.admission = s.admissionChain(s.cfg, s.serviceRanges)
 	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
 		Creators: s.creators(), Authorize: s.authz.Authorize, BookmarkInterval: s.cfg.BookmarkInterval, EtcdVersion: s.etcd.Version,
-		DescribeNoSpace: s.space.Describe, Logf: s.cfg.Logf})
+		DescribeNoSpace: s.space.Describe, Kinds: s.kinds, Logf: s.cfg.Logf})
 	return nil
+}
+
+// loadCustomKinds serves the kinds of the stored CustomResourceDefinitions
+// before the first request, so that a restart never answers 404 for a
+// kind it served before.
+func loadCustomKinds(ctx context.Context, s *Server) error {
+	s.crds = &apiextensions.Controller{Registry: s.registry, Store: s.store, Kinds: s.kinds, Logf: s.cfg.Logf}
+	return s.crds.Load(ctx)
 }
 
 // bootstrapObjects writes only what is missing: on a full database
@@ -279,7 +290,7 @@ func buildFrontEnds(_ context.Context, s *Server) error {
 	// The REST API's HTTP server: HTTP/1.1 and, over TLS, HTTP/2. The
 	// timeouts bound slow clients; a watch or a log stream may run for
 	// as long as it needs (no WriteTimeout).
-	handler := rest.New(rest.Config{Chain: s.chain, Registry: s.registry, Proxy: s.proxy,
+	handler := rest.New(rest.Config{Chain: s.chain, Registry: s.registry, Proxy: s.proxy, Kinds: s.kinds,
 		Authenticate: s.authn.Authenticate, AuthorizePath: s.authz.AuthorizePath, AuthorizeAttributes: s.authz.AuthorizeAttributes, Health: s.serveHealth})
 	s.rest = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: IdleConnectionTimeout,
 		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(s.cfg.Logf), "kobune-apiserver: REST: ", 0)}

@@ -47,6 +47,15 @@ func For(k *scheme.Kind, wide bool) Table {
 		all = wideTables
 	}
 	t := all()[k.Kind]
+	if c := k.Custom; c != nil {
+		t = Table{} // a custom kind named Pod is not a pod
+		if c.Row != nil {
+			t = Table{Headers: c.Headers, Row: func(o meta.Object) []string { return c.Row(o, wide) }}
+			if wide {
+				t.Headers = c.WideHeaders
+			}
+		}
+	}
 	if t.Row == nil {
 		return Table{Headers: []string{"NAME", "AGE"}, Row: func(o meta.Object) []string {
 			return []string{o.GetObjectMeta().Name, age(o)}

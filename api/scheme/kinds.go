@@ -3,6 +3,7 @@ package scheme
 import (
 	"strings"
 
+	"github.com/kobune/kobune/api/apiextensions"
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/batch"
@@ -117,6 +118,8 @@ func buildKinds() []*Kind {
 			flowcontrol.ValidateFlowSchema, nil, nil),
 		kind("PriorityLevelConfiguration", "flowcontrol.apiserver.k8s.io/v1", "prioritylevelconfigurations", nil, clusterScoped, withStatus,
 			flowcontrol.SetDefaultsPriorityLevelConfiguration, flowcontrol.ValidatePriorityLevelConfiguration, nil, nil),
+		kind("CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions", []string{"crd", "crds"}, clusterScoped, withStatus,
+			apiextensions.SetDefaults, apiextensions.Validate, apiextensions.ValidateUpdate, nil),
 	}
 }
 

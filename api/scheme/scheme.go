@@ -36,12 +36,47 @@ type Kind struct {
 	// prefers), as Kubernetes serves autoscaling/v1 HorizontalPodAutoscalers
 	// beside autoscaling/v2.
 	Versions []Version
+	// Plural is the resource's name in URLs, discovery, RBAC rules and
+	// messages when it differs from Resource: a custom kind's Resource is
+	// "widgets.example.com" (unique across groups: its key in etcd, in the
+	// gRPC API and in Kinds), its Plural "widgets". Empty for built-in
+	// kinds, whose Resource is both.
+	Plural string
+	// Custom is set on a kind a CustomResourceDefinition added.
+	Custom *Custom
+	// Warning, when set, is sent with every request at APIVersion (a
+	// deprecated storage version of a custom kind).
+	Warning string
+}
+
+// Custom is what a kind added at run time does differently from a built-in
+// one: its objects are meta.Unstructured, decoded, pruned and checked
+// against the definition's schema rather than a Go type.
+type Custom struct {
+	// Decode decodes a request's body and prunes it; unknown lists the
+	// paths of the fields pruned (what a built-in kind's decoder calls
+	// unknown fields).
+	Decode func(data []byte) (o meta.Object, unknown []string, err error)
+	// Singular is the singular resource name ("widget").
+	Singular string
+	// Categories are the definition's categories (kubectl get all).
+	Categories []string
+	// Definition is the CustomResourceDefinition the kind was made from.
+	Definition any
+	// Headers and WideHeaders are the columns of get's table (the
+	// definition's additionalPrinterColumns, priority 0 and all); Row
+	// prints an object's cells. Row is nil for the default NAME, AGE.
+	Headers, WideHeaders []string
+	Row                  func(o meta.Object, wide bool) []string
 }
 
 // Version is another apiVersion of a kind: its JSON converts to the
 // stored version's and back.
 type Version struct {
 	APIVersion string
+	// Warning, when set, is sent with every request at this version
+	// (a deprecated version of a custom kind).
+	Warning    string
 	ToStored   func([]byte) ([]byte, error)
 	FromStored func([]byte) ([]byte, error)
 }
@@ -57,6 +92,14 @@ func (k *Kind) ServedAt(apiVersion string) (*Version, bool) {
 	return nil, false
 }
 
+// PluralName is the resource's name in URLs and RBAC rules ("widgets").
+func (k *Kind) PluralName() string {
+	if k.Plural != "" {
+		return k.Plural
+	}
+	return k.Resource
+}
+
 // Group returns the API group ("" for the core group).
 func (k *Kind) Group() string {
 	if g, _, ok := strings.Cut(k.APIVersion, "/"); ok {
@@ -68,6 +111,9 @@ func (k *Kind) Group() string {
 // QualifiedResource returns "deployments.apps" (or "pods" in the core group),
 // as kubectl prints resource names.
 func (k *Kind) QualifiedResource() string {
+	if k.Plural != "" {
+		return k.Plural + "." + k.Group()
+	}
 	if g := k.Group(); g != "" {
 		return k.Resource + "." + g
 	}
@@ -97,6 +143,10 @@ func (k *Kind) Decode(data []byte) (meta.Object, error) {
 // them). It is the API server's hot path: see codec.go for the fast
 // decoder it tries first.
 func (k *Kind) DecodeStrict(data []byte) (obj meta.Object, unknown bool, err error) {
+	if k.Custom != nil {
+		o, pruned, err := k.Custom.Decode(data)
+		return o, len(pruned) > 0, err
+	}
 	o := k.New()
 	if fastDecodeStrict(data, o) == nil {
 		// Every field is known; but a field the type keeps only so that it

@@ -202,6 +202,14 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 // Kobune does not support, as "spec.x: not supported by kobune". A kind
 // Kubernetes does not have reports every such field as unsupported.
 func CheckFields(k *Kind, doc map[string]any) (unknown, unsupported []string) {
+	if k.Custom != nil {
+		b, _ := json.Marshal(doc)
+		_, pruned, _ := k.Custom.Decode(b)
+		for _, p := range pruned {
+			unknown = append(unknown, fmt.Sprintf("unknown field %q", p))
+		}
+		return unknown, nil
+	}
 	all := UnsupportedFields(k, doc)
 	t, ok := k8sapi.ForKind(k.APIVersion, k.Kind)
 	if !ok {

@@ -68,6 +68,9 @@ const (
 	// ReasonInternalError: the server cannot do it now and a retry at
 	// once would not help (500, no Retry-After): a full etcd.
 	ReasonInternalError = "InternalError"
+	// ReasonUnsupportedMediaType: 415, a body or patch type the resource
+	// does not take (a strategic merge patch of a custom resource).
+	ReasonUnsupportedMediaType = "UnsupportedMediaType"
 )
 
 // WithReason is an error with a Kubernetes reason beside its code.

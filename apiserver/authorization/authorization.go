@@ -122,6 +122,10 @@ func AttributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		} else {
 			a.APIVersion = k.APIVersion
 		}
+	} else if plural, group, ok := strings.Cut(a.Resource, "."); ok && group != "" {
+		// A custom kind's resource ("widgets.example.com"): RBAC rules
+		// name its group and plural, as for any kind.
+		a.Resource, a.APIGroup = plural, group
 	} else if r, ok := registry.Reviews[a.Resource]; ok {
 		a.APIGroup, a.APIVersion = r.Group, "v1"
 		if !r.Namespaced {

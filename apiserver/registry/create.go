@@ -32,7 +32,7 @@ func (s *Registry) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb
 	if req.Resource == client.EvictionSubresource {
 		return s.createEviction(ctx, req)
 	}
-	k, o, warnings, err := decodeRequest(req.Resource, req.Namespace, req.Object, req.FieldValidation)
+	k, o, warnings, err := decodeRequest(s.cfg.Kinds, req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +58,8 @@ const KobuneStrict = "KobuneStrict"
 // decodeRequest checks size and kind, collects warnings for unknown and
 // unsupported fields (errors as fieldValidation says) and fills the
 // namespace.
-func decodeRequest(resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
-	k, ok := scheme.ByResource(resource)
+func decodeRequest(kinds *scheme.Kinds, resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
+	k, ok := kinds.ByResource(resource)
 	if !ok {
 		return nil, nil, nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", resource)
 	}
@@ -145,7 +145,7 @@ func prepareForCreate(k *scheme.Kind, o meta.Object) error {
 	m.DeletionTimestamp = nil
 	m.DeletionGracePeriodSeconds = nil
 	*o.GetTypeMeta() = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
-	if !strategyFor(k).keepStatusOnCreate {
+	if !strategyFor(k).keepStatusOnCreate && (k.HasStatus || k.Custom == nil) {
 		resetStatus(o)
 	}
 	return nil
@@ -251,4 +251,8 @@ func dryRunCreate(ctx context.Context, chain *admission.Chain, k *scheme.Kind, o
 	return &apipb.ObjectResponse{Object: b, Warnings: warnings}, nil
 }
 
+// IsAlreadyExists: the object exists.
 func IsAlreadyExists(err error) bool { return status.Code(err) == codes.AlreadyExists }
+
+// IsConflict: the write lost to another (a stale resourceVersion).
+func IsConflict(err error) bool { return status.Code(err) == codes.Aborted }

@@ -36,7 +36,7 @@ type deleteOptions struct {
 
 // Delete implements the Delete RPC.
 func (s *Registry) Delete(ctx context.Context, req *apipb.DeleteRequest) (*apipb.ObjectResponse, error) {
-	k, ok := scheme.ByResource(req.Resource)
+	k, ok := s.cfg.Kinds.ByResource(req.Resource)
 	if !ok {
 		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}

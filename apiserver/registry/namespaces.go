@@ -236,7 +236,7 @@ func (c *namespaceCleanup) deleteContent(ctx context.Context, ns *core.Namespace
 	left := &remaining{counts: map[string]int{}, finalizers: map[string]int{}}
 	pods, _ := scheme.ByResource("pods")
 	kinds := []*scheme.Kind{pods}
-	for _, k := range scheme.All() {
+	for _, k := range s.cfg.Kinds.All() {
 		if k.Namespaced && k != pods {
 			kinds = append(kinds, k)
 		}
@@ -245,38 +245,58 @@ func (c *namespaceCleanup) deleteContent(ctx context.Context, ns *core.Namespace
 		if k != pods && left.podsLeft > 0 {
 			break // the pods go first
 		}
-		items, _, err := s.store.List(ctx, storage.ListPrefix(k.Resource, ns.Name))
+		n, err := s.deleteAll(ctx, k, ns.Name, left.finalizers)
 		if err != nil {
-			left.counts[k.Resource+"."+k.Group()]++ // not known to be empty
+			left.counts[k.PluralName()+"."+k.Group()]++ // not known to be empty
 			continue
 		}
-		for _, it := range items {
-			o, err := DecodeStored(k, it.Value, it.Revision)
-			if err != nil {
-				continue
-			}
-			m := o.GetObjectMeta()
-			for _, f := range m.Finalizers {
-				left.finalizers[f]++
-			}
-			if m.DeletionTimestamp != nil {
-				continue
-			}
-			if _, err := s.delete(ctx, k, m.Namespace, m.Name, deleteOptions{propagation: "Background"}); err != nil && status.Code(err) != codes.NotFound {
-				s.cfg.Logf("namespace %s cleanup: delete %s %s: %v", ns.Name, k.Resource, m.Name, err)
-			}
-		}
-		if len(items) > 0 {
+		if n > 0 {
 			// Counted as found: a delete takes it away at once, or marks
 			// it (a pod stopping, an object with finalizers), and the next
 			// round counts again.
-			left.counts[k.Resource+"."+k.Group()] += len(items)
+			left.counts[k.PluralName()+"."+k.Group()] += n
 		}
 		if k == pods {
-			left.podsLeft = len(items)
+			left.podsLeft = n
 		}
 	}
 	return left
+}
+
+// deleteAll deletes every object of kind k in namespace ns ("": every
+// one) that is not being deleted already, as a client's delete would
+// (finalizers hold an object back). It returns how many objects there
+// were, and counts their finalizers into finalizers when that is set.
+func (s *Registry) deleteAll(ctx context.Context, k *scheme.Kind, ns string, finalizers map[string]int) (int, error) {
+	items, _, err := s.store.List(ctx, storage.ListPrefix(k.Resource, ns))
+	if err != nil {
+		return 0, err
+	}
+	for _, it := range items {
+		o, err := DecodeStored(k, it.Value, it.Revision)
+		if err != nil {
+			continue
+		}
+		m := o.GetObjectMeta()
+		if finalizers != nil {
+			for _, f := range m.Finalizers {
+				finalizers[f]++
+			}
+		}
+		if m.DeletionTimestamp != nil {
+			continue
+		}
+		if _, err := s.delete(ctx, k, m.Namespace, m.Name, deleteOptions{propagation: "Background"}); err != nil && status.Code(err) != codes.NotFound {
+			s.cfg.Logf("delete every %s: delete %s/%s: %v", k.QualifiedResource(), m.Namespace, m.Name, err)
+		}
+	}
+	return len(items), nil
+}
+
+// DeleteAll deletes every object of kind k, as deleteAll does, and says
+// how many there were (a CustomResourceDefinition goes once none is left).
+func (s *Registry) DeleteAll(ctx context.Context, k *scheme.Kind) (int, error) {
+	return s.deleteAll(ctx, k, "", nil)
 }
 
 // conditions are the namespace's deletion conditions for what is left,
@@ -370,7 +390,7 @@ func (c *namespaceCleanup) markTerminating(ctx context.Context, k *scheme.Kind, 
 // its metadata; the cleanup loop takes "kubernetes" away when the content
 // is gone, and whoever added another takes that one away.
 func (s *Registry) finalizeNamespace(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
-	k, o, warnings, err := decodeRequest("namespaces", "", req.Object, req.FieldValidation)
+	k, o, warnings, err := decodeRequest(s.cfg.Kinds, "namespaces", "", req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ const maxPatchAttempts = 10
 // still the one the patch was applied to. A patch that does not name a
 // resourceVersion is applied again to the new object after a conflict.
 func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.ObjectResponse, error) {
-	k, ok := scheme.ByResource(req.Resource)
+	k, ok := s.cfg.Kinds.ByResource(req.Resource)
 	if !ok {
 		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}
@@ -59,6 +59,11 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 	if req.PatchType == patch.ApplyPatchType {
 		return s.apply(ctx, k, ns, req)
 	}
+	if k.Custom != nil && req.PatchType == patch.StrategicMergePatchType {
+		// As in Kubernetes: a schema has no merge keys to merge lists by.
+		return nil, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonUnsupportedMediaType,
+			"the body of the request was in an unknown format - accepted media types include: %s, %s, %s", patch.JSONPatchType, patch.MergePatchType, patch.ApplyPatchType)
+	}
 	ctx = withFieldManager(ctx, req.FieldManager, false)
 	kt, _ := k8sapi.ForKind(k.APIVersion, k.Kind)
 	namesRevision := bytes.Contains(req.Patch, []byte(`"resourceVersion"`))
@@ -84,7 +89,7 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 			}
 			return nil, status.Errorf(codes.InvalidArgument, "%s %q: the patch cannot be applied: %v", k.Kind, req.Name, err)
 		}
-		_, o, warnings, err := decodeRequest(req.Resource, ns, patched, req.FieldValidation)
+		_, o, warnings, err := decodeRequest(s.cfg.Kinds, req.Resource, ns, patched, req.FieldValidation)
 		if err != nil {
 			return nil, err
 		}

@@ -22,7 +22,7 @@ import (
 
 // Get implements the Get RPC.
 func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.ObjectResponse, error) {
-	k, ok := scheme.ByResource(req.Resource)
+	k, ok := s.cfg.Kinds.ByResource(req.Resource)
 	if !ok {
 		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}
@@ -102,7 +102,7 @@ func (f *filter) matchesStored(value []byte) (bool, error) {
 
 // List implements the List RPC.
 func (s *Registry) List(ctx context.Context, req *apipb.ListRequest) (*apipb.ListResponse, error) {
-	k, ok := scheme.ByResource(req.Resource)
+	k, ok := s.cfg.Kinds.ByResource(req.Resource)
 	if !ok {
 		return nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}

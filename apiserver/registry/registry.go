@@ -39,6 +39,9 @@ type Config struct {
 	Quotas     *QuotaCache
 	// Creators answer creates of resources that are not stored, by resource.
 	Creators map[string]CreateFunc
+	// Kinds are the kinds served: the built-in ones and those
+	// CustomResourceDefinitions add (nil: the built-in ones).
+	Kinds *scheme.Kinds
 	// Authorize is asked when an apply turns out to create the object:
 	// the caller needs create's right as well as patch's.
 	Authorize func(ctx context.Context, verb string, req any) error
@@ -183,6 +186,13 @@ func (s *Registry) CreateObject(ctx context.Context, k *scheme.Kind, o meta.Obje
 // server's own; its resourceVersion is the precondition.
 func (s *Registry) UpdateObject(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
 	return s.update(ctx, k, o, false, false)
+}
+
+// UpdateObjectStatus writes the status of an object of the server's own
+// making or following (a CustomResourceDefinition's conditions); its
+// resourceVersion is the precondition.
+func (s *Registry) UpdateObjectStatus(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error) {
+	return s.update(ctx, k, o, true, false)
 }
 
 // CreateOrReplace creates o, or replaces the stored one with it.

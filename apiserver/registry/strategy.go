@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"github.com/kobune/kobune/api/apiextensions"
 	"maps"
 	"slices"
 
@@ -51,9 +52,22 @@ var strategies = map[string]strategy{
 	}, finishCreate: namespaceFinishCreate, prepareUpdate: namespacePrepareUpdate, waits: namespaceAwaitingFinalizers},
 	"Service": {allocates: true},
 	"Job":     {finishCreate: jobFinishCreate},
+	// A definition goes only once every object of its kind is gone
+	// (apiserver/apiextensions takes the finalizer away then).
+	"CustomResourceDefinition": {finishCreate: func(o meta.Object) {
+		m := o.GetObjectMeta()
+		if !m.HasFinalizer(apiextensions.CleanupFinalizer) {
+			m.Finalizers = append(m.Finalizers, apiextensions.CleanupFinalizer)
+		}
+	}},
 }
 
-func strategyFor(k *scheme.Kind) strategy { return strategies[k.Kind] }
+func strategyFor(k *scheme.Kind) strategy {
+	if k.Custom != nil {
+		return strategy{} // a custom kind named Pod is not a pod
+	}
+	return strategies[k.Kind]
+}
 
 // awaitingTermination reports whether the object still waits for someone
 // to confirm it is stopped.

@@ -28,7 +28,7 @@ const (
 // Changes are filtered with the selectors: an object that stops matching is
 // sent as DELETED, one that starts matching as ADDED.
 func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Sender[apipb.WatchEvent]) error {
-	k, ok := scheme.ByResource(req.Resource)
+	k, ok := s.cfg.Kinds.ByResource(req.Resource)
 	if !ok {
 		return apierrors.Invalid("unknown resource %q (see kobectl api-resources)", req.Resource)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/filters"
 	"github.com/kobune/kobune/apiserver/nodeproxy"
 	"github.com/kobune/kobune/apiserver/registry"
@@ -28,6 +29,8 @@ type Config struct {
 	AuthorizeAttributes func(ctx context.Context, a *request.Attributes) error
 	// Health serves /healthz, /livez and /readyz.
 	Health http.HandlerFunc
+	// Kinds are the kinds served, custom ones included (nil: built-in).
+	Kinds *scheme.Kinds
 }
 
 // Handler serves the Kubernetes REST API.

@@ -57,7 +57,7 @@ var resourceVerbs = []string{"create", "delete", "deletecollection", "get", "lis
 
 // discoveryGroups is every served group version with its resources,
 // core first, then the groups by name.
-func discoveryGroups() []*discoveryGroup {
+func discoveryGroups(kinds *scheme.Kinds) []*discoveryGroup {
 	byGV := map[string]*discoveryGroup{}
 	group := func(gv string) *discoveryGroup {
 		if g, ok := byGV[gv]; ok {
@@ -70,16 +70,20 @@ func discoveryGroups() []*discoveryGroup {
 		byGV[gv] = g
 		return g
 	}
-	for _, k := range scheme.All() {
+	for _, k := range kinds.All() {
 		g := group(k.APIVersion)
-		r := apiResource{Name: k.Resource, SingularName: strings.ToLower(k.Kind), Namespaced: k.Namespaced, Kind: k.Kind,
+		name := k.PluralName()
+		r := apiResource{Name: name, SingularName: strings.ToLower(k.Kind), Namespaced: k.Namespaced, Kind: k.Kind,
 			Verbs: resourceVerbs, ShortNames: k.ShortNames}
 		if allCategory[k.Resource] {
 			r.Categories = []string{"all"}
 		}
+		if c := k.Custom; c != nil {
+			r.SingularName, r.Categories = c.Singular, c.Categories
+		}
 		g.resources = append(g.resources, r)
 		if k.HasStatus {
-			g.resources = append(g.resources, apiResource{Name: k.Resource + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
+			g.resources = append(g.resources, apiResource{Name: name + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
 		}
 		if registry.Scalable(k.Resource) {
 			g.resources = append(g.resources, apiResource{Name: k.Resource + "/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}})
@@ -97,7 +101,7 @@ func discoveryGroups() []*discoveryGroup {
 			alt.alternate = true
 			alt.resources = append(alt.resources, r)
 			if k.HasStatus {
-				alt.resources = append(alt.resources, apiResource{Name: k.Resource + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
+				alt.resources = append(alt.resources, apiResource{Name: name + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
 			}
 		}
 	}
@@ -147,8 +151,6 @@ func apiGroup(versions []*discoveryGroup) map[string]any {
 	return map[string]any{"name": versions[0].name, "versions": vs, "preferredVersion": vs[0]}
 }
 
-var servedGroups = discoveryGroups()
-
 // kubernetesVersion is the Kubernetes release whose API the REST API
 // mirrors: what /version reports, so that kubectl's version-skew warning
 // compares against it.
@@ -165,6 +167,7 @@ func (s *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 	}
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	aggregated := wantsAggregated(r)
+	servedGroups := discoveryGroups(s.cfg.Kinds)
 	switch {
 	case p == "/version":
 		major, minor, _ := strings.Cut(kubernetesVersion, ".")

@@ -162,14 +162,16 @@ func errNotFound(p string) error {
 	return status.Errorf(codes.NotFound, "the server could not find the requested resource (%s)", p)
 }
 
-// resolve fills t from the path segments after the group version.
-func (t *restTarget) resolve(parts []string) error {
+// resolve fills t from the path segments after the group version: the
+// kind (a built-in one, or one a CustomResourceDefinition added), and
+// t.resource becomes the kind's Resource, as the registry knows it.
+func (t *restTarget) resolve(kinds *scheme.Kinds, parts []string) error {
 	gv := t.version
 	if t.group != "" {
 		gv = t.group + "/" + t.version
 	}
 	if len(parts) >= 3 && parts[0] == "namespaces" {
-		if k, ok := scheme.ByResource(parts[2]); ok && k.Namespaced || parts[2] == "localsubjectaccessreviews" {
+		if k, _, ok := kinds.ForURL(t.group, t.version, parts[2]); ok && k.Namespaced || parts[2] == "localsubjectaccessreviews" {
 			t.namespace, parts = parts[1], parts[2:]
 		}
 	}
@@ -183,15 +185,9 @@ func (t *restTarget) resolve(parts []string) error {
 	if len(parts) > 2 {
 		t.sub = parts[2]
 	}
-	if k, ok := scheme.ByResource(t.resource); ok && k.APIVersion == gv {
-		t.kind = k
+	if k, conv, ok := kinds.ForURL(t.group, t.version, t.resource); ok {
+		t.kind, t.conv, t.resource = k, conv, k.Resource
 		return nil
-	}
-	if k, ok := scheme.ByResource(t.resource); ok {
-		if v, ok := k.ServedAt(gv); ok {
-			t.kind, t.conv = k, v
-			return nil
-		}
 	}
 	if r, ok := registry.Reviews[t.resource]; ok && r.Group+"/v1" == gv && t.name == "" {
 		return nil
@@ -215,11 +211,16 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err == nil {
-		err = t.resolve(parts)
+		err = t.resolve(s.cfg.Kinds, parts)
 	}
 	if err != nil {
 		writeError(w, err, nil)
 		return
+	}
+	if t.conv != nil && t.conv.Warning != "" {
+		writeWarnings(w, []string{t.conv.Warning}) // a deprecated version
+	} else if t.conv == nil && t.kind != nil && t.kind.Warning != "" {
+		writeWarnings(w, []string{t.kind.Warning})
 	}
 	ctx := restContext(w, r)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

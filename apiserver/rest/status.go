@@ -84,6 +84,7 @@ var reasonCodes = map[string]int{
 	apierrors.ReasonBadRequest:            http.StatusBadRequest,
 	apierrors.ReasonRequestEntityTooLarge: http.StatusRequestEntityTooLarge,
 	apierrors.ReasonInternalError:         http.StatusInternalServerError,
+	apierrors.ReasonUnsupportedMediaType:  http.StatusUnsupportedMediaType,
 }
 
 // toStatus turns an error into the Status the REST API answers with.

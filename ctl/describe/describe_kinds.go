@@ -10,12 +10,12 @@ import (
 
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/jsonpath"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
-	"github.com/kobune/kobune/ctl/jsonpath"
 )
 
 // kubectl describe's sections for the kinds people describe most: pods,

@@ -10,11 +10,11 @@ import (
 	"text/tabwriter"
 	"text/template"
 
+	"github.com/kobune/kobune/api/jsonpath"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/scheme"
-	"github.com/kobune/kobune/ctl/jsonpath"
 )
 
 // The -o forms beyond tables, yaml and json: jsonpath, custom-columns and

@@ -16,11 +16,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/jsonpath"
 	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
-	"github.com/kobune/kobune/ctl/jsonpath"
 )
 
 // waitCondition is a parsed --for: condition=TYPE[=STATUS], create,

@@ -3,31 +3,41 @@ package fieldaudit
 // actedOnGenerically lists fields that no code outside api/ names, and who
 // acts on them.
 var actedOnGenerically = map[string]string{
-	"batch.JobSpec.completionMode":              "the Job controller, through Job.Indexed() (api/batch)",
-	"core.ConfigMap.immutable":                  "the API server refuses changes to an immutable ConfigMap (core.ValidateImmutableData)",
-	"core.Secret.immutable":                     "the API server refuses changes to an immutable Secret (core.ValidateImmutableData)",
-	"core.Secret.stringData":                    "the API server merges it into data on write (core.SetDefaultsSecret)",
-	"core.Event.action":                         "an event is a record: kobectl get events -o yaml shows every field",
-	"core.Event.series":                         "an event is a record: kobectl get events -o yaml shows every field",
-	"core.Event.related":                        "an event is a record: kobectl get events -o yaml shows every field",
-	"core.EventSeries.count":                    "an event is a record: kobectl get events -o yaml shows every field",
-	"core.EventSeries.lastObservedTime":         "an event is a record: kobectl get events -o yaml shows every field",
-	"core.NodeSelectorTerm.matchExpressions":    "core.PodMatchesNodeSelectorAndAffinity (api/core/nodefit.go), used by the scheduler and the DaemonSet controller",
-	"meta.LabelSelector.matchExpressions":       "selector.FromLabelSelector (api/selector), used by every controller",
-	"core.PersistentVolumeSpec.volumeMode":      "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolume)",
-	"core.PersistentVolumeClaimSpec.volumeMode": "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolumeClaim)",
-	"core.Event.eventTime":                      "the LAST SEEN column of events when lastTimestamp is unset (api/printers, shared by kobectl and the API server's Tables)",
-	"core.ServiceStatus.loadBalancer":           "status a controller writes and clients read (an ingress controller, a client-go controller: test/compat); the API stores it",
-	"meta.ManagedFieldsEntry.fieldsType":        "server-side apply writes FieldsV1, the one type (api/fieldmanager, through apiserver/registry/apply.go)",
-	"core.LoadBalancerStatus.ingress":           "status a controller writes and clients read; the API stores it",
+	"batch.JobSpec.completionMode":                                     "the Job controller, through Job.Indexed() (api/batch)",
+	"core.ConfigMap.immutable":                                         "the API server refuses changes to an immutable ConfigMap (core.ValidateImmutableData)",
+	"core.Secret.immutable":                                            "the API server refuses changes to an immutable Secret (core.ValidateImmutableData)",
+	"core.Secret.stringData":                                           "the API server merges it into data on write (core.SetDefaultsSecret)",
+	"core.Event.action":                                                "an event is a record: kobectl get events -o yaml shows every field",
+	"core.Event.series":                                                "an event is a record: kobectl get events -o yaml shows every field",
+	"core.Event.related":                                               "an event is a record: kobectl get events -o yaml shows every field",
+	"core.EventSeries.count":                                           "an event is a record: kobectl get events -o yaml shows every field",
+	"core.EventSeries.lastObservedTime":                                "an event is a record: kobectl get events -o yaml shows every field",
+	"core.NodeSelectorTerm.matchExpressions":                           "core.PodMatchesNodeSelectorAndAffinity (api/core/nodefit.go), used by the scheduler and the DaemonSet controller",
+	"meta.LabelSelector.matchExpressions":                              "selector.FromLabelSelector (api/selector), used by every controller",
+	"core.PersistentVolumeSpec.volumeMode":                             "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolume)",
+	"core.PersistentVolumeClaimSpec.volumeMode":                        "validation admits Filesystem only, the one mode every volume has (core.ValidatePersistentVolumeClaim)",
+	"core.Event.eventTime":                                             "the LAST SEEN column of events when lastTimestamp is unset (api/printers, shared by kobectl and the API server's Tables)",
+	"core.ServiceStatus.loadBalancer":                                  "status a controller writes and clients read (an ingress controller, a client-go controller: test/compat); the API stores it",
+	"meta.ManagedFieldsEntry.fieldsType":                               "server-side apply writes FieldsV1, the one type (api/fieldmanager, through apiserver/registry/apply.go)",
+	"core.LoadBalancerStatus.ingress":                                  "status a controller writes and clients read; the API stores it",
+	"apiextensions.CustomResourceDefinitionSpec.conversion":            "strategy None is how KindFor serves each version (apiserver/apiextensions/kind.go); validation refuses Webhook (apiextensions.Validate)",
+	"apiextensions.CustomResourceDefinitionSpec.preserveUnknownFields": "validation refuses true, as Kubernetes' v1 does (apiextensions.Validate): objects are always pruned",
+	"apiextensions.JSONSchemaProps.additionalItems":                    "refused: structural schemas forbid it (apiextensions.ValidateStructural)",
+	"apiextensions.JSONSchemaProps.definitions":                        "refused: structural schemas forbid it (apiextensions.ValidateStructural)",
+	"apiextensions.JSONSchemaProps.dependencies":                       "refused: structural schemas forbid it (apiextensions.ValidateStructural)",
+	"apiextensions.JSONSchemaProps.patternProperties":                  "refused: structural schemas forbid it (apiextensions.ValidateStructural)",
+	"apiextensions.JSONSchemaProps.uniqueItems":                        "refused when true, as Kubernetes refuses it (apiextensions.ValidateStructural)",
+	"apiextensions.JSONSchemaProps.title":                              "documentation, stored and returned as written; it checks nothing in Kubernetes either",
+	"apiextensions.JSONSchemaProps.externalDocs":                       "documentation, stored and returned as written; it checks nothing in Kubernetes either",
 }
 
 // usedAnyway lists unsupported-tagged fields whose Go name another type's
 // field shares, so that the selector check finds the name in use.
 var usedAnyway = map[string]bool{
-	"core.Container.stdin":                   true, // the exec request's Stdin
-	"core.Container.tty":                     true, // the exec request's TTY (client.ExecOptions)
-	"core.VolumeResourceRequirements.limits": true, // a container's resource Limits
-	"networking.IngressBackend.resource":     true, // the authorizer's request Resource
-	"networking.IngressClassSpec.parameters": true, // a StorageClass's Parameters
+	"core.Container.stdin":                           true, // the exec request's Stdin
+	"core.Container.tty":                             true, // the exec request's TTY (client.ExecOptions)
+	"core.VolumeResourceRequirements.limits":         true, // a container's resource Limits
+	"networking.IngressBackend.resource":             true, // the authorizer's request Resource
+	"networking.IngressClassSpec.parameters":         true, // a StorageClass's Parameters
+	"apiextensions.CustomResourceSubresources.scale": true, // the scale subresource of workloads (registry.Scalable)
 }

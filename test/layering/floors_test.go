@@ -22,6 +22,8 @@ var apiserverFloors = map[string][]string{
 	// What happens to an object: allocation and the generic verbs.
 	"servicealloc": {"storage", "admission"},
 	"registry":     {"storage", "apierrors", "request", "admission", "servicealloc"},
+	// CustomResourceDefinitions: kinds served through the registry.
+	"apiextensions": {"storage", "registry"},
 	// Beside the registry: who is asking, how much of the server they get,
 	// and the way to the nodes.
 	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},
@@ -36,18 +38,18 @@ var apiserverFloors = map[string][]string{
 }
 
 // kobectlFloors says which of kobectl's packages each may import: every
-// verb family stands on cmdutil (and jsonpath), a few on one other family
+// verb family stands on cmdutil, a few on one other family
 // (create prints as get does, rollout shows a template as describe does,
 // delete waits as wait does), and none imports the root package, which
 // assembles the command tree — kubectl's pkg/cmd/<verb> on pkg/cmd/util.
 var kobectlFloors = map[string][]string{
-	"cmdutil": {}, "jsonpath": {},
-	"apply": {"cmdutil"}, "auth": {"cmdutil"}, "config": {"cmdutil"}, "drain": {"cmdutil"},
+	"cmdutil": {},
+	"apply":   {"cmdutil"}, "auth": {"cmdutil"}, "config": {"cmdutil"}, "drain": {"cmdutil"},
 	"explain": {"cmdutil"}, "explainpath": {"cmdutil"}, "pki": {"cmdutil"}, "podio": {"cmdutil"},
 	"token": {"cmdutil"}, "top": {"cmdutil"},
-	"get":      {"cmdutil", "jsonpath"},
-	"describe": {"cmdutil", "jsonpath"},
-	"wait":     {"cmdutil", "jsonpath"},
+	"get":      {"cmdutil"},
+	"describe": {"cmdutil"},
+	"wait":     {"cmdutil"},
 	"create":   {"cmdutil", "get"},
 	"rollout":  {"cmdutil", "describe"},
 	"delete":   {"cmdutil", "wait"},

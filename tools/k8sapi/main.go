@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -32,6 +33,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,6 +65,12 @@ var special = map[reflect.Type]string{
 	reflect.TypeOf(intstr.IntOrString{}):   "intOrString",
 	reflect.TypeOf(runtime.RawExtension{}): "raw",
 	reflect.TypeOf(metav1.FieldsV1{}):      "fieldsV1",
+	// JSON schemas: a value, a schema or a list of them, a schema or a
+	// boolean — any JSON, as far as these tables go.
+	reflect.TypeOf(apiextensionsv1.JSON{}):                         "raw",
+	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrArray{}):       "raw",
+	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrBool{}):        "raw",
+	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrStringArray{}): "raw",
 }
 
 func typeName(t reflect.Type) string {
@@ -72,6 +80,8 @@ func typeName(t reflect.Type) string {
 		p = "io.k8s.api." + strings.ReplaceAll(strings.TrimPrefix(p, "k8s.io/api/"), "/", ".")
 	case strings.HasPrefix(p, "k8s.io/apimachinery/"):
 		p = "io.k8s.apimachinery." + strings.ReplaceAll(strings.TrimPrefix(p, "k8s.io/apimachinery/"), "/", ".")
+	case strings.HasPrefix(p, "k8s.io/"): // k8s.io/apiextensions-apiserver/...
+		p = "io.k8s." + strings.ReplaceAll(strings.TrimPrefix(p, "k8s.io/"), "/", ".")
 	default:
 		p = strings.ReplaceAll(p, "/", ".")
 	}
@@ -176,6 +186,7 @@ func main() {
 		coordinationv1.AddToScheme, rbacv1.AddToScheme, certificatesv1.AddToScheme, schedulingv1.AddToScheme,
 		authorizationv1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, autoscalingv1.AddToScheme,
 		autoscalingv2.AddToScheme, networkingv1.AddToScheme, eventsv1.AddToScheme, flowcontrolv1.AddToScheme,
+		apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)

@@ -10,6 +10,8 @@
 // (kubectl's --allow-missing-template-keys, on by default).
 //
 // It mirrors k8s.io/client-go/util/jsonpath (written anew, not copied).
+// It lives in api/ because the API server reads it too: the printer
+// columns of CustomResourceDefinitions are JSONPaths.
 package jsonpath
 
 import (

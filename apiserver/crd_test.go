@@ -1,0 +1,264 @@
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+)
+
+const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+ "metadata":{"name":"widgets.example.com"},
+ "spec":{"group":"example.com","scope":"Namespaced",
+  "names":{"plural":"widgets","singular":"widget","kind":"Widget","shortNames":["wd"],"categories":["all"]},
+  "versions":[
+   {"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+    "additionalPrinterColumns":[{"name":"Color","type":"string","jsonPath":".spec.color"},{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"},
+     {"name":"Ready","type":"string","priority":1,"jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}],
+    "schema":{"openAPIV3Schema":{"type":"object","required":["spec"],"properties":{
+     "spec":{"type":"object","required":["color"],"properties":{
+      "replicas":{"type":"integer","minimum":0,"maximum":10,"default":1},
+      "color":{"type":"string","enum":["red","blue"]},
+      "size":{"x-kubernetes-int-or-string":true},
+      "name":{"type":"string","pattern":"^[a-z]+$","maxLength":8},
+      "tags":{"type":"array","items":{"type":"string"},"x-kubernetes-list-type":"set"},
+      "config":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},
+     "status":{"type":"object","properties":{"ready":{"type":"integer"},"conditions":{"type":"array","items":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}}}},
+   {"name":"v1beta1","served":true,"storage":false,"deprecated":true,
+    "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+
+// TestCustomResourceDefinitions (issue #36): a kind added at run time. A
+// definition is Established and its kind discoverable; its objects are
+// pruned (an unknown field is refused under Strict, dropped with a
+// warning otherwise), defaulted and validated by the schema (each bad
+// field named, nothing stored), served at each served version, with a
+// status subresource that the main resource cannot write; deleting the
+// definition deletes its objects first, then the kind is gone.
+func TestCustomResourceDefinitions(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	if code, _, b := c.do("POST", crds, "", widgetCRD); code != 201 {
+		t.Fatalf("create the definition: %d %s", code, b)
+	}
+	established := func(name string) map[string]any {
+		var last []byte
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			_, _, b := c.do("GET", crds+"/"+name, "", "")
+			last = b
+			if strings.Contains(string(b), `"type":"Established","status":"True"`) {
+				return decodeJSON(t, b)
+			}
+		}
+		t.Fatalf("%s never Established: %s", name, last)
+		return nil
+	}
+	crd := established("widgets.example.com")
+	if f, _ := crd["metadata"].(map[string]any)["finalizers"].([]any); len(f) != 1 || f[0] != "customresourcecleanup.apiextensions.k8s.io" {
+		t.Errorf("the definition's finalizers: %v", f)
+	}
+	if st := crd["status"].(map[string]any); st["acceptedNames"].(map[string]any)["kind"] != "Widget" || st["storedVersions"].([]any)[0] != "v1" {
+		t.Errorf("status: %v", st)
+	}
+	_, _, b := c.do("GET", "/apis/example.com/v1", "", "")
+	if !strings.Contains(string(b), `"name":"widgets"`) || !strings.Contains(string(b), `"name":"widgets/status"`) || !strings.Contains(string(b), `"shortNames":["wd"]`) {
+		t.Errorf("discovery of example.com/v1: %s", b)
+	}
+	_, _, b = c.do("GET", "/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "")
+	if !strings.Contains(string(b), `"name":"example.com"`) || !strings.Contains(string(b), `"categories":["all"]`) {
+		t.Errorf("aggregated discovery lacks example.com: %.300s", b)
+	}
+
+	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
+	w := func(name, spec string) string {
+		return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":` + spec + `}`
+	}
+	code, _, b := c.do("POST", widgets+"?fieldValidation=Strict", "", w("strict", `{"color":"red","bogus":1}`))
+	if code != 400 || !strings.Contains(string(b), `unknown field \"spec.bogus\"`) {
+		t.Errorf("an unknown field under Strict: %d %s", code, b)
+	}
+	code, h, b := c.do("POST", widgets, "", w("one", `{"color":"red","bogus":1,"size":"50%","config":{"any":{"thing":true}},"tags":["a","b"]}`))
+	if code != 201 || !strings.Contains(h.Get("Warning"), `unknown field \"spec.bogus\"`) {
+		t.Fatalf("create with an unknown field: %d %q %s", code, h.Get("Warning"), b)
+	}
+	one := decodeJSON(t, b)
+	spec := one["spec"].(map[string]any)
+	if _, ok := spec["bogus"]; ok || spec["replicas"] != float64(1) || spec["config"].(map[string]any)["any"] == nil {
+		t.Errorf("not pruned, defaulted or kept as the schema says: %s", b)
+	}
+	for _, bad := range []struct{ spec, field string }{
+		{`{"color":"red","replicas":20}`, "spec.replicas"},
+		{`{"color":"green"}`, `spec.color: Unsupported value: \"green\"`},
+		{`{"replicas":2}`, "spec.color: Required value"},
+		{`{"color":"red","replicas":"two"}`, "spec.replicas: Invalid value: \\\"string\\\""},
+		{`{"color":"red","name":"ABC"}`, "spec.name"},
+		{`{"color":"red","size":true}`, "spec.size"},
+		{`{"color":"red","tags":["a","a"]}`, "spec.tags[1]: Duplicate value"},
+	} {
+		code, _, b := c.do("POST", widgets, "", w("bad", bad.spec))
+		if code != 422 || !strings.Contains(string(b), bad.field) {
+			t.Errorf("spec %s: %d %s; want 422 naming %s", bad.spec, code, b, bad.field)
+		}
+	}
+	if code, _, _ := c.do("GET", widgets+"/bad", "", ""); code != 404 {
+		t.Errorf("a refused widget was stored")
+	}
+	if code, _, b := c.do("POST", "/apis/example.com/v1/widgets", "", w("nospec", `{"color":"red"}`)); code != 201 {
+		t.Errorf("create at the cluster-wide URL (namespace default): %d %s", code, b)
+	}
+	_, h, b = c.do("GET", "/apis/example.com/v1beta1/namespaces/default/widgets/one", "", "")
+	if got := decodeJSON(t, b); got["apiVersion"] != "example.com/v1beta1" || !strings.Contains(h.Get("Warning"), "example.com/v1beta1 Widget is deprecated") {
+		t.Errorf("read at the deprecated v1beta1: %q %s", h.Get("Warning"), b)
+	}
+	// The status subresource: the main resource keeps the stored status,
+	// the status subresource keeps the stored spec.
+	one["status"] = map[string]any{"ready": 3}
+	spec["replicas"] = 2
+	code, _, b = c.do("PUT", widgets+"/one", "", string(mustMarshal(t, one)))
+	if got := decodeJSON(t, b); code != 200 || got["status"] != nil || got["spec"].(map[string]any)["replicas"] != float64(2) {
+		t.Errorf("update through the main resource: %d %s", code, b)
+	}
+	one = decodeJSON(t, b)
+	one["status"] = map[string]any{"ready": 3, "conditions": []any{map[string]any{"type": "Synced", "status": "False"}, map[string]any{"type": "Ready", "status": "True"}}}
+	one["spec"].(map[string]any)["replicas"] = 5
+	code, _, b = c.do("PUT", widgets+"/one/status", "", string(mustMarshal(t, one)))
+	if got := decodeJSON(t, b); code != 200 || got["status"].(map[string]any)["ready"] != float64(3) || got["spec"].(map[string]any)["replicas"] != float64(2) {
+		t.Errorf("update through status: %d %s", code, b)
+	}
+	// Patches: JSON merge and JSON patch, server-side apply; a strategic
+	// merge patch is refused (a schema has no merge keys), as in Kubernetes.
+	code, _, b = c.do("PATCH", widgets+"/nospec", "", `{"metadata":{"labels":{"tier":"gold"}},"spec":{"tags":["x"]}}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"tags":["x"]`) {
+		t.Errorf("merge patch: %d %s", code, b)
+	}
+	code, _, b = c.do("PATCH", widgets+"/nospec", "", `[{"op":"replace","path":"/spec/replicas","value":11}]`, "Content-Type", "application/json-patch+json")
+	if code != 422 || !strings.Contains(string(b), "spec.replicas") {
+		t.Errorf("a JSON patch that breaks the schema: %d %s", code, b)
+	}
+	if code, _, b := c.do("PATCH", widgets+"/nospec", "", `{"spec":{"color":"blue"}}`, "Content-Type", "application/strategic-merge-patch+json"); code != 415 {
+		t.Errorf("strategic merge patch of a custom resource: %d %s; want 415", code, b)
+	}
+	code, _, b = c.do("PATCH", widgets+"/applied?fieldManager=test", "", w("applied", `{"color":"blue","replicas":4}`), "Content-Type", "application/apply-patch+yaml")
+	if code != 200 && code != 201 || !strings.Contains(string(b), `"manager":"test"`) {
+		t.Errorf("server-side apply: %d %s", code, b)
+	}
+	_, _, b = c.do("GET", widgets+"?labelSelector=tier%3Dgold", "", "")
+	if items, _ := decodeJSON(t, b)["items"].([]any); len(items) != 1 {
+		t.Errorf("list by label: %s", b)
+	}
+	_, _, b = c.do("GET", widgets+"?watch=true&timeoutSeconds=1", "", "")
+	if n := strings.Count(string(b), `"type":"ADDED"`); n != 3 {
+		t.Errorf("watch from the start: %d ADDED events, want 3: %s", n, b)
+	}
+	// The gRPC API serves the kind as widgets.example.com.
+	gc, err := client.Dial(s.Addr(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Close()
+	objs, _, err := gc.Resource(&scheme.Kind{Kind: "Widget", APIVersion: "example.com/v1", Resource: "widgets.example.com", Namespaced: true}).
+		List(context.Background(), "default", client.ListOptions{})
+	if err != nil || len(objs) != 3 {
+		t.Errorf("list over gRPC: %d objects, %v", len(objs), err)
+	}
+
+	code, _, b = c.do("GET", widgets, "application/json;as=Table;v=v1;g=meta.k8s.io", "")
+	if code != 200 || !strings.Contains(string(b), `"cells":["nospec","red","1",""]`) || !strings.Contains(string(b), `"cells":["applied","blue","4",""]`) || !strings.Contains(string(b), `"cells":["one","red","2","True"]`) ||
+		!strings.Contains(string(b), `"name":"Ready","type":"string","format":"","description":"READY","priority":1`) {
+		t.Errorf("Table with the printer columns: %d %s", code, b)
+	}
+
+	// A definition that breaks the rules is refused, naming the field.
+	for _, bad := range []struct{ body, field string }{
+		{strings.Replace(widgetCRD, `"name":"widgets.example.com"`, `"name":"gadgets.example.com"`, 1), "metadata.name"},
+		{strings.Replace(widgetCRD, `"storage":true`, `"storage":false`, 1), "spec.versions"},
+		{strings.Replace(widgetCRD, `"type":"integer","minimum"`, `"minimum"`, 1), "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].type"},
+		{strings.Replace(widgetCRD, `"scope":"Namespaced"`, `"scope":"Everywhere"`, 1), "spec.scope"},
+	} {
+		body := strings.Replace(bad.body, `"name":"widgets.example.com"`, `"name":"other.example.com"`, 1)
+		body = strings.Replace(body, `"plural":"widgets"`, `"plural":"other"`, 1)
+		if bad.field == "metadata.name" {
+			body = bad.body
+		}
+		code, _, b := c.do("POST", crds, "", body)
+		if code != 422 || !strings.Contains(string(b), bad.field) {
+			t.Errorf("a bad definition: %d %s; want 422 naming %s", code, b, bad.field)
+		}
+	}
+	// A second definition that takes a name in use is not accepted.
+	clash := strings.NewReplacer(`"name":"widgets.example.com"`, `"name":"gizmos.example.com"`, `"plural":"widgets","singular":"widget"`, `"plural":"gizmos","singular":"gizmo"`).Replace(widgetCRD)
+	if code, _, b := c.do("POST", crds, "", clash); code != 201 {
+		t.Fatalf("create a clashing definition: %d %s", code, b)
+	}
+	var last []byte
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !strings.Contains(string(last), `"reason":"NameConflict"`); time.Sleep(50 * time.Millisecond) {
+		_, _, last = c.do("GET", crds+"/gizmos.example.com", "", "")
+	}
+	if !strings.Contains(string(last), `"reason":"NameConflict"`) || !strings.Contains(string(last), `"type":"Established","status":"False"`) {
+		t.Errorf("a definition whose names clash: %s", last)
+	}
+	if code, _, _ := c.do("GET", "/apis/example.com/v1/gizmos", "", ""); code != 404 {
+		t.Errorf("a definition whose names clash is served: %d", code)
+	}
+
+	// A namespace's deletion deletes its widgets.
+	for _, body := range []string{`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}`} {
+		if code, _, b := c.do("POST", "/api/v1/namespaces", "", body); code != 201 {
+			t.Fatalf("create namespace: %d %s", code, b)
+		}
+	}
+	if code, _, b := c.do("POST", "/apis/example.com/v1/namespaces/team/widgets", "", w("doomed", `{"color":"red"}`)); code != 201 {
+		t.Fatalf("create in team: %d %s", code, b)
+	}
+	c.do("DELETE", "/api/v1/namespaces/team", "", "")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, _, _ := c.do("GET", "/api/v1/namespaces/team", "", ""); code == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_, _, b := c.do("GET", "/api/v1/namespaces/team", "", "")
+			t.Fatalf("namespace team with a widget never went: %s", b)
+		}
+	}
+
+	// Deleting the definition deletes every widget, then the definition.
+	for _, name := range []string{"gizmos.example.com", "widgets.example.com"} {
+		if code, _, b := c.do("DELETE", crds+"/"+name, "", ""); code != 200 {
+			t.Fatalf("delete the definition: %d %s", code, b)
+		}
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			code, _, b := c.do("GET", crds+"/"+name, "", "")
+			if code == 404 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the deleted definition is still there: %s", b)
+			}
+		}
+	}
+	if code, _, b := c.do("GET", widgets, "", ""); code != 404 {
+		t.Errorf("widgets still served after their definition went: %d %s", code, b)
+	}
+	if code, _, b := c.do("POST", crds, "", widgetCRD); code != 201 {
+		t.Fatalf("create the definition again: %d %s", code, b)
+	}
+	established("widgets.example.com")
+	_, _, b = c.do("GET", widgets, "", "")
+	if items, _ := decodeJSON(t, b)["items"].([]any); len(items) != 0 {
+		t.Errorf("widgets of the deleted definition are back: %s", b)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
