@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/version"
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
@@ -20,8 +19,8 @@ func newAPIResourcesCommand(o *Options) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			tw := tabwriter.NewWriter(o.Out, 3, 0, 3, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSHORTNAMES\tAPIVERSION\tNAMESPACED\tKIND")
-			for _, k := range scheme.All() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\n", k.Resource, strings.Join(k.ShortNames, ","), k.APIVersion, k.Namespaced, k.Kind)
+			for _, k := range o.Kinds().All() { // the custom kinds as the server serves them
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\n", k.PluralName(), strings.Join(k.ShortNames, ","), k.APIVersion, k.Namespaced, k.Kind)
 			}
 			return tw.Flush()
 		},

@@ -49,11 +49,8 @@ func For(k *scheme.Kind, wide bool) Table {
 	t := all()[k.Kind]
 	if c := k.Custom; c != nil {
 		t = Table{} // a custom kind named Pod is not a pod
-		if c.Row != nil {
-			t = Table{Headers: c.Headers, Row: func(o meta.Object) []string { return c.Row(o, wide) }}
-			if wide {
-				t.Headers = c.WideHeaders
-			}
+		if len(c.Columns) > 0 {
+			return customTable(c.Columns, wide)
 		}
 	}
 	if t.Row == nil {

@@ -56,10 +56,14 @@ func Decode(data []byte) ([]Document, error) {
 // comes back with its Err, the others decoded — kubectl applies every
 // document it can and reports each failure. The error is for a JSON
 // stream that cannot be read on from where it breaks.
-func DecodeEach(data []byte) ([]Document, error) {
+func DecodeEach(data []byte) ([]Document, error) { return (*Kinds)(nil).DecodeEach(data) }
+
+// DecodeEach is DecodeEach with these kinds: custom ones a server
+// discovered (client.Discover) besides the built-in ones.
+func (s *Kinds) DecodeEach(data []byte) ([]Document, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-		return decodeJSONStream(data)
+		return s.decodeJSONStream(data)
 	}
 	var docs []Document
 	for _, chunk := range splitYAML(data) {
@@ -71,7 +75,7 @@ func DecodeEach(data []byte) ([]Document, error) {
 			docs = append(docs, Document{Line: chunk.line, Err: fmt.Errorf("line %d: invalid YAML: %s", chunk.line+yamlErrorLine(err)-1, strings.TrimPrefix(stripLine(err.Error()), "yaml: "))})
 			continue
 		}
-		docs = append(docs, decodeValue(js, chunk.line)...)
+		docs = append(docs, s.decodeValue(js, chunk.line)...)
 	}
 	return docs, nil
 }
@@ -122,7 +126,7 @@ func stripLine(msg string) string {
 	return strings.TrimSpace(strings.Replace(lineRe.ReplaceAllString(msg, ""), " :", "", 1))
 }
 
-func decodeJSONStream(data []byte) ([]Document, error) {
+func (s *Kinds) decodeJSONStream(data []byte) ([]Document, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []Document
 	for {
@@ -140,11 +144,11 @@ func decodeJSONStream(data []byte) ([]Document, error) {
 				return nil, fmt.Errorf("line %d: invalid JSON: %v", start, err)
 			}
 			for _, it := range items {
-				docs = append(docs, decodeValue(it, start)...)
+				docs = append(docs, s.decodeValue(it, start)...)
 			}
 			continue
 		}
-		docs = append(docs, decodeValue(raw, start)...)
+		docs = append(docs, s.decodeValue(raw, start)...)
 	}
 }
 
@@ -156,9 +160,13 @@ func lineAt(data []byte, offset int) int {
 }
 
 // decodeValue decodes one JSON object (or a List of them) found at line.
-func decodeValue(js []byte, line int) []Document {
+// DecodeDocument decodes one document again (its JSON, from its line),
+// with these kinds: a client that learned custom kinds from the server.
+func (s *Kinds) DecodeDocument(js []byte, line int) []Document { return s.decodeValue(js, line) }
+
+func (s *Kinds) decodeValue(js []byte, line int) []Document {
 	fail := func(format string, args ...any) []Document {
-		return []Document{{Line: line, Err: fmt.Errorf("line %d: "+format, append([]any{line}, args...)...)}}
+		return []Document{{Line: line, JSON: js, Err: fmt.Errorf("line %d: "+format, append([]any{line}, args...)...)}}
 	}
 	var generic map[string]any
 	if err := json.Unmarshal(js, &generic); err != nil {
@@ -177,11 +185,11 @@ func decodeValue(js []byte, line int) []Document {
 		var docs []Document
 		for _, it := range items {
 			b, _ := json.Marshal(it)
-			docs = append(docs, decodeValue(b, line)...)
+			docs = append(docs, s.decodeValue(b, line)...)
 		}
 		return docs
 	}
-	k, err := ByKind(apiVersion, kindName)
+	k, err := s.ByKind(apiVersion, kindName)
 	if err != nil {
 		return fail("%w", err)
 	}

@@ -1,10 +1,14 @@
 package scheme
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"sync/atomic"
+
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/validation"
 )
 
 // Kinds is the set of kinds one API server serves: the built-in ones,
@@ -139,5 +143,58 @@ func (s *Kinds) Lookup(name string) (*Kind, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("%w", err)
+	return nil, err
+}
+
+// CustomKindSpec names a kind a CustomResourceDefinition adds.
+type CustomKindSpec struct {
+	Group, Kind, Plural, Singular string
+	// StorageVersion is the version objects are stored in; OtherVersions
+	// the other served ones (only apiVersion differs between them).
+	StorageVersion string
+	OtherVersions  []string
+	Namespaced     bool
+	HasStatus      bool
+	ShortNames     []string
+	Categories     []string
+}
+
+// NewCustomKind returns the kind spec names, as a client sees it: its
+// objects are meta.Unstructured, decoded as they are written. The API
+// server adds its schema's pruning, defaulting and validation
+// (apiserver/apiextensions).
+func NewCustomKind(spec CustomKindSpec) *Kind {
+	gv := func(version string) string { return spec.Group + "/" + version }
+	k := &Kind{
+		Kind: spec.Kind, APIVersion: gv(spec.StorageVersion), Resource: spec.Plural + "." + spec.Group, Plural: spec.Plural,
+		ShortNames: spec.ShortNames, Namespaced: spec.Namespaced, HasStatus: spec.HasStatus,
+		New:      func() meta.Object { return &meta.Unstructured{} },
+		Validate: func(meta.Object) validation.ErrorList { return nil },
+	}
+	k.Custom = &Custom{Singular: spec.Singular, Categories: spec.Categories,
+		Decode: func(data []byte) (meta.Object, []string, error) {
+			u := &meta.Unstructured{}
+			return u, nil, json.Unmarshal(data, u)
+		}}
+	for _, v := range spec.OtherVersions {
+		k.Versions = append(k.Versions, Version{APIVersion: gv(v), ToStored: withAPIVersion(gv(spec.StorageVersion)), FromStored: withAPIVersion(gv(v))})
+	}
+	return k
+}
+
+// withAPIVersion converts an object of a custom kind between its versions:
+// only apiVersion changes (conversion strategy None).
+func withAPIVersion(apiVersion string) func([]byte) ([]byte, error) {
+	return func(b []byte) ([]byte, error) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+		if m == nil {
+			return nil, fmt.Errorf("an object must be a JSON object")
+		}
+		av, _ := json.Marshal(apiVersion)
+		m["apiVersion"] = av
+		return json.Marshal(m)
+	}
 }

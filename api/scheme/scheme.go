@@ -63,11 +63,17 @@ type Custom struct {
 	Categories []string
 	// Definition is the CustomResourceDefinition the kind was made from.
 	Definition any
-	// Headers and WideHeaders are the columns of get's table (the
-	// definition's additionalPrinterColumns, priority 0 and all); Row
-	// prints an object's cells. Row is nil for the default NAME, AGE.
-	Headers, WideHeaders []string
-	Row                  func(o meta.Object, wide bool) []string
+	// Columns are the columns of get's table (the definition's
+	// additionalPrinterColumns; api/printers prints them). None: NAME, AGE.
+	Columns []Column
+}
+
+// Column is one of a custom kind's printer columns: its header, type and
+// JSONPath; a column of priority 0 is in the narrow table, every one in
+// -o wide.
+type Column struct {
+	Name, Type, JSONPath string
+	Priority             int32
 }
 
 // Version is another apiVersion of a kind: its JSON converts to the
@@ -200,7 +206,14 @@ func Lookup(name string) (*Kind, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("the server doesn't have a resource type %q (run `kobectl api-resources` to list them)", name)
+	return nil, &UnknownResourceError{Name: name}
+}
+
+// UnknownResourceError: no kind is known here by that name.
+type UnknownResourceError struct{ Name string }
+
+func (e *UnknownResourceError) Error() string {
+	return fmt.Sprintf("the server doesn't have a resource type %q (run `kobectl api-resources` to list them)", e.Name)
 }
 
 // ByResource finds a kind by its exact resource name.
@@ -223,7 +236,15 @@ func ByKind(apiVersion, kind string) (*Kind, error) {
 		}
 		return k, nil
 	}
-	return nil, fmt.Errorf("unknown kind %q (apiVersion %q): run `kobectl api-resources` to list the supported kinds", kind, apiVersion)
+	return nil, &UnknownKindError{APIVersion: apiVersion, Kind: kind}
+}
+
+// UnknownKindError: no kind of that name is known here; a client may ask
+// the server, whose CustomResourceDefinitions may add it.
+type UnknownKindError struct{ APIVersion, Kind string }
+
+func (e *UnknownKindError) Error() string {
+	return fmt.Sprintf("unknown kind %q (apiVersion %q): run `kobectl api-resources` to list the supported kinds", e.Kind, e.APIVersion)
 }
 
 // KindOf returns the registered kind of an object from its Go type.

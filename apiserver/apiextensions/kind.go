@@ -6,12 +6,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	apiext "github.com/kobune/kobune/api/apiextensions"
-	"github.com/kobune/kobune/api/jsonpath"
 	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/api/printers"
 	"github.com/kobune/kobune/api/scheme"
 	v "github.com/kobune/kobune/api/validation"
 )
@@ -28,40 +25,39 @@ func KindFor(crd *apiext.CustomResourceDefinition) *scheme.Kind {
 			storage = &spec.Versions[i]
 		}
 	}
-	group, names := spec.Group, spec.Names
-	gv := func(version string) string { return group + "/" + version }
+	names := spec.Names
 	var schema *apiext.JSONSchemaProps
 	if storage.Schema != nil {
 		schema = storage.Schema.OpenAPIV3Schema
 	}
-	k := &scheme.Kind{
-		Kind: names.Kind, APIVersion: gv(storage.Name), Resource: names.Plural + "." + group, Plural: names.Plural,
-		ShortNames: names.ShortNames, Namespaced: spec.Scope == apiext.NamespaceScoped,
-		HasStatus: storage.Subresources != nil && storage.Subresources.Status != nil,
-		New:       func() meta.Object { return &meta.Unstructured{} },
+	var others []string
+	for _, ver := range spec.Versions {
+		if ver.Served && ver.Name != storage.Name {
+			others = append(others, ver.Name)
+		}
 	}
-	k.Custom = &scheme.Custom{Singular: names.Singular, Categories: names.Categories, Definition: crd,
-		Decode: func(data []byte) (meta.Object, []string, error) { return decode(k, schema, data) }}
+	k := scheme.NewCustomKind(scheme.CustomKindSpec{Group: spec.Group, Kind: names.Kind, Plural: names.Plural, Singular: names.Singular,
+		StorageVersion: storage.Name, OtherVersions: others, Namespaced: spec.Scope == apiext.NamespaceScoped,
+		HasStatus: storage.Subresources != nil && storage.Subresources.Status != nil, ShortNames: names.ShortNames, Categories: names.Categories})
+	k.Custom.Definition = crd
+	k.Custom.Decode = func(data []byte) (meta.Object, []string, error) { return decode(schema, data) }
 	k.Default = func(o meta.Object) { withValue(o, func(m map[string]any) { applyDefaults(m, schema) }) }
 	k.Validate = func(o meta.Object) v.ErrorList { return validateObjectOf(k, schema, o.(*meta.Unstructured)) }
 	k.Warning = deprecation(k, storage)
-	printerColumns(k, storage.AdditionalPrinterColumns)
+	k.Custom.Columns = columns(storage)
 	if fields := selectableFields(storage); len(fields) > 0 {
 		k.Fields = func(o meta.Object) map[string]string { return fieldValues(o.(*meta.Unstructured), fields) }
 	}
-	for _, ver := range spec.Versions {
-		if !ver.Served || ver.Name == storage.Name {
-			continue
-		}
-		k.Versions = append(k.Versions, scheme.Version{APIVersion: gv(ver.Name), Warning: deprecation(k, &ver),
-			ToStored: setAPIVersion(gv(storage.Name)), FromStored: setAPIVersion(gv(ver.Name))})
+	for i := range k.Versions {
+		ver, _ := spec.Version(strings.TrimPrefix(k.Versions[i].APIVersion, spec.Group+"/"))
+		k.Versions[i].Warning = deprecation(k, ver)
 	}
 	return k
 }
 
 // decode reads a request's object, prunes what the schema does not name
 // and fills its defaults.
-func decode(k *scheme.Kind, schema *apiext.JSONSchemaProps, data []byte) (meta.Object, []string, error) {
+func decode(schema *apiext.JSONSchemaProps, data []byte) (meta.Object, []string, error) {
 	u := &meta.Unstructured{}
 	if err := json.Unmarshal(data, u); err != nil {
 		return nil, nil, err
@@ -139,21 +135,6 @@ func validateObjectOf(k *scheme.Kind, schema *apiext.JSONSchemaProps, u *meta.Un
 	return errs
 }
 
-func setAPIVersion(apiVersion string) func([]byte) ([]byte, error) {
-	return func(b []byte) ([]byte, error) {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, err
-		}
-		if m == nil {
-			return nil, fmt.Errorf("an object must be a JSON object")
-		}
-		av, _ := json.Marshal(apiVersion)
-		m["apiVersion"] = av
-		return json.Marshal(m)
-	}
-}
-
 // selectableFields are the definition's selectable fields, as paths
 // ("spec.color"), beside metadata.name and metadata.namespace.
 func selectableFields(ver *apiext.CustomResourceDefinitionVersion) []string {
@@ -199,58 +180,11 @@ func deprecation(k *scheme.Kind, ver *apiext.CustomResourceDefinitionVersion) st
 	return fmt.Sprintf("%s/%s %s is deprecated", k.Group(), ver.Name, k.Kind)
 }
 
-// printerColumns sets the kind's table from additionalPrinterColumns:
-// NAME, then each column (those of priority 0 in the narrow table, all in
-// -o wide), as Kubernetes prints them; a date column prints as an age.
-func printerColumns(k *scheme.Kind, cols []apiext.CustomResourceColumnDefinition) {
-	if len(cols) == 0 {
-		return
+// columns are a version's printer columns.
+func columns(ver *apiext.CustomResourceDefinitionVersion) []scheme.Column {
+	var out []scheme.Column
+	for _, c := range ver.AdditionalPrinterColumns {
+		out = append(out, scheme.Column{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Priority: c.Priority})
 	}
-	type column struct {
-		def  apiext.CustomResourceColumnDefinition
-		path *jsonpath.Template // nil: a path that does not parse prints nothing
-	}
-	var parsed []column
-	narrow, wide := []string{"NAME"}, []string{"NAME"}
-	for _, c := range cols {
-		path, _ := jsonpath.ParseRelaxed(c.JSONPath)
-		parsed = append(parsed, column{def: c, path: path})
-		h := strings.ToUpper(c.Name)
-		wide = append(wide, h)
-		if c.Priority == 0 {
-			narrow = append(narrow, h)
-		}
-	}
-	k.Custom.Headers, k.Custom.WideHeaders = narrow, wide
-	k.Custom.Row = func(o meta.Object, all bool) []string {
-		u := o.(*meta.Unstructured)
-		obj, err := u.Object()
-		if err != nil {
-			return nil
-		}
-		row := []string{u.Name}
-		for _, c := range parsed {
-			if c.def.Priority != 0 && !all {
-				continue
-			}
-			var cells []string
-			if c.path != nil {
-				for _, v := range c.path.Results(obj) {
-					cells = append(cells, cellText(v, c.def.Type))
-				}
-			}
-			row = append(row, strings.Join(cells, ","))
-		}
-		return row
-	}
-}
-
-// cellText prints one value as kubectl does: a date as the time since.
-func cellText(v any, typ string) string {
-	if s, ok := v.(string); ok && typ == "date" {
-		if t, err := time.Parse(time.RFC3339, s); err == nil {
-			return printers.SinceOrUnknown(t)
-		}
-	}
-	return jsonpath.Text(v)
+	return out
 }

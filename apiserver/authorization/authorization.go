@@ -89,6 +89,9 @@ func AttributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "attach"}
 	case *apipb.PodPortForwardData:
 		a = request.Attributes{Verb: "create", Resource: "pods", Namespace: q.Namespace, Name: q.Name, Subresource: "portforward"}
+	case *apipb.DiscoveryRequest:
+		// What /apis tells over REST: system:discovery lets everyone read it.
+		a = request.Attributes{Verb: "get", Path: "/apis"}
 	case *apipb.ServicePathRequest:
 		// Read from the node's ruleset through the API server: Kubernetes'
 		// nodes/proxy, which only cluster-admin has by default.

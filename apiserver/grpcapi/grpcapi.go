@@ -68,6 +68,10 @@ func (g API) Version(ctx context.Context, req *apipb.VersionRequest) (*apipb.Ver
 	return filters.Unary(ctx, g.chain, "Version", req, g.registry.Version)
 }
 
+func (g API) Discovery(ctx context.Context, req *apipb.DiscoveryRequest) (*apipb.DiscoveryReply, error) {
+	return filters.Unary(ctx, g.chain, "Discovery", req, g.registry.Discovery)
+}
+
 func (g API) ServicePath(ctx context.Context, req *apipb.ServicePathRequest) (*apipb.ServicePathReply, error) {
 	return filters.Unary(ctx, g.chain, "ServicePath", req, g.proxy.ServicePath)
 }

@@ -253,6 +253,27 @@ func (s *Registry) Version(context.Context, *apipb.VersionRequest) (*apipb.Versi
 	return &apipb.VersionResponse{Version: version.Kobune, EtcdVersion: s.cfg.EtcdVersion}, nil
 }
 
+// Discovery implements the Discovery RPC: every kind served, custom ones
+// included.
+func (s *Registry) Discovery(context.Context, *apipb.DiscoveryRequest) (*apipb.DiscoveryReply, error) {
+	out := &apipb.DiscoveryReply{}
+	for _, k := range s.cfg.Kinds.All() {
+		d := &apipb.DiscoveredKind{Kind: k.Kind, ApiVersion: k.APIVersion, Resource: k.Resource, Plural: k.PluralName(),
+			Singular: strings.ToLower(k.Kind), Namespaced: k.Namespaced, ShortNames: k.ShortNames, HasStatus: k.HasStatus}
+		for _, v := range k.Versions {
+			d.OtherVersions = append(d.OtherVersions, v.APIVersion)
+		}
+		if c := k.Custom; c != nil {
+			d.Custom, d.Singular, d.Categories = true, c.Singular, c.Categories
+			for _, col := range c.Columns {
+				d.Columns = append(d.Columns, &apipb.PrinterColumn{Name: col.Name, Type: col.Type, JsonPath: col.JSONPath, Priority: col.Priority})
+			}
+		}
+		out.Kinds = append(out.Kinds, d)
+	}
+	return out, nil
+}
+
 func bookmark(k *scheme.Kind, rev int64) []byte {
 	return []byte(fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"resourceVersion":"%d"}}`, k.APIVersion, k.Kind, rev))
 }

@@ -142,7 +142,7 @@ func NewCmdReplace(o *cmdutil.Options) *cobra.Command {
 // document that can be applied is, each failure is reported and the
 // command fails.
 func forEachManifest(o *cmdutil.Options, cmd *cobra.Command, f *writeFlags, do func(context.Context, *client.Client, cmdutil.Manifest) (string, error)) error {
-	ms, err := cmdutil.ReadManifests(f.files, o.In)
+	ms, err := o.ReadManifests(f.files, o.In)
 	if err != nil {
 		return err
 	}

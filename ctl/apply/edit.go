@@ -138,7 +138,7 @@ printed.`,
   KUBE_EDITOR=nano kobectl edit svc web -n demo`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, names, err := cmdutil.ParseTarget(args)
+			k, names, err := o.ParseTarget(args)
 			if err != nil {
 				return err
 			}

@@ -58,7 +58,7 @@ func newMetadataMapCommand(o *cmdutil.Options, field, done string, cmd *cobra.Co
 			if len(args) <= split {
 				return fmt.Errorf("at least one label update is required (KEY=VALUE or KEY-)")
 			}
-			k, names, err := cmdutil.ParseTarget(args[:split])
+			k, names, err := o.ParseTarget(args[:split])
 			if err != nil {
 				return err
 			}

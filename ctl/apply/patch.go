@@ -39,7 +39,7 @@ func NewCmdPatch(o *cmdutil.Options) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("-p: %v", err)
 			}
-			k, names, err := cmdutil.ParseTarget(args)
+			k, names, err := o.ParseTarget(args)
 			if err != nil {
 				return err
 			}

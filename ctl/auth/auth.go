@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kobune/kobune/api/authorization"
-	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/ctl/cmdutil"
 )
@@ -66,7 +65,7 @@ func NewCmdAuth(o *cmdutil.Options) *cobra.Command {
 				if typ == "*" {
 					q.Group, q.Resource = "*", "*"
 				} else {
-					k, err := scheme.Lookup(typ)
+					k, err := o.Lookup(typ)
 					if err != nil {
 						return err
 					}

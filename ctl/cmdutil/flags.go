@@ -10,16 +10,26 @@ import (
 )
 
 // ParseTarget reads "pods", "pods web-1 web-2" or "pod/web-1".
+// Only built-in kinds are known here: commands use Options.ParseTarget,
+// which asks the server for custom ones.
 func ParseTarget(args []string) (*scheme.Kind, []string, error) {
-	typ, names := args[0], args[1:]
-	if t, n, ok := strings.Cut(typ, "/"); ok {
-		if len(names) > 0 {
-			return nil, nil, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
-		}
-		typ, names = t, []string{n}
+	typ, names, err := splitTarget(args)
+	if err != nil {
+		return nil, nil, err
 	}
 	k, err := scheme.Lookup(typ)
 	return k, names, err
+}
+
+func splitTarget(args []string) (string, []string, error) {
+	typ, names := args[0], args[1:]
+	if t, n, ok := strings.Cut(typ, "/"); ok {
+		if len(names) > 0 {
+			return "", nil, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
+		}
+		typ, names = t, []string{n}
+	}
+	return typ, names, nil
 }
 
 // Qualified prints a resource as kubectl does: "deployment.apps".

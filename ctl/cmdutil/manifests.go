@@ -26,6 +26,10 @@ type Manifest struct {
 // anything is sent; a document that cannot be used comes back with its
 // Err (and is not sent), the others as they are.
 func ReadManifests(paths []string, stdin io.Reader) ([]Manifest, error) {
+	return readManifests(nil, paths, stdin)
+}
+
+func readManifests(kinds *scheme.Kinds, paths []string, stdin io.Reader) ([]Manifest, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("must specify -f FILE (a file, a directory, or - for stdin)")
 	}
@@ -45,7 +49,7 @@ func ReadManifests(paths []string, stdin io.Reader) ([]Manifest, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", f, err)
 			}
-			docs, err := scheme.DecodeEach(data)
+			docs, err := kinds.DecodeEach(data)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f, err)
 			}

@@ -50,6 +50,8 @@ type Options struct {
 	// on a second call).
 	cfg    *client.Config
 	cfgErr error
+	// kinds are the server's, once asked (kinds.go).
+	kinds *scheme.Kinds
 }
 
 // Config is the content of ~/.kobune/config.

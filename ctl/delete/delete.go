@@ -139,7 +139,7 @@ func deleteTargets(o *cmdutil.Options, ctx context.Context, c *client.Client, f 
 		if len(args) > 0 || f.selector != "" {
 			return nil, fmt.Errorf("use either -f or TYPE NAME / -l, not both")
 		}
-		ms, err := cmdutil.ReadManifests(f.files, o.In)
+		ms, err := o.ReadManifests(f.files, o.In)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +160,7 @@ func deleteTargets(o *cmdutil.Options, ctx context.Context, c *client.Client, f 
 	if len(args) == 0 {
 		return nil, fmt.Errorf("you must provide one or more resources by argument or filename: kobectl delete TYPE NAME, TYPE/NAME, TYPE -l SELECTOR or -f FILE")
 	}
-	k, names, err := cmdutil.ParseTarget(args)
+	k, names, err := o.ParseTarget(args)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ score per plugin) — recorded when the pod was bound.`,
   kobectl describe nodes`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, names, err := cmdutil.ParseTarget(args)
+			k, names, err := o.ParseTarget(args)
 			if err != nil {
 				return err
 			}

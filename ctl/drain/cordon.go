@@ -22,7 +22,7 @@ func NewCmdCordon(o *cmdutil.Options, cordon bool) *cobra.Command {
 		Example: "  kobectl " + use + " node-1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, names, err := cmdutil.ParseTarget(append([]string{"node"}, args...))
+			k, names, err := o.ParseTarget(append([]string{"node"}, args...))
 			if err != nil {
 				return err
 			}

@@ -64,7 +64,7 @@ func drain(o *cmdutil.Options, cmd *cobra.Command, node string, ignoreDS, delete
 		ctx, cancel = context.WithTimeout(cmd.Context(), timeout)
 	}
 	defer cancel()
-	nodeKind, _, err := cmdutil.ParseTarget([]string{"node", node})
+	nodeKind, _, err := o.ParseTarget([]string{"node", node})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -99,9 +100,9 @@ func getObjects(o *cmdutil.Options, cmd *cobra.Command, f *getFlags, args []stri
 	}
 	f.tmpl = tmpl
 	if types := strings.Split(args[0], ","); (len(types) > 1 || args[0] == "all") && !strings.Contains(args[0], "/") {
-		return getKinds(o, cmd, f, expandAll(types), args[1:])
+		return getKinds(o, cmd, f, expandAll(o, types), args[1:])
 	}
-	k, names, err := cmdutil.ParseTarget(args)
+	k, names, err := o.ParseTarget(args)
 	if err != nil {
 		return err
 	}
@@ -146,12 +147,18 @@ func fetchObjects(o *cmdutil.Options, ctx context.Context, c *client.Client, k *
 	return objs, rev, nil
 }
 
-// expandAll reads "all" as kubectl's category of that name.
-func expandAll(types []string) []string {
+// expandAll reads "all" as kubectl's category of that name: the built-in
+// workloads, and the custom kinds whose definitions put them in it.
+func expandAll(o *cmdutil.Options, types []string) []string {
 	var out []string
 	for _, t := range types {
 		if t == "all" {
 			out = append(out, "pods", "services", "daemonsets", "deployments", "replicasets", "statefulsets", "jobs", "cronjobs")
+			for _, k := range o.Kinds().Custom() {
+				if slices.Contains(k.Custom.Categories, "all") {
+					out = append(out, k.Resource)
+				}
+			}
 			continue
 		}
 		out = append(out, t)
@@ -174,7 +181,7 @@ func getKinds(o *cmdutil.Options, cmd *cobra.Command, f *getFlags, types, names 
 	}
 	var kinds []*scheme.Kind
 	for _, typ := range types {
-		k, err := scheme.Lookup(typ)
+		k, err := o.Lookup(typ)
 		if err != nil {
 			return err
 		}
@@ -234,7 +241,7 @@ func getFiles(o *cmdutil.Options, cmd *cobra.Command, f *getFlags) error {
 		return err
 	}
 	f.tmpl = tmpl
-	ms, err := cmdutil.ReadManifests(f.files, o.In)
+	ms, err := o.ReadManifests(f.files, o.In)
 	if err != nil {
 		return err
 	}

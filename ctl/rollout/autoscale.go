@@ -31,7 +31,7 @@ kobune-controller evaluates it every 15 s from the metrics API.`,
   kobectl autoscale deployment/web --min=1 --max=5 --cpu=50%`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, names, err := cmdutil.ParseTarget(args)
+			k, names, err := o.ParseTarget(args)
 			if err != nil {
 				return err
 			}

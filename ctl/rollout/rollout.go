@@ -25,7 +25,7 @@ import (
 // deploymentTarget reads "deployment/NAME", "deployment NAME" or
 // "deploy NAME" (the kinds rollout works on).
 func deploymentTarget(args []string) (string, error) {
-	k, names, err := cmdutil.ParseTarget(args)
+	k, names, err := cmdutil.ParseTarget(args) // built-in kinds only
 	if err != nil {
 		return "", err
 	}
@@ -77,7 +77,7 @@ func NewCmdScale(o *cmdutil.Options) *cobra.Command {
 			if replicas < 0 {
 				return fmt.Errorf("--replicas=%d: must be 0 or more", replicas)
 			}
-			k, names, err := cmdutil.ParseTarget(args)
+			k, names, err := cmdutil.ParseTarget(args) // built-in kinds only
 			if err != nil {
 				return err
 			}
@@ -323,7 +323,7 @@ func NewCmdRollout(o *cmdutil.Options) *cobra.Command {
 // rolloutTarget reads the Deployment, StatefulSet or DaemonSet a rollout
 // command names.
 func rolloutTarget(args []string) (*scheme.Kind, string, error) {
-	k, names, err := cmdutil.ParseTarget(args)
+	k, names, err := cmdutil.ParseTarget(args) // built-in kinds only
 	if err != nil {
 		return nil, "", err
 	}

@@ -129,7 +129,7 @@ non-zero when --timeout passes first.`,
 			if err != nil {
 				return err
 			}
-			k, names, err := parseWaitTargets(args)
+			k, names, err := parseWaitTargets(o, args)
 			if err != nil {
 				return err
 			}
@@ -190,14 +190,14 @@ func TimedOut(ctx context.Context, err error) bool {
 }
 
 // parseWaitTargets reads TYPE/NAME..., TYPE NAME... or TYPE.
-func parseWaitTargets(args []string) (*scheme.Kind, []string, error) {
+func parseWaitTargets(o *cmdutil.Options, args []string) (*scheme.Kind, []string, error) {
 	if !strings.Contains(args[0], "/") {
-		return cmdutil.ParseTarget(args)
+		return o.ParseTarget(args)
 	}
 	var kind *scheme.Kind
 	var names []string
 	for _, a := range args {
-		k, n, err := cmdutil.ParseTarget([]string{a})
+		k, n, err := o.ParseTarget([]string{a})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -299,7 +299,7 @@ func NewCmdEvents(o *cmdutil.Options) *cobra.Command {
 			}
 			var fs string
 			if forObj != "" {
-				k, names, err := cmdutil.ParseTarget([]string{forObj})
+				k, names, err := o.ParseTarget([]string{forObj})
 				if err != nil || len(names) != 1 {
 					return fmt.Errorf("--for %q: want TYPE/NAME, as in pod/web-0", forObj)
 				}

@@ -1975,6 +1975,294 @@ func (x *VersionResponse) GetEtcdVersion() string {
 	return ""
 }
 
+type DiscoveryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiscoveryRequest) Reset() {
+	*x = DiscoveryRequest{}
+	mi := &file_api_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscoveryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscoveryRequest) ProtoMessage() {}
+
+func (x *DiscoveryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscoveryRequest.ProtoReflect.Descriptor instead.
+func (*DiscoveryRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{27}
+}
+
+type DiscoveryReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kinds         []*DiscoveredKind      `protobuf:"bytes,1,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiscoveryReply) Reset() {
+	*x = DiscoveryReply{}
+	mi := &file_api_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscoveryReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscoveryReply) ProtoMessage() {}
+
+func (x *DiscoveryReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscoveryReply.ProtoReflect.Descriptor instead.
+func (*DiscoveryReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *DiscoveryReply) GetKinds() []*DiscoveredKind {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+// DiscoveredKind is one served kind.
+type DiscoveredKind struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// api_version is the version objects are stored in; other_versions are
+	// also served.
+	ApiVersion    string   `protobuf:"bytes,2,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	OtherVersions []string `protobuf:"bytes,3,rep,name=other_versions,json=otherVersions,proto3" json:"other_versions,omitempty"`
+	// resource names the kind in the other calls ("pods",
+	// "widgets.example.com"); plural is its name in URLs and RBAC rules.
+	Resource   string   `protobuf:"bytes,4,opt,name=resource,proto3" json:"resource,omitempty"`
+	Plural     string   `protobuf:"bytes,5,opt,name=plural,proto3" json:"plural,omitempty"`
+	Singular   string   `protobuf:"bytes,6,opt,name=singular,proto3" json:"singular,omitempty"`
+	Namespaced bool     `protobuf:"varint,7,opt,name=namespaced,proto3" json:"namespaced,omitempty"`
+	ShortNames []string `protobuf:"bytes,8,rep,name=short_names,json=shortNames,proto3" json:"short_names,omitempty"`
+	Categories []string `protobuf:"bytes,9,rep,name=categories,proto3" json:"categories,omitempty"`
+	// has_status: status is written through UpdateStatus only.
+	HasStatus bool `protobuf:"varint,10,opt,name=has_status,json=hasStatus,proto3" json:"has_status,omitempty"`
+	// custom: a CustomResourceDefinition added it.
+	Custom bool `protobuf:"varint,11,opt,name=custom,proto3" json:"custom,omitempty"`
+	// columns are a custom kind's printer columns (additionalPrinterColumns).
+	Columns       []*PrinterColumn `protobuf:"bytes,12,rep,name=columns,proto3" json:"columns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiscoveredKind) Reset() {
+	*x = DiscoveredKind{}
+	mi := &file_api_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscoveredKind) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscoveredKind) ProtoMessage() {}
+
+func (x *DiscoveredKind) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscoveredKind.ProtoReflect.Descriptor instead.
+func (*DiscoveredKind) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *DiscoveredKind) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *DiscoveredKind) GetApiVersion() string {
+	if x != nil {
+		return x.ApiVersion
+	}
+	return ""
+}
+
+func (x *DiscoveredKind) GetOtherVersions() []string {
+	if x != nil {
+		return x.OtherVersions
+	}
+	return nil
+}
+
+func (x *DiscoveredKind) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *DiscoveredKind) GetPlural() string {
+	if x != nil {
+		return x.Plural
+	}
+	return ""
+}
+
+func (x *DiscoveredKind) GetSingular() string {
+	if x != nil {
+		return x.Singular
+	}
+	return ""
+}
+
+func (x *DiscoveredKind) GetNamespaced() bool {
+	if x != nil {
+		return x.Namespaced
+	}
+	return false
+}
+
+func (x *DiscoveredKind) GetShortNames() []string {
+	if x != nil {
+		return x.ShortNames
+	}
+	return nil
+}
+
+func (x *DiscoveredKind) GetCategories() []string {
+	if x != nil {
+		return x.Categories
+	}
+	return nil
+}
+
+func (x *DiscoveredKind) GetHasStatus() bool {
+	if x != nil {
+		return x.HasStatus
+	}
+	return false
+}
+
+func (x *DiscoveredKind) GetCustom() bool {
+	if x != nil {
+		return x.Custom
+	}
+	return false
+}
+
+func (x *DiscoveredKind) GetColumns() []*PrinterColumn {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+type PrinterColumn struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	JsonPath      string                 `protobuf:"bytes,3,opt,name=json_path,json=jsonPath,proto3" json:"json_path,omitempty"`
+	Priority      int32                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrinterColumn) Reset() {
+	*x = PrinterColumn{}
+	mi := &file_api_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrinterColumn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrinterColumn) ProtoMessage() {}
+
+func (x *PrinterColumn) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrinterColumn.ProtoReflect.Descriptor instead.
+func (*PrinterColumn) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *PrinterColumn) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PrinterColumn) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *PrinterColumn) GetJsonPath() string {
+	if x != nil {
+		return x.JsonPath
+	}
+	return ""
+}
+
+func (x *PrinterColumn) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -2136,7 +2424,37 @@ const file_api_proto_rawDesc = "" +
 	"\x0eVersionRequest\"N\n" +
 	"\x0fVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12!\n" +
-	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion2\xe1\t\n" +
+	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion\"\x12\n" +
+	"\x10DiscoveryRequest\"E\n" +
+	"\x0eDiscoveryReply\x123\n" +
+	"\x05kinds\x18\x01 \x03(\v2\x1d.kobune.api.v1.DiscoveredKindR\x05kinds\"\x8c\x03\n" +
+	"\x0eDiscoveredKind\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1f\n" +
+	"\vapi_version\x18\x02 \x01(\tR\n" +
+	"apiVersion\x12%\n" +
+	"\x0eother_versions\x18\x03 \x03(\tR\rotherVersions\x12\x1a\n" +
+	"\bresource\x18\x04 \x01(\tR\bresource\x12\x16\n" +
+	"\x06plural\x18\x05 \x01(\tR\x06plural\x12\x1a\n" +
+	"\bsingular\x18\x06 \x01(\tR\bsingular\x12\x1e\n" +
+	"\n" +
+	"namespaced\x18\a \x01(\bR\n" +
+	"namespaced\x12\x1f\n" +
+	"\vshort_names\x18\b \x03(\tR\n" +
+	"shortNames\x12\x1e\n" +
+	"\n" +
+	"categories\x18\t \x03(\tR\n" +
+	"categories\x12\x1d\n" +
+	"\n" +
+	"has_status\x18\n" +
+	" \x01(\bR\thasStatus\x12\x16\n" +
+	"\x06custom\x18\v \x01(\bR\x06custom\x126\n" +
+	"\acolumns\x18\f \x03(\v2\x1c.kobune.api.v1.PrinterColumnR\acolumns\"p\n" +
+	"\rPrinterColumn\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1b\n" +
+	"\tjson_path\x18\x03 \x01(\tR\bjsonPath\x12\x1a\n" +
+	"\bpriority\x18\x04 \x01(\x05R\bpriority2\xae\n" +
+	"\n" +
 	"\vResourceAPI\x12E\n" +
 	"\x06Create\x12\x1c.kobune.api.v1.CreateRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
 	"\x03Get\x12\x19.kobune.api.v1.GetRequest\x1a\x1d.kobune.api.v1.ObjectResponse\x12?\n" +
@@ -2154,7 +2472,8 @@ const file_api_proto_rawDesc = "" +
 	"\tPodAttach\x12\x1f.kobune.api.v1.PodAttachRequest\x1a\x17.kobune.api.v1.LogChunk0\x01\x12Q\n" +
 	"\vServicePath\x12!.kobune.api.v1.ServicePathRequest\x1a\x1f.kobune.api.v1.ServicePathReply\x12K\n" +
 	"\tNodeStats\x12\x1f.kobune.api.v1.NodeStatsRequest\x1a\x1d.kobune.api.v1.NodeStatsReply\x12E\n" +
-	"\aMetrics\x12\x1d.kobune.api.v1.MetricsRequest\x1a\x1b.kobune.api.v1.MetricsReplyB&Z$github.com/kobune/kobune/proto/apipbb\x06proto3"
+	"\aMetrics\x12\x1d.kobune.api.v1.MetricsRequest\x1a\x1b.kobune.api.v1.MetricsReply\x12K\n" +
+	"\tDiscovery\x12\x1f.kobune.api.v1.DiscoveryRequest\x1a\x1d.kobune.api.v1.DiscoveryReplyB&Z$github.com/kobune/kobune/proto/apipbb\x06proto3"
 
 var (
 	file_api_proto_rawDescOnce sync.Once
@@ -2168,7 +2487,7 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_api_proto_goTypes = []any{
 	(*NodeStatsRequest)(nil),   // 0: kobune.api.v1.NodeStatsRequest
 	(*NodeStatsReply)(nil),     // 1: kobune.api.v1.NodeStatsReply
@@ -2197,51 +2516,59 @@ var file_api_proto_goTypes = []any{
 	(*BindRequest)(nil),        // 24: kobune.api.v1.BindRequest
 	(*VersionRequest)(nil),     // 25: kobune.api.v1.VersionRequest
 	(*VersionResponse)(nil),    // 26: kobune.api.v1.VersionResponse
-	nil,                        // 27: kobune.api.v1.BindRequest.AnnotationsEntry
+	(*DiscoveryRequest)(nil),   // 27: kobune.api.v1.DiscoveryRequest
+	(*DiscoveryReply)(nil),     // 28: kobune.api.v1.DiscoveryReply
+	(*DiscoveredKind)(nil),     // 29: kobune.api.v1.DiscoveredKind
+	(*PrinterColumn)(nil),      // 30: kobune.api.v1.PrinterColumn
+	nil,                        // 31: kobune.api.v1.BindRequest.AnnotationsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	6,  // 0: kobune.api.v1.ServicePathReply.hops:type_name -> kobune.api.v1.ServicePathHop
 	20, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
-	27, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
-	13, // 3: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
-	17, // 4: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
-	18, // 5: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
-	14, // 6: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
-	14, // 7: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
-	21, // 8: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
-	15, // 9: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
-	22, // 10: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
-	24, // 11: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
-	25, // 12: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
-	7,  // 13: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
-	10, // 14: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
-	11, // 15: kobune.api.v1.ResourceAPI.PodPortForward:input_type -> kobune.api.v1.PodPortForwardData
-	8,  // 16: kobune.api.v1.ResourceAPI.PodAttach:input_type -> kobune.api.v1.PodAttachRequest
-	4,  // 17: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
-	0,  // 18: kobune.api.v1.ResourceAPI.NodeStats:input_type -> kobune.api.v1.NodeStatsRequest
-	2,  // 19: kobune.api.v1.ResourceAPI.Metrics:input_type -> kobune.api.v1.MetricsRequest
-	16, // 20: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
-	16, // 21: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
-	19, // 22: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
-	16, // 23: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
-	16, // 24: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
-	16, // 25: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
-	16, // 26: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
-	23, // 27: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
-	16, // 28: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
-	26, // 29: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
-	9,  // 30: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
-	12, // 31: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
-	11, // 32: kobune.api.v1.ResourceAPI.PodPortForward:output_type -> kobune.api.v1.PodPortForwardData
-	9,  // 33: kobune.api.v1.ResourceAPI.PodAttach:output_type -> kobune.api.v1.LogChunk
-	5,  // 34: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
-	1,  // 35: kobune.api.v1.ResourceAPI.NodeStats:output_type -> kobune.api.v1.NodeStatsReply
-	3,  // 36: kobune.api.v1.ResourceAPI.Metrics:output_type -> kobune.api.v1.MetricsReply
-	20, // [20:37] is the sub-list for method output_type
-	3,  // [3:20] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	31, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
+	29, // 3: kobune.api.v1.DiscoveryReply.kinds:type_name -> kobune.api.v1.DiscoveredKind
+	30, // 4: kobune.api.v1.DiscoveredKind.columns:type_name -> kobune.api.v1.PrinterColumn
+	13, // 5: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
+	17, // 6: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
+	18, // 7: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
+	14, // 8: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
+	14, // 9: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
+	21, // 10: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
+	15, // 11: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
+	22, // 12: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
+	24, // 13: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
+	25, // 14: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
+	7,  // 15: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
+	10, // 16: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
+	11, // 17: kobune.api.v1.ResourceAPI.PodPortForward:input_type -> kobune.api.v1.PodPortForwardData
+	8,  // 18: kobune.api.v1.ResourceAPI.PodAttach:input_type -> kobune.api.v1.PodAttachRequest
+	4,  // 19: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
+	0,  // 20: kobune.api.v1.ResourceAPI.NodeStats:input_type -> kobune.api.v1.NodeStatsRequest
+	2,  // 21: kobune.api.v1.ResourceAPI.Metrics:input_type -> kobune.api.v1.MetricsRequest
+	27, // 22: kobune.api.v1.ResourceAPI.Discovery:input_type -> kobune.api.v1.DiscoveryRequest
+	16, // 23: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
+	16, // 24: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
+	19, // 25: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
+	16, // 26: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
+	16, // 27: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
+	16, // 28: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
+	16, // 29: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
+	23, // 30: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
+	16, // 31: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
+	26, // 32: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
+	9,  // 33: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
+	12, // 34: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
+	11, // 35: kobune.api.v1.ResourceAPI.PodPortForward:output_type -> kobune.api.v1.PodPortForwardData
+	9,  // 36: kobune.api.v1.ResourceAPI.PodAttach:output_type -> kobune.api.v1.LogChunk
+	5,  // 37: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
+	1,  // 38: kobune.api.v1.ResourceAPI.NodeStats:output_type -> kobune.api.v1.NodeStatsReply
+	3,  // 39: kobune.api.v1.ResourceAPI.Metrics:output_type -> kobune.api.v1.MetricsReply
+	28, // 40: kobune.api.v1.ResourceAPI.Discovery:output_type -> kobune.api.v1.DiscoveryReply
+	23, // [23:41] is the sub-list for method output_type
+	5,  // [5:23] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -2256,7 +2583,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

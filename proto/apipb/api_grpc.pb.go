@@ -41,6 +41,7 @@ const (
 	ResourceAPI_ServicePath_FullMethodName    = "/kobune.api.v1.ResourceAPI/ServicePath"
 	ResourceAPI_NodeStats_FullMethodName      = "/kobune.api.v1.ResourceAPI/NodeStats"
 	ResourceAPI_Metrics_FullMethodName        = "/kobune.api.v1.ResourceAPI/Metrics"
+	ResourceAPI_Discovery_FullMethodName      = "/kobune.api.v1.ResourceAPI/Discovery"
 )
 
 // ResourceAPIClient is the client API for ResourceAPI service.
@@ -95,6 +96,9 @@ type ResourceAPIClient interface {
 	// Metrics serves metrics.k8s.io/v1beta1: NodeMetrics or PodMetrics (one
 	// by name, or a list), made from the agents' latest samples.
 	Metrics(ctx context.Context, in *MetricsRequest, opts ...grpc.CallOption) (*MetricsReply, error)
+	// Discovery lists the kinds the server serves, those that
+	// CustomResourceDefinitions add included: what kubectl reads from /apis.
+	Discovery(ctx context.Context, in *DiscoveryRequest, opts ...grpc.CallOption) (*DiscoveryReply, error)
 }
 
 type resourceAPIClient struct {
@@ -308,6 +312,16 @@ func (c *resourceAPIClient) Metrics(ctx context.Context, in *MetricsRequest, opt
 	return out, nil
 }
 
+func (c *resourceAPIClient) Discovery(ctx context.Context, in *DiscoveryRequest, opts ...grpc.CallOption) (*DiscoveryReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiscoveryReply)
+	err := c.cc.Invoke(ctx, ResourceAPI_Discovery_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResourceAPIServer is the server API for ResourceAPI service.
 // All implementations must embed UnimplementedResourceAPIServer
 // for forward compatibility.
@@ -360,6 +374,9 @@ type ResourceAPIServer interface {
 	// Metrics serves metrics.k8s.io/v1beta1: NodeMetrics or PodMetrics (one
 	// by name, or a list), made from the agents' latest samples.
 	Metrics(context.Context, *MetricsRequest) (*MetricsReply, error)
+	// Discovery lists the kinds the server serves, those that
+	// CustomResourceDefinitions add included: what kubectl reads from /apis.
+	Discovery(context.Context, *DiscoveryRequest) (*DiscoveryReply, error)
 	mustEmbedUnimplementedResourceAPIServer()
 }
 
@@ -420,6 +437,9 @@ func (UnimplementedResourceAPIServer) NodeStats(context.Context, *NodeStatsReque
 }
 func (UnimplementedResourceAPIServer) Metrics(context.Context, *MetricsRequest) (*MetricsReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Metrics not implemented")
+}
+func (UnimplementedResourceAPIServer) Discovery(context.Context, *DiscoveryRequest) (*DiscoveryReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Discovery not implemented")
 }
 func (UnimplementedResourceAPIServer) mustEmbedUnimplementedResourceAPIServer() {}
 func (UnimplementedResourceAPIServer) testEmbeddedByValue()                     {}
@@ -705,6 +725,24 @@ func _ResourceAPI_Metrics_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResourceAPI_Discovery_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiscoveryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResourceAPIServer).Discovery(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResourceAPI_Discovery_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResourceAPIServer).Discovery(ctx, req.(*DiscoveryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ResourceAPI_ServiceDesc is the grpc.ServiceDesc for ResourceAPI service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -759,6 +797,10 @@ var ResourceAPI_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Metrics",
 			Handler:    _ResourceAPI_Metrics_Handler,
+		},
+		{
+			MethodName: "Discovery",
+			Handler:    _ResourceAPI_Discovery_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
