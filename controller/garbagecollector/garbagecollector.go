@@ -17,15 +17,20 @@
 // references to the missing ones are removed. The collector watches the
 // kinds controllers create and own (pods, ReplicaSets, Deployments, DaemonSets,
 // StatefulSets, Jobs, CronJobs, Services, EndpointSlices); an owner of
-// another kind is looked up through the API.
+// another kind — a ConfigMap, a custom resource, whose kind it learns from
+// the server — is looked up through the API, and its dependents are
+// looked at again every 15 s, since nothing here announces its deletion.
 package garbagecollector
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
@@ -47,13 +52,15 @@ const (
 // watched is one kind the collector follows, behind a kind-free face.
 type watched struct {
 	kind, resource string
+	group          string // a reference names the kind and its group
 	get            func(namespace, name string) (meta.Object, bool)
 	dependentsOf   func(uid string) []meta.Object
 	synced         func() bool
 }
 
 func watch[T meta.Object](gc *Collector, inf *client.Informer[T], kind, resource string) {
-	w := &watched{kind: kind, resource: resource, synced: inf.HasSynced,
+	k, _ := scheme.ByResource(resource)
+	w := &watched{kind: kind, resource: resource, group: k.Group(), synced: inf.HasSynced,
 		get: func(ns, name string) (meta.Object, bool) { return inf.Get(ns, name) },
 		dependentsOf: func(uid string) []meta.Object {
 			var out []meta.Object
@@ -77,7 +84,7 @@ func watch[T meta.Object](gc *Collector, inf *client.Informer[T], kind, resource
 				}
 			}
 			for _, ref := range m.OwnerReferences {
-				if _, ok := gc.kinds[ref.Kind]; ok {
+				if _, ok := gc.watchedFor(ref); ok {
 					gc.Loop.Queue.Add(ref.Kind + "/" + m.Namespace + "/" + ref.Name)
 				}
 			}
@@ -89,6 +96,11 @@ func watch[T meta.Object](gc *Collector, inf *client.Informer[T], kind, resource
 type Collector struct {
 	client *client.Client
 	kinds  map[string]*watched
+	// custom are the kinds the server's CustomResourceDefinitions add,
+	// asked for when a reference names a kind not known here.
+	mu          sync.Mutex
+	custom      *scheme.Kinds
+	customAsked time.Time
 	// Loop is the collector's queue ("Kind/namespace/name") and workers.
 	Loop *reconcile.Loop
 }
@@ -143,65 +155,120 @@ func (gc *Collector) Reconcile(ctx context.Context, key string) (reconcile.Resul
 			return reconcile.Result{}, gc.deleteDependentsFirst(ctx, w, o)
 		}
 	}
-	return reconcile.Result{}, gc.collectIfDangling(ctx, w, o)
+	unwatched, err := gc.collectIfDangling(ctx, w, o)
+	if err == nil && unwatched {
+		// An owner of a kind not followed here (a ConfigMap, a custom
+		// resource) announces no deletion: look again after a while.
+		return reconcile.Result{RequeueAfter: UnwatchedOwnerRecheck}, nil
+	}
+	return reconcile.Result{}, err
+}
+
+// UnwatchedOwnerRecheck is how often a dependent whose owner is of a kind
+// the collector does not follow is looked at again: the longest a
+// custom resource's dependents outlive it.
+const UnwatchedOwnerRecheck = 15 * time.Second
+
+// watchedFor is the followed kind a reference names: same kind, same
+// group (a custom kind may be called Deployment too).
+func (gc *Collector) watchedFor(ref meta.OwnerReference) (*watched, bool) {
+	w, ok := gc.kinds[ref.Kind]
+	if !ok {
+		return nil, false
+	}
+	group, _, found := strings.Cut(ref.APIVersion, "/")
+	if !found {
+		group = ""
+	}
+	return w, group == w.group
+}
+
+// kindOf is the kind a reference names: a built-in one, or one the
+// server's CustomResourceDefinitions add (asked again at most every 10 s
+// when a reference names a kind not known yet).
+func (gc *Collector) kindOf(ctx context.Context, ref meta.OwnerReference) (*scheme.Kind, error) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	k, err := gc.custom.ByKind(ref.APIVersion, ref.Kind)
+	if err == nil || time.Since(gc.customAsked) < 10*time.Second {
+		return k, err
+	}
+	gc.customAsked = time.Now()
+	kinds, derr := gc.client.Discover(ctx)
+	if derr != nil {
+		return nil, derr
+	}
+	gc.custom = kinds
+	return kinds.ByKind(ref.APIVersion, ref.Kind)
 }
 
 // ownerExists reports whether the owner a reference names is there (same
-// uid), from the caches for watched kinds and through the API otherwise.
-func (gc *Collector) ownerExists(ctx context.Context, ns string, ref meta.OwnerReference) (bool, error) {
-	if w, ok := gc.kinds[ref.Kind]; ok {
+// uid), from the caches for watched kinds and through the API otherwise;
+// watched is false for the latter. An owner of a kind the server does
+// not serve is taken as there, as Kubernetes' collector keeps a dependent
+// whose owner it cannot look up.
+func (gc *Collector) ownerExists(ctx context.Context, ns string, ref meta.OwnerReference) (exists, watched bool, err error) {
+	if w, ok := gc.watchedFor(ref); ok {
 		o, ok := w.get(ns, ref.Name)
-		return ok && o.GetObjectMeta().UID == ref.UID, nil
+		return ok && o.GetObjectMeta().UID == ref.UID, true, nil
 	}
-	k, err := scheme.ByKind(ref.APIVersion, ref.Kind)
+	k, err := gc.kindOf(ctx, ref)
 	if err != nil {
-		return false, nil // a kind Kobune does not have cannot own anything here
+		var unknown *scheme.UnknownKindError
+		if errors.As(err, &unknown) {
+			return true, false, nil
+		}
+		return false, false, err
 	}
 	if !k.Namespaced {
 		ns = ""
 	}
 	resp, err := gc.client.API.Get(ctx, &apipb.GetRequest{Resource: k.Resource, Namespace: ns, Name: ref.Name})
 	if client.IsNotFound(err) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	owner, err := k.Decode(resp.Object)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	return owner.GetObjectMeta().UID == ref.UID, nil
+	return owner.GetObjectMeta().UID == ref.UID, false, nil
 }
 
 // collectIfDangling deletes an object whose owners are all gone, or drops
 // the references to the gone ones when some remain.
-func (gc *Collector) collectIfDangling(ctx context.Context, w *watched, o meta.Object) error {
+// It reports whether an owner that is still there is of a kind not
+// followed here (its deletion is found by looking again).
+func (gc *Collector) collectIfDangling(ctx context.Context, w *watched, o meta.Object) (unwatched bool, err error) {
 	m := o.GetObjectMeta()
 	if len(m.OwnerReferences) == 0 || m.DeletionTimestamp != nil {
-		return nil
+		return false, nil
 	}
 	var gone []string
 	for _, ref := range m.OwnerReferences {
-		exists, err := gc.ownerExists(ctx, m.Namespace, ref)
+		exists, watched, err := gc.ownerExists(ctx, m.Namespace, ref)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !exists {
 			gone = append(gone, ref.UID)
+		} else if !watched {
+			unwatched = true
 		}
 	}
 	switch {
 	case len(gone) == 0:
-		return nil
+		return unwatched, nil
 	case len(gone) < len(m.OwnerReferences):
-		return gc.updateMeta(ctx, w, m.Namespace, m.Name, func(om *meta.ObjectMeta) {
+		return unwatched, gc.updateMeta(ctx, w, m.Namespace, m.Name, func(om *meta.ObjectMeta) {
 			om.OwnerReferences = slices.DeleteFunc(om.OwnerReferences, func(r meta.OwnerReference) bool { return slices.Contains(gone, r.UID) })
 		})
 	}
 	// Every owner is gone. An owner being deleted in the foreground passes
 	// the mode on (Kubernetes does the same for dependents that block it).
-	return gc.delete(ctx, w, m, "Background")
+	return false, gc.delete(ctx, w, m, "Background")
 }
 
 // deleteDependentsFirst deletes the owner's dependents in the foreground
