@@ -262,3 +262,93 @@ func mustMarshal(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+const scalerCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+ "metadata":{"name":"scalers.example.com"},
+ "spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"scalers","kind":"Scaler"},
+  "versions":[{"name":"v1","served":true,"storage":true,
+   "schema":{"openAPIV3Schema":{"type":"object","properties":{
+    "spec":{"type":"object",
+     "x-kubernetes-validations":[
+      {"rule":"self.minReplicas <= self.maxReplicas","message":"minReplicas must not exceed maxReplicas"},
+      {"rule":"self.maxReplicas < 100","messageExpression":"'maxReplicas ' + string(self.maxReplicas) + ' is too many'","reason":"FieldValueForbidden","fieldPath":".maxReplicas"}],
+     "properties":{
+      "minReplicas":{"type":"integer"},
+      "maxReplicas":{"type":"integer"},
+      "ratio":{"type":"number","x-kubernetes-validations":[{"rule":"self < 1.5"}]},
+      "name":{"type":"string","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"name is immutable"}]},
+      "tags":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":20},"x-kubernetes-validations":[{"rule":"self.all(t, t != 'forbidden')"}]}}}}}}}]}}`
+
+// TestCustomResourceValidationRules (issue #36): CEL rules of a schema
+// (x-kubernetes-validations) check objects — message, messageExpression,
+// reason and fieldPath as written, a number field a double, a transition
+// rule (oldSelf) only on updates — and a definition whose rule does not
+// compile, or whose estimated cost exceeds the budget, is refused naming
+// the rule and, for the cost, the estimate.
+func TestCustomResourceValidationRules(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	if code, _, b := c.do("POST", crds, "", scalerCRD); code != 201 {
+		t.Fatalf("create the definition: %d %s", code, b)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, _, b := c.do("GET", crds+"/scalers.example.com", "", ""); strings.Contains(string(b), `"type":"Established","status":"True"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never Established")
+		}
+	}
+	const scalers = "/apis/example.com/v1/namespaces/default/scalers"
+	sc := func(spec string) string {
+		return `{"apiVersion":"example.com/v1","kind":"Scaler","metadata":{"name":"s"},"spec":` + spec + `}`
+	}
+	for _, bad := range []struct{ spec, want string }{
+		{`{"minReplicas":5,"maxReplicas":2}`, `spec: Invalid value: \"object\": minReplicas must not exceed maxReplicas`},
+		{`{"minReplicas":1,"maxReplicas":200}`, `spec.maxReplicas: Forbidden: maxReplicas 200 is too many`},
+		{`{"minReplicas":1,"maxReplicas":2,"ratio":2}`, `spec.ratio: Invalid value: \"number\": failed rule: self \u003c 1.5`},
+		{`{"minReplicas":1,"maxReplicas":2,"tags":["a","forbidden"]}`, `spec.tags: Invalid value: \"array\": failed rule: self.all(t, t != 'forbidden')`},
+	} {
+		code, _, b := c.do("POST", scalers, "", sc(bad.spec))
+		if code != 422 || !strings.Contains(string(b), bad.want) {
+			t.Errorf("spec %s: %d %s\nwant 422 with %s", bad.spec, code, b, bad.want)
+		}
+	}
+	code, _, b := c.do("POST", scalers, "", sc(`{"minReplicas":1,"maxReplicas":2,"ratio":1,"name":"first"}`))
+	if code != 201 {
+		t.Fatalf("a valid scaler (ratio 1 is a double to CEL; the transition rule does not run on create): %d %s", code, b)
+	}
+	obj := decodeJSON(t, b)
+	obj["spec"].(map[string]any)["name"] = "second"
+	code, _, b = c.do("PUT", scalers+"/s", "", string(mustMarshal(t, obj)))
+	if code != 422 || !strings.Contains(string(b), "spec.name: Invalid value: \\\"string\\\": name is immutable") {
+		t.Errorf("an update breaking a transition rule: %d %s", code, b)
+	}
+	obj["spec"].(map[string]any)["name"] = "first"
+	obj["spec"].(map[string]any)["maxReplicas"] = 3
+	if code, _, b := c.do("PUT", scalers+"/s", "", string(mustMarshal(t, obj))); code != 200 {
+		t.Errorf("an update keeping the name: %d %s", code, b)
+	}
+
+	for _, bad := range []struct{ from, to, want string }{
+		{`"rule":"self < 1.5"`, `"rule":"self <"`, `x-kubernetes-validations[0].rule: Invalid value: \"self \u003c\": compilation failed`},
+		{`"rule":"self.all(t, t != 'forbidden')"`, `"rule":"'x'"`, `must evaluate to a bool`},
+		// A quadratic rule over a list without maxItems: its estimate is
+		// named with the budget.
+		{`"maxItems":10,`, ``, ``},
+	} {
+		body := strings.NewReplacer(`scalers.example.com`, `other.example.com`, `"plural":"scalers"`, `"plural":"other"`, bad.from, bad.to).Replace(scalerCRD)
+		if bad.want == "" {
+			body = strings.Replace(body, `"rule":"self.all(t, t != 'forbidden')"`, `"rule":"self.all(x, self.all(y, x == y || x != y))"`, 1)
+			bad.want = `estimated rule cost`
+		}
+		code, _, b := c.do("POST", crds, "", body)
+		if code != 422 || !strings.Contains(string(b), bad.want) {
+			t.Errorf("a definition with a bad rule: %d %s\nwant 422 with %s", code, b, bad.want)
+		}
+		if bad.want == "estimated rule cost" && !strings.Contains(string(b), "exceeds budget 10,000,000 by factor of") {
+			t.Errorf("the refusal does not say the estimated cost against the budget: %s", b)
+		}
+	}
+}

@@ -244,7 +244,7 @@ type JSONSchemaProps struct {
 	XListMapKeys           []string         `json:"x-kubernetes-list-map-keys,omitempty"`
 	XListType              *string          `json:"x-kubernetes-list-type,omitempty"`
 	XMapType               *string          `json:"x-kubernetes-map-type,omitempty" kobune:"unsupported"`
-	XValidations           []ValidationRule `json:"x-kubernetes-validations,omitempty" kobune:"unsupported"`
+	XValidations           []ValidationRule `json:"x-kubernetes-validations,omitempty"`
 }
 
 // ExternalDocumentation points to more documentation.
@@ -260,7 +260,7 @@ type ValidationRule struct {
 	MessageExpression string  `json:"messageExpression,omitempty"`
 	Reason            *string `json:"reason,omitempty"`
 	FieldPath         string  `json:"fieldPath,omitempty"`
-	OptionalOldSelf   *bool   `json:"optionalOldSelf,omitempty"`
+	OptionalOldSelf   *bool   `json:"optionalOldSelf,omitempty" kobune:"unsupported"`
 }
 
 // JSON is any JSON value (a default, an enum member, an example).

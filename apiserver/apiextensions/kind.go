@@ -42,7 +42,19 @@ func KindFor(crd *apiext.CustomResourceDefinition) *scheme.Kind {
 	k.Custom.Definition = crd
 	k.Custom.Decode = func(data []byte) (meta.Object, []string, error) { return decode(schema, data) }
 	k.Default = func(o meta.Object) { withValue(o, func(m map[string]any) { applyDefaults(m, schema) }) }
-	k.Validate = func(o meta.Object) v.ErrorList { return validateObjectOf(k, schema, o.(*meta.Unstructured)) }
+	rules := compileCEL(schema)
+	k.Validate = func(o meta.Object) v.ErrorList {
+		u := o.(*meta.Unstructured)
+		if errs := validateObjectOf(k, schema, u); len(errs) > 0 {
+			return errs // rules read values of the schema's types
+		}
+		return validateRules(rules, u, nil)
+	}
+	if rules != nil {
+		k.ValidateUpdate = func(n, o meta.Object) v.ErrorList {
+			return validateRules(rules, n.(*meta.Unstructured), o.(*meta.Unstructured))
+		}
+	}
 	k.Warning = deprecation(k, storage)
 	k.Custom.Columns = columns(storage)
 	if fields := selectableFields(storage); len(fields) > 0 {
