@@ -17,7 +17,8 @@ const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
  "spec":{"group":"example.com","scope":"Namespaced",
   "names":{"plural":"widgets","singular":"widget","kind":"Widget","shortNames":["wd"],"categories":["all"]},
   "versions":[
-   {"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+   {"name":"v1","served":true,"storage":true,
+    "subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.ready","labelSelectorPath":".status.selector"}},
     "additionalPrinterColumns":[{"name":"Color","type":"string","jsonPath":".spec.color"},{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"},
      {"name":"Ready","type":"string","priority":1,"jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}],
     "schema":{"openAPIV3Schema":{"type":"object","required":["spec"],"properties":{
@@ -28,7 +29,7 @@ const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
       "name":{"type":"string","pattern":"^[a-z]+$","maxLength":8},
       "tags":{"type":"array","items":{"type":"string"},"x-kubernetes-list-type":"set"},
       "config":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},
-     "status":{"type":"object","properties":{"ready":{"type":"integer"},"conditions":{"type":"array","items":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}}}},
+     "status":{"type":"object","properties":{"ready":{"type":"integer"},"selector":{"type":"string"},"conditions":{"type":"array","items":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}}}},
    {"name":"v1beta1","served":true,"storage":false,"deprecated":true,
     "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
 
@@ -166,6 +167,28 @@ func TestCustomResourceDefinitions(t *testing.T) {
 	if err != nil || len(objs) != 3 {
 		t.Errorf("list over gRPC: %d objects, %v", len(objs), err)
 	}
+
+	// The scale subresource, at the definition's paths.
+	code, _, b = c.do("GET", widgets+"/one/scale", "", "")
+	if sc := decodeJSON(t, b); code != 200 || sc["kind"] != "Scale" || sc["spec"].(map[string]any)["replicas"] != float64(2) || sc["status"].(map[string]any)["replicas"] != float64(3) {
+		t.Errorf("GET scale: %d %s", code, b)
+	}
+	code, _, b = c.do("PATCH", widgets+"/one/scale", "", `{"spec":{"replicas":4}}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"spec":{"replicas":4}`) {
+		t.Errorf("PATCH scale: %d %s", code, b)
+	}
+	if _, _, b := c.do("GET", widgets+"/one", "", ""); decodeJSON(t, b)["spec"].(map[string]any)["replicas"] != float64(4) {
+		t.Errorf("the widget after scaling: %s", b)
+	}
+	if code, _, b := c.do("PATCH", widgets+"/one/scale", "", `{"spec":{"replicas":40}}`, "Content-Type", "application/merge-patch+json"); code != 422 || !strings.Contains(string(b), "spec.replicas") {
+		t.Errorf("scaling past the schema's maximum: %d %s", code, b)
+	}
+	_, _, b = c.do("GET", "/apis/example.com/v1", "", "")
+	if !strings.Contains(string(b), `"name":"widgets/scale"`) {
+		t.Errorf("discovery lacks widgets/scale: %s", b)
+	}
+	// Back to 2 replicas for the Table below.
+	c.do("PATCH", widgets+"/one/scale", "", `{"spec":{"replicas":2}}`, "Content-Type", "application/merge-patch+json")
 
 	code, _, b = c.do("GET", widgets, "application/json;as=Table;v=v1;g=meta.k8s.io", "")
 	if code != 200 || !strings.Contains(string(b), `"cells":["nospec","red","1",""]`) || !strings.Contains(string(b), `"cells":["applied","blue","4",""]`) || !strings.Contains(string(b), `"cells":["one","red","2","True"]`) ||

@@ -75,7 +75,7 @@ type CustomResourceValidation struct {
 // CustomResourceSubresources: status and scale.
 type CustomResourceSubresources struct {
 	Status *CustomResourceSubresourceStatus `json:"status,omitempty"`
-	Scale  *CustomResourceSubresourceScale  `json:"scale,omitempty" kobune:"unsupported"`
+	Scale  *CustomResourceSubresourceScale  `json:"scale,omitempty"`
 }
 
 // CustomResourceSubresourceStatus turns on the status subresource: status

@@ -66,6 +66,15 @@ type Custom struct {
 	// Columns are the columns of get's table (the definition's
 	// additionalPrinterColumns; api/printers prints them). None: NAME, AGE.
 	Columns []Column
+	// Scale, when set, is the scale subresource: where the object keeps
+	// its desired and current replicas and its selector (JSON paths such
+	// as .spec.replicas; the selector a string, as .status.selector).
+	Scale *ScalePaths
+}
+
+// ScalePaths are a custom kind's scale subresource.
+type ScalePaths struct {
+	SpecReplicas, StatusReplicas, LabelSelector string
 }
 
 // Column is one of a custom kind's printer columns: its header, type and

@@ -57,6 +57,12 @@ func KindFor(crd *apiext.CustomResourceDefinition) *scheme.Kind {
 	}
 	k.Warning = deprecation(k, storage)
 	k.Custom.Columns = columns(storage)
+	if sr := storage.Subresources; sr != nil && sr.Scale != nil {
+		k.Custom.Scale = &scheme.ScalePaths{SpecReplicas: sr.Scale.SpecReplicasPath, StatusReplicas: sr.Scale.StatusReplicasPath}
+		if sr.Scale.LabelSelectorPath != nil {
+			k.Custom.Scale.LabelSelector = *sr.Scale.LabelSelectorPath
+		}
+	}
 	if fields := selectableFields(storage); len(fields) > 0 {
 		k.Fields = func(o meta.Object) map[string]string { return fieldValues(o.(*meta.Unstructured), fields) }
 	}

@@ -36,7 +36,7 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 	switch req.Subresource {
 	case "":
 	case "scale":
-		if !scalable[k.Resource] {
+		if !Scalable(k) {
 			return nil, apierrors.Invalid("%s has no scale subresource", k.Kind)
 		}
 	case "status":
@@ -99,7 +99,7 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 		actx, admitted := admission.WithWarnings(ctx)
 		out, err := s.update(actx, k, o, statusOnly, req.DryRun)
 		if err == nil && req.Subresource == "scale" {
-			out, err = scaleOf(out)
+			out, err = scaleOf(k, out)
 		}
 		if status.Code(err) == codes.Aborted && !namesRevision && attempt < maxPatchAttempts {
 			continue // written in between: apply the patch to what is there now
@@ -118,7 +118,7 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 // with the Scale's replicas; a Scale that names another resourceVersion
 // is a conflict.
 func patchScale(k *scheme.Kind, current []byte, req *apipb.PatchRequest, rev int64) ([]byte, error) {
-	sc, err := scaleOf(current)
+	sc, err := scaleOf(k, current)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func patchScale(k *scheme.Kind, current []byte, req *apipb.PatchRequest, rev int
 	if sc, err = patch.Apply(req.PatchType, sc, req.Patch, st); err != nil {
 		return nil, err
 	}
-	rp, rv, err := replicasPatch(sc)
+	rp, rv, err := replicasPatch(k, sc)
 	if err != nil {
 		return nil, apierrors.Invalid("%v", err)
 	}

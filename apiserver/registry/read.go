@@ -35,7 +35,7 @@ func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.Objec
 	switch req.Subresource {
 	case "", "status":
 	case "scale":
-		if !scalable[k.Resource] {
+		if !Scalable(k) {
 			return nil, apierrors.Invalid("%s has no scale subresource", k.Kind)
 		}
 	default:
@@ -47,7 +47,7 @@ func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.Objec
 	}
 	obj := withRevision(kv.Value, kv.Revision)
 	if req.Subresource == "scale" {
-		if obj, err = scaleOf(obj); err != nil {
+		if obj, err = scaleOf(k, obj); err != nil {
 			return nil, status.Errorf(codes.Internal, "scale of %s %q: %v", k.Kind, req.Name, err)
 		}
 	}

@@ -3,9 +3,11 @@ package registry
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/kobune/kobune/api/autoscaling"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/selector"
 )
 
@@ -17,8 +19,11 @@ import (
 // scalable are the kinds with a scale subresource.
 var scalable = map[string]bool{"deployments": true, "replicasets": true, "statefulsets": true}
 
-// Scalable reports whether a resource has the scale subresource.
-func Scalable(resource string) bool { return scalable[resource] }
+// Scalable reports whether a kind has the scale subresource: the built-in
+// ones above, and custom kinds whose definition asks for it.
+func Scalable(k *scheme.Kind) bool {
+	return scalable[k.Resource] || k.Custom != nil && k.Custom.Scale != nil
+}
 
 // replicated is the part of those kinds a Scale is made from.
 type replicated struct {
@@ -33,7 +38,10 @@ type replicated struct {
 }
 
 // scaleOf is the Scale of a stored object (JSON with its revision).
-func scaleOf(stored []byte) ([]byte, error) {
+func scaleOf(k *scheme.Kind, stored []byte) ([]byte, error) {
+	if k.Custom != nil && k.Custom.Scale != nil {
+		return customScaleOf(k.Custom.Scale, stored)
+	}
 	var r replicated
 	if err := json.Unmarshal(stored, &r); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
@@ -55,7 +63,7 @@ func scaleOf(stored []byte) ([]byte, error) {
 
 // replicasPatch is the merge patch that gives the object a Scale's
 // spec.replicas, and the Scale's resourceVersion ("" if it names none).
-func replicasPatch(scale []byte) ([]byte, string, error) {
+func replicasPatch(k *scheme.Kind, scale []byte) ([]byte, string, error) {
 	var sc autoscaling.Scale
 	if err := json.Unmarshal(scale, &sc); err != nil {
 		return nil, "", fmt.Errorf("Scale: %w", err)
@@ -63,6 +71,57 @@ func replicasPatch(scale []byte) ([]byte, string, error) {
 	if sc.Spec.Replicas < 0 {
 		return nil, "", fmt.Errorf("Scale.spec.replicas: Invalid value: %d: must be greater than or equal to 0", sc.Spec.Replicas)
 	}
-	b, err := json.Marshal(map[string]any{"spec": map[string]any{"replicas": sc.Spec.Replicas}})
+	path := ".spec.replicas"
+	if k.Custom != nil && k.Custom.Scale != nil {
+		path = k.Custom.Scale.SpecReplicas
+	}
+	var p any = sc.Spec.Replicas
+	parts := strings.Split(strings.TrimPrefix(path, "."), ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		p = map[string]any{parts[i]: p}
+	}
+	b, err := json.Marshal(p)
 	return b, sc.ResourceVersion, err
+}
+
+// customScaleOf is a custom resource's Scale, read at its definition's
+// paths.
+func customScaleOf(paths *scheme.ScalePaths, stored []byte) ([]byte, error) {
+	var u meta.Unstructured
+	if err := json.Unmarshal(stored, &u); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	obj, err := u.Object()
+	if err != nil {
+		return nil, err
+	}
+	sc := autoscaling.Scale{TypeMeta: meta.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"}}
+	sc.ObjectMeta = meta.ObjectMeta{Name: u.Name, Namespace: u.Namespace, UID: u.UID, ResourceVersion: u.ResourceVersion, CreationTimestamp: u.CreationTimestamp}
+	sc.Spec.Replicas = int32(intAt(obj, paths.SpecReplicas))
+	sc.Status.Replicas = int32(intAt(obj, paths.StatusReplicas))
+	if paths.LabelSelector != "" {
+		sc.Status.Selector, _ = valueAt(obj, paths.LabelSelector).(string)
+	}
+	return json.Marshal(sc)
+}
+
+// valueAt is the value at a simple JSON path (.spec.replicas), or nil.
+func valueAt(obj map[string]any, path string) any {
+	var cur any = obj
+	for _, part := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
+}
+
+func intAt(obj map[string]any, path string) int64 {
+	if n, ok := valueAt(obj, path).(json.Number); ok {
+		i, _ := n.Int64()
+		return i
+	}
+	return 0
 }

@@ -85,8 +85,8 @@ func discoveryGroups(kinds *scheme.Kinds) []*discoveryGroup {
 		if k.HasStatus {
 			g.resources = append(g.resources, apiResource{Name: name + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
 		}
-		if registry.Scalable(k.Resource) {
-			g.resources = append(g.resources, apiResource{Name: k.Resource + "/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}})
+		if registry.Scalable(k) {
+			g.resources = append(g.resources, apiResource{Name: name + "/scale", Namespaced: k.Namespaced, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "patch", "update"}})
 		}
 		if k.Resource == "pods" {
 			g.resources = append(g.resources, apiResource{Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: []string{"get"}},
