@@ -37,10 +37,12 @@ func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admiss
 		admission.Step{Plugin: admission.NamespaceLifecycle{Namespaces: s.namespaces}, Why: "the namespace must exist and not be terminating"},
 		admission.Step{Plugin: admission.Validation{}, Why: "the kind's rules, each error with its field path"},
 		admission.Step{Plugin: admission.PersistentVolumeClaimResize{Classes: storageClasses{s.store}}, Why: "a claim grows only if its class allows expansion"},
-		admission.Step{Plugin: admission.LimitRanger{Ranges: limitRanges{s.store}}, Why: "both: the namespace's LimitRanges default requests and limits (the last mutation), then refuse what breaks them"},
+		admission.Step{Plugin: admission.LimitRanger{Ranges: limitRanges{s.store}}, Why: "both: the namespace's LimitRanges default requests and limits (the last built-in mutation), then refuse what breaks them"},
+		admission.Step{Plugin: s.webhooks.Mutating(), Why: "the mutating admission webhooks, after every built-in mutation, as in Kubernetes; the object they return is validated like any other"},
 		admission.Step{Plugin: admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn}, Why: "the namespace's Pod Security level, on the pod as it will run"},
 		admission.Step{Plugin: escalation, Why: "with RBAC: no one grants permissions they do not hold"},
 		admission.Step{Plugin: nodeRestriction, Why: "with the node authorizer: a node writes only its own Node and its pods' status"},
+		admission.Step{Plugin: s.webhooks.Validating(), Why: "the validating admission webhooks, on the object as it will be stored (deletes and status updates too)"},
 		admission.Step{Plugin: admission.ResourceQuota{Quotas: s.quotas}, Why: "last, as in Kubernetes: a quota is charged only for what every other step let through"},
 	)
 }

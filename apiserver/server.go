@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kobune/kobune/apiserver/apiextensions"
+	"github.com/kobune/kobune/apiserver/webhook"
 	"log"
 	"net"
 	"net/http"
@@ -249,6 +250,8 @@ type Server struct {
 	// custom ones in step with the CustomResourceDefinitions.
 	kinds *scheme.Kinds
 	crds  *apiextensions.Controller
+	// webhooks are the admission webhooks (apiserver/webhook).
+	webhooks *webhook.Webhooks
 }
 
 // Addr returns the first gRPC address the server listens on.
@@ -313,6 +316,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() { defer s.wg.Done(); s.registry.Run(ctx) }()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.crds.Run(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.webhooks.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
 	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.Version)
 	select {

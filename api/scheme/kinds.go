@@ -3,6 +3,7 @@ package scheme
 import (
 	"strings"
 
+	"github.com/kobune/kobune/api/admissionregistration"
 	"github.com/kobune/kobune/api/apiextensions"
 	"github.com/kobune/kobune/api/apps"
 	"github.com/kobune/kobune/api/autoscaling"
@@ -118,6 +119,10 @@ func buildKinds() []*Kind {
 			flowcontrol.ValidateFlowSchema, nil, nil),
 		kind("PriorityLevelConfiguration", "flowcontrol.apiserver.k8s.io/v1", "prioritylevelconfigurations", nil, clusterScoped, withStatus,
 			flowcontrol.SetDefaultsPriorityLevelConfiguration, flowcontrol.ValidatePriorityLevelConfiguration, nil, nil),
+		kind("ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", nil, clusterScoped, noStatus,
+			nil, admissionregistration.ValidateValidating, nil, nil),
+		kind("MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations", nil, clusterScoped, noStatus,
+			nil, admissionregistration.ValidateMutating, nil, nil),
 		kind("CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions", []string{"crd", "crds"}, clusterScoped, withStatus,
 			apiextensions.SetDefaults, apiextensions.Validate, apiextensions.ValidateUpdate, nil),
 	}

@@ -31,6 +31,17 @@ type Attributes struct {
 	OldObject meta.Object // nil on create
 }
 
+type dryRunKey struct{}
+
+// WithDryRun marks ctx as a dry run's: nothing will be stored, and an
+// admission webhook with side effects must not be called.
+func WithDryRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dryRunKey{}, true)
+}
+
+// IsDryRun reports whether ctx is a dry run's.
+func IsDryRun(ctx context.Context) bool { return ctx.Value(dryRunKey{}) != nil }
+
 // Mutator may change the object.
 type Mutator interface {
 	Name() string

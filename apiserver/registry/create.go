@@ -38,6 +38,7 @@ func (s *Registry) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb
 	}
 	ctx, admitted := admission.WithWarnings(ctx)
 	if req.DryRun {
+		ctx = admission.WithDryRun(ctx)
 		resp, err := dryRunCreate(ctx, s.admission, k, o, warnings)
 		if resp != nil {
 			resp.Warnings = append(resp.Warnings, *admitted...)

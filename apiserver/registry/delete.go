@@ -14,6 +14,7 @@ import (
 	"github.com/kobune/kobune/api/flowcontrol"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
@@ -89,6 +90,9 @@ func readDeleteOptions(req *apipb.DeleteRequest) (deleteOptions, error) {
 // delete removes an object, or marks it for deletion when something must
 // happen first: finalizers, or a pod's graceful termination on its node.
 func (s *Registry) delete(ctx context.Context, k *scheme.Kind, ns, name string, opts deleteOptions) ([]byte, error) {
+	if opts.dryRun {
+		ctx = admission.WithDryRun(ctx)
+	}
 	key := storage.Key(k.Resource, ns, name)
 	for {
 		kv, err := s.store.Get(ctx, key)

@@ -54,6 +54,9 @@ func (s *Registry) updateRequest(ctx context.Context, req *apipb.UpdateRequest, 
 // resourceVersion it is a compare-and-swap; without one it retries on
 // conflict (an unconditional update, as Kubernetes allows).
 func (s *Registry) update(ctx context.Context, k *scheme.Kind, in meta.Object, statusOnly, dryRun bool) ([]byte, error) {
+	if dryRun {
+		ctx = admission.WithDryRun(ctx)
+	}
 	m := in.GetObjectMeta()
 	var expected int64
 	if m.ResourceVersion != "" {

@@ -34,9 +34,10 @@ var actedOnGenerically = map[string]string{
 // usedAnyway lists unsupported-tagged fields whose Go name another type's
 // field shares, so that the selector check finds the name in use.
 var usedAnyway = map[string]bool{
-	"core.Container.stdin":                   true, // the exec request's Stdin
-	"core.Container.tty":                     true, // the exec request's TTY (client.ExecOptions)
-	"core.VolumeResourceRequirements.limits": true, // a container's resource Limits
-	"networking.IngressBackend.resource":     true, // the authorizer's request Resource
-	"networking.IngressClassSpec.parameters": true, // a StorageClass's Parameters
+	"core.Container.stdin":                           true, // the exec request's Stdin
+	"core.Container.tty":                             true, // the exec request's TTY (client.ExecOptions)
+	"core.VolumeResourceRequirements.limits":         true, // a container's resource Limits
+	"networking.IngressBackend.resource":             true, // the authorizer's request Resource
+	"networking.IngressClassSpec.parameters":         true, // a StorageClass's Parameters
+	"apiextensions.CustomResourceConversion.webhook": true, // admissionregistration.Webhook, the admission webhooks' common form
 }

@@ -24,6 +24,8 @@ var apiserverFloors = map[string][]string{
 	"registry":     {"storage", "apierrors", "request", "admission", "servicealloc"},
 	// CustomResourceDefinitions: kinds served through the registry.
 	"apiextensions": {"storage", "registry"},
+	// Admission webhooks: a step of the chain that calls out.
+	"webhook": {"storage", "registry", "admission", "apierrors", "request"},
 	// Beside the registry: who is asking, how much of the server they get,
 	// and the way to the nodes.
 	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},

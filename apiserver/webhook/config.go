@@ -1,0 +1,93 @@
+package webhook
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/kobune/kobune/api/admissionregistration"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/apiserver/registry"
+	"github.com/kobune/kobune/apiserver/storage"
+)
+
+// Config is what the webhooks need from the server.
+type Config struct {
+	Store *storage.Store
+	// Namespaces gives a namespace's labels (namespaceSelector).
+	Namespaces interface {
+		NamespaceLabels(ctx context.Context, name string) (map[string]string, bool, error)
+	}
+	Logf func(format string, args ...any)
+}
+
+// Webhooks keeps the configured webhooks and calls them; Mutating and
+// Validating are its two steps of the admission chain.
+type Webhooks struct {
+	cfg        Config
+	mutating   atomic.Pointer[[]admissionregistration.Webhook]
+	validating atomic.Pointer[[]admissionregistration.Webhook]
+	clients    clients
+	conditions conditions
+}
+
+// New returns the webhooks; Run follows their configurations.
+func New(cfg Config) *Webhooks {
+	w := &Webhooks{cfg: cfg}
+	w.mutating.Store(&[]admissionregistration.Webhook{})
+	w.validating.Store(&[]admissionregistration.Webhook{})
+	return w
+}
+
+// Run follows the configurations until ctx ends: each change replaces
+// the list the next request reads.
+func (w *Webhooks) Run(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		follow(ctx, w.cfg.Store, "mutatingwebhookconfigurations", &w.mutating, func(o meta.Object) []admissionregistration.Webhook {
+			c := o.(*admissionregistration.MutatingWebhookConfiguration)
+			var out []admissionregistration.Webhook
+			for i := range c.Webhooks {
+				out = append(out, c.Webhooks[i].Common(c.Name))
+			}
+			return out
+		})
+	}()
+	follow(ctx, w.cfg.Store, "validatingwebhookconfigurations", &w.validating, func(o meta.Object) []admissionregistration.Webhook {
+		c := o.(*admissionregistration.ValidatingWebhookConfiguration)
+		var out []admissionregistration.Webhook
+		for i := range c.Webhooks {
+			out = append(out, c.Webhooks[i].Common(c.Name))
+		}
+		return out
+	})
+	<-done
+}
+
+// follow keeps list equal to the webhooks of every configuration of
+// resource, ordered as Kubernetes orders them: by configuration name,
+// then as listed.
+func follow(ctx context.Context, st *storage.Store, resource string, list *atomic.Pointer[[]admissionregistration.Webhook], hooks func(meta.Object) []admissionregistration.Webhook) {
+	configs := map[string]meta.Object{}
+	publish := func() {
+		var out []admissionregistration.Webhook
+		for _, name := range sortedNames(configs) {
+			out = append(out, hooks(configs[name])...)
+		}
+		list.Store(&out)
+	}
+	registry.Follow(ctx, st, resource, nil, func(objs []meta.Object) {
+		configs = map[string]meta.Object{}
+		for _, o := range objs {
+			configs[o.GetObjectMeta().Name] = o
+		}
+		publish()
+	}, func(ev storage.Event, o meta.Object) {
+		if o == nil {
+			delete(configs, keyName(ev.Key))
+		} else {
+			configs[o.GetObjectMeta().Name] = o
+		}
+		publish()
+	})
+}

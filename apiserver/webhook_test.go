@@ -1,0 +1,219 @@
+package apiserver_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+)
+
+// webhookServer is an admission webhook over TLS: /mutate labels the
+// object, /deny refuses an object with a "forbidden" key or label
+// "protected" (and warns), /slow answers after 3 s. It records what it
+// was asked.
+type webhookServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []map[string]any
+}
+
+func newWebhookServer(t *testing.T) *webhookServer {
+	ws := &webhookServer{}
+	ws.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var review struct {
+			Request map[string]any `json:"request"`
+		}
+		if err := json.Unmarshal(b, &review); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		req := review.Request
+		ws.mu.Lock()
+		ws.seen = append(ws.seen, req)
+		ws.mu.Unlock()
+		resp := map[string]any{"uid": req["uid"], "allowed": true}
+		obj, _ := req["object"].(map[string]any)
+		old, _ := req["oldObject"].(map[string]any)
+		switch r.URL.Path {
+		case "/mutate":
+			md, _ := obj["metadata"].(map[string]any)
+			p := `[{"op":"add","path":"/metadata/labels","value":{"mutated":"yes"}}]`
+			if _, ok := md["labels"]; ok {
+				p = `[{"op":"add","path":"/metadata/labels/mutated","value":"yes"}]`
+			}
+			resp["patch"], resp["patchType"] = base64.StdEncoding.EncodeToString([]byte(p)), "JSONPatch"
+		case "/deny":
+			resp["warnings"] = []string{"careful: " + req["operation"].(string)}
+			data, _ := obj["data"].(map[string]any)
+			oldMeta, _ := old["metadata"].(map[string]any)
+			oldLabels, _ := oldMeta["labels"].(map[string]any)
+			if _, bad := data["forbidden"]; bad {
+				resp["allowed"], resp["status"] = false, map[string]any{"code": 403, "message": "no forbidden keys"}
+			}
+			if req["operation"] == "DELETE" && oldLabels["protected"] == "yes" {
+				resp["allowed"], resp["status"] = false, map[string]any{"message": "protected"}
+			}
+		case "/slow":
+			time.Sleep(3 * time.Second)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
+	}))
+	t.Cleanup(ws.Close)
+	return ws
+}
+
+func (ws *webhookServer) caBundle() string {
+	return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ws.Certificate().Raw}))
+}
+
+func (ws *webhookServer) asked(op, name string) map[string]any {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for i := len(ws.seen) - 1; i >= 0; i-- {
+		if ws.seen[i]["operation"] == op && ws.seen[i]["name"] == name {
+			return ws.seen[i]
+		}
+	}
+	return nil
+}
+
+// TestAdmissionWebhooks (issue #36): the API server calls the webhooks
+// of Mutating- and ValidatingWebhookConfigurations over TLS with the
+// configured CA: a mutating webhook's JSON patch lands on the stored
+// object, a validating one refuses with its code and message (creates,
+// updates and deletes, with the old object), warnings reach the client;
+// namespace selectors and CEL match conditions choose the requests; a
+// webhook that answers after its timeout fails the request under
+// failurePolicy Fail and is passed over under Ignore; a dry run says so;
+// a configuration that breaks the rules is refused naming the field.
+func TestAdmissionWebhooks(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	ws := newWebhookServer(t)
+	hook := func(name, path, extra string) string {
+		return `{"name":"` + name + `","clientConfig":{"url":"` + ws.URL + path + `","caBundle":"` + ws.caBundle() + `"},
+		  "rules":[{"operations":["CREATE","UPDATE","DELETE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["configmaps"]}],
+		  "sideEffects":"None","admissionReviewVersions":["v1"]` + extra + `}`
+	}
+	const mutating = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+	const validating = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+	if code, _, b := c.do("POST", mutating, "", `{"metadata":{"name":"label"},"webhooks":[`+
+		hook("label.example.com", "/mutate", `,"matchConditions":[{"name":"not-skipped","expression":"object.metadata.name != 'skip-me'"}]`)+`]}`); code != 201 {
+		t.Fatalf("create the mutating configuration: %d %s", code, b)
+	}
+	if code, _, b := c.do("POST", validating, "", `{"metadata":{"name":"deny"},"webhooks":[`+
+		hook("deny.example.com", "/deny", `,"namespaceSelector":{"matchLabels":{"webhooks":"on"}}`)+`]}`); code != 201 {
+		t.Fatalf("create the validating configuration: %d %s", code, b)
+	}
+	for _, ns := range []string{`{"metadata":{"name":"on","labels":{"webhooks":"on"}}}`, `{"metadata":{"name":"off"}}`} {
+		if code, _, b := c.do("POST", "/api/v1/namespaces", "", ns); code != 201 {
+			t.Fatalf("namespace: %d %s", code, b)
+		}
+	}
+	cm := func(name, data string) string {
+		return `{"metadata":{"name":"` + name + `"},"data":` + data + `}`
+	}
+	// The configurations are followed, not read per request: wait until
+	// the mutating webhook is called.
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var code int
+		code, _, b = c.do("POST", "/api/v1/namespaces/off/configmaps", "", cm("probe", `{"a":"b"}`))
+		if code != 201 {
+			t.Fatalf("create a ConfigMap: %d %s", code, b)
+		}
+		if strings.Contains(string(b), `"mutated":"yes"`) {
+			break
+		}
+		c.do("DELETE", "/api/v1/namespaces/off/configmaps/probe", "", "")
+		if time.Now().After(deadline) {
+			t.Fatalf("the mutating webhook was never called: %s", b)
+		}
+	}
+	code, _, b := c.do("POST", "/api/v1/namespaces/on/configmaps", "", cm("bad", `{"forbidden":"x"}`))
+	if code != 403 || !strings.Contains(string(b), `admission webhook \"deny.example.com\" denied the request: no forbidden keys`) {
+		t.Errorf("a refused create: %d %s", code, b)
+	}
+	if code, _, _ := c.do("GET", "/api/v1/namespaces/on/configmaps/bad", "", ""); code != 404 {
+		t.Errorf("a refused ConfigMap was stored")
+	}
+	if code, _, b := c.do("POST", "/api/v1/namespaces/off/configmaps", "", cm("bad", `{"forbidden":"x"}`)); code != 201 {
+		t.Errorf("the namespace selector does not select namespace off: %d %s", code, b)
+	}
+	if _, _, b := c.do("POST", "/api/v1/namespaces/off/configmaps", "", cm("skip-me", `{}`)); strings.Contains(string(b), "mutated") {
+		t.Errorf("a match condition that is false still called the webhook: %s", b)
+	}
+	code, h, b := c.do("POST", "/api/v1/namespaces/on/configmaps", "", `{"metadata":{"name":"keep","labels":{"protected":"yes"}},"data":{"a":"b"}}`)
+	if code != 201 || !strings.Contains(string(b), `"mutated":"yes"`) || !strings.Contains(string(b), `"protected":"yes"`) {
+		t.Fatalf("create keep: %d %s", code, b)
+	}
+	if !strings.Contains(h.Get("Warning"), "careful: CREATE") {
+		t.Errorf("the webhook's warning is not passed on: %q", h.Get("Warning"))
+	}
+	code, _, b = c.do("DELETE", "/api/v1/namespaces/on/configmaps/keep", "", "")
+	if code != 400 || !strings.Contains(string(b), `denied the request: protected`) {
+		t.Errorf("a refused delete: %d %s", code, b)
+	}
+	if r := ws.asked("DELETE", "keep"); r == nil || r["oldObject"] == nil || r["object"] != nil {
+		t.Errorf("the delete's review: %v", r)
+	}
+	if r := ws.asked("CREATE", "keep"); r == nil || r["userInfo"].(map[string]any)["username"] == "" || r["resource"].(map[string]any)["resource"] != "configmaps" {
+		t.Errorf("the create's review: %v", r)
+	}
+	if code, _, b := c.do("POST", "/api/v1/namespaces/on/configmaps?dryRun=All", "", cm("dry", `{}`)); code != 201 {
+		t.Errorf("a dry run: %d %s", code, b)
+	}
+	if r := ws.asked("CREATE", "dry"); r == nil || r["dryRun"] != true {
+		t.Errorf("the dry run's review: %v", r)
+	}
+
+	// A webhook that answers late: Fail fails the request, Ignore passes.
+	for _, policy := range []string{"Fail", "Ignore"} {
+		body := `{"metadata":{"name":"slow"},"webhooks":[` + hook("slow.example.com", "/slow", `,"timeoutSeconds":1,"failurePolicy":"`+policy+`"`) + `]}`
+		c.do("DELETE", validating+"/slow", "", "")
+		if code, _, b := c.do("POST", validating, "", body); code != 201 {
+			t.Fatalf("create the slow configuration: %d %s", code, b)
+		}
+		var code int
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			c.do("DELETE", "/api/v1/namespaces/off/configmaps/late", "", "")
+			code, _, b = c.do("POST", "/api/v1/namespaces/off/configmaps", "", cm("late", `{}`))
+			if ws.asked("CREATE", "late") != nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		switch {
+		case policy == "Fail" && (code != 500 || !strings.Contains(string(b), `failed calling webhook \"slow.example.com\"`)):
+			t.Errorf("a late webhook under Fail: %d %s", code, b)
+		case policy == "Ignore" && code != 201:
+			t.Errorf("a late webhook under Ignore: %d %s", code, b)
+		}
+		ws.mu.Lock()
+		ws.seen = nil
+		ws.mu.Unlock()
+	}
+
+	for _, bad := range []struct{ extra, field string }{
+		{`,"timeoutSeconds":40`, "webhooks[0].timeoutSeconds"},
+		{`,"failurePolicy":"Sometimes"`, "webhooks[0].failurePolicy"},
+	} {
+		body := `{"metadata":{"name":"broken"},"webhooks":[` + hook("broken.example.com", "/deny", bad.extra) + `]}`
+		if code, _, b := c.do("POST", validating, "", body); code != 422 || !strings.Contains(string(b), bad.field) {
+			t.Errorf("a bad configuration: %d %s; want 422 naming %s", code, b, bad.field)
+		}
+	}
+	body := strings.Replace(`{"metadata":{"name":"broken"},"webhooks":[`+hook("broken.example.com", "/deny", "")+`]}`, `"sideEffects":"None"`, `"sideEffects":"Some"`, 1)
+	if code, _, b := c.do("POST", validating, "", body); code != 422 || !strings.Contains(string(b), "webhooks[0].sideEffects") {
+		t.Errorf("sideEffects Some: %d %s", code, b)
+	}
+}
