@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kobune/kobune/apiserver/apiextensions"
-	"github.com/kobune/kobune/apiserver/webhook"
+	"github.com/kobune/kobune/apiserver/dynamicadmission"
 	"log"
 	"net"
 	"net/http"
@@ -251,7 +251,7 @@ type Server struct {
 	kinds *scheme.Kinds
 	crds  *apiextensions.Controller
 	// webhooks are the admission webhooks (apiserver/webhook).
-	webhooks *webhook.Webhooks
+	webhooks *dynamicadmission.Webhooks
 }
 
 // Addr returns the first gRPC address the server listens on.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kobune/kobune/apiserver/apiextensions"
-	"github.com/kobune/kobune/apiserver/webhook"
+	"github.com/kobune/kobune/apiserver/dynamicadmission"
 	"log"
 	"net"
 	"net/http"
@@ -200,7 +200,7 @@ func buildNodeProxy(_ context.Context, s *Server) error {
 func buildRegistry(_ context.Context, s *Server) error {
 	s.namespaces = registry.NewNamespaceCache(s.store)
 	s.quotas = registry.NewQuotaCache(s.store)
-	s.webhooks = webhook.New(webhook.Config{Store: s.store, Namespaces: s.namespaces, Logf: s.cfg.Logf})
+	s.webhooks = dynamicadmission.New(dynamicadmission.Config{Store: s.store, Namespaces: s.namespaces, Logf: s.cfg.Logf})
 	s.admission = s.admissionChain(s.cfg, s.serviceRanges)
 	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
 		Creators: s.creators(), Authorize: s.authz.Authorize, BookmarkInterval: s.cfg.BookmarkInterval, EtcdVersion: s.etcd.Version,

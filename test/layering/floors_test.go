@@ -24,8 +24,9 @@ var apiserverFloors = map[string][]string{
 	"registry":     {"storage", "apierrors", "request", "admission", "servicealloc"},
 	// CustomResourceDefinitions: kinds served through the registry.
 	"apiextensions": {"storage", "registry"},
-	// Admission webhooks: a step of the chain that calls out.
-	"webhook": {"storage", "registry", "admission", "apierrors", "request"},
+	// Dynamic admission: webhooks and policies, steps of the chain that
+	// users configure.
+	"dynamicadmission": {"storage", "registry", "admission", "apierrors", "request"},
 	// Beside the registry: who is asking, how much of the server they get,
 	// and the way to the nodes.
 	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},

@@ -11,4 +11,4 @@
 // It mirrors k8s.io/apiserver/pkg/admission/plugin/webhook (the generic
 // dispatcher, the mutating and validating plugins, the request and
 // response conversion).
-package webhook
+package dynamicadmission
