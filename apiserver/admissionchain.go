@@ -42,6 +42,7 @@ func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admiss
 		admission.Step{Plugin: admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn}, Why: "the namespace's Pod Security level, on the pod as it will run"},
 		admission.Step{Plugin: escalation, Why: "with RBAC: no one grants permissions they do not hold"},
 		admission.Step{Plugin: nodeRestriction, Why: "with the node authorizer: a node writes only its own Node and its pods' status"},
+		admission.Step{Plugin: s.webhooks.Policies(), Why: "the ValidatingAdmissionPolicies' CEL checks, before the webhooks as in Kubernetes"},
 		admission.Step{Plugin: s.webhooks.Validating(), Why: "the validating admission webhooks, on the object as it will be stored (deletes and status updates too)"},
 		admission.Step{Plugin: admission.ResourceQuota{Quotas: s.quotas}, Why: "last, as in Kubernetes: a quota is charged only for what every other step let through"},
 	)

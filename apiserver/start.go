@@ -200,7 +200,7 @@ func buildNodeProxy(_ context.Context, s *Server) error {
 func buildRegistry(_ context.Context, s *Server) error {
 	s.namespaces = registry.NewNamespaceCache(s.store)
 	s.quotas = registry.NewQuotaCache(s.store)
-	s.webhooks = dynamicadmission.New(dynamicadmission.Config{Store: s.store, Namespaces: s.namespaces, Logf: s.cfg.Logf})
+	s.webhooks = dynamicadmission.New(dynamicadmission.Config{Store: s.store, Namespaces: s.namespaces, Kinds: s.kinds, Logf: s.cfg.Logf})
 	s.admission = s.admissionChain(s.cfg, s.serviceRanges)
 	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
 		Creators: s.creators(), Authorize: s.authz.Authorize, BookmarkInterval: s.cfg.BookmarkInterval, EtcdVersion: s.etcd.Version,

@@ -94,6 +94,8 @@ func validateWebhook(w *Webhook, side *string, p *v.Path, seen map[string]bool) 
 		names[mc.Name] = true
 		if mc.Expression == "" {
 			errs = append(errs, v.NewRequired(mp.Child("expression"), ""))
+		} else if err := CompilePolicyExpression(mc.Expression, false); err != nil {
+			errs = append(errs, v.NewInvalid(mp.Child("expression"), mc.Expression, err.Error()))
 		}
 	}
 	return errs
@@ -176,3 +178,130 @@ func validateRule(r *RuleWithOperations, p *v.Path) v.ErrorList {
 
 // String names a webhook in messages.
 func (w *Webhook) String() string { return fmt.Sprintf("%q", w.Name) }
+
+// ValidatePolicy checks a ValidatingAdmissionPolicy; its expressions are
+// compiled by CompilePolicyExpression (the API server's own check).
+func ValidatePolicy(p *ValidatingAdmissionPolicy) v.ErrorList {
+	errs := v.ValidateObjectMeta(&p.ObjectMeta, false, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	sp := v.NewPath("spec")
+	s := &p.Spec
+	if len(s.Validations) == 0 && len(s.AuditAnnotations) == 0 {
+		errs = append(errs, v.NewRequired(sp.Child("validations"), "validations or auditAnnotations must contain at least one item"))
+	}
+	if s.MatchConstraints == nil || len(s.MatchConstraints.ResourceRules) == 0 {
+		errs = append(errs, v.NewRequired(sp.Child("matchConstraints", "resourceRules"), ""))
+	} else {
+		errs = append(errs, validateMatchResources(s.MatchConstraints, sp.Child("matchConstraints"))...)
+	}
+	if s.FailurePolicy != nil && !slices.Contains([]string{Fail, Ignore}, *s.FailurePolicy) {
+		errs = append(errs, v.NewNotSupported(sp.Child("failurePolicy"), *s.FailurePolicy, []string{Fail, Ignore}))
+	}
+	if pk := s.ParamKind; pk != nil && (pk.APIVersion == "" || pk.Kind == "") {
+		errs = append(errs, v.NewRequired(sp.Child("paramKind"), "apiVersion and kind are required"))
+	}
+	check := func(p *v.Path, expr string, wantString bool) {
+		if expr == "" {
+			errs = append(errs, v.NewRequired(p, ""))
+			return
+		}
+		if err := CompilePolicyExpression(expr, wantString); err != nil {
+			errs = append(errs, v.NewInvalid(p, expr, err.Error()))
+		}
+	}
+	for i, val := range s.Validations {
+		p := sp.Child("validations").Index(i)
+		check(p.Child("expression"), val.Expression, false)
+		if val.MessageExpression != "" {
+			check(p.Child("messageExpression"), val.MessageExpression, true)
+		}
+		if r := val.Reason; r != nil && !slices.Contains(policyReasons, *r) {
+			errs = append(errs, v.NewNotSupported(p.Child("reason"), *r, policyReasons))
+		}
+	}
+	names := map[string]bool{}
+	for i, vr := range s.Variables {
+		p := sp.Child("variables").Index(i)
+		if vr.Name == "" || names[vr.Name] {
+			errs = append(errs, v.NewInvalid(p.Child("name"), vr.Name, "must be a unique, non-empty name"))
+		}
+		names[vr.Name] = true
+		check(p.Child("expression"), vr.Expression, false)
+	}
+	for i, mc := range s.MatchConditions {
+		check(sp.Child("matchConditions").Index(i).Child("expression"), mc.Expression, false)
+	}
+	for i, a := range s.AuditAnnotations {
+		p := sp.Child("auditAnnotations").Index(i)
+		if a.Key == "" {
+			errs = append(errs, v.NewRequired(p.Child("key"), ""))
+		}
+		check(p.Child("valueExpression"), a.ValueExpression, false)
+	}
+	return errs
+}
+
+// policyReasons are a validation's reasons, each an HTTP status.
+var policyReasons = []string{"Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized"}
+
+// ValidateBinding checks a ValidatingAdmissionPolicyBinding.
+func ValidateBinding(b *ValidatingAdmissionPolicyBinding) v.ErrorList {
+	errs := v.ValidateObjectMeta(&b.ObjectMeta, false, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	sp := v.NewPath("spec")
+	s := &b.Spec
+	if s.PolicyName == "" {
+		errs = append(errs, v.NewRequired(sp.Child("policyName"), ""))
+	}
+	actions := []string{ActionAudit, ActionDeny, ActionWarn}
+	if len(s.ValidationActions) == 0 {
+		errs = append(errs, v.NewRequired(sp.Child("validationActions"), "at least one validation action is required"))
+	}
+	seen := map[string]bool{}
+	for i, a := range s.ValidationActions {
+		p := sp.Child("validationActions").Index(i)
+		switch {
+		case !slices.Contains(actions, a):
+			errs = append(errs, v.NewNotSupported(p, a, actions))
+		case seen[a]:
+			errs = append(errs, v.NewDuplicate(p, a))
+		}
+		seen[a] = true
+	}
+	if seen[ActionDeny] && seen[ActionWarn] {
+		errs = append(errs, v.NewInvalid(sp.Child("validationActions"), s.ValidationActions, "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)"))
+	}
+	if r := s.ParamRef; r != nil {
+		p := sp.Child("paramRef")
+		if (r.Name == "") == (r.Selector == nil) {
+			errs = append(errs, v.NewRequired(p, "exactly one of name or selector must be set"))
+		}
+		if r.ParameterNotFoundAction == nil {
+			errs = append(errs, v.NewRequired(p.Child("parameterNotFoundAction"), ""))
+		} else if !slices.Contains([]string{AllowAction, DenyAction}, *r.ParameterNotFoundAction) {
+			errs = append(errs, v.NewNotSupported(p.Child("parameterNotFoundAction"), *r.ParameterNotFoundAction, []string{AllowAction, DenyAction}))
+		}
+	}
+	if s.MatchResources != nil {
+		errs = append(errs, validateMatchResources(s.MatchResources, sp.Child("matchResources"))...)
+	}
+	return errs
+}
+
+func validateMatchResources(m *MatchResources, p *v.Path) v.ErrorList {
+	var errs v.ErrorList
+	for i, r := range m.ResourceRules {
+		errs = append(errs, validateRule(&r.RuleWithOperations, p.Child("resourceRules").Index(i))...)
+	}
+	for i, r := range m.ExcludeResourceRules {
+		errs = append(errs, validateRule(&r.RuleWithOperations, p.Child("excludeResourceRules").Index(i))...)
+	}
+	if m.MatchPolicy != nil && !slices.Contains([]string{Equivalent, Exact}, *m.MatchPolicy) {
+		errs = append(errs, v.NewNotSupported(p.Child("matchPolicy"), *m.MatchPolicy, []string{Equivalent, Exact}))
+	}
+	if m.NamespaceSelector != nil {
+		errs = append(errs, v.ValidateLabelSelector(m.NamespaceSelector, p.Child("namespaceSelector"))...)
+	}
+	if m.ObjectSelector != nil {
+		errs = append(errs, v.ValidateLabelSelector(m.ObjectSelector, p.Child("objectSelector"))...)
+	}
+	return errs
+}

@@ -123,6 +123,10 @@ func buildKinds() []*Kind {
 			nil, admissionregistration.ValidateValidating, nil, nil),
 		kind("MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations", nil, clusterScoped, noStatus,
 			nil, admissionregistration.ValidateMutating, nil, nil),
+		kind("ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1", "validatingadmissionpolicies", nil, clusterScoped, noStatus,
+			nil, admissionregistration.ValidatePolicy, nil, nil),
+		kind("ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1", "validatingadmissionpolicybindings", nil, clusterScoped, noStatus,
+			nil, admissionregistration.ValidateBinding, nil, nil),
 		kind("CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions", []string{"crd", "crds"}, clusterScoped, withStatus,
 			apiextensions.SetDefaults, apiextensions.Validate, apiextensions.ValidateUpdate, nil),
 	}

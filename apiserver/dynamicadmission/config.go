@@ -6,6 +6,7 @@ import (
 
 	"github.com/kobune/kobune/api/admissionregistration"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/storage"
 )
@@ -17,7 +18,9 @@ type Config struct {
 	Namespaces interface {
 		NamespaceLabels(ctx context.Context, name string) (map[string]string, bool, error)
 	}
-	Logf func(format string, args ...any)
+	// Kinds resolve a policy's paramKind (custom kinds included).
+	Kinds *scheme.Kinds
+	Logf  func(format string, args ...any)
 }
 
 // Webhooks keeps the configured webhooks and calls them; Mutating and
@@ -28,6 +31,7 @@ type Webhooks struct {
 	validating atomic.Pointer[[]admissionregistration.Webhook]
 	clients    clients
 	conditions conditions
+	policies   policies
 }
 
 // New returns the webhooks; Run follows their configurations.
@@ -53,6 +57,12 @@ func (w *Webhooks) Run(ctx context.Context) {
 			return out
 		})
 	}()
+	policiesDone := make(chan struct{})
+	go func() {
+		defer close(policiesDone)
+		w.runPolicies(ctx)
+	}()
+	defer func() { <-policiesDone }()
 	follow(ctx, w.cfg.Store, "validatingwebhookconfigurations", &w.validating, func(o meta.Object) []admissionregistration.Webhook {
 		c := o.(*admissionregistration.ValidatingWebhookConfiguration)
 		var out []admissionregistration.Webhook

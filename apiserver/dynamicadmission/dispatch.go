@@ -158,7 +158,7 @@ func (w *Webhooks) dispatch(ctx context.Context, hook *admissionregistration.Web
 	if !matchRules(hook, r) {
 		return false, false, nil
 	}
-	ok, err := w.matchSelectors(ctx, hook, r)
+	ok, err := w.matchSelectors(ctx, hook.NamespaceSelector, hook.ObjectSelector, r)
 	if err != nil || !ok {
 		return false, false, w.failed(hook, err)
 	}

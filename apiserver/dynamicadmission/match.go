@@ -41,29 +41,31 @@ func exempt(k *scheme.Kind) bool {
 // matchRules: some rule selects the request's operation, group, version,
 // resource (with its subresource) and scope.
 func matchRules(w *admissionregistration.Webhook, r *subject) bool {
+	return slices.ContainsFunc(w.Rules, func(rule admissionregistration.RuleWithOperations) bool { return ruleMatches(&rule, w.MatchPolicy, r) })
+}
+
+// ruleMatches: one rule selects the request.
+func ruleMatches(rule *admissionregistration.RuleWithOperations, matchPolicy string, r *subject) bool {
 	group, version := r.kind.Group(), r.kind.APIVersion
 	if group != "" {
 		version = version[len(group)+1:]
 	}
 	res := r.kind.PluralName()
-	for _, rule := range w.Rules {
-		if !anyOf(rule.Operations, r.operation) || !anyOf(rule.APIGroups, group) {
-			continue
-		}
-		// Equivalent: the same resource at another version matches too
-		// (Kobune serves each kind at one stored version).
-		if w.MatchPolicy == admissionregistration.Exact && !anyOf(rule.APIVersions, version) {
-			continue
-		}
-		if !slices.ContainsFunc(rule.Resources, func(pattern string) bool { return resourceMatches(pattern, res, r.subresource) }) {
-			continue
-		}
-		if s := rule.Scope; s != nil && (*s == "Cluster" && r.kind.Namespaced || *s == "Namespaced" && !r.kind.Namespaced) {
-			continue
-		}
-		return true
+	if !anyOf(rule.Operations, r.operation) || !anyOf(rule.APIGroups, group) {
+		return false
 	}
-	return false
+	// Equivalent: the same resource at another version matches too
+	// (Kobune serves each kind at one stored version).
+	if matchPolicy == admissionregistration.Exact && !anyOf(rule.APIVersions, version) {
+		return false
+	}
+	if !slices.ContainsFunc(rule.Resources, func(pattern string) bool { return resourceMatches(pattern, res, r.subresource) }) {
+		return false
+	}
+	if s := rule.Scope; s != nil && (*s == "Cluster" && r.kind.Namespaced || *s == "Namespaced" && !r.kind.Namespaced) {
+		return false
+	}
+	return true
 }
 
 func anyOf(list []string, v string) bool {
@@ -87,9 +89,9 @@ func resourceMatches(pattern, res, sub string) bool {
 // matchSelectors: the namespace's labels match namespaceSelector (for a
 // namespaced object; a Namespace is judged by its own labels), and the
 // object's labels, or the old object's, match objectSelector.
-func (w *Webhooks) matchSelectors(ctx context.Context, hook *admissionregistration.Webhook, r *subject) (bool, error) {
-	if hook.NamespaceSelector != nil {
-		sel, err := selector.FromLabelSelector(hook.NamespaceSelector)
+func (w *Webhooks) matchSelectors(ctx context.Context, nsSelector, objSelector *meta.LabelSelector, r *subject) (bool, error) {
+	if nsSelector != nil {
+		sel, err := selector.FromLabelSelector(nsSelector)
 		if err != nil {
 			return false, err
 		}
@@ -108,8 +110,8 @@ func (w *Webhooks) matchSelectors(ctx context.Context, hook *admissionregistrati
 			return false, nil
 		}
 	}
-	if hook.ObjectSelector != nil {
-		sel, err := selector.FromLabelSelector(hook.ObjectSelector)
+	if objSelector != nil {
+		sel, err := selector.FromLabelSelector(objSelector)
 		if err != nil {
 			return false, err
 		}
@@ -134,10 +136,6 @@ type conditions struct {
 	programs sync.Map // expression → cel.Program or error
 }
 
-var conditionEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType), cel.Variable("request", cel.DynType))
-})
-
 // program is the compiled expression of a match condition.
 func (c *conditions) program(expr string) (cel.Program, error) {
 	if p, ok := c.programs.Load(expr); ok {
@@ -146,17 +144,7 @@ func (c *conditions) program(expr string) (cel.Program, error) {
 		}
 		return p.(cel.Program), nil
 	}
-	env, err := conditionEnv()
-	if err != nil {
-		return nil, err
-	}
-	ast, iss := env.Compile(expr)
-	var prg cel.Program
-	if iss.Err() == nil {
-		prg, err = env.Program(ast, cel.CostLimit(1_000_000))
-	} else {
-		err = fmt.Errorf("compilation failed: %v", iss.Err())
-	}
+	prg, err := admissionregistration.CompilePolicyProgram(expr, false)
 	if err != nil {
 		c.programs.Store(expr, err)
 		return nil, err

@@ -1,0 +1,414 @@
+package dynamicadmission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"cel.dev/cel-go/cel"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kobune/kobune/api/admissionregistration"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/apierrors"
+	"github.com/kobune/kobune/apiserver/registry"
+	"github.com/kobune/kobune/apiserver/storage"
+)
+
+// ValidatingAdmissionPolicies: each binding applies its policy to the
+// requests both select; the policy's variables, then its validations, are
+// evaluated (CEL) with object, oldObject, request, params (the binding's
+// parameter objects), namespaceObject and variables; a validation that
+// is false takes the binding's actions: Deny refuses the request, Warn
+// warns, Audit records it in the audit event.
+
+// compiledPolicy is a policy with its expressions compiled.
+type compiledPolicy struct {
+	policy      *admissionregistration.ValidatingAdmissionPolicy
+	variables   []namedProgram
+	conditions  []namedProgram
+	validations []compiledValidation
+	audits      []namedProgram
+	err         error // an expression that does not compile: the policy's failure
+}
+
+type namedProgram struct {
+	name string
+	prg  cel.Program
+}
+
+type compiledValidation struct {
+	admissionregistration.Validation
+	prg, message cel.Program
+}
+
+func compilePolicy(p *admissionregistration.ValidatingAdmissionPolicy) *compiledPolicy {
+	c := &compiledPolicy{policy: p}
+	compile := func(expr string, wantString bool) cel.Program {
+		prg, err := admissionregistration.CompilePolicyProgram(expr, wantString)
+		if err != nil && c.err == nil {
+			c.err = fmt.Errorf("expression %q: %v", expr, err)
+		}
+		return prg
+	}
+	for _, v := range p.Spec.Variables {
+		c.variables = append(c.variables, namedProgram{v.Name, compile(v.Expression, false)})
+	}
+	for _, mc := range p.Spec.MatchConditions {
+		c.conditions = append(c.conditions, namedProgram{mc.Name, compile(mc.Expression, false)})
+	}
+	for _, v := range p.Spec.Validations {
+		cv := compiledValidation{Validation: v, prg: compile(v.Expression, false)}
+		if v.MessageExpression != "" {
+			cv.message = compile(v.MessageExpression, true)
+		}
+		c.validations = append(c.validations, cv)
+	}
+	for _, a := range p.Spec.AuditAnnotations {
+		c.audits = append(c.audits, namedProgram{a.Key, compile(a.ValueExpression, false)})
+	}
+	return c
+}
+
+// boundPolicy is a binding with its policy.
+type boundPolicy struct {
+	binding *admissionregistration.ValidatingAdmissionPolicyBinding
+	policy  *compiledPolicy
+}
+
+// policies keeps the bindings, each with its compiled policy.
+type policies struct {
+	bound atomic.Pointer[[]boundPolicy]
+}
+
+// runPolicies follows the policies and bindings until ctx ends.
+func (w *Webhooks) runPolicies(ctx context.Context) {
+	var mu sync.Mutex
+	pols := map[string]*compiledPolicy{}
+	binds := map[string]*admissionregistration.ValidatingAdmissionPolicyBinding{}
+	publish := func() {
+		var out []boundPolicy
+		names := make([]string, 0, len(binds))
+		for n := range binds {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			b := binds[n]
+			if p, ok := pols[b.Spec.PolicyName]; ok {
+				out = append(out, boundPolicy{binding: b, policy: p})
+			}
+		}
+		w.policies.bound.Store(&out)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		registry.Follow(ctx, w.cfg.Store, "validatingadmissionpolicies", nil, func(objs []meta.Object) {
+			mu.Lock()
+			defer mu.Unlock()
+			pols = map[string]*compiledPolicy{}
+			for _, o := range objs {
+				p := o.(*admissionregistration.ValidatingAdmissionPolicy)
+				pols[p.Name] = compilePolicy(p)
+			}
+			publish()
+		}, func(ev storage.Event, o meta.Object) {
+			mu.Lock()
+			defer mu.Unlock()
+			if o == nil {
+				delete(pols, keyName(ev.Key))
+			} else {
+				p := o.(*admissionregistration.ValidatingAdmissionPolicy)
+				pols[p.Name] = compilePolicy(p)
+			}
+			publish()
+		})
+	}()
+	registry.Follow(ctx, w.cfg.Store, "validatingadmissionpolicybindings", nil, func(objs []meta.Object) {
+		mu.Lock()
+		defer mu.Unlock()
+		binds = map[string]*admissionregistration.ValidatingAdmissionPolicyBinding{}
+		for _, o := range objs {
+			b := o.(*admissionregistration.ValidatingAdmissionPolicyBinding)
+			binds[b.Name] = b
+		}
+		publish()
+	}, func(ev storage.Event, o meta.Object) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o == nil {
+			delete(binds, keyName(ev.Key))
+		} else {
+			b := o.(*admissionregistration.ValidatingAdmissionPolicyBinding)
+			binds[b.Name] = b
+		}
+		publish()
+	})
+	<-done
+}
+
+// Policies is the chain's ValidatingAdmissionPolicy step; it also judges
+// deletes.
+func (w *Webhooks) Policies() admission.Validator { return policyStep{w} }
+
+type policyStep struct{ w *Webhooks }
+
+func (policyStep) Name() string { return "ValidatingAdmissionPolicy" }
+
+func (p policyStep) Validate(ctx context.Context, a *admission.Attributes) error {
+	return p.w.evaluatePolicies(ctx, &subject{operation: string(a.Operation), kind: a.Kind, object: a.Object, old: a.OldObject, dryRun: admission.IsDryRun(ctx)})
+}
+
+// ValidateDelete implements admission.DeleteValidator.
+func (p policyStep) ValidateDelete(ctx context.Context, k *scheme.Kind, stored meta.Object) error {
+	return p.w.evaluatePolicies(ctx, &subject{operation: "DELETE", kind: k, old: stored, dryRun: admission.IsDryRun(ctx)})
+}
+
+func (w *Webhooks) evaluatePolicies(ctx context.Context, r *subject) error {
+	bound := w.policies.bound.Load()
+	if bound == nil || len(*bound) == 0 || exempt(r.kind) {
+		return nil
+	}
+	for i := range *bound {
+		if err := w.evaluate(ctx, &(*bound)[i], r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evaluate applies one binding to a request.
+func (w *Webhooks) evaluate(ctx context.Context, bp *boundPolicy, r *subject) error {
+	pol, b := bp.policy.policy, bp.binding
+	if ok, err := w.matchResources(ctx, pol.Spec.MatchConstraints, r); err != nil || !ok {
+		return err
+	}
+	if mr := b.Spec.MatchResources; mr != nil {
+		if ok, err := w.matchResources(ctx, mr, r); err != nil || !ok {
+			return err
+		}
+	}
+	fail := func(err error) error {
+		if pol.Spec.FailurePolicy != nil && *pol.Spec.FailurePolicy == admissionregistration.Ignore {
+			w.cfg.Logf("ValidatingAdmissionPolicy %q with binding %q failed and is ignored (failurePolicy Ignore): %v", pol.Name, b.Name, err)
+			return nil
+		}
+		return apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %v", pol.Name, b.Name, err)
+	}
+	if bp.policy.err != nil {
+		return fail(bp.policy.err)
+	}
+	_, vars, err := newReview(ctx, r, "v1")
+	if err != nil {
+		return err
+	}
+	vars["namespaceObject"] = w.namespaceObject(ctx, r)
+	params, err := w.params(ctx, pol, b, r)
+	if err != nil {
+		return fail(err)
+	}
+	for _, param := range params {
+		vars["params"] = param
+		if err := w.evaluateWith(ctx, bp, vars); err != nil {
+			if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+				return err
+			}
+			return fail(err)
+		}
+	}
+	return nil
+}
+
+// evaluateWith runs the policy with one set of variables.
+func (w *Webhooks) evaluateWith(ctx context.Context, bp *boundPolicy, vars map[string]any) error {
+	pol, b := bp.policy.policy, bp.binding
+	for _, c := range bp.policy.conditions {
+		out, _, err := c.prg.Eval(vars)
+		if err != nil {
+			return fmt.Errorf("match condition %q resulted in error: %v", c.name, err)
+		}
+		if ok, _ := out.Value().(bool); !ok {
+			return nil
+		}
+	}
+	variables := map[string]any{}
+	vars["variables"] = variables
+	for _, v := range bp.policy.variables {
+		out, _, err := v.prg.Eval(vars)
+		if err != nil {
+			return fmt.Errorf("variable %q resulted in error: %v", v.name, err)
+		}
+		variables[v.name] = out
+	}
+	for i, v := range bp.policy.validations {
+		out, _, err := v.prg.Eval(vars)
+		if err != nil {
+			return fmt.Errorf("expression '%s' resulted in error: %v", v.Expression, err)
+		}
+		if ok, isBool := out.Value().(bool); isBool && ok {
+			continue
+		} else if !isBool {
+			return fmt.Errorf("expression '%s' must evaluate to a bool", v.Expression)
+		}
+		msg := v.Message
+		if v.message != nil {
+			if m, _, err := v.message.Eval(vars); err == nil {
+				if s, ok := m.Value().(string); ok && s != "" {
+					msg = s
+				}
+			}
+		}
+		if msg == "" {
+			msg = "failed expression: " + v.Expression
+		}
+		for _, action := range b.Spec.ValidationActions {
+			switch action {
+			case admissionregistration.ActionDeny:
+				return policyDenied(pol.Name, b.Name, msg, v.Reason)
+			case admissionregistration.ActionWarn:
+				admission.Warn(ctx, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", pol.Name, b.Name, msg))
+			case admissionregistration.ActionAudit:
+				failure, _ := json.Marshal([]map[string]any{{"message": msg, "policy": pol.Name, "binding": b.Name, "expressionIndex": i, "validationActions": b.Spec.ValidationActions}})
+				admission.Annotate(ctx, "validation.policy.admission.k8s.io/validation_failure", string(failure))
+			}
+		}
+	}
+	for _, a := range bp.policy.audits {
+		out, _, err := a.prg.Eval(vars)
+		if err != nil {
+			return fmt.Errorf("audit annotation %q resulted in error: %v", a.name, err)
+		}
+		if s, ok := out.Value().(string); ok && s != "" {
+			admission.Annotate(ctx, pol.Name+"/"+a.name, s)
+		}
+	}
+	return nil
+}
+
+// policyDenied is a Deny action's error, with the validation's reason.
+func policyDenied(policy, binding, msg string, reason *string) error {
+	text := fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", policy, binding, msg)
+	r := "Invalid"
+	if reason != nil {
+		r = *reason
+	}
+	switch r {
+	case "Forbidden":
+		return status.Error(codes.PermissionDenied, text)
+	case "Unauthorized":
+		return status.Error(codes.Unauthenticated, text)
+	case "RequestEntityTooLarge":
+		return apierrors.WithReason(codes.ResourceExhausted, apierrors.ReasonRequestEntityTooLarge, "%s", text)
+	}
+	return status.Error(codes.InvalidArgument, text)
+}
+
+// matchResources: the request is selected by a rule, not excluded, and
+// its namespace and object match the selectors.
+func (w *Webhooks) matchResources(ctx context.Context, m *admissionregistration.MatchResources, r *subject) (bool, error) {
+	if m == nil {
+		return false, nil
+	}
+	policy := admissionregistration.Equivalent
+	if m.MatchPolicy != nil {
+		policy = *m.MatchPolicy
+	}
+	named := func(rule admissionregistration.NamedRuleWithOperations) bool {
+		return ruleMatches(&rule.RuleWithOperations, policy, r) && (len(rule.ResourceNames) == 0 || slices.Contains(rule.ResourceNames, r.name()))
+	}
+	if !slices.ContainsFunc(m.ResourceRules, named) || slices.ContainsFunc(m.ExcludeResourceRules, named) {
+		return false, nil
+	}
+	return w.matchSelectors(ctx, m.NamespaceSelector, m.ObjectSelector, r)
+}
+
+func (r *subject) name() string {
+	if r.object != nil {
+		return r.object.GetObjectMeta().Name
+	}
+	return r.old.GetObjectMeta().Name
+}
+
+// namespaceObject is the request's namespace as CEL sees it (nil for a
+// cluster-scoped object).
+func (w *Webhooks) namespaceObject(ctx context.Context, r *subject) any {
+	if !r.kind.Namespaced {
+		return nil
+	}
+	kv, err := w.cfg.Store.Get(ctx, storage.Key("namespaces", "", r.namespace()))
+	if err != nil {
+		return nil
+	}
+	v, err := meta.DecodeJSONValue(kv.Value)
+	if err != nil {
+		return nil
+	}
+	return celNumbers(v)
+}
+
+// params are the binding's parameter objects (one nil when the policy
+// takes none); none found is an error under parameterNotFoundAction Deny.
+func (w *Webhooks) params(ctx context.Context, pol *admissionregistration.ValidatingAdmissionPolicy, b *admissionregistration.ValidatingAdmissionPolicyBinding, r *subject) ([]any, error) {
+	pk, ref := pol.Spec.ParamKind, b.Spec.ParamRef
+	if pk == nil {
+		return []any{nil}, nil
+	}
+	if ref == nil {
+		return nil, fmt.Errorf("the policy takes parameters of kind %s, and binding %q names none (paramRef)", pk.Kind, b.Name)
+	}
+	k, err := w.cfg.Kinds.ByKind(pk.APIVersion, pk.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("paramKind: %v", err)
+	}
+	ns := ""
+	if k.Namespaced {
+		ns = ref.Namespace
+		if ns == "" {
+			ns = r.namespace()
+		}
+	}
+	var found []any
+	if ref.Name != "" {
+		kv, err := w.cfg.Store.Get(ctx, storage.Key(k.Resource, ns, ref.Name))
+		if err == nil {
+			if v, err := meta.DecodeJSONValue(kv.Value); err == nil {
+				found = append(found, celNumbers(v))
+			}
+		}
+	} else {
+		sel, err := selector.FromLabelSelector(ref.Selector)
+		if err != nil {
+			return nil, err
+		}
+		kvs, _, err := w.cfg.Store.List(ctx, storage.ListPrefix(k.Resource, ns))
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range kvs {
+			var o struct {
+				Metadata meta.ObjectMeta `json:"metadata"`
+			}
+			if json.Unmarshal(kv.Value, &o) == nil && sel.Matches(o.Metadata.Labels) {
+				if v, err := meta.DecodeJSONValue(kv.Value); err == nil {
+					found = append(found, celNumbers(v))
+				}
+			}
+		}
+	}
+	if len(found) == 0 {
+		if ref.ParameterNotFoundAction != nil && *ref.ParameterNotFoundAction == admissionregistration.AllowAction {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("no params found for policy binding with `Deny` parameterNotFoundAction")
+	}
+	return found, nil
+}
