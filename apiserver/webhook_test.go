@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -63,6 +64,13 @@ func newWebhookServer(t *testing.T) *webhookServer {
 			if req["operation"] == "DELETE" && oldLabels["protected"] == "yes" {
 				resp["allowed"], resp["status"] = false, map[string]any{"message": "protected"}
 			}
+		case "/annotate":
+			// Records how many labels it saw: a webhook after it that adds
+			// a label makes it stale, which IfNeeded corrects.
+			md, _ := obj["metadata"].(map[string]any)
+			labels, _ := md["labels"].(map[string]any)
+			p := fmt.Sprintf(`[{"op":"add","path":"/metadata/annotations","value":{"labels-seen":"%d"}}]`, len(labels))
+			resp["patch"], resp["patchType"] = base64.StdEncoding.EncodeToString([]byte(p)), "JSONPatch"
 		case "/slow":
 			time.Sleep(3 * time.Second)
 		}
@@ -175,6 +183,24 @@ func TestAdmissionWebhooks(t *testing.T) {
 	}
 	if r := ws.asked("CREATE", "dry"); r == nil || r["dryRun"] != true {
 		t.Errorf("the dry run's review: %v", r)
+	}
+
+	// reinvocationPolicy IfNeeded: "annotate" (configuration "a-annotate",
+	// called before "label") sees no label; "label" then adds one, so
+	// "annotate" is called again and sees it.
+	annotate := `{"metadata":{"name":"a-annotate"},"webhooks":[` + strings.Replace(hook("annotate.example.com", "/annotate", `,"reinvocationPolicy":"IfNeeded","objectSelector":{"matchLabels":{"reinvoke":"yes"}}`), `"CREATE","UPDATE","DELETE"`, `"CREATE"`, 1) + `]}`
+	if code, _, b := c.do("POST", mutating, "", annotate); code != 201 {
+		t.Fatalf("create the annotating configuration: %d %s", code, b)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		c.do("DELETE", "/api/v1/namespaces/off/configmaps/again", "", "")
+		_, _, b = c.do("POST", "/api/v1/namespaces/off/configmaps", "", `{"metadata":{"name":"again","labels":{"reinvoke":"yes"}}}`)
+		if strings.Contains(string(b), "labels-seen") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(string(b), `"labels-seen":"2"`) {
+		t.Errorf("a webhook with reinvocationPolicy IfNeeded was not called again after a later webhook changed the object: %s", b)
 	}
 
 	// A webhook that answers late: Fail fails the request, Ignore passes.
