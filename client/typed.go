@@ -30,6 +30,10 @@ func For[T meta.Object](c *Client) *Typed[T] {
 	return &Typed[T]{c: c, Kind: k}
 }
 
+// ForKind returns the client for kind k with objects of type T: a custom
+// kind (found with Discover) as *meta.Unstructured.
+func ForKind[T meta.Object](c *Client, k *scheme.Kind) *Typed[T] { return &Typed[T]{c: c, Kind: k} }
+
 // ListOptions narrow a List or Watch.
 type ListOptions struct {
 	LabelSelector string // "app=web,tier!=db"
