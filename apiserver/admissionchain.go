@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"github.com/kobune/kobune/apiserver/admission"
+	"github.com/kobune/kobune/apiserver/apiextensions"
+	"github.com/kobune/kobune/apiserver/dynamicadmission"
 	"github.com/kobune/kobune/apiserver/servicealloc"
 )
 
@@ -36,6 +38,8 @@ func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admiss
 		// Validating.
 		admission.Step{Plugin: admission.NamespaceLifecycle{Namespaces: s.namespaces}, Why: "the namespace must exist and not be terminating"},
 		admission.Step{Plugin: admission.Validation{}, Why: "the kind's rules, each error with its field path"},
+		admission.Step{Plugin: apiextensions.RuleCheck{}, Why: "a CustomResourceDefinition's CEL rules compile, return a bool and fit the cost budget"},
+		admission.Step{Plugin: dynamicadmission.ExpressionCheck(), Why: "an admission policy's or webhook configuration's CEL expressions compile"},
 		admission.Step{Plugin: admission.PersistentVolumeClaimResize{Classes: storageClasses{s.store}}, Why: "a claim grows only if its class allows expansion"},
 		admission.Step{Plugin: admission.LimitRanger{Ranges: limitRanges{s.store}}, Why: "both: the namespace's LimitRanges default requests and limits (the last built-in mutation), then refuse what breaks them"},
 		admission.Step{Plugin: s.webhooks.Mutating(), Why: "the mutating admission webhooks, after every built-in mutation, as in Kubernetes; the object they return is validated like any other"},

@@ -120,12 +120,12 @@ func structural(s *JSONSchemaProps, p *v.Path, inJunctor bool) v.ErrorList {
 			errs = append(errs, v.NewInvalid(p.Child("x-kubernetes-map-type"), *mt, "must only be used on type object"))
 		}
 	}
-	if len(s.XValidations) > 0 {
-		if inJunctor {
-			errs = append(errs, v.NewForbidden(p.Child("x-kubernetes-validations"), "must be empty to be structural (inside allOf, anyOf, oneOf or not)"))
-		} else {
-			_, ruleErrs := CompileRules(s, p)
-			errs = append(errs, ruleErrs...)
+	if len(s.XValidations) > 0 && inJunctor {
+		errs = append(errs, v.NewForbidden(p.Child("x-kubernetes-validations"), "must be empty to be structural (inside allOf, anyOf, oneOf or not)"))
+	}
+	for i, r := range s.XValidations {
+		if r.Rule == "" {
+			errs = append(errs, v.NewRequired(p.Child("x-kubernetes-validations").Index(i).Child("rule"), ""))
 		}
 	}
 	names := make([]string, 0, len(s.Properties))

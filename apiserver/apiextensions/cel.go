@@ -18,7 +18,7 @@ import (
 // run its rules.
 type celNode struct {
 	schema     *apiext.JSONSchemaProps
-	rules      []apiext.Rule
+	rules      []Rule
 	props      map[string]*celNode
 	items      *celNode
 	additional *celNode
@@ -33,7 +33,7 @@ func compileCEL(s *apiext.JSONSchemaProps) *celNode {
 	}
 	n := &celNode{schema: s}
 	if len(s.XValidations) > 0 {
-		n.rules, _ = apiext.CompileRules(s, v.NewPath("self"))
+		n.rules, _ = CompileRules(s, v.NewPath("self"))
 	}
 	for name, p := range s.Properties {
 		if c := compileCEL(&p); c != nil {
@@ -157,7 +157,7 @@ func correlate(s *apiext.JSONSchemaProps, items []any, old any) []any {
 // ruleError is the error a failed rule gives: its message (computed by
 // messageExpression, or as written, or Kubernetes' default), of the type
 // its reason names.
-func ruleError(rule *apiext.Rule, vars map[string]any, p *v.Path, typ string) *v.Error {
+func ruleError(rule *Rule, vars map[string]any, p *v.Path, typ string) *v.Error {
 	msg := rule.ValidationRule.Message
 	if rule.MessageExpression != "" && rule.Message != nil {
 		if out, _, err := rule.Message.Eval(vars); err == nil {
@@ -283,7 +283,7 @@ func validateRules(tree *celNode, u, old *meta.Unstructured) v.ErrorList {
 	if tree == nil {
 		return nil
 	}
-	run := &celRun{budget: apiext.RuntimeCostBudget, transitionOnly: old != nil}
+	run := &celRun{budget: RuntimeCostBudget, transitionOnly: old != nil}
 	var oldRoot any
 	if old != nil {
 		oldRoot = celRoot(old)

@@ -144,7 +144,7 @@ func (c *conditions) program(expr string) (cel.Program, error) {
 		}
 		return p.(cel.Program), nil
 	}
-	prg, err := admissionregistration.CompilePolicyProgram(expr, false)
+	prg, err := CompilePolicyProgram(expr, false)
 	if err != nil {
 		c.programs.Store(expr, err)
 		return nil, err

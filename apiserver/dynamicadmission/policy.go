@@ -53,7 +53,7 @@ type compiledValidation struct {
 func compilePolicy(p *admissionregistration.ValidatingAdmissionPolicy) *compiledPolicy {
 	c := &compiledPolicy{policy: p}
 	compile := func(expr string, wantString bool) cel.Program {
-		prg, err := admissionregistration.CompilePolicyProgram(expr, wantString)
+		prg, err := CompilePolicyProgram(expr, wantString)
 		if err != nil && c.err == nil {
 			c.err = fmt.Errorf("expression %q: %v", expr, err)
 		}

@@ -23,7 +23,7 @@ var apiserverFloors = map[string][]string{
 	"servicealloc": {"storage", "admission"},
 	"registry":     {"storage", "apierrors", "request", "admission", "servicealloc"},
 	// CustomResourceDefinitions: kinds served through the registry.
-	"apiextensions": {"storage", "registry"},
+	"apiextensions": {"storage", "registry", "admission"},
 	// Dynamic admission: webhooks and policies, steps of the chain that
 	// users configure.
 	"dynamicadmission": {"storage", "registry", "admission", "apierrors", "request"},

@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	// the machine it installs on).
 	"installer": {"api", "client"},
 	// Mains wire one component each.
-	"cmd":    {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "csi", "ingress", "ctl", "installer"},
+	"cmd": {"api", "proto", "client", "apiserver", "scheduler", "controller", "agent", "csi", "ingress", "ctl", "installer"},
 	// deploy: the test images use the API's types; the example operator
 	// (deploy/examples/website-operator) is a client of the API like any
 	// third-party controller.

@@ -1,8 +1,11 @@
 package apiextensions
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -10,16 +13,19 @@ import (
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/ext"
 
+	apiext "github.com/kobune/kobune/api/apiextensions"
 	v "github.com/kobune/kobune/api/validation"
+	"github.com/kobune/kobune/apiserver/admission"
 )
 
 // CEL validation rules (x-kubernetes-validations), as Kubernetes checks
 // them: each rule compiles against its schema node (self, and oldSelf in a
 // transition rule), must return a bool, and its estimated cost — how much
 // work it can take on the largest value the schema admits — must stay
-// within a budget; objects are then checked by the API server
-// (apiserver/apiextensions). cel-go (cel.dev/cel-go) is the library
-// Kubernetes itself uses: the same language, the same cost model.
+// within a budget (RuleCheck refuses a definition whose rules do not);
+// objects are then checked by them (cel.go). cel-go (cel.dev/cel-go) is
+// the library Kubernetes itself uses: the same language, the same cost
+// model. It lives here, in the API server, so that no client links it.
 
 // The cost limits, Kubernetes' own.
 const (
@@ -36,7 +42,7 @@ const (
 
 // Rule is one compiled rule.
 type Rule struct {
-	ValidationRule
+	apiext.ValidationRule
 	Program cel.Program
 	// Message, when the rule has a messageExpression, computes the message.
 	Message cel.Program
@@ -66,7 +72,7 @@ var celEnvs = sync.OnceValues(func() (*cel.Env, error) {
 // CompileRules compiles the rules of one schema node; errs name each rule
 // that does not compile, does not return a bool, or costs too much (with
 // its estimated cost: the question every refused rule raises).
-func CompileRules(s *JSONSchemaProps, p *v.Path) ([]Rule, v.ErrorList) {
+func CompileRules(s *apiext.JSONSchemaProps, p *v.Path) ([]Rule, v.ErrorList) {
 	if len(s.XValidations) == 0 {
 		return nil, nil
 	}
@@ -169,7 +175,7 @@ func factor(c, limit uint64) string {
 // schemaSizes tells the cost estimator how large a value can be: a
 // string's maxLength, a list's maxItems, a map's maxProperties, and, where
 // the schema sets no bound, as many as fit in the largest request.
-type schemaSizes struct{ root *JSONSchemaProps }
+type schemaSizes struct{ root *apiext.JSONSchemaProps }
 
 func (e schemaSizes) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
 	path := node.Path()
@@ -220,7 +226,7 @@ func (e schemaSizes) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
 
 // minSize is the fewest bytes one element of this schema takes in JSON
 // (with its comma).
-func minSize(s *JSONSchemaProps) uint64 {
+func minSize(s *apiext.JSONSchemaProps) uint64 {
 	if s == nil {
 		return 2
 	}
@@ -237,4 +243,47 @@ func minSize(s *JSONSchemaProps) uint64 {
 
 func (schemaSizes) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
 	return nil
+}
+
+// RuleCheck is the admission step that refuses a CustomResourceDefinition
+// whose CEL rules do not compile, do not return a bool or cost more than
+// the budget, naming each (Kubernetes checks them when it validates the
+// definition; Kobune does it here so that only the API server links CEL).
+type RuleCheck struct{}
+
+// Name implements admission.Validator.
+func (RuleCheck) Name() string { return "CustomResourceDefinitionRules" }
+
+// Validate implements admission.Validator.
+func (RuleCheck) Validate(_ context.Context, a *admission.Attributes) error {
+	crd, ok := a.Object.(*apiext.CustomResourceDefinition)
+	if !ok || a.Kind.Custom != nil {
+		return nil
+	}
+	var errs v.ErrorList
+	for i := range crd.Spec.Versions {
+		if s := crd.Spec.Versions[i].Schema; s != nil && s.OpenAPIV3Schema != nil {
+			errs = append(errs, compileAll(s.OpenAPIV3Schema, v.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema"))...)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return admission.InvalidError(fmt.Sprintf("CustomResourceDefinition %q is invalid: %v", crd.Name, errs.ToError()), errs)
+}
+
+// compileAll compiles the rules of every node of a schema.
+func compileAll(s *apiext.JSONSchemaProps, p *v.Path) v.ErrorList {
+	_, errs := CompileRules(s, p)
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		c := s.Properties[name]
+		errs = append(errs, compileAll(&c, p.Child("properties").Key(name))...)
+	}
+	if s.Items != nil {
+		errs = append(errs, compileAll(s.Items, p.Child("items"))...)
+	}
+	if ap := s.AdditionalProperties; ap != nil && ap.Schema != nil {
+		errs = append(errs, compileAll(ap.Schema, p.Child("additionalProperties"))...)
+	}
+	return errs
 }
