@@ -228,6 +228,23 @@ func TestCustomResourceDefinitions(t *testing.T) {
 	if code, _, _ := c.do("GET", "/apis/example.com/v1/gizmos", "", ""); code != 404 {
 		t.Errorf("a definition whose names clash is served: %d", code)
 	}
+	// A definition may not take a built-in kind's names in its group.
+	builtin := strings.NewReplacer(`"name":"widgets.example.com"`, `"name":"ingresses.networking.k8s.io"`, `"group":"example.com"`, `"group":"networking.k8s.io"`,
+		`"plural":"widgets","singular":"widget","kind":"Widget"`, `"plural":"ingresses","singular":"ingress","kind":"Ingress"`).Replace(widgetCRD)
+	if code, _, b := c.do("POST", crds, "", builtin); code != 201 {
+		t.Fatalf("create ingresses.networking.k8s.io: %d %s", code, b)
+	}
+	last = nil
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !strings.Contains(string(last), `"reason":"NameConflict"`); time.Sleep(50 * time.Millisecond) {
+		_, _, last = c.do("GET", crds+"/ingresses.networking.k8s.io", "", "")
+	}
+	if !strings.Contains(string(last), `is a built-in kind of group`) {
+		t.Errorf("a definition of a built-in kind's names: %s", last)
+	}
+	if _, _, b := c.do("GET", "/apis/networking.k8s.io/v1", "", ""); strings.Count(string(b), `"name":"ingresses"`) != 1 {
+		t.Errorf("discovery of networking.k8s.io/v1 lists ingresses more than once: %s", b)
+	}
+	c.do("DELETE", crds+"/ingresses.networking.k8s.io", "", "")
 
 	// A namespace's deletion deletes its widgets.
 	for _, body := range []string{`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}`} {

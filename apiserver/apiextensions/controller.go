@@ -149,8 +149,11 @@ func (c *Controller) serve(crds []*apiext.CustomResourceDefinition) map[string]s
 	for _, crd := range crds {
 		n := crd.Spec.Names
 		names := append([]string{n.Plural, n.Singular, "kind:" + n.Kind, "kind:" + n.ListKind}, n.ShortNames...)
-		conflict := ""
+		conflict := builtinConflict(crd.Spec.Group, n)
 		for _, name := range names {
+			if conflict != "" {
+				break
+			}
 			if name == "" || name == "kind:" {
 				continue
 			}
@@ -176,6 +179,21 @@ func (c *Controller) serve(crds []*apiext.CustomResourceDefinition) map[string]s
 	c.served = next
 	c.Kinds.SetCustom(kinds)
 	return result
+}
+
+// builtinConflict: a built-in kind of the group already has the plural or
+// the kind (a definition of apps/deployments would hide, or be hidden by,
+// the Deployments every cluster serves).
+func builtinConflict(group string, n apiext.CustomResourceDefinitionNames) string {
+	for _, k := range scheme.All() {
+		if k.Group() != group {
+			continue
+		}
+		if k.Resource == n.Plural || k.Kind == n.Kind {
+			return fmt.Sprintf("%s.%s is a built-in kind of group %q", k.Resource, group, group)
+		}
+	}
+	return ""
 }
 
 func trimKind(name string) string {
