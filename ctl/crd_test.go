@@ -70,6 +70,9 @@ func TestKobectlOnCustomResources(t *testing.T) {
 	if r := kobectl(t, s, "", "get", "website/blog", "-o", "jsonpath={.spec.replicas}"); r.code != 0 || r.stdout != "1" {
 		t.Errorf("get website/blog -o jsonpath (the default applied): %+v", r)
 	}
+	if r := kobectl(t, s, "", "describe", "website", "blog"); r.code != 0 || !regexpMatch(`Name:\s+blog`, r.stdout) || !strings.Contains(r.stdout, "blog.example.com") {
+		t.Errorf("describe website blog: %+v", r)
+	}
 	if r := kobectl(t, s, "", "get", "all"); r.code != 0 || !strings.Contains(r.stdout, "website.example.com/blog") {
 		t.Errorf("get all: %+v", r)
 	}
