@@ -19,6 +19,7 @@ const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
   "versions":[
    {"name":"v1","served":true,"storage":true,
     "subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.ready","labelSelectorPath":".status.selector"}},
+    "selectableFields":[{"jsonPath":".spec.color"}],
     "additionalPrinterColumns":[{"name":"Color","type":"string","jsonPath":".spec.color"},{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"},
      {"name":"Ready","type":"string","priority":1,"jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}],
     "schema":{"openAPIV3Schema":{"type":"object","required":["spec"],"properties":{
@@ -151,6 +152,13 @@ func TestCustomResourceDefinitions(t *testing.T) {
 	_, _, b = c.do("GET", widgets+"?labelSelector=tier%3Dgold", "", "")
 	if items, _ := decodeJSON(t, b)["items"].([]any); len(items) != 1 {
 		t.Errorf("list by label: %s", b)
+	}
+	_, _, b = c.do("GET", widgets+"?fieldSelector=spec.color%3Dblue", "", "")
+	if items, _ := decodeJSON(t, b)["items"].([]any); len(items) != 1 {
+		t.Errorf("list by the selectable field spec.color: %s", b)
+	}
+	if code, _, b := c.do("GET", widgets+"?fieldSelector=spec.size%3D1", "", ""); code != 400 {
+		t.Errorf("a field that is not selectable: %d %s", code, b)
 	}
 	_, _, b = c.do("GET", widgets+"?watch=true&timeoutSeconds=1", "", "")
 	if n := strings.Count(string(b), `"type":"ADDED"`); n != 3 {
