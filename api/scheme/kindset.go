@@ -30,6 +30,15 @@ type customIndex struct {
 	list       []*Kind
 }
 
+// CustomVersion returns a value that changes exactly when the custom
+// kinds do (what a cache of something made from them is keyed by).
+func (s *Kinds) CustomVersion() any {
+	if ix := s.index(); ix != nil {
+		return ix
+	}
+	return nil
+}
+
 // NewKinds returns the built-in kinds and no custom ones.
 func NewKinds() *Kinds { return &Kinds{} }
 

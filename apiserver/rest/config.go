@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/filters"
@@ -42,6 +43,9 @@ type Handler struct {
 	// conn serves exec, attach and port-forward (connect.go).
 	conn *connector
 	mux  http.Handler
+	// groups caches discovery: made again only when the custom kinds
+	// change (discovery.go).
+	groups atomic.Pointer[servedGroupsCache]
 }
 
 // connector serves the connect verbs: exec, attach and port-forward, a

@@ -131,6 +131,24 @@ func discoveryGroups(kinds *scheme.Kinds) []*discoveryGroup {
 	return out
 }
 
+// servedGroupsCache is discovery as made for one set of custom kinds.
+type servedGroupsCache struct {
+	version any // Kinds.CustomVersion when made
+	groups  []*discoveryGroup
+}
+
+// servedGroups is discovery, made again only when the custom kinds
+// changed: kubectl reads it before most commands.
+func (s *Handler) servedGroups() []*discoveryGroup {
+	v := s.cfg.Kinds.CustomVersion()
+	if c := s.groups.Load(); c != nil && c.version == v {
+		return c.groups
+	}
+	g := discoveryGroups(s.cfg.Kinds)
+	s.groups.Store(&servedGroupsCache{version: v, groups: g})
+	return g
+}
+
 // versionsOf are the served versions of group name, the preferred first.
 func versionsOf(groups []*discoveryGroup, name string) []*discoveryGroup {
 	var out []*discoveryGroup
@@ -167,7 +185,7 @@ func (s *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 	}
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	aggregated := wantsAggregated(r)
-	servedGroups := discoveryGroups(s.cfg.Kinds)
+	servedGroups := s.servedGroups()
 	switch {
 	case p == "/version":
 		major, minor, _ := strings.Cut(kubernetesVersion, ".")
