@@ -78,26 +78,32 @@ func (w *Webhooks) Run(ctx context.Context) {
 // resource, ordered as Kubernetes orders them: by configuration name,
 // then as listed.
 func follow(ctx context.Context, st *storage.Store, resource string, list *atomic.Pointer[[]admissionregistration.Webhook], hooks func(meta.Object) []admissionregistration.Webhook) {
-	configs := map[string]meta.Object{}
-	publish := func() {
+	followByName(ctx, st, resource, func(configs map[string]meta.Object) {
 		var out []admissionregistration.Webhook
 		for _, name := range sortedNames(configs) {
 			out = append(out, hooks(configs[name])...)
 		}
 		list.Store(&out)
-	}
+	})
+}
+
+// followByName follows the objects of a cluster-scoped resource until ctx
+// ends and calls changed with all of them, by name, after each change
+// (the map is the follower's: changed reads it and keeps none of it).
+func followByName(ctx context.Context, st *storage.Store, resource string, changed func(map[string]meta.Object)) {
+	objects := map[string]meta.Object{}
 	registry.Follow(ctx, st, resource, nil, func(objs []meta.Object) {
-		configs = map[string]meta.Object{}
+		objects = map[string]meta.Object{}
 		for _, o := range objs {
-			configs[o.GetObjectMeta().Name] = o
+			objects[o.GetObjectMeta().Name] = o
 		}
-		publish()
+		changed(objects)
 	}, func(ev storage.Event, o meta.Object) {
 		if o == nil {
-			delete(configs, keyName(ev.Key))
+			delete(objects, keyName(ev.Key))
 		} else {
-			configs[o.GetObjectMeta().Name] = o
+			objects[o.GetObjectMeta().Name] = o
 		}
-		publish()
+		changed(objects)
 	})
 }

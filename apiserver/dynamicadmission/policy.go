@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -19,7 +19,6 @@ import (
 	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/apierrors"
-	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/storage"
 )
 
@@ -89,20 +88,16 @@ type policies struct {
 	bound atomic.Pointer[[]boundPolicy]
 }
 
-// runPolicies follows the policies and bindings until ctx ends.
+// runPolicies follows the policies and bindings until ctx ends; a policy
+// is compiled again only when it changed.
 func (w *Webhooks) runPolicies(ctx context.Context) {
 	var mu sync.Mutex
 	pols := map[string]*compiledPolicy{}
-	binds := map[string]*admissionregistration.ValidatingAdmissionPolicyBinding{}
+	binds := map[string]meta.Object{}
 	publish := func() {
 		var out []boundPolicy
-		names := make([]string, 0, len(binds))
-		for n := range binds {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			b := binds[n]
+		for _, n := range sortedNames(binds) {
+			b := binds[n].(*admissionregistration.ValidatingAdmissionPolicyBinding)
 			if p, ok := pols[b.Spec.PolicyName]; ok {
 				out = append(out, boundPolicy{binding: b, policy: p})
 			}
@@ -112,45 +107,26 @@ func (w *Webhooks) runPolicies(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		registry.Follow(ctx, w.cfg.Store, "validatingadmissionpolicies", nil, func(objs []meta.Object) {
+		followByName(ctx, w.cfg.Store, "validatingadmissionpolicies", func(objs map[string]meta.Object) {
 			mu.Lock()
 			defer mu.Unlock()
-			pols = map[string]*compiledPolicy{}
-			for _, o := range objs {
+			next := make(map[string]*compiledPolicy, len(objs))
+			for name, o := range objs {
 				p := o.(*admissionregistration.ValidatingAdmissionPolicy)
-				pols[p.Name] = compilePolicy(p)
+				if old, ok := pols[name]; ok && old.policy == p {
+					next[name] = old
+				} else {
+					next[name] = compilePolicy(p)
+				}
 			}
-			publish()
-		}, func(ev storage.Event, o meta.Object) {
-			mu.Lock()
-			defer mu.Unlock()
-			if o == nil {
-				delete(pols, keyName(ev.Key))
-			} else {
-				p := o.(*admissionregistration.ValidatingAdmissionPolicy)
-				pols[p.Name] = compilePolicy(p)
-			}
+			pols = next
 			publish()
 		})
 	}()
-	registry.Follow(ctx, w.cfg.Store, "validatingadmissionpolicybindings", nil, func(objs []meta.Object) {
+	followByName(ctx, w.cfg.Store, "validatingadmissionpolicybindings", func(objs map[string]meta.Object) {
 		mu.Lock()
 		defer mu.Unlock()
-		binds = map[string]*admissionregistration.ValidatingAdmissionPolicyBinding{}
-		for _, o := range objs {
-			b := o.(*admissionregistration.ValidatingAdmissionPolicyBinding)
-			binds[b.Name] = b
-		}
-		publish()
-	}, func(ev storage.Event, o meta.Object) {
-		mu.Lock()
-		defer mu.Unlock()
-		if o == nil {
-			delete(binds, keyName(ev.Key))
-		} else {
-			b := o.(*admissionregistration.ValidatingAdmissionPolicyBinding)
-			binds[b.Name] = b
-		}
+		binds = maps.Clone(objs)
 		publish()
 	})
 	<-done
