@@ -20,7 +20,7 @@ const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
    {"name":"v1","served":true,"storage":true,
     "subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.ready","labelSelectorPath":".status.selector"}},
     "selectableFields":[{"jsonPath":".spec.color"}],
-    "additionalPrinterColumns":[{"name":"Color","type":"string","jsonPath":".spec.color"},{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"},
+    "additionalPrinterColumns":[{"name":"Color","type":"string","jsonPath":".spec.color"},{"name":"Replicas","type":"integer","description":"replicas wanted","jsonPath":".spec.replicas"},
      {"name":"Ready","type":"string","priority":1,"jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}],
     "schema":{"openAPIV3Schema":{"type":"object","required":["spec"],"properties":{
      "spec":{"type":"object","required":["color"],"properties":{
@@ -200,7 +200,8 @@ func TestCustomResourceDefinitions(t *testing.T) {
 
 	code, _, b = c.do("GET", widgets, "application/json;as=Table;v=v1;g=meta.k8s.io", "")
 	if code != 200 || !strings.Contains(string(b), `"cells":["nospec","red","1",""]`) || !strings.Contains(string(b), `"cells":["applied","blue","4",""]`) || !strings.Contains(string(b), `"cells":["one","red","2","True"]`) ||
-		!strings.Contains(string(b), `"name":"Ready","type":"string","format":"","description":"READY","priority":1`) {
+		!strings.Contains(string(b), `"name":"Ready","type":"string","format":"","description":"","priority":1`) ||
+		!strings.Contains(string(b), `"name":"Replicas","type":"integer","format":"","description":"replicas wanted","priority":0`) {
 		t.Errorf("Table with the printer columns: %d %s", code, b)
 	}
 

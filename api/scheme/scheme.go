@@ -81,8 +81,8 @@ type ScalePaths struct {
 // JSONPath; a column of priority 0 is in the narrow table, every one in
 // -o wide.
 type Column struct {
-	Name, Type, JSONPath string
-	Priority             int32
+	Name, Type, Format, Description, JSONPath string
+	Priority                                  int32
 }
 
 // Version is another apiVersion of a kind: its JSON converts to the

@@ -202,7 +202,7 @@ func deprecation(k *scheme.Kind, ver *apiext.CustomResourceDefinitionVersion) st
 func columns(ver *apiext.CustomResourceDefinitionVersion) []scheme.Column {
 	var out []scheme.Column
 	for _, c := range ver.AdditionalPrinterColumns {
-		out = append(out, scheme.Column{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Priority: c.Priority})
+		out = append(out, scheme.Column{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, JSONPath: c.JSONPath, Priority: c.Priority})
 	}
 	return out
 }

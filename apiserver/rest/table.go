@@ -66,7 +66,13 @@ func buildTable(k *scheme.Kind, items [][]byte, rv, includeObject string, withCo
 	narrow, wide := printers.For(k, false), printers.For(k, true)
 	t := &table{Kind: "Table", APIVersion: "meta.k8s.io/v1", Rows: []tableRow{}}
 	t.Metadata.ResourceVersion = rv
-	if withColumns {
+	if withColumns && k.Custom != nil && len(k.Custom.Columns) > 0 {
+		// A custom kind's columns as its definition declares them.
+		t.ColumnDefinitions = append(t.ColumnDefinitions, tableColumn{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."})
+		for _, c := range k.Custom.Columns {
+			t.ColumnDefinitions = append(t.ColumnDefinitions, tableColumn{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: int(c.Priority)})
+		}
+	} else if withColumns {
 		for i, h := range wide.Headers {
 			c := tableColumn{Name: columnName(h), Type: "string", Description: h}
 			if i == 0 && h == "NAME" {
