@@ -295,10 +295,22 @@ func TestVMLabCluster(t *testing.T) {
 			t.Logf("pods and volumes:\n%s", out)
 			out, _ = l.kobectl("describe", "pod", "writer")
 			t.Logf("%s", out)
-			for _, m := range machines {
-				out, _ := l.run("", "exec", m, "journalctl", "--no-pager", "-n", "200", "-u", "kobune-agent", "-u", "kobune-csi-local", "-u", "kobune-apiserver", "-u", "kobune-controller")
+			out, _ = l.kobectl("get", "events", "-A", "--sort-by=.lastTimestamp")
+			if lines := strings.Split(out, "\n"); len(lines) > 40 {
+				out = strings.Join(lines[len(lines)-40:], "\n")
+			}
+			t.Logf("the last events:\n%s", out)
+			// The output a CI shows is cut in its middle: w1 (the machine
+			// that reboots) comes last, with the end of its previous boot.
+			units := []string{"-u", "kobune-agent", "-u", "kobune-csi-local", "-u", "kobune-apiserver", "-u", "kobune-controller", "-u", "containerd"}
+			for _, m := range []string{"cp1", "w2"} {
+				out, _ := l.run("", append([]string{"exec", m, "journalctl", "--no-pager", "-n", "40"}, units...)...)
 				t.Logf("%s's journal:\n%s", m, out)
 			}
+			out, _ = l.run("", append([]string{"exec", "w1", "journalctl", "--no-pager", "-b", "-1", "-n", "40"}, units...)...)
+			t.Logf("w1's journal, the end of its previous boot:\n%s", out)
+			out, _ = l.run("", append([]string{"exec", "w1", "journalctl", "--no-pager", "-b", "0", "-n", "150"}, units...)...)
+			t.Logf("w1's journal, this boot:\n%s", out)
 		}
 		if out, code := l.run("", "down"); code != 0 {
 			t.Errorf("vmlab.sh down: exit %d\n%s", code, out)
@@ -490,24 +502,74 @@ spec:
 	}
 	waitFor("the pod with a local-path claim Running with its first line", 2*time.Minute, func() bool { return boots() == 1 })
 
-	// A worker reboots: its pods come back by themselves.
-	onW1, _ := kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "--no-headers")
-	n := strings.Count(onW1, "\n")
-	l.must("reboot", "w1")
-	time.Sleep(time.Second)
-	took := waitFor("the web pods Running again after w1's reboot", 2*time.Minute, func() bool {
-		out, _ := kobectl("get", "pods", "-l", "app=web", "--no-headers")
-		return strings.Count(out, "1/1") == 2 && strings.Count(out, "Running") == 2 && strings.Count(out, " 1 (") == n
+	// A worker reboots: its pods come back by themselves. Each pod on w1
+	// (the web pod, the ingress, the writer) must restart once more than
+	// it had restartsOnW1, after w1's boot id changed: a status written before
+	// the machine went down does not count.
+	// podsOnW1: each pod on w1 with its restarts, -1 while it is not ready.
+	podsOnW1 := func() map[string]int {
+		out, _ := kobectl("get", "pods", "-A", "--field-selector", "spec.nodeName=w1", "-o",
+			`jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name} {.status.containerStatuses[*].ready} {.status.containerStatuses[*].restartCount}{"\n"}{end}`)
+		pods := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 3 {
+				continue
+			}
+			r, _ := strconv.Atoi(f[2])
+			if f[1] != "true" {
+				r = -1
+			}
+			pods[f[0]] = r
+		}
+		return pods
+	}
+	var restartsOnW1 map[string]int
+	waitFor("the writer, a web pod and the ingress ready on w1", time.Minute, func() bool {
+		restartsOnW1 = podsOnW1()
+		for _, r := range restartsOnW1 {
+			if r < 0 {
+				return false
+			}
+		}
+		_, ok := restartsOnW1["default/writer"]
+		return ok && len(restartsOnW1) == 3
 	})
-	t.Logf("w1 rebooted: its %d pods Running again %.1f s after the reboot began", n, took.Seconds())
+	for pod, r := range restartsOnW1 {
+		if r != 0 {
+			// Nothing restarts these containers before the reboot: say
+			// what the node said, for whoever reads a failure below.
+			ns, name, _ := strings.Cut(pod, "/")
+			out, _ := kobectl("get", "pod", "-n", ns, name, "-o", "jsonpath={.status.containerStatuses[*].lastState}")
+			t.Logf("before w1's reboot pod %s had restarted %d times; its last state: %s", pod, r, out)
+		}
+	}
+	bootBefore := l.must("exec", "w1", "cat", "/proc/sys/kernel/random/boot_id")
+	start = time.Now()
+	l.must("reboot", "w1")
+	waitFor("w1 booted again (a new boot id)", 2*time.Minute, func() bool {
+		out, code := l.run("", "exec", "w1", "cat", "/proc/sys/kernel/random/boot_id")
+		return code == 0 && out != bootBefore
+	})
+	t.Logf("w1 rebooted: up again %.1f s after the reboot began", time.Since(start).Seconds())
+	waitFor("every pod of w1 ready again, restarted once more, after its reboot", 2*time.Minute, func() bool {
+		now := podsOnW1()
+		for pod, r := range restartsOnW1 {
+			if now[pod] < r+1 {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("w1 rebooted: its %d pods ready again %.1f s after the reboot began", len(restartsOnW1), time.Since(start).Seconds())
 	serves("after w1's reboot")
-	waitFor("the volume kept across w1's reboot (a second line)", time.Minute, func() bool { return boots() == 2 })
+	waitFor("the volume kept across w1's reboot (a second line)", 30*time.Second, func() bool { return boots() == 2 })
 
 	// The control plane reboots: the cluster answers again, nothing evicted.
 	uids, _ := kobectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.uid}")
 	l.must("reboot", "cp1")
 	time.Sleep(time.Second)
-	took = waitFor("the API server answering after cp1's reboot", 2*time.Minute, func() bool { _, code := kobectl("get", "nodes"); return code == 0 })
+	took := waitFor("the API server answering after cp1's reboot", 2*time.Minute, func() bool { _, code := kobectl("get", "nodes"); return code == 0 })
 	waitFor("3 nodes Ready after cp1's reboot", time.Minute, func() bool {
 		out, _ := kobectl("get", "nodes", "--no-headers")
 		return strings.Count(out, " Ready ") == 3
@@ -560,8 +622,8 @@ spec:
 		t.Fatalf("w1's pod CIDR %q: %v", cidrText, err)
 	}
 	restartsBefore = restarts()
-	onW1, _ = kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "--no-headers")
-	n = strings.Count(onW1, "\n")
+	onW1, _ := kobectl("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName=w1", "--no-headers")
+	n := strings.Count(onW1, "\n")
 	l.must("poweroff", "cp1")
 	l.must("reboot", "w1")
 	l.waitRunning("w1", time.Minute)
