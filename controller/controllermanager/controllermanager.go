@@ -89,7 +89,11 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(job.New(c, inf, recorder, cfg.Job).Loop, reconcile.ObjectsOf(inf.Jobs))
 	add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop, reconcile.ObjectsOf(inf.CronJobs))
 	add(endpointslice.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.Services))
-	add(garbagecollector.New(c, inf).Loop, nil)           // keys are kind/namespace/name
+	gc := garbagecollector.New(c, inf)
+	add(gc.Loop, nil) // keys are resource/namespace/name
+	if len(cfg.Only) == 0 || slices.Contains(cfg.Only, garbagecollector.Name) {
+		m.Go(gc.FollowCustomKinds) // informers for the custom kinds, as they come and go
+	}
 	add(persistentvolume.New(c, inf, recorder).Loop, nil) // keys are claim/<ns>/<name> and volume/<name>
 	add(persistentvolume.NewProtection(c, inf).Loop, nil)
 	add(nodelifecycle.New(c, inf, recorder, cfg.NodeLifecycle).Loop, reconcile.ObjectsOf(inf.Nodes))

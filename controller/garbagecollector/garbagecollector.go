@@ -16,10 +16,13 @@
 // A dependent with several owners is deleted only when all are gone; the
 // references to the missing ones are removed. The collector watches the
 // kinds controllers create and own (pods, ReplicaSets, Deployments, DaemonSets,
-// StatefulSets, Jobs, CronJobs, Services, EndpointSlices); an owner of
-// another kind — a ConfigMap, a custom resource, whose kind it learns from
-// the server — is looked up through the API, and its dependents are
-// looked at again every 15 s, since nothing here announces its deletion.
+// StatefulSets, Jobs, CronJobs, Services, EndpointSlices) and every custom
+// kind the server's CustomResourceDefinitions add (FollowCustomKinds asks
+// the server every 10 s, as Kubernetes' collector rereads discovery), so a
+// custom resource is collected like a built-in dependent and its deletion
+// frees its dependents at once. An owner of another kind — a ConfigMap, a
+// Secret — is looked up through the API, and its dependents are looked at
+// again every 15 s, since nothing here announces its deletion.
 package garbagecollector
 
 import (
@@ -27,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"slices"
 	"strings"
 	"sync"
@@ -53,14 +57,18 @@ const (
 type watched struct {
 	kind, resource string
 	group          string // a reference names the kind and its group
+	decode         func([]byte) (meta.Object, error)
 	get            func(namespace, name string) (meta.Object, bool)
 	dependentsOf   func(uid string) []meta.Object
 	synced         func() bool
+	// stop ends a custom kind's informer (nil for built-in kinds).
+	stop context.CancelFunc
 }
 
-func watch[T meta.Object](gc *Collector, inf *client.Informer[T], kind, resource string) {
-	k, _ := scheme.ByResource(resource)
-	w := &watched{kind: kind, resource: resource, group: k.Group(), synced: inf.HasSynced,
+// watch follows the kind k through inf: its objects are queued as
+// "<resource>/<namespace>/<name>".
+func watch[T meta.Object](gc *Collector, inf *client.Informer[T], k *scheme.Kind) *watched {
+	w := &watched{kind: k.Kind, resource: k.Resource, group: k.Group(), decode: k.Decode, synced: inf.HasSynced,
 		get: func(ns, name string) (meta.Object, bool) { return inf.Get(ns, name) },
 		dependentsOf: func(uid string) []meta.Object {
 			var out []meta.Object
@@ -70,35 +78,40 @@ func watch[T meta.Object](gc *Collector, inf *client.Informer[T], kind, resource
 			return out
 		},
 	}
-	gc.kinds[kind] = w
 	inf.AddHandler(client.Handler[T]{
-		OnAdd:    func(o T) { gc.enqueue(kind, o) },
-		OnUpdate: func(_, o T) { gc.enqueue(kind, o) },
+		OnAdd:    func(o T) { gc.enqueue(w, o) },
+		OnUpdate: func(_, o T) { gc.enqueue(w, o) },
 		OnDelete: func(o T) {
 			// Its dependents may now be dangling, and its owners waiting
 			// in the foreground may now be free to go.
 			m := o.GetObjectMeta()
-			for _, k := range gc.kinds {
+			for _, k := range gc.followed() {
 				for _, d := range k.dependentsOf(m.UID) {
-					gc.enqueue(k.kind, d)
+					gc.enqueue(k, d)
 				}
 			}
 			for _, ref := range m.OwnerReferences {
-				if _, ok := gc.watchedFor(ref); ok {
-					gc.Loop.Queue.Add(ref.Kind + "/" + m.Namespace + "/" + ref.Name)
+				if ow, ok := gc.watchedFor(ref); ok {
+					gc.Loop.Queue.Add(ow.resource + "/" + m.Namespace + "/" + ref.Name)
 				}
 			}
 		},
 	})
+	gc.mu.Lock()
+	gc.kinds[k.Resource] = w
+	gc.mu.Unlock()
+	return w
 }
 
 // Collector is the garbage collector.
 type Collector struct {
 	client *client.Client
-	kinds  map[string]*watched
+	// mu guards kinds: custom kinds come and go.
+	mu    sync.Mutex
+	kinds map[string]*watched // by resource
 	// custom are the kinds the server's CustomResourceDefinitions add,
-	// asked for when a reference names a kind not known here.
-	mu          sync.Mutex
+	// asked for when a reference names a kind not known here (customMu).
+	customMu    sync.Mutex
 	custom      *scheme.Kinds
 	customAsked time.Time
 	// Loop is the collector's queue ("Kind/namespace/name") and workers.
@@ -109,34 +122,112 @@ type Collector struct {
 func New(c *client.Client, inf *controller.Informers) *Collector {
 	gc := &Collector{client: c, kinds: map[string]*watched{}}
 	gc.Loop = reconcile.NewLoop(Name, gc, 5)
-	watch(gc, inf.Pods, "Pod", "pods")
-	watch(gc, inf.ReplicaSets, "ReplicaSet", "replicasets")
-	watch(gc, inf.Deployments, "Deployment", "deployments")
-	watch(gc, inf.DaemonSets, "DaemonSet", "daemonsets")
-	watch(gc, inf.StatefulSets, "StatefulSet", "statefulsets")
-	watch(gc, inf.Revisions, "ControllerRevision", "controllerrevisions")
-	watch(gc, inf.Jobs, "Job", "jobs")
-	watch(gc, inf.CronJobs, "CronJob", "cronjobs")
-	watch(gc, inf.Services, "Service", "services")
-	watch(gc, inf.EndpointSlices, "EndpointSlice", "endpointslices")
+	watch(gc, inf.Pods, builtin("pods"))
+	watch(gc, inf.ReplicaSets, builtin("replicasets"))
+	watch(gc, inf.Deployments, builtin("deployments"))
+	watch(gc, inf.DaemonSets, builtin("daemonsets"))
+	watch(gc, inf.StatefulSets, builtin("statefulsets"))
+	watch(gc, inf.Revisions, builtin("controllerrevisions"))
+	watch(gc, inf.Jobs, builtin("jobs"))
+	watch(gc, inf.CronJobs, builtin("cronjobs"))
+	watch(gc, inf.Services, builtin("services"))
+	watch(gc, inf.EndpointSlices, builtin("endpointslices"))
 	return gc
 }
 
-func (gc *Collector) enqueue(kind string, o meta.Object) {
-	m := o.GetObjectMeta()
-	if len(m.OwnerReferences) > 0 || (m.DeletionTimestamp != nil && len(m.Finalizers) > 0) {
-		gc.Loop.Queue.Add(kind + "/" + m.Namespace + "/" + m.Name)
+func builtin(resource string) *scheme.Kind {
+	k, ok := scheme.ByResource(resource)
+	if !ok {
+		panic("garbagecollector: no built-in kind " + resource)
+	}
+	return k
+}
+
+// CustomKindsInterval is how often FollowCustomKinds asks the server for
+// the custom kinds (Kubernetes' collector rereads discovery every 30 s).
+const CustomKindsInterval = 10 * time.Second
+
+// FollowCustomKinds follows every custom kind the server serves, until ctx
+// ends: an informer for each kind that appears, stopped when its
+// definition goes.
+func (gc *Collector) FollowCustomKinds(ctx context.Context) {
+	for {
+		if err := gc.syncCustomKinds(ctx); err != nil && ctx.Err() == nil {
+			log.Printf("%s: custom kinds: %s", Name, client.Message(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(CustomKindsInterval):
+		}
 	}
 }
 
-// Reconcile implements reconcile.Reconciler for "Kind/namespace/name".
+// syncCustomKinds starts following the custom kinds the server serves now
+// and stops following those it no longer serves.
+func (gc *Collector) syncCustomKinds(ctx context.Context) error {
+	kinds, err := gc.client.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	serving := map[string]bool{}
+	for _, k := range kinds.Custom() {
+		serving[k.Resource] = true
+		gc.mu.Lock()
+		_, known := gc.kinds[k.Resource]
+		gc.mu.Unlock()
+		if known {
+			continue
+		}
+		inf := client.NewInformer(client.ForKind[*meta.Unstructured](gc.client, k), "", client.ListOptions{})
+		inf.AddIndex(controller.IndexByOwner, controller.OwnerUIDs[*meta.Unstructured])
+		w := watch(gc, inf, k)
+		kctx, cancel := context.WithCancel(ctx)
+		w.stop = cancel
+		go inf.Run(kctx)
+	}
+	gc.customMu.Lock()
+	gc.custom, gc.customAsked = kinds, time.Now()
+	gc.customMu.Unlock()
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	for r, w := range gc.kinds {
+		if w.stop != nil && !serving[r] {
+			w.stop()
+			delete(gc.kinds, r)
+		}
+	}
+	return nil
+}
+
+// followed are the kinds followed now.
+func (gc *Collector) followed() []*watched {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	out := make([]*watched, 0, len(gc.kinds))
+	for _, w := range gc.kinds {
+		out = append(out, w)
+	}
+	return out
+}
+
+func (gc *Collector) enqueue(w *watched, o meta.Object) {
+	m := o.GetObjectMeta()
+	if len(m.OwnerReferences) > 0 || (m.DeletionTimestamp != nil && len(m.Finalizers) > 0) {
+		gc.Loop.Queue.Add(w.resource + "/" + m.Namespace + "/" + m.Name)
+	}
+}
+
+// Reconcile implements reconcile.Reconciler for "resource/namespace/name".
 func (gc *Collector) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
-	kind, rest, _ := strings.Cut(key, "/")
-	w, ok := gc.kinds[kind]
+	resource, rest, _ := strings.Cut(key, "/")
+	gc.mu.Lock()
+	w, ok := gc.kinds[resource]
+	gc.mu.Unlock()
 	if !ok {
 		return reconcile.Result{}, nil
 	}
-	for _, k := range gc.kinds {
+	for _, k := range gc.followed() {
 		if !k.synced() {
 			return reconcile.Result{}, fmt.Errorf("caches not synced yet") // an owner missing from a cold cache is not gone
 		}
@@ -172,23 +263,24 @@ const UnwatchedOwnerRecheck = 15 * time.Second
 // watchedFor is the followed kind a reference names: same kind, same
 // group (a custom kind may be called Deployment too).
 func (gc *Collector) watchedFor(ref meta.OwnerReference) (*watched, bool) {
-	w, ok := gc.kinds[ref.Kind]
-	if !ok {
-		return nil, false
-	}
 	group, _, found := strings.Cut(ref.APIVersion, "/")
 	if !found {
 		group = ""
 	}
-	return w, group == w.group
+	for _, w := range gc.followed() {
+		if w.kind == ref.Kind && w.group == group {
+			return w, true
+		}
+	}
+	return nil, false
 }
 
 // kindOf is the kind a reference names: a built-in one, or one the
 // server's CustomResourceDefinitions add (asked again at most every 10 s
 // when a reference names a kind not known yet).
 func (gc *Collector) kindOf(ctx context.Context, ref meta.OwnerReference) (*scheme.Kind, error) {
-	gc.mu.Lock()
-	defer gc.mu.Unlock()
+	gc.customMu.Lock()
+	defer gc.customMu.Unlock()
 	k, err := gc.custom.ByKind(ref.APIVersion, ref.Kind)
 	if err == nil || time.Since(gc.customAsked) < 10*time.Second {
 		return k, err
@@ -276,7 +368,7 @@ func (gc *Collector) collectIfDangling(ctx context.Context, w *watched, o meta.O
 func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o meta.Object) error {
 	m := o.GetObjectMeta()
 	blocking := 0
-	for _, k := range gc.kinds {
+	for _, k := range gc.followed() {
 		for _, d := range k.dependentsOf(m.UID) {
 			dm := d.GetObjectMeta()
 			if ref := refTo(dm, m.UID); ref != nil && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
@@ -299,7 +391,7 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o me
 // the orphan finalizer.
 func (gc *Collector) orphanDependents(ctx context.Context, w *watched, o meta.Object) error {
 	m := o.GetObjectMeta()
-	for _, k := range gc.kinds {
+	for _, k := range gc.followed() {
 		for _, d := range k.dependentsOf(m.UID) {
 			dm := d.GetObjectMeta()
 			err := gc.updateMeta(ctx, k, dm.Namespace, dm.Name, func(om *meta.ObjectMeta) {
@@ -340,7 +432,6 @@ func (gc *Collector) removeFinalizer(ctx context.Context, w *watched, m *meta.Ob
 // updateMeta reads the object fresh (cached objects are shared), changes
 // its metadata and writes it back; a conflict is retried by the queue.
 func (gc *Collector) updateMeta(ctx context.Context, w *watched, ns, name string, change func(*meta.ObjectMeta)) error {
-	k, _ := scheme.ByResource(w.resource)
 	resp, err := gc.client.API.Get(ctx, &apipb.GetRequest{Resource: w.resource, Namespace: ns, Name: name})
 	if client.IsNotFound(err) {
 		return nil
@@ -348,7 +439,7 @@ func (gc *Collector) updateMeta(ctx context.Context, w *watched, ns, name string
 	if err != nil {
 		return err
 	}
-	o, err := k.Decode(resp.Object)
+	o, err := w.decode(resp.Object)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func TestDanglingDependents(t *testing.T) {
 		owned("recreated", ref("ReplicaSet", "alive", "an-older-uid", true)), // same name, other uid: its owner is gone
 	)
 	for _, name := range []string{"orphaned", "half", "kept", "recreated"} {
-		if _, err := gc.Reconcile(context.Background(), "Pod/default/"+name); err != nil {
+		if _, err := gc.Reconcile(context.Background(), "pods/default/"+name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func TestDanglingDependents(t *testing.T) {
 func TestForegroundWaitsForBlockingDependents(t *testing.T) {
 	owner := rs("web", "rs-web", FinalizerForeground)
 	gc, api := fixture([]*apps.ReplicaSet{owner}, owned("a", ref("ReplicaSet", "web", "rs-web", true)))
-	if _, err := gc.Reconcile(context.Background(), "ReplicaSet/default/web"); err != nil {
+	if _, err := gc.Reconcile(context.Background(), "replicasets/default/web"); err != nil {
 		t.Fatal(err)
 	}
 	d := api.Filter("delete", "pods")
@@ -96,7 +96,7 @@ func TestForegroundWaitsForBlockingDependents(t *testing.T) {
 	}
 	// With the dependent gone, the finalizer goes.
 	gc, api = fixture([]*apps.ReplicaSet{owner})
-	if _, err := gc.Reconcile(context.Background(), "ReplicaSet/default/web"); err != nil {
+	if _, err := gc.Reconcile(context.Background(), "replicasets/default/web"); err != nil {
 		t.Fatal(err)
 	}
 	up := api.Filter("update", "replicasets")
@@ -108,7 +108,7 @@ func TestForegroundWaitsForBlockingDependents(t *testing.T) {
 func TestOrphanReleasesDependents(t *testing.T) {
 	owner := rs("web", "rs-web", FinalizerOrphan)
 	gc, api := fixture([]*apps.ReplicaSet{owner}, owned("a", ref("ReplicaSet", "web", "rs-web", true)))
-	if _, err := gc.Reconcile(context.Background(), "ReplicaSet/default/web"); err != nil {
+	if _, err := gc.Reconcile(context.Background(), "replicasets/default/web"); err != nil {
 		t.Fatal(err)
 	}
 	if d := api.Filter("delete", "pods"); len(d) != 0 {
