@@ -5,7 +5,11 @@
 //     and 16 concurrent clients, beside raw etcd puts of the same bytes at the
 //     same concurrency (the same embedded etcd, over the same loopback);
 //   - watch delivery latency, p50 and p99, from the start of a create to its
-//     arrival at each of 100 watchers.
+//     arrival at each of 100 watchers;
+//   - and, each in a file of its own: what security costs (security.go),
+//     Priority and Fairness (fairness.go), the REST API (rest.go), custom
+//     resources, CEL rules and admission webhooks (custom.go), the
+//     scheduler (scheduler.go) and the build (build.go).
 //
 // Kubernetes' own numbers for the same runs on the same machine are quoted
 // from issue #2 for comparison; they are not re-measured here.
@@ -44,13 +48,14 @@ func main() {
 	watchers := flag.Int("watchers", 100, "watchers in the latency run (0: skip it)")
 	events := flag.Int("events", 300, "objects created in the latency run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the API create runs to this file")
-	parts := flag.String("only", "api,security,fairness,rest,scheduler,build", "which benchmarks to run: api, security, fairness, rest, scheduler, build (comma-separated)")
+	parts := flag.String("only", "api,security,fairness,rest,custom,scheduler,build", "which benchmarks to run: api, security, fairness, rest, custom, scheduler, build (comma-separated)")
 	fairCreates := flag.Int("fairness-creates", 12000, "pod creates on each side of the Priority and Fairness benchmark (16 clients)")
 	fairObjects := flag.Int("fairness-objects", 20000, "ConfigMaps the attacker of the fairness benchmark lists")
 	fairWatches := flag.Int("fairness-watches", 5000, "watches the attacker of the fairness benchmark opens")
 	fairLists := flag.Int("fairness-lists", 200, "unpaginated lists the attacker of the fairness benchmark runs at a time")
 	fairAttack := flag.Duration("fairness-attack", 20*time.Second, "how long the victim's creates are measured under attack")
 	restCreates := flag.Int("rest-creates", 12000, "pod creates on each side (etcd, gRPC, REST) of the REST benchmark (16 clients)")
+	customCreates := flag.Int("custom-creates", 8000, "creates in each row of the custom resources benchmark (16 clients)")
 	securityCreates := flag.Int("security-creates", 12000, "pod creates on each side of the security benchmark (16 clients)")
 	schedNodes := flag.String("scheduler-nodes", "1000,5000", "node counts for the scheduler benchmark")
 	schedPods := flag.Int("scheduler-pods", 10000, "measured pods per scheduler run")
@@ -76,6 +81,9 @@ func main() {
 	}
 	if strings.Contains(*parts, "rest") {
 		report += restBench(dir, *restCreates, 20) + "\n"
+	}
+	if strings.Contains(*parts, "custom") {
+		report += customBench(dir, *customCreates, 20) + "\n"
 	}
 	if strings.Contains(*parts, "scheduler") {
 		var counts []int
