@@ -193,7 +193,7 @@ func paths(k *scheme.Kind, groupPath, ref string, v3 bool) map[string]any {
 	if k.Namespaced {
 		base += "namespaces/{namespace}/"
 	}
-	coll := base + k.Resource
+	coll := base + k.PluralName()
 	item := coll + "/{name}"
 	op := func(action, verbID string, query []string) map[string]any {
 		o := map[string]any{
@@ -238,24 +238,30 @@ func groupPath(apiVersion string) string {
 }
 
 // V3Paths is the /openapi/v3 discovery: one entry per group version
-// ("api/v1", "apis/apps/v1").
-func V3Paths() []string {
+// ("api/v1", "apis/apps/v1"), the custom kinds' served versions included.
+func V3Paths(custom []*scheme.Kind) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, k := range scheme.All() {
-		p := strings.TrimPrefix(groupPath(k.APIVersion), "/")
+	add := func(apiVersion string) {
+		p := strings.TrimPrefix(groupPath(apiVersion), "/")
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
 		}
+	}
+	for _, k := range scheme.All() {
+		add(k.APIVersion)
+	}
+	for _, cv := range customVersions(custom) {
+		add(cv.kind.APIVersion)
 	}
 	sort.Strings(out)
 	return out
 }
 
 // V3 is the OpenAPI 3.0 document of one group version ("api/v1",
-// "apis/apps/v1"); false if it is not served.
-func V3(gvPath string) ([]byte, bool) {
+// "apis/apps/v1", "apis/example.com/v1"); false if it is not served.
+func V3(gvPath string, custom []*scheme.Kind) ([]byte, bool) {
 	s := &schemaSet{schemas: map[string]map[string]any{}, names: map[reflect.Type]string{}, refPrefix: "#/components/schemas/"}
 	allPaths := map[string]any{}
 	for _, k := range scheme.All() {
@@ -265,6 +271,16 @@ func V3(gvPath string) ([]byte, bool) {
 		}
 		name := s.addKind(k)
 		for p, ops := range paths(k, gp, s.refPrefix+name, true) {
+			allPaths[p] = ops
+		}
+	}
+	for _, cv := range customVersions(custom) {
+		gp := groupPath(cv.kind.APIVersion)
+		if strings.TrimPrefix(gp, "/") != gvPath {
+			continue
+		}
+		name := s.addCustom(cv)
+		for p, ops := range paths(cv.kind, gp, s.refPrefix+name, true) {
 			allPaths[p] = ops
 		}
 	}
@@ -279,13 +295,20 @@ func V3(gvPath string) ([]byte, bool) {
 	}), true
 }
 
-// V2 is the Swagger 2.0 document of the whole API (/openapi/v2).
-func V2() []byte {
+// V2 is the Swagger 2.0 document of the whole API (/openapi/v2), the
+// custom kinds' served versions included.
+func V2(custom []*scheme.Kind) []byte {
 	s := &schemaSet{schemas: map[string]map[string]any{}, names: map[reflect.Type]string{}, refPrefix: "#/definitions/"}
 	allPaths := map[string]any{}
 	for _, k := range scheme.All() {
 		name := s.addKind(k)
 		for p, ops := range paths(k, groupPath(k.APIVersion), s.refPrefix+name, false) {
+			allPaths[p] = ops
+		}
+	}
+	for _, cv := range customVersions(custom) {
+		name := s.addCustom(cv)
+		for p, ops := range paths(cv.kind, groupPath(cv.kind.APIVersion), s.refPrefix+name, false) {
 			allPaths[p] = ops
 		}
 	}

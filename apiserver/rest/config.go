@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/kobune/kobune/api/scheme"
@@ -46,6 +47,10 @@ type Handler struct {
 	// groups caches discovery: made again only when the custom kinds
 	// change (discovery.go).
 	groups atomic.Pointer[servedGroupsCache]
+	// openapi is the OpenAPI documents for the custom kinds of the moment
+	// (made again, under openapiMu, when they change).
+	openapi   atomic.Pointer[openAPIDocs]
+	openapiMu sync.Mutex
 }
 
 // connector serves the connect verbs: exec, attach and port-forward, a

@@ -5,44 +5,58 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/kobune/kobune/api/openapi"
 )
 
-// The OpenAPI documents (api/openapi builds them from Kobune's own types):
-// /openapi/v3 lists one document per group version, each named with the
-// hash of its content so that clients cache it for as long as it does not
-// change (kube-apiserver's scheme); /openapi/v2 is the whole API in
-// Swagger 2.0 JSON. kubectl uses v3 (its default since Kubernetes 1.27)
-// for explain, apply and field validation.
+// The OpenAPI documents (api/openapi builds them from Kobune's own types
+// and the custom kinds' schemas): /openapi/v3 lists one document per group
+// version, each named with the hash of its content so that clients cache
+// it for as long as it does not change (kube-apiserver's scheme);
+// /openapi/v2 is the whole API in Swagger 2.0 JSON, with an ETag. kubectl
+// uses v3 (its default since Kubernetes 1.27) for explain, apply and field
+// validation. The documents are made when first asked for and again when
+// the custom kinds changed (a definition written), not per request.
 
 type openAPIDocs struct {
-	once sync.Once
-	v2   []byte
-	v3   map[string][]byte // "apis/apps/v1" → document
-	hash map[string]string
+	version any // Kinds.CustomVersion when made
+	v2      []byte
+	v2Hash  string
+	v3      map[string][]byte // "apis/apps/v1" → document
+	hash    map[string]string
 }
 
-var docs openAPIDocs
+func (s *Handler) openAPIDocs() *openAPIDocs {
+	v := s.cfg.Kinds.CustomVersion()
+	if d := s.openapi.Load(); d != nil && d.version == v {
+		return d
+	}
+	s.openapiMu.Lock() // one request makes them; the others wait for it
+	defer s.openapiMu.Unlock()
+	if d := s.openapi.Load(); d != nil && d.version == v {
+		return d
+	}
+	custom := s.cfg.Kinds.Custom()
+	d := &openAPIDocs{version: v, v2: openapi.V2(custom), v3: map[string][]byte{}, hash: map[string]string{}}
+	d.v2Hash = contentHash(d.v2)
+	for _, p := range openapi.V3Paths(custom) {
+		b, _ := openapi.V3(p, custom)
+		d.v3[p], d.hash[p] = b, contentHash(b)
+	}
+	s.openapi.Store(d)
+	return d
+}
 
-func (d *openAPIDocs) build() {
-	d.once.Do(func() {
-		d.v2 = openapi.V2()
-		d.v3, d.hash = map[string][]byte{}, map[string]string{}
-		for _, p := range openapi.V3Paths() {
-			b, _ := openapi.V3(p)
-			sum := sha512.Sum512(b)
-			d.v3[p], d.hash[p] = b, strings.ToUpper(hex.EncodeToString(sum[:]))
-		}
-	})
+func contentHash(b []byte) string {
+	sum := sha512.Sum512(b)
+	return strings.ToUpper(hex.EncodeToString(sum[:]))
 }
 
 func (s *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	if !s.pathAllowed(w, r) {
 		return
 	}
-	docs.build()
+	docs := s.openAPIDocs()
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case p == "/openapi/v2" && !acceptsJSON(r):
@@ -54,6 +68,11 @@ func (s *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte{0x0a, 0x03, '2', '.', '0'})
 	case p == "/openapi/v2":
+		w.Header().Set("Etag", `"`+docs.v2Hash+`"`)
+		if r.Header.Get("If-None-Match") == `"`+docs.v2Hash+`"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 		writeJSON(w, http.StatusOK, docs.v2)
 	case p == "/openapi/v3":
 		paths := map[string]any{}

@@ -282,6 +282,45 @@ spec:
 	}
 	s.expect([]string{"explain", "deployment.spec.replicas"}, "FIELD: replicas <integer>", "Number of desired pods")
 	s.expect([]string{"explain", "pods.spec.containers"}, "FIELD: containers <[]Container>", "image", "<string>")
+	// explain on a custom kind: its schema as its definition writes it;
+	// a field it does not have is an error naming the field.
+	s.okWith(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: A gadget for testing
+        properties:
+          spec:
+            type: object
+            description: What the gadget should be
+            properties:
+              size: {type: integer, description: How big in cm}
+`, []string{"apply", "-f", "-"}, "gadgets.example.com created")
+	var explained string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		r := s.run("", "explain", "gadgets.spec")
+		if explained = r.stdout + r.stderr; r.code == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, want := range []string{"KIND:       Gadget", "FIELD: spec <Object>", "What the gadget should be", "size\t<integer>", "How big in cm"} {
+		if !strings.Contains(explained, want) {
+			t.Errorf("kubectl explain gadgets.spec: no %q in\n%s", want, explained)
+		}
+	}
+	if r := s.run("", "explain", "gadgets.spec.colour"); r.code == 0 || !strings.Contains(r.stderr, `field "colour" does not exist`) {
+		t.Errorf("kubectl explain of a field the schema lacks: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 
 	// authorization as kubectl asks about it.
 	s.expect([]string{"auth", "can-i", "create", "deployments", "-n", "shop"}, "yes")
