@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -399,5 +400,89 @@ func TestCustomResourceValidationRules(t *testing.T) {
 		if bad.want == "estimated rule cost" && !strings.Contains(string(b), "exceeds budget 10,000,000 by factor of") {
 			t.Errorf("the refusal does not say the estimated cost against the budget: %s", b)
 		}
+	}
+}
+
+// TestCustomResourceDefaultsFromStorage (issue #36; the conformance test
+// "custom resource defaulting for requests and from storage works"): a
+// default added to the schema shows on objects written before it,
+// whenever they are read — get, list, watch — without being written
+// back (removed again, it is gone from them), and a new object stores it.
+func TestCustomResourceDefaultsFromStorage(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	crd := func(defaults string) string {
+		return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"notes.example.com"%s},` +
+			`"spec":{"group":"example.com","scope":"Cluster","names":{"plural":"notes","kind":"Note"},"versions":[{"name":"v1","served":true,"storage":true,` +
+			`"schema":{"openAPIV3Schema":{"type":"object","properties":` + defaults + `}}}]}}`
+	}
+	if code, _, b := c.do("POST", crds, "", fmt.Sprintf(crd(`{"a":{"type":"string"},"b":{"type":"string"},"n":{"type":"integer"}}`), "")); code != 201 {
+		t.Fatalf("create the definition: %d %s", code, b)
+	}
+	const notes = "/apis/example.com/v1/notes"
+	var first map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code, _, b := c.do("POST", notes, "", `{"apiVersion":"example.com/v1","kind":"Note","metadata":{"name":"old"},"n":9007199254740993}`)
+		if code == 201 {
+			first = decodeJSON(t, b)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("create a Note: %d %s", code, b)
+		}
+	}
+	rv := first["metadata"].(map[string]any)["resourceVersion"]
+	update := func(props string) {
+		t.Helper()
+		_, _, cur := c.do("GET", crds+"/notes.example.com", "", "")
+		crv := decodeJSON(t, cur)["metadata"].(map[string]any)["resourceVersion"].(string)
+		if code, _, b := c.do("PUT", crds+"/notes.example.com", "", fmt.Sprintf(crd(props), `,"resourceVersion":"`+crv+`"`)); code != 200 {
+			t.Fatalf("update the definition: %d %s", code, b)
+		}
+	}
+	get := func(name string) map[string]any {
+		t.Helper()
+		code, _, b := c.do("GET", notes+"/"+name, "", "")
+		if code != 200 {
+			t.Fatalf("get %s: %d %s", name, code, b)
+		}
+		return decodeJSON(t, b)
+	}
+	update(`{"a":{"type":"string","default":"A"},"b":{"type":"string"},"n":{"type":"integer"}}`)
+	for deadline := time.Now().Add(20 * time.Second); get("old")["a"] != "A"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the default never showed on a Note read after it was added: %v", get("old"))
+		}
+	}
+	old := get("old")
+	if got := old["metadata"].(map[string]any)["resourceVersion"]; got != rv {
+		t.Errorf("reading with a default changed the resourceVersion: %v, stored %v", got, rv)
+	}
+	if _, _, b := c.do("GET", notes+"/old", "", ""); !strings.Contains(string(b), `"n":9007199254740993`) {
+		t.Errorf("a large integer lost digits when the default was applied on read: %s", b)
+	}
+	if _, _, b := c.do("GET", notes, "", ""); !strings.Contains(string(b), `"a":"A"`) {
+		t.Errorf("the list of Notes lacks the default: %s", b)
+	}
+	if _, _, b := c.do("GET", notes+"?watch=true&timeoutSeconds=1", "", ""); !strings.Contains(string(b), `"a":"A"`) {
+		t.Errorf("the watch's initial events lack the default: %s", b)
+	}
+	if code, _, b := c.do("POST", notes, "", `{"apiVersion":"example.com/v1","kind":"Note","metadata":{"name":"new"}}`); code != 201 || decodeJSON(t, b)["a"] != "A" {
+		t.Fatalf("create a Note with the default in the schema: %d %s", code, b)
+	}
+
+	// The default of a moves to b: "new" stored a, "old" never did.
+	update(`{"a":{"type":"string"},"b":{"type":"string","default":"B"},"n":{"type":"integer"}}`)
+	for deadline := time.Now().Add(20 * time.Second); get("new")["b"] != "B"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("b's default never showed: %v", get("new"))
+		}
+	}
+	if n := get("new"); n["a"] != "A" {
+		t.Errorf("the Note created with a's default lost it: %v", n)
+	}
+	if o := get("old"); o["a"] != nil || o["b"] != "B" {
+		t.Errorf("the Note written before any default: a=%v b=%v; want no a (defaults on read are not stored) and b=B", o["a"], o["b"])
 	}
 }

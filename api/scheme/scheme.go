@@ -66,6 +66,13 @@ type Custom struct {
 	// Columns are the columns of get's table (the definition's
 	// additionalPrinterColumns; api/printers prints them). None: NAME, AGE.
 	Columns []Column
+	// ReadDefaulted, when set, is the object as it is read from storage:
+	// the schema's defaults applied to what it lacks (a default added to
+	// the schema after the object was written shows on every read, as
+	// Kubernetes defaults what it decodes from etcd), resourceVersion set.
+	// Set only when the schema has a default; false: answer the stored
+	// bytes as they are.
+	ReadDefaulted func(stored []byte, resourceVersion string) ([]byte, bool)
 	// Scale, when set, is the scale subresource: where the object keeps
 	// its desired and current replicas and its selector (JSON paths such
 	// as .spec.replicas; the selector a string, as .status.selector).

@@ -42,6 +42,9 @@ func KindFor(crd *apiext.CustomResourceDefinition) *scheme.Kind {
 	k.Custom.Definition = crd
 	k.Custom.Decode = func(data []byte) (meta.Object, []string, error) { return decode(schema, data) }
 	k.Default = func(o meta.Object) { withValue(o, func(m map[string]any) { applyDefaults(m, schema) }) }
+	if hasDefault(schema) {
+		k.Custom.ReadDefaulted = func(stored []byte, rv string) ([]byte, bool) { return readDefaulted(schema, stored, rv) }
+	}
 	rules := compileCEL(schema)
 	k.Validate = func(o meta.Object) v.ErrorList {
 		u := o.(*meta.Unstructured)

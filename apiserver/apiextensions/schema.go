@@ -1,6 +1,7 @@
 package apiextensions
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -106,6 +107,41 @@ func applyDefaults(val any, s *apiext.JSONSchemaProps) {
 			applyDefaults(item, s.Items)
 		}
 	}
+}
+
+// hasDefault: a property of s, at any depth, has a default.
+func hasDefault(s *apiext.JSONSchemaProps) bool {
+	if s == nil {
+		return false
+	}
+	for _, cs := range s.Properties {
+		if cs.Default != nil || hasDefault(&cs) {
+			return true
+		}
+	}
+	if ap := s.AdditionalProperties; ap != nil && hasDefault(ap.Schema) {
+		return true
+	}
+	return hasDefault(s.Items)
+}
+
+// readDefaulted is a stored object as it is read: the schema's defaults
+// applied, resourceVersion rv. Numbers keep their digits (json.Number).
+func readDefaulted(s *apiext.JSONSchemaProps, stored []byte, rv string) ([]byte, bool) {
+	d := json.NewDecoder(bytes.NewReader(stored))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, false
+	}
+	applyDefaults(m, s)
+	md, ok := m["metadata"].(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	md["resourceVersion"] = rv
+	b, err := json.Marshal(m)
+	return b, err == nil
 }
 
 // validate checks val against s at p.

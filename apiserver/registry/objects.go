@@ -32,6 +32,18 @@ func encodeForStorage(o meta.Object) ([]byte, error) {
 	return b, err
 }
 
+// answered is a stored object as reads answer it: with its revision, and
+// for a custom kind whose schema has defaults, with them applied
+// (scheme.Custom.ReadDefaulted).
+func answered(k *scheme.Kind, stored []byte, rev int64) []byte {
+	if c := k.Custom; c != nil && c.ReadDefaulted != nil {
+		if b, ok := c.ReadDefaulted(stored, strconv.FormatInt(rev, 10)); ok {
+			return b
+		}
+	}
+	return withRevision(stored, rev)
+}
+
 // withRevision returns stored bytes with metadata.resourceVersion spliced
 // in, without decoding: stored values are our own scheme.Encode output, so
 // the first `"metadata":{` is the object's metadata. This keeps reads and

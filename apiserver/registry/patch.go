@@ -72,7 +72,7 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 		if err != nil {
 			return nil, apierrors.FromStorage(err, k, req.Name)
 		}
-		current := withRevision(kv.Value, kv.Revision)
+		current := answered(k, kv.Value, kv.Revision)
 		var patched []byte
 		if req.Subresource == "scale" {
 			patched, err = patchScale(k, current, req, kv.Revision)

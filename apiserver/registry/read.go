@@ -45,7 +45,7 @@ func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.Objec
 	if err != nil {
 		return nil, apierrors.FromStorage(err, k, req.Name)
 	}
-	obj := withRevision(kv.Value, kv.Revision)
+	obj := answered(k, kv.Value, kv.Revision)
 	if req.Subresource == "scale" {
 		if obj, err = scaleOf(k, obj); err != nil {
 			return nil, status.Errorf(codes.Internal, "scale of %s %q: %v", k.Kind, req.Name, err)
@@ -171,7 +171,7 @@ func (f *filter) appendMatching(ctx context.Context, resp *apipb.ListResponse, k
 			return status.Errorf(codes.Internal, "decode stored %s: %v", kv.Key, err)
 		}
 		if ok {
-			resp.Items = append(resp.Items, withRevision(kv.Value, kv.Revision))
+			resp.Items = append(resp.Items, answered(f.kind, kv.Value, kv.Revision))
 		}
 	}
 	return nil

@@ -128,7 +128,7 @@ func sendInitial(ctx context.Context, store *storage.Store, k *scheme.Kind, f *f
 		if ok, err := f.matchesStored(kv.Value); err != nil || !ok {
 			continue
 		}
-		if err := stream.Send(&apipb.WatchEvent{Type: Added, Object: withRevision(kv.Value, kv.Revision), ResourceVersion: kv.Revision}); err != nil {
+		if err := stream.Send(&apipb.WatchEvent{Type: Added, Object: answered(k, kv.Value, kv.Revision), ResourceVersion: kv.Revision}); err != nil {
 			return 0, err
 		}
 	}
@@ -168,6 +168,6 @@ func sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stre
 	default:
 		return nil
 	}
-	b := withRevision(obj, ev.Revision)
+	b := answered(k, obj, ev.Revision)
 	return stream.Send(&apipb.WatchEvent{Type: typ, Object: b, ResourceVersion: ev.Revision})
 }
