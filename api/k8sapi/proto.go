@@ -316,6 +316,8 @@ func decodeValue(kind, typ string, wt protowire.Type, v []byte, n uint64) (any, 
 			return s, err
 		}
 		return i, err
+	case "schemaOrArray", "schemaOrBool", "schemaOrStringArray":
+		return decodeSchemaUnion(kind, typ, v)
 	case "raw", "fieldsV1":
 		_, raw, err := firstField(v)
 		if err != nil || len(raw) == 0 {
@@ -327,6 +329,53 @@ func decodeValue(kind, typ string, wt protowire.Type, v []byte, n uint64) (any, 
 		return json.RawMessage(raw), nil
 	}
 	return nil, fmt.Errorf("unknown field kind %q", kind)
+}
+
+// decodeSchemaUnion decodes a JSON schema's either-or message into its
+// JSON: JSONSchemaPropsOrArray (1: schema, 2: schemas) is the schema or the
+// list; JSONSchemaPropsOrBool (1: allows, 2: schema) the schema or the
+// boolean; JSONSchemaPropsOrStringArray (1: schema, 2: property) the
+// schema or the list of names. typ is the schema's type.
+func decodeSchemaUnion(kind, typ string, b []byte) (any, error) {
+	t, ok := Named(typ)
+	if !ok {
+		return nil, fmt.Errorf("no type %s", typ)
+	}
+	var schema map[string]any
+	var list []any
+	allows := false
+	schemaField := protowire.Number(1)
+	if kind == "schemaOrBool" {
+		schemaField = 2
+	}
+	err := eachField(b, func(num protowire.Number, _ protowire.Type, v []byte, n uint64) error {
+		switch {
+		case num == schemaField:
+			m, err := decodeMessage(t, v)
+			schema = m
+			return err
+		case kind == "schemaOrBool" && num == 1:
+			allows = n != 0
+		case kind == "schemaOrArray" && num == 2:
+			m, err := decodeMessage(t, v)
+			list = append(list, m)
+			return err
+		case kind == "schemaOrStringArray" && num == 2:
+			list = append(list, string(v))
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case schema != nil:
+		return schema, nil
+	case kind == "schemaOrBool":
+		return allows, nil
+	case list == nil:
+		return []any{}, nil
+	}
+	return list, nil
 }
 
 // firstField is field 1 of a message that wraps one value (Quantity,

@@ -108,7 +108,7 @@ func mergeValue(orig, pv any, f *k8sapi.Field) (any, error) {
 					}
 					return om, nil
 				}
-			case "raw", "fieldsV1", "quantity", "intOrString", "time", "microTime", "duration":
+			case "raw", "fieldsV1", "quantity", "intOrString", "time", "microTime", "duration", "schemaOrArray", "schemaOrBool", "schemaOrStringArray":
 				return stripDirectives(p), nil
 			}
 		}

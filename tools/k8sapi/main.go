@@ -65,12 +65,19 @@ var special = map[reflect.Type]string{
 	reflect.TypeOf(intstr.IntOrString{}):   "intOrString",
 	reflect.TypeOf(runtime.RawExtension{}): "raw",
 	reflect.TypeOf(metav1.FieldsV1{}):      "fieldsV1",
-	// JSON schemas: a value, a schema or a list of them, a schema or a
-	// boolean — any JSON, as far as these tables go.
-	reflect.TypeOf(apiextensionsv1.JSON{}):                         "raw",
-	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrArray{}):       "raw",
-	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrBool{}):        "raw",
-	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrStringArray{}): "raw",
+	// A JSON schema's value (default, enum, example): any JSON.
+	reflect.TypeOf(apiextensionsv1.JSON{}): "raw",
+}
+
+// unions are the JSON schema's either-or types: in JSON a schema or a list
+// of schemas (items), a schema or a boolean (additionalProperties), a
+// schema or a list of property names (dependencies); in protobuf a message
+// with a field for each side. Their kind names the shape, their type the
+// schema's.
+var unions = map[reflect.Type]string{
+	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrArray{}):       "schemaOrArray",
+	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrBool{}):        "schemaOrBool",
+	reflect.TypeOf(apiextensionsv1.JSONSchemaPropsOrStringArray{}): "schemaOrStringArray",
 }
 
 func typeName(t reflect.Type) string {
@@ -100,6 +107,9 @@ func (g *gen) kindOf(t reflect.Type) (kind, typ, elem string) {
 	}
 	if s, ok := special[t]; ok {
 		return s, "", ""
+	}
+	if u, ok := unions[t]; ok {
+		return u, typeName(reflect.TypeOf(apiextensionsv1.JSONSchemaProps{})), ""
 	}
 	switch t.Kind() {
 	case reflect.String:
