@@ -16,7 +16,8 @@
 # bridge by a veth pair, with its own containerd and kobune-agent, pod CIDR
 # 10.244.i.0/24. No namespace has a default route, and the host has
 # blackhole routes for the pod (10.244.0.0/16) and service (10.96.0.0/16)
-# ranges: no lab packet leaves this machine. The API server listens on
+# ranges, under a route to each node's pod CIDR through the node (the API
+# server calls webhooks at their pods): no lab packet leaves this machine. The API server listens on
 # 127.0.0.1:6443 and 172.31.0.1:6443.
 set -euo pipefail
 
@@ -121,6 +122,11 @@ node_up() {
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
   fi
+  # The host — the API server, which calls admission webhooks at their
+  # pods — reaches the node's pods through the node, as a control plane on
+  # a flat pod network does; the blackhole route keeps every other pod
+  # address on this machine.
+  ip route replace "10.244.$(node_index "$node").0/24" via "$ip"
   start "containerd-$node" containerd --root "$dir/containerd/root" --state "$dir/containerd/state" \
     --address "$dir/containerd.sock" --log-level warn
   for _ in $(seq 100); do [ -S "$dir/containerd.sock" ] && break; sleep 0.1; done
@@ -393,7 +399,10 @@ down() {
         if grep -rqs "${ns#kobune-}" "$STATE/nodes" 2>/dev/null; then ip netns delete "$ns"; fi ;;
     esac
   done
-  for node in $(nodes); do ip link delete "kl-$node" 2>/dev/null || true; done
+  for node in $(nodes); do
+    ip route delete "10.244.$(node_index "$node").0/24" 2>/dev/null || true
+    ip link delete "kl-$node" 2>/dev/null || true
+  done
   ip link delete "$BRIDGE" 2>/dev/null || true
   ip route delete blackhole 10.244.0.0/16 2>/dev/null || true
   ip route delete blackhole 10.96.0.0/16 2>/dev/null || true

@@ -124,6 +124,13 @@ func TestLabUpAndDown(t *testing.T) {
 	if len(pids) != 9 { // apiserver, scheduler, controller, 2 containerd, 2 agents, 2 kobune-csi-local
 		t.Errorf("lab runs %d processes, want 9", len(pids))
 	}
+	// The API server's host reaches each node's pods through the node (it
+	// calls admission webhooks at their pods), and nothing else of the pod
+	// range: the blackhole stays beneath.
+	if routes, _ := exec.Command("ip", "route").Output(); !strings.Contains(string(routes), "10.244.1.0/24 via 172.31.0.11") ||
+		!strings.Contains(string(routes), "10.244.2.0/24 via 172.31.0.12") || !strings.Contains(string(routes), "blackhole 10.244.0.0/16") {
+		t.Errorf("the host's routes to the lab's pods: want 10.244.1.0/24 via 172.31.0.11, 10.244.2.0/24 via 172.31.0.12 and the blackhole; have\n%s", routes)
+	}
 	ingressOnTheLab(t, ctx, c)
 	controlPlaneOutageOnTheLab(t, ctx, c, run)
 	deploymentOnTheLab(t, ctx, c, run)
@@ -142,7 +149,7 @@ func TestLabUpAndDown(t *testing.T) {
 	check("link", string(links), func(l string) bool { return strings.Contains(l, "kobune-lab0") || strings.Contains(l, " kl-node-") })
 	routes, _ := exec.Command("ip", "route").Output()
 	check("route", string(routes), func(l string) bool {
-		return strings.HasPrefix(l, "blackhole 10.244.0.0/16") || strings.HasPrefix(l, "blackhole 10.96.0.0/16")
+		return strings.HasPrefix(l, "blackhole 10.244.0.0/16") || strings.HasPrefix(l, "blackhole 10.96.0.0/16") || strings.HasPrefix(l, "10.244.")
 	})
 	rules, _ := exec.Command("iptables", "-S").Output()
 	check("iptables", string(rules), func(l string) bool { return strings.Contains(l, "KOBUNE-LAB") })

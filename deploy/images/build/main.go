@@ -6,7 +6,8 @@
 //	kobune.local/ingress:1.0                           cmd/kobune-ingress, the ingress controller
 //
 // Each lands in OUT/<name>-<tag>.tar, ready for `ctr images import` or an
-// agent's image load.
+// agent's image load. With -binary and -name it packs one given static
+// binary instead (make conformance: Kubernetes' agnhost test image).
 package main
 
 import (
@@ -27,9 +28,19 @@ import (
 func main() {
 	out := flag.String("out", "bin/images", "directory for the image tarballs")
 	busybox := flag.String("busybox", "/bin/busybox", "a statically linked busybox (Debian: apt-get install busybox-static)")
+	binary := flag.String("binary", "", "instead of the test images, one image of this static binary (its entrypoint) with busybox's applets in /bin: make conformance packs Kubernetes' agnhost so")
+	name := flag.String("name", "", "the name of the -binary image (registry.k8s.io/e2e-test-images/agnhost:2.66.1)")
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
+	}
+	if *binary != "" {
+		img, err := binaryImage(*name, *binary, *busybox)
+		if err != nil {
+			log.Fatalf("%s: %v", *binary, err)
+		}
+		write(*out, img)
+		return
 	}
 	for _, v := range []string{"1.0", "2.0"} {
 		img, err := labapp(v)
@@ -52,7 +63,7 @@ func main() {
 }
 
 func write(dir string, img oci.Image) {
-	name := strings.NewReplacer("kobune.local/", "", ":", "-").Replace(img.Name) + ".tar"
+	name := strings.NewReplacer("kobune.local/", "", ":", "-", "/", "_").Replace(img.Name) + ".tar"
 	path := filepath.Join(dir, name)
 	var buf bytes.Buffer
 	if err := oci.Write(&buf, img); err != nil {
@@ -95,6 +106,27 @@ func goImage(name, pkg, ldflags string, config oci.Config) (oci.Image, error) {
 		Files:  []oci.File{{Path: "/" + filepath.Base(pkg), Mode: 0o755, Data: data}, {Path: "/tmp", Dir: true, Mode: 0o1777}},
 		Config: config,
 	}, nil
+}
+
+// binaryImage packs a static binary, run as the entrypoint, beside
+// busybox and its applets (tests run sh, cat and the like in such images).
+func binaryImage(name, path, busybox string) (oci.Image, error) {
+	if name == "" {
+		return oci.Image{}, fmt.Errorf("-binary needs -name")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return oci.Image{}, err
+	}
+	img, err := busyboxImage(busybox)
+	if err != nil {
+		return oci.Image{}, err
+	}
+	entry := "/" + filepath.Base(path)
+	img.Name = name
+	img.Files = append(img.Files, oci.File{Path: entry, Mode: 0o755, Data: data})
+	img.Config = oci.Config{Entrypoint: []string{entry}, Env: []string{"PATH=/bin:/"}}
+	return img, nil
 }
 
 // busyboxImage packs a static busybox and a link per applet.
