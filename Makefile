@@ -14,7 +14,7 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/... ./csi/... ./ingress/...
 FUZZTIME      ?= 3m
 
-.PHONY: all build images dist test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz lab lab-down vm-lab vm-lab-down test-vm clean
+.PHONY: all build images dist test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz conformance conformance-build lab lab-down vm-lab vm-lab-down test-vm clean
 
 all: build
 
@@ -125,6 +125,18 @@ fuzz:
 	$(GO) test ./api/selector -run '^$$' -fuzz FuzzParseLabels -fuzztime $(FUZZTIME)
 	$(GO) test ./api/scheme -run '^$$' -fuzz FuzzCodecAgreesWithEncodingJSON -fuzztime $(FUZZTIME)
 	$(GO) test ./api/internal/jsonstr -run '^$$' -fuzz FuzzUnquote -fuzztime $(FUZZTIME)
+
+# Kubernetes' own conformance tests (deploy/conformance/conformance.sh):
+# conformance-build builds e2e.test and kubectl once into a cache outside
+# the repository (about 40 minutes); conformance runs the tests matching
+# FOCUS, each in its own process, against make lab, and writes
+# docs/conformance.md. Not part of make test.
+FOCUS ?= sig-api-machinery
+conformance-build:
+	deploy/conformance/conformance.sh build
+
+conformance: conformance-build
+	deploy/conformance/conformance.sh run '$(FOCUS)'
 
 # A 2-node cluster on this host (as root); deploy/lab/lab.sh has the rest.
 lab:

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Kubernetes' own conformance tests against Kobune's lab (make conformance).
+#
+#   conformance.sh build            e2e.test and kubectl of Kubernetes $K8S_VERSION,
+#                                   built once into the cache (about 40 minutes
+#                                   on 2 cores; nothing goes into the repository)
+#   conformance.sh images           Kubernetes' agnhost test image, built from the same
+#                                   source, into the lab's nodes (run does it too)
+#   conformance.sh list [FOCUS]     the [Conformance] tests whose names match FOCUS
+#   conformance.sh run [FOCUS|FILE] each matching test in its own process against
+#                                   the lab (make lab first), a table of results
+#                                   in docs/conformance.md
+#
+# FOCUS is a regular expression on the tests' full names (default
+# "sig-api-machinery"; "." for all); FILE a file of test names, one a line.
+# The cache is $KOBUNE_CONFORMANCE_CACHE (default /var/cache/kobune/conformance).
+#
+# Why each test runs alone: a test that fails inside a goroutine ends the
+# whole e2e.test process (Ginkgo's Fail panics there), and every later
+# test would be lost. The suite's clients send protobuf bodies, as
+# Kubernetes' own components do: Kobune decodes them and answers JSON,
+# which client-go reads as well.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.37.2}
+CACHE=${KOBUNE_CONFORMANCE_CACHE:-/var/cache/kobune/conformance}/$K8S_VERSION
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+GO=${GO:-go}
+
+say() { printf '%s\n' "$*"; }
+die() { printf 'conformance: %s\n' "$*" >&2; exit 1; }
+
+# build makes $CACHE/e2e.test and $CACHE/kubectl from the module proxy's
+# k8s.io/kubernetes: the module is copied out of Go's read-only module
+# cache, its workspace and vendor directory set aside, and its go.mod made
+# to require the published staging modules (k8s.io/api, client-go, ...)
+# at the same version instead of replacing them with ./staging, which the
+# module's zip does not hold.
+build() {
+  if [ -x "$CACHE/e2e.test" ] && [ -x "$CACHE/kubectl" ]; then
+    say "e2e.test and kubectl $K8S_VERSION are built already ($CACHE); rm -rf $CACHE to build again"
+    return
+  fi
+  command -v "$GO" >/dev/null || die "Go is missing: install Go (TOOLCHAIN: 1.26) and run again"
+  mkdir -p "$CACHE"
+  local src=$CACHE/src
+  if [ ! -f "$src/go.mod" ]; then
+    say "[1/4] download k8s.io/kubernetes@$K8S_VERSION from the module proxy"
+    local dir
+    dir=$(GOFLAGS=-mod=mod "$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    [ -n "$dir" ] && [ -d "$dir" ] || die "go mod download k8s.io/kubernetes@$K8S_VERSION gave no directory (is the module proxy reachable?)"
+    rm -rf "$src.tmp"
+    cp -r "$dir" "$src.tmp"
+    chmod -R u+w "$src.tmp"
+    rm -rf "$src.tmp/go.work" "$src.tmp/go.work.sum" "$src.tmp/vendor"
+    local minor=v0.${K8S_VERSION#v1.}
+    sed -i -E -e '/^[[:space:]]*k8s\.io\/[A-Za-z0-9._-]+ => \.\/staging\/src\/k8s\.io\//d' \
+      -e "s#^([[:space:]]*k8s\\.io/[A-Za-z0-9._-]+) v0\\.0\\.0\$#\\1 $minor#" "$src.tmp/go.mod"
+    (cd "$src.tmp" && GOWORK=off "$GO" mod tidy) || die "go mod tidy in the copied module failed (see above)"
+    mv "$src.tmp" "$src"
+  fi
+  say "[2/4] build kubectl"
+  (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/kubectl" ./cmd/kubectl)
+  say "[3/4] build e2e.test (the longest step: about 30 minutes on 2 cores)"
+  (cd "$src" && GOWORK=off "$GO" test -c -vet=off -o "$CACHE/e2e.test.tmp" ./test/e2e)
+  mv "$CACHE/e2e.test.tmp" "$CACHE/e2e.test"
+  say "[4/4] done: $("$CACHE/e2e.test" --list-conformance-tests 2>/dev/null | grep -c '^  codename:' || true) conformance tests in $CACHE/e2e.test"
+}
+
+# images builds Kubernetes' agnhost test image from the same source (a
+# static binary with busybox's applets beside it, entrypoint /agnhost,
+# under the name the tests use) and imports it into each lab node's
+# containerd: the lab pulls nothing.
+images() {
+  [ -f "$CACHE/src/go.mod" ] || die "no Kubernetes source in $CACHE/src: run make conformance-build (or $0 build) first"
+  local src=$CACHE/src ver state=${KOBUNE_LAB_STATE:-/var/lib/kobune-lab}
+  ver=$(cat "$src/test/images/agnhost/VERSION")
+  local name=registry.k8s.io/e2e-test-images/agnhost:$ver
+  if [ ! -f "$CACHE/images/agnhost.tar" ]; then
+    say "build $name (agnhost from the same source, static)"
+    (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/agnhost" ./test/images/agnhost)
+    mkdir -p "$CACHE/images"
+    (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$CACHE/images" -binary "$CACHE/agnhost" -name "$name" >/dev/null)
+    mv "$CACHE/images/$(printf '%s' "$name" | sed 's#/#_#g; s#:#-#')".tar "$CACHE/images/agnhost.tar"
+  fi
+  local sock n=0
+  for sock in "$state"/nodes/*/containerd.sock; do
+    [ -S "$sock" ] || continue
+    ctr -a "$sock" -n kobune images import "$CACHE/images/agnhost.tar" >/dev/null || die "import $name into $sock failed"
+    n=$((n + 1))
+  done
+  [ "$n" -gt 0 ] || die "no lab node's containerd under $state/nodes: make lab first"
+  say "$name is in the containerd of $n lab nodes"
+}
+
+need_built() {
+  [ -x "$CACHE/e2e.test" ] || die "no e2e.test in $CACHE: run make conformance-build (or $0 build) first"
+}
+
+# names FOCUS prints the conformance tests whose names match FOCUS, one a
+# line (e2e.test lists them in YAML, each name folded over lines).
+names() {
+  need_built
+  "$CACHE/e2e.test" --list-conformance-tests 2>/dev/null | awk '
+    function emit(x) { x = substr(x, 2, length(x) - 2); gsub(/\047\047/, "\047", x); print x }
+    /^  codename: / { s = substr($0, 13); if (s ~ /\047$/) emit(s); else folded = 1; next }
+    folded { t = $0; sub(/^ +/, "", t); s = s " " t; if (t ~ /\047$/) { emit(s); folded = 0 } }' |
+    grep -E -- "${1:-sig-api-machinery}" || true
+}
+
+# run runs each selected test in its own e2e.test process against the lab
+# and writes the table into docs/conformance.md (and each test's log into
+# $CACHE/logs).
+run() {
+  need_built
+  local sel=${1:-sig-api-machinery} kubeconfig=${KOBUNE_CONFORMANCE_KUBECONFIG:-${KOBUNE_LAB_STATE:-/var/lib/kobune-lab}/pki/admin.kubeconfig}
+  [ -f "$kubeconfig" ] || die "no lab kubeconfig at $kubeconfig: run make lab first (or set KOBUNE_CONFORMANCE_KUBECONFIG)"
+  "$CACHE/kubectl" --kubeconfig "$kubeconfig" get nodes >/dev/null 2>&1 || die "the lab does not answer ($kubeconfig): make lab, then run again"
+  images
+  local tests=()
+  if [ -f "$sel" ]; then
+    mapfile -t tests < <(grep -v '^[[:space:]]*\(#\|$\)' "$sel")
+  else
+    mapfile -t tests < <(names "$sel")
+  fi
+  [ ${#tests[@]} -gt 0 ] || die "no conformance test matches $sel ($0 list $sel shows the names)"
+  local logs=$CACHE/logs results=$CACHE/results.tsv i=0 passed=0 start=$SECONDS
+  mkdir -p "$logs"
+  : >"$results"
+  for t in "${tests[@]}"; do
+    i=$((i + 1))
+    local focus log rc=0 t0=$SECONDS
+    # The whole name, its regular-expression characters escaped, anchored
+    # (Ginkgo's full text may start with a space): a name that is the
+    # start of another's runs alone.
+    focus="(^|\\s)$(printf '%s' "$t" | sed 's/[][\\.*^$()+?{}|]/\\&/g; s/ \{1,\}/\\s+/g')\$"
+    log=$logs/$(printf '%03d' "$i").log
+    printf '[%d/%d] %s ... ' "$i" "${#tests[@]}" "$t"
+    timeout "${KOBUNE_CONFORMANCE_TIMEOUT:-900}" "$CACHE/e2e.test" --kubeconfig="$kubeconfig" --provider=skeleton \
+      --kubectl-path="$CACHE/kubectl" --minStartupPods=0 --allowed-not-ready-nodes=1 \
+      --ginkgo.focus="$focus" --ginkgo.v --ginkgo.no-color >"$log" 2>&1 || rc=$?
+    local result why=""
+    if [ "$rc" = 0 ] && grep -q 'Ran 1 of' "$log"; then
+      result=pass passed=$((passed + 1))
+    elif grep -q 'Ran 0 of' "$log"; then
+      result="not run" why="the focus matched no spec"
+    else
+      result=fail
+      why=$(grep -m1 -A1 '\[FAILED\]' "$log" | tr '\n' ' ' | sed 's/[[:space:]]\+/ /g; s/|/\\|/g' | cut -c1-300)
+      [ -n "$why" ] || why=$( [ "$rc" = 124 ] && echo "timed out after ${KOBUNE_CONFORMANCE_TIMEOUT:-900} s" || tail -1 "$log" | cut -c1-300)
+    fi
+    printf '%s (%d s)\n' "$result" $((SECONDS - t0))
+    printf '%s\t%s\t%s\t%s\n' "$t" "$result" $((SECONDS - t0)) "$why" >>"$results"
+  done
+  report "$sel" "${#tests[@]}" "$passed" $((SECONDS - start)) "$results"
+  say "$passed of ${#tests[@]} passed; the table is in docs/conformance.md, each test's log in $logs"
+}
+
+# report writes docs/conformance.md from the results.
+report() {
+  local sel=$1 total=$2 passed=$3 took=$4 results=$5 out=$ROOT/docs/conformance.md
+  {
+    say "# Kubernetes' conformance tests against Kobune"
+    say ""
+    say "Written by \`make conformance\` (deploy/conformance/conformance.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'): Kubernetes $K8S_VERSION's \`e2e.test\`, built from the module proxy, each \`[Conformance]\` test matching \`$sel\` run in its own process against \`make lab\` (two nodes on this host) as the lab's admin. $passed of $total passed, in $((took / 60)) minutes."
+    say ""
+    cat <<'TEXT'
+## How it runs
+
+- `make conformance-build` (once; about 40 minutes on 2 cores): `go mod download` of
+  `k8s.io/kubernetes`, copied out of the module cache, its `go.mod` made to require the
+  published `k8s.io/*` staging modules at the same version (the module's zip has no
+  `staging/`), then `e2e.test` and a matching `kubectl` built into
+  `/var/cache/kobune/conformance/<version>` (`KOBUNE_CONFORMANCE_CACHE`). Nothing of
+  Kubernetes enters this repository.
+- `make lab`, then `make conformance` (`FOCUS=<regular expression>` on the tests' names,
+  default `sig-api-machinery`; `FOCUS=.` for all; or `FOCUS=<file>` of names, one a line):
+  each test runs in its own `e2e.test` process (`--provider=skeleton`, the lab's admin
+  kubeconfig), because a test that fails inside a goroutine ends the process and would take
+  every later test with it; 15 minutes at most each (`KOBUNE_CONFORMANCE_TIMEOUT`). Each
+  test's log is kept in the cache's `logs/`.
+- Not part of `make test`: the build alone takes longer than CI allows. Every behaviour a
+  test here finds missing gets its own test in Kobune's suite.
+- Tests that run pods need Kubernetes' test images (agnhost, busybox, pause, nginx ...),
+  which the lab cannot pull (no registry is reached from this machine): they fail until the
+  lab loads stand-ins under those names.
+
+## Results
+
+TEXT
+    say "| test | result | seconds | first failure |"
+    say "|---|---|---|---|"
+    while IFS=$'\t' read -r t result secs why; do
+      say "| $(printf '%s' "$t" | sed 's/|/\\|/g') | $result | $secs | $why |"
+    done <"$results"
+  } >"$out"
+}
+
+case "${1:-}" in
+  build) build ;;
+  images) images ;;
+  list) names "${2:-sig-api-machinery}" ;;
+  run) run "${2:-sig-api-machinery}" ;;
+  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
