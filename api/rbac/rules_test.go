@@ -104,3 +104,27 @@ func TestValidationNamesTheField(t *testing.T) {
 		t.Error("a changed roleRef is accepted")
 	}
 }
+
+// TestBindingDefaults: a binding that leaves out roleRef.apiGroup (the
+// conformance suite's do) gets the RBAC group, as Kubernetes' rbac/v1
+// defaults give it, and is valid; another group is still refused.
+func TestBindingDefaults(t *testing.T) {
+	rb := &RoleBinding{ObjectMeta: om("b", "ns"), RoleRef: RoleRef{Kind: "Role", Name: "r"}, Subjects: []Subject{{Kind: UserKind, Name: "u"}}}
+	SetDefaultsRoleBinding(rb)
+	if rb.RoleRef.APIGroup != GroupName || rb.Subjects[0].APIGroup != GroupName {
+		t.Errorf("defaults: roleRef %+v, subject %+v", rb.RoleRef, rb.Subjects[0])
+	}
+	if errs := ValidateRoleBinding(rb); len(errs) > 0 {
+		t.Errorf("a defaulted binding is invalid: %v", errs)
+	}
+	crb := &ClusterRoleBinding{ObjectMeta: om("c", ""), RoleRef: RoleRef{Kind: "ClusterRole", Name: "view"}}
+	SetDefaultsClusterRoleBinding(crb)
+	if crb.RoleRef.APIGroup != GroupName {
+		t.Errorf("ClusterRoleBinding roleRef after defaults: %+v", crb.RoleRef)
+	}
+	other := &RoleBinding{ObjectMeta: om("b", "ns"), RoleRef: RoleRef{APIGroup: "example.com", Kind: "Role", Name: "r"}}
+	SetDefaultsRoleBinding(other)
+	if err := ValidateRoleBinding(other).ToError(); err == nil || !strings.Contains(err.Error(), "roleRef.apiGroup") {
+		t.Errorf("a roleRef of another group: %v", err)
+	}
+}

@@ -15,11 +15,27 @@ func SetDefaultsSubjects(subjects []Subject) {
 	}
 }
 
-// SetDefaultsRoleBinding defaults the subjects' apiGroup.
-func SetDefaultsRoleBinding(b *RoleBinding) { SetDefaultsSubjects(b.Subjects) }
+// setDefaultsRoleRef defaults an empty roleRef.apiGroup to the RBAC group,
+// as Kubernetes' rbac/v1 defaults do (the conformance suite's bindings
+// leave it out).
+func setDefaultsRoleRef(r *RoleRef) {
+	if r.APIGroup == "" {
+		r.APIGroup = GroupName
+	}
+}
 
-// SetDefaultsClusterRoleBinding defaults the subjects' apiGroup.
-func SetDefaultsClusterRoleBinding(b *ClusterRoleBinding) { SetDefaultsSubjects(b.Subjects) }
+// SetDefaultsRoleBinding defaults roleRef.apiGroup and the subjects' apiGroup.
+func SetDefaultsRoleBinding(b *RoleBinding) {
+	setDefaultsRoleRef(&b.RoleRef)
+	SetDefaultsSubjects(b.Subjects)
+}
+
+// SetDefaultsClusterRoleBinding defaults roleRef.apiGroup and the
+// subjects' apiGroup.
+func SetDefaultsClusterRoleBinding(b *ClusterRoleBinding) {
+	setDefaultsRoleRef(&b.RoleRef)
+	SetDefaultsSubjects(b.Subjects)
+}
 
 // ValidateRules checks a role's rules; namespaced roles may not name
 // non-resource URLs.
