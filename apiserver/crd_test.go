@@ -212,6 +212,8 @@ func TestCustomResourceDefinitions(t *testing.T) {
 		{strings.Replace(widgetCRD, `"storage":true`, `"storage":false`, 1), "spec.versions"},
 		{strings.Replace(widgetCRD, `"type":"integer","minimum"`, `"minimum"`, 1), "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].type"},
 		{strings.Replace(widgetCRD, `"scope":"Namespaced"`, `"scope":"Everywhere"`, 1), "spec.scope"},
+		// Any case, otherwise a DNS label (as Kubernetes: "e2e-test-crd" is fine).
+		{strings.Replace(widgetCRD, `"kind":"Widget"`, `"kind":"Wid_get"`, 1), "spec.names.kind"},
 	} {
 		body := strings.Replace(bad.body, `"name":"widgets.example.com"`, `"name":"other.example.com"`, 1)
 		body = strings.Replace(body, `"plural":"widgets"`, `"plural":"other"`, 1)
@@ -222,6 +224,11 @@ func TestCustomResourceDefinitions(t *testing.T) {
 		if code != 422 || !strings.Contains(string(b), bad.field) {
 			t.Errorf("a bad definition: %d %s; want 422 naming %s", code, b, bad.field)
 		}
+	}
+	hyphenated := strings.NewReplacer(`"name":"widgets.example.com"`, `"name":"e2e-test-crds.example.com"`,
+		`"plural":"widgets","singular":"widget","kind":"Widget","shortNames":["wd"]`, `"plural":"e2e-test-crds","singular":"e2e-test-crd","kind":"e2e-test-crd"`).Replace(widgetCRD)
+	if code, _, b := c.do("POST", crds, "", hyphenated); code != 201 {
+		t.Errorf("a kind with hyphens (Kubernetes takes any case of a DNS label): %d %s", code, b)
 	}
 	// A second definition that takes a name in use is not accepted.
 	clash := strings.NewReplacer(`"name":"widgets.example.com"`, `"name":"gizmos.example.com"`, `"plural":"widgets","singular":"widget"`, `"plural":"gizmos","singular":"gizmo"`).Replace(widgetCRD)
