@@ -118,6 +118,25 @@ func TestCustomResourceDefinitions(t *testing.T) {
 	if got := decodeJSON(t, b); got["apiVersion"] != "example.com/v1beta1" || !strings.Contains(h.Get("Warning"), "example.com/v1beta1 Widget is deprecated") {
 		t.Errorf("read at the deprecated v1beta1: %q %s", h.Get("Warning"), b)
 	}
+	// Server-side apply at the other served version (YAML, as kubectl and
+	// the conformance suite send it): the same apply at the stored one, the
+	// answer at the URL's version; unknown fields refused under Strict.
+	applied := "apiVersion: example.com/v1beta1\nkind: Widget\nmetadata: {name: applied}\nspec: {color: blue, replicas: 2}\n"
+	code, _, b = c.do("PATCH", "/apis/example.com/v1beta1/namespaces/default/widgets/applied?fieldManager=versioned-applier", "", applied, "Content-Type", "application/apply-patch+yaml")
+	if got := decodeJSON(t, b); code != 201 && code != 200 || got["apiVersion"] != "example.com/v1beta1" {
+		t.Errorf("apply at v1beta1: %d %s", code, b)
+	}
+	if _, _, b := c.do("GET", widgets+"/applied", "", ""); decodeJSON(t, b)["apiVersion"] != "example.com/v1" || !strings.Contains(string(b), `"color":"blue"`) {
+		t.Errorf("the widget applied at v1beta1, read at v1: %s", b)
+	}
+	code, _, b = c.do("PATCH", "/apis/example.com/v1beta1/namespaces/default/widgets/applied?fieldManager=versioned-applier&fieldValidation=Strict", "",
+		strings.Replace(applied, "replicas: 2", "replicas: 2, shape: round", 1), "Content-Type", "application/apply-patch+yaml")
+	if code == 200 || !strings.Contains(string(b), `unknown field \"spec.shape\"`) {
+		t.Errorf("an apply at v1beta1 with an unknown field under Strict: %d %s", code, b)
+	}
+	if code, _, b := c.do("DELETE", widgets+"/applied", "", ""); code != 200 {
+		t.Fatalf("delete the applied widget: %d %s", code, b)
+	}
 	// The status subresource: the main resource keeps the stored status,
 	// the status subresource keeps the stored spec.
 	one["status"] = map[string]any{"ready": 3}

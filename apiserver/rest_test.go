@@ -111,6 +111,13 @@ func testRESTVerbs(t *testing.T, c *restClient, grpcClient *client.Client) {
 		!bytes.Contains(b, []byte(`"subresource":"status"`)) {
 		t.Fatalf("aggregated /apis: %d %s %.300s", code, hdr.Get("Content-Type"), b)
 	}
+	// With a trailing slash too, as kube-apiserver serves them (the
+	// conformance suite's discovery test asks for /apis/).
+	for path, want := range map[string]string{"/apis/": `"kind":"APIGroupList"`, "/api/": `"kind":"APIVersions"`} {
+		if code, _, b := c.do("GET", path, "application/json", ""); code != 200 || !bytes.Contains(b, []byte(want)) {
+			t.Errorf("GET %s: %d %.200s", path, code, b)
+		}
+	}
 	code, _, b = c.do("GET", "/api/v1", "application/json", "")
 	if code != 200 || !bytes.Contains(b, []byte(`"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod"`)) || !bytes.Contains(b, []byte(`"categories":["all"]`)) {
 		t.Fatalf("/api/v1: %d %.400s", code, b)

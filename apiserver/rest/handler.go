@@ -36,8 +36,17 @@ import (
 // routes is the REST API's HTTP handler.
 func (s *Handler) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/api/", s.serveResource)
-	mux.HandleFunc("/apis/", s.serveResource)
+	// "/api/" and "/apis/" are discovery too (kube-apiserver serves both
+	// spellings); anything below them is a resource.
+	resourceOrDiscovery := func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/" || r.URL.Path == "/apis/" {
+			s.serveDiscovery(w, r)
+			return
+		}
+		s.serveResource(w, r)
+	}
+	mux.HandleFunc("/api/", resourceOrDiscovery)
+	mux.HandleFunc("/apis/", resourceOrDiscovery)
 	mux.HandleFunc("/api", s.serveDiscovery)
 	mux.HandleFunc("/apis", s.serveDiscovery)
 	mux.HandleFunc("/openapi/", s.serveOpenAPI)

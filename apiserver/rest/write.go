@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/apiserver/apierrors"
@@ -129,7 +130,16 @@ func (s *Handler) restPatch(ctx context.Context, w http.ResponseWriter, r *http.
 		writeError(w, err, t)
 		return
 	}
-	if t.conv != nil {
+	switch {
+	case t.conv != nil && t.kind.Custom != nil && mt == patch.ApplyPatchType:
+		// A custom kind's versions differ in apiVersion only (conversion
+		// None): an apply at another served version is the same apply at
+		// the stored one, and its answer goes back to the URL's version.
+		if body, err = applyAtStored(body, t.conv.APIVersion, t.kind.APIVersion); err != nil {
+			writeError(w, err, t)
+			return
+		}
+	case t.conv != nil:
 		s.restPatchConverted(ctx, w, r, t, mt, body, dry)
 		return
 	}
@@ -351,4 +361,22 @@ func tokenRequestFor(body []byte, account string) ([]byte, error) {
 	md["name"] = account
 	m["metadata"] = md
 	return json.Marshal(m)
+}
+
+// applyAtStored turns an apply configuration (YAML or JSON) written at
+// apiVersion into the same at stored.
+func applyAtStored(body []byte, apiVersion, stored string) ([]byte, error) {
+	js, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		return nil, apierrors.Invalid("the apply configuration is not YAML or JSON: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil || doc == nil {
+		return nil, apierrors.Invalid("the apply configuration must be an object")
+	}
+	if v, _ := doc["apiVersion"].(string); v != apiVersion {
+		return nil, apierrors.Invalid("apiVersion: Invalid value: %q: the URL is of %s", v, apiVersion)
+	}
+	doc["apiVersion"] = stored
+	return json.Marshal(doc)
 }
