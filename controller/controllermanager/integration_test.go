@@ -270,6 +270,46 @@ func TestGarbageCollection(t *testing.T) {
 	if n := len(activePods(t, ctx, c, "orph")); n != 2 {
 		t.Errorf("orphaned ReplicaSet has %d pods, want 2 still running", n)
 	}
+
+	// A circle of owners (the conformance suite's "should not be blocked by
+	// dependency circle"): c1 owned by c3, c2 by c1, c3 by c2, each
+	// blocking its owner's deletion. A foreground deletion of c1 takes all
+	// three; nobody waits for anybody for good.
+	uids := map[string]string{}
+	for _, name := range []string{"c1", "c2", "c3"} {
+		d, err := ds.Create(ctx, newDeployment(name, 0, "kobune.local/labapp:1.0", meta.FromInt(1), meta.FromInt(0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		uids[name] = d.UID
+	}
+	yes := true
+	for name, owner := range map[string]string{"c1": "c3", "c2": "c1", "c3": "c2"} {
+		for { // the Deployment controller writes status meanwhile
+			d, err := ds.Get(ctx, "default", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.OwnerReferences = []meta.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: owner, UID: uids[owner], BlockOwnerDeletion: &yes}}
+			if _, err = ds.Update(ctx, d); err == nil {
+				break
+			} else if !client.IsConflict(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := ds.Delete(ctx, "default", "c1", client.DeleteOptions{PropagationPolicy: "Foreground", UID: uids["c1"]}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("a circle of owners deleted in the foreground", func() bool {
+		l, _, _ := ds.List(ctx, "default", client.ListOptions{})
+		for _, d := range l {
+			if uids[d.Name] != "" {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // TestNodeFailureReplacesPods: a node whose agent stops renewing its Lease

@@ -371,7 +371,23 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o me
 	for _, k := range gc.followed() {
 		for _, d := range k.dependentsOf(m.UID) {
 			dm := d.GetObjectMeta()
-			if ref := refTo(dm, m.UID); ref != nil && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+			ref := refTo(dm, m.UID)
+			if ref != nil && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion && gc.waitsInCircle(dm) {
+				// A dependent that waits for its own dependents, one of
+				// which waits too, may wait for this owner in a circle
+				// (pod1 → pod2 → pod3 → pod1): as Kubernetes' collector
+				// does, it stops blocking its owners and goes on in the
+				// foreground; the circle unwinds.
+				if err := gc.updateMeta(ctx, k, dm.Namespace, dm.Name, func(om *meta.ObjectMeta) {
+					for i := range om.OwnerReferences {
+						om.OwnerReferences[i].BlockOwnerDeletion = nil
+					}
+				}); err != nil {
+					return err
+				}
+				continue
+			}
+			if ref != nil && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
 				blocking++
 			}
 			if dm.DeletionTimestamp == nil {
@@ -385,6 +401,26 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o me
 		return nil // their deletion requeues this owner
 	}
 	return gc.removeFinalizer(ctx, w, m, FinalizerForeground)
+}
+
+// waitsInCircle: the object waits for its dependents (a foreground
+// deletion) and one of them waits for its own too.
+func (gc *Collector) waitsInCircle(m *meta.ObjectMeta) bool {
+	if !deletingDependents(m) {
+		return false
+	}
+	for _, k := range gc.followed() {
+		for _, d := range k.dependentsOf(m.UID) {
+			if deletingDependents(d.GetObjectMeta()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func deletingDependents(m *meta.ObjectMeta) bool {
+	return m.DeletionTimestamp != nil && slices.Contains(m.Finalizers, FinalizerForeground)
 }
 
 // orphanDependents removes the owner from its dependents' references, then
