@@ -4,8 +4,8 @@
 #   conformance.sh build            e2e.test and kubectl of Kubernetes $K8S_VERSION,
 #                                   built once into the cache (about 40 minutes
 #                                   on 2 cores; nothing goes into the repository)
-#   conformance.sh images           Kubernetes' agnhost test image, built from the same
-#                                   source, into the lab's nodes (run does it too)
+#   conformance.sh images           the test images (agnhost, pause, busybox) built
+#                                   here, into the lab's nodes (run does it too)
 #   conformance.sh list [FOCUS]     the [Conformance] tests whose names match FOCUS
 #   conformance.sh run [FOCUS|FILE] each matching test in its own process against
 #                                   the lab (make lab first), a table of results
@@ -67,30 +67,45 @@ build() {
   say "[4/4] done: $("$CACHE/e2e.test" --list-conformance-tests 2>/dev/null | grep -c '^  codename:' || true) conformance tests in $CACHE/e2e.test"
 }
 
-# images builds Kubernetes' agnhost test image from the same source (a
-# static binary with busybox's applets beside it, entrypoint /agnhost,
-# under the name the tests use) and imports it into each lab node's
-# containerd: the lab pulls nothing.
+# images builds the test images most tests run, under the names the suite
+# uses (its own list, test/utils/image/manifest.go), and imports them into
+# each lab node's containerd — the lab pulls nothing:
+#   agnhost   Kubernetes' test server, built static from the same source,
+#             beside busybox's applets (entrypoint /agnhost);
+#   pause     agnhost's pause subcommand (entrypoint /agnhost pause);
+#   busybox   the host's busybox-static with its applets.
 images() {
   [ -f "$CACHE/src/go.mod" ] || die "no Kubernetes source in $CACHE/src: run make conformance-build (or $0 build) first"
-  local src=$CACHE/src ver state=${KOBUNE_LAB_STATE:-/var/lib/kobune-lab}
-  ver=$(cat "$src/test/images/agnhost/VERSION")
-  local name=registry.k8s.io/e2e-test-images/agnhost:$ver
-  if [ ! -f "$CACHE/images/agnhost.tar" ]; then
-    say "build $name (agnhost from the same source, static)"
-    (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/agnhost" ./test/images/agnhost)
-    mkdir -p "$CACHE/images"
-    (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$CACHE/images" -binary "$CACHE/agnhost" -name "$name" >/dev/null)
-    mv "$CACHE/images/$(printf '%s' "$name" | sed 's#/#_#g; s#:#-#')".tar "$CACHE/images/agnhost.tar"
+  local src=$CACHE/src state=${KOBUNE_LAB_STATE:-/var/lib/kobune-lab} manifest
+  manifest=$src/test/utils/image/manifest.go
+  version() { sed -n "s/.*configs\[$1\] = Config{[^,]*, \"[^\"]*\", \"\([^\"]*\)\"}.*/\1/p" "$manifest"; }
+  local agnhost=registry.k8s.io/e2e-test-images/agnhost:$(version Agnhost)
+  local pause=registry.k8s.io/pause:$(version Pause)
+  local busybox=registry.k8s.io/e2e-test-images/busybox:$(version BusyBox)
+  mkdir -p "$CACHE/images"
+  if [ ! -f "$CACHE/images/agnhost.tar" ] || [ ! -f "$CACHE/images/pause.tar" ] || [ ! -f "$CACHE/images/busybox.tar" ]; then
+    say "build $agnhost, $pause and $busybox (agnhost from the same source, static)"
+    [ -x "$CACHE/agnhost" ] || (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/agnhost" ./test/images/agnhost)
+    local tmp=$CACHE/images/tmp
+    rm -rf "$tmp"
+    (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -binary "$CACHE/agnhost" -name "$agnhost" >/dev/null &&
+      "$GO" run ./deploy/images/build -out "$tmp/pause" -binary "$CACHE/agnhost" -name "$pause" -args pause >/dev/null &&
+      "$GO" run ./deploy/images/build -out "$tmp/busybox" -name "$busybox" >/dev/null)
+    mv "$tmp"/*.tar "$CACHE/images/agnhost.tar"
+    mv "$tmp"/pause/*.tar "$CACHE/images/pause.tar"
+    mv "$tmp"/busybox/*.tar "$CACHE/images/busybox.tar"
+    rm -rf "$tmp"
   fi
-  local sock n=0
+  local sock n=0 img
   for sock in "$state"/nodes/*/containerd.sock; do
     [ -S "$sock" ] || continue
-    ctr -a "$sock" -n kobune images import "$CACHE/images/agnhost.tar" >/dev/null || die "import $name into $sock failed"
+    for img in agnhost pause busybox; do
+      ctr -a "$sock" -n kobune images import "$CACHE/images/$img.tar" >/dev/null || die "import $img into $sock failed"
+    done
     n=$((n + 1))
   done
   [ "$n" -gt 0 ] || die "no lab node's containerd under $state/nodes: make lab first"
-  say "$name is in the containerd of $n lab nodes"
+  say "$agnhost, $pause and $busybox are in the containerd of $n lab nodes"
 }
 
 need_built() {
@@ -146,7 +161,9 @@ run() {
       result="not run" why="the focus matched no spec"
     else
       result=fail
-      why=$(grep -m1 -A1 '\[FAILED\]' "$log" | tr '\n' ' ' | sed 's/[[:space:]]\+/ /g; s/|/\\|/g' | cut -c1-300)
+      # The failure's message (Ginkgo's summary repeats it after the
+      # "[FAILED] in [It] - file:line" line).
+      why=$(grep -E '^[[:space:]]*\[FAILED\] ' "$log" | grep -v '\[FAILED\] in \[' | head -1 | sed 's/^[[:space:]]*\[FAILED\] //; s/|/\\|/g' | cut -c1-300 || true)
       [ -n "$why" ] || why=$( [ "$rc" = 124 ] && echo "timed out after ${KOBUNE_CONFORMANCE_TIMEOUT:-900} s" || tail -1 "$log" | cut -c1-300)
     fi
     printf '%s (%d s)\n' "$result" $((SECONDS - t0))

@@ -6,8 +6,9 @@
 //	kobune.local/ingress:1.0                           cmd/kobune-ingress, the ingress controller
 //
 // Each lands in OUT/<name>-<tag>.tar, ready for `ctr images import` or an
-// agent's image load. With -binary and -name it packs one given static
-// binary instead (make conformance: Kubernetes' agnhost test image).
+// agent's image load. With -name it packs one given static binary
+// (-binary) beside busybox, or busybox alone, under that name instead
+// (make conformance: Kubernetes' agnhost, pause and busybox test images).
 package main
 
 import (
@@ -29,15 +30,19 @@ func main() {
 	out := flag.String("out", "bin/images", "directory for the image tarballs")
 	busybox := flag.String("busybox", "/bin/busybox", "a statically linked busybox (Debian: apt-get install busybox-static)")
 	binary := flag.String("binary", "", "instead of the test images, one image of this static binary (its entrypoint) with busybox's applets in /bin: make conformance packs Kubernetes' agnhost so")
-	name := flag.String("name", "", "the name of the -binary image (registry.k8s.io/e2e-test-images/agnhost:2.66.1)")
+	name := flag.String("name", "", "the name of the -binary image (registry.k8s.io/e2e-test-images/agnhost:2.66.1); without -binary, busybox's image under this name")
+	args := flag.String("args", "", "with -binary: arguments after the binary in the entrypoint, comma-separated (agnhost's pause subcommand stands in for registry.k8s.io/pause)")
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	if *binary != "" {
+	if *name != "" {
 		img, err := binaryImage(*name, *binary, *busybox)
 		if err != nil {
-			log.Fatalf("%s: %v", *binary, err)
+			log.Fatalf("%s: %v", *name, err)
+		}
+		if *args != "" {
+			img.Config.Entrypoint = append(img.Config.Entrypoint, strings.Split(*args, ",")...)
 		}
 		write(*out, img)
 		return
@@ -110,15 +115,14 @@ func goImage(name, pkg, ldflags string, config oci.Config) (oci.Image, error) {
 
 // binaryImage packs a static binary, run as the entrypoint, beside
 // busybox and its applets (tests run sh, cat and the like in such images).
+// With no binary it is busybox's image under another name.
 func binaryImage(name, path, busybox string) (oci.Image, error) {
-	if name == "" {
-		return oci.Image{}, fmt.Errorf("-binary needs -name")
+	img, err := busyboxImage(busybox)
+	if err != nil || path == "" {
+		img.Name = name
+		return img, err
 	}
 	data, err := os.ReadFile(path)
-	if err != nil {
-		return oci.Image{}, err
-	}
-	img, err := busyboxImage(busybox)
 	if err != nil {
 		return oci.Image{}, err
 	}
