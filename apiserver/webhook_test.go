@@ -39,6 +39,7 @@ func newWebhookServer(t *testing.T) *webhookServer {
 			return
 		}
 		req := review.Request
+		req["_timeout"] = r.URL.Query().Get("timeout") // the deadline the server gives
 		ws.mu.Lock()
 		ws.seen = append(ws.seen, req)
 		ws.mu.Unlock()
@@ -147,6 +148,9 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the mutating webhook was never called: %s", b)
 		}
+	}
+	if got := ws.asked("CREATE", "probe"); got == nil || got["_timeout"] != "10s" {
+		t.Errorf("the webhook's URL carries timeout=%v; want 10s (its default timeoutSeconds, as kube-apiserver sends it)", got["_timeout"])
 	}
 	code, _, b := c.do("POST", "/api/v1/namespaces/on/configmaps", "", cm("bad", `{"forbidden":"x"}`))
 	if code != 403 || !strings.Contains(string(b), `admission webhook \"deny.example.com\" denied the request: no forbidden keys`) {

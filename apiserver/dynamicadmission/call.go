@@ -144,6 +144,11 @@ func (w *Webhooks) call(ctx context.Context, hook *admissionregistration.Webhook
 	if err != nil {
 		return nil, err
 	}
+	// The webhook learns its deadline from the URL, as kube-apiserver
+	// tells it (?timeout=10s).
+	q := req.URL.Query()
+	q.Set("timeout", (time.Duration(hook.TimeoutSeconds) * time.Second).String())
+	req.URL.RawQuery = q.Encode()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := cl.Do(req)
