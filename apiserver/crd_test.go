@@ -512,3 +512,57 @@ func TestCustomResourceDefaultsFromStorage(t *testing.T) {
 		t.Errorf("the Note written before any default: a=%v b=%v; want no a (defaults on read are not stored) and b=B", o["a"], o["b"])
 	}
 }
+
+// TestCustomResourceStorageVersionMoves (issue #36; the conformance suite's
+// "should mutate custom resource with different stored version"): objects
+// stored at v1 are read, listed and patched at v2 once v2 becomes the
+// storage version, each answered at the version asked for.
+func TestCustomResourceStorageVersionMoves(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	crd := func(storage, rv string) string {
+		v := func(name string) string {
+			return `{"name":"` + name + `","served":true,"storage":` + fmt.Sprint(name == storage) + `,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}`
+		}
+		return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"movers.example.com"` + rv + `},` +
+			`"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"movers","kind":"Mover"},"versions":[` + v("v1") + "," + v("v2") + `]}}`
+	}
+	if code, _, b := c.do("POST", crds, "", crd("v1", "")); code != 201 {
+		t.Fatalf("create the definition: %d %s", code, b)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code, _, b := c.do("POST", "/apis/example.com/v1/namespaces/default/movers", "", `{"apiVersion":"example.com/v1","kind":"Mover","metadata":{"name":"old"},"data":{"a":"1"}}`)
+		if code == 201 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("create a Mover: %d %s", code, b)
+		}
+	}
+	_, _, cur := c.do("GET", crds+"/movers.example.com", "", "")
+	rv := decodeJSON(t, cur)["metadata"].(map[string]any)["resourceVersion"].(string)
+	if code, _, b := c.do("PUT", crds+"/movers.example.com", "", crd("v2", `,"resourceVersion":"`+rv+`"`)); code != 200 {
+		t.Fatalf("make v2 the storage version: %d %s", code, b)
+	}
+	var got map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, _, b := c.do("GET", "/apis/example.com/v2/namespaces/default/movers/old", "", "")
+		if got = decodeJSON(t, b); got["apiVersion"] == "example.com/v2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the object stored at v1, read at v2: %s", b)
+		}
+	}
+	if _, _, b := c.do("GET", "/apis/example.com/v1/namespaces/default/movers/old", "", ""); decodeJSON(t, b)["apiVersion"] != "example.com/v1" {
+		t.Errorf("read at v1: %s", b)
+	}
+	if _, _, b := c.do("GET", "/apis/example.com/v2/namespaces/default/movers", "", ""); !strings.Contains(string(b), `"apiVersion":"example.com/v2","kind":"Mover"`) && !strings.Contains(string(b), `"apiVersion":"example.com/v2"`) {
+		t.Errorf("list at v2: %s", b)
+	}
+	code, _, b := c.do("PATCH", "/apis/example.com/v2/namespaces/default/movers/old", "", `{"data":{"b":"2"}}`, "Content-Type", "application/merge-patch+json")
+	if got := decodeJSON(t, b); code != 200 || got["apiVersion"] != "example.com/v2" || !strings.Contains(string(b), `"b":"2"`) {
+		t.Errorf("patch at v2 of an object stored at v1: %d %s", code, b)
+	}
+}

@@ -246,4 +246,16 @@ func TestAdmissionWebhooks(t *testing.T) {
 	if code, _, b := c.do("POST", validating, "", body); code != 422 || !strings.Contains(string(b), "webhooks[0].sideEffects") {
 		t.Errorf("sideEffects Some: %d %s", code, b)
 	}
+	// A service path "" is no path (the conformance suite sends one), and
+	// "x" is refused.
+	svc := func(path string) string {
+		return `{"metadata":{"name":"by-service"},"webhooks":[{"name":"svc.example.com","clientConfig":{"service":{"namespace":"default","name":"hooks","path":"` + path + `"}},` +
+			`"rules":[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["secrets"]}],"sideEffects":"None","admissionReviewVersions":["v1"]}]}`
+	}
+	if code, _, b := c.do("POST", validating, "", svc("x")); code != 422 || !strings.Contains(string(b), "webhooks[0].clientConfig.service.path") {
+		t.Errorf("a service path without /: %d %s", code, b)
+	}
+	if code, _, b := c.do("POST", validating, "", svc("")); code != 201 {
+		t.Errorf("a service path \"\": %d %s", code, b)
+	}
 }

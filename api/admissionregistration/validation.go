@@ -127,7 +127,7 @@ func validateClientConfig(cc *WebhookClientConfig, p *v.Path) v.ErrorList {
 		if s.Namespace == "" {
 			errs = append(errs, v.NewRequired(sp.Child("namespace"), "service namespace is required"))
 		}
-		if s.Path != nil && !strings.HasPrefix(*s.Path, "/") {
+		if s.Path != nil && *s.Path != "" && !strings.HasPrefix(*s.Path, "/") { // "" is no path, as in Kubernetes
 			errs = append(errs, v.NewInvalid(sp.Child("path"), *s.Path, "must start with a '/'"))
 		}
 		if s.Port != nil && (*s.Port < 1 || *s.Port > 65535) {

@@ -84,7 +84,12 @@ func decodeRequest(kinds *scheme.Kinds, resource, namespace string, raw []byte, 
 		return nil, nil, nil, apierrors.Invalid("kind %q does not match resource %q (expected kind %s)", tm.Kind, resource, k.Kind)
 	}
 	if tm.APIVersion != "" && tm.APIVersion != k.APIVersion {
-		return nil, nil, nil, apierrors.Invalid("apiVersion %q is not served for kind %s: use %q", tm.APIVersion, k.Kind, k.APIVersion)
+		// A custom kind's other served versions differ in apiVersion only
+		// (conversion None): an object read at one, or stored before the
+		// storage version moved, is the same object at the stored one.
+		if _, served := k.ServedAt(tm.APIVersion); k.Custom == nil || !served {
+			return nil, nil, nil, apierrors.Invalid("apiVersion %q is not served for kind %s: use %q", tm.APIVersion, k.Kind, k.APIVersion)
+		}
 	}
 	*tm = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
 	var warnings []string

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"strconv"
 
@@ -36,12 +37,56 @@ func encodeForStorage(o meta.Object) ([]byte, error) {
 // for a custom kind whose schema has defaults, with them applied
 // (scheme.Custom.ReadDefaulted).
 func answered(k *scheme.Kind, stored []byte, rev int64) []byte {
-	if c := k.Custom; c != nil && c.ReadDefaulted != nil {
+	c := k.Custom
+	if c == nil {
+		return withRevision(stored, rev)
+	}
+	stored, moved := atStorageVersion(k, stored)
+	if c.ReadDefaulted != nil {
 		if b, ok := c.ReadDefaulted(stored, strconv.FormatInt(rev, 10)); ok {
 			return b
 		}
 	}
+	if moved {
+		// Rewritten as a map: its keys are in another order, so the
+		// revision goes in by name rather than by withRevision's splice.
+		d := json.NewDecoder(bytes.NewReader(stored))
+		d.UseNumber()
+		var m map[string]any
+		if d.Decode(&m) == nil {
+			if md, ok := m["metadata"].(map[string]any); ok {
+				md["resourceVersion"] = strconv.FormatInt(rev, 10)
+				if b, err := json.Marshal(m); err == nil {
+					return b
+				}
+			}
+		}
+	}
 	return withRevision(stored, rev)
+}
+
+// atStorageVersion is a custom resource stored at an earlier storage
+// version, read as the current one: its versions differ in apiVersion only
+// (conversion None), so the stored apiVersion is rewritten (moved).
+func atStorageVersion(k *scheme.Kind, stored []byte) ([]byte, bool) {
+	if bytes.HasPrefix(stored, []byte(`{"apiVersion":"`+k.APIVersion+`"`)) {
+		return stored, false // stored at the storage version: the usual case, decided without a decode
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	if json.Unmarshal(stored, &tm) != nil || tm.APIVersion == k.APIVersion {
+		return stored, false
+	}
+	v, ok := k.ServedAt(tm.APIVersion)
+	if !ok {
+		return stored, false
+	}
+	b, err := v.ToStored(stored)
+	if err != nil {
+		return stored, false
+	}
+	return b, true
 }
 
 // withRevision returns stored bytes with metadata.resourceVersion spliced
