@@ -72,6 +72,9 @@ func newWebhookServer(t *testing.T) *webhookServer {
 			labels, _ := md["labels"].(map[string]any)
 			p := fmt.Sprintf(`[{"op":"add","path":"/metadata/annotations","value":{"labels-seen":"%d"}}]`, len(labels))
 			resp["patch"], resp["patchType"] = base64.StdEncoding.EncodeToString([]byte(p)), "JSONPatch"
+		case "/mutate-spec":
+			p := `[{"op":"add","path":"/spec/addedByWebhook","value":"x"},{"op":"add","path":"/spec/name","value":"hooked"}]`
+			resp["patch"], resp["patchType"] = base64.StdEncoding.EncodeToString([]byte(p)), "JSONPatch"
 		case "/slow":
 			time.Sleep(3 * time.Second)
 		}
@@ -257,5 +260,40 @@ func TestAdmissionWebhooks(t *testing.T) {
 	}
 	if code, _, b := c.do("POST", validating, "", svc("")); code != 201 {
 		t.Errorf("a service path \"\": %d %s", code, b)
+	}
+}
+
+// TestWebhookPatchOfACustomResourceIsPruned (issue #36; the conformance
+// suite's "should mutate custom resource with pruning"): what a mutating
+// webhook adds to a custom resource that its schema does not name is
+// pruned; what it names stays.
+func TestWebhookPatchOfACustomResourceIsPruned(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	ws := newWebhookServer(t)
+	if code, _, b := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", widgetCRD); code != 201 {
+		t.Fatalf("create the definition: %d %s", code, b)
+	}
+	hook := `{"metadata":{"name":"spec"},"webhooks":[{"name":"spec.example.com","clientConfig":{"url":"` + ws.URL + `/mutate-spec","caBundle":"` + ws.caBundle() + `"},` +
+		`"rules":[{"operations":["CREATE"],"apiGroups":["example.com"],"apiVersions":["v1"],"resources":["widgets"]}],"sideEffects":"None","admissionReviewVersions":["v1"]}]}`
+	if code, _, b := c.do("POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", "", hook); code != 201 {
+		t.Fatalf("create the configuration: %d %s", code, b)
+	}
+	for i, deadline := 0, time.Now().Add(20*time.Second); ; i++ {
+		name := fmt.Sprintf("w%d", i)
+		code, _, b := c.do("POST", "/apis/example.com/v1/namespaces/default/widgets", "", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"`+name+`"},"spec":{"color":"red"}}`)
+		if code == 201 && strings.Contains(string(b), `"name":"hooked"`) {
+			if strings.Contains(string(b), "addedByWebhook") {
+				t.Errorf("a field the schema does not name, added by a webhook, was kept: %s", b)
+			}
+			if _, _, b := c.do("GET", "/apis/example.com/v1/namespaces/default/widgets/"+name, "", ""); strings.Contains(string(b), "addedByWebhook") {
+				t.Errorf("stored with the field the schema does not name: %s", b)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mutating webhook never changed a widget: %d %s", code, b)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -339,7 +339,17 @@ func applyPatch(r *subject, p []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	o, err := r.kind.Decode(after)
+	var o meta.Object
+	if c := r.kind.Custom; c != nil {
+		// A custom resource is pruned again by its schema: a webhook may
+		// not add what the schema does not allow (Kubernetes prunes
+		// webhooks' patches too).
+		if o, _, err = c.Decode(after); err == nil {
+			*o.GetTypeMeta() = meta.TypeMeta{APIVersion: r.kind.APIVersion, Kind: r.kind.Kind}
+		}
+	} else {
+		o, err = r.kind.Decode(after)
+	}
 	if err != nil {
 		return false, err
 	}
