@@ -341,6 +341,18 @@ func TestRESTFieldValidationTellsTyposFromUnsupported(t *testing.T) {
 	if code != 201 || !strings.Contains(hdr.Get("Warning"), `unknown field \"spec.containers[0].imagePullPolcy\"`) {
 		t.Fatalf("typo under Warn: %d %q %s", code, hdr.Values("Warning"), b)
 	}
+	// A key twice in one object (Go keeps the last) is named too, after the
+	// unknown fields, as Kubernetes' strict decoding names it.
+	dup := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"unknownField":1,"replicas":1,"replicas":2,` +
+		`"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`
+	code, _, b = c.do("POST", "/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict", "", dup)
+	if code != 400 || !strings.Contains(string(b), `strict decoding error: unknown field \"spec.unknownField\", duplicate field \"spec.replicas\"`) {
+		t.Fatalf("a duplicate field under Strict: %d %s", code, b)
+	}
+	code, hdr, b = c.do("POST", "/apis/apps/v1/namespaces/default/deployments?fieldValidation=Warn", "", strings.Replace(dup, `"unknownField":1,`, "", 1))
+	if code != 201 || !strings.Contains(hdr.Get("Warning"), `duplicate field \"spec.replicas\"`) {
+		t.Fatalf("a duplicate field under Warn: %d %q %s", code, hdr.Values("Warning"), b)
+	}
 	unsupported := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"u"},"spec":{"os":{"name":"linux"},"containers":[{"name":"c","image":"i"}]}}`
 	code, hdr, b = c.do("POST", "/api/v1/namespaces/default/pods?fieldValidation=Strict", "", unsupported)
 	if code != 201 || !strings.Contains(hdr.Get("Warning"), "spec.os: not supported by kobune") {

@@ -93,7 +93,13 @@ func decodeRequest(kinds *scheme.Kinds, resource, namespace string, raw []byte, 
 	}
 	*tm = meta.TypeMeta{APIVersion: k.APIVersion, Kind: k.Kind}
 	var warnings []string
-	if unknown && fieldValidation != "Ignore" {
+	// A key twice in one object: Go's decoder kept the last; Kubernetes'
+	// strict decoding names it, beside the unknown fields.
+	var dups []string
+	if fieldValidation != "Ignore" {
+		dups = scheme.DuplicateFields(raw)
+	}
+	if (unknown || len(dups) > 0) && fieldValidation != "Ignore" {
 		var generic map[string]any
 		if err := json.Unmarshal(raw, &generic); err != nil {
 			return nil, nil, nil, apierrors.Invalid("request body is not a JSON object: %v", err)
@@ -102,7 +108,11 @@ func decodeRequest(kinds *scheme.Kinds, resource, namespace string, raw []byte, 
 		// kubectl sends by default) it is refused as kube-apiserver refuses
 		// it. A Kubernetes field Kobune does not support is a warning,
 		// and an error only under Kobune's own strict mode.
-		typos, unsupported := scheme.CheckFields(k, generic)
+		var typos, unsupported []string
+		if unknown {
+			typos, unsupported = scheme.CheckFields(k, generic)
+		}
+		typos = append(typos, dups...)
 		if len(typos) > 0 && (fieldValidation == "Strict" || fieldValidation == KobuneStrict) {
 			return nil, nil, nil, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "%s in version %q cannot be handled as a %s: strict decoding error: %s",
 				k.Kind, k.APIVersion, k.Kind, strings.Join(typos, ", "))
