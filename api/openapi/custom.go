@@ -81,7 +81,14 @@ func (s *schemaSet) addCustom(cv customVersion) string {
 		"description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values."}
 	props["kind"] = map[string]any{"type": "string",
 		"description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. In CamelCase."}
-	props["metadata"] = map[string]any{"$ref": s.refPrefix + metaName}
+	// As Kubernetes publishes it: the reference with a description beside
+	// it (in v3, where a reference takes no siblings, inside allOf).
+	const metaDoc = "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+	if s.refPrefix == "#/definitions/" {
+		props["metadata"] = map[string]any{"$ref": s.refPrefix + metaName, "description": metaDoc}
+	} else {
+		props["metadata"] = map[string]any{"allOf": []any{map[string]any{"$ref": s.refPrefix + metaName}}, "description": metaDoc}
+	}
 	def["properties"] = props
 	if def["type"] == nil {
 		def["type"] = "object"

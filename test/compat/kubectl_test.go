@@ -318,6 +318,7 @@ spec:
 			t.Errorf("kubectl explain gadgets.spec: no %q in\n%s", want, explained)
 		}
 	}
+	s.expect([]string{"explain", "gadgets.metadata"}, "Standard object's metadata", "creationTimestamp", "CreationTimestamp is a timestamp")
 	if r := s.run("", "explain", "gadgets.spec.colour"); r.code == 0 || !strings.Contains(r.stderr, `field "colour" does not exist`) {
 		t.Errorf("kubectl explain of a field the schema lacks: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
