@@ -69,7 +69,7 @@ apiVersion: v1
 kind: ResourceQuota
 metadata: {name: objects, namespace: team}
 spec:
-  hard: {configmaps: "2", services.nodeports: "0", count/deployments.apps: "1"}
+  hard: {configmaps: "2", services.nodeports: "0", count/deployments.apps: "1", resourcequotas: "3", replicationcontrollers: "1", requests.example.com/dongle: "2"}
 `
 	if r := apply(quotas); r.code != 0 {
 		t.Fatalf("apply quotas: %+v", r)
@@ -86,6 +86,19 @@ spec:
 	// The namespace's kube-root-ca.crt counts as a ConfigMap.
 	if q := counted("team", "objects"); q.Status.Used["configmaps"].String() != "1" {
 		t.Errorf("objects used %v, want configmaps=1 (kube-root-ca.crt)", q.Status.Used)
+	}
+	// The quotas count themselves (Kubernetes' resourcequotas);
+	// ReplicationControllers, which Kobune does not serve, are none; an
+	// extended resource is the sum of the pods' requests of it (none yet).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		q, err := qs.Get(ctx, "team", "objects")
+		if err == nil && q.Status.Used["resourcequotas"].String() == "3" && q.Status.Used["replicationcontrollers"].String() == "0" &&
+			q.Status.Used["requests.example.com/dongle"].String() == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("objects used %v, want resourcequotas=3, replicationcontrollers=0, requests.example.com/dongle=0", q.Status.Used)
+		}
 	}
 	counted("team", "compute")
 	counted("team", "besteffort")

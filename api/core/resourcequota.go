@@ -83,6 +83,12 @@ const (
 	QuotaConfigMaps             resource.Name = "configmaps"
 	QuotaPersistentVolumeClaims resource.Name = "persistentvolumeclaims"
 	QuotaRequestsStorage        resource.Name = "requests.storage"
+	// QuotaResourceQuotas counts the namespace's quotas (the resourcequota
+	// controller does; creating one is not judged by the others).
+	QuotaResourceQuotas resource.Name = "resourcequotas"
+	// QuotaReplicationControllers counts ReplicationControllers, which
+	// Kobune does not serve: what it counts is always 0, truly.
+	QuotaReplicationControllers resource.Name = "replicationcontrollers"
 	QuotaRequestsCPU            resource.Name = "requests.cpu"
 	QuotaRequestsMemory         resource.Name = "requests.memory"
 	QuotaRequestsEphemeral      resource.Name = "requests.ephemeral-storage"
@@ -104,6 +110,16 @@ var podComputeNames = map[resource.Name]bool{
 var standardQuotaNames = map[resource.Name]bool{
 	QuotaPods: true, QuotaServices: true, QuotaServicesNodePorts: true, QuotaServicesLoadBalancers: true,
 	QuotaSecrets: true, QuotaConfigMaps: true, QuotaPersistentVolumeClaims: true, QuotaRequestsStorage: true,
+	QuotaResourceQuotas: true, QuotaReplicationControllers: true,
+}
+
+// IsExtendedRequestQuotaName: n is requests.<extended resource>
+// ("requests.example.com/dongle"), the sum of the pods' requests of a
+// resource with a domain, as Kubernetes quotas extended resources (by
+// requests only: their limits equal them).
+func IsExtendedRequestQuotaName(n resource.Name) bool {
+	rest, ok := strings.CutPrefix(string(n), "requests.")
+	return ok && strings.Contains(rest, "/") && !strings.Contains(rest, storageClassQuotaSuffix)
 }
 
 // QuotaCountName is the count/ name of a resource: count/pods for the
@@ -134,7 +150,7 @@ func ValidateResourceQuota(q *ResourceQuota, countable func(resource.Name) bool)
 		qty := q.Spec.Hard[n]
 		p := hard.Key(string(n))
 		switch {
-		case standardQuotaNames[n] || podComputeNames[n]:
+		case standardQuotaNames[n] || podComputeNames[n] || IsExtendedRequestQuotaName(n):
 		case strings.HasPrefix(string(n), countPrefix):
 			if !countable(n) {
 				errs = append(errs, v.NewInvalid(p, string(n), "count/ must name a resource the API serves, as count/<resource> or count/<resource>.<group> (see kobectl api-resources)"))
@@ -154,7 +170,7 @@ func ValidateResourceQuota(q *ResourceQuota, countable func(resource.Name) bool)
 		if !podComputeNames[n] && n != QuotaRequestsStorage && !strings.HasSuffix(string(n), "/"+string(QuotaRequestsStorage)) && qty.MilliValue()%1000 != 0 {
 			errs = append(errs, v.NewInvalid(p, qty.String(), "must be an integer"))
 		}
-		if scoped && n != QuotaPods && n != countPrefix+"pods" && !podComputeNames[n] {
+		if scoped && n != QuotaPods && n != countPrefix+"pods" && !podComputeNames[n] && !IsExtendedRequestQuotaName(n) {
 			errs = append(errs, v.NewInvalid(p, string(n), "unsupported scope applied to resource"))
 		} else if bestEffortOnly && podComputeNames[n] {
 			errs = append(errs, v.NewInvalid(p, string(n), "unsupported scope applied to resource"))
@@ -223,7 +239,7 @@ func QuotaNamesHelp() []string {
 		out = append(out, string(n))
 	}
 	sort.Strings(out)
-	return append(out, "<class>.storageclass.storage.k8s.io/requests.storage", "<class>.storageclass.storage.k8s.io/persistentvolumeclaims", "count/<resource>[.<group>]")
+	return append(out, "requests.<extended resource> (requests.example.com/dongle)", "<class>.storageclass.storage.k8s.io/requests.storage", "<class>.storageclass.storage.k8s.io/persistentvolumeclaims", "count/<resource>[.<group>]")
 }
 
 // quotaScopes is every scope of a spec as a requirement (plain scopes
@@ -319,6 +335,11 @@ func QuotaUsage(countName resource.Name, o meta.Object, now time.Time) resource.
 				u["limits."+r] = q
 			}
 		}
+		for r, q := range req {
+			if strings.Contains(string(r), "/") {
+				u["requests."+r] = q // an extended resource
+			}
+		}
 	case *Service:
 		u[QuotaServices] = one
 		if x.Spec.Type == ServiceTypeNodePort || x.Spec.Type == ServiceTypeLoadBalancer {
@@ -339,6 +360,8 @@ func QuotaUsage(countName resource.Name, o meta.Object, now time.Time) resource.
 				u[resource.Name(class+storageClassQuotaSuffix+string(QuotaRequestsStorage))] = q
 			}
 		}
+	case *ResourceQuota:
+		u[QuotaResourceQuotas] = one
 	case *Secret:
 		u[QuotaSecrets] = one
 	case *ConfigMap:

@@ -147,6 +147,13 @@ func (rc *Controller) count(ctx context.Context, q *core.ResourceQuota) (resourc
 		if _, ok := used[resource.Name(countName)]; ok {
 			return true
 		}
+		if countName == "count/pods" {
+			for n := range used {
+				if core.IsExtendedRequestQuotaName(n) {
+					return true
+				}
+			}
+		}
 		for _, n := range names {
 			if _, ok := used[n]; ok {
 				return true
@@ -186,6 +193,9 @@ func (rc *Controller) count(ctx context.Context, q *core.ResourceQuota) (resourc
 			return nil, next, err
 		}
 		if err := countTyped[*core.ConfigMap](ctx, rc, q.Namespace, "configmaps", wants("count/configmaps", core.QuotaConfigMaps), typed, add, now); err != nil {
+			return nil, next, err
+		}
+		if err := countTyped[*core.ResourceQuota](ctx, rc, q.Namespace, "resourcequotas", wants("count/resourcequotas", core.QuotaResourceQuotas), typed, add, now); err != nil {
 			return nil, next, err
 		}
 		// count/<resource> of every other kind: the number of objects.
