@@ -10,6 +10,7 @@
 #   conformance.sh run [FOCUS|FILE] each matching test in its own process against
 #                                   the lab (make lab first), a table of results
 #                                   in docs/conformance.md
+#   conformance.sh report [SEL [TSV...]]  that table again from kept results
 #
 # FOCUS is a regular expression on the tests' full names (default
 # "sig-api-machinery"; "." for all); FILE a file of test names, one a line.
@@ -169,22 +170,28 @@ run() {
     printf '%s (%d s)\n' "$result" $((SECONDS - t0))
     printf '%s\t%s\t%s\t%s\n' "$t" "$result" $((SECONDS - t0)) "$why" >>"$results"
   done
-  report "$sel" "${#tests[@]}" "$passed" $((SECONDS - start)) "$results"
+  report "$sel" "$results"
   say "$passed of ${#tests[@]} passed; the table is in docs/conformance.md, each test's log in $logs"
 }
 
-# report writes docs/conformance.md from the results.
+# report writes docs/conformance.md from results files (test, result,
+# seconds, first failure; tab-separated), and deploy/conformance/notes.md,
+# the causes found so far, written by hand.
 report() {
-  local sel=$1 total=$2 passed=$3 took=$4 results=$5 out=$ROOT/docs/conformance.md
+  local sel=$1 out=$ROOT/docs/conformance.md total passed took
+  shift
+  total=$(cat "$@" | grep -c . || true)
+  passed=$(cat "$@" | awk -F'\t' '$2 == "pass"' | grep -c . || true)
+  took=$(cat "$@" | awk -F'\t' '{s += $3} END {print int(s / 60)}')
   {
     say "# Kubernetes' conformance tests against Kobune"
     say ""
-    say "Written by \`make conformance\` (deploy/conformance/conformance.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'): Kubernetes $K8S_VERSION's \`e2e.test\`, built from the module proxy, each \`[Conformance]\` test matching \`$sel\` run in its own process against \`make lab\` (two nodes on this host) as the lab's admin. $passed of $total passed, in $((took / 60)) minutes."
+    say "Written by \`make conformance\` (deploy/conformance/conformance.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'): Kubernetes $K8S_VERSION's \`e2e.test\`, built from the module proxy, each \`[Conformance]\` test matching \`$sel\` run in its own process against \`make lab\` (two nodes on this host) as the lab's admin. $passed of $total passed, in $took minutes."
     say ""
     cat <<'TEXT'
 ## How it runs
 
-- `make conformance-build` (once; about 40 minutes on 2 cores): `go mod download` of
+- `make conformance-build` (once; about 30 minutes on 2 cores): `go mod download` of
   `k8s.io/kubernetes`, copied out of the module cache, its `go.mod` made to require the
   published `k8s.io/*` staging modules at the same version (the module's zip has no
   `staging/`), then `e2e.test` and a matching `kubectl` built into
@@ -192,24 +199,26 @@ report() {
   Kubernetes enters this repository.
 - `make lab`, then `make conformance` (`FOCUS=<regular expression>` on the tests' names,
   default `sig-api-machinery`; `FOCUS=.` for all; or `FOCUS=<file>` of names, one a line):
+  the test images most tests run (agnhost built from the same source, pause as agnhost's
+  `pause`, busybox) are loaded into the lab's nodes under the names the suite uses; then
   each test runs in its own `e2e.test` process (`--provider=skeleton`, the lab's admin
   kubeconfig), because a test that fails inside a goroutine ends the process and would take
   every later test with it; 15 minutes at most each (`KOBUNE_CONFORMANCE_TIMEOUT`). Each
   test's log is kept in the cache's `logs/`.
 - Not part of `make test`: the build alone takes longer than CI allows. Every behaviour a
   test here finds missing gets its own test in Kobune's suite.
-- Tests that run pods need Kubernetes' test images (agnhost, busybox, pause, nginx ...),
-  which the lab cannot pull (no registry is reached from this machine): they fail until the
-  lab loads stand-ins under those names.
-
-## Results
+- `deploy/conformance/conformance.sh report [results.tsv ...]` writes this page again from
+  kept results (with the notes below).
 
 TEXT
+    [ -f "$ROOT/deploy/conformance/notes.md" ] && cat "$ROOT/deploy/conformance/notes.md" && say ""
+    say "## Results"
+    say ""
     say "| test | result | seconds | first failure |"
     say "|---|---|---|---|"
-    while IFS=$'\t' read -r t result secs why; do
+    cat "$@" | while IFS=$'\t' read -r t result secs why; do
       say "| $(printf '%s' "$t" | sed 's/|/\\|/g') | $result | $secs | $why |"
-    done <"$results"
+    done
   } >"$out"
 }
 
@@ -218,5 +227,6 @@ case "${1:-}" in
   images) images ;;
   list) names "${2:-sig-api-machinery}" ;;
   run) run "${2:-sig-api-machinery}" ;;
-  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  report) sel=${2:-sig-api-machinery}; shift 2 2>/dev/null || shift; report "$sel" "${@:-$CACHE/results.tsv}" ;;
+  *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
