@@ -73,19 +73,7 @@ func (s *dupScanner) value() {
 		s.object()
 	case '[':
 		s.i++
-		for n := 0; !s.bad; n++ {
-			s.ws()
-			if s.i < len(s.data) && s.data[s.i] == ']' {
-				s.i++
-				return
-			}
-			if n > 0 {
-				if s.i >= len(s.data) || s.data[s.i] != ',' {
-					s.bad = true
-					return
-				}
-				s.i++
-			}
+		for n := 0; s.next(n, ']'); n++ {
 			s.path = append(s.path, pathStep{index: n})
 			s.value()
 			s.path = s.path[:len(s.path)-1]
@@ -99,24 +87,33 @@ func (s *dupScanner) value() {
 	}
 }
 
+// next moves to the n-th member of an array or object: false at its end
+// (the closing byte consumed) or on bytes that are not JSON.
+func (s *dupScanner) next(n int, closing byte) bool {
+	if s.bad {
+		return false
+	}
+	s.ws()
+	if s.i < len(s.data) && s.data[s.i] == closing {
+		s.i++
+		return false
+	}
+	if n > 0 {
+		if s.i >= len(s.data) || s.data[s.i] != ',' {
+			s.bad = true
+			return false
+		}
+		s.i++
+	}
+	return true
+}
+
 func (s *dupScanner) object() {
 	s.i++
 	var keys [][]byte
 	var many map[string]bool // past 16 keys, a map instead of comparing each
-	for n := 0; !s.bad; n++ {
+	for n := 0; s.next(n, '}'); n++ {
 		s.ws()
-		if s.i < len(s.data) && s.data[s.i] == '}' {
-			s.i++
-			return
-		}
-		if n > 0 {
-			if s.i >= len(s.data) || s.data[s.i] != ',' {
-				s.bad = true
-				return
-			}
-			s.i++
-			s.ws()
-		}
 		if s.i >= len(s.data) || s.data[s.i] != '"' {
 			s.bad = true
 			return
