@@ -31,7 +31,7 @@ func TestValidatingAdmissionPolicies(t *testing.T) {
 			  "messageExpression":"'replicas must be at most ' + params.data.maxReplicas"}]}}`},
 		{api + "validatingadmissionpolicybindings", `{"metadata":{"name":"limit-in-team"},"spec":{"policyName":"replicas-limit",
 			"paramRef":{"name":"limits","namespace":"default","parameterNotFoundAction":"Deny"},
-			"matchResources":{"namespaceSelector":{"matchLabels":{"team":"yes"}},"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"matchResources":{"namespaceSelector":{"matchLabels":{"team":"yes"}}},
 			"validationActions":["Deny"]}}`},
 		{api + "validatingadmissionpolicies", `{"metadata":{"name":"no-tmp"},"spec":{
 			"matchConstraints":{"resourceRules":[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE"],"resources":["deployments"]}]},

@@ -165,11 +165,13 @@ func (w *Webhooks) evaluatePolicies(ctx context.Context, r *subject) error {
 // evaluate applies one binding to a request.
 func (w *Webhooks) evaluate(ctx context.Context, bp *boundPolicy, r *subject) error {
 	pol, b := bp.policy.policy, bp.binding
-	if ok, err := w.matchResources(ctx, pol.Spec.MatchConstraints, r); err != nil || !ok {
+	if ok, err := w.matchResources(ctx, pol.Spec.MatchConstraints, r, false); err != nil || !ok {
 		return err
 	}
 	if mr := b.Spec.MatchResources; mr != nil {
-		if ok, err := w.matchResources(ctx, mr, r); err != nil || !ok {
+		// A binding without resource rules takes every request the
+		// policy matches, narrowed by its selectors and exclusions.
+		if ok, err := w.matchResources(ctx, mr, r, true); err != nil || !ok {
 			return err
 		}
 	}
@@ -288,9 +290,10 @@ func policyDenied(policy, binding, msg string, reason *string) error {
 	return status.Error(codes.InvalidArgument, text)
 }
 
-// matchResources: the request is selected by a rule, not excluded, and
-// its namespace and object match the selectors.
-func (w *Webhooks) matchResources(ctx context.Context, m *admissionregistration.MatchResources, r *subject) (bool, error) {
+// matchResources: the request is selected by a rule (any request when
+// there are none and anyWithoutRules: a binding's), not excluded, and its
+// namespace and object match the selectors.
+func (w *Webhooks) matchResources(ctx context.Context, m *admissionregistration.MatchResources, r *subject, anyWithoutRules bool) (bool, error) {
 	if m == nil {
 		return false, nil
 	}
@@ -301,7 +304,8 @@ func (w *Webhooks) matchResources(ctx context.Context, m *admissionregistration.
 	named := func(rule admissionregistration.NamedRuleWithOperations) bool {
 		return ruleMatches(&rule.RuleWithOperations, policy, r) && (len(rule.ResourceNames) == 0 || slices.Contains(rule.ResourceNames, r.name()))
 	}
-	if !slices.ContainsFunc(m.ResourceRules, named) || slices.ContainsFunc(m.ExcludeResourceRules, named) {
+	included := anyWithoutRules && len(m.ResourceRules) == 0 || slices.ContainsFunc(m.ResourceRules, named)
+	if !included || slices.ContainsFunc(m.ExcludeResourceRules, named) {
 		return false, nil
 	}
 	return w.matchSelectors(ctx, m.NamespaceSelector, m.ObjectSelector, r)
