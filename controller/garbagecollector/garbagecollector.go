@@ -57,6 +57,7 @@ const (
 type watched struct {
 	kind, resource string
 	group          string // a reference names the kind and its group
+	namespaced     bool
 	decode         func([]byte) (meta.Object, error)
 	get            func(namespace, name string) (meta.Object, bool)
 	dependentsOf   func(uid string) []meta.Object
@@ -68,7 +69,7 @@ type watched struct {
 // watch follows the kind k through inf: its objects are queued as
 // "<resource>/<namespace>/<name>".
 func watch[T meta.Object](gc *Collector, inf *client.Informer[T], k *scheme.Kind) *watched {
-	w := &watched{kind: k.Kind, resource: k.Resource, group: k.Group(), decode: k.Decode, synced: inf.HasSynced,
+	w := &watched{kind: k.Kind, resource: k.Resource, group: k.Group(), namespaced: k.Namespaced, decode: k.Decode, synced: inf.HasSynced,
 		get: func(ns, name string) (meta.Object, bool) { return inf.Get(ns, name) },
 		dependentsOf: func(uid string) []meta.Object {
 			var out []meta.Object
@@ -301,8 +302,28 @@ func (gc *Collector) kindOf(ctx context.Context, ref meta.OwnerReference) (*sche
 // whose owner it cannot look up.
 func (gc *Collector) ownerExists(ctx context.Context, ns string, ref meta.OwnerReference) (exists, watched bool, err error) {
 	if w, ok := gc.watchedFor(ref); ok {
-		o, ok := w.get(ns, ref.Name)
-		return ok && o.GetObjectMeta().UID == ref.UID, true, nil
+		if o, ok := w.get(ns, ref.Name); ok && o.GetObjectMeta().UID == ref.UID {
+			return true, true, nil
+		}
+		// Not in the cache, or another object of that name: the cache may
+		// lag behind a create (an owner made a moment before its
+		// dependent). As Kubernetes' collector does before it deletes,
+		// ask the API server.
+		if !w.namespaced {
+			ns = ""
+		}
+		resp, err := gc.client.API.Get(ctx, &apipb.GetRequest{Resource: w.resource, Namespace: ns, Name: ref.Name})
+		if client.IsNotFound(err) {
+			return false, true, nil
+		}
+		if err != nil {
+			return false, true, err
+		}
+		owner, err := w.decode(resp.Object)
+		if err != nil {
+			return false, true, err
+		}
+		return owner.GetObjectMeta().UID == ref.UID, true, nil
 	}
 	k, err := gc.kindOf(ctx, ref)
 	if err != nil {

@@ -81,6 +81,21 @@ func TestDanglingDependents(t *testing.T) {
 	}
 }
 
+// TestOwnerNotYetInTheCacheKeepsItsDependent: an owner created a moment
+// before its dependent may not be in the collector's cache yet; the
+// collector asks the API server before it deletes, as Kubernetes' does
+// (a CI run deleted a custom resource whose Deployment had just been made).
+func TestOwnerNotYetInTheCacheKeepsItsDependent(t *testing.T) {
+	gc, api := fixture(nil, owned("new", ref("ReplicaSet", "fresh", "rs-fresh", true)))
+	api.Put("replicasets", rs("fresh", "rs-fresh")) // in the API, not in the informer's cache
+	if _, err := gc.Reconcile(context.Background(), "pods/default/new"); err != nil {
+		t.Fatal(err)
+	}
+	if d := api.Filter("delete", "pods"); len(d) != 0 {
+		t.Errorf("a dependent whose owner exists (not yet cached) was deleted: %v", d)
+	}
+}
+
 func TestForegroundWaitsForBlockingDependents(t *testing.T) {
 	owner := rs("web", "rs-web", FinalizerForeground)
 	gc, api := fixture([]*apps.ReplicaSet{owner}, owned("a", ref("ReplicaSet", "web", "rs-web", true)))
