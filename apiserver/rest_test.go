@@ -156,6 +156,22 @@ func testRESTVerbs(t *testing.T, c *restClient, grpcClient *client.Client) {
 	if code != 200 || tbl["kind"] != "Table" || !bytes.Contains(b, []byte(`"cells":["demo","1",`)) || !bytes.Contains(b, []byte(`"name":"Data"`)) {
 		t.Fatalf("table: %d %s", code, b)
 	}
+	// Writes answer with a Table too when asked for one first; a review
+	// has no Table form: 406 when nothing else is accepted, JSON when it is.
+	code, _, b = c.do("POST", "/api/v1/namespaces/kube-system/configmaps", "application/json;as=Table;v=v1;g=meta.k8s.io",
+		`{"metadata":{"name":"as-table"},"data":{"k":"v"}}`)
+	if code != 201 || !bytes.Contains(b, []byte(`"kind":"Table"`)) || !bytes.Contains(b, []byte(`"cells":["as-table","1",`)) {
+		t.Fatalf("create as Table: %d %s", code, b)
+	}
+	ssar := `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"nonResourceAttributes":{"path":"/","verb":"get"}}}`
+	code, _, b = c.do("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "application/json;as=Table;v=v1;g=meta.k8s.io", ssar)
+	if st := decodeJSON(t, b); code != 406 || st["reason"] != "NotAcceptable" {
+		t.Fatalf("review as Table only: want 406, got %d %s", code, b)
+	}
+	code, _, b = c.do("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", ssar)
+	if code != 200 || !bytes.Contains(b, []byte(`"allowed":true`)) {
+		t.Fatalf("review with a JSON fallback: %d %s", code, b)
+	}
 
 	// A watch from the list's revision sees the update as one JSON line.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -470,6 +470,17 @@ func wantsTable(r *http.Request) bool {
 	return false
 }
 
+// onlyTable reports whether the client accepts nothing but a Table (no
+// fallback such as application/json after it).
+func onlyTable(r *http.Request) bool {
+	for _, a := range strings.Split(r.Header.Get("Accept"), ",") {
+		if a = strings.TrimSpace(a); a != "" && !strings.Contains(a, tableAccept) {
+			return false
+		}
+	}
+	return true
+}
+
 func writeJSON(w http.ResponseWriter, code int, b []byte) {
 	w.Header().Set("Content-Type", contentJSON)
 	w.WriteHeader(code)

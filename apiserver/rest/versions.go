@@ -126,7 +126,7 @@ func (s *Handler) restPatchConverted(ctx context.Context, w http.ResponseWriter,
 		}
 	})
 	writeWarnings(w, warnings)
-	respond(w, http.StatusOK, resp, err, t)
+	respond(w, r, http.StatusOK, resp, err, t)
 }
 
 // servedVersions lists a kind's apiVersions, the stored (preferred) first.

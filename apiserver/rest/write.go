@@ -70,7 +70,7 @@ func (s *Handler) restCreate(ctx context.Context, w http.ResponseWriter, r *http
 	if t.kind == nil {
 		code = http.StatusOK // reviews and token requests are answered, not stored
 	}
-	respond(w, code, resp, err, t)
+	respond(w, r, code, resp, err, t)
 }
 
 func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
@@ -102,16 +102,36 @@ func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http
 	default:
 		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	}
-	respond(w, http.StatusOK, resp, err, t)
+	respond(w, r, http.StatusOK, resp, err, t)
 }
 
-// respond answers with the object a write returned, and its warnings.
-func respond(w http.ResponseWriter, code int, o *apipb.ObjectResponse, err error, t *restTarget) {
+// respond answers with the object a write returned, and its warnings: as
+// a one-row Table when the client asks for Tables first (kube-apiserver
+// transforms every response it can), and 406 Not Acceptable when it
+// accepts nothing but a Table and the answer is a review, which has no
+// Table form (kube-apiserver's reviews implement no TableConvertor).
+func respond(w http.ResponseWriter, r *http.Request, code int, o *apipb.ObjectResponse, err error, t *restTarget) {
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
 	writeWarnings(w, o.Warnings)
+	if wantsTable(r) && t.sub == "" {
+		if t.kind != nil {
+			tb, err := buildTable(t.kind, [][]byte{o.Object}, "", r.URL.Query().Get("includeObject"), true)
+			if err != nil {
+				writeError(w, err, t)
+				return
+			}
+			writeObject(w, code, tb)
+			return
+		}
+		if onlyTable(r) {
+			writeError(w, statusWithCode(http.StatusNotAcceptable, "NotAcceptable",
+				fmt.Sprintf("the resource %s has no Table form: accept application/json", t.resource)), t)
+			return
+		}
+	}
 	writeJSON(w, code, t.fromStored(o.Object))
 }
 
@@ -155,7 +175,7 @@ func (s *Handler) restPatch(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	resp, err := filters.Unary(ctx, s.chain, "Patch", &apipb.PatchRequest{Resource: t.resource, Namespace: t.namespace, Name: t.name, PatchType: mt, Patch: body,
 		Subresource: t.sub, FieldValidation: q.Get("fieldValidation"), DryRun: dry, FieldManager: q.Get("fieldManager"), Force: force}, s.registry.Patch)
-	respond(w, http.StatusOK, resp, err, t)
+	respond(w, r, http.StatusOK, resp, err, t)
 }
 
 // restBind serves pods/binding (a Binding: the scheduler's verb, which
