@@ -294,6 +294,7 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	if c.WorkingDir != "" {
 		opts = append(opts, oci.WithProcessCwd(c.WorkingDir))
 	}
+	terminationPath := ""
 	if r.PodDir != "" {
 		path, err := writeResolvConf(r.PodDir, pod, r.DNS)
 		if err != nil {
@@ -306,6 +307,12 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		}
 		opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: "/etc/resolv.conf", Type: "bind", Source: path, Options: []string{"rbind", "rw"}},
 			{Destination: "/etc/hosts", Type: "bind", Source: hosts, Options: []string{"rbind", "rw"}}}))
+		if c.TerminationMessagePath != "" {
+			if terminationPath, err = terminationFile(r.PodDir, pod, c.Name, attempt); err != nil {
+				return fmt.Errorf("termination message file: %w", err)
+			}
+			opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: c.TerminationMessagePath, Type: "bind", Source: terminationPath, Options: []string{"rbind", "rw"}}}))
+		}
 	}
 	sec, err := r.securityOpts(ctx, pod, c, img)
 	if err != nil {
@@ -319,6 +326,13 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		LabelContainer: c.Name, LabelPodIP: st.IP, LabelStarted: st.StartedAt.Format(time.RFC3339), LabelCgroup: cgroup}
 	if init {
 		labels[LabelInit] = "true"
+	}
+	logPath := r.LogPath(pod, c.Name, attempt)
+	if terminationPath != "" {
+		labels[LabelTerminationFile] = terminationPath
+		if c.TerminationMessagePolicy == core.TerminationMessageFallbackToLogsOnError {
+			labels[LabelTerminationLog] = logPath
+		}
 	}
 	labels[LabelRestarts] = strconv.Itoa(int(attempt))
 	if b := bootIDOnce(); b != "" {
@@ -354,7 +368,6 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	r.observe("create", created)
 	r.record(pod, core.EventTypeNormal, "Created", "Created container "+c.Name)
 	started := time.Now()
-	logPath := r.LogPath(pod, c.Name, attempt)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return err
 	}
@@ -553,6 +566,7 @@ func (r *Containerd) containerState(ctx context.Context, ctr client.Container, i
 		if st.ExitStatus == 137 && oomKilled(l[LabelCgroup]) {
 			cs.Reason = "OOMKilled"
 		}
+		cs.Message = terminationMessage(l, int(st.ExitStatus))
 	}
 	return cs
 }
@@ -583,7 +597,8 @@ func (r *Containerd) StopPod(ctx context.Context, uid string, grace time.Duratio
 		for _, name := range []string{"resolv.conf", "hosts", "resolv.conf.tmp", "hosts.tmp"} {
 			_ = os.Remove(filepath.Join(r.PodDir, uid, name))
 		}
-		_ = os.Remove(filepath.Join(r.PodDir, uid)) // once empty
+		_ = os.RemoveAll(filepath.Join(r.PodDir, uid, terminationDir)) // files only: never a mount
+		_ = os.Remove(filepath.Join(r.PodDir, uid))                    // once empty
 	}
 	// The pod's log files go with it (namespace_name_uid).
 	dirs, _ := filepath.Glob(filepath.Join(r.logDir, "*_"+uid))

@@ -59,6 +59,12 @@ func SetDefaultsPodSpec(s *PodSpec) {
 }
 
 func setDefaultsContainer(c *Container) {
+	if c.TerminationMessagePath == "" {
+		c.TerminationMessagePath = DefaultTerminationMessagePath
+	}
+	if c.TerminationMessagePolicy == "" {
+		c.TerminationMessagePolicy = TerminationMessageReadFile
+	}
 	if c.ImagePullPolicy == "" {
 		c.ImagePullPolicy = PullIfNotPresent
 		if imageTag(c.Image) == "latest" {

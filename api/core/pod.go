@@ -100,16 +100,30 @@ type Container struct {
 	StartupProbe   *Probe               `json:"startupProbe,omitempty"`
 	// Lifecycle are the postStart and preStop hooks.
 	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
-	// Kubernetes fields Kobune keeps but does not act on yet: the decoder
-	// names them (a warning; an error with --strict).
-	TerminationMessagePath   string     `json:"terminationMessagePath,omitempty" kobune:"unsupported"`
-	TerminationMessagePolicy string     `json:"terminationMessagePolicy,omitempty" kobune:"unsupported"`
-	ImagePullPolicy          PullPolicy `json:"imagePullPolicy,omitempty"`
+	// TerminationMessagePath is the file, inside the container, whose
+	// content (at most 4 KiB) the agent shows as the message of the
+	// container's terminated state; default /dev/termination-log.
+	TerminationMessagePath string `json:"terminationMessagePath,omitempty"`
+	// TerminationMessagePolicy is File (the file only, the default) or
+	// FallbackToLogsOnError (the log's last lines when the file is empty
+	// and the container failed).
+	TerminationMessagePolicy TerminationMessagePolicy `json:"terminationMessagePolicy,omitempty"`
+	ImagePullPolicy          PullPolicy               `json:"imagePullPolicy,omitempty"`
 	// SecurityContext overrides the pod's for this container.
 	SecurityContext *SecurityContext `json:"securityContext,omitempty"`
 	Stdin           bool             `json:"stdin,omitempty" kobune:"unsupported"`
 	TTY             bool             `json:"tty,omitempty" kobune:"unsupported"`
 }
+
+// TerminationMessagePolicy says where a terminated container's message comes from.
+type TerminationMessagePolicy string
+
+// The termination message policies, and the default path.
+const (
+	TerminationMessageReadFile              TerminationMessagePolicy = "File"
+	TerminationMessageFallbackToLogsOnError TerminationMessagePolicy = "FallbackToLogsOnError"
+	DefaultTerminationMessagePath                                    = "/dev/termination-log"
+)
 
 // PullPolicy is Always, IfNotPresent or Never.
 type PullPolicy string

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"path"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/kobune/kobune/api/resource"
@@ -12,13 +14,14 @@ import (
 )
 
 var (
-	restartPolicies   = []string{string(RestartPolicyAlways), string(RestartPolicyOnFailure), string(RestartPolicyNever)}
-	pullPolicies      = []string{string(PullAlways), string(PullIfNotPresent), string(PullNever)}
-	protocols         = []string{string(ProtocolTCP), string(ProtocolUDP), string(ProtocolSCTP)}
-	dnsPolicies       = []string{"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}
-	taintEffects      = []string{string(TaintNoSchedule), string(TaintPreferNoSchedule), string(TaintNoExecute)}
-	nodeSelectorOps   = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
-	supportedFieldRef = map[string]bool{
+	restartPolicies            = []string{string(RestartPolicyAlways), string(RestartPolicyOnFailure), string(RestartPolicyNever)}
+	pullPolicies               = []string{string(PullAlways), string(PullIfNotPresent), string(PullNever)}
+	terminationMessagePolicies = []string{string(TerminationMessageReadFile), string(TerminationMessageFallbackToLogsOnError)}
+	protocols                  = []string{string(ProtocolTCP), string(ProtocolUDP), string(ProtocolSCTP)}
+	dnsPolicies                = []string{"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}
+	taintEffects               = []string{string(TaintNoSchedule), string(TaintPreferNoSchedule), string(TaintNoExecute)}
+	nodeSelectorOps            = []string{"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
+	supportedFieldRef          = map[string]bool{
 		"metadata.name": true, "metadata.namespace": true, "metadata.uid": true,
 		"spec.nodeName": true, "spec.serviceAccountName": true,
 		"status.hostIP": true, "status.podIP": true, "status.podIPs": true,
@@ -135,6 +138,12 @@ func validateContainers(s *PodSpec, cs []Container, p *Path, names map[string]bo
 		}
 		if c.ImagePullPolicy != "" && !in(string(c.ImagePullPolicy), pullPolicies) {
 			errs = append(errs, v.NewNotSupported(cp.Child("imagePullPolicy"), string(c.ImagePullPolicy), pullPolicies))
+		}
+		if c.TerminationMessagePolicy != "" && !in(string(c.TerminationMessagePolicy), terminationMessagePolicies) {
+			errs = append(errs, v.NewNotSupported(cp.Child("terminationMessagePolicy"), string(c.TerminationMessagePolicy), terminationMessagePolicies))
+		}
+		if tp := c.TerminationMessagePath; tp != "" && (!path.IsAbs(tp) || slices.Contains(strings.Split(tp, "/"), "..")) {
+			errs = append(errs, v.NewInvalid(cp.Child("terminationMessagePath"), tp, "must be an absolute path without '..'"))
 		}
 		errs = append(errs, validatePorts(c.Ports, cp.Child("ports"))...)
 		errs = append(errs, validateEnv(s, c.Env, cp.Child("env"))...)

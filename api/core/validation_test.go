@@ -37,6 +37,12 @@ func TestValidatePod(t *testing.T) {
 			}
 		}, `requests[memory]: Invalid value: "1Gi": must be less than or equal to memory limit of 512Mi`},
 		{"bad restart policy", func(p *Pod) { p.Spec.RestartPolicy = "Sometimes" }, `spec.restartPolicy: Unsupported value: "Sometimes"`},
+		{"bad termination message policy", func(p *Pod) { p.Spec.Containers[0].TerminationMessagePolicy = "Logs" },
+			`spec.containers[0].terminationMessagePolicy: Unsupported value: "Logs": supported values: File, FallbackToLogsOnError`},
+		{"relative termination message path", func(p *Pod) { p.Spec.Containers[0].TerminationMessagePath = "log" },
+			`spec.containers[0].terminationMessagePath: Invalid value: "log": must be an absolute path`},
+		{"termination message path that climbs", func(p *Pod) { p.Spec.Containers[0].TerminationMessagePath = "/dev/../etc/x" },
+			`spec.containers[0].terminationMessagePath: Invalid value: "/dev/../etc/x"`},
 		// Issue #10 defect 8: 8Ei of memory wrapped around int64 and was scheduled.
 		{"memory request beyond int64", func(p *Pod) {
 			p.Spec.Containers[0].Resources.Requests = resource.List{resource.Memory: resource.MustParse("8Ei")}

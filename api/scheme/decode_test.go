@@ -133,7 +133,7 @@ spec: {ports: [{port: 80}]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"spec.containers[0].terminationMessagePolicy: not supported by kobune", "spec.containers[0].tty: not supported by kobune"}
+	want := []string{"spec.containers[0].tty: not supported by kobune"}
 	if got := docs[0].Unsupported; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("pod: unsupported %q, want %q (hostNetwork works)", got, want)
 	}

@@ -110,6 +110,63 @@ func TestContainerThatCannotStartSaysWhy(t *testing.T) {
 	awaitEvents(t, ctx, srv.Client, fine, "Killing")
 }
 
+// A container's termination message, as the kubelet keeps it: what the
+// process wrote to its terminationMessagePath (default
+// /dev/termination-log, writable by any user), or under
+// FallbackToLogsOnError the end of its log when it failed and wrote
+// nothing. The defaults show in the stored pod.
+func TestTerminationMessages(t *testing.T) {
+	requireRoot(t)
+	srv, nodes := startCluster(t, 1)
+	nodes[0].startAgent(t, "10.244.80.0/24")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pods := client.For[*core.Pod](srv.Client)
+	user := int64(1000)
+	pod := func(name, script string, c core.Container) *core.Pod {
+		c.Name, c.Image, c.ImagePullPolicy, c.Command = "app", "kobune.local/busybox:1.35", core.PullNever, []string{"sh", "-c", script}
+		return &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			RestartPolicy: core.RestartPolicyNever, Containers: []core.Container{c}}}
+	}
+	cases := []struct {
+		pod  *core.Pod
+		want string
+	}{
+		{pod("default-path", "printf bye > /dev/termination-log", core.Container{}), "bye"},
+		{pod("own-path-other-user", "echo noise; printf 'as 1000' > /tmp/last-words; exit 3",
+			core.Container{TerminationMessagePath: "/tmp/last-words", SecurityContext: &core.SecurityContext{RunAsUser: &user}}), "as 1000"},
+		{pod("fallback-failed", "for i in $(seq 1 100); do echo line $i; done; exit 1",
+			core.Container{TerminationMessagePolicy: core.TerminationMessageFallbackToLogsOnError}), "line 21\n"},
+		{pod("fallback-succeeded", "echo only a log line",
+			core.Container{TerminationMessagePolicy: core.TerminationMessageFallbackToLogsOnError}), ""},
+	}
+	for _, c := range cases {
+		created, err := pods.Create(ctx, c.pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.pod.Spec.Containers[0].TerminationMessagePath == "" {
+			if got := created.Spec.Containers[0]; got.TerminationMessagePath != "/dev/termination-log" || got.TerminationMessagePolicy == "" {
+				t.Errorf("%s: defaults path %q policy %q, want /dev/termination-log and a policy", c.pod.Name, got.TerminationMessagePath, got.TerminationMessagePolicy)
+			}
+		}
+	}
+	for _, c := range cases {
+		done := waitForPod(t, ctx, pods, c.pod.Name, 0, func(p *core.Pod, _ bool) bool {
+			return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Terminated != nil
+		})
+		got := done.Status.ContainerStatuses[0].State.Terminated.Message
+		switch {
+		case c.want == "line 21\n": // the last 80 of 100 lines: 21 to 100
+			if !strings.HasPrefix(got, "line 21\n") || !strings.HasSuffix(got, "line 100\n") || strings.Contains(got, "line 20\n") {
+				t.Errorf("%s: message %q, want lines 21 to 100 of the log", c.pod.Name, got)
+			}
+		case got != c.want:
+			t.Errorf("%s: message %q, want %q", c.pod.Name, got, c.want)
+		}
+	}
+}
+
 // Issue #10 defect 2: a container removed behind the agent's back came
 // back with a new pod IP while the API kept showing the old one. A pod's
 // network identity lasts as long as the pod.
