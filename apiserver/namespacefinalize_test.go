@@ -74,9 +74,20 @@ func TestNamespaceFinalizersAndOrderedDeletion(t *testing.T) {
 	if _, ns := get(); !slices.Equal(ns.Spec.Finalizers, []string{"kubernetes", fake}) {
 		t.Errorf("after an update without spec.finalizers: %v; an update must leave them (finalize changes them)", ns.Spec.Finalizers)
 	}
-	code, _, b := c.do("PATCH", "/api/v1/namespaces/fin/status", "", `{"status":{"conditions":[{"type":"StatusPatch","status":"True","reason":"E2E","message":"Patched by a test"}]}}`, "Content-Type", "application/merge-patch+json")
-	if code != 200 || !strings.Contains(string(b), `"reason":"E2E"`) {
-		t.Errorf("patch the namespace's status with a condition: %d %s", code, b)
+	// A status patch sets labels and annotations too, as Kubernetes'
+	// namespace status strategy lets them through (the name label stays);
+	// the spec stays.
+	code, _, b := c.do("PATCH", "/api/v1/namespaces/fin/status", "", `{"metadata":{"labels":null,"annotations":{"patched-with-status":"yes"}},"spec":{"finalizers":[]},"status":{"conditions":[{"type":"StatusPatch","status":"True","reason":"E2E","message":"Patched by a test"}]}}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"reason":"E2E"`) || !strings.Contains(string(b), `"patched-with-status":"yes"`) ||
+		!strings.Contains(string(b), `"kubernetes.io/metadata.name":"fin"`) {
+		t.Errorf("patch the namespace's status with a condition and an annotation: %d %s", code, b)
+	}
+	if _, ns := get(); !slices.Equal(ns.Spec.Finalizers, []string{"kubernetes", fake}) {
+		t.Errorf("after a status patch: finalizers %v; a status write must leave the spec", ns.Spec.Finalizers)
+	}
+	code, _, b = c.do("PATCH", "/api/v1/namespaces/fin/status", "", `{"metadata":{"labels":{"not a key":"x"}}}`, "Content-Type", "application/merge-patch+json")
+	if code != 422 || !strings.Contains(string(b), "metadata.labels") {
+		t.Errorf("a status patch with a bad label: %d %s, want 422 naming metadata.labels", code, b)
 	}
 
 	// A pod held by a finalizer, and a ConfigMap.

@@ -42,6 +42,12 @@ type strategy struct {
 	// change (a Namespace's spec: its finalizers change only through
 	// namespaces/NAME/finalize).
 	prepareUpdate func(in, old meta.Object)
+	// statusLabels: a write of the status subresource also sets labels
+	// and annotations, as kube-apiserver's status strategy for the kind
+	// lets them through (namespaces). Other kinds keep their stored
+	// metadata on status writes, so that a controller's stale copy never
+	// takes back a label.
+	statusLabels bool
 }
 
 var strategies = map[string]strategy{
@@ -49,7 +55,7 @@ var strategies = map[string]strategy{
 	"Pod":  {finishCreate: podFinishCreate, gracePeriod: podGracePeriod, waits: podAwaitingTermination},
 	"Namespace": {delete: func(s *Registry, ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
 		return s.nsCleanup.markTerminating(ctx, k, o, rev)
-	}, finishCreate: namespaceFinishCreate, prepareUpdate: namespacePrepareUpdate, waits: namespaceAwaitingFinalizers},
+	}, finishCreate: namespaceFinishCreate, prepareUpdate: namespacePrepareUpdate, waits: namespaceAwaitingFinalizers, statusLabels: true},
 	"Service": {allocates: true},
 	"Job":     {finishCreate: jobFinishCreate},
 	// A definition goes only once every object of its kind is gone

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"google.golang.org/grpc/codes"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
+	"github.com/kobune/kobune/api/validation"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/servicealloc"
@@ -175,7 +177,19 @@ func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Obj
 	if statusOnly {
 		out := copyObject(k, old)
 		copyStatus(out, in)
-		out.GetObjectMeta().ResourceVersion = om.ResourceVersion
+		m := out.GetObjectMeta()
+		m.ResourceVersion = om.ResourceVersion
+		if strategyFor(k).statusLabels {
+			m.Labels, m.Annotations = im.Labels, im.Annotations
+			if k.Default != nil {
+				k.Default(out) // labels the kind always carries (a namespace's name)
+			}
+			mp := validation.NewPath("metadata")
+			errs := append(validation.ValidateLabels(m.Labels, mp.Child("labels")), validation.ValidateAnnotations(m.Annotations, mp.Child("annotations"))...)
+			if len(errs) > 0 {
+				return nil, admission.InvalidError(fmt.Sprintf("%s %q is invalid: %v", k.Kind, m.Name, errs.ToError()), errs)
+			}
+		}
 		return out, nil
 	}
 	out := in
