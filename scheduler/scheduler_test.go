@@ -140,6 +140,59 @@ func TestSchedulesByResourcesTaintsAndSelectors(t *testing.T) {
 	}
 }
 
+// TestExtendedResources: a pod asking for an extended resource
+// (example.com/dongle) goes only to a node that advertises enough of it
+// beside what its pods hold, waits with a FailedScheduling that names the
+// resource, and is bound once the node advertises more.
+func TestExtendedResources(t *testing.T) {
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := s.Client
+	const dongle = resource.Name("example.com/dongle")
+	mkNode(t, ctx, c, "plain", "8", nil)
+	mkNode(t, ctx, c, "gadget", "1", nil)
+	nodes := client.For[*core.Node](c)
+	advertise := func(n int64) {
+		t.Helper()
+		nd, err := nodes.Get(ctx, "", "gadget")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.Status.Capacity = resource.List{dongle: resource.NewQuantity(n, resource.DecimalSI)}
+		nd.Status.Allocatable[dongle] = resource.NewQuantity(n, resource.DecimalSI)
+		if _, err := nodes.UpdateStatus(ctx, nd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	advertise(2)
+	sched := scheduler.New(scheduler.Config{BackoffBase: 100 * time.Millisecond, BackoffMax: 500 * time.Millisecond, Logf: t.Logf}, c)
+	go sched.Run(ctx)
+	dongles := func(n int64) func(*core.Pod) {
+		return func(p *core.Pod) {
+			p.Spec.Containers[0].Resources.Limits = resource.List{dongle: resource.NewQuantity(n, resource.DecimalSI)}
+		}
+	}
+	mkPod(t, ctx, c, "one", "100m", dongles(1))
+	if got := boundTo(t, ctx, c, "one"); got != "gadget" {
+		t.Errorf("a pod asking for a dongle went to %s, want gadget (the only node that has them)", got)
+	}
+	mkPod(t, ctx, c, "two", "100m", dongles(2))
+	wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
+	defer wcancel()
+	w, err := client.For[*core.Event](c).Watch(wctx, "default", client.ListOptions{FieldSelector: "involvedObject.name=two,reason=FailedScheduling"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-w.Events; !strings.Contains(ev.Object.Message, "2 Insufficient example.com/dongle") {
+		t.Errorf("FailedScheduling %q, want both nodes short of example.com/dongle", ev.Object.Message)
+	}
+	advertise(3)
+	if got := boundTo(t, ctx, c, "two"); got != "gadget" {
+		t.Errorf("after the node advertised more dongles, two went to %s", got)
+	}
+}
+
 // TestNoOvercommit: pods created faster than binds land never overcommit a
 // node (the assumed pods count until the informer sees the binds).
 func TestNoOvercommit(t *testing.T) {

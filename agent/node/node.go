@@ -173,6 +173,7 @@ func UpdateStatus(ctx context.Context, c *client.Client, n *core.Node, status co
 	nodes := client.For[*core.Node](c)
 	for {
 		status.Conditions = Conditions(n.Status.Conditions, time.Now(), notReady, pressure)
+		status.Capacity, status.Allocatable = keepExtended(n.Status.Capacity, status.Capacity, status.Allocatable)
 		cp := *n
 		cp.Status = status
 		out, err := nodes.UpdateStatus(ctx, &cp)
@@ -183,6 +184,26 @@ func UpdateStatus(ctx context.Context, c *client.Client, n *core.Node, status co
 			return nil, err
 		}
 	}
+}
+
+// keepExtended adds to the agent's capacity and allocatable the extended
+// resources someone else advertised in the node's stored capacity (kubectl
+// patch node --subresource=status, as Kubernetes' "advertise extended
+// resources for a node"): the kubelet keeps them, and allocatable follows.
+func keepExtended(stored, capacity, allocatable resource.List) (resource.List, resource.List) {
+	for name, q := range stored {
+		if _, own := capacity[name]; own || !core.IsExtendedResourceName(name) {
+			continue
+		}
+		if capacity = capacity.DeepCopy(); capacity == nil {
+			capacity = resource.List{}
+		}
+		if allocatable = allocatable.DeepCopy(); allocatable == nil {
+			allocatable = resource.List{}
+		}
+		capacity[name], allocatable[name] = q.Copy(), q.Copy()
+	}
+	return capacity, allocatable
 }
 
 // RenewLease creates or renews the node's heartbeat Lease.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/resource"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -34,5 +35,27 @@ func TestAllocatableNeverNegative(t *testing.T) {
 	a := Allocatable(capacity, reserved)
 	if a.Cpu().Sign() != 0 || a.Memory().String() != "768Mi" {
 		t.Errorf("allocatable = cpu %s memory %s", a.Cpu().String(), a.Memory().String())
+	}
+}
+
+// An extended resource someone else advertised in the node's status stays
+// through the agent's status updates, in capacity and allocatable; the
+// agent's own resources are its own.
+func TestStatusKeepsExtendedResources(t *testing.T) {
+	stored := resource.List{"example.com/dongle": resource.MustParse("4"), resource.CPU: resource.MustParse("64"), "kubernetes.io/other": resource.MustParse("1")}
+	capacity := resource.List{resource.CPU: resource.MustParse("2")}
+	allocatable := resource.List{resource.CPU: resource.MustParse("1500m")}
+	c, a := keepExtended(stored, capacity, allocatable)
+	if q := c["example.com/dongle"]; q.Value() != 4 {
+		t.Errorf("capacity %v: the advertised dongles are gone", c)
+	}
+	if q := a["example.com/dongle"]; q.Value() != 4 {
+		t.Errorf("allocatable %v: the advertised dongles are not allocatable", a)
+	}
+	if q := c[resource.CPU]; q.MilliValue() != 2000 || len(c) != 2 {
+		t.Errorf("capacity %v: want the agent's cpu and the dongles only", c)
+	}
+	if _, ok := capacity["example.com/dongle"]; ok {
+		t.Errorf("the agent's own list was changed: %v", capacity)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/selector"
 	v "github.com/kobune/kobune/api/validation"
 )
 
@@ -120,6 +121,19 @@ var standardQuotaNames = map[resource.Name]bool{
 func IsExtendedRequestQuotaName(n resource.Name) bool {
 	rest, ok := strings.CutPrefix(string(n), "requests.")
 	return ok && strings.Contains(rest, "/") && !strings.Contains(rest, storageClassQuotaSuffix)
+}
+
+// IsExtendedResourceName: n is an extended resource, one with a domain
+// outside kubernetes.io ("example.com/dongle"), which a node advertises
+// in its capacity and a pod asks for in whole units with its limit equal
+// to its request — Kubernetes' rule (the name must also make a qualified
+// name behind "requests.", its quota name).
+func IsExtendedResourceName(n resource.Name) bool {
+	s := string(n)
+	if !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/") || strings.HasPrefix(s, "requests.") {
+		return false
+	}
+	return selector.ValidLabelKey("requests."+s) == nil
 }
 
 // QuotaCountName is the count/ name of a resource: count/pods for the

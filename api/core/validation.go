@@ -296,8 +296,13 @@ func validateResources(r *ResourceRequirements, p *Path) v.ErrorList {
 	}{{"limits", r.Limits}, {"requests", r.Requests}} {
 		for _, name := range kind.list.Names() {
 			q := kind.list[name]
-			if !supportedResources[name] {
-				errs = append(errs, v.NewNotSupported(p.Child(kind.name).Key(string(name)), string(name), []string{"cpu", "memory", "ephemeral-storage"}))
+			extended := IsExtendedResourceName(name)
+			if !supportedResources[name] && !extended {
+				errs = append(errs, v.NewNotSupported(p.Child(kind.name).Key(string(name)), string(name),
+					[]string{"cpu", "memory", "ephemeral-storage", "an extended resource <domain>/<name> outside kubernetes.io"}))
+			}
+			if extended && q.MilliValue()%1000 != 0 {
+				errs = append(errs, v.NewInvalid(p.Child(kind.name).Key(string(name)), q.String(), "must be an integer"))
 			}
 			if q.Sign() < 0 {
 				errs = append(errs, v.NewInvalid(p.Child(kind.name).Key(string(name)), q.String(), "must be greater than or equal to 0"))
@@ -309,7 +314,14 @@ func validateResources(r *ResourceRequirements, p *Path) v.ErrorList {
 	}
 	for _, name := range r.Requests.Names() {
 		req := r.Requests[name]
-		if limit, ok := r.Limits[name]; ok && req.Cmp(limit) > 0 {
+		limit, ok := r.Limits[name]
+		switch {
+		case IsExtendedResourceName(name) && !ok: // as Kubernetes: extended resources are not overcommitted
+			errs = append(errs, v.NewRequired(p.Child("limits").Key(string(name)), "Limit must be set for non overcommitable resources"))
+		case IsExtendedResourceName(name) && req.Cmp(limit) != 0:
+			errs = append(errs, v.NewInvalid(p.Child("requests").Key(string(name)), req.String(),
+				fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+		case ok && req.Cmp(limit) > 0:
 			errs = append(errs, v.NewInvalid(p.Child("requests").Key(string(name)), req.String(),
 				fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
 		}

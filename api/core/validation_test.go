@@ -37,6 +37,27 @@ func TestValidatePod(t *testing.T) {
 			}
 		}, `requests[memory]: Invalid value: "1Gi": must be less than or equal to memory limit of 512Mi`},
 		{"bad restart policy", func(p *Pod) { p.Spec.RestartPolicy = "Sometimes" }, `spec.restartPolicy: Unsupported value: "Sometimes"`},
+		{"extended resource", func(p *Pod) {
+			p.Spec.Containers[0].Resources.Limits = resource.List{"example.com/dongle": resource.MustParse("2")}
+			SetDefaultsPod(p)
+		}, ""},
+		{"extended resource without a domain", func(p *Pod) {
+			p.Spec.Containers[0].Resources.Limits = resource.List{"dongle": resource.MustParse("2")}
+		}, `spec.containers[0].resources.limits[dongle]: Unsupported value: "dongle"`},
+		{"extended resource in kubernetes.io", func(p *Pod) {
+			p.Spec.Containers[0].Resources.Limits = resource.List{"kubernetes.io/dongle": resource.MustParse("2")}
+		}, `spec.containers[0].resources.limits[kubernetes.io/dongle]: Unsupported value`},
+		{"extended resource in parts", func(p *Pod) {
+			p.Spec.Containers[0].Resources.Limits = resource.List{"example.com/dongle": resource.MustParse("500m")}
+			SetDefaultsPod(p)
+		}, `spec.containers[0].resources.limits[example.com/dongle]: Invalid value: "500m": must be an integer`},
+		{"extended resource requested without a limit", func(p *Pod) {
+			p.Spec.Containers[0].Resources.Requests = resource.List{"example.com/dongle": resource.MustParse("1")}
+		}, `spec.containers[0].resources.limits[example.com/dongle]: Required value: Limit must be set for non overcommitable resources`},
+		{"extended resource request below its limit", func(p *Pod) {
+			p.Spec.Containers[0].Resources.Requests = resource.List{"example.com/dongle": resource.MustParse("1")}
+			p.Spec.Containers[0].Resources.Limits = resource.List{"example.com/dongle": resource.MustParse("2")}
+		}, `spec.containers[0].resources.requests[example.com/dongle]: Invalid value: "1": must be equal to example.com/dongle limit of 2`},
 		{"bad termination message policy", func(p *Pod) { p.Spec.Containers[0].TerminationMessagePolicy = "Logs" },
 			`spec.containers[0].terminationMessagePolicy: Unsupported value: "Logs": supported values: File, FallbackToLogsOnError`},
 		{"relative termination message path", func(p *Pod) { p.Spec.Containers[0].TerminationMessagePath = "log" },

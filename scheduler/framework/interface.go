@@ -178,6 +178,25 @@ type Resources struct {
 	MilliCPU int64
 	Memory   int64
 	Pods     int64
+	// Extended are extended resources (example.com/dongle) in whole
+	// units, as kube-scheduler's ScalarResources; nil when none.
+	Extended map[resource.Name]int64
+}
+
+// addExtended adds each extended resource of l to r.
+func (r *Resources) addExtended(l resource.List) {
+	for name, q := range l {
+		if core.IsExtendedResourceName(name) {
+			r.setExtended(name, r.Extended[name]+q.Value())
+		}
+	}
+}
+
+func (r *Resources) setExtended(name resource.Name, v int64) {
+	if r.Extended == nil {
+		r.Extended = map[resource.Name]int64{}
+	}
+	r.Extended[name] = v
 }
 
 // PodRequests sums a pod's container requests; init containers run one at
@@ -188,10 +207,16 @@ func PodRequests(p *core.Pod) Resources {
 	for _, c := range p.Spec.Containers {
 		r.MilliCPU += c.Resources.Requests.Cpu().MilliValue()
 		r.Memory += c.Resources.Requests.Memory().Value()
+		r.addExtended(c.Resources.Requests)
 	}
 	for _, c := range p.Spec.InitContainers {
 		r.MilliCPU = max(r.MilliCPU, c.Resources.Requests.Cpu().MilliValue())
 		r.Memory = max(r.Memory, c.Resources.Requests.Memory().Value())
+		for name, q := range c.Resources.Requests {
+			if core.IsExtendedResourceName(name) && q.Value() > r.Extended[name] {
+				r.setExtended(name, q.Value())
+			}
+		}
 	}
 	r.Pods = 1
 	return r
@@ -230,6 +255,7 @@ func (n *NodeInfo) SetNode(node *core.Node) {
 	}
 	a := node.Status.Allocatable
 	n.Allocatable = Resources{MilliCPU: a.Cpu().MilliValue(), Memory: a.Memory().Value(), Pods: quantity(a, resource.Pods)}
+	n.Allocatable.addExtended(a)
 }
 
 func quantity(l resource.List, name resource.Name) int64 {
@@ -267,6 +293,9 @@ func (n *NodeInfo) account(p *core.Pod, sign int64) {
 	n.Requested.MilliCPU += sign * r.MilliCPU
 	n.Requested.Memory += sign * r.Memory
 	n.Requested.Pods += sign * r.Pods
+	for name, q := range r.Extended {
+		n.Requested.setExtended(name, n.Requested.Extended[name]+sign*q)
+	}
 	nz := NonZeroRequests(p)
 	n.NonZeroRequested.MilliCPU += sign * nz.MilliCPU
 	n.NonZeroRequested.Memory += sign * nz.Memory

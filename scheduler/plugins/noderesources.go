@@ -2,13 +2,16 @@ package plugins
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/scheduler/framework"
 )
 
-// NodeResourcesFit rejects a node when the pod's cpu or memory requests, or
-// one more pod, exceed what is allocatable minus what is already requested.
+// NodeResourcesFit rejects a node when the pod's cpu, memory or extended
+// resource requests, or one more pod, exceed what is allocatable minus what
+// is already requested.
 type NodeResourcesFit struct{}
 
 var _ framework.FilterPlugin = NodeResourcesFit{}
@@ -29,6 +32,12 @@ func (NodeResourcesFit) Filter(_ context.Context, state *framework.CycleState, p
 	}
 	if req.Memory > 0 && req.Memory > n.Allocatable.Memory-n.Requested.Memory {
 		reasons = append(reasons, "Insufficient memory")
+	}
+	for _, name := range slices.Sorted(maps.Keys(req.Extended)) {
+		// A node that does not advertise the resource has none of it.
+		if want := req.Extended[name]; want > 0 && want > n.Allocatable.Extended[name]-n.Requested.Extended[name] {
+			reasons = append(reasons, "Insufficient "+string(name))
+		}
 	}
 	if len(reasons) > 0 {
 		return framework.NewStatus(framework.Unschedulable, reasons...)
