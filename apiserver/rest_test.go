@@ -486,8 +486,11 @@ func TestRESTPaginationIsOneConsistentList(t *testing.T) {
 		mk(fmt.Sprintf("cm-%02d", i), []string{"red", "blue"}[i%2])
 	}
 	type list struct {
-		Metadata struct{ ResourceVersion, Continue string } `json:"metadata"`
-		Items    []struct {
+		Metadata struct {
+			ResourceVersion, Continue string
+			RemainingItemCount        *int `json:"remainingItemCount"`
+		} `json:"metadata"`
+		Items []struct {
 			Metadata struct{ Name string } `json:"metadata"`
 		} `json:"items"`
 	}
@@ -513,6 +516,16 @@ func TestRESTPaginationIsOneConsistentList(t *testing.T) {
 			}
 			for _, it := range l.Items {
 				names = append(names, it.Metadata.Name)
+			}
+			// remainingItemCount counts what the later pages hold, as
+			// Kubernetes: with a continue only, without a selector only.
+			switch rem := l.Metadata.RemainingItemCount; {
+			case l.Metadata.Continue == "" || query != "":
+				if rem != nil {
+					t.Fatalf("page %d (%q): remainingItemCount %d, want none", n, query, *rem)
+				}
+			case rem == nil || *rem+len(names) != 25:
+				t.Fatalf("page %d: remainingItemCount %v with %d items read, want them to make 25", n, rem, len(names))
 			}
 			if during != nil {
 				during(n)
@@ -548,8 +561,19 @@ func TestRESTPaginationIsOneConsistentList(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps?limit=2&continue="+l.Metadata.Continue, "", "")
-	if st := decodeJSON(t, b); code != 410 || st["reason"] != "Expired" {
-		t.Fatalf("continue after compaction: %d %s", code, b)
+	var expired struct {
+		Reason   string
+		Metadata struct{ Continue string }
+	}
+	if err := json.Unmarshal(b, &expired); err != nil || code != 410 || expired.Reason != "Expired" || expired.Metadata.Continue == "" {
+		t.Fatalf("continue after compaction: %d %s, want 410 Expired with an inconsistent continue token", code, b)
+	}
+	// That token goes on from the same key at the newest revision.
+	code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps?limit=2&continue="+expired.Metadata.Continue, "", "")
+	var next list
+	if err := json.Unmarshal(b, &next); err != nil || code != 200 || len(next.Items) != 2 || next.Items[0].Metadata.Name != "cm-02" ||
+		next.Metadata.ResourceVersion == l.Metadata.ResourceVersion {
+		t.Fatalf("continue with the inconsistent token: %d %s, want cm-02 and cm-03 at a newer revision than %s", code, b, l.Metadata.ResourceVersion)
 	}
 	if code, _, b = c.do("GET", "/api/v1/namespaces/default/configmaps?limit=2&continue=garbage", "", ""); code != 400 {
 		t.Fatalf("bad continue: %d %s", code, b)

@@ -81,3 +81,17 @@ func WithReason(code codes.Code, reason, format string, args ...any) error {
 	}
 	return st.Err()
 }
+
+// ContinueKey is the ErrorInfo metadata key of ExpiredContinue's token.
+const ContinueKey = "continue"
+
+// ExpiredContinue is the 410 of a list whose continue token's revision was
+// compacted away, carrying the token that goes on inconsistently (the
+// REST API sends it as the Status's metadata.continue).
+func ExpiredContinue(msg, token string) error {
+	st := status.New(codes.OutOfRange, msg)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: "Expired", Domain: ReasonDomain, Metadata: map[string]string{ContinueKey: token}}); err == nil {
+		st = d
+	}
+	return st.Err()
+}

@@ -195,9 +195,13 @@ func listPaged(ctx context.Context, store *storage.Store, k *scheme.Kind, f *fil
 		if limit == 0 {
 			batch = 0
 		}
-		kvs, read, more, err := store.ListPage(ctx, page.prefix, start, rev, batch)
+		kvs, read, after, more, err := store.ListPage(ctx, page.prefix, start, rev, batch)
 		if errors.Is(err, storage.ErrExpired) && page.start != "" {
-			return nil, status.Error(codes.OutOfRange, "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			// As kube-apiserver: 410, with a token that goes on from the
+			// same key at the newest revision, for a client that can live
+			// with an inconsistent list.
+			return nil, apierrors.ExpiredContinue("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+				encodeContinue(listPage{start: start, rev: latestRevision}, page.prefix))
 		}
 		if err != nil {
 			return nil, apierrors.FromStorage(err, k, "")
@@ -213,6 +217,9 @@ func listPaged(ctx context.Context, store *storage.Store, k *scheme.Kind, f *fil
 		start = kvs[len(kvs)-1].Key + "\x00"
 		if limit > 0 && int64(len(resp.Items)) >= limit {
 			resp.Continue = encodeContinue(listPage{start: start, rev: rev}, page.prefix)
+			if f.everything() { // with a selector, what follows is not counted (as Kubernetes)
+				resp.RemainingItemCount = &after
+			}
 			return resp, nil
 		}
 	}
@@ -232,6 +239,10 @@ func encodeContinue(p listPage, prefix string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// latestRevision in a continue token: read the next page at the newest
+// revision (the token of an expired list, as kube-apiserver's -1).
+const latestRevision = -1
+
 func decodeContinue(tok, prefix string) (listPage, error) {
 	bad := func(why string) (listPage, error) {
 		// A 400, as kube-apiserver's "continue key is not valid".
@@ -242,10 +253,10 @@ func decodeContinue(tok, prefix string) (listPage, error) {
 		return bad("not a continue token")
 	}
 	var c continueToken
-	if json.Unmarshal(b, &c) != nil || c.Version != "meta.k8s.io/v1" || c.RV <= 0 {
+	if json.Unmarshal(b, &c) != nil || c.Version != "meta.k8s.io/v1" || c.RV <= 0 && c.RV != latestRevision {
 		return bad("not a continue token")
 	}
-	return listPage{prefix: prefix, start: prefix + c.Start, rev: c.RV}, nil
+	return listPage{prefix: prefix, start: prefix + c.Start, rev: max(c.RV, 0)}, nil
 }
 
 // Version implements the Version RPC.

@@ -32,7 +32,7 @@ func (s *Handler) restGet(ctx context.Context, w http.ResponseWriter, r *http.Re
 	}
 	obj := resp.Object
 	if wantsTable(r) && t.sub == "" {
-		writeTable(w, r, t.kind, [][]byte{obj}, "", "")
+		writeTable(w, r, t.kind, [][]byte{obj}, "", "", nil)
 		return
 	}
 	writeJSON(w, http.StatusOK, t.fromStored(obj))
@@ -72,7 +72,7 @@ func (s *Handler) restList(ctx context.Context, w http.ResponseWriter, r *http.R
 func writeList(w http.ResponseWriter, r *http.Request, t *restTarget, list *apipb.ListResponse) {
 	rv := strconv.FormatInt(list.ResourceVersion, 10)
 	if wantsTable(r) {
-		writeTable(w, r, t.kind, list.Items, rv, list.Continue)
+		writeTable(w, r, t.kind, list.Items, rv, list.Continue, list.RemainingItemCount)
 		return
 	}
 	w.Header().Set("Content-Type", contentJSON)
@@ -81,6 +81,9 @@ func writeList(w http.ResponseWriter, r *http.Request, t *restTarget, list *apip
 	cont := ""
 	if list.Continue != "" {
 		cont = fmt.Sprintf(`,"continue":%q`, list.Continue)
+	}
+	if list.RemainingItemCount != nil {
+		cont += fmt.Sprintf(`,"remainingItemCount":%d`, *list.RemainingItemCount)
 	}
 	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":%q%s},"items":[`, t.kind.Kind+"List", apiVersion, rv, cont)
 	for i, it := range list.Items {

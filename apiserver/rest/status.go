@@ -21,14 +21,16 @@ import (
 
 // restStatus is metav1.Status.
 type restStatus struct {
-	Kind       string         `json:"kind"`
-	APIVersion string         `json:"apiVersion"`
-	Metadata   struct{}       `json:"metadata"`
-	Status     string         `json:"status"`
-	Message    string         `json:"message,omitempty"`
-	Reason     string         `json:"reason,omitempty"`
-	Details    *statusDetails `json:"details,omitempty"`
-	Code       int            `json:"code"`
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Metadata   struct {
+		Continue string `json:"continue,omitempty"`
+	} `json:"metadata"`
+	Status  string         `json:"status"`
+	Message string         `json:"message,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+	Details *statusDetails `json:"details,omitempty"`
+	Code    int            `json:"code"`
 }
 
 type statusDetails struct {
@@ -112,6 +114,7 @@ func toStatus(err error, t *restTarget) restStatus {
 				if c, ok := reasonCodes[info.Reason]; ok {
 					st.Code, st.Reason = c, info.Reason
 				}
+				st.Metadata.Continue = info.Metadata[apierrors.ContinueKey]
 			}
 		}
 	}

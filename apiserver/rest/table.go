@@ -42,8 +42,9 @@ type table struct {
 	Kind       string `json:"kind"`
 	APIVersion string `json:"apiVersion"`
 	Metadata   struct {
-		ResourceVersion string `json:"resourceVersion,omitempty"`
-		Continue        string `json:"continue,omitempty"`
+		ResourceVersion    string `json:"resourceVersion,omitempty"`
+		Continue           string `json:"continue,omitempty"`
+		RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
 	} `json:"metadata"`
 	ColumnDefinitions []tableColumn `json:"columnDefinitions"`
 	Rows              []tableRow    `json:"rows"`
@@ -150,13 +151,13 @@ func partialMetadata(m *meta.ObjectMeta) json.RawMessage {
 	return mustJSON(map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m})
 }
 
-func writeTable(w http.ResponseWriter, r *http.Request, k *scheme.Kind, items [][]byte, rv, cont string) {
+func writeTable(w http.ResponseWriter, r *http.Request, k *scheme.Kind, items [][]byte, rv, cont string, remaining *int64) {
 	t, err := buildTable(k, items, rv, r.URL.Query().Get("includeObject"), true)
 	if err != nil {
 		writeError(w, err, nil)
 		return
 	}
-	t.Metadata.Continue = cont
+	t.Metadata.Continue, t.Metadata.RemainingItemCount = cont, remaining
 	writeObject(w, http.StatusOK, t)
 }
 

@@ -262,9 +262,10 @@ func (s *Store) Count(ctx context.Context, prefix string) (int64, error) {
 
 // ListPage reads at most limit keys under prefix from start on (a key
 // under prefix; "" is the first), at revision rev (0: the current one),
-// for paginated and exact-revision lists. It returns the revision read
-// and whether more keys follow. A compacted rev is ErrExpired.
-func (s *Store) ListPage(ctx context.Context, prefix, start string, rev, limit int64) ([]KV, int64, bool, error) {
+// for paginated and exact-revision lists. It returns the revision read,
+// how many keys follow the ones read (etcd counts the whole range in the
+// same request) and whether any do. A compacted rev is ErrExpired.
+func (s *Store) ListPage(ctx context.Context, prefix, start string, rev, limit int64) (kvs []KV, read, after int64, more bool, err error) {
 	if start == "" {
 		start = prefix
 	}
@@ -277,26 +278,26 @@ func (s *Store) ListPage(ctx context.Context, prefix, start string, rev, limit i
 	}
 	resp, err := s.cli.Get(ctx, start, opts...)
 	if errors.Is(err, rpctypes.ErrCompacted) {
-		return nil, 0, false, fmt.Errorf("%w (revision %d)", ErrExpired, rev)
+		return nil, 0, 0, false, fmt.Errorf("%w (revision %d)", ErrExpired, rev)
 	}
 	if errors.Is(err, rpctypes.ErrFutureRev) {
 		cur, _ := s.Revision(ctx)
-		return nil, 0, false, fmt.Errorf("%w: %d, current: %d", ErrFuture, rev, cur)
+		return nil, 0, 0, false, fmt.Errorf("%w: %d, current: %d", ErrFuture, rev, cur)
 	}
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("etcd list %s: %w", prefix, err)
+		return nil, 0, 0, false, fmt.Errorf("etcd list %s: %w", prefix, err)
 	}
 	out := make([]KV, len(resp.Kvs))
 	for i, kv := range resp.Kvs {
 		if out[i], err = s.kv(kv); err != nil {
-			return nil, 0, false, err
+			return nil, 0, 0, false, err
 		}
 	}
-	read := resp.Header.Revision
+	read = resp.Header.Revision
 	if rev > 0 {
 		read = rev
 	}
-	return out, read, resp.More, nil
+	return out, read, resp.Count - int64(len(resp.Kvs)), resp.More, nil
 }
 
 // Update replaces value at key if its revision is still expected; the

@@ -1446,9 +1446,13 @@ type ListResponse struct {
 	Items           [][]byte               `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
 	ResourceVersion int64                  `protobuf:"varint,2,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
 	// Set when more items follow: the next page's continue token.
-	Continue      string `protobuf:"bytes,3,opt,name=continue,proto3" json:"continue,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Continue string `protobuf:"bytes,3,opt,name=continue,proto3" json:"continue,omitempty"`
+	// With continue, how many objects the later pages hold (Kubernetes'
+	// remainingItemCount); unset for lists with a selector, whose later
+	// pages are not counted.
+	RemainingItemCount *int64 `protobuf:"varint,4,opt,name=remaining_item_count,json=remainingItemCount,proto3,oneof" json:"remaining_item_count,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ListResponse) Reset() {
@@ -1500,6 +1504,13 @@ func (x *ListResponse) GetContinue() string {
 		return x.Continue
 	}
 	return ""
+}
+
+func (x *ListResponse) GetRemainingItemCount() int64 {
+	if x != nil && x.RemainingItemCount != nil {
+		return *x.RemainingItemCount
+	}
+	return 0
 }
 
 type Preconditions struct {
@@ -2382,11 +2393,13 @@ const file_api_proto_rawDesc = "" +
 	"\x05limit\x18\x05 \x01(\x03R\x05limit\x12\x1a\n" +
 	"\bcontinue\x18\x06 \x01(\tR\bcontinue\x12)\n" +
 	"\x10resource_version\x18\a \x01(\x03R\x0fresourceVersion\x124\n" +
-	"\x16resource_version_match\x18\b \x01(\tR\x14resourceVersionMatch\"k\n" +
+	"\x16resource_version_match\x18\b \x01(\tR\x14resourceVersionMatch\"\xbb\x01\n" +
 	"\fListResponse\x12\x14\n" +
 	"\x05items\x18\x01 \x03(\fR\x05items\x12)\n" +
 	"\x10resource_version\x18\x02 \x01(\x03R\x0fresourceVersion\x12\x1a\n" +
-	"\bcontinue\x18\x03 \x01(\tR\bcontinue\"L\n" +
+	"\bcontinue\x18\x03 \x01(\tR\bcontinue\x125\n" +
+	"\x14remaining_item_count\x18\x04 \x01(\x03H\x00R\x12remainingItemCount\x88\x01\x01B\x17\n" +
+	"\x15_remaining_item_count\"L\n" +
 	"\rPreconditions\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12)\n" +
 	"\x10resource_version\x18\x02 \x01(\tR\x0fresourceVersion\"\xb9\x02\n" +
@@ -2576,6 +2589,7 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
+	file_api_proto_msgTypes[19].OneofWrappers = []any{}
 	file_api_proto_msgTypes[21].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
