@@ -202,6 +202,7 @@ func buildRegistry(_ context.Context, s *Server) error {
 	s.quotas = registry.NewQuotaCache(s.store)
 	s.webhooks = dynamicadmission.New(dynamicadmission.Config{Store: s.store, Namespaces: s.namespaces, Kinds: s.kinds, Logf: s.cfg.Logf})
 	s.admission = s.admissionChain(s.cfg, s.serviceRanges)
+	s.proxy.Admission = s.admission // attach, exec and port-forward are CONNECT requests to it
 	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
 		Creators: s.creators(), Authorize: s.authz.Authorize, BookmarkInterval: s.cfg.BookmarkInterval, EtcdVersion: s.etcd.Version,
 		DescribeNoSpace: s.space.Describe, Kinds: s.kinds, Logf: s.cfg.Logf})

@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -75,6 +76,10 @@ func newWebhookServer(t *testing.T) *webhookServer {
 		case "/mutate-spec":
 			p := `[{"op":"add","path":"/spec/addedByWebhook","value":"x"},{"op":"add","path":"/spec/name","value":"hooked"}]`
 			resp["patch"], resp["patchType"] = base64.StdEncoding.EncodeToString([]byte(p)), "JSONPatch"
+		case "/deny-attach": // the conformance suite's webhook: no input to container c1
+			if req["subResource"] == "attach" && obj["stdin"] == true && obj["container"] == "c1" {
+				resp["allowed"], resp["status"] = false, map[string]any{"message": fmt.Sprintf("attaching to pod '%s' is not allowed", req["name"])}
+			}
 		case "/slow":
 			time.Sleep(3 * time.Second)
 		}
@@ -295,5 +300,61 @@ func TestWebhookPatchOfACustomResourceIsPruned(t *testing.T) {
 			t.Fatalf("the mutating webhook never changed a widget: %d %s", code, b)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestWebhooksJudgeConnectRequests (issue #36; the conformance suite's
+// "should be able to deny attaching pod"): attach, exec and port-forward
+// reach the admission webhooks as CONNECT requests on their options
+// (PodAttachOptions ...), through both doors, before the pod is looked at
+// and before Kobune's own refusal of stdin, so that the webhook's denial is
+// what the client reads.
+func TestWebhooksJudgeConnectRequests(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	ws := newWebhookServer(t)
+	config := `{"metadata":{"name":"deny-attach"},"webhooks":[{"name":"deny-attach.example.com","clientConfig":{"url":"` + ws.URL + `/deny-attach","caBundle":"` + ws.caBundle() + `"},
+	  "rules":[{"operations":["CONNECT"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods/attach","pods/exec","pods/portforward"]}],
+	  "sideEffects":"None","admissionReviewVersions":["v1"]}]}`
+	if code, _, b := c.do("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "", config); code != 201 {
+		t.Fatalf("create the configuration: %d %s", code, b)
+	}
+	if code, _, b := c.do("POST", "/api/v1/namespaces/default/pods", "", `{"metadata":{"name":"target"},"spec":{"containers":[{"name":"c1","image":"kobune.local/pause"}]}}`); code != 201 {
+		t.Fatalf("create the pod: %d %s", code, b)
+	}
+	const attach = "/api/v1/namespaces/default/pods/target/attach?stdin=true&stdout=true&container="
+	var code int
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, _, b = c.do("POST", attach+"c1", "", ""); strings.Contains(string(b), "not allowed") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if code != 400 || !strings.Contains(string(b), `admission webhook \"deny-attach.example.com\" denied the request: attaching to pod 'target' is not allowed`) {
+		t.Fatalf("an attach the webhook denies: %d %s", code, b)
+	}
+	r := ws.asked("CONNECT", "target")
+	kind, _ := r["kind"].(map[string]any)
+	obj, _ := r["object"].(map[string]any)
+	if r == nil || kind["kind"] != "PodAttachOptions" || r["subResource"] != "attach" || r["namespace"] != "default" || obj["kind"] != "PodAttachOptions" || obj["stdout"] != true {
+		t.Errorf("the attach's review: %v", r)
+	}
+	// Allowed by the webhook: Kobune's own refusal of input comes next.
+	if code, _, b = c.do("POST", attach+"c2", "", ""); code != 400 || !strings.Contains(string(b), "without stdin or a terminal") {
+		t.Errorf("an attach with stdin the webhook allows: %d %s, want Kobune's refusal of stdin", code, b)
+	}
+	if code, _, b = c.do("POST", "/api/v1/namespaces/default/pods/target/exec?command=ls&command=-l&stdout=true", "", ""); !strings.Contains(string(b), "not scheduled") {
+		t.Errorf("an exec the webhook allows: %d %s, want it to reach the pod (not scheduled yet)", code, b)
+	}
+	if r := ws.asked("CONNECT", "target"); r["subResource"] != "exec" || fmt.Sprint(r["object"].(map[string]any)["command"]) != "[ls -l]" {
+		t.Errorf("the exec's review: %v", r)
+	}
+	// The gRPC door asks the same webhooks.
+	rd, err := s.Client.Attach(context.Background(), "default", "target", "c1", true, false)
+	if err == nil {
+		_, err = io.ReadAll(rd)
+	}
+	if err == nil || !strings.Contains(err.Error(), "attaching to pod 'target' is not allowed") {
+		t.Errorf("a gRPC attach the webhook denies: %v", err)
 	}
 }

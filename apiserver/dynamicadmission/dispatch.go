@@ -119,7 +119,25 @@ func (m mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	return nil
 }
 
+// AdmitConnect implements admission.ConnectAdmitter: the mutating
+// webhooks see CONNECT requests too (a patch changes the options).
+func (m mutating) AdmitConnect(ctx context.Context, k *scheme.Kind, sub string, o *admission.ConnectOptions) error {
+	hooks := *m.w.mutating.Load()
+	r := &subject{operation: string(admission.Connect), kind: k, subresource: sub, object: o}
+	for i := range hooks {
+		if _, _, err := m.w.dispatch(ctx, &hooks[i], r, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 type validating struct{ w *Webhooks }
+
+// AdmitConnect implements admission.ConnectAdmitter.
+func (v validating) AdmitConnect(ctx context.Context, k *scheme.Kind, sub string, o *admission.ConnectOptions) error {
+	return v.all(ctx, &subject{operation: string(admission.Connect), kind: k, subresource: sub, object: o})
+}
 
 func (validating) Name() string { return "ValidatingAdmissionWebhook" }
 
@@ -262,7 +280,11 @@ func newReview(ctx context.Context, r *subject, version string) (*admissionRevie
 	if r.object != nil {
 		m = r.object
 	}
-	req := &admissionRequest{UID: uuid.NewString(), Kind: groupVersionKind{group, version, k.Kind},
+	kind := k.Kind
+	if o, ok := r.object.(*admission.ConnectOptions); ok {
+		kind = o.Kind // PodAttachOptions ..., as kube-apiserver sends a CONNECT
+	}
+	req := &admissionRequest{UID: uuid.NewString(), Kind: groupVersionKind{group, version, kind},
 		Resource: groupVersionResource{group, version, k.PluralName()}, SubResource: r.subresource,
 		Name: m.GetObjectMeta().Name, Namespace: m.GetObjectMeta().Namespace, Operation: r.operation,
 		UserInfo: userInfo{Username: u.Name, Groups: u.Groups}, DryRun: r.dryRun}
@@ -287,8 +309,9 @@ func newReview(ctx context.Context, r *subject, version string) (*admissionRevie
 		}
 		vars[o.key] = celNumbers(v)
 	}
-	opts := map[string]string{"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}[r.operation]
-	req.Options, _ = json.Marshal(map[string]string{"apiVersion": "meta.k8s.io/v1", "kind": opts})
+	if opts := map[string]string{"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}[r.operation]; opts != "" {
+		req.Options, _ = json.Marshal(map[string]string{"apiVersion": "meta.k8s.io/v1", "kind": opts})
+	}
 	rb, _ := json.Marshal(req)
 	rv, _ := meta.DecodeJSONValue(rb)
 	vars["request"] = celNumbers(rv)
@@ -338,6 +361,15 @@ func applyPatch(r *subject, p []byte) (bool, error) {
 	after, err := patch.Apply(patch.JSONPatchType, before, p, nil)
 	if err != nil {
 		return false, err
+	}
+	if co, ok := r.object.(*admission.ConnectOptions); ok {
+		n := admission.ConnectOptions{Meta: co.Meta}
+		if err := json.Unmarshal(after, &n); err != nil {
+			return false, err
+		}
+		changed := !reflect.DeepEqual(*co, n)
+		*co = n
+		return changed, nil
 	}
 	var o meta.Object
 	if c := r.kind.Custom; c != nil {

@@ -15,6 +15,7 @@ package nodeproxy
 import (
 	"crypto/tls"
 
+	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/storage"
 )
 
@@ -23,6 +24,10 @@ type Proxy struct {
 	store *storage.Store
 	// kubeletTLS is the client side of the node API (nil: plaintext).
 	kubeletTLS *tls.Config
+	// Admission judges attach, exec and port-forward as CONNECT requests
+	// (the admission webhooks); nil: nothing to judge them. Set once,
+	// before the first request.
+	Admission *admission.Chain
 }
 
 // New returns a proxy that reads pods and nodes from store and dials the

@@ -134,8 +134,10 @@ func logsSince(seconds int64, at string, now time.Time) (int64, error) {
 // so there is no input to attach to, as on Kubernetes for a container
 // without stdin: true.
 func (s *Proxy) PodAttach(ctx context.Context, req *apipb.PodAttachRequest, stream registry.Sender[apipb.LogChunk]) error {
-	if req.Stdin || req.Tty {
-		return status.Errorf(codes.InvalidArgument, "attach: kobune starts containers without stdin or a terminal (the container fields stdin and tty are not supported), so an attach carries output only: leave out -i and -t, or use exec -it for a shell")
+	if !admitted(ctx) {
+		if err := s.AdmitAttach(ctx, req, true, true); err != nil {
+			return err
+		}
 	}
 	return s.relayLog(ctx, stream, req.Namespace, req.Name, &nodepb.LogsRequest{Container: req.Container, Follow: true, FromEnd: true})
 }
@@ -184,6 +186,11 @@ func (s *Proxy) relayLog(ctx context.Context, stream registry.Sender[apipb.LogCh
 func (s *Proxy) PodExec(ctx context.Context, first *apipb.PodExecInput, stream registry.Duplex[apipb.PodExecInput, apipb.PodExecOutput]) error {
 	if len(first.Command) == 0 {
 		return apierrors.Invalid("exec: a command is required")
+	}
+	if !admitted(ctx) {
+		if err := s.AdmitExec(ctx, first, true, true); err != nil {
+			return err
+		}
 	}
 	pod, addr, err := s.PodNode(ctx, first.Namespace, first.Name)
 	if err != nil {
@@ -241,6 +248,11 @@ func (s *Proxy) PodExec(ctx context.Context, first *apipb.PodExecInput, stream r
 func (s *Proxy) PodPortForward(ctx context.Context, first *apipb.PodPortForwardData, stream registry.Duplex[apipb.PodPortForwardData, apipb.PodPortForwardData]) error {
 	if first.Port < 1 || first.Port > 65535 {
 		return apierrors.Invalid("port: Invalid value: %d: must be between 1 and 65535", first.Port)
+	}
+	if !admitted(ctx) {
+		if err := s.AdmitPortForward(ctx, first.Namespace, first.Name, []int32{first.Port}); err != nil {
+			return err
+		}
 	}
 	pod, addr, err := s.PodNode(ctx, first.Namespace, first.Name)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/filters"
+	"github.com/kobune/kobune/apiserver/nodeproxy"
 	"github.com/kobune/kobune/proto/apipb"
 )
 
@@ -71,14 +72,22 @@ var websocketUpgrader = websocket.Upgrader{ReadBufferSize: 32 << 10, WriteBuffer
 // answer, as on Kubernetes, rather than a message inside the stream;
 // session says whether it upgraded (after that, it has told the client
 // itself).
-func (s *connector) connect(ctx context.Context, w http.ResponseWriter, t *restTarget, method string, first proto.Message, session func(ctx context.Context) (upgraded bool, err error)) {
+//
+// admit is the session's admission (a CONNECT request, judged once for
+// the whole session before the upgrade); the session's proxy calls are
+// not judged again.
+func (s *connector) connect(ctx context.Context, w http.ResponseWriter, t *restTarget, method string, first proto.Message,
+	admit func(ctx context.Context) error, session func(ctx context.Context) (upgraded bool, err error)) {
 	upgraded := false
 	err := filters.Stream(ctx, s.chain, method, first, func(ctx context.Context) error {
+		if err := admit(ctx); err != nil {
+			return err
+		}
 		if _, _, err := s.proxy.PodNode(ctx, t.namespace, t.name); err != nil {
 			return err
 		}
 		var err error
-		upgraded, err = session(ctx)
+		upgraded, err = session(nodeproxy.Admitted(ctx))
 		return err
 	})
 	if err != nil && !upgraded {
@@ -176,7 +185,8 @@ func (s *connector) restExec(ctx context.Context, w http.ResponseWriter, r *http
 		return
 	}
 	first := &apipb.PodExecInput{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), Command: q["command"], Stdin: stdin, Tty: tty}
-	s.connect(ctx, w, t, "PodExec", first, func(ctx context.Context) (bool, error) {
+	admit := func(ctx context.Context) error { return s.proxy.AdmitExec(ctx, first, stdout, stderr) }
+	s.connect(ctx, w, t, "PodExec", first, admit, func(ctx context.Context) (bool, error) {
 		cs, err := upgradeChannels(w, r, t)
 		if err != nil {
 			return errors.Is(err, errUpgradeAnswered), err
@@ -270,19 +280,19 @@ func (c *channelSession) readExecInput(ctx context.Context, stdin bool, inputs c
 func (s *connector) restAttach(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
 	stdin, stdout, stderr, tty, err := streamFlags(q)
-	if err == nil && (stdin || tty) {
-		err = statusWithCode(http.StatusBadRequest, "BadRequest", "kobune starts containers without stdin or a terminal (the container fields stdin and tty are not supported), so an attach carries output only: leave out -i and -t, or use exec -it for a shell")
-	}
 	if err != nil {
 		writeError(w, err, t)
 		return
 	}
-	req := &apipb.PodAttachRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container")}
+	// Input is refused by AdmitAttach, after the admission webhooks had
+	// their say (a webhook's denial is what the client reads).
+	req := &apipb.PodAttachRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), Stdin: stdin, Tty: tty}
+	admit := func(ctx context.Context) error { return s.proxy.AdmitAttach(ctx, req, stdout, stderr) }
 	channel := byte(chanStdout)
 	if !stdout && stderr {
 		channel = chanStderr
 	}
-	s.connect(ctx, w, t, "PodAttach", req, func(ctx context.Context) (bool, error) {
+	s.connect(ctx, w, t, "PodAttach", req, admit, func(ctx context.Context) (bool, error) {
 		cs, err := upgradeChannels(w, r, t)
 		if err != nil {
 			return errors.Is(err, errUpgradeAnswered), err
@@ -346,7 +356,8 @@ func (s *connector) restPortForward(ctx context.Context, w http.ResponseWriter, 
 		}
 	}
 	first := &apipb.PodPortForwardData{Namespace: t.namespace, Name: t.name}
-	s.connect(ctx, w, t, "PodPortForward", first, func(ctx context.Context) (bool, error) {
+	admit := func(ctx context.Context) error { return s.proxy.AdmitPortForward(ctx, t.namespace, t.name, allowed) }
+	s.connect(ctx, w, t, "PodPortForward", first, admit, func(ctx context.Context) (bool, error) {
 		return s.portForwardSession(ctx, w, r, t, allowed)
 	})
 }
