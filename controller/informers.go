@@ -35,13 +35,15 @@ func OwnerUIDs[T meta.Object](o T) []string {
 // Informers are the shared informers, one per kind: every controller
 // reads its caches and adds its handlers before Run.
 type Informers struct {
-	Pods         *client.Informer[*core.Pod]
-	Nodes        *client.Informer[*core.Node]
-	Leases       *client.Informer[*coordination.Lease]
-	ReplicaSets  *client.Informer[*apps.ReplicaSet]
-	Deployments  *client.Informer[*apps.Deployment]
-	DaemonSets   *client.Informer[*apps.DaemonSet]
-	StatefulSets *client.Informer[*apps.StatefulSet]
+	Pods        *client.Informer[*core.Pod]
+	Nodes       *client.Informer[*core.Node]
+	Leases      *client.Informer[*coordination.Lease]
+	ReplicaSets *client.Informer[*apps.ReplicaSet]
+	// ReplicationControllers are core/v1's ReplicaSets of old.
+	ReplicationControllers *client.Informer[*core.ReplicationController]
+	Deployments            *client.Informer[*apps.Deployment]
+	DaemonSets             *client.Informer[*apps.DaemonSet]
+	StatefulSets           *client.Informer[*apps.StatefulSet]
 	// Revisions are the ControllerRevisions of DaemonSets and StatefulSets.
 	Revisions       *client.Informer[*apps.ControllerRevision]
 	Jobs            *client.Informer[*batch.Job]
@@ -72,27 +74,28 @@ type Informers struct {
 // NewInformers creates the informers (not yet running).
 func NewInformers(c *client.Client) *Informers {
 	inf := &Informers{
-		Pods:             client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
-		Nodes:            client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
-		Leases:           client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
-		ReplicaSets:      client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
-		Deployments:      client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
-		DaemonSets:       client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
-		StatefulSets:     client.NewInformer(client.For[*apps.StatefulSet](c), "", client.ListOptions{}),
-		Revisions:        client.NewInformer(client.For[*apps.ControllerRevision](c), "", client.ListOptions{}),
-		Jobs:             client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
-		CronJobs:         client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
-		Services:         client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{}),
-		Endpoints:        client.NewInformer(client.For[*core.Endpoints](c), "", client.ListOptions{}),
-		EndpointSlices:   client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{}),
-		Volumes:          client.NewInformer(client.For[*core.PersistentVolume](c), "", client.ListOptions{}),
-		Claims:           client.NewInformer(client.For[*core.PersistentVolumeClaim](c), "", client.ListOptions{}),
-		StorageClasses:   client.NewInformer(client.For[*storage.StorageClass](c), "", client.ListOptions{}),
-		ClusterRoles:     client.NewInformer(client.For[*rbac.ClusterRole](c), "", client.ListOptions{}),
-		Namespaces:       client.NewInformer(client.For[*core.Namespace](c), "", client.ListOptions{}),
-		ServiceAccounts:  client.NewInformer(client.For[*core.ServiceAccount](c), "", client.ListOptions{}),
-		RootCAConfigMaps: client.NewInformer(client.For[*core.ConfigMap](c), "", client.ListOptions{FieldSelector: "metadata.name=" + core.RootCAConfigMapName}),
-		CSRs:             client.NewInformer(client.For[*certificates.CertificateSigningRequest](c), "", client.ListOptions{}),
+		Pods:                   client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{}),
+		Nodes:                  client.NewInformer(client.For[*core.Node](c), "", client.ListOptions{}),
+		Leases:                 client.NewInformer(client.For[*coordination.Lease](c), "kube-node-lease", client.ListOptions{}),
+		ReplicaSets:            client.NewInformer(client.For[*apps.ReplicaSet](c), "", client.ListOptions{}),
+		ReplicationControllers: client.NewInformer(client.For[*core.ReplicationController](c), "", client.ListOptions{}),
+		Deployments:            client.NewInformer(client.For[*apps.Deployment](c), "", client.ListOptions{}),
+		DaemonSets:             client.NewInformer(client.For[*apps.DaemonSet](c), "", client.ListOptions{}),
+		StatefulSets:           client.NewInformer(client.For[*apps.StatefulSet](c), "", client.ListOptions{}),
+		Revisions:              client.NewInformer(client.For[*apps.ControllerRevision](c), "", client.ListOptions{}),
+		Jobs:                   client.NewInformer(client.For[*batch.Job](c), "", client.ListOptions{}),
+		CronJobs:               client.NewInformer(client.For[*batch.CronJob](c), "", client.ListOptions{}),
+		Services:               client.NewInformer(client.For[*core.Service](c), "", client.ListOptions{}),
+		Endpoints:              client.NewInformer(client.For[*core.Endpoints](c), "", client.ListOptions{}),
+		EndpointSlices:         client.NewInformer(client.For[*discovery.EndpointSlice](c), "", client.ListOptions{}),
+		Volumes:                client.NewInformer(client.For[*core.PersistentVolume](c), "", client.ListOptions{}),
+		Claims:                 client.NewInformer(client.For[*core.PersistentVolumeClaim](c), "", client.ListOptions{}),
+		StorageClasses:         client.NewInformer(client.For[*storage.StorageClass](c), "", client.ListOptions{}),
+		ClusterRoles:           client.NewInformer(client.For[*rbac.ClusterRole](c), "", client.ListOptions{}),
+		Namespaces:             client.NewInformer(client.For[*core.Namespace](c), "", client.ListOptions{}),
+		ServiceAccounts:        client.NewInformer(client.For[*core.ServiceAccount](c), "", client.ListOptions{}),
+		RootCAConfigMaps:       client.NewInformer(client.For[*core.ConfigMap](c), "", client.ListOptions{FieldSelector: "metadata.name=" + core.RootCAConfigMapName}),
+		CSRs:                   client.NewInformer(client.For[*certificates.CertificateSigningRequest](c), "", client.ListOptions{}),
 		BootstrapTokens: client.NewInformer(client.For[*core.Secret](c), client.BootstrapTokenNamespace,
 			client.ListOptions{FieldSelector: "type=" + client.BootstrapTokenSecretType}),
 		ClusterInfo: client.NewInformer(client.For[*core.ConfigMap](c), client.ClusterInfoNamespace, client.ListOptions{FieldSelector: "metadata.name=" + client.ClusterInfoName}),
@@ -103,6 +106,7 @@ func NewInformers(c *client.Client) *Informers {
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
 	inf.ReplicaSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.ReplicaSet])
+	inf.ReplicationControllers.AddIndex(IndexByOwner, OwnerUIDs[*core.ReplicationController])
 	inf.Deployments.AddIndex(IndexByOwner, OwnerUIDs[*apps.Deployment])
 	inf.DaemonSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.DaemonSet])
 	inf.StatefulSets.AddIndex(IndexByOwner, OwnerUIDs[*apps.StatefulSet])
@@ -121,6 +125,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Nodes.Run(ctx)
 	go i.Leases.Run(ctx)
 	go i.ReplicaSets.Run(ctx)
+	go i.ReplicationControllers.Run(ctx)
 	go i.Deployments.Run(ctx)
 	go i.DaemonSets.Run(ctx)
 	go i.StatefulSets.Run(ctx)

@@ -71,6 +71,19 @@ func ValidateReplicaSet(rs *ReplicaSet) v.ErrorList {
 	return append(errs, ValidateWorkloadTemplate(rs.Spec.Selector, &rs.Spec.Template, sp)...)
 }
 
+// ValidateReplicationController checks a ReplicationController (core/v1)
+// with the ReplicaSet's rules, its equality selector read as matchLabels.
+func ValidateReplicationController(rc *core.ReplicationController) v.ErrorList {
+	errs := v.ValidateObjectMeta(&rc.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	sp := v.NewPath("spec")
+	errs = append(errs, validateReplicas(rc.Spec.Replicas, sp.Child("replicas"))...)
+	errs = append(errs, v.ValidateNonnegative(int64(rc.Spec.MinReadySeconds), sp.Child("minReadySeconds"))...)
+	if rc.Spec.Template == nil {
+		return append(errs, v.NewRequired(sp.Child("template"), ""))
+	}
+	return append(errs, ValidateWorkloadTemplate(&meta.LabelSelector{MatchLabels: rc.Spec.Selector}, rc.Spec.Template, sp)...)
+}
+
 // ValidateDeployment checks a Deployment.
 func ValidateDeployment(d *Deployment) v.ErrorList {
 	errs := v.ValidateObjectMeta(&d.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))

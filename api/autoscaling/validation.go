@@ -59,7 +59,7 @@ func fillRules(r, def *HPAScalingRules) *HPAScalingRules {
 }
 
 // scalableKinds are the targets with a scale subresource.
-var scalableKinds = map[string]string{"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1"}
+var scalableKinds = map[string]string{"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "ReplicationController": "v1"}
 
 // ValidateHorizontalPodAutoscaler checks an autoscaler with Kubernetes'
 // rules and messages; metric types other than Resource are refused as
@@ -72,7 +72,7 @@ func ValidateHorizontalPodAutoscaler(h *HorizontalPodAutoscaler) v.ErrorList {
 	case h.Spec.ScaleTargetRef.Kind == "":
 		errs = append(errs, v.NewRequired(ref.Child("kind"), ""))
 	case scalableKinds[h.Spec.ScaleTargetRef.Kind] == "":
-		errs = append(errs, v.NewNotSupported(ref.Child("kind"), h.Spec.ScaleTargetRef.Kind, []string{"Deployment", "ReplicaSet", "StatefulSet"}))
+		errs = append(errs, v.NewNotSupported(ref.Child("kind"), h.Spec.ScaleTargetRef.Kind, []string{"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"}))
 	case h.Spec.ScaleTargetRef.APIVersion != "" && h.Spec.ScaleTargetRef.APIVersion != scalableKinds[h.Spec.ScaleTargetRef.Kind]:
 		errs = append(errs, v.NewInvalid(ref.Child("apiVersion"), h.Spec.ScaleTargetRef.APIVersion, "must be "+scalableKinds[h.Spec.ScaleTargetRef.Kind]))
 	}

@@ -87,8 +87,7 @@ const (
 	// QuotaResourceQuotas counts the namespace's quotas (the resourcequota
 	// controller does; creating one is not judged by the others).
 	QuotaResourceQuotas resource.Name = "resourcequotas"
-	// QuotaReplicationControllers counts ReplicationControllers, which
-	// Kobune does not serve: what it counts is always 0, truly.
+	// QuotaReplicationControllers counts ReplicationControllers.
 	QuotaReplicationControllers resource.Name = "replicationcontrollers"
 	QuotaRequestsCPU            resource.Name = "requests.cpu"
 	QuotaRequestsMemory         resource.Name = "requests.memory"
@@ -380,6 +379,8 @@ func QuotaUsage(countName resource.Name, o meta.Object, now time.Time) resource.
 		u[QuotaSecrets] = one
 	case *ConfigMap:
 		u[QuotaConfigMaps] = one
+	case *ReplicationController:
+		u[QuotaReplicationControllers] = one
 	}
 	return u
 }

@@ -83,6 +83,7 @@ func tables(wide bool) map[string]Table {
 		"Pod":                        podTable(w),
 		"Deployment":                 deploymentTable(w),
 		"ReplicaSet":                 replicaSetTable(w),
+		"ReplicationController":      replicationControllerTable(w),
 		"PodTemplate":                podTemplateTable(w),
 		"DaemonSet":                  daemonSetTable(w),
 		"ControllerRevision":         controllerRevisionTable(w),
@@ -143,6 +144,19 @@ func replicaSetTable(w widen) Table {
 		r := o.(*apps.ReplicaSet)
 		return w([]string{r.Name, fmt.Sprint(Deref32(r.Spec.Replicas)), fmt.Sprint(r.Status.Replicas), fmt.Sprint(r.Status.ReadyReplicas), age(o)},
 			containerCols(&r.Spec.Template, r.Spec.Selector))
+	}}
+}
+
+// replicationControllerTable is kubectl get's columns for ReplicationController objects.
+func replicationControllerTable(w widen) Table {
+	return Table{w([]string{"NAME", "DESIRED", "CURRENT", "READY", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+		r := o.(*core.ReplicationController)
+		t := r.Spec.Template
+		if t == nil {
+			t = &core.PodTemplateSpec{}
+		}
+		return w([]string{r.Name, fmt.Sprint(Deref32(r.Spec.Replicas)), fmt.Sprint(r.Status.Replicas), fmt.Sprint(r.Status.ReadyReplicas), age(o)},
+			containerCols(t, &meta.LabelSelector{MatchLabels: r.Spec.Selector}))
 	}}
 }
 

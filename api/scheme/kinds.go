@@ -1,6 +1,7 @@
 package scheme
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/kobune/kobune/api/admissionregistration"
@@ -50,6 +51,10 @@ func buildKinds() []*Kind {
 				return map[string]string{"status.phase": c.Status.Phase, "spec.volumeName": c.Spec.VolumeName}
 			}),
 		kind("PodTemplate", "v1", "podtemplates", nil, namespaced, noStatus, core.SetDefaultsPodTemplate, core.ValidatePodTemplate, nil, nil),
+		kind("ReplicationController", "v1", "replicationcontrollers", []string{"rc"}, namespaced, withStatus, core.SetDefaultsReplicationController,
+			apps.ValidateReplicationController, nil, func(rc *core.ReplicationController) map[string]string {
+				return map[string]string{"status.replicas": strconv.Itoa(int(rc.Status.Replicas))} // as kube-apiserver's
+			}),
 		kind("ServiceAccount", "v1", "serviceaccounts", []string{"sa"}, namespaced, noStatus, nil, core.ValidateServiceAccount, nil, nil),
 		kind("LimitRange", "v1", "limitranges", []string{"limits"}, namespaced, noStatus, core.SetDefaultsLimitRange, core.ValidateLimitRange, nil, nil),
 		kind("ResourceQuota", "v1", "resourcequotas", []string{"quota"}, namespaced, withStatus, nil,

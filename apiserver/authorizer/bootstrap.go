@@ -77,6 +77,9 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 	"replicaset-controller": {
 		rule(join(read, []string{"update"}), "apps", "replicasets"), rule([]string{"update"}, "apps", "replicasets/status"),
 		rule(join(read, []string{"create", "update", "delete"}), "", "pods"), events},
+	"replication-controller": {
+		rule(join(read, []string{"update"}), "", "replicationcontrollers"), rule([]string{"update"}, "", "replicationcontrollers/status"),
+		rule(join(read, []string{"create", "update", "delete"}), "", "pods"), events},
 	"statefulset-controller": {
 		rule(join(read, []string{"update"}), "apps", "statefulsets"), rule([]string{"update"}, "apps", "statefulsets/status"),
 		rule(join(read, []string{"create", "update", "delete"}), "", "pods"),
@@ -114,10 +117,11 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 	"resourcequota-controller": {rule(read, "", "resourcequotas"), rule([]string{"update"}, "", "resourcequotas/status"),
 		{Verbs: []string{"list", "watch"}, APIGroups: []string{"*"}, Resources: []string{"*"}}, events},
 	"horizontal-pod-autoscaler": {rule(read, "autoscaling", "horizontalpodautoscalers"), rule([]string{"update"}, "autoscaling", "horizontalpodautoscalers/status"),
-		rule([]string{"get", "update", "patch"}, "apps", "deployments/scale", "replicasets/scale", "statefulsets/scale"), rule(read, "", "pods"),
+		rule([]string{"get", "update", "patch"}, "apps", "deployments/scale", "replicasets/scale", "statefulsets/scale"),
+		rule([]string{"get", "update", "patch"}, "", "replicationcontrollers/scale"), rule(read, "", "pods"),
 		rule([]string{"get", "list"}, "metrics.k8s.io", "pods"), events},
 	"disruption-controller": {rule(read, "policy", "poddisruptionbudgets"), rule([]string{"update"}, "policy", "poddisruptionbudgets/status"),
-		rule(read, "", "pods"), rule(read, "apps", "replicasets", "deployments", "statefulsets"), events},
+		rule(read, "", "pods", "replicationcontrollers"), rule(read, "apps", "replicasets", "deployments", "statefulsets"), events},
 	"service-account-controller": {rule(read, "", "namespaces"), rule(join(read, []string{"create"}), "", "serviceaccounts"), events},
 	// It reads and writes only kube-root-ca.crt (its list and watch name it
 	// with a field selector), and may create ConfigMaps.
@@ -135,7 +139,8 @@ const (
 // the namespaced resources the user-facing roles cover.
 var (
 	viewResources = []rbac.PolicyRule{
-		rule(read, "", "pods", "pods/log", "pods/status", "services", "endpoints", "configmaps", "persistentvolumeclaims", "persistentvolumeclaims/status", "events", "namespaces", "serviceaccounts", "limitranges", "resourcequotas", "resourcequotas/status"),
+		rule(read, "", "pods", "pods/log", "pods/status", "services", "endpoints", "configmaps", "persistentvolumeclaims", "persistentvolumeclaims/status", "events", "namespaces", "serviceaccounts", "limitranges", "resourcequotas", "resourcequotas/status",
+			"replicationcontrollers", "replicationcontrollers/status", "replicationcontrollers/scale"),
 		rule(read, "apps", "deployments", "deployments/status", "replicasets", "replicasets/status", "statefulsets", "statefulsets/status", "daemonsets", "daemonsets/status",
 			"deployments/scale", "replicasets/scale", "statefulsets/scale", "controllerrevisions"),
 		rule(read, "batch", "jobs", "jobs/status", "cronjobs", "cronjobs/status"),
@@ -149,7 +154,7 @@ var (
 	}
 	editResources = []rbac.PolicyRule{
 		rule(join(read, write), "", "secrets"),
-		rule(write, "", "pods", "services", "endpoints", "configmaps", "persistentvolumeclaims", "serviceaccounts"),
+		rule(write, "", "pods", "services", "endpoints", "configmaps", "persistentvolumeclaims", "serviceaccounts", "replicationcontrollers", "replicationcontrollers/scale"),
 		rule([]string{"create", "get"}, "", "pods/exec", "pods/attach", "pods/portforward"),
 		rule([]string{"create"}, "", "pods/eviction"),
 		rule([]string{"impersonate"}, "", "serviceaccounts"),
@@ -245,7 +250,7 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 
 func controllerNames() []string {
 	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller", "endpointslice-controller",
-		"certificate-controller", "generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller",
+		"certificate-controller", "generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller", "replication-controller",
 		"root-ca-cert-publisher", "service-account-controller", "statefulset-controller"}
 }
 

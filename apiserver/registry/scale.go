@@ -17,7 +17,7 @@ import (
 // changes only spec.replicas.
 
 // scalable are the kinds with a scale subresource.
-var scalable = map[string]bool{"deployments": true, "replicasets": true, "statefulsets": true}
+var scalable = map[string]bool{"deployments": true, "replicasets": true, "statefulsets": true, "replicationcontrollers": true}
 
 // Scalable reports whether a kind has the scale subresource: the built-in
 // ones above, and custom kinds whose definition asks for it.
@@ -29,8 +29,9 @@ func Scalable(k *scheme.Kind) bool {
 type replicated struct {
 	Metadata meta.ObjectMeta `json:"metadata"`
 	Spec     struct {
-		Replicas *int32              `json:"replicas"`
-		Selector *meta.LabelSelector `json:"selector"`
+		Replicas *int32 `json:"replicas"`
+		// Selector is a LabelSelector, or a ReplicationController's map.
+		Selector json.RawMessage `json:"selector"`
 	} `json:"spec"`
 	Status struct {
 		Replicas int32 `json:"replicas"`
@@ -46,6 +47,19 @@ func scaleOf(k *scheme.Kind, stored []byte) ([]byte, error) {
 	if err := json.Unmarshal(stored, &r); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
+	var sel *meta.LabelSelector
+	if len(r.Spec.Selector) > 0 && string(r.Spec.Selector) != "null" {
+		sel = &meta.LabelSelector{}
+		var err error
+		if k.Resource == "replicationcontrollers" { // an equality selector: a map of labels
+			err = json.Unmarshal(r.Spec.Selector, &sel.MatchLabels)
+		} else {
+			err = json.Unmarshal(r.Spec.Selector, sel)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decode the selector: %w", err)
+		}
+	}
 	sc := autoscaling.Scale{TypeMeta: meta.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"}}
 	sc.ObjectMeta = meta.ObjectMeta{Name: r.Metadata.Name, Namespace: r.Metadata.Namespace, UID: r.Metadata.UID,
 		ResourceVersion: r.Metadata.ResourceVersion, CreationTimestamp: r.Metadata.CreationTimestamp}
@@ -53,8 +67,8 @@ func scaleOf(k *scheme.Kind, stored []byte) ([]byte, error) {
 		sc.Spec.Replicas = *r.Spec.Replicas
 	}
 	sc.Status.Replicas = r.Status.Replicas
-	if r.Spec.Selector != nil {
-		if sel, err := selector.FromLabelSelector(r.Spec.Selector); err == nil {
+	if sel != nil {
+		if sel, err := selector.FromLabelSelector(sel); err == nil {
 			sc.Status.Selector = sel.String()
 		}
 	}

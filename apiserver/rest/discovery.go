@@ -50,7 +50,7 @@ func (g *discoveryGroup) groupVersion() string {
 // allCategory is what `kubectl get all` lists (Kubernetes' set, less the
 // kinds Kobune does not serve).
 var allCategory = map[string]bool{"pods": true, "services": true, "deployments": true, "replicasets": true,
-	"statefulsets": true, "daemonsets": true, "jobs": true, "cronjobs": true}
+	"statefulsets": true, "daemonsets": true, "jobs": true, "cronjobs": true, "replicationcontrollers": true}
 
 // resourceVerbs are the verbs the REST API serves on every stored kind.
 var resourceVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}

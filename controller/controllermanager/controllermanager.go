@@ -83,6 +83,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 		m.Add(l)
 	}
 	add(replicaset.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.ReplicaSets))
+	add(replicaset.NewReplication(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.ReplicationControllers))
 	add(deployment.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.Deployments))
 	add(daemonset.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.DaemonSets))
 	add(statefulset.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.StatefulSets))

@@ -31,20 +31,21 @@ const DeletionTimeout = 2 * time.Minute
 
 // Controller keeps budgets' status.
 type Controller struct {
-	client      *client.Client
-	pdbs        *client.Informer[*policy.PodDisruptionBudget]
-	pods        *client.Informer[*core.Pod]
-	replicaSets *client.Informer[*apps.ReplicaSet]
-	deployments *client.Informer[*apps.Deployment]
-	sets        *client.Informer[*apps.StatefulSet]
-	recorder    *client.AsyncRecorder
-	Loop        *reconcile.Loop
-	now         func() time.Time
+	client                 *client.Client
+	pdbs                   *client.Informer[*policy.PodDisruptionBudget]
+	pods                   *client.Informer[*core.Pod]
+	replicaSets            *client.Informer[*apps.ReplicaSet]
+	replicationControllers *client.Informer[*core.ReplicationController]
+	deployments            *client.Informer[*apps.Deployment]
+	sets                   *client.Informer[*apps.StatefulSet]
+	recorder               *client.AsyncRecorder
+	Loop                   *reconcile.Loop
+	now                    func() time.Time
 }
 
 // New returns the controller (keys: namespace/name of budgets).
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
-	dc := &Controller{client: c, pdbs: inf.PDBs, pods: inf.Pods, replicaSets: inf.ReplicaSets, deployments: inf.Deployments, sets: inf.StatefulSets,
+	dc := &Controller{client: c, pdbs: inf.PDBs, pods: inf.Pods, replicaSets: inf.ReplicaSets, replicationControllers: inf.ReplicationControllers, deployments: inf.Deployments, sets: inf.StatefulSets,
 		recorder: recorder, now: time.Now}
 	dc.Loop = reconcile.NewLoop(Name, dc, 2)
 	enqueue := func(b *policy.PodDisruptionBudget) { dc.Loop.Queue.Add(meta.Key(b)) }
@@ -195,7 +196,7 @@ func (dc *Controller) expectations(b *policy.PodDisruptionBudget, pods []*core.P
 }
 
 // scaleOf is the replicas of a pod's controller: a ReplicaSet's (or its
-// Deployment's), a StatefulSet's.
+// Deployment's), a StatefulSet's, a ReplicationController's.
 func (dc *Controller) scaleOf(ns string, ref *meta.OwnerReference) (string, int32, error) {
 	replicas := func(p *int32) int32 {
 		if p == nil {
@@ -221,6 +222,12 @@ func (dc *Controller) scaleOf(ns string, ref *meta.OwnerReference) (string, int3
 			return "", 0, fmt.Errorf("the StatefulSet %s of a pod is not known yet", ref.Name)
 		}
 		return "StatefulSet/" + s.Name, replicas(s.Spec.Replicas), nil
+	case "ReplicationController":
+		rc, ok := dc.replicationControllers.Get(ns, ref.Name)
+		if !ok || rc.UID != ref.UID {
+			return "", 0, fmt.Errorf("the ReplicationController %s of a pod is not known yet", ref.Name)
+		}
+		return "ReplicationController/" + rc.Name, replicas(rc.Spec.Replicas), nil
 	}
 	return "", 0, fmt.Errorf("pods controlled by a %s have no scale: use an integer minAvailable", ref.Kind)
 }

@@ -125,6 +125,7 @@ func New(c *client.Client, inf *controller.Informers) *Collector {
 	gc.Loop = reconcile.NewLoop(Name, gc, 5)
 	watch(gc, inf.Pods, builtin("pods"))
 	watch(gc, inf.ReplicaSets, builtin("replicasets"))
+	watch(gc, inf.ReplicationControllers, builtin("replicationcontrollers"))
 	watch(gc, inf.Deployments, builtin("deployments"))
 	watch(gc, inf.DaemonSets, builtin("daemonsets"))
 	watch(gc, inf.StatefulSets, builtin("statefulsets"))

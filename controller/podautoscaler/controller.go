@@ -77,7 +77,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	return hc
 }
 
-var targetResources = map[string]string{"Deployment": "deployments", "ReplicaSet": "replicasets", "StatefulSet": "statefulsets"}
+var targetResources = map[string]string{"Deployment": "deployments", "ReplicaSet": "replicasets", "StatefulSet": "statefulsets", "ReplicationController": "replicationcontrollers"}
 
 // Reconcile implements reconcile.Reconciler: one evaluation.
 func (hc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {

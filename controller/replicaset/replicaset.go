@@ -2,7 +2,9 @@
 // it keeps spec.replicas pods running for each ReplicaSet, creating pods from
 // the template and deleting the least valuable ones, adopts matching orphans
 // and releases pods that no longer match, and reports replicas,
-// readyReplicas and availableReplicas in the status.
+// readyReplicas and availableReplicas in the status. The same code keeps
+// ReplicationControllers (core/v1), read as ReplicaSets (replication.go),
+// as kube-controller-manager's replication manager does.
 package replicaset
 
 import (
@@ -31,10 +33,10 @@ const Name = "replicaset-controller"
 // in the next pass.
 const burstReplicas = 500
 
-// Controller reconciles ReplicaSets.
+// Controller reconciles ReplicaSets, or ReplicationControllers.
 type Controller struct {
 	client   *client.Client
-	rss      *client.Informer[*apps.ReplicaSet]
+	kind     kind
 	pods     *client.Informer[*core.Pod]
 	exp      *controller.Expectations
 	recorder *client.AsyncRecorder
@@ -43,26 +45,53 @@ type Controller struct {
 	Loop *reconcile.Loop
 }
 
-// New returns the controller and registers its handlers on the informers.
+// kind is what a Controller keeps replicas for: ReplicaSets, or
+// ReplicationControllers read as ReplicaSets.
+type kind struct {
+	name string // the pods' owner kind
+	// get returns the object as a ReplicaSet, and the object itself: the
+	// pods' owner and the subject of the events.
+	get func(key string) (rs *apps.ReplicaSet, owner meta.Object, ok bool)
+	// writeStatus makes st the owner's status.
+	writeStatus func(ctx context.Context, c *client.Client, owner meta.Object, st apps.ReplicaSetStatus) (gone bool, err error)
+}
+
+// New returns the ReplicaSet controller and registers its handlers on the
+// informers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
-	rc := &Controller{client: c, rss: inf.ReplicaSets, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now}
-	rc.Loop = reconcile.NewLoop(Name, rc, 5)
-	enqueue := func(rs *apps.ReplicaSet) { rc.Loop.Queue.Add(meta.Key(rs)) }
-	inf.ReplicaSets.AddHandler(client.Handler[*apps.ReplicaSet]{
+	k := kind{name: "ReplicaSet",
+		get: func(key string) (*apps.ReplicaSet, meta.Object, bool) {
+			rs, ok := inf.ReplicaSets.GetByKey(key)
+			return rs, rs, ok
+		},
+		writeStatus: func(ctx context.Context, c *client.Client, owner meta.Object, st apps.ReplicaSetStatus) (bool, error) {
+			updated := *owner.(*apps.ReplicaSet)
+			updated.Status = st
+			return controller.WriteStatus(ctx, c, &updated)
+		}}
+	return newController(Name, k, c, inf, inf.ReplicaSets, func(rs *apps.ReplicaSet) *meta.LabelSelector { return rs.Spec.Selector }, recorder)
+}
+
+// newController makes the controller of one kind: its loop, a handler on
+// the kind's informer, and one on the pods'.
+func newController[O meta.Object](name string, k kind, c *client.Client, inf *controller.Informers, owners *client.Informer[O],
+	selectorOf func(O) *meta.LabelSelector, recorder *client.AsyncRecorder) *Controller {
+	rc := &Controller{client: c, kind: k, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now}
+	rc.Loop = reconcile.NewLoop(name, rc, 5)
+	enqueue := func(o O) { rc.Loop.Queue.Add(meta.Key(o)) }
+	owners.AddHandler(client.Handler[O]{
 		OnAdd:    enqueue,
-		OnUpdate: func(_, rs *apps.ReplicaSet) { enqueue(rs) },
-		OnDelete: func(rs *apps.ReplicaSet) { rc.exp.Delete(meta.Key(rs)); enqueue(rs) },
+		OnUpdate: func(_, o O) { enqueue(o) },
+		OnDelete: func(o O) { rc.exp.Delete(meta.Key(o)); enqueue(o) },
 	})
-	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "ReplicaSet", Queue: rc.Loop.Queue, Owner: controller.CachedIn(inf.ReplicaSets),
-		Expectations: rc.exp, Adopters: controller.SelectedBy[*apps.ReplicaSet, *core.Pod](inf.ReplicaSets, selectorOf)}.Handler())
+	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: k.name, Queue: rc.Loop.Queue, Owner: controller.CachedIn(owners),
+		Expectations: rc.exp, Adopters: controller.SelectedBy[O, *core.Pod](owners, selectorOf)}.Handler())
 	return rc
 }
 
-func selectorOf(rs *apps.ReplicaSet) *meta.LabelSelector { return rs.Spec.Selector }
-
 // Reconcile implements reconcile.Reconciler.
 func (rc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Result, error) {
-	rs, ok := rc.rss.GetByKey(key)
+	rs, owner, ok := rc.kind.get(key)
 	if !ok {
 		rc.exp.Delete(key)
 		return reconcile.Result{}, nil
@@ -76,7 +105,7 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	// before it would miss that pod and make it again.
 	// (Kubernetes' syncReplicaSet keeps the same order.)
 	satisfied := rc.exp.Satisfied(key)
-	pods, err := rc.claimPods(ctx, rs, sel)
+	pods, err := controller.Claim(ctx, rc.client, owner, sel, rc.pods.ByIndex(client.IndexNamespace, rs.Namespace), controller.IsActive)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -90,7 +119,7 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	observed := rs.Status.ObservedGeneration
 	if satisfied && rs.DeletionTimestamp == nil {
 		var deleted map[string]bool
-		deleted, manageErr = rc.manageReplicas(ctx, rs, active)
+		deleted, manageErr = rc.manageReplicas(ctx, rs, owner, active)
 		// The status counts what remains: pods just deleted are going
 		// (the Deployment controller reads availability from it).
 		if len(deleted) > 0 {
@@ -104,22 +133,15 @@ func (rc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 		}
 		observed = rs.Generation
 	}
-	requeue, err := rc.updateStatus(ctx, rs, active, observed, manageErr)
+	requeue, err := rc.updateStatus(ctx, rs, owner, active, observed, manageErr)
 	if manageErr != nil {
 		return reconcile.Result{}, manageErr
 	}
 	return reconcile.Result{RequeueAfter: requeue}, err
 }
 
-// claimPods returns the pods the ReplicaSet controls, adopting active
-// orphans that match its selector and releasing its pods that no longer
-// match (Kubernetes' ControllerRefManager).
-func (rc *Controller) claimPods(ctx context.Context, rs *apps.ReplicaSet, sel selector.Selector) ([]*core.Pod, error) {
-	return controller.Claim(ctx, rc.client, rs, sel, rc.pods.ByIndex(client.IndexNamespace, rs.Namespace), controller.IsActive)
-}
-
 // manageReplicas creates or deletes pods to reach spec.replicas.
-func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod) (deleted map[string]bool, err error) {
+func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, owner meta.Object, active []*core.Pod) (deleted map[string]bool, err error) {
 	want := 1
 	if rs.Spec.Replicas != nil {
 		want = int(*rs.Spec.Replicas)
@@ -130,7 +152,7 @@ func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, a
 	case diff < 0:
 		n := min(-diff, burstReplicas)
 		rc.exp.Expect(key, n, 0)
-		return nil, rc.createPods(ctx, rs, n)
+		return nil, rc.createPods(ctx, rs, owner, n)
 	case diff > 0:
 		n := min(diff, burstReplicas)
 		victims := podsToDelete(active, n)
@@ -146,7 +168,7 @@ func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, a
 				continue
 			}
 			deleted[p.Name] = true
-			rc.recorder.Event(rs, core.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+p.Name)
+			rc.recorder.Event(owner, core.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+p.Name)
 		}
 	}
 	return deleted, nil
@@ -155,23 +177,23 @@ func (rc *Controller) manageReplicas(ctx context.Context, rs *apps.ReplicaSet, a
 // createPods creates n pods in batches of 1, 2, 4, ... (slow start, as
 // Kubernetes does): a template that cannot be created fails after one
 // request instead of n.
-func (rc *Controller) createPods(ctx context.Context, rs *apps.ReplicaSet, n int) error {
+func (rc *Controller) createPods(ctx context.Context, rs *apps.ReplicaSet, owner meta.Object, n int) error {
 	key := meta.Key(rs)
 	pods := client.For[*core.Pod](rc.client)
 	for batch, done := 1, 0; done < n; batch *= 2 {
 		size := min(batch, n-done)
 		for i := range size {
-			p := controller.PodFromTemplate(&rs.Spec.Template, rs.Namespace, rs.Name+"-", rs)
+			p := controller.PodFromTemplate(&rs.Spec.Template, rs.Namespace, rs.Name+"-", owner)
 			created, err := pods.Create(ctx, p)
 			if err != nil {
 				// The creates not made will not be observed.
 				for range n - done - i {
 					rc.exp.Observed(key, true)
 				}
-				rc.recorder.Event(rs, core.EventTypeWarning, "FailedCreate", "Error creating: "+client.Message(err))
+				rc.recorder.Event(owner, core.EventTypeWarning, "FailedCreate", "Error creating: "+client.Message(err))
 				return fmt.Errorf("create pod: %w", err)
 			}
-			rc.recorder.Event(rs, core.EventTypeNormal, "SuccessfulCreate", "Created pod: "+created.Name)
+			rc.recorder.Event(owner, core.EventTypeNormal, "SuccessfulCreate", "Created pod: "+created.Name)
 		}
 		done += size
 	}
@@ -234,7 +256,7 @@ func readyTime(p *core.Pod) time.Time {
 // while it waits for its own creates and deletes to show up): the
 // Deployment controller reads it as "this ReplicaSet's pods follow its
 // replicas now".
-func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, active []*core.Pod, observed int64, manageErr error) (time.Duration, error) {
+func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, owner meta.Object, active []*core.Pod, observed int64, manageErr error) (time.Duration, error) {
 	now := rc.now()
 	st := apps.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: observed, Conditions: replicaFailure(rs, len(active), manageErr, now)}
 	var requeue time.Duration
@@ -261,9 +283,7 @@ func (rc *Controller) updateStatus(ctx context.Context, rs *apps.ReplicaSet, act
 		st.AvailableReplicas == rs.Status.AvailableReplicas && st.ObservedGeneration == rs.Status.ObservedGeneration && len(st.Conditions) == len(rs.Status.Conditions) {
 		return requeue, nil
 	}
-	updated := *rs
-	updated.Status = st
-	if gone, err := controller.WriteStatus(ctx, rc.client, &updated); gone || err != nil {
+	if gone, err := rc.kind.writeStatus(ctx, rc.client, owner, st); gone || err != nil {
 		return 0, err
 	}
 	return requeue, nil

@@ -198,6 +198,9 @@ func (rc *Controller) count(ctx context.Context, q *core.ResourceQuota) (resourc
 		if err := countTyped[*core.ResourceQuota](ctx, rc, q.Namespace, "resourcequotas", wants("count/resourcequotas", core.QuotaResourceQuotas), typed, add, now); err != nil {
 			return nil, next, err
 		}
+		if err := countTyped[*core.ReplicationController](ctx, rc, q.Namespace, "replicationcontrollers", wants("count/replicationcontrollers", core.QuotaReplicationControllers), typed, add, now); err != nil {
+			return nil, next, err
+		}
 		// count/<resource> of every other kind: the number of objects.
 		for n := range q.Spec.Hard {
 			k := scheme.CountedKind(n)

@@ -122,6 +122,14 @@ func exposeService(ctx context.Context, c *client.Client, ns, target string) (*c
 		if r, err = client.For[*apps.ReplicaSet](c).Get(ctx, ns, name); err == nil {
 			spec, err = r.Spec.Template.Spec, fromSelector(r.Spec.Selector)
 		}
+	case "replicationcontroller", "replicationcontrollers", "rc":
+		var r *core.ReplicationController
+		if r, err = client.For[*core.ReplicationController](c).Get(ctx, ns, name); err == nil {
+			if r.Spec.Template == nil {
+				r.Spec.Template = &core.PodTemplateSpec{}
+			}
+			spec, sel = r.Spec.Template.Spec, r.Spec.Selector
+		}
 	case "statefulset", "statefulsets", "sts":
 		var s *apps.StatefulSet
 		if s, err = client.For[*apps.StatefulSet](c).Get(ctx, ns, name); err == nil {

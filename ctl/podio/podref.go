@@ -60,6 +60,12 @@ func resolvePod(ctx context.Context, c *client.Client, ns, arg string) (podRef, 
 			ls = r.Spec.Selector
 		}
 		kind = "replicaset"
+	case "replicationcontroller", "replicationcontrollers", "rc":
+		var r *core.ReplicationController
+		if r, err = client.For[*core.ReplicationController](c).Get(ctx, ns, name); err == nil {
+			ls = &meta.LabelSelector{MatchLabels: r.Spec.Selector}
+		}
+		kind = "replicationcontroller"
 	case "statefulset", "statefulsets", "sts":
 		var s *apps.StatefulSet
 		if s, err = client.For[*apps.StatefulSet](c).Get(ctx, ns, name); err == nil {

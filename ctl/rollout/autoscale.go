@@ -35,8 +35,8 @@ kobune-controller evaluates it every 15 s from the metrics API.`,
 			if err != nil {
 				return err
 			}
-			if k.Kind != "Deployment" && k.Kind != "ReplicaSet" && k.Kind != "StatefulSet" {
-				return fmt.Errorf("%s cannot be autoscaled: only deployments, replicasets and statefulsets have a scale subresource", k.Resource)
+			if k.Kind != "Deployment" && k.Kind != "ReplicaSet" && k.Kind != "StatefulSet" && k.Kind != "ReplicationController" {
+				return fmt.Errorf("%s cannot be autoscaled: only deployments, replicasets, statefulsets and replicationcontrollers have a scale subresource", k.Resource)
 			}
 			if len(names) != 1 {
 				return fmt.Errorf("autoscale one object at a time")

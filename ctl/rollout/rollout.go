@@ -96,8 +96,10 @@ func NewCmdScale(o *cmdutil.Options) *cobra.Command {
 					err = updateRetrying(ctx, client.For[*apps.ReplicaSet](c), ns, name, func(r *apps.ReplicaSet) { r.Spec.Replicas = &replicas })
 				case "StatefulSet":
 					err = updateRetrying(ctx, client.For[*apps.StatefulSet](c), ns, name, func(r *apps.StatefulSet) { r.Spec.Replicas = &replicas })
+				case "ReplicationController":
+					err = updateRetrying(ctx, client.For[*core.ReplicationController](c), ns, name, func(r *core.ReplicationController) { r.Spec.Replicas = &replicas })
 				default:
-					return fmt.Errorf("%s cannot be scaled: only deployments, replicasets and statefulsets", k.Resource)
+					return fmt.Errorf("%s cannot be scaled: only deployments, replicasets, statefulsets and replicationcontrollers", k.Resource)
 				}
 				if err != nil {
 					return err

@@ -31,8 +31,10 @@ var apiserverFloors = map[string][]string{
 	// and the way to the nodes.
 	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},
 	"authorization":  {"storage", "apierrors", "request", "authorizer", "admission", "registry"},
-	"nodeproxy":      {"storage", "apierrors", "registry"},
-	"flowcontrol":    {"storage", "request", "registry"},
+	// The way to the nodes passes admission: attach, exec and port-forward
+	// are CONNECT requests to the chain.
+	"nodeproxy":   {"storage", "apierrors", "registry", "admission"},
+	"flowcontrol": {"storage", "request", "registry"},
 	// The two front ends.
 	"rest":    {"apierrors", "request", "filters", "registry", "nodeproxy"},
 	"grpcapi": {"filters", "registry", "nodeproxy"},
