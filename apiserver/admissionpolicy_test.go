@@ -47,6 +47,25 @@ func TestValidatingAdmissionPolicies(t *testing.T) {
 			"selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"x","image":"kobune.local/labapp:1.0"}]}}}}`)
 		return code, h.Get("Warning"), string(b)
 	}
+	// The server reports the generation it applies in the policy's
+	// status; the status subresource takes conditions, as Kubernetes'.
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, _, b = c.do("GET", api+"validatingadmissionpolicies/no-tmp/status", "", "")
+		if strings.Contains(string(b), `"observedGeneration":1`) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(string(b), `"status":{"observedGeneration":1}`) {
+		t.Errorf("the policy's status never says generation 1 is applied: %s", b)
+	}
+	if code, _, b := c.do("PATCH", api+"validatingadmissionpolicies/no-tmp/status", "", `{"status":{"conditions":[{"type":"Checked","status":"False","reason":"e2e","message":"m","lastTransitionTime":"2024-01-01T00:00:00Z"}]}}`,
+		"Content-Type", "application/merge-patch+json"); code != 200 || !strings.Contains(string(b), `"type":"Checked"`) {
+		t.Errorf("patch the policy's status: %d %s", code, b)
+	}
+	if _, _, b := c.do("GET", "/apis/admissionregistration.k8s.io/v1", "", ""); !strings.Contains(string(b), `"name":"validatingadmissionpolicies/status"`) {
+		t.Errorf("discovery lacks validatingadmissionpolicies/status: %s", b)
+	}
 	// The policies are followed, not read per request: wait for the first.
 	var code int
 	var body string
@@ -73,7 +92,7 @@ func TestValidatingAdmissionPolicies(t *testing.T) {
 	if code, _, body := deploy("team", "other", "1"); code != 400 || !strings.Contains(body, "no params found") {
 		t.Errorf("missing parameters under parameterNotFoundAction Deny: %d %s", code, body)
 	}
-	code, _, b := c.do("POST", api+"validatingadmissionpolicies", "", `{"metadata":{"name":"broken"},"spec":{
+	code, _, b = c.do("POST", api+"validatingadmissionpolicies", "", `{"metadata":{"name":"broken"},"spec":{
 		"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["pods"]}]},
 		"validations":[{"expression":"object.spec.containers.all(c,"}]}}`)
 	if code != 422 || !strings.Contains(string(b), "spec.validations[0].expression") || !strings.Contains(string(b), "compilation failed") {

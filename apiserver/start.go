@@ -206,6 +206,7 @@ func buildRegistry(_ context.Context, s *Server) error {
 	s.registry = registry.New(registry.Config{Store: s.store, Admission: s.admission, Namespaces: s.namespaces, Quotas: s.quotas,
 		Creators: s.creators(), Authorize: s.authz.Authorize, BookmarkInterval: s.cfg.BookmarkInterval, EtcdVersion: s.etcd.Version,
 		DescribeNoSpace: s.space.Describe, Kinds: s.kinds, Logf: s.cfg.Logf})
+	s.webhooks.ReportPoliciesWith(s.registry.UpdateObjectStatus)
 	return nil
 }
 

@@ -9,7 +9,42 @@ import (
 type ValidatingAdmissionPolicy struct {
 	meta.TypeMeta   `json:",inline"`
 	meta.ObjectMeta `json:"metadata"`
-	Spec            ValidatingAdmissionPolicySpec `json:"spec"`
+	Spec            ValidatingAdmissionPolicySpec   `json:"spec"`
+	Status          ValidatingAdmissionPolicyStatus `json:"status,omitzero"`
+}
+
+// ValidatingAdmissionPolicyStatus is what the server observed of a policy.
+type ValidatingAdmissionPolicyStatus struct {
+	// ObservedGeneration is the generation the API server has compiled
+	// and applies (written by it).
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// TypeChecking is Kubernetes' report of expressions that do not
+	// type-check against the matched kinds' schemas; Kobune compiles
+	// expressions dynamically typed and writes none.
+	TypeChecking *PolicyTypeChecking `json:"typeChecking,omitempty" kobune:"unsupported"`
+	// Conditions are kept as written (the status subresource).
+	Conditions []PolicyCondition `json:"conditions,omitempty"`
+}
+
+// PolicyTypeChecking lists the warnings of type checking.
+type PolicyTypeChecking struct {
+	ExpressionWarnings []ExpressionWarning `json:"expressionWarnings,omitempty"`
+}
+
+// ExpressionWarning is one expression's type-checking warning.
+type ExpressionWarning struct {
+	FieldRef string `json:"fieldRef"`
+	Warning  string `json:"warning"`
+}
+
+// PolicyCondition is a meta.k8s.io/v1 Condition.
+type PolicyCondition struct {
+	Type               string               `json:"type"`
+	Status             meta.ConditionStatus `json:"status"`
+	ObservedGeneration int64                `json:"observedGeneration,omitempty"`
+	LastTransitionTime meta.Time            `json:"lastTransitionTime,omitzero"`
+	Reason             string               `json:"reason"`
+	Message            string               `json:"message"`
 }
 
 // ValidatingAdmissionPolicySpec is what a policy checks, on which

@@ -128,7 +128,7 @@ func buildKinds() []*Kind {
 			nil, admissionregistration.ValidateValidating, nil, nil),
 		kind("MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations", nil, clusterScoped, noStatus,
 			nil, admissionregistration.ValidateMutating, nil, nil),
-		kind("ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1", "validatingadmissionpolicies", nil, clusterScoped, noStatus,
+		kind("ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1", "validatingadmissionpolicies", nil, clusterScoped, withStatus,
 			nil, admissionregistration.ValidatePolicy, nil, nil),
 		kind("ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1", "validatingadmissionpolicybindings", nil, clusterScoped, noStatus,
 			nil, admissionregistration.ValidateBinding, nil, nil),

@@ -32,6 +32,8 @@ type Webhooks struct {
 	clients    clients
 	conditions conditions
 	policies   policies
+	// updateStatus writes a policy's status (ReportPoliciesWith).
+	updateStatus func(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error)
 }
 
 // New returns the webhooks; Run follows their configurations.

@@ -111,16 +111,19 @@ func (w *Webhooks) runPolicies(ctx context.Context) {
 			mu.Lock()
 			defer mu.Unlock()
 			next := make(map[string]*compiledPolicy, len(objs))
+			var compiled []*admissionregistration.ValidatingAdmissionPolicy
 			for name, o := range objs {
 				p := o.(*admissionregistration.ValidatingAdmissionPolicy)
 				if old, ok := pols[name]; ok && old.policy == p {
 					next[name] = old
 				} else {
 					next[name] = compilePolicy(p)
+					compiled = append(compiled, p)
 				}
 			}
 			pols = next
 			publish()
+			w.reportObserved(ctx, compiled)
 		})
 	}()
 	followByName(ctx, w.cfg.Store, "validatingadmissionpolicybindings", func(objs map[string]meta.Object) {
@@ -130,6 +133,32 @@ func (w *Webhooks) runPolicies(ctx context.Context) {
 		publish()
 	})
 	<-done
+}
+
+// ReportPoliciesWith gives the webhooks the way to write a policy's
+// status (the registry's); set before Run.
+func (w *Webhooks) ReportPoliciesWith(updateStatus func(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error)) {
+	w.updateStatus = updateStatus
+}
+
+// reportObserved writes status.observedGeneration of the policies just
+// compiled: the generation requests are judged by from now on. A write
+// that loses a race is left to the next change's event.
+func (w *Webhooks) reportObserved(ctx context.Context, compiled []*admissionregistration.ValidatingAdmissionPolicy) {
+	if w.updateStatus == nil {
+		return
+	}
+	k, _ := scheme.ByResource("validatingadmissionpolicies")
+	for _, p := range compiled {
+		if p.Status.ObservedGeneration == p.Generation {
+			continue
+		}
+		updated := *p
+		updated.Status.ObservedGeneration = p.Generation
+		if _, err := w.updateStatus(ctx, k, &updated); err != nil && ctx.Err() == nil && status.Code(err) != codes.Aborted && status.Code(err) != codes.NotFound {
+			w.cfg.Logf("ValidatingAdmissionPolicy %q: write status.observedGeneration: %v", p.Name, err)
+		}
+	}
 }
 
 // Policies is the chain's ValidatingAdmissionPolicy step; it also judges
