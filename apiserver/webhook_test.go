@@ -76,6 +76,9 @@ func newWebhookServer(t *testing.T) *webhookServer {
 		case "/mutate-spec":
 			p := `[{"op":"add","path":"/spec/addedByWebhook","value":"x"},{"op":"add","path":"/spec/name","value":"hooked"}]`
 			resp["patch"], resp["patchType"] = base64.StdEncoding.EncodeToString([]byte(p)), "JSONPatch"
+		case "/add-init": // the conformance suite's pod mutator: an init container, no defaults
+			p := `[{"op":"add","path":"/spec/initContainers","value":[{"name":"webhook-added-init-container","image":"kobune.local/pause"}]}]`
+			resp["patch"], resp["patchType"] = base64.StdEncoding.EncodeToString([]byte(p)), "JSONPatch"
 		case "/deny-attach": // the conformance suite's webhook: no input to container c1
 			if req["subResource"] == "attach" && obj["stdin"] == true && obj["container"] == "c1" {
 				resp["allowed"], resp["status"] = false, map[string]any{"message": fmt.Sprintf("attaching to pod '%s' is not allowed", req["name"])}
@@ -356,5 +359,31 @@ func TestWebhooksJudgeConnectRequests(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "attaching to pod 'target' is not allowed") {
 		t.Errorf("a gRPC attach the webhook denies: %v", err)
+	}
+}
+
+// TestWebhookAdditionsAreDefaulted (issue #36; the conformance suite's
+// "should mutate pod and apply defaults after mutation"): what a mutating
+// webhook adds to a pod gets the pod's defaults, as kube-apiserver decodes
+// a webhook's patch with defaulting.
+func TestWebhookAdditionsAreDefaulted(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	ws := newWebhookServer(t)
+	config := `{"metadata":{"name":"add-init"},"webhooks":[{"name":"add-init.example.com","clientConfig":{"url":"` + ws.URL + `/add-init","caBundle":"` + ws.caBundle() + `"},
+	  "rules":[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods"]}],"sideEffects":"None","admissionReviewVersions":["v1"]}]}`
+	if code, _, b := c.do("POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", "", config); code != 201 {
+		t.Fatalf("create the configuration: %d %s", code, b)
+	}
+	var b []byte
+	for deadline, i := time.Now().Add(10*time.Second), 0; ; i++ {
+		_, _, b = c.do("POST", "/api/v1/namespaces/default/pods", "", fmt.Sprintf(`{"metadata":{"name":"p%d"},"spec":{"containers":[{"name":"c","image":"kobune.local/pause"}]}}`, i))
+		if strings.Contains(string(b), "webhook-added-init-container") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(string(b), `{"name":"webhook-added-init-container","image":"kobune.local/pause","terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"Always"}`) {
+		t.Errorf("the webhook's init container lacks the defaults: %s", b)
 	}
 }

@@ -379,8 +379,11 @@ func applyPatch(r *subject, p []byte) (bool, error) {
 		if o, _, err = c.Decode(after); err == nil {
 			*o.GetTypeMeta() = meta.TypeMeta{APIVersion: r.kind.APIVersion, Kind: r.kind.Kind}
 		}
-	} else {
-		o, err = r.kind.Decode(after)
+	} else if o, err = r.kind.Decode(after); err == nil && r.kind.Default != nil {
+		// As kube-apiserver decodes a webhook's patch: with defaulting,
+		// so that what a webhook adds (an init container) gets its
+		// defaults (terminationMessagePolicy File ...).
+		r.kind.Default(o)
 	}
 	if err != nil {
 		return false, err
