@@ -137,6 +137,36 @@ func TestCustomResourceOpenAPI(t *testing.T) {
 	if strings.Contains(string(b), "apis/example.com/v2") {
 		t.Errorf("/openapi/v3 still lists example.com/v2: %.300s", b)
 	}
+
+	// A kind whose schema keeps every unknown field at its root is just an
+	// object in v2 (kubectl validates with v2 and would refuse the unknown
+	// fields); nested ones lose their properties there. v3 keeps them.
+	anything := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"anythings.example.com"},` +
+		`"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"anythings","kind":"Anything"},"versions":[{"name":"v1","served":true,"storage":true,` +
+		`"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	open := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"opens.example.com"},` +
+		`"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"opens","kind":"Open"},"versions":[{"name":"v1","served":true,"storage":true,` +
+		`"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"a":{"type":"string"}}}}}}}]}}`
+	for _, body := range []string{anything, open} {
+		if code, _, b := c.do("POST", crds, "", body); code != 201 {
+			t.Fatalf("create a definition: %d %s", code, b)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if defs, _ = v2(); defs["com.example.v1.Anything"] != nil && defs["com.example.v1.Open"] != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("com.example.v1.Anything or Open never in /openapi/v2")
+		}
+	}
+	if got := string(mustMarshal(t, defs["com.example.v1.Anything"])); got != `{"type":"object","x-kubernetes-group-version-kind":[{"group":"example.com","kind":"Anything","version":"v1"}]}` {
+		t.Errorf("v2 definition of a kind that keeps unknown fields at its root: %s", got)
+	}
+	spec := defs["com.example.v1.Open"].(map[string]any)["properties"].(map[string]any)["spec"]
+	if got := string(mustMarshal(t, spec)); got != `{"x-kubernetes-preserve-unknown-fields":true}` {
+		t.Errorf("v2 schema of a field that keeps unknown fields: %s; want no type and no properties", got)
+	}
 }
 
 // openAPIV3Index is /openapi/v3: each group version's document URL.

@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/kobune/kobune/api/apiextensions"
@@ -71,6 +72,15 @@ func (s *schemaSet) addCustom(cv customVersion) string {
 	_, version, _ := strings.Cut(k.APIVersion, "/")
 	name := CustomSchemaName(k.Group(), version, k.Kind)
 	def := copyMap(cv.schema)
+	if s.refPrefix == "#/definitions/" { // Swagger 2.0, which kubectl validates with
+		if def["x-kubernetes-preserve-unknown-fields"] == true {
+			// As kube-apiserver: an object and nothing more, or kubectl
+			// would refuse the unknown fields the schema keeps.
+			s.schemas[name] = map[string]any{"type": "object", "x-kubernetes-group-version-kind": []any{gvk(k)}}
+			return name
+		}
+		def = toV2(def)
+	}
 	props := map[string]any{}
 	if p, ok := def["properties"].(map[string]any); ok {
 		props = copyMap(p)
@@ -96,4 +106,56 @@ func (s *schemaSet) addCustom(cv customVersion) string {
 	def["x-kubernetes-group-version-kind"] = []any{gvk(k)}
 	s.schemas[name] = def
 	return name
+}
+
+// toV2 is a structural schema as Swagger 2.0 can say it, with
+// kube-apiserver's changes for kubectl: no allOf, oneOf, anyOf or not; a
+// nullable value untyped, without items or properties (and not required);
+// a value that keeps unknown fields without items or properties, and
+// untyped when an object; an array without items untyped.
+func toV2(in map[string]any) map[string]any {
+	s := copyMap(in)
+	for _, k := range []string{"allOf", "oneOf", "anyOf", "not"} {
+		delete(s, k)
+	}
+	if s["nullable"] == true {
+		delete(s, "type")
+		delete(s, "nullable")
+		delete(s, "items")
+		delete(s, "properties")
+	}
+	if s["x-kubernetes-preserve-unknown-fields"] == true {
+		delete(s, "items")
+		delete(s, "properties")
+		if s["type"] == "object" {
+			delete(s, "type")
+		}
+	}
+	if s["type"] == "array" && s["items"] == nil {
+		delete(s, "type")
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		out := make(map[string]any, len(props))
+		for name, p := range props {
+			if ps, ok := p.(map[string]any); ok {
+				out[name] = toV2(ps)
+				if req, ok := s["required"].([]any); ok && ps["nullable"] == true {
+					s["required"] = slices.DeleteFunc(slices.Clone(req), func(r any) bool { return r == name })
+				}
+			} else {
+				out[name] = p
+			}
+		}
+		s["properties"] = out
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		s["items"] = toV2(items)
+	}
+	if ap, ok := s["additionalProperties"].(map[string]any); ok {
+		if ap["nullable"] == true {
+			delete(s, "required")
+		}
+		s["additionalProperties"] = toV2(ap)
+	}
+	return s
 }
