@@ -55,7 +55,8 @@ func TestChaosKillControllerDuringRollouts(t *testing.T) {
 		// new process's first lists. (Without it, a restart within
 		// milliseconds can list before those land and act on them twice
 		// for a moment.)
-		cmd := exec.Command(bin, "--kubeconfig", cl.Kubeconfig("controller"), "--leader-elect",
+		// No health port: a lab on this host holds 127.0.0.1:10257.
+		cmd := exec.Command(bin, "--kubeconfig", cl.Kubeconfig("controller"), "--metrics-listen", "", "--leader-elect",
 			"--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1500ms", "--leader-elect-retry-period", "300ms")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {

@@ -2,12 +2,14 @@ package controllermanager_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/client"
 )
 
@@ -92,9 +94,56 @@ func TestReplicationControllers(t *testing.T) {
 		t.Errorf("a third ReplicationController under a quota of 2: %v, want forbidden (exceeded quota)", err)
 	}
 
+	// The conformance suite's "should not delete dependents that have both
+	// valid owner and owner that's waiting for dependents to be deleted":
+	// a pod of legacy that "second" owns too (a strategic merge patch adds
+	// the reference, merged by uid) outlives legacy's foreground deletion,
+	// owned by second alone.
+	second, err := rcs.Get(ctx, "default", "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := activePods(t, ctx, c, "legacy")[0]
+	ref := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ReplicationController","name":"second","uid":"%s"}]}}`, second.UID)
+	pk, _ := scheme.ByResource("pods")
+	if _, err := c.Resource(pk).Patch(ctx, "default", shared.Name, client.StrategicMergePatch, []byte(ref), client.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if patched, err := pods.Get(ctx, "default", shared.Name); err != nil || len(patched.OwnerReferences) != 2 {
+		t.Fatalf("a strategic merge patch of ownerReferences: %v %+v; want both owners (merged by uid)", err, patched)
+	}
+	if err := rcs.Delete(ctx, "default", "legacy", client.DeleteOptions{PropagationPolicy: "Foreground"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := rcs.Get(ctx, "default", "legacy"); client.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("legacy, deleted in the foreground, is still there after 30 s")
+		}
+	}
+	kept, err := pods.Get(ctx, "default", shared.Name)
+	if err != nil || kept.DeletionTimestamp != nil || len(kept.OwnerReferences) != 1 || kept.OwnerReferences[0].UID != second.UID {
+		t.Fatalf("the pod second owns too: %v %+v; want it kept, owned by second alone", err, kept)
+	}
+	if err := pods.Delete(ctx, "default", shared.Name, client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := rcs.Delete(ctx, "default", "second", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The quota frees its two as its controller recounts.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if _, err = rcs.Create(ctx, newRC("legacy", 1)); err == nil || !client.IsForbidden(err) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait("1 replica again", func(rc *core.ReplicationController) bool { return rc.Status.Replicas == 1 })
 	if err := rcs.Delete(ctx, "default", "legacy", client.DeleteOptions{PropagationPolicy: "Background"}); err != nil {
 		t.Fatal(err)
 	}

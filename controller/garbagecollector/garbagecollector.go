@@ -409,6 +409,23 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o me
 				}
 				continue
 			}
+			if dm.DeletionTimestamp == nil && len(dm.OwnerReferences) > 1 {
+				// As Kubernetes' collector: a dependent that another owner
+				// still holds (there, and not deleting its own dependents)
+				// stays; only its reference to this owner goes.
+				solid, err := gc.heldByAnother(ctx, dm, m.UID)
+				if err != nil {
+					return err
+				}
+				if solid {
+					if err := gc.updateMeta(ctx, k, dm.Namespace, dm.Name, func(om *meta.ObjectMeta) {
+						om.OwnerReferences = slices.DeleteFunc(om.OwnerReferences, func(r meta.OwnerReference) bool { return r.UID == m.UID })
+					}); err != nil {
+						return err
+					}
+					continue
+				}
+			}
 			if ref != nil && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
 				blocking++
 			}
@@ -423,6 +440,33 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o me
 		return nil // their deletion requeues this owner
 	}
 	return gc.removeFinalizer(ctx, w, m, FinalizerForeground)
+}
+
+// heldByAnother: an owner of the dependent other than the one with uid
+// is there and not being deleted in the foreground (Kubernetes' "solid"
+// owner).
+func (gc *Collector) heldByAnother(ctx context.Context, dm *meta.ObjectMeta, uid string) (bool, error) {
+	for _, ref := range dm.OwnerReferences {
+		if ref.UID == uid {
+			continue
+		}
+		if w, ok := gc.watchedFor(ref); ok {
+			if o, ok := w.get(dm.Namespace, ref.Name); ok && o.GetObjectMeta().UID == ref.UID {
+				if !deletingDependents(o.GetObjectMeta()) {
+					return true, nil
+				}
+				continue
+			}
+		}
+		exists, _, err := gc.ownerExists(ctx, dm.Namespace, ref)
+		if err != nil {
+			return false, err
+		}
+		if exists {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // waitsInCircle: the object waits for its dependents (a foreground

@@ -37,6 +37,7 @@ func fixture(rss []*apps.ReplicaSet, pods ...*core.Pod) (*Collector, *controller
 	c, api := controllertest.NewClient()
 	inf := controller.NewInformers(c)
 	inf.ReplicaSets.Seed(rss...)
+	inf.ReplicationControllers.Seed()
 	inf.Pods.Seed(pods...)
 	inf.Deployments.Seed()
 	inf.DaemonSets.Seed()
