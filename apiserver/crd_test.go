@@ -131,7 +131,7 @@ func TestCustomResourceDefinitions(t *testing.T) {
 	}
 	code, _, b = c.do("PATCH", "/apis/example.com/v1beta1/namespaces/default/widgets/applied?fieldManager=versioned-applier&fieldValidation=Strict", "",
 		strings.Replace(applied, "replicas: 2", "replicas: 2, shape: round", 1), "Content-Type", "application/apply-patch+yaml")
-	if code == 200 || !strings.Contains(string(b), `unknown field \"spec.shape\"`) {
+	if code == 200 || !strings.Contains(string(b), `.spec.shape: field not declared in schema`) {
 		t.Errorf("an apply at v1beta1 with an unknown field under Strict: %d %s", code, b)
 	}
 	if code, _, b := c.do("DELETE", widgets+"/applied", "", ""); code != 200 {

@@ -84,6 +84,17 @@ func decode(schema *apiext.JSONSchemaProps, data []byte) (meta.Object, []string,
 		return nil, nil, err
 	}
 	var pruned []string
+	// The metadata's own unknown fields (json.Unmarshal dropped them).
+	var top struct {
+		Metadata map[string]json.RawMessage `json:"metadata"`
+	}
+	if json.Unmarshal(data, &top) == nil {
+		for k := range top.Metadata {
+			if !objectMetaFields()[k] {
+				pruned = append(pruned, "metadata."+k)
+			}
+		}
+	}
 	withValue(u, func(m map[string]any) {
 		prune(m, rootForPruning(schema), "", &pruned)
 		applyDefaults(m, schema)

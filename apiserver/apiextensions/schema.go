@@ -44,7 +44,15 @@ func prune(val any, s *apiext.JSONSchemaProps, p string, out *[]string) {
 		keep := s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
 		for k, child := range x {
 			cs, known := s.Properties[k]
-			if s.XEmbeddedResource && (k == "apiVersion" || k == "kind" || k == "metadata") && !known {
+			if s.XEmbeddedResource && k == "metadata" {
+				// An embedded object's metadata is an ObjectMeta, as at
+				// the root, whatever the schema says of it.
+				if md, ok := child.(map[string]any); ok {
+					pruneMetadata(md, join(p, k), out)
+				}
+				continue
+			}
+			if s.XEmbeddedResource && (k == "apiVersion" || k == "kind") && !known {
 				continue
 			}
 			var childSchema *apiext.JSONSchemaProps
@@ -69,6 +77,29 @@ func prune(val any, s *apiext.JSONSchemaProps, p string, out *[]string) {
 	case []any:
 		for i, item := range x {
 			prune(item, s.Items, fmt.Sprintf("%s[%d]", p, i), out)
+		}
+	}
+}
+
+// objectMetaFields are the JSON names of ObjectMeta's fields.
+var objectMetaFields = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeFor[meta.ObjectMeta]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			out[name] = true
+		}
+	}
+	return out
+})
+
+// pruneMetadata removes from an object's metadata (at path p) the fields
+// ObjectMeta does not have, and reports them.
+func pruneMetadata(md map[string]any, p string, out *[]string) {
+	for k := range md {
+		if !objectMetaFields()[k] {
+			delete(md, k)
+			*out = append(*out, join(p, k))
 		}
 	}
 }

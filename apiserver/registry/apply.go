@@ -137,6 +137,11 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 	if err != nil {
 		return nil, err
 	}
+	if req.FieldValidation == "Strict" || req.FieldValidation == KobuneStrict {
+		if err := undeclaredFields(k, applied); err != nil {
+			return nil, err
+		}
+	}
 	kt, _ := k8sapi.ForKind(k.APIVersion, k.Kind)
 	ctx = withFieldManager(ctx, req.FieldManager, true)
 	for attempt := 1; ; attempt++ {
@@ -193,6 +198,31 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 		}
 		return &apipb.ObjectResponse{Object: out, Warnings: append(warnings, *admitted...)}, nil
 	}
+}
+
+// undeclaredFields refuses an applied configuration that names fields the
+// kind does not have, in the words of kube-apiserver's structured merge
+// ("failed to create typed patch object (...): .spec.x: field not
+// declared in schema"), as server-side apply under Strict answers.
+func undeclaredFields(k *scheme.Kind, applied map[string]any) error {
+	typos, _ := scheme.CheckFields(k, applied)
+	if len(typos) == 0 {
+		return nil
+	}
+	lines := make([]string, len(typos))
+	for i, t := range typos {
+		path := strings.TrimSuffix(strings.TrimPrefix(t, `unknown field "`), `"`)
+		lines[i] = "." + path + ": field not declared in schema"
+	}
+	group, version := k.Group(), k.APIVersion
+	if group != "" {
+		version = strings.TrimPrefix(version, group+"/")
+	}
+	msg := lines[0]
+	if len(lines) > 1 {
+		msg = "errors:\n  " + strings.Join(lines, "\n  ")
+	}
+	return apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "failed to create typed patch object (%s/%s, Kind=%s): %s", group, version, k.Kind, msg)
 }
 
 // appliedConfiguration reads an apply's body: an object of the kind,

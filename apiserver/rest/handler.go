@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/patch"
@@ -446,6 +447,14 @@ func readBodyUpTo(r *http.Request, limit int) ([]byte, error) {
 	case mt == contentJSON || strings.HasSuffix(mt, "+json"):
 		return b, nil
 	case mt == "application/yaml" || strings.HasSuffix(mt, "+yaml"):
+		if fv := r.URL.Query().Get("fieldValidation"); fv == "Strict" || fv == registry.KobuneStrict {
+			// A key twice in one mapping: refused in the YAML decoder's
+			// words, as kube-apiserver's strict decoding does
+			// ("line 9: key \"foo\" already set in map").
+			if _, err := yaml.YAMLToJSONStrict(b); err != nil {
+				return nil, statusWithCode(http.StatusBadRequest, "BadRequest", "error decoding YAML: "+err.Error())
+			}
+		}
 		return yamlToJSON(b)
 	case mt == contentProtobuf:
 		j, err := k8sapi.ProtoToJSON(b)
