@@ -66,9 +66,19 @@ data: {a: "1", b: "2"}
 			t.Errorf("kobectl get cm %s: exit %d, stdout %q: want an error and nothing printed", strings.Join(bad, " "), r.code, r.stdout)
 		}
 	}
-	// get all: the workload kinds and services, each table named by kind.
+	// get all: the workload kinds and services, each table named by kind
+	// (ReplicationControllers among them, as in kubectl).
+	rc := "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: legacy, namespace: default}\n" +
+		"spec:\n  replicas: 2\n  template:\n    metadata: {labels: {app: legacy}}\n    spec: {containers: [{name: app, image: kobune.local/labapp:1.0}]}\n"
+	if r := kobectl(t, s, rc, "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("apply a ReplicationController: %+v", r)
+	}
 	r := kobectl(t, s, "", "get", "all", "-A")
-	if r.code != 0 || !strings.Contains(r.stdout, "service/kubernetes") {
+	if r.code != 0 || !strings.Contains(r.stdout, "service/kubernetes") || !strings.Contains(r.stdout, "replicationcontroller/legacy") {
 		t.Errorf("get all -A: %+v", r)
+	}
+	r = kobectl(t, s, "", "describe", "rc", "legacy")
+	if r.code != 0 || !strings.Contains(r.stdout, "Selector:") || !strings.Contains(r.stdout, "app=legacy") || !strings.Contains(r.stdout, "/ 2 desired") || !strings.Contains(r.stdout, "kobune.local/labapp:1.0") {
+		t.Errorf("describe rc: %+v", r)
 	}
 }

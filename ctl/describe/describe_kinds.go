@@ -437,7 +437,7 @@ func qty(l resource.List, n resource.Name) string {
 }
 
 // describeWorkload prints the sections kubectl shows for Deployments,
-// ReplicaSets, StatefulSets and DaemonSets: selector, replicas, strategy,
+// ReplicaSets, ReplicationControllers, StatefulSets and DaemonSets: selector, replicas, strategy,
 // the pod template.
 func describeWorkload(tw io.Writer, obj meta.Object) bool {
 	var sel *meta.LabelSelector
@@ -456,6 +456,14 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 		}
 	case *apps.ReplicaSet:
 		sel, tmpl = w.Spec.Selector, w.Spec.Template
+		fmt.Fprintf(tw, "Selector:\t%s\n", selectorString(sel))
+		fmt.Fprintf(tw, "Replicas:\t%d current / %d desired\n", w.Status.Replicas, printers.Deref32(w.Spec.Replicas))
+		fmt.Fprintf(tw, "Pods Status:\t%d Ready / %d Available\n", w.Status.ReadyReplicas, w.Status.AvailableReplicas)
+	case *core.ReplicationController:
+		sel = &meta.LabelSelector{MatchLabels: w.Spec.Selector}
+		if w.Spec.Template != nil {
+			tmpl = *w.Spec.Template
+		}
 		fmt.Fprintf(tw, "Selector:\t%s\n", selectorString(sel))
 		fmt.Fprintf(tw, "Replicas:\t%d current / %d desired\n", w.Status.Replicas, printers.Deref32(w.Spec.Replicas))
 		fmt.Fprintf(tw, "Pods Status:\t%d Ready / %d Available\n", w.Status.ReadyReplicas, w.Status.AvailableReplicas)
@@ -488,6 +496,10 @@ func describeWorkload(tw io.Writer, obj meta.Object) bool {
 		conds = w.Status.Conditions
 	case *apps.ReplicaSet:
 		conds = w.Status.Conditions
+	case *core.ReplicationController:
+		for _, c := range w.Status.Conditions {
+			conds = append(conds, apps.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason})
+		}
 	}
 	if len(conds) > 0 {
 		fmt.Fprintln(tw, "Conditions:\n  Type\tStatus\tReason\n  ----\t------\t------")

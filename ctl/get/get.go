@@ -153,7 +153,7 @@ func expandAll(o *cmdutil.Options, types []string) []string {
 	var out []string
 	for _, t := range types {
 		if t == "all" {
-			out = append(out, "pods", "services", "daemonsets", "deployments", "replicasets", "statefulsets", "jobs", "cronjobs")
+			out = append(out, "pods", "replicationcontrollers", "services", "daemonsets", "deployments", "replicasets", "statefulsets", "jobs", "cronjobs")
 			for _, k := range o.Kinds().Custom() {
 				if slices.Contains(k.Custom.Categories, "all") {
 					out = append(out, k.Resource)
