@@ -33,10 +33,15 @@ func newWebhookServer(t *testing.T) *webhookServer {
 	ws.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		var review struct {
-			Request map[string]any `json:"request"`
+			APIVersion string         `json:"apiVersion"`
+			Request    map[string]any `json:"request"`
 		}
 		if err := json.Unmarshal(b, &review); err != nil {
 			http.Error(w, err.Error(), 400)
+			return
+		}
+		if review.APIVersion != "admission.k8s.io/v1" { // as client-go's decoder in a real webhook
+			http.Error(w, "no kind AdmissionReview is registered for version "+review.APIVersion, 400)
 			return
 		}
 		req := review.Request
@@ -385,5 +390,33 @@ func TestWebhookAdditionsAreDefaulted(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `{"name":"webhook-added-init-container","image":"kobune.local/pause","terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"Always"}`) {
 		t.Errorf("the webhook's init container lacks the defaults: %s", b)
+	}
+}
+
+// TestWebhookReviewVersionIsTheWebhooks: the AdmissionReview is sent in
+// the version the webhook takes (admission.k8s.io/v1), whatever the
+// version of the object's kind (autoscaling/v2 here: it was sent as
+// admission.k8s.io/v2 once, and the suite's webhook refused it).
+func TestWebhookReviewVersionIsTheWebhooks(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	ws := newWebhookServer(t)
+	config := `{"metadata":{"name":"hpa"},"webhooks":[{"name":"hpa.example.com","clientConfig":{"url":"` + ws.URL + `/mutate","caBundle":"` + ws.caBundle() + `"},
+	  "rules":[{"operations":["CREATE"],"apiGroups":["autoscaling"],"apiVersions":["*"],"resources":["horizontalpodautoscalers"]}],"sideEffects":"None","admissionReviewVersions":["v1"]}]}`
+	if code, _, b := c.do("POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", "", config); code != 201 {
+		t.Fatalf("create the configuration: %d %s", code, b)
+	}
+	var code int
+	var b []byte
+	for deadline, i := time.Now().Add(10*time.Second), 0; ; i++ {
+		code, _, b = c.do("POST", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers", "", fmt.Sprintf(`{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"h%d"},`+
+			`"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":3}}`, i))
+		if code != 201 || strings.Contains(string(b), `"mutated":"yes"`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code != 201 || !strings.Contains(string(b), `"mutated":"yes"`) {
+		t.Errorf("an HPA through a mutating webhook: %d %s", code, b)
 	}
 }

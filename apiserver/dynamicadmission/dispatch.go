@@ -269,7 +269,7 @@ func denied(name string, res *result) error {
 
 // newReview is the AdmissionReview of a request, and the variables its
 // match conditions see.
-func newReview(ctx context.Context, r *subject, version string) (*admissionReview, map[string]any, error) {
+func newReview(ctx context.Context, r *subject, reviewVersion string) (*admissionReview, map[string]any, error) {
 	k := r.kind
 	group, version := k.Group(), k.APIVersion
 	if group != "" {
@@ -315,7 +315,7 @@ func newReview(ctx context.Context, r *subject, version string) (*admissionRevie
 	rb, _ := json.Marshal(req)
 	rv, _ := meta.DecodeJSONValue(rb)
 	vars["request"] = celNumbers(rv)
-	return &admissionReview{APIVersion: "admission.k8s.io/" + version, Kind: "AdmissionReview", Request: req}, vars, nil
+	return &admissionReview{APIVersion: "admission.k8s.io/" + reviewVersion, Kind: "AdmissionReview", Request: req}, vars, nil
 }
 
 // reviewVersion is the AdmissionReview version a webhook takes: v1 if it
