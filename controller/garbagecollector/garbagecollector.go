@@ -409,6 +409,19 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o me
 				}
 				continue
 			}
+			if dm.DeletionTimestamp == nil {
+				// The cache may lag behind a reference just added (another
+				// owner): decide on the object as the API server has it
+				// now, as Kubernetes' collector does before it deletes.
+				latest, err := gc.latest(ctx, k, dm)
+				if err != nil {
+					return err
+				}
+				if latest == nil || refTo(latest, m.UID) == nil {
+					continue // gone already, or no longer this owner's
+				}
+				dm = latest
+			}
 			if dm.DeletionTimestamp == nil && len(dm.OwnerReferences) > 1 {
 				// As Kubernetes' collector: a dependent that another owner
 				// still holds (there, and not deleting its own dependents)
@@ -440,6 +453,30 @@ func (gc *Collector) deleteDependentsFirst(ctx context.Context, w *watched, o me
 		return nil // their deletion requeues this owner
 	}
 	return gc.removeFinalizer(ctx, w, m, FinalizerForeground)
+}
+
+// latest is an object as the API server has it now (nil when it is gone,
+// or another object of that name replaced it).
+func (gc *Collector) latest(ctx context.Context, w *watched, m *meta.ObjectMeta) (*meta.ObjectMeta, error) {
+	ns := m.Namespace
+	if !w.namespaced {
+		ns = ""
+	}
+	resp, err := gc.client.API.Get(ctx, &apipb.GetRequest{Resource: w.resource, Namespace: ns, Name: m.Name})
+	if client.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	o, err := w.decode(resp.Object)
+	if err != nil {
+		return nil, err
+	}
+	if lm := o.GetObjectMeta(); lm.UID == m.UID {
+		return lm, nil
+	}
+	return nil, nil
 }
 
 // heldByAnother: an owner of the dependent other than the one with uid

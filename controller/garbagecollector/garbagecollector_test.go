@@ -138,3 +138,30 @@ func TestOrphanReleasesDependents(t *testing.T) {
 		t.Errorf("owner updates %v, want the orphan finalizer removed", ru)
 	}
 }
+
+// A reference to a second owner added a moment before the first owner's
+// foreground deletion may not be in the collector's cache yet: it decides
+// on the dependent as the API server has it, keeps it, and takes only
+// the deleted owner's reference away (the conformance suite's "should not
+// delete dependents that have both valid owner and owner that's waiting
+// for dependents to be deleted" lost one of its 50 pods to this).
+func TestDependentAnotherOwnerHoldsIsKept(t *testing.T) {
+	owner := rs("old", "rs-old", FinalizerForeground)
+	other := rs("stay", "rs-stay")
+	cached := owned("a", ref("ReplicaSet", "old", "rs-old", true))
+	gc, api := fixture([]*apps.ReplicaSet{owner, other}, cached)
+	api.Put("pods", owned("a", ref("ReplicaSet", "old", "rs-old", true), ref("ReplicaSet", "stay", "rs-stay", false)))
+	if _, err := gc.Reconcile(context.Background(), "replicasets/default/old"); err != nil {
+		t.Fatal(err)
+	}
+	if d := api.Filter("delete", "pods"); len(d) != 0 {
+		t.Errorf("a pod another owner holds was deleted: %+v", d)
+	}
+	up := api.Filter("update", "pods")
+	if len(up) != 1 {
+		t.Fatalf("pod updates %v, want one taking the deleted owner's reference away", up)
+	}
+	if refs := controllertest.Decode[core.Pod](up[0]).OwnerReferences; len(refs) != 1 || refs[0].UID != "rs-stay" {
+		t.Errorf("the pod's references after: %+v, want rs-stay alone", refs)
+	}
+}
