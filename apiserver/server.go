@@ -227,7 +227,10 @@ type Server struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
-	space     *etcd.Space
+	// serveMu orders Serve's start and Close; closed: Close has begun.
+	serveMu sync.Mutex
+	closed  bool
+	space   *etcd.Space
 	// services keeps the kubernetes and kube-dns Services (services.go).
 	services *systemServices
 	// serving is the API's TLS (nil: --insecure-plaintext).
@@ -274,7 +277,28 @@ func (s *Server) Store() *storage.Store { return s.store }
 
 // Serve serves until ctx ends or Close is called.
 func (s *Server) Serve(ctx context.Context) error {
+	// Close may run while Serve starts (a server stopped right after its
+	// first answer): every goroutine is started, and the cancel set,
+	// under the lock Close takes first; after a Close, Serve serves nothing.
+	s.serveMu.Lock()
+	if s.closed {
+		s.serveMu.Unlock()
+		return nil
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
+	errs := s.startServing(ctx)
+	s.serveMu.Unlock()
+	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.Version)
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errs:
+		return err
+	}
+}
+
+// startServing starts the front ends and the server's loops.
+func (s *Server) startServing(ctx context.Context) <-chan error {
 	errs := make(chan error, len(s.listeners)+1)
 	for _, m := range s.muxes {
 		s.wg.Add(3)
@@ -292,8 +316,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 		}()
 	}
-	if s.httpLis != nil {
-		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	if s.http != nil {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -319,13 +342,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.webhooks.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
-	s.cfg.Logf("kobune-apiserver %s serving on %s (etcd: %s)", Version, s.cfg.Listen, s.etcd.Version)
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-errs:
-		return err
-	}
+	return errs
 }
 
 // AdmissionOrder is the admission chain's steps as they run: the
@@ -335,8 +352,12 @@ func (s *Server) AdmissionOrder() (mutating, validating []string) { return s.adm
 // Close stops serving and closes etcd. Safe to call more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
-		if s.cancel != nil {
-			s.cancel()
+		s.serveMu.Lock()
+		s.closed = true
+		cancel := s.cancel
+		s.serveMu.Unlock()
+		if cancel != nil {
+			cancel()
 		}
 		stopped := make(chan struct{})
 		go func() { s.grpc.GracefulStop(); close(stopped) }()

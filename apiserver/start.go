@@ -298,5 +298,10 @@ func buildFrontEnds(_ context.Context, s *Server) error {
 		Authenticate: s.authn.Authenticate, AuthorizePath: s.authz.AuthorizePath, AuthorizeAttributes: s.authz.AuthorizeAttributes, Health: s.serveHealth})
 	s.rest = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: IdleConnectionTimeout,
 		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(s.cfg.Logf), "kobune-apiserver: REST: ", 0)}
+	// Made here, not in Serve: Close may run while Serve is starting
+	// (a server stopped right after its first answer) and reads it.
+	if s.httpLis != nil {
+		s.http = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	}
 	return nil
 }
