@@ -11,7 +11,10 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/controller"
+	"github.com/kobune/kobune/controller/endpointslice"
 )
 
 // ghostPod is a pod bound to a node without an agent, whose status the
@@ -212,6 +215,79 @@ func TestEndpointSlicesFollowPods(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the Endpoints of a deleted Service stayed")
+		}
+	}
+}
+
+// TestEndpointsSyncAgainWhenTheirCreationArrives: a sync that finds no
+// Endpoints in its cache creates one; when an earlier sync's create is
+// not in the cache yet, the create is refused (AlreadyExists) and the
+// Endpoints stay as the earlier sync wrote them, until the object reaches
+// the cache and wakes its Service. Before that Add woke nothing, the
+// Endpoints of TestEndpointSlicesFollowPods sometimes stayed empty.
+func TestEndpointsSyncAgainWhenTheirCreationArrives(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := testserver.New(t).Client
+	inf := controller.NewInformers(c)
+	ec := endpointslice.New(c, inf, nil)
+	// Every informer the controller reads but the Endpoints'.
+	for _, run := range []func(context.Context){inf.Services.Run, inf.Pods.Run, inf.Nodes.Run, inf.EndpointSlices.Run} {
+		go run(ctx)
+	}
+	if !client.WaitForSync(ctx, inf.Services.HasSynced, inf.Pods.HasSynced, inf.Nodes.HasSynced, inf.EndpointSlices.HasSynced) {
+		t.Fatal("informers never synced")
+	}
+	if _, err := client.For[*core.Service](c).Create(ctx, &core.Service{ObjectMeta: meta.ObjectMeta{Name: "ghost", Namespace: "default"},
+		Spec: core.ServiceSpec{Selector: map[string]string{"app": "ghost"}, Ports: []core.ServicePort{{Name: "web", Port: 80, TargetPort: meta.FromString("http")}}}}); err != nil {
+		t.Fatal(err)
+	}
+	a := ghostPod(t, ctx, c, "a", "10.244.99.1", 8080, false)
+	sync := func() {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if p, ok := inf.Pods.Get("default", "a"); ok && p.Status.PodIP != "" {
+				if _, ok := inf.Services.Get("default", "ghost"); ok {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the service and pod never reached the cache")
+			}
+		}
+		if _, err := ec.Reconcile(ctx, "default/ghost"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync() // creates the Endpoints: a not ready
+	setReady(t, ctx, c, a, "10.244.99.1", true)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if p, ok := inf.Pods.Get("default", "a"); ok && core.PodIsReady(p) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a's readiness never reached the cache")
+		}
+	}
+	sync() // the Endpoints are not in the cache: its create is refused
+	time.Sleep(300 * time.Millisecond)
+	for ec.Loop.Queue.Len() > 0 { // what the informers queued so far is done with
+		k, _ := ec.Loop.Queue.Get()
+		ec.Loop.Queue.Done(k)
+	}
+	e, err := client.For[*core.Endpoints](c).Get(ctx, "default", "ghost")
+	if err != nil || len(e.Subsets) != 1 || len(e.Subsets[0].Addresses) != 0 {
+		t.Fatalf("the Endpoints as the first sync wrote them (a not ready): %v %+v", err, e)
+	}
+	go ec.Loop.Run(ctx)
+	go inf.Endpoints.Run(ctx)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		e, err := client.For[*core.Endpoints](c).Get(ctx, "default", "ghost")
+		if err == nil && len(e.Subsets) == 1 && len(e.Subsets[0].Addresses) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Endpoints' arrival in the cache never synced them again: a still not ready in %+v", e)
 		}
 	}
 }

@@ -71,9 +71,14 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 		}})
 	inf.EndpointSlices.AddHandler(controller.OwnedBy[*discovery.EndpointSlice]{Kind: "Service", Queue: ec.Loop.Queue,
 		Owner: controller.CachedIn(inf.Services), Expectations: ec.exp}.Handler())
-	inf.Endpoints.AddHandler(client.Handler[*core.Endpoints]{
-		OnUpdate: func(_, e *core.Endpoints) { ec.Loop.Queue.Add(meta.Key(e)) },
-		OnDelete: func(e *core.Endpoints) { ec.Loop.Queue.Add(meta.Key(e)) }})
+	// An Endpoints object wakes its Service on every event, its creation
+	// included: a sync that found none in the cache and was refused its
+	// create (AlreadyExists: an earlier sync's create not seen yet) waits
+	// for that Add to sync again. Without it, the Endpoints stayed as the
+	// first sync wrote it until something else changed (a flaky test).
+	wakeService := func(e *core.Endpoints) { ec.Loop.Queue.Add(meta.Key(e)) }
+	inf.Endpoints.AddHandler(client.Handler[*core.Endpoints]{OnAdd: wakeService,
+		OnUpdate: func(_, e *core.Endpoints) { wakeService(e) }, OnDelete: wakeService})
 	return ec
 }
 
