@@ -29,7 +29,7 @@ func (c *Client) Discover(ctx context.Context) (*scheme.Kinds, error) {
 		}
 		k := scheme.NewCustomKind(scheme.CustomKindSpec{Group: group, Kind: d.Kind, Plural: d.Plural, Singular: d.Singular,
 			StorageVersion: version, OtherVersions: others, Namespaced: d.Namespaced, HasStatus: d.HasStatus,
-			ShortNames: d.ShortNames, Categories: d.Categories})
+			ShortNames: d.ShortNames, Categories: d.Categories, ConvertedByServer: d.ConvertedByWebhook})
 		for _, c := range d.Columns {
 			k.Custom.Columns = append(k.Custom.Columns, scheme.Column{Name: c.Name, Type: c.Type, JSONPath: c.JsonPath, Priority: c.Priority})
 		}

@@ -109,7 +109,7 @@ type SelectableField struct {
 type CustomResourceConversion struct {
 	// Strategy is None (only apiVersion changes) or Webhook.
 	Strategy string             `json:"strategy"`
-	Webhook  *WebhookConversion `json:"webhook,omitempty" kobune:"unsupported"`
+	Webhook  *WebhookConversion `json:"webhook,omitempty"`
 }
 
 // The conversion strategies.

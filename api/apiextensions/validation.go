@@ -72,7 +72,6 @@ func Validate(c *CustomResourceDefinition) v.ErrorList {
 			}
 		case WebhookConverter:
 			errs = append(errs, validateWebhookConversion(cv.Webhook, p.Child("webhook"))...)
-			errs = append(errs, v.NewForbidden(p.Child("strategy"), "conversion webhooks are not supported by kobune yet: use None (versions differ in apiVersion only)"))
 		default:
 			errs = append(errs, v.NewNotSupported(p.Child("strategy"), cv.Strategy, []string{NoneConverter, WebhookConverter}))
 		}
@@ -210,6 +209,20 @@ func validateWebhookConversion(w *WebhookConversion, p *v.Path) v.ErrorList {
 		errs = append(errs, v.NewRequired(p.Child("clientConfig"), "exactly one of url or service is required"))
 	case cc.URL != nil && !strings.HasPrefix(*cc.URL, "https://"):
 		errs = append(errs, v.NewInvalid(p.Child("clientConfig", "url"), *cc.URL, "'https' is the only allowed URL scheme"))
+	case cc.Service != nil:
+		sp := p.Child("clientConfig", "service")
+		if cc.Service.Name == "" {
+			errs = append(errs, v.NewRequired(sp.Child("name"), "service name is required"))
+		}
+		if cc.Service.Namespace == "" {
+			errs = append(errs, v.NewRequired(sp.Child("namespace"), "service namespace is required"))
+		}
+		if pa := cc.Service.Path; pa != nil && !strings.HasPrefix(*pa, "/") {
+			errs = append(errs, v.NewInvalid(sp.Child("path"), *pa, "must start with a '/'"))
+		}
+		if po := cc.Service.Port; po != nil && (*po < 1 || *po > 65535) {
+			errs = append(errs, v.NewInvalid(sp.Child("port"), *po, "port is not valid: must be between 1 and 65535, inclusive"))
+		}
 	}
 	if !slices.Contains(w.ConversionReviewVersions, "v1") && !slices.Contains(w.ConversionReviewVersions, "v1beta1") {
 		errs = append(errs, v.NewInvalid(p.Child("conversionReviewVersions"), w.ConversionReviewVersions, "must include at least one of v1, v1beta1"))

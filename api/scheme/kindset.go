@@ -166,6 +166,10 @@ type CustomKindSpec struct {
 	HasStatus      bool
 	ShortNames     []string
 	Categories     []string
+	// ConvertedByServer: the versions differ in more than apiVersion (a
+	// conversion webhook's kind, as discovery says): an object of another
+	// version is sent as it is written, for the server to convert.
+	ConvertedByServer bool
 }
 
 // NewCustomKind returns the kind spec names, as a client sees it: its
@@ -186,6 +190,11 @@ func NewCustomKind(spec CustomKindSpec) *Kind {
 			return u, nil, json.Unmarshal(data, u)
 		}}
 	for _, v := range spec.OtherVersions {
+		if spec.ConvertedByServer {
+			same := func(b []byte) ([]byte, error) { return b, nil }
+			k.Versions = append(k.Versions, Version{APIVersion: gv(v), ToStored: same, FromStored: same})
+			continue
+		}
 		k.Versions = append(k.Versions, Version{APIVersion: gv(v), ToStored: withAPIVersion(gv(spec.StorageVersion)), FromStored: withAPIVersion(gv(v))})
 	}
 	return k

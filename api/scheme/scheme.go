@@ -1,6 +1,7 @@
 package scheme
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -77,6 +78,13 @@ type Custom struct {
 	// its desired and current replicas and its selector (JSON paths such
 	// as .spec.replicas; the selector a string, as .status.selector).
 	Scale *ScalePaths
+	// Convert, when set, converts objects of any served version to
+	// apiVersion (the definition's conversion webhook: versions differ in
+	// more than apiVersion); objects already there are left as they are.
+	// Unset: conversion None, only apiVersion changes (Versions' funcs).
+	// The API server converts; a client sends an object in the version it
+	// was written in and leaves converting to the server.
+	Convert func(ctx context.Context, objs [][]byte, apiVersion string) ([][]byte, error)
 }
 
 // ScalePaths are a custom kind's scale subresource.

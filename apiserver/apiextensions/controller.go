@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/apiserver/webhook"
 )
 
 // Controller follows the CustomResourceDefinitions in storage and keeps
@@ -30,6 +31,8 @@ type Controller struct {
 
 	wake chan struct{}
 	once sync.Once
+	// caller calls conversion webhooks.
+	caller *webhook.Caller
 	// served is the kind served for each definition, by name, reused
 	// while the definition is unchanged (generation).
 	mu     sync.Mutex
@@ -46,6 +49,7 @@ const resource = "customresourcedefinitions"
 func (c *Controller) init() {
 	c.once.Do(func() {
 		c.wake = make(chan struct{}, 1)
+		c.caller = &webhook.Caller{Store: c.Store}
 		c.served = map[string]servedKind{}
 	})
 }
@@ -171,7 +175,7 @@ func (c *Controller) serve(crds []*apiext.CustomResourceDefinition) map[string]s
 		}
 		sk, ok := c.served[crd.Name]
 		if !ok || sk.generation != crd.Generation || sk.kind.Custom.Definition.(*apiext.CustomResourceDefinition).UID != crd.UID {
-			sk = servedKind{generation: crd.Generation, kind: KindFor(crd)}
+			sk = servedKind{generation: crd.Generation, kind: KindFor(crd, c.caller)}
 		}
 		next[crd.Name] = sk
 		kinds = append(kinds, sk.kind)

@@ -1,6 +1,7 @@
 package apiextensions
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,13 +12,15 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	v "github.com/kobune/kobune/api/validation"
+	"github.com/kobune/kobune/apiserver/webhook"
 )
 
 // KindFor returns the kind a definition adds: stored in its storage
 // version, served at every served version (conversion None: only
-// apiVersion changes), its objects pruned, defaulted and validated by the
-// storage version's schema.
-func KindFor(crd *apiext.CustomResourceDefinition) *scheme.Kind {
+// apiVersion changes; Webhook: caller calls the definition's conversion
+// webhook, conversion.go), its objects pruned, defaulted and validated by
+// the storage version's schema.
+func KindFor(crd *apiext.CustomResourceDefinition, caller *webhook.Caller) *scheme.Kind {
 	spec := &crd.Spec
 	storage := &spec.Versions[0]
 	for i := range spec.Versions {
@@ -73,7 +76,27 @@ func KindFor(crd *apiext.CustomResourceDefinition) *scheme.Kind {
 		ver, _ := spec.Version(strings.TrimPrefix(k.Versions[i].APIVersion, spec.Group+"/"))
 		k.Versions[i].Warning = deprecation(k, ver)
 	}
+	if conv := newWebhookConverter(crd, caller); conv != nil {
+		k.Custom.Convert = conv.convert
+		for i := range k.Versions {
+			k.Versions[i].ToStored = convertOne(conv, k.APIVersion)
+			k.Versions[i].FromStored = convertOne(conv, k.Versions[i].APIVersion)
+		}
+	}
 	return k
+}
+
+// convertOne is a version's conversion of one object by the webhook, for
+// callers without a request's context (the REST door and the registry
+// pass theirs to Custom.Convert).
+func convertOne(conv *webhookConverter, apiVersion string) func([]byte) ([]byte, error) {
+	return func(b []byte) ([]byte, error) {
+		out, err := conv.convert(context.Background(), [][]byte{b}, apiVersion)
+		if err != nil {
+			return nil, err
+		}
+		return out[0], nil
+	}
 }
 
 // decode reads a request's object, prunes what the schema does not name

@@ -9,6 +9,7 @@ import (
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/storage"
+	"github.com/kobune/kobune/apiserver/webhook"
 )
 
 // Config is what the webhooks need from the server.
@@ -29,7 +30,7 @@ type Webhooks struct {
 	cfg        Config
 	mutating   atomic.Pointer[[]admissionregistration.Webhook]
 	validating atomic.Pointer[[]admissionregistration.Webhook]
-	clients    clients
+	caller     *webhook.Caller
 	conditions conditions
 	policies   policies
 	// updateStatus writes a policy's status (ReportPoliciesWith).
@@ -38,7 +39,7 @@ type Webhooks struct {
 
 // New returns the webhooks; Run follows their configurations.
 func New(cfg Config) *Webhooks {
-	w := &Webhooks{cfg: cfg}
+	w := &Webhooks{cfg: cfg, caller: &webhook.Caller{Store: cfg.Store}}
 	w.mutating.Store(&[]admissionregistration.Webhook{})
 	w.validating.Store(&[]admissionregistration.Webhook{})
 	return w

@@ -164,7 +164,7 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "encode: %v", err)
 		}
-		_, o, warnings, err := decodeRequest(s.cfg.Kinds, req.Resource, ns, b, req.FieldValidation)
+		_, o, warnings, err := decodeRequest(ctx, s.cfg.Kinds, req.Resource, ns, b, req.FieldValidation)
 		if err != nil {
 			return nil, err
 		}

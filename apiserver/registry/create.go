@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -32,7 +33,7 @@ func (s *Registry) Create(ctx context.Context, req *apipb.CreateRequest) (*apipb
 	if req.Resource == client.EvictionSubresource {
 		return s.createEviction(ctx, req)
 	}
-	k, o, warnings, err := decodeRequest(s.cfg.Kinds, req.Resource, req.Namespace, req.Object, req.FieldValidation)
+	k, o, warnings, err := decodeRequest(ctx, s.cfg.Kinds, req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ const KobuneStrict = "KobuneStrict"
 // decodeRequest checks size and kind, collects warnings for unknown and
 // unsupported fields (errors as fieldValidation says) and fills the
 // namespace.
-func decodeRequest(kinds *scheme.Kinds, resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
+func decodeRequest(ctx context.Context, kinds *scheme.Kinds, resource, namespace string, raw []byte, fieldValidation string) (*scheme.Kind, meta.Object, []string, error) {
 	k, ok := kinds.ByResource(resource)
 	if !ok {
 		return nil, nil, nil, apierrors.Invalid("unknown resource %q (see kobectl api-resources)", resource)
@@ -71,6 +72,20 @@ func decodeRequest(kinds *scheme.Kinds, resource, namespace string, raw []byte, 
 	case "", "Warn", "Strict", "Ignore", KobuneStrict:
 	default:
 		return nil, nil, nil, apierrors.Invalid("fieldValidation %q: must be Warn, Strict or Ignore (or %s)", fieldValidation, KobuneStrict)
+	}
+	if c := k.Custom; c != nil && c.Convert != nil && !bytes.HasPrefix(raw, []byte(`{"apiVersion":"`+k.APIVersion+`"`)) {
+		// An object of a custom kind's other served version, converted to
+		// the storage version by the kind's webhook (any front door).
+		var tm meta.TypeMeta
+		if json.Unmarshal(raw, &tm) == nil && tm.APIVersion != "" && tm.APIVersion != k.APIVersion {
+			if _, served := k.ServedAt(tm.APIVersion); served {
+				out, err := c.Convert(ctx, [][]byte{raw}, k.APIVersion)
+				if err != nil {
+					return nil, nil, nil, conversionFailed(err)
+				}
+				raw = out[0]
+			}
+		}
 	}
 	// Fast path: a strict decode succeeds when every field is known, which
 	// is what typed clients always send. Only otherwise is the body walked

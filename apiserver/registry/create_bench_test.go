@@ -43,7 +43,7 @@ func BenchmarkCreatePath(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		k, o, _, err := decodeRequest(nil, "pods", "default", raw, "")
+		k, o, _, err := decodeRequest(context.Background(), nil, "pods", "default", raw, "")
 		if err != nil {
 			b.Fatal(err)
 		}

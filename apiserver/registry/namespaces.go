@@ -390,7 +390,7 @@ func (c *namespaceCleanup) markTerminating(ctx context.Context, k *scheme.Kind, 
 // its metadata; the cleanup loop takes "kubernetes" away when the content
 // is gone, and whoever added another takes that one away.
 func (s *Registry) finalizeNamespace(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
-	k, o, warnings, err := decodeRequest(s.cfg.Kinds, "namespaces", "", req.Object, req.FieldValidation)
+	k, o, warnings, err := decodeRequest(ctx, s.cfg.Kinds, "namespaces", "", req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err
 	}

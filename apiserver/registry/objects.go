@@ -2,9 +2,13 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"reflect"
 	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
@@ -35,16 +39,21 @@ func encodeForStorage(o meta.Object) ([]byte, error) {
 
 // answered is a stored object as reads answer it: with its revision, and
 // for a custom kind whose schema has defaults, with them applied
-// (scheme.Custom.ReadDefaulted).
-func answered(k *scheme.Kind, stored []byte, rev int64) []byte {
+// (scheme.Custom.ReadDefaulted). A custom kind's object stored at an
+// earlier storage version is converted to the current one first, which
+// fails only when the kind's conversion webhook fails.
+func answered(ctx context.Context, k *scheme.Kind, stored []byte, rev int64) ([]byte, error) {
 	c := k.Custom
 	if c == nil {
-		return withRevision(stored, rev)
+		return withRevision(stored, rev), nil
 	}
-	stored, moved := atStorageVersion(k, stored)
+	stored, moved, err := atStorageVersion(ctx, k, stored)
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
 	if c.ReadDefaulted != nil {
 		if b, ok := c.ReadDefaulted(stored, strconv.FormatInt(rev, 10)); ok {
-			return b
+			return b, nil
 		}
 	}
 	if moved {
@@ -57,36 +66,51 @@ func answered(k *scheme.Kind, stored []byte, rev int64) []byte {
 			if md, ok := m["metadata"].(map[string]any); ok {
 				md["resourceVersion"] = strconv.FormatInt(rev, 10)
 				if b, err := json.Marshal(m); err == nil {
-					return b
+					return b, nil
 				}
 			}
 		}
 	}
-	return withRevision(stored, rev)
+	return withRevision(stored, rev), nil
 }
 
 // atStorageVersion is a custom resource stored at an earlier storage
-// version, read as the current one: its versions differ in apiVersion only
-// (conversion None), so the stored apiVersion is rewritten (moved).
-func atStorageVersion(k *scheme.Kind, stored []byte) ([]byte, bool) {
+// version, read as the current one (moved): by the kind's conversion
+// webhook when it has one, else only the stored apiVersion is rewritten
+// (conversion None: its versions differ in apiVersion only). A version no
+// longer served is left as it is.
+func atStorageVersion(ctx context.Context, k *scheme.Kind, stored []byte) ([]byte, bool, error) {
 	if bytes.HasPrefix(stored, []byte(`{"apiVersion":"`+k.APIVersion+`"`)) {
-		return stored, false // stored at the storage version: the usual case, decided without a decode
+		return stored, false, nil // stored at the storage version: the usual case, decided without a decode
 	}
 	var tm struct {
 		APIVersion string `json:"apiVersion"`
 	}
-	if json.Unmarshal(stored, &tm) != nil || tm.APIVersion == k.APIVersion {
-		return stored, false
+	if json.Unmarshal(stored, &tm) != nil || tm.APIVersion == k.APIVersion || tm.APIVersion == "" {
+		return stored, false, nil
+	}
+	if conv := k.Custom.Convert; conv != nil {
+		out, err := conv(ctx, [][]byte{stored}, k.APIVersion)
+		if err != nil {
+			return nil, false, err
+		}
+		return out[0], true, nil
 	}
 	v, ok := k.ServedAt(tm.APIVersion)
 	if !ok {
-		return stored, false
+		return stored, false, nil
 	}
 	b, err := v.ToStored(stored)
 	if err != nil {
-		return stored, false
+		return stored, false, nil
 	}
-	return b, true
+	return b, true, nil
+}
+
+// conversionFailed is a conversion webhook's failure as the client sees
+// it: kube-apiserver's 500.
+func conversionFailed(err error) error {
+	return status.Error(codes.Internal, err.Error())
 }
 
 // withRevision returns stored bytes with metadata.resourceVersion spliced

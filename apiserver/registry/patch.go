@@ -72,7 +72,10 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 		if err != nil {
 			return nil, apierrors.FromStorage(err, k, req.Name)
 		}
-		current := answered(k, kv.Value, kv.Revision)
+		current, err := answered(ctx, k, kv.Value, kv.Revision)
+		if err != nil {
+			return nil, err
+		}
 		var patched []byte
 		if req.Subresource == "scale" {
 			patched, err = patchScale(k, current, req, kv.Revision)
@@ -89,7 +92,7 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 			}
 			return nil, status.Errorf(codes.InvalidArgument, "%s %q: the patch cannot be applied: %v", k.Kind, req.Name, err)
 		}
-		_, o, warnings, err := decodeRequest(s.cfg.Kinds, req.Resource, ns, patched, req.FieldValidation)
+		_, o, warnings, err := decodeRequest(ctx, s.cfg.Kinds, req.Resource, ns, patched, req.FieldValidation)
 		if err != nil {
 			return nil, err
 		}

@@ -45,7 +45,10 @@ func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.Objec
 	if err != nil {
 		return nil, apierrors.FromStorage(err, k, req.Name)
 	}
-	obj := answered(k, kv.Value, kv.Revision)
+	obj, err := answered(ctx, k, kv.Value, kv.Revision)
+	if err != nil {
+		return nil, err
+	}
 	if req.Subresource == "scale" {
 		if obj, err = scaleOf(k, obj); err != nil {
 			return nil, status.Errorf(codes.Internal, "scale of %s %q: %v", k.Kind, req.Name, err)
@@ -171,7 +174,11 @@ func (f *filter) appendMatching(ctx context.Context, resp *apipb.ListResponse, k
 			return status.Errorf(codes.Internal, "decode stored %s: %v", kv.Key, err)
 		}
 		if ok {
-			resp.Items = append(resp.Items, answered(f.kind, kv.Value, kv.Revision))
+			b, err := answered(ctx, f.kind, kv.Value, kv.Revision)
+			if err != nil {
+				return err
+			}
+			resp.Items = append(resp.Items, b)
 		}
 	}
 	return nil
@@ -276,6 +283,7 @@ func (s *Registry) Discovery(context.Context, *apipb.DiscoveryRequest) (*apipb.D
 		}
 		if c := k.Custom; c != nil {
 			d.Custom, d.Singular, d.Categories = true, c.Singular, c.Categories
+			d.ConvertedByWebhook = c.Convert != nil
 			for _, col := range c.Columns {
 				d.Columns = append(d.Columns, &apipb.PrinterColumn{Name: col.Name, Type: col.Type, JsonPath: col.JSONPath, Priority: col.Priority})
 			}

@@ -35,7 +35,7 @@ func (s *Registry) UpdateStatus(ctx context.Context, req *apipb.UpdateRequest) (
 }
 
 func (s *Registry) updateRequest(ctx context.Context, req *apipb.UpdateRequest, statusOnly bool) (*apipb.ObjectResponse, error) {
-	k, o, warnings, err := decodeRequest(s.cfg.Kinds, req.Resource, req.Namespace, req.Object, req.FieldValidation)
+	k, o, warnings, err := decodeRequest(ctx, s.cfg.Kinds, req.Resource, req.Namespace, req.Object, req.FieldValidation)
 	if err != nil {
 		return nil, err
 	}

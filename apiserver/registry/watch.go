@@ -98,7 +98,7 @@ func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Se
 				}
 				return nil
 			}
-			if err := sendEvent(k, f, ev, req.AllowBookmarks, stream); err != nil {
+			if err := sendEvent(ctx, k, f, ev, req.AllowBookmarks, stream); err != nil {
 				return err
 			}
 			last = max(last, ev.Revision)
@@ -128,14 +128,18 @@ func sendInitial(ctx context.Context, store *storage.Store, k *scheme.Kind, f *f
 		if ok, err := f.matchesStored(kv.Value); err != nil || !ok {
 			continue
 		}
-		if err := stream.Send(&apipb.WatchEvent{Type: Added, Object: answered(k, kv.Value, kv.Revision), ResourceVersion: kv.Revision}); err != nil {
+		b, err := answered(ctx, k, kv.Value, kv.Revision)
+		if err != nil {
+			return 0, err
+		}
+		if err := stream.Send(&apipb.WatchEvent{Type: Added, Object: b, ResourceVersion: kv.Revision}); err != nil {
 			return 0, err
 		}
 	}
 	return rev, nil
 }
 
-func sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream Sender[apipb.WatchEvent]) error {
+func sendEvent(ctx context.Context, k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream Sender[apipb.WatchEvent]) error {
 	if ev.Type == storage.Progress {
 		if !bookmarks {
 			return nil
@@ -168,6 +172,9 @@ func sendEvent(k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stre
 	default:
 		return nil
 	}
-	b := answered(k, obj, ev.Revision)
+	b, err := answered(ctx, k, obj, ev.Revision)
+	if err != nil {
+		return err
+	}
 	return stream.Send(&apipb.WatchEvent{Type: typ, Object: b, ResourceVersion: ev.Revision})
 }

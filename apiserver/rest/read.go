@@ -35,7 +35,12 @@ func (s *Handler) restGet(ctx context.Context, w http.ResponseWriter, r *http.Re
 		writeTable(w, r, t.kind, [][]byte{obj}, "", "", nil)
 		return
 	}
-	writeJSON(w, http.StatusOK, t.fromStored(obj))
+	obj, err = t.fromStored(ctx, obj)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	writeJSON(w, http.StatusOK, obj)
 }
 
 func (s *Handler) restList(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
@@ -58,6 +63,11 @@ func (s *Handler) restList(ctx context.Context, w http.ResponseWriter, r *http.R
 	// reads slowly cannot make the server hold many large lists at once.
 	if _, err := filters.Unary(ctx, s.chain, "List", req, func(ctx context.Context, req *apipb.ListRequest) (*apipb.ListResponse, error) {
 		list, err := s.registry.List(ctx, req)
+		if err == nil && !wantsTable(r) {
+			// Converted before the first byte is sent: a conversion
+			// webhook's failure is the list's answer.
+			list.Items, err = t.fromStoredAll(ctx, list.Items)
+		}
 		if err == nil {
 			writeList(w, r, t, list)
 		}
@@ -90,7 +100,7 @@ func writeList(w http.ResponseWriter, r *http.Request, t *restTarget, list *apip
 		if i > 0 {
 			_, _ = w.Write([]byte{','})
 		}
-		_, _ = w.Write(t.fromStored(it))
+		_, _ = w.Write(it)
 	}
 	_, _ = io.WriteString(w, "]}\n")
 }
@@ -197,7 +207,10 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 			columnsSent = true
 			obj = mustJSON(tb)
 		} else if ev.Type != registry.Bookmark {
-			obj = t.fromStored(obj)
+			var err error
+			if obj, err = t.fromStored(ctx, obj); err != nil {
+				return err
+			}
 		}
 		return write(func() error {
 			_, err := fmt.Fprintf(w, `{"type":%q,"object":%s}`+"\n", ev.Type, obj)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -32,8 +33,8 @@ import (
 // of that version first (a typo would be lost in the conversion):
 // refused under Strict, a warning otherwise.
 func (t *restTarget) toStored(body []byte, fieldValidation string) ([]byte, []string, error) {
-	if t.conv == nil {
-		return body, nil, nil
+	if t.conv == nil || t.converted() {
+		return body, nil, nil // a conversion webhook's kind: the registry converts, whatever the door
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(body, &doc); err != nil {
@@ -59,21 +60,64 @@ func (t *restTarget) toStored(body []byte, fieldValidation string) ([]byte, []st
 	return out, warnings, nil
 }
 
+// converted says the kind's versions are converted by a webhook
+// (scheme.Custom.Convert).
+func (t *restTarget) converted() bool {
+	return t.kind != nil && t.kind.Custom != nil && t.kind.Custom.Convert != nil
+}
+
 // fromStored turns a stored object into the URL's version; anything else
-// (a Status, a list) passes as it is.
-func (t *restTarget) fromStored(obj []byte) []byte {
+// (a Status, a list) passes as it is. Only a conversion webhook fails.
+func (t *restTarget) fromStored(ctx context.Context, obj []byte) ([]byte, error) {
 	if t.conv == nil {
-		return obj
+		return obj, nil
 	}
-	var tm struct{ APIVersion, Kind string }
-	if json.Unmarshal(obj, &tm) != nil || tm.APIVersion != t.kind.APIVersion || tm.Kind != t.kind.Kind {
-		return obj
-	}
-	out, err := t.conv.FromStored(obj)
+	out, err := t.fromStoredAll(ctx, [][]byte{obj})
 	if err != nil {
-		return obj // a stored object always converts; never lose an answer over it
+		return nil, err
 	}
-	return out
+	return out[0], nil
+}
+
+// fromStoredAll is fromStored of a list's items: a conversion webhook is
+// sent them in one review.
+func (t *restTarget) fromStoredAll(ctx context.Context, objs [][]byte) ([][]byte, error) {
+	if t.conv == nil {
+		return objs, nil
+	}
+	out := slices.Clone(objs)
+	var idx []int
+	for i, obj := range objs {
+		var tm struct{ APIVersion, Kind string }
+		if json.Unmarshal(obj, &tm) != nil || tm.Kind != t.kind.Kind || tm.APIVersion == t.conv.APIVersion {
+			continue
+		}
+		if t.converted() {
+			idx = append(idx, i)
+			continue
+		}
+		if tm.APIVersion != t.kind.APIVersion {
+			continue
+		}
+		if b, err := t.conv.FromStored(obj); err == nil {
+			out[i] = b // a built-in conversion always succeeds; never lose an answer over it
+		}
+	}
+	if len(idx) == 0 {
+		return out, nil
+	}
+	send := make([][]byte, len(idx))
+	for n, i := range idx {
+		send[n] = objs[i]
+	}
+	conv, err := t.kind.Custom.Convert(ctx, send, t.conv.APIVersion)
+	if err != nil {
+		return nil, statusWithCode(http.StatusInternalServerError, "InternalError", err.Error())
+	}
+	for n, i := range idx {
+		out[i] = conv[n]
+	}
+	return out, nil
 }
 
 // apiVersion is the apiVersion the URL asked for.
@@ -108,7 +152,11 @@ func (s *Handler) restPatchConverted(ctx context.Context, w http.ResponseWriter,
 			if err != nil {
 				return nil, err
 			}
-			patched, err := patch.Apply(mt, t.fromStored(cur.Object), body, kt)
+			at, err := t.fromStored(ctx, cur.Object)
+			if err != nil {
+				return nil, err
+			}
+			patched, err := patch.Apply(mt, at, body, kt)
 			if err != nil {
 				return nil, apierrors.Invalid("%s %q: the patch cannot be applied: %v", t.kind.Kind, t.name, err)
 			}

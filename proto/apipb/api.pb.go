@@ -2087,9 +2087,13 @@ type DiscoveredKind struct {
 	// custom: a CustomResourceDefinition added it.
 	Custom bool `protobuf:"varint,11,opt,name=custom,proto3" json:"custom,omitempty"`
 	// columns are a custom kind's printer columns (additionalPrinterColumns).
-	Columns       []*PrinterColumn `protobuf:"bytes,12,rep,name=columns,proto3" json:"columns,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Columns []*PrinterColumn `protobuf:"bytes,12,rep,name=columns,proto3" json:"columns,omitempty"`
+	// converted_by_webhook: the custom kind's versions differ in more than
+	// apiVersion (a conversion webhook converts them); a client sends an
+	// object in the version it was written in and the server converts it.
+	ConvertedByWebhook bool `protobuf:"varint,13,opt,name=converted_by_webhook,json=convertedByWebhook,proto3" json:"converted_by_webhook,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *DiscoveredKind) Reset() {
@@ -2204,6 +2208,13 @@ func (x *DiscoveredKind) GetColumns() []*PrinterColumn {
 		return x.Columns
 	}
 	return nil
+}
+
+func (x *DiscoveredKind) GetConvertedByWebhook() bool {
+	if x != nil {
+		return x.ConvertedByWebhook
+	}
+	return false
 }
 
 type PrinterColumn struct {
@@ -2440,7 +2451,7 @@ const file_api_proto_rawDesc = "" +
 	"\fetcd_version\x18\x02 \x01(\tR\vetcdVersion\"\x12\n" +
 	"\x10DiscoveryRequest\"E\n" +
 	"\x0eDiscoveryReply\x123\n" +
-	"\x05kinds\x18\x01 \x03(\v2\x1d.kobune.api.v1.DiscoveredKindR\x05kinds\"\x8c\x03\n" +
+	"\x05kinds\x18\x01 \x03(\v2\x1d.kobune.api.v1.DiscoveredKindR\x05kinds\"\xbe\x03\n" +
 	"\x0eDiscoveredKind\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1f\n" +
 	"\vapi_version\x18\x02 \x01(\tR\n" +
@@ -2461,7 +2472,8 @@ const file_api_proto_rawDesc = "" +
 	"has_status\x18\n" +
 	" \x01(\bR\thasStatus\x12\x16\n" +
 	"\x06custom\x18\v \x01(\bR\x06custom\x126\n" +
-	"\acolumns\x18\f \x03(\v2\x1c.kobune.api.v1.PrinterColumnR\acolumns\"p\n" +
+	"\acolumns\x18\f \x03(\v2\x1c.kobune.api.v1.PrinterColumnR\acolumns\x120\n" +
+	"\x14converted_by_webhook\x18\r \x01(\bR\x12convertedByWebhook\"p\n" +
 	"\rPrinterColumn\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1b\n" +

@@ -22,11 +22,13 @@ var apiserverFloors = map[string][]string{
 	// What happens to an object: allocation and the generic verbs.
 	"servicealloc": {"storage", "admission"},
 	"registry":     {"storage", "apierrors", "request", "admission", "servicealloc"},
+	// Calling out to users' webhooks (admission and conversion).
+	"webhook": {"storage", "registry"},
 	// CustomResourceDefinitions: kinds served through the registry.
-	"apiextensions": {"storage", "registry", "admission"},
+	"apiextensions": {"storage", "registry", "admission", "webhook"},
 	// Dynamic admission: webhooks and policies, steps of the chain that
 	// users configure.
-	"dynamicadmission": {"storage", "registry", "admission", "apierrors", "request"},
+	"dynamicadmission": {"storage", "registry", "admission", "apierrors", "request", "webhook"},
 	// Beside the registry: who is asking, how much of the server they get,
 	// and the way to the nodes.
 	"authentication": {"storage", "apierrors", "request", "authorizer", "serviceaccount", "registry"},
