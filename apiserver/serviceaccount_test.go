@@ -2,6 +2,8 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/client"
+	"github.com/kobune/kobune/proto/apipb"
 )
 
 // TestServiceAccountTokens: ServiceAccount admission gives pods their
@@ -130,4 +133,73 @@ func TestServiceAccountTokens(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "spec.expirationSeconds") {
 		t.Errorf("a 60 s token: %v, want refused naming spec.expirationSeconds", err)
 	}
+}
+
+// TestTokenReviews (issue #36): a TokenReview says whose a token is — a
+// ServiceAccount token for the API server's audiences or the ones the
+// review names, with the audiences matched — and a token the server
+// refuses is an answer (authenticated false, and why), not an error; a
+// review without a token is a bad request. Only holders of
+// system:auth-delegator (and the admin) may ask.
+func TestTokenReviews(t *testing.T) {
+	s := startSecured(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := s.Client
+	if _, err := client.For[*core.ServiceAccount](admin).Create(ctx, &core.ServiceAccount{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "robot"}}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := admin.CreateToken(ctx, "default", "robot", authorization.TokenRequestSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vault, err := admin.CreateToken(ctx, "default", "robot", authorization.TokenRequestSpec{Audiences: []string{"vault"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := func(c *client.Client, spec authorization.TokenReviewSpec) (authorization.TokenReviewStatus, error) {
+		b, _ := json.Marshal(authorization.TokenReview{TypeMeta: meta.TypeMeta{APIVersion: "authentication.k8s.io/v1", Kind: "TokenReview"}, Spec: spec})
+		resp, err := c.API.Create(ctx, &apipb.CreateRequest{Resource: "tokenreviews", Object: b})
+		if err != nil {
+			return authorization.TokenReviewStatus{}, err
+		}
+		var out authorization.TokenReview
+		if err := json.Unmarshal(resp.Object, &out); err != nil || out.Kind != "TokenReview" {
+			t.Fatalf("the answer is not a TokenReview: %v %s", err, resp.Object)
+		}
+		return out.Status, nil
+	}
+	st, err := review(admin, authorization.TokenReviewSpec{Token: tok.Token})
+	if err != nil || !st.Authenticated || st.User.Username != "system:serviceaccount:default:robot" ||
+		!strings.Contains(strings.Join(st.User.Groups, ","), "system:serviceaccounts:default") || len(st.Audiences) != 1 {
+		t.Errorf("a token of robot: %+v %v", st, err)
+	}
+	if st, err := review(admin, authorization.TokenReviewSpec{Token: vault.Token}); err != nil || st.Authenticated || !strings.Contains(st.Error, "audiences") {
+		t.Errorf("a token for another audience, reviewed for the server's: want authenticated false naming the audiences, got %+v %v", st, err)
+	}
+	if st, err := review(admin, authorization.TokenReviewSpec{Token: vault.Token, Audiences: []string{"vault", "other"}}); err != nil || !st.Authenticated ||
+		strings.Join(st.Audiences, ",") != "vault" {
+		t.Errorf("a vault token reviewed for vault and other: want authenticated for [vault], got %+v %v", st, err)
+	}
+	if st, err := review(admin, authorization.TokenReviewSpec{Token: "hello"}); err != nil || st.Authenticated || st.Error == "" {
+		t.Errorf("not a token: want authenticated false with an error, got %+v %v", st, err)
+	}
+	if _, err := review(admin, authorization.TokenReviewSpec{}); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "spec.token") {
+		t.Errorf("a review without a token: want a bad request naming spec.token, got %v", err)
+	}
+	// Not for every user: system:auth-delegator grants it.
+	dev := s.as(t, "dev")
+	_, err = review(dev, authorization.TokenReviewSpec{Token: tok.Token})
+	forbidden(t, "dev reviews a token", err)
+	if _, err := client.For[*rbac.ClusterRoleBinding](admin).Create(ctx, &rbac.ClusterRoleBinding{ObjectMeta: meta.ObjectMeta{Name: "dev-delegator"},
+		RoleRef: rbac.RoleRef{APIGroup: rbac.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"}, Subjects: []rbac.Subject{{Kind: "User", Name: "dev"}}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "dev reviews a token as an auth delegator", func() error {
+		st, err := review(dev, authorization.TokenReviewSpec{Token: tok.Token})
+		if err == nil && !st.Authenticated {
+			return fmt.Errorf("not authenticated: %+v", st)
+		}
+		return err
+	})
 }

@@ -33,6 +33,10 @@ const DefaultServiceAccountIssuer = authentication.DefaultServiceAccountIssuer
 func (s *Server) creators() map[string]registry.CreateFunc {
 	out := map[string]registry.CreateFunc{client.TokenSubresource: s.authn.CreateToken}
 	for resource, r := range registry.Reviews {
+		if r.Kind == "TokenReview" {
+			out[resource] = s.authn.CreateTokenReview // the authenticator's, not the authorizer's
+			continue
+		}
 		out[resource] = func(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
 			return s.authz.CreateReview(ctx, r, req)
 		}

@@ -125,6 +125,33 @@ type SelfSubjectReview struct {
 	} `json:"status,omitempty"`
 }
 
+// TokenReview ("authentication.k8s.io/v1") asks the API server whether
+// a bearer token is one it accepts, and whose it is: how a webhook or an
+// extension server authenticates the tokens sent to it (kube-apiserver's
+// token review API). Never stored.
+type TokenReview struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            TokenReviewSpec   `json:"spec"`
+	Status          TokenReviewStatus `json:"status,omitempty"`
+}
+
+// TokenReviewSpec is the token and the audiences it must be for (the API
+// server's when empty).
+type TokenReviewSpec struct {
+	Token     string   `json:"token,omitempty"`
+	Audiences []string `json:"audiences,omitempty"`
+}
+
+// TokenReviewStatus is the answer: whose the token is, for which of the
+// audiences asked, or why it is refused.
+type TokenReviewStatus struct {
+	Authenticated bool     `json:"authenticated,omitempty"`
+	User          UserInfo `json:"user,omitempty"`
+	Audiences     []string `json:"audiences,omitempty"`
+	Error         string   `json:"error,omitempty"`
+}
+
 // TokenRequest ("authentication.k8s.io/v1", the serviceaccounts/token
 // subresource) asks the API server for a ServiceAccount token: for these
 // audiences (the API server's when empty), valid this long, and bound to

@@ -170,13 +170,23 @@ func bearerToken(ctx context.Context) string {
 // to still exist with the same uids — a token of a deleted pod (or of a
 // ServiceAccount deleted and made again) authenticates nobody.
 func (s *Authenticator) authenticateToken(ctx context.Context, tok string) (request.UserInfo, error) {
-	refuse := func(why string) (request.UserInfo, error) {
-		return request.Anonymous, status.Error(codes.Unauthenticated, "Unauthorized: "+why)
+	u, _, err := s.authenticateTokenFor(ctx, tok, nil)
+	return u, err
+}
+
+// authenticateTokenFor is authenticateToken for the given audiences (the
+// API server's when none) and returns the token's audiences too.
+func (s *Authenticator) authenticateTokenFor(ctx context.Context, tok string, audiences []string) (request.UserInfo, []string, error) {
+	refuse := func(why string) (request.UserInfo, []string, error) {
+		return request.Anonymous, nil, status.Error(codes.Unauthenticated, "Unauthorized: "+why)
 	}
 	if s.cfg.ServiceAccounts == nil {
 		return refuse("this API server takes no bearer tokens (no --service-account-key-file)")
 	}
-	c, err := s.cfg.ServiceAccounts.verifier.Verify(tok, s.cfg.ServiceAccounts.audiences, time.Now())
+	if len(audiences) == 0 {
+		audiences = s.cfg.ServiceAccounts.audiences
+	}
+	c, err := s.cfg.ServiceAccounts.verifier.Verify(tok, audiences, time.Now())
 	if err != nil {
 		return refuse(err.Error())
 	}
@@ -190,7 +200,7 @@ func (s *Authenticator) authenticateToken(ctx context.Context, tok string) (requ
 			return refuse(fmt.Sprintf("the pod %s/%s the token is bound to no longer exists", c.Namespace, c.PodName))
 		}
 	}
-	return request.UserInfo{Name: c.Subject(), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + c.Namespace, request.AllAuthenticated}}, nil
+	return request.UserInfo{Name: c.Subject(), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + c.Namespace, request.AllAuthenticated}}, c.Audiences, nil
 }
 
 // CreateToken is the serviceaccounts/token subresource: a TokenRequest
@@ -304,4 +314,52 @@ func (s *Authenticator) authenticateBootstrapToken(ctx context.Context, tok stri
 	}
 	u.Groups = append(u.Groups, request.AllAuthenticated)
 	return u, true, nil
+}
+
+// CreateTokenReview answers a TokenReview: whether the token is one this
+// server accepts — a ServiceAccount token for one of the review's
+// audiences (the API server's when it names none), or a bootstrap token
+// (for the API server's audiences only) — and whose. As kube-apiserver,
+// a token it refuses is an answer (status.authenticated false, and why in
+// status.error), not a failed request. Never stored.
+func (s *Authenticator) CreateTokenReview(ctx context.Context, req *apipb.CreateRequest) (*apipb.ObjectResponse, error) {
+	var tr authorization.TokenReview
+	if err := json.Unmarshal(req.Object, &tr); err != nil {
+		return nil, apierrors.Invalid("TokenReview: %v", err)
+	}
+	if tr.Spec.Token == "" {
+		return nil, apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "token is required for TokenReview in authentication (spec.token)")
+	}
+	tr.TypeMeta = meta.TypeMeta{APIVersion: "authentication.k8s.io/v1", Kind: "TokenReview"}
+	tr.Status = authorization.TokenReviewStatus{}
+	u, isBootstrap, err := s.authenticateBootstrapToken(ctx, tr.Spec.Token)
+	var tokenAudiences []string
+	switch {
+	case isBootstrap && err == nil && len(tr.Spec.Audiences) > 0 && s.cfg.ServiceAccounts != nil &&
+		!slices.ContainsFunc(tr.Spec.Audiences, func(a string) bool { return slices.Contains(s.cfg.ServiceAccounts.audiences, a) }):
+		err = status.Error(codes.Unauthenticated, "Unauthorized: a bootstrap token is for this API server's audiences only")
+	case isBootstrap:
+	default:
+		u, tokenAudiences, err = s.authenticateTokenFor(ctx, tr.Spec.Token, tr.Spec.Audiences)
+	}
+	if err != nil {
+		tr.Status.Error = status.Convert(err).Message()
+	} else {
+		tr.Status.Authenticated = true
+		tr.Status.User = authorization.UserInfo{Username: u.Name, Groups: u.Groups}
+		asked := tr.Spec.Audiences
+		if len(asked) == 0 && s.cfg.ServiceAccounts != nil {
+			asked = s.cfg.ServiceAccounts.audiences
+		}
+		for _, a := range asked {
+			if isBootstrap || slices.Contains(tokenAudiences, a) {
+				tr.Status.Audiences = append(tr.Status.Audiences, a)
+			}
+		}
+	}
+	b, err := json.Marshal(&tr)
+	if err != nil {
+		return nil, err
+	}
+	return &apipb.ObjectResponse{Object: b}, nil
 }

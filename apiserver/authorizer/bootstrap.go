@@ -217,6 +217,10 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 		clusterRole("system:aggregate-to-view", map[string]string{AggregateToView: "true"}, viewResources...),
 		clusterRole("system:basic-user", nil, rule([]string{"create"}, "authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
 			rule([]string{"create"}, "authentication.k8s.io", "selfsubjectreviews")),
+		// What a server that delegates authentication and authorization
+		// to the API server needs (an extension server, a webhook).
+		clusterRole("system:auth-delegator", nil, rule([]string{"create"}, "authentication.k8s.io", "tokenreviews"),
+			rule([]string{"create"}, "authorization.k8s.io", "subjectaccessreviews")),
 		clusterRole("system:discovery", nil, rbac.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"}}),
 		clusterRole("system:public-info-viewer", nil, rbac.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
 		clusterRole("system:node", nil, NodeRules...),

@@ -14,4 +14,5 @@ var Reviews = map[string]Review{
 	"subjectaccessreviews":      {"SubjectAccessReview", "authorization.k8s.io", false},
 	"localsubjectaccessreviews": {"LocalSubjectAccessReview", "authorization.k8s.io", true},
 	"selfsubjectreviews":        {"SelfSubjectReview", "authentication.k8s.io", false},
+	"tokenreviews":              {"TokenReview", "authentication.k8s.io", false},
 }
