@@ -614,3 +614,13 @@ func validateDNSConfig(s *PodSpec, p *v.Path) v.ErrorList {
 	}
 	return errs
 }
+
+// ValidateTolerations checks tolerations as a pod's are checked (a
+// RuntimeClass's scheduling carries them too).
+func ValidateTolerations(ts []Toleration, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	for i := range ts {
+		errs = append(errs, validateToleration(&ts[i], p.Index(i))...)
+	}
+	return errs
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/kobune/kobune/api/flowcontrol"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
+	"github.com/kobune/kobune/api/node"
 	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/scheduling"
@@ -106,6 +107,7 @@ func tables(wide bool) map[string]Table {
 		"IngressClass":               ingressClassTable(w),
 		"Lease":                      leaseTable(w),
 		"PriorityClass":              priorityClassTable(w),
+		"RuntimeClass":               runtimeClassTable(w),
 		"PersistentVolume":           persistentVolumeTable(w),
 		"PersistentVolumeClaim":      persistentVolumeClaimTable(w),
 		"StorageClass":               storageClassTable(w),
@@ -500,6 +502,14 @@ func priorityClassTable(_ widen) Table {
 	return Table{[]string{"NAME", "VALUE", "GLOBAL-DEFAULT", "AGE"}, func(o meta.Object) []string {
 		p := o.(*scheduling.PriorityClass)
 		return []string{p.Name, fmt.Sprint(p.Value), fmt.Sprint(p.GlobalDefault), age(o)}
+	}}
+}
+
+// runtimeClassTable is kubectl get's columns for RuntimeClass objects.
+func runtimeClassTable(_ widen) Table {
+	return Table{[]string{"NAME", "HANDLER", "AGE"}, func(o meta.Object) []string {
+		r := o.(*node.RuntimeClass)
+		return []string{r.Name, r.Handler, age(o)}
 	}}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kobune/kobune/api/flowcontrol"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
+	"github.com/kobune/kobune/api/node"
 	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/resource"
@@ -120,6 +121,7 @@ func buildKinds() []*Kind {
 				}
 				return nil
 			}, nil),
+		kind("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", nil, clusterScoped, noStatus, nil, node.ValidateRuntimeClass, node.ValidateRuntimeClassUpdate, nil),
 		kind("FlowSchema", "flowcontrol.apiserver.k8s.io/v1", "flowschemas", nil, clusterScoped, withStatus, flowcontrol.SetDefaultsFlowSchema,
 			flowcontrol.ValidateFlowSchema, nil, nil),
 		kind("PriorityLevelConfiguration", "flowcontrol.apiserver.k8s.io/v1", "prioritylevelconfigurations", nil, clusterScoped, withStatus,

@@ -29,6 +29,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -196,7 +197,7 @@ func main() {
 		coordinationv1.AddToScheme, rbacv1.AddToScheme, certificatesv1.AddToScheme, schedulingv1.AddToScheme,
 		authorizationv1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, autoscalingv1.AddToScheme,
 		autoscalingv2.AddToScheme, networkingv1.AddToScheme, eventsv1.AddToScheme, flowcontrolv1.AddToScheme,
-		apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme,
+		apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme, nodev1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
