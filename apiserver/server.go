@@ -340,6 +340,8 @@ func (s *Server) startServing(ctx context.Context) <-chan error {
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.crds.Run(ctx) }()
 	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.runAPIServices(ctx) }()
+	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.webhooks.Run(ctx) }()
 	go func() { defer s.wg.Done(); s.runCompaction(ctx) }()
 	return errs

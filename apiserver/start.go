@@ -51,7 +51,7 @@ var startSteps = []startStep{
 	{"the node proxy: logs, exec, attach, port-forward, metrics", buildNodeProxy},
 	{"admission and the registry", buildRegistry},
 	{"system namespaces, priority classes, flow schemas and priority levels, and the bootstrap policy", bootstrapObjects},
-	{"the kinds CustomResourceDefinitions add", loadCustomKinds},
+	{"the kinds CustomResourceDefinitions add, and an APIService for each group version", loadCustomKinds},
 	{"listeners", listen},
 	{"the kubernetes and kube-dns Services", startServices},
 	{"API Priority and Fairness, the handler chain and the two front ends", buildFrontEnds},
@@ -215,7 +215,15 @@ func buildRegistry(_ context.Context, s *Server) error {
 // kind it served before.
 func loadCustomKinds(ctx context.Context, s *Server) error {
 	s.crds = &apiextensions.Controller{Registry: s.registry, Store: s.store, Kinds: s.kinds, Logf: s.cfg.Logf}
-	return s.crds.Load(ctx)
+	if err := s.crds.Load(ctx); err != nil {
+		return err
+	}
+	// Registered before serving, so that clients never see them appear
+	// (runAPIServices follows changes); a full database is logged.
+	if err := s.syncAPIServices(ctx); err != nil {
+		s.cfg.Logf("kobune-apiserver: APIServices: %v", err)
+	}
+	return nil
 }
 
 // bootstrapObjects writes only what is missing: on a full database

@@ -8,6 +8,7 @@ package printers
 import (
 	"cmp"
 	"fmt"
+	"github.com/kobune/kobune/api/apiregistration"
 	"slices"
 	"sort"
 	"strings"
@@ -108,6 +109,7 @@ func tables(wide bool) map[string]Table {
 		"Lease":                      leaseTable(w),
 		"PriorityClass":              priorityClassTable(w),
 		"RuntimeClass":               runtimeClassTable(w),
+		"APIService":                 apiServiceTable(w),
 		"PersistentVolume":           persistentVolumeTable(w),
 		"PersistentVolumeClaim":      persistentVolumeClaimTable(w),
 		"StorageClass":               storageClassTable(w),
@@ -502,6 +504,26 @@ func priorityClassTable(_ widen) Table {
 	return Table{[]string{"NAME", "VALUE", "GLOBAL-DEFAULT", "AGE"}, func(o meta.Object) []string {
 		p := o.(*scheduling.PriorityClass)
 		return []string{p.Name, fmt.Sprint(p.Value), fmt.Sprint(p.GlobalDefault), age(o)}
+	}}
+}
+
+// apiServiceTable is kubectl get's columns for APIService objects.
+func apiServiceTable(_ widen) Table {
+	return Table{[]string{"NAME", "SERVICE", "AVAILABLE", "AGE"}, func(o meta.Object) []string {
+		a := o.(*apiregistration.APIService)
+		svc, avail := "Local", "Unknown"
+		if r := a.Spec.Service; r != nil {
+			svc = r.Namespace + "/" + r.Name
+		}
+		for _, c := range a.Status.Conditions {
+			if c.Type == apiregistration.Available {
+				avail = c.Status
+				if c.Status != "True" && c.Reason != "" {
+					avail += " (" + c.Reason + ")"
+				}
+			}
+		}
+		return []string{a.Name, svc, avail, age(o)}
 	}}
 }
 

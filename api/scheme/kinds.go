@@ -1,6 +1,7 @@
 package scheme
 
 import (
+	"github.com/kobune/kobune/api/apiregistration"
 	"strconv"
 	"strings"
 
@@ -121,6 +122,7 @@ func buildKinds() []*Kind {
 				}
 				return nil
 			}, nil),
+		kind("APIService", "apiregistration.k8s.io/v1", "apiservices", nil, clusterScoped, withStatus, nil, apiregistration.ValidateAPIService, nil, nil),
 		kind("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", nil, clusterScoped, noStatus, nil, node.ValidateRuntimeClass, node.ValidateRuntimeClassUpdate, nil),
 		kind("FlowSchema", "flowcontrol.apiserver.k8s.io/v1", "flowschemas", nil, clusterScoped, withStatus, flowcontrol.SetDefaultsFlowSchema,
 			flowcontrol.ValidateFlowSchema, nil, nil),

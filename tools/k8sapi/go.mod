@@ -31,6 +31,7 @@ require (
 require (
 	github.com/kobune/kobune v0.0.0
 	k8s.io/apiextensions-apiserver v0.37.2
+	k8s.io/kube-aggregator v0.37.2
 )
 
 replace github.com/kobune/kobune => ../..
