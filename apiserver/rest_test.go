@@ -111,6 +111,14 @@ func testRESTVerbs(t *testing.T, c *restClient, grpcClient *client.Client) {
 		!bytes.Contains(b, []byte(`"subresource":"status"`)) {
 		t.Fatalf("aggregated /apis: %d %s %.300s", code, hdr.Get("Content-Type"), b)
 	}
+	// events.k8s.io/v1 serves core Events in a group of its own: both
+	// lists name that group (the conformance suite's discovery tests).
+	if !bytes.Contains(b, []byte(`{"metadata":{"name":"events.k8s.io"},"versions":[{"version":"v1","resources":[{"resource":"events"`)) {
+		t.Errorf("aggregated /apis has no events.k8s.io/v1 events: %s", b)
+	}
+	if _, _, b := c.do("GET", "/apis", "application/json", ""); !bytes.Contains(b, []byte(`"name":"events.k8s.io"`)) {
+		t.Errorf("/apis lists no events.k8s.io group: %s", b)
+	}
 	// With a trailing slash too, as kube-apiserver serves them (the
 	// conformance suite's discovery test asks for /apis/).
 	for path, want := range map[string]string{"/apis/": `"kind":"APIGroupList"`, "/api/": `"kind":"APIVersions"`} {

@@ -98,7 +98,10 @@ func discoveryGroups(kinds *scheme.Kinds) []*discoveryGroup {
 		}
 		for _, v := range k.Versions { // the same resource, converted (versions.go)
 			alt := group(v.APIVersion)
-			alt.alternate = true
+			// Another version of the kind's own group is listed beside
+			// the group's preferred one; a version in another group
+			// (events.k8s.io/v1 Events) is that group's own.
+			alt.alternate = alt.name == g.name
 			alt.resources = append(alt.resources, r)
 			if k.HasStatus {
 				alt.resources = append(alt.resources, apiResource{Name: name + "/status", Namespaced: k.Namespaced, Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
