@@ -168,3 +168,11 @@ func validateRules(r *HPAScalingRules, p *v.Path) v.ErrorList {
 	}
 	return errs
 }
+
+// ValidateHorizontalPodAutoscalerStatus checks a status write: the
+// replica counts are not negative (kube-apiserver's).
+func ValidateHorizontalPodAutoscalerStatus(n, _ *HorizontalPodAutoscaler) v.ErrorList {
+	s := &n.Status
+	return v.NonNegativeCounts(v.NewPath("status"), v.Count{Field: "currentReplicas", Value: int64(s.CurrentReplicas)},
+		v.Count{Field: "desiredReplicas", Value: int64(s.DesiredReplicas)})
+}

@@ -3,6 +3,7 @@ package batch
 import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	v "github.com/kobune/kobune/api/validation"
 )
 
 // Labels of a Job's pods (and of its generated selector), with
@@ -102,4 +103,16 @@ type CronJobStatus struct {
 	Active             []core.ObjectReference `json:"active,omitempty"`
 	LastScheduleTime   *meta.Time             `json:"lastScheduleTime,omitempty"`
 	LastSuccessfulTime *meta.Time             `json:"lastSuccessfulTime,omitempty"`
+}
+
+// ValidateJobStatus checks a Job's status write: its counts are not
+// negative (kube-apiserver's Job status validation).
+func ValidateJobStatus(n, _ *Job) v.ErrorList {
+	s := &n.Status
+	var ready int64
+	if s.Ready != nil {
+		ready = int64(*s.Ready)
+	}
+	return v.NonNegativeCounts(v.NewPath("status"), v.Count{Field: "active", Value: int64(s.Active)}, v.Count{Field: "succeeded", Value: int64(s.Succeeded)},
+		v.Count{Field: "failed", Value: int64(s.Failed)}, v.Count{Field: "ready", Value: ready})
 }

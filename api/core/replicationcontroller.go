@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/kobune/kobune/api/meta"
+	v "github.com/kobune/kobune/api/validation"
 )
 
 // ReplicationController is the ReplicaSet's predecessor in the core group
@@ -65,4 +66,11 @@ func SetDefaultsReplicationController(rc *ReplicationController) {
 		}
 		SetDefaultsPodSpec(&t.Spec)
 	}
+}
+
+// ValidateReplicationControllerStatus checks a status write as a
+// ReplicaSet's is checked.
+func ValidateReplicationControllerStatus(n, _ *ReplicationController) v.ErrorList {
+	s := &n.Status
+	return v.ReplicaCounts(s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)
 }

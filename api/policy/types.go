@@ -97,3 +97,12 @@ func ValidatePodDisruptionBudget(b *PodDisruptionBudget) v.ErrorList {
 	}
 	return errs
 }
+
+// ValidatePodDisruptionBudgetStatus checks a status write: its counts are
+// not negative (kube-apiserver's PodDisruptionBudget status validation).
+func ValidatePodDisruptionBudgetStatus(n, _ *PodDisruptionBudget) v.ErrorList {
+	s := &n.Status
+	return v.NonNegativeCounts(v.NewPath("status"), v.Count{Field: "disruptionsAllowed", Value: int64(s.DisruptionsAllowed)},
+		v.Count{Field: "currentHealthy", Value: int64(s.CurrentHealthy)}, v.Count{Field: "desiredHealthy", Value: int64(s.DesiredHealthy)},
+		v.Count{Field: "expectedPods", Value: int64(s.ExpectedPods)})
+}

@@ -29,7 +29,7 @@ import (
 // buildKinds is the whole API: one entry per kind, in the order
 // `kobectl api-resources` documents them.
 func buildKinds() []*Kind {
-	return []*Kind{
+	ks := []*Kind{
 		kind("Namespace", "v1", "namespaces", []string{"ns"}, clusterScoped, withStatus, core.SetDefaultsNamespace, core.ValidateNamespace, nil,
 			func(n *core.Namespace) map[string]string { return map[string]string{"status.phase": n.Status.Phase} }),
 		kind("Node", "v1", "nodes", []string{"no"}, clusterScoped, withStatus, nil, core.ValidateNode, core.ValidateNodeUpdate,
@@ -139,6 +139,27 @@ func buildKinds() []*Kind {
 		kind("CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions", []string{"crd", "crds"}, clusterScoped, withStatus,
 			apiextensions.SetDefaults, apiextensions.Validate, apiextensions.ValidateUpdate, nil),
 	}
+	for _, k := range ks {
+		k.ValidateStatus = statusValidation[k.Kind]
+	}
+	return ks
+}
+
+// statusValidation is each kind's status validation, for writes of its
+// status subresource (scheme.Kind.ValidateStatus).
+var statusValidation = map[string]func(n, o meta.Object) v.ErrorList{
+	"Deployment":              statusRules(apps.ValidateDeploymentStatus),
+	"ReplicaSet":              statusRules(apps.ValidateReplicaSetStatus),
+	"StatefulSet":             statusRules(apps.ValidateStatefulSetStatus),
+	"DaemonSet":               statusRules(apps.ValidateDaemonSetStatus),
+	"ReplicationController":   statusRules(core.ValidateReplicationControllerStatus),
+	"Job":                     statusRules(batch.ValidateJobStatus),
+	"PodDisruptionBudget":     statusRules(policy.ValidatePodDisruptionBudgetStatus),
+	"HorizontalPodAutoscaler": statusRules(autoscaling.ValidateHorizontalPodAutoscalerStatus),
+}
+
+func statusRules[T meta.Object](f func(n, o T) v.ErrorList) func(n, o meta.Object) v.ErrorList {
+	return func(n, o meta.Object) v.ErrorList { return f(n.(T), o.(T)) }
 }
 
 // kind turns typed functions into a Kind entry; T is a pointer kind type.

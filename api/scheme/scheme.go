@@ -29,6 +29,11 @@ type Kind struct {
 	// that compare with the stored object, such as immutable fields.
 	Validate       func(meta.Object) validation.ErrorList
 	ValidateUpdate func(newObj, oldObj meta.Object) validation.ErrorList
+	// ValidateStatus (optional) checks a status write (the status
+	// subresource): the rules of the status a client may write, as
+	// kube-apiserver's status strategies check them; the rest of the
+	// object is the stored one.
+	ValidateStatus func(newObj, oldObj meta.Object) validation.ErrorList
 	// Fields returns the kind's selectable fields beyond metadata.name and
 	// metadata.namespace, for field selectors.
 	Fields func(meta.Object) map[string]string

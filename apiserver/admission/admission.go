@@ -225,6 +225,28 @@ func (Validation) Validate(_ context.Context, a *Attributes) error {
 	return InvalidError(fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()), errs)
 }
 
+// ValidateStatus implements StatusValidator: a status write is checked by
+// the kind's status rules (scheme.Kind.ValidateStatus), and a custom
+// resource's by its whole schema and rules, status included, as
+// kube-apiserver's status strategies do.
+func (Validation) ValidateStatus(_ context.Context, a *Attributes) error {
+	var errs validation.ErrorList
+	switch {
+	case a.Kind.Custom != nil:
+		errs = a.Kind.Validate(a.Object)
+		if a.Kind.ValidateUpdate != nil {
+			errs = append(errs, a.Kind.ValidateUpdate(a.Object, a.OldObject)...)
+		}
+	case a.Kind.ValidateStatus != nil:
+		errs = a.Kind.ValidateStatus(a.Object, a.OldObject)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	m := a.Object.GetObjectMeta()
+	return InvalidError(fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()), errs)
+}
+
 // causeReasons are Kubernetes' StatusCause reasons for the error types.
 var causeReasons = map[validation.ErrorType]string{
 	validation.Required: "FieldValueRequired", validation.Invalid: "FieldValueInvalid", validation.Duplicate: "FieldValueDuplicate",

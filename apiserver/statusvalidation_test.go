@@ -1,0 +1,77 @@
+package apiserver_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kobune/kobune/apiserver/testserver"
+	"github.com/kobune/kobune/client"
+)
+
+// TestStatusWritesAreValidated: a write of the status subresource is
+// checked as kube-apiserver's status strategies check it — a Deployment's
+// counts not negative and a part not above its whole, a custom resource's
+// status by its schema — refused with 422 naming the field and leaving the
+// stored object as it was; what a controller writes passes.
+func TestStatusWritesAreValidated(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const deps = "/apis/apps/v1/namespaces/default/deployments"
+	dep := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},` +
+		`"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"kobune.local/labapp:1.0"}]}}}}`
+	if code, _, b := c.do("POST", deps, "", dep); code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	merge := func(path, body string) (int, []byte) {
+		code, _, b := c.do("PATCH", path, "", body, "Content-Type", "application/merge-patch+json")
+		return code, b
+	}
+	for _, bad := range []struct{ patch, field string }{
+		{`{"status":{"replicas":-5}}`, "status.replicas"},
+		{`{"status":{"replicas":2,"readyReplicas":3}}`, "status.readyReplicas"},
+		{`{"status":{"replicas":2,"readyReplicas":1,"availableReplicas":2}}`, "status.availableReplicas"},
+		{`{"status":{"observedGeneration":-1}}`, "status.observedGeneration"},
+	} {
+		if code, b := merge(deps+"/web/status", bad.patch); code != 422 || !strings.Contains(string(b), bad.field) {
+			t.Errorf("status patch %s: want 422 naming %s, got %d %s", bad.patch, bad.field, code, b)
+		}
+	}
+	if code, b := merge(deps+"/web/status", `{"status":{"replicas":2,"readyReplicas":2,"availableReplicas":1,"updatedReplicas":2}}`); code != 200 {
+		t.Errorf("a consistent status: %d %s", code, b)
+	}
+	_, _, b := c.do("GET", deps+"/web", "", "")
+	if st := decodeJSON(t, b)["status"].(map[string]any); st["replicas"] != float64(2) || st["availableReplicas"] != float64(1) {
+		t.Errorf("the stored status: %v", st)
+	}
+
+	// A custom resource's status, by its schema.
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"counters.example.com"},` +
+		`"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"counters","kind":"Counter"},"versions":[{"name":"v1","served":true,"storage":true,` +
+		`"subresources":{"status":{}},"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"n":{"type":"integer"}}},` +
+		`"status":{"type":"object","properties":{"count":{"type":"integer","minimum":0},"phase":{"type":"string","enum":["Idle","Busy"]}}}}}}}]}}`
+	if code, _, b := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", crd); code != 201 {
+		t.Fatalf("create the definition: %d %s", code, b)
+	}
+	const counters = "/apis/example.com/v1/namespaces/default/counters"
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code, _, b := c.do("POST", counters, "", `{"apiVersion":"example.com/v1","kind":"Counter","metadata":{"name":"c"},"spec":{"n":1}}`)
+		if code == 201 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("create a Counter: %d %s", code, b)
+		}
+	}
+	for _, bad := range []struct{ patch, field string }{
+		{`{"status":{"count":-1}}`, "status.count"},
+		{`{"status":{"phase":"Maybe"}}`, "status.phase"},
+	} {
+		if code, b := merge(counters+"/c/status", bad.patch); code != 422 || !strings.Contains(string(b), bad.field) {
+			t.Errorf("custom status patch %s: want 422 naming %s, got %d %s", bad.patch, bad.field, code, b)
+		}
+	}
+	if code, b := merge(counters+"/c/status", `{"status":{"count":3,"phase":"Busy"}}`); code != 200 || !strings.Contains(string(b), `"count":3`) {
+		t.Errorf("a valid custom status: %d %s", code, b)
+	}
+}
