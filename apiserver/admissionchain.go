@@ -42,6 +42,7 @@ func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admiss
 		admission.Step{Plugin: dynamicadmission.ExpressionCheck(), Why: "an admission policy's or webhook configuration's CEL expressions compile"},
 		admission.Step{Plugin: admission.PersistentVolumeClaimResize{Classes: storageClasses{s.store}}, Why: "a claim grows only if its class allows expansion"},
 		admission.Step{Plugin: admission.LimitRanger{Ranges: limitRanges{s.store}}, Why: "both: the namespace's LimitRanges default requests and limits (the last built-in mutation), then refuse what breaks them"},
+		admission.Step{Plugin: s.webhooks.MutatingPolicies(), Why: "the MutatingAdmissionPolicies' CEL mutations, after every built-in mutation and before the webhooks, as in Kubernetes"},
 		admission.Step{Plugin: s.webhooks.Mutating(), Why: "the mutating admission webhooks, after every built-in mutation, as in Kubernetes; the object they return is validated like any other"},
 		admission.Step{Plugin: admission.PodSecurity{Namespaces: s.namespaces, Logf: cfg.Logf, Pods: s.podsIn}, Why: "the namespace's Pod Security level, on the pod as it will run"},
 		admission.Step{Plugin: escalation, Why: "with RBAC: no one grants permissions they do not hold"},

@@ -187,49 +187,99 @@ func ValidatePolicy(p *ValidatingAdmissionPolicy) v.ErrorList {
 	if len(s.Validations) == 0 && len(s.AuditAnnotations) == 0 {
 		errs = append(errs, v.NewRequired(sp.Child("validations"), "validations or auditAnnotations must contain at least one item"))
 	}
-	if s.MatchConstraints == nil || len(s.MatchConstraints.ResourceRules) == 0 {
-		errs = append(errs, v.NewRequired(sp.Child("matchConstraints", "resourceRules"), ""))
-	} else {
-		errs = append(errs, validateMatchResources(s.MatchConstraints, sp.Child("matchConstraints"))...)
-	}
-	if s.FailurePolicy != nil && !slices.Contains([]string{Fail, Ignore}, *s.FailurePolicy) {
-		errs = append(errs, v.NewNotSupported(sp.Child("failurePolicy"), *s.FailurePolicy, []string{Fail, Ignore}))
-	}
-	if pk := s.ParamKind; pk != nil && (pk.APIVersion == "" || pk.Kind == "") {
-		errs = append(errs, v.NewRequired(sp.Child("paramKind"), "apiVersion and kind are required"))
-	}
-	check := func(p *v.Path, expr string) {
-		if expr == "" {
-			errs = append(errs, v.NewRequired(p, ""))
-		}
-	}
+	errs = append(errs, validatePolicyCommon(sp, s.MatchConstraints, s.FailurePolicy, s.ParamKind, s.Variables, s.MatchConditions)...)
 	for i, val := range s.Validations {
 		p := sp.Child("validations").Index(i)
-		check(p.Child("expression"), val.Expression)
+		errs = append(errs, requiredExpression(p.Child("expression"), val.Expression)...)
 		if r := val.Reason; r != nil && !slices.Contains(policyReasons, *r) {
 			errs = append(errs, v.NewNotSupported(p.Child("reason"), *r, policyReasons))
 		}
-	}
-	names := map[string]bool{}
-	for i, vr := range s.Variables {
-		p := sp.Child("variables").Index(i)
-		if vr.Name == "" || names[vr.Name] {
-			errs = append(errs, v.NewInvalid(p.Child("name"), vr.Name, "must be a unique, non-empty name"))
-		}
-		names[vr.Name] = true
-		check(p.Child("expression"), vr.Expression)
-	}
-	for i, mc := range s.MatchConditions {
-		check(sp.Child("matchConditions").Index(i).Child("expression"), mc.Expression)
 	}
 	for i, a := range s.AuditAnnotations {
 		p := sp.Child("auditAnnotations").Index(i)
 		if a.Key == "" {
 			errs = append(errs, v.NewRequired(p.Child("key"), ""))
 		}
-		check(p.Child("valueExpression"), a.ValueExpression)
+		errs = append(errs, requiredExpression(p.Child("valueExpression"), a.ValueExpression)...)
 	}
 	return errs
+}
+
+// ValidateMutatingPolicy checks a MutatingAdmissionPolicy as
+// kube-apiserver does (its expressions compile: the ExpressionCheck step).
+func ValidateMutatingPolicy(p *MutatingAdmissionPolicy) v.ErrorList {
+	errs := v.ValidateObjectMeta(&p.ObjectMeta, false, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	sp := v.NewPath("spec")
+	s := &p.Spec
+	errs = append(errs, validatePolicyCommon(sp, s.MatchConstraints, s.FailurePolicy, s.ParamKind, s.Variables, s.MatchConditions)...)
+	if len(s.Mutations) == 0 {
+		errs = append(errs, v.NewRequired(sp.Child("mutations"), "mutations must contain at least one item"))
+	}
+	for i, m := range s.Mutations {
+		p := sp.Child("mutations").Index(i)
+		switch m.PatchType {
+		case PatchTypeApplyConfiguration:
+			if m.ApplyConfiguration == nil {
+				errs = append(errs, v.NewRequired(p.Child("applyConfiguration"), "applyConfiguration is required when patchType is ApplyConfiguration"))
+			} else {
+				errs = append(errs, requiredExpression(p.Child("applyConfiguration", "expression"), m.ApplyConfiguration.Expression)...)
+			}
+			if m.JSONPatch != nil {
+				errs = append(errs, v.NewForbidden(p.Child("jsonPatch"), "jsonPatch is not allowed when patchType is ApplyConfiguration"))
+			}
+		case PatchTypeJSONPatch:
+			if m.JSONPatch == nil {
+				errs = append(errs, v.NewRequired(p.Child("jsonPatch"), "jsonPatch is required when patchType is JSONPatch"))
+			} else {
+				errs = append(errs, requiredExpression(p.Child("jsonPatch", "expression"), m.JSONPatch.Expression)...)
+			}
+			if m.ApplyConfiguration != nil {
+				errs = append(errs, v.NewForbidden(p.Child("applyConfiguration"), "applyConfiguration is not allowed when patchType is JSONPatch"))
+			}
+		default:
+			errs = append(errs, v.NewNotSupported(p.Child("patchType"), m.PatchType, []string{PatchTypeApplyConfiguration, PatchTypeJSONPatch}))
+		}
+	}
+	if !slices.Contains([]string{NeverReinvocation, IfNeededReinvocation}, s.ReinvocationPolicy) {
+		errs = append(errs, v.NewNotSupported(sp.Child("reinvocationPolicy"), s.ReinvocationPolicy, []string{NeverReinvocation, IfNeededReinvocation}))
+	}
+	return errs
+}
+
+// validatePolicyCommon checks what both kinds of policies have.
+func validatePolicyCommon(sp *v.Path, match *MatchResources, failurePolicy *string, paramKind *ParamKind, vars []Variable, conds []MatchCondition) v.ErrorList {
+	var errs v.ErrorList
+	if match == nil || len(match.ResourceRules) == 0 {
+		errs = append(errs, v.NewRequired(sp.Child("matchConstraints", "resourceRules"), ""))
+	} else {
+		errs = append(errs, validateMatchResources(match, sp.Child("matchConstraints"))...)
+	}
+	if failurePolicy != nil && !slices.Contains([]string{Fail, Ignore}, *failurePolicy) {
+		errs = append(errs, v.NewNotSupported(sp.Child("failurePolicy"), *failurePolicy, []string{Fail, Ignore}))
+	}
+	if pk := paramKind; pk != nil && (pk.APIVersion == "" || pk.Kind == "") {
+		errs = append(errs, v.NewRequired(sp.Child("paramKind"), "apiVersion and kind are required"))
+	}
+	names := map[string]bool{}
+	for i, vr := range vars {
+		p := sp.Child("variables").Index(i)
+		if vr.Name == "" || names[vr.Name] {
+			errs = append(errs, v.NewInvalid(p.Child("name"), vr.Name, "must be a unique, non-empty name"))
+		}
+		names[vr.Name] = true
+		errs = append(errs, requiredExpression(p.Child("expression"), vr.Expression)...)
+	}
+	for i, mc := range conds {
+		errs = append(errs, requiredExpression(sp.Child("matchConditions").Index(i).Child("expression"), mc.Expression)...)
+	}
+	return errs
+}
+
+func requiredExpression(p *v.Path, expr string) v.ErrorList {
+	if expr == "" {
+		return v.ErrorList{v.NewRequired(p, "")}
+	}
+	return nil
 }
 
 // policyReasons are a validation's reasons, each an HTTP status.
@@ -261,7 +311,23 @@ func ValidateBinding(b *ValidatingAdmissionPolicyBinding) v.ErrorList {
 	if seen[ActionDeny] && seen[ActionWarn] {
 		errs = append(errs, v.NewInvalid(sp.Child("validationActions"), s.ValidationActions, "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)"))
 	}
-	if r := s.ParamRef; r != nil {
+	return append(errs, validateBindingCommon(sp, s.ParamRef, s.MatchResources)...)
+}
+
+// ValidateMutatingBinding checks a MutatingAdmissionPolicyBinding.
+func ValidateMutatingBinding(b *MutatingAdmissionPolicyBinding) v.ErrorList {
+	errs := v.ValidateObjectMeta(&b.ObjectMeta, false, v.IsDNS1123Subdomain, v.NewPath("metadata"))
+	sp := v.NewPath("spec")
+	if b.Spec.PolicyName == "" {
+		errs = append(errs, v.NewRequired(sp.Child("policyName"), ""))
+	}
+	return append(errs, validateBindingCommon(sp, b.Spec.ParamRef, b.Spec.MatchResources)...)
+}
+
+// validateBindingCommon checks what both kinds of bindings have.
+func validateBindingCommon(sp *v.Path, r *ParamRef, match *MatchResources) v.ErrorList {
+	var errs v.ErrorList
+	if r != nil {
 		p := sp.Child("paramRef")
 		if (r.Name == "") == (r.Selector == nil) {
 			errs = append(errs, v.NewRequired(p, "exactly one of name or selector must be set"))
@@ -272,8 +338,8 @@ func ValidateBinding(b *ValidatingAdmissionPolicyBinding) v.ErrorList {
 			errs = append(errs, v.NewNotSupported(p.Child("parameterNotFoundAction"), *r.ParameterNotFoundAction, []string{AllowAction, DenyAction}))
 		}
 	}
-	if s.MatchResources != nil {
-		errs = append(errs, validateMatchResources(s.MatchResources, sp.Child("matchResources"))...)
+	if match != nil {
+		errs = append(errs, validateMatchResources(match, sp.Child("matchResources"))...)
 	}
 	return errs
 }

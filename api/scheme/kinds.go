@@ -136,6 +136,10 @@ func buildKinds() []*Kind {
 			nil, admissionregistration.ValidatePolicy, nil, nil),
 		kind("ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1", "validatingadmissionpolicybindings", nil, clusterScoped, noStatus,
 			nil, admissionregistration.ValidateBinding, nil, nil),
+		kind("MutatingAdmissionPolicy", "admissionregistration.k8s.io/v1", "mutatingadmissionpolicies", nil, clusterScoped, noStatus,
+			nil, admissionregistration.ValidateMutatingPolicy, nil, nil),
+		kind("MutatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1", "mutatingadmissionpolicybindings", nil, clusterScoped, noStatus,
+			nil, admissionregistration.ValidateMutatingBinding, nil, nil),
 		kind("CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions", []string{"crd", "crds"}, clusterScoped, withStatus,
 			apiextensions.SetDefaults, apiextensions.Validate, apiextensions.ValidateUpdate, nil),
 	}

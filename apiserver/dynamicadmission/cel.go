@@ -90,6 +90,31 @@ func (expressionCheck) Validate(_ context.Context, a *admission.Attributes) erro
 		for i, an := range o.Spec.AuditAnnotations {
 			check(sp.Child("auditAnnotations").Index(i).Child("valueExpression"), an.ValueExpression, false)
 		}
+	case *admissionregistration.MutatingAdmissionPolicy:
+		sp := v.NewPath("spec")
+		mcheck := func(p *v.Path, expr string) {
+			if expr == "" {
+				return
+			}
+			if _, err := CompileMutationProgram(expr); err != nil {
+				errs = append(errs, v.NewInvalid(p, expr, err.Error()))
+			}
+		}
+		for i, m := range o.Spec.Mutations {
+			p := sp.Child("mutations").Index(i)
+			if m.ApplyConfiguration != nil {
+				mcheck(p.Child("applyConfiguration", "expression"), m.ApplyConfiguration.Expression)
+			}
+			if m.JSONPatch != nil {
+				mcheck(p.Child("jsonPatch", "expression"), m.JSONPatch.Expression)
+			}
+		}
+		for i, vr := range o.Spec.Variables {
+			mcheck(sp.Child("variables").Index(i).Child("expression"), vr.Expression)
+		}
+		for i, mc := range o.Spec.MatchConditions {
+			mcheck(sp.Child("matchConditions").Index(i).Child("expression"), mc.Expression)
+		}
 	case *admissionregistration.ValidatingWebhookConfiguration:
 		for i, w := range o.Webhooks {
 			conditions(v.NewPath("webhooks").Index(i), w.MatchConditions)

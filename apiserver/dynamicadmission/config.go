@@ -33,6 +33,8 @@ type Webhooks struct {
 	caller     *webhook.Caller
 	conditions conditions
 	policies   policies
+	// mutatingPolicies are the MutatingAdmissionPolicies' bindings.
+	mutatingPolicies mutatingPolicies
 	// updateStatus writes a policy's status (ReportPoliciesWith).
 	updateStatus func(ctx context.Context, k *scheme.Kind, o meta.Object) ([]byte, error)
 }
@@ -66,6 +68,12 @@ func (w *Webhooks) Run(ctx context.Context) {
 		w.runPolicies(ctx)
 	}()
 	defer func() { <-policiesDone }()
+	mutatingDone := make(chan struct{})
+	go func() {
+		defer close(mutatingDone)
+		w.runMutatingPolicies(ctx)
+	}()
+	defer func() { <-mutatingDone }()
 	follow(ctx, w.cfg.Store, "validatingwebhookconfigurations", &w.validating, func(o meta.Object) []admissionregistration.Webhook {
 		c := o.(*admissionregistration.ValidatingWebhookConfiguration)
 		var out []admissionregistration.Webhook

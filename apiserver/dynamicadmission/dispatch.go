@@ -95,12 +95,13 @@ func (m mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	}
 	r := &subject{operation: string(a.Operation), kind: a.Kind, object: a.Object, old: a.OldObject, dryRun: admission.IsDryRun(ctx)}
 	var again []int
-	changedAfter := false
+	changedAfter, changedAny := false, false
 	for i := range hooks {
 		changed, called, err := m.w.dispatch(ctx, &hooks[i], r, true)
 		if err != nil {
 			return err
 		}
+		changedAny = changedAny || changed
 		if changed && len(again) > 0 {
 			changedAfter = true
 		}
@@ -108,13 +109,17 @@ func (m mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 			again = append(again, i)
 		}
 	}
-	if !changedAfter {
-		return nil
-	}
-	for _, i := range again {
-		if _, _, err := m.w.dispatch(ctx, &hooks[i], r, true); err != nil {
-			return err
+	if changedAfter {
+		for _, i := range again {
+			if _, _, err := m.w.dispatch(ctx, &hooks[i], r, true); err != nil {
+				return err
+			}
 		}
+	}
+	if changedAny {
+		// MutatingAdmissionPolicies with reinvocationPolicy IfNeeded run
+		// once more: a webhook changed the object after them.
+		return m.w.reinvokePolicies(ctx, r)
 	}
 	return nil
 }
@@ -362,6 +367,14 @@ func applyPatch(r *subject, p []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return replaceObject(r, before, after)
+}
+
+// replaceObject makes after (JSON) the request's object, decoded as
+// kube-apiserver decodes a mutation's result; it reports whether the
+// object changed from before.
+func replaceObject(r *subject, before, after []byte) (bool, error) {
+	var err error
 	if co, ok := r.object.(*admission.ConnectOptions); ok {
 		n := admission.ConnectOptions{Meta: co.Meta}
 		if err := json.Unmarshal(after, &n); err != nil {

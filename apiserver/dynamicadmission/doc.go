@@ -7,7 +7,9 @@
 // patch to the object, warnings (call.go, dispatch.go; the HTTPS call
 // itself is apiserver/webhook's). A webhook that cannot be reached or
 // answers late fails the request or is skipped, as its failurePolicy
-// says.
+// says. ValidatingAdmissionPolicies (policy.go) and
+// MutatingAdmissionPolicies (mutatingpolicy.go, mutationcel.go) are the
+// same steps written in CEL instead of served by a webhook.
 //
 // It mirrors k8s.io/apiserver/pkg/admission/plugin/webhook (the generic
 // dispatcher, the mutating and validating plugins, the request and

@@ -91,46 +91,74 @@ type policies struct {
 // runPolicies follows the policies and bindings until ctx ends; a policy
 // is compiled again only when it changed.
 func (w *Webhooks) runPolicies(ctx context.Context) {
+	followBound(ctx, w.cfg.Store, "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+		func(o meta.Object) *compiledPolicy {
+			return compilePolicy(o.(*admissionregistration.ValidatingAdmissionPolicy))
+		},
+		func(c *compiledPolicy, o meta.Object) bool { return c.policy == o },
+		func(b meta.Object) string {
+			return b.(*admissionregistration.ValidatingAdmissionPolicyBinding).Spec.PolicyName
+		},
+		func(bound []meta.Object, pols map[string]*compiledPolicy, compiled []meta.Object) {
+			var out []boundPolicy
+			for _, b := range bound {
+				vb := b.(*admissionregistration.ValidatingAdmissionPolicyBinding)
+				out = append(out, boundPolicy{binding: vb, policy: pols[vb.Spec.PolicyName]})
+			}
+			w.policies.bound.Store(&out)
+			var written []*admissionregistration.ValidatingAdmissionPolicy
+			for _, o := range compiled {
+				written = append(written, o.(*admissionregistration.ValidatingAdmissionPolicy))
+			}
+			w.reportObserved(ctx, written)
+		})
+}
+
+// followBound follows one kind of policy and its bindings until ctx ends:
+// a policy is compiled again only when it changed (same says it did not),
+// and publish gets, on every change of either, the bindings whose policy
+// exists (by name order), the compiled policies, and the policies just
+// compiled.
+func followBound[C any](ctx context.Context, st *storage.Store, policies, bindings string,
+	compile func(meta.Object) C, same func(C, meta.Object) bool, policyOf func(meta.Object) string,
+	publish func(bound []meta.Object, pols map[string]C, compiled []meta.Object)) {
 	var mu sync.Mutex
-	pols := map[string]*compiledPolicy{}
+	pols := map[string]C{}
 	binds := map[string]meta.Object{}
-	publish := func() {
-		var out []boundPolicy
+	send := func(compiled []meta.Object) {
+		var bound []meta.Object
 		for _, n := range sortedNames(binds) {
-			b := binds[n].(*admissionregistration.ValidatingAdmissionPolicyBinding)
-			if p, ok := pols[b.Spec.PolicyName]; ok {
-				out = append(out, boundPolicy{binding: b, policy: p})
+			if _, ok := pols[policyOf(binds[n])]; ok {
+				bound = append(bound, binds[n])
 			}
 		}
-		w.policies.bound.Store(&out)
+		publish(bound, pols, compiled)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		followByName(ctx, w.cfg.Store, "validatingadmissionpolicies", func(objs map[string]meta.Object) {
+		followByName(ctx, st, policies, func(objs map[string]meta.Object) {
 			mu.Lock()
 			defer mu.Unlock()
-			next := make(map[string]*compiledPolicy, len(objs))
-			var compiled []*admissionregistration.ValidatingAdmissionPolicy
+			next := make(map[string]C, len(objs))
+			var compiled []meta.Object
 			for name, o := range objs {
-				p := o.(*admissionregistration.ValidatingAdmissionPolicy)
-				if old, ok := pols[name]; ok && old.policy == p {
+				if old, ok := pols[name]; ok && same(old, o) {
 					next[name] = old
 				} else {
-					next[name] = compilePolicy(p)
-					compiled = append(compiled, p)
+					next[name] = compile(o)
+					compiled = append(compiled, o)
 				}
 			}
 			pols = next
-			publish()
-			w.reportObserved(ctx, compiled)
+			send(compiled)
 		})
 	}()
-	followByName(ctx, w.cfg.Store, "validatingadmissionpolicybindings", func(objs map[string]meta.Object) {
+	followByName(ctx, st, bindings, func(objs map[string]meta.Object) {
 		mu.Lock()
 		defer mu.Unlock()
 		binds = maps.Clone(objs)
-		publish()
+		send(nil)
 	})
 	<-done
 }
@@ -194,38 +222,61 @@ func (w *Webhooks) evaluatePolicies(ctx context.Context, r *subject) error {
 // evaluate applies one binding to a request.
 func (w *Webhooks) evaluate(ctx context.Context, bp *boundPolicy, r *subject) error {
 	pol, b := bp.policy.policy, bp.binding
-	if ok, err := w.matchResources(ctx, pol.Spec.MatchConstraints, r, false); err != nil || !ok {
+	return w.applyBinding(ctx, r, bindingOf{kind: "ValidatingAdmissionPolicy", policy: pol.Name, binding: b.Name,
+		match: pol.Spec.MatchConstraints, bindingMatch: b.Spec.MatchResources, failurePolicy: pol.Spec.FailurePolicy,
+		compileErr: bp.policy.err, paramKind: pol.Spec.ParamKind, paramRef: b.Spec.ParamRef},
+		func(param any) error {
+			_, vars, err := newReview(ctx, r, "v1")
+			if err != nil {
+				return err
+			}
+			vars["namespaceObject"] = w.namespaceObject(ctx, r)
+			vars["params"] = param
+			return w.evaluateWith(ctx, bp, vars)
+		})
+}
+
+// bindingOf is what applyBinding reads of a binding and its policy.
+type bindingOf struct {
+	kind, policy, binding string
+	match, bindingMatch   *admissionregistration.MatchResources
+	failurePolicy         *string
+	compileErr            error
+	paramKind             *admissionregistration.ParamKind
+	paramRef              *admissionregistration.ParamRef
+}
+
+// applyBinding runs one binding of either kind of policy: when both the
+// policy's constraints and the binding's resources select the request, run
+// is called with each parameter object; what fails is the request's
+// failure, or passed over under failurePolicy Ignore.
+func (w *Webhooks) applyBinding(ctx context.Context, r *subject, b bindingOf, run func(param any) error) error {
+	if ok, err := w.matchResources(ctx, b.match, r, false); err != nil || !ok {
 		return err
 	}
-	if mr := b.Spec.MatchResources; mr != nil {
+	if b.bindingMatch != nil {
 		// A binding without resource rules takes every request the
 		// policy matches, narrowed by its selectors and exclusions.
-		if ok, err := w.matchResources(ctx, mr, r, true); err != nil || !ok {
+		if ok, err := w.matchResources(ctx, b.bindingMatch, r, true); err != nil || !ok {
 			return err
 		}
 	}
 	fail := func(err error) error {
-		if pol.Spec.FailurePolicy != nil && *pol.Spec.FailurePolicy == admissionregistration.Ignore {
-			w.cfg.Logf("ValidatingAdmissionPolicy %q with binding %q failed and is ignored (failurePolicy Ignore): %v", pol.Name, b.Name, err)
+		if b.failurePolicy != nil && *b.failurePolicy == admissionregistration.Ignore {
+			w.cfg.Logf("%s %q with binding %q failed and is ignored (failurePolicy Ignore): %v", b.kind, b.policy, b.binding, err)
 			return nil
 		}
-		return apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %v", pol.Name, b.Name, err)
+		return apierrors.WithReason(codes.InvalidArgument, apierrors.ReasonBadRequest, "%s '%s' with binding '%s' denied request: %v", b.kind, b.policy, b.binding, err)
 	}
-	if bp.policy.err != nil {
-		return fail(bp.policy.err)
+	if b.compileErr != nil {
+		return fail(b.compileErr)
 	}
-	_, vars, err := newReview(ctx, r, "v1")
-	if err != nil {
-		return err
-	}
-	vars["namespaceObject"] = w.namespaceObject(ctx, r)
-	params, err := w.params(ctx, pol, b, r)
+	params, err := w.params(ctx, b.paramKind, b.paramRef, b.binding, r)
 	if err != nil {
 		return fail(err)
 	}
 	for _, param := range params {
-		vars["params"] = param
-		if err := w.evaluateWith(ctx, bp, vars); err != nil {
+		if err := run(param); err != nil {
 			if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
 				return err
 			}
@@ -366,13 +417,12 @@ func (w *Webhooks) namespaceObject(ctx context.Context, r *subject) any {
 
 // params are the binding's parameter objects (one nil when the policy
 // takes none); none found is an error under parameterNotFoundAction Deny.
-func (w *Webhooks) params(ctx context.Context, pol *admissionregistration.ValidatingAdmissionPolicy, b *admissionregistration.ValidatingAdmissionPolicyBinding, r *subject) ([]any, error) {
-	pk, ref := pol.Spec.ParamKind, b.Spec.ParamRef
+func (w *Webhooks) params(ctx context.Context, pk *admissionregistration.ParamKind, ref *admissionregistration.ParamRef, binding string, r *subject) ([]any, error) {
 	if pk == nil {
 		return []any{nil}, nil
 	}
 	if ref == nil {
-		return nil, fmt.Errorf("the policy takes parameters of kind %s, and binding %q names none (paramRef)", pk.Kind, b.Name)
+		return nil, fmt.Errorf("the policy takes parameters of kind %s, and binding %q names none (paramRef)", pk.Kind, binding)
 	}
 	k, err := w.cfg.Kinds.ByKind(pk.APIVersion, pk.Kind)
 	if err != nil {
