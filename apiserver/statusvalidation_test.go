@@ -75,3 +75,47 @@ func TestStatusWritesAreValidated(t *testing.T) {
 		t.Errorf("a valid custom status: %d %s", code, b)
 	}
 }
+
+// TestServerSideApplyOfStatus: an apply to the status subresource sets
+// the status it names and nothing else (a spec in it is not applied),
+// under a managedFields entry of its own with subresource status, is
+// validated as any status write, and creates nothing.
+func TestServerSideApplyOfStatus(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const deps = "/apis/apps/v1/namespaces/default/deployments"
+	dep := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},` +
+		`"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"kobune.local/labapp:1.0"}]}}}}`
+	if code, _, b := c.do("POST", deps, "", dep); code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	apply := func(name, body string) (int, []byte) {
+		code, _, b := c.do("PATCH", deps+"/"+name+"/status?fieldManager=status-writer", "", body, "Content-Type", "application/apply-patch+yaml")
+		return code, b
+	}
+	code, b := apply("web", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"sneaky":"yes"}},"spec":{"replicas":9},`+
+		`"status":{"replicas":2,"readyReplicas":1,"conditions":[{"type":"Available","status":"False","reason":"Testing"}]}}`)
+	if code != 200 {
+		t.Fatalf("apply status: %d %s", code, b)
+	}
+	o := decodeJSON(t, b)
+	md := o["metadata"].(map[string]any)
+	if st := o["status"].(map[string]any); st["readyReplicas"] != float64(1) || o["spec"].(map[string]any)["replicas"] != float64(2) || md["labels"] != nil {
+		t.Errorf("the status apply: status %v, spec.replicas %v (want 2), labels %v (want none)", st, o["spec"].(map[string]any)["replicas"], md["labels"])
+	}
+	found := false
+	for _, e := range md["managedFields"].([]any) {
+		if e := e.(map[string]any); e["manager"] == "status-writer" && e["operation"] == "Apply" && e["subresource"] == "status" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no Apply entry of status-writer for the status subresource: %v", md["managedFields"])
+	}
+	if code, b := apply("web", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"status":{"replicas":-1}}`); code != 422 || !strings.Contains(string(b), "status.replicas") {
+		t.Errorf("an invalid status applied: want 422 naming status.replicas, got %d %s", code, b)
+	}
+	if code, b := apply("ghost", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"ghost"},"status":{"replicas":1}}`); code != 404 {
+		t.Errorf("a status apply of no object: want 404, got %d %s", code, b)
+	}
+}

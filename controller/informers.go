@@ -14,6 +14,7 @@ import (
 	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/storage"
+	"github.com/kobune/kobune/api/storagemigration"
 	"github.com/kobune/kobune/client"
 )
 
@@ -69,6 +70,8 @@ type Informers struct {
 	Quotas          *client.Informer[*core.ResourceQuota]
 	HPAs            *client.Informer[*autoscaling.HorizontalPodAutoscaler]
 	PDBs            *client.Informer[*policy.PodDisruptionBudget]
+	// StorageVersionMigrations are the storage-version-migrator's.
+	StorageVersionMigrations *client.Informer[*storagemigration.StorageVersionMigration]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -98,10 +101,11 @@ func NewInformers(c *client.Client) *Informers {
 		CSRs:                   client.NewInformer(client.For[*certificates.CertificateSigningRequest](c), "", client.ListOptions{}),
 		BootstrapTokens: client.NewInformer(client.For[*core.Secret](c), client.BootstrapTokenNamespace,
 			client.ListOptions{FieldSelector: "type=" + client.BootstrapTokenSecretType}),
-		ClusterInfo: client.NewInformer(client.For[*core.ConfigMap](c), client.ClusterInfoNamespace, client.ListOptions{FieldSelector: "metadata.name=" + client.ClusterInfoName}),
-		Quotas:      client.NewInformer(client.For[*core.ResourceQuota](c), "", client.ListOptions{}),
-		HPAs:        client.NewInformer(client.For[*autoscaling.HorizontalPodAutoscaler](c), "", client.ListOptions{}),
-		PDBs:        client.NewInformer(client.For[*policy.PodDisruptionBudget](c), "", client.ListOptions{}),
+		ClusterInfo:              client.NewInformer(client.For[*core.ConfigMap](c), client.ClusterInfoNamespace, client.ListOptions{FieldSelector: "metadata.name=" + client.ClusterInfoName}),
+		Quotas:                   client.NewInformer(client.For[*core.ResourceQuota](c), "", client.ListOptions{}),
+		HPAs:                     client.NewInformer(client.For[*autoscaling.HorizontalPodAutoscaler](c), "", client.ListOptions{}),
+		PDBs:                     client.NewInformer(client.For[*policy.PodDisruptionBudget](c), "", client.ListOptions{}),
+		StorageVersionMigrations: client.NewInformer(client.For[*storagemigration.StorageVersionMigration](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -148,6 +152,7 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.Quotas.Run(ctx)
 	go i.HPAs.Run(ctx)
 	go i.PDBs.Run(ctx)
+	go i.StorageVersionMigrations.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -169,5 +174,6 @@ func (i *Informers) synced() []func() bool {
 	return []func() bool{i.Pods.HasSynced, i.Nodes.HasSynced, i.Leases.HasSynced, i.ReplicaSets.HasSynced, i.ReplicationControllers.HasSynced, i.Deployments.HasSynced,
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Revisions.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
-		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.BootstrapTokens.HasSynced, i.ClusterInfo.HasSynced, i.Quotas.HasSynced, i.HPAs.HasSynced, i.PDBs.HasSynced}
+		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.BootstrapTokens.HasSynced, i.ClusterInfo.HasSynced, i.Quotas.HasSynced, i.HPAs.HasSynced, i.PDBs.HasSynced,
+		i.StorageVersionMigrations.HasSynced}
 }

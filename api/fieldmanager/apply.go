@@ -56,10 +56,13 @@ type Request struct {
 	Live, Applied map[string]any
 	Entries       []Entry
 	Manager       string
-	Force         bool
-	Type          *k8sapi.Type
-	APIVersion    string
-	Now           string
+	// Subresource is "status" for an apply to the status subresource:
+	// the manager's entry for it is another than for the main resource.
+	Subresource string
+	Force       bool
+	Type        *k8sapi.Type
+	APIVersion  string
+	Now         string
 }
 
 // Apply merges an applied configuration into the live object: the
@@ -71,7 +74,7 @@ func Apply(r Request) (map[string]any, []Entry, error) {
 	applied := FieldsOf(r.Applied, r.Type)
 	self := -1
 	for i, e := range r.Entries {
-		if e.Manager == r.Manager && e.Operation == OperationApply && e.Subresource == "" {
+		if e.Manager == r.Manager && e.Operation == OperationApply && e.Subresource == r.Subresource {
 			self = i
 		}
 	}
@@ -151,7 +154,8 @@ func Apply(r Request) (map[string]any, []Entry, error) {
 			}
 		}
 	}
-	mine := Entry{Manager: r.Manager, Operation: OperationApply, APIVersion: r.APIVersion, Time: r.Now, FieldsType: "FieldsV1", FieldsV1: applied}
+	mine := Entry{Manager: r.Manager, Operation: OperationApply, APIVersion: r.APIVersion, Time: r.Now, FieldsType: "FieldsV1", FieldsV1: applied,
+		Subresource: r.Subresource}
 	if self >= 0 {
 		entries[self] = mine
 	} else {

@@ -23,6 +23,7 @@ import (
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/storage"
+	"github.com/kobune/kobune/api/storagemigration"
 	v "github.com/kobune/kobune/api/validation"
 )
 
@@ -123,6 +124,8 @@ func buildKinds() []*Kind {
 				return nil
 			}, nil),
 		kind("APIService", "apiregistration.k8s.io/v1", "apiservices", nil, clusterScoped, withStatus, nil, apiregistration.ValidateAPIService, nil, nil),
+		kind("StorageVersionMigration", "storagemigration.k8s.io/v1", "storageversionmigrations", nil, clusterScoped, withStatus, nil,
+			storagemigration.Validate, storagemigration.ValidateUpdate, nil),
 		kind("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", nil, clusterScoped, noStatus, nil, node.ValidateRuntimeClass, node.ValidateRuntimeClassUpdate, nil),
 		kind("FlowSchema", "flowcontrol.apiserver.k8s.io/v1", "flowschemas", nil, clusterScoped, withStatus, flowcontrol.SetDefaultsFlowSchema,
 			flowcontrol.ValidateFlowSchema, nil, nil),
@@ -160,6 +163,7 @@ var statusValidation = map[string]func(n, o meta.Object) v.ErrorList{
 	"Job":                     statusRules(batch.ValidateJobStatus),
 	"PodDisruptionBudget":     statusRules(policy.ValidatePodDisruptionBudgetStatus),
 	"HorizontalPodAutoscaler": statusRules(autoscaling.ValidateHorizontalPodAutoscalerStatus),
+	"StorageVersionMigration": statusRules(storagemigration.ValidateStatus),
 }
 
 func statusRules[T meta.Object](f func(n, o T) v.ErrorList) func(n, o meta.Object) v.ErrorList {

@@ -106,7 +106,11 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 		rule(join(read, []string{"create", "update", "delete"}), "", "persistentvolumes"), rule([]string{"update"}, "", "persistentvolumes/status"),
 		rule(join(read, []string{"update"}), "", "persistentvolumeclaims"), rule([]string{"update"}, "", "persistentvolumeclaims/status"),
 		rule(read, "storage.k8s.io", "storageclasses"), rule(read, "", "pods", "nodes"), events},
-	"generic-garbage-collector":          {{Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
+	"generic-garbage-collector": {{Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
+	// It rewrites every object of the resource a migration names, any
+	// resource (as Kubernetes' storage-version-migrator may).
+	"storage-version-migrator-controller": {{Verbs: []string{"get", "list", "update"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
+		rule(read, "storagemigration.k8s.io", "storageversionmigrations"), rule([]string{"update"}, "storagemigration.k8s.io", "storageversionmigrations/status")},
 	"clusterrole-aggregation-controller": {rule([]string{"get", "list", "watch", "update", "escalate"}, rbac.GroupName, "clusterroles")},
 	// Approves joining nodes' requests and signs approved ones.
 	"certificate-controller": {rule(read, "certificates.k8s.io", "certificatesigningrequests"),
@@ -255,7 +259,7 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 func controllerNames() []string {
 	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller", "endpointslice-controller",
 		"certificate-controller", "generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller", "replication-controller",
-		"root-ca-cert-publisher", "service-account-controller", "statefulset-controller"}
+		"root-ca-cert-publisher", "service-account-controller", "statefulset-controller", "storage-version-migrator-controller"}
 }
 
 // BootstrapClusterRoleBindings grant the bootstrap roles.

@@ -130,7 +130,8 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 	if req.FieldManager == "" {
 		return nil, apierrors.Invalid("fieldManager: Required value: is required for apply patch")
 	}
-	if req.Subresource != "" {
+	statusOnly := req.Subresource == "status"
+	if req.Subresource != "" && !statusOnly {
 		return nil, apierrors.Invalid("server-side apply to the %s subresource is not supported by kobune", req.Subresource)
 	}
 	applied, err := appliedConfiguration(k, req)
@@ -149,8 +150,14 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 		if err != nil {
 			return nil, err
 		}
+		if live == nil && statusOnly {
+			return nil, apierrors.FromStorage(storage.ErrNotFound, k, req.Name) // an apply to status creates nothing
+		}
+		if statusOnly {
+			applied = statusOf(applied)
+		}
 		merged, entries, err := fieldmanager.Apply(fieldmanager.Request{Live: live, Applied: applied, Entries: entries, Manager: req.FieldManager,
-			Force: req.Force, Type: kt, APIVersion: k.APIVersion, Now: meta.Now().UTC().Format(time.RFC3339)})
+			Subresource: req.Subresource, Force: req.Force, Type: kt, APIVersion: k.APIVersion, Now: meta.Now().UTC().Format(time.RFC3339)})
 		var conflict *fieldmanager.ConflictError
 		if errors.As(err, &conflict) {
 			return nil, status.Error(codes.Aborted, conflict.Error())
@@ -188,7 +195,7 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 				continue // created meanwhile: apply to it
 			}
 		} else {
-			out, err = s.update(actx, k, o, false, req.DryRun)
+			out, err = s.update(actx, k, o, statusOnly, req.DryRun)
 			if status.Code(err) == codes.Aborted && attempt < maxPatchAttempts {
 				continue
 			}
@@ -198,6 +205,18 @@ func (s *Registry) apply(ctx context.Context, k *scheme.Kind, ns string, req *ap
 		}
 		return &apipb.ObjectResponse{Object: out, Warnings: append(warnings, *admitted...)}, nil
 	}
+}
+
+// statusOf is the part of an applied configuration an apply to the status
+// subresource may own: its status, under the object's identity (the rest
+// is the main resource's, as kube-apiserver's status strategies keep it).
+func statusOf(applied map[string]any) map[string]any {
+	md, _ := applied["metadata"].(map[string]any)
+	out := map[string]any{"apiVersion": applied["apiVersion"], "kind": applied["kind"], "metadata": map[string]any{"name": md["name"]}}
+	if st, ok := applied["status"]; ok {
+		out["status"] = st
+	}
+	return out
 }
 
 // undeclaredFields refuses an applied configuration that names fields the

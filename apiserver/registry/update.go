@@ -179,6 +179,9 @@ func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Obj
 		copyStatus(out, in)
 		m := out.GetObjectMeta()
 		m.ResourceVersion = om.ResourceVersion
+		if im.ManagedFields != nil {
+			m.ManagedFields = im.ManagedFields // as on the main resource: the writer's own record (an apply's) wins
+		}
 		if strategyFor(k).statusLabels {
 			m.Labels, m.Annotations = im.Labels, im.Annotations
 			if k.Default != nil {

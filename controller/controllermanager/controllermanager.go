@@ -35,6 +35,7 @@ import (
 	"github.com/kobune/kobune/controller/resourcequota"
 	"github.com/kobune/kobune/controller/serviceaccount"
 	"github.com/kobune/kobune/controller/statefulset"
+	"github.com/kobune/kobune/controller/storageversionmigration"
 )
 
 // Config tunes the controllers.
@@ -65,7 +66,8 @@ type Config struct {
 
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
-	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, bootstraptoken.SignerName, bootstraptoken.CleanerName, resourcequota.Name, podautoscaler.Name, disruption.Name}
+	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, bootstraptoken.SignerName, bootstraptoken.CleanerName, resourcequota.Name, podautoscaler.Name, disruption.Name,
+	storageversionmigration.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -105,6 +107,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(resourcequota.New(c, inf, cfg.ResourceQuotaSyncPeriod).Loop, reconcile.ObjectsOf(inf.Quotas))
 	add(podautoscaler.New(c, inf, recorder, cfg.HPA).Loop, reconcile.ObjectsOf(inf.HPAs))
 	add(disruption.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.PDBs))
+	add(storageversionmigration.New(c, inf).Loop, reconcile.ObjectsOf(inf.StorageVersionMigrations))
 	var ca *x509.Certificate
 	var caKey *ecdsa.PrivateKey
 	if cfg.ClusterSigningCertFile != "" || cfg.ClusterSigningKeyFile != "" {

@@ -42,6 +42,17 @@ func TestReplicationControllers(t *testing.T) {
 	if _, err := pods.Create(ctx, orphan); err != nil {
 		t.Fatal(err)
 	}
+	// Adoption needs the orphan in the controller's cache before the
+	// ReplicationController's first sync, or it makes 3 pods and then
+	// deletes the orphan as the fourth (as Kubernetes' would). Waiting
+	// until the scheduler bound it gives its creation the time to reach
+	// the controller's watch too (once, creating the two back to back
+	// lost that race).
+	octx, ocancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ocancel()
+	if _, err := client.WaitFor(octx, pods, "default", "orphan", 0, func(p *core.Pod, _ bool) bool { return p.Spec.NodeName != "" }); err != nil {
+		t.Fatalf("the orphan is never scheduled: %v", err)
+	}
 	newRC := func(name string, replicas int32) *core.ReplicationController {
 		return &core.ReplicationController{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default"},
 			Spec: core.ReplicationControllerSpec{Replicas: &replicas, Template: &core.PodTemplateSpec{

@@ -34,6 +34,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,7 +200,7 @@ func main() {
 		authorizationv1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, autoscalingv1.AddToScheme,
 		autoscalingv2.AddToScheme, networkingv1.AddToScheme, eventsv1.AddToScheme, flowcontrolv1.AddToScheme,
 		apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme, nodev1.AddToScheme,
-		apiregistrationv1.AddToScheme,
+		apiregistrationv1.AddToScheme, storagemigrationv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
