@@ -119,3 +119,31 @@ func TestServerSideApplyOfStatus(t *testing.T) {
 		t.Errorf("a status apply of no object: want 404, got %d %s", code, b)
 	}
 }
+
+// TestStorageVersionMigrationStatusPatches: a new StorageVersionMigration
+// has a status ({}, as Kubernetes writes it), so a JSON patch may add
+// /status/conditions at once; a condition that is not True, False or
+// Unknown is refused naming it; the spec may not change.
+func TestStorageVersionMigrationStatusPatches(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const base = "/apis/storagemigration.k8s.io/v1/storageversionmigrations"
+	if code, _, b := c.do("POST", base, "", `{"apiVersion":"storagemigration.k8s.io/v1","kind":"StorageVersionMigration","metadata":{"name":"m"},"spec":{"resource":{"group":"","resource":"foo"}}}`); code != 201 ||
+		!strings.Contains(string(b), `"status":{}`) {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	patch := func(path, typ, body string) (int, []byte) {
+		code, _, b := c.do("PATCH", base+path, "", body, "Content-Type", typ)
+		return code, b
+	}
+	if code, b := patch("/m/status", "application/json-patch+json", `[{"op":"add","path":"/status/conditions","value":[{"type":"TestCondition","status":"True","reason":"TestReason","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}]`); code != 200 {
+		t.Errorf("a JSON patch adding the first conditions: %d %s", code, b)
+	}
+	if code, b := patch("/m/status", "application/merge-patch+json", `{"status":{"conditions":[{"type":"X","status":"Maybe","reason":"R","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`); code != 422 ||
+		!strings.Contains(string(b), "status.conditions[0].status") {
+		t.Errorf("a condition status Maybe: want 422 naming it, got %d %s", code, b)
+	}
+	if code, b := patch("/m", "application/merge-patch+json", `{"spec":{"resource":{"resource":"bar"}}}`); code != 422 || !strings.Contains(string(b), "spec") {
+		t.Errorf("changing the spec: want 422, got %d %s", code, b)
+	}
+}

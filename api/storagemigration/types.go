@@ -11,7 +11,7 @@ type StorageVersionMigration struct {
 	meta.TypeMeta   `json:",inline"`
 	meta.ObjectMeta `json:"metadata"`
 	Spec            StorageVersionMigrationSpec   `json:"spec"`
-	Status          StorageVersionMigrationStatus `json:"status,omitzero"`
+	Status          StorageVersionMigrationStatus `json:"status"` // always written, as Kubernetes writes it: a JSON patch adds to /status/conditions
 }
 
 // StorageVersionMigrationSpec names the resource (it may not change).
