@@ -288,3 +288,111 @@ func TestCustomResourceConversionWebhook(t *testing.T) {
 		t.Errorf("the create that failed stored nothing: %d %s", code, b)
 	}
 }
+
+// TestFieldSelectorsAtEachVersion: with a conversion webhook, each
+// version selects by its own selectableFields, read from the object
+// converted to it — lists, watches (an object that stops matching is
+// DELETED) and deletecollection — and a field only another version has is
+// refused naming it (the conformance suite's CustomResourceFieldSelectors).
+func TestFieldSelectorsAtEachVersion(t *testing.T) {
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	cw := newConversionWebhook(t)
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"endpoints.example.com"},` +
+		`"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"endpoints","kind":"Endpoint"},"versions":[` +
+		`{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"hostPort":{"type":"string"}}}},"selectableFields":[{"jsonPath":".hostPort"}]},` +
+		`{"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","properties":{"host":{"type":"string"},"port":{"type":"string"}}}},"selectableFields":[{"jsonPath":".host"},{"jsonPath":".port"}]}],` +
+		`"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":"` + cw.URL + `/convert","caBundle":"` + (&webhookServer{Server: cw.Server}).caBundle() + `"}}}}}`
+	if code, _, b := c.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", crd); code != 201 {
+		t.Fatalf("create the definition: %d %s", code, b)
+	}
+	const v1, v2 = "/apis/example.com/v1/namespaces/default/endpoints", "/apis/example.com/v2/namespaces/default/endpoints"
+	create := func(name, host, port string) {
+		body := `{"apiVersion":"example.com/v2","kind":"Endpoint","metadata":{"name":"` + name + `"},"host":"` + host + `","port":"` + port + `"}`
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			code, _, b := c.do("POST", v2, "", body)
+			if code == 201 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("create %s: %d %s", name, code, b)
+			}
+		}
+	}
+	create("a", "host1", "80")
+	create("d", "host1", "9")
+	names := func(path string) string {
+		t.Helper()
+		code, _, b := c.do("GET", path, "", "")
+		if code != 200 {
+			t.Fatalf("GET %s: %d %s", path, code, b)
+		}
+		var out []string
+		for _, it := range decodeJSON(t, b)["items"].([]any) {
+			out = append(out, it.(map[string]any)["metadata"].(map[string]any)["name"].(string))
+		}
+		return strings.Join(out, ",")
+	}
+	_, _, lb := c.do("GET", v2, "", "")
+	rv := decodeJSON(t, lb)["metadata"].(map[string]any)["resourceVersion"].(string)
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.Addr()+v2+"?watch=1&fieldSelector=host%3Dhost1&resourceVersion="+rv, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var ev struct {
+				Type   string         `json:"type"`
+				Object map[string]any `json:"object"`
+			}
+			if json.Unmarshal(sc.Bytes(), &ev) == nil {
+				events <- ev.Type + " " + ev.Object["metadata"].(map[string]any)["name"].(string)
+			}
+		}
+	}()
+	create("b", "host1", "8080")
+	create("c", "host2", "80")
+	if got := names(v2 + "?fieldSelector=host%3Dhost1"); got != "a,b,d" {
+		t.Errorf("v2 host=host1: %q, want a,b,d", got)
+	}
+	if got := names(v2 + "?fieldSelector=host%3Dhost1,port%3D80"); got != "a" {
+		t.Errorf("v2 host=host1,port=80: %q, want a", got)
+	}
+	if got := names(v1 + "?fieldSelector=hostPort%3Dhost1:8080"); got != "b" {
+		t.Errorf("v1 hostPort=host1:8080: %q, want b", got)
+	}
+	if code, _, b := c.do("GET", v2+"?fieldSelector=hostPort%3Dx", "", ""); code != 400 || !strings.Contains(string(b), "field label not supported: hostPort") {
+		t.Errorf("a v1 field at v2: want 400 naming it, got %d %s", code, b)
+	}
+	// b stops matching, a is deleted by a selected deletecollection.
+	if code, _, b := c.do("PATCH", v2+"/b", "", `{"host":"host2"}`, "Content-Type", "application/merge-patch+json"); code != 200 {
+		t.Fatalf("move b to host2: %d %s", code, b)
+	}
+	// d matched before the watch began: its change is judged by what it was.
+	if code, _, b := c.do("PATCH", v2+"/d", "", `{"host":"host3"}`, "Content-Type", "application/merge-patch+json"); code != 200 {
+		t.Fatalf("move d to host3: %d %s", code, b)
+	}
+	if code, _, b := c.do("DELETE", v2+"?fieldSelector=host%3Dhost1,port%3D80", "", ""); code != 200 {
+		t.Fatalf("deletecollection host=host1,port=80: %d %s", code, b)
+	}
+	if got := names(v2); got != "b,c,d" {
+		t.Errorf("after the deletecollection: %q, want b,c,d", got)
+	}
+	want := []string{"ADDED b", "DELETED b", "DELETED d", "DELETED a"}
+	for _, w := range want {
+		select {
+		case got := <-events:
+			if got != w {
+				t.Errorf("watch host=host1: got %q, want %q (in order %v)", got, w, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("watch host=host1: no %q", w)
+		}
+	}
+}

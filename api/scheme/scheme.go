@@ -114,6 +114,21 @@ type Version struct {
 	Warning    string
 	ToStored   func([]byte) ([]byte, error)
 	FromStored func([]byte) ([]byte, error)
+	// Fields, when set, are this version's selectable fields, read from
+	// an object at this version (a custom kind whose versions a webhook
+	// converts: each version selects by its own fields).
+	Fields func(meta.Object) map[string]string
+}
+
+// AtVersion is the kind as a field selector at version v sees it: v's
+// selectable fields instead of the stored version's.
+func (k *Kind) AtVersion(v *Version) *Kind {
+	if v == nil || v.Fields == nil {
+		return k
+	}
+	c := *k
+	c.Fields = v.Fields
+	return &c
 }
 
 // ServedAt returns the conversion of apiVersion, when the kind is served

@@ -81,6 +81,14 @@ func KindFor(crd *apiext.CustomResourceDefinition, caller *webhook.Caller) *sche
 		for i := range k.Versions {
 			k.Versions[i].ToStored = convertOne(conv, k.APIVersion)
 			k.Versions[i].FromStored = convertOne(conv, k.Versions[i].APIVersion)
+			ver, _ := spec.Version(strings.TrimPrefix(k.Versions[i].APIVersion, spec.Group+"/"))
+			var fields []string
+			if ver != nil {
+				fields = selectableFields(ver)
+			}
+			// Each version selects by its own fields, read from the object
+			// converted to it (the REST door converts, then selects).
+			k.Versions[i].Fields = func(o meta.Object) map[string]string { return fieldValues(o.(*meta.Unstructured), fields) }
 		}
 	}
 	return k

@@ -98,7 +98,7 @@ func (s *Registry) Watch(ctx context.Context, req *apipb.WatchRequest, stream Se
 				}
 				return nil
 			}
-			if err := sendEvent(ctx, k, f, ev, req.AllowBookmarks, stream); err != nil {
+			if err := sendEvent(ctx, k, f, ev, req.AllowBookmarks, req.PreviousObjects, stream); err != nil {
 				return err
 			}
 			last = max(last, ev.Revision)
@@ -139,7 +139,7 @@ func sendInitial(ctx context.Context, store *storage.Store, k *scheme.Kind, f *f
 	return rev, nil
 }
 
-func sendEvent(ctx context.Context, k *scheme.Kind, f *filter, ev storage.Event, bookmarks bool, stream Sender[apipb.WatchEvent]) error {
+func sendEvent(ctx context.Context, k *scheme.Kind, f *filter, ev storage.Event, bookmarks, previous bool, stream Sender[apipb.WatchEvent]) error {
 	if ev.Type == storage.Progress {
 		if !bookmarks {
 			return nil
@@ -176,5 +176,11 @@ func sendEvent(ctx context.Context, k *scheme.Kind, f *filter, ev storage.Event,
 	if err != nil {
 		return err
 	}
-	return stream.Send(&apipb.WatchEvent{Type: typ, Object: b, ResourceVersion: ev.Revision})
+	out := &apipb.WatchEvent{Type: typ, Object: b, ResourceVersion: ev.Revision}
+	if previous && typ == Modified && ev.Prev != nil {
+		if out.PrevObject, err = answered(ctx, k, ev.Prev, ev.Revision); err != nil {
+			return err
+		}
+	}
+	return stream.Send(out)
 }

@@ -57,16 +57,27 @@ func (s *Handler) restList(ctx context.Context, w http.ResponseWriter, r *http.R
 			*dst = n
 		}
 	}
+	vs, err := t.versionFields(req.FieldSelector)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if vs != nil {
+		withoutFields(req)
+	}
 	// The list is written inside the chain, so that the seat API Priority
 	// and Fairness gave it is held until the last byte is sent (as
 	// kube-apiserver's handler writes inside its filters): a client that
 	// reads slowly cannot make the server hold many large lists at once.
 	if _, err := filters.Unary(ctx, s.chain, "List", req, func(ctx context.Context, req *apipb.ListRequest) (*apipb.ListResponse, error) {
 		list, err := s.registry.List(ctx, req)
-		if err == nil && !wantsTable(r) {
+		if err == nil && (!wantsTable(r) || vs != nil) {
 			// Converted before the first byte is sent: a conversion
 			// webhook's failure is the list's answer.
 			list.Items, err = t.fromStoredAll(ctx, list.Items)
+		}
+		if err == nil && vs != nil {
+			list.Items, list.Continue, list.RemainingItemCount = vs.keep(list.Items), "", nil
 		}
 		if err == nil {
 			writeList(w, r, t, list)
@@ -157,6 +168,15 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 		writeError(w, err, t)
 		return
 	}
+	vs, err := t.versionFields(req.FieldSelector)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	var wf *watchFilter
+	if vs != nil {
+		req.FieldSelector, req.PreviousObjects, wf = "", true, &watchFilter{sel: vs, matched: map[string]bool{}}
+	}
 	if sec, _ := strconv.Atoi(q.Get("timeoutSeconds")); sec > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(sec)*time.Second)
@@ -195,8 +215,27 @@ func (s *Handler) restWatch(ctx context.Context, w http.ResponseWriter, r *http.
 		}
 	}
 	send := func(ev *apipb.WatchEvent) error {
-		start()
 		obj := ev.Object
+		if wf != nil && ev.Type != registry.Bookmark {
+			objs := [][]byte{obj}
+			if ev.PrevObject != nil {
+				objs = append(objs, ev.PrevObject)
+			}
+			both, err := t.fromStoredAll(ctx, objs) // one review for the two
+			if err != nil {
+				return err
+			}
+			conv, prev := both[0], []byte(nil)
+			if len(both) > 1 {
+				prev = both[1]
+			}
+			typ := wf.event(ev.Type, conv, prev)
+			if typ == "" {
+				return nil // not selected at the URL's version
+			}
+			ev, obj = &apipb.WatchEvent{Type: typ, Object: conv, ResourceVersion: ev.ResourceVersion}, conv // at the URL's version already
+		}
+		start()
 		if asTable && ev.Type != registry.Bookmark {
 			// kubectl get -w: each event's object is a one-row Table, the
 			// first with the column definitions.

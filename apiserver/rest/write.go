@@ -240,10 +240,33 @@ func (s *Handler) restDeleteCollection(ctx context.Context, w http.ResponseWrite
 		return
 	}
 	q := r.URL.Query()
-	list, err := filters.Unary(ctx, s.chain, "List", &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")}, s.registry.List)
+	lreq := &apipb.ListRequest{Resource: t.resource, Namespace: t.namespace, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")}
+	vs, err := t.versionFields(lreq.FieldSelector)
 	if err != nil {
 		writeError(w, err, t)
 		return
+	}
+	if vs != nil {
+		withoutFields(lreq)
+	}
+	list, err := filters.Unary(ctx, s.chain, "List", lreq, s.registry.List)
+	if err != nil {
+		writeError(w, err, t)
+		return
+	}
+	if vs != nil { // selected at the URL's version
+		conv, err := t.fromStoredAll(ctx, list.Items)
+		if err != nil {
+			writeError(w, err, t)
+			return
+		}
+		var keep [][]byte
+		for i, c := range conv {
+			if vs.matches(c) {
+				keep = append(keep, list.Items[i])
+			}
+		}
+		list.Items = keep
 	}
 	deleted := make([]json.RawMessage, 0, len(list.Items))
 	for _, it := range list.Items {

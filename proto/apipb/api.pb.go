@@ -1674,8 +1674,12 @@ type WatchRequest struct {
 	// of what exists, a BOOKMARK annotated k8s.io/initial-events-end
 	// (Kubernetes' sendInitialEvents, the streaming list client-go uses).
 	SendInitialEvents bool `protobuf:"varint,7,opt,name=send_initial_events,json=sendInitialEvents,proto3" json:"send_initial_events,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// previous_objects: each MODIFIED event carries the object as it was
+	// before (prev_object), for a watcher that selects by more than the
+	// server does (the REST door selecting at another version of a kind).
+	PreviousObjects bool `protobuf:"varint,8,opt,name=previous_objects,json=previousObjects,proto3" json:"previous_objects,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *WatchRequest) Reset() {
@@ -1757,14 +1761,24 @@ func (x *WatchRequest) GetSendInitialEvents() bool {
 	return false
 }
 
+func (x *WatchRequest) GetPreviousObjects() bool {
+	if x != nil {
+		return x.PreviousObjects
+	}
+	return false
+}
+
 type WatchEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ADDED, MODIFIED, DELETED or BOOKMARK.
 	Type            string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	Object          []byte `protobuf:"bytes,2,opt,name=object,proto3" json:"object,omitempty"`
 	ResourceVersion int64  `protobuf:"varint,3,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// prev_object: a MODIFIED event's object before it, when asked for
+	// (WatchRequest.previous_objects).
+	PrevObject    []byte `protobuf:"bytes,4,opt,name=prev_object,json=prevObject,proto3" json:"prev_object,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WatchEvent) Reset() {
@@ -1816,6 +1830,13 @@ func (x *WatchEvent) GetResourceVersion() int64 {
 		return x.ResourceVersion
 	}
 	return 0
+}
+
+func (x *WatchEvent) GetPrevObject() []byte {
+	if x != nil {
+		return x.PrevObject
+	}
+	return nil
 }
 
 type BindRequest struct {
@@ -2422,7 +2443,7 @@ const file_api_proto_rawDesc = "" +
 	"\x14grace_period_seconds\x18\x05 \x01(\x03H\x00R\x12gracePeriodSeconds\x88\x01\x01\x12-\n" +
 	"\x12propagation_policy\x18\x06 \x01(\tR\x11propagationPolicy\x12\x17\n" +
 	"\adry_run\x18\a \x01(\bR\x06dryRunB\x17\n" +
-	"\x15_grace_period_seconds\"\x9a\x02\n" +
+	"\x15_grace_period_seconds\"\xc5\x02\n" +
 	"\fWatchRequest\x12\x1a\n" +
 	"\bresource\x18\x01 \x01(\tR\bresource\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12%\n" +
@@ -2430,12 +2451,15 @@ const file_api_proto_rawDesc = "" +
 	"\x0efield_selector\x18\x04 \x01(\tR\rfieldSelector\x12)\n" +
 	"\x10resource_version\x18\x05 \x01(\x03R\x0fresourceVersion\x12'\n" +
 	"\x0fallow_bookmarks\x18\x06 \x01(\bR\x0eallowBookmarks\x12.\n" +
-	"\x13send_initial_events\x18\a \x01(\bR\x11sendInitialEvents\"c\n" +
+	"\x13send_initial_events\x18\a \x01(\bR\x11sendInitialEvents\x12)\n" +
+	"\x10previous_objects\x18\b \x01(\bR\x0fpreviousObjects\"\x84\x01\n" +
 	"\n" +
 	"WatchEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06object\x18\x02 \x01(\fR\x06object\x12)\n" +
-	"\x10resource_version\x18\x03 \x01(\x03R\x0fresourceVersion\"\xfd\x01\n" +
+	"\x10resource_version\x18\x03 \x01(\x03R\x0fresourceVersion\x12\x1f\n" +
+	"\vprev_object\x18\x04 \x01(\fR\n" +
+	"prevObject\"\xfd\x01\n" +
 	"\vBindRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +

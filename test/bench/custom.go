@@ -25,9 +25,10 @@ import (
 // (issue #36), in alternating rounds of one run, 16 clients over gRPC:
 //
 //   - ConfigMap creates on a plain API server beside the same creates on
-//     a server that has CustomResourceDefinitions, a webhook configuration
-//     and a ValidatingAdmissionPolicy that do not match them (what the
-//     machinery costs a built-in kind that does not use it: goal ≥ 95 %);
+//     a server that has CustomResourceDefinitions, a webhook configuration,
+//     a ValidatingAdmissionPolicy and a MutatingAdmissionPolicy that do
+//     not match them (what the machinery costs a built-in kind that does
+//     not use it: goal ≥ 95 %);
 //   - custom-resource creates of the same size on that server, without
 //     and with CEL validation rules, beside its ConfigMap creates;
 //   - ConfigMap creates in a namespace a no-op validating webhook (TLS, in
@@ -83,6 +84,11 @@ func customBench(dir string, creates, rounds int) string {
 		`"validations":[{"expression":"object.spec.replicas <= 50"}]}}`)
 	create(ext.Client, "validatingadmissionpolicybindings", "", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"bench-replicas"},`+
 		`"spec":{"policyName":"bench-replicas","validationActions":["Deny"]}}`)
+	create(ext.Client, "mutatingadmissionpolicies", "", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicy","metadata":{"name":"bench-annotate"},`+
+		`"spec":{"failurePolicy":"Fail","reinvocationPolicy":"Never","matchConstraints":{"resourceRules":[{"operations":["CREATE"],"apiGroups":["apps"],"apiVersions":["v1"],"resources":["deployments"]}]},`+
+		`"mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{metadata: Object.metadata{annotations: {\"bench\": \"yes\"}}}"}}]}}`)
+	create(ext.Client, "mutatingadmissionpolicybindings", "", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicyBinding","metadata":{"name":"bench-annotate"},`+
+		`"spec":{"policyName":"bench-annotate"}}`)
 	// The definitions are served once Established; the webhook once the
 	// server follows its configuration: wait for both.
 	deadline := time.Now().Add(30 * time.Second)
@@ -191,7 +197,7 @@ func customBench(dir string, creates, rounds int) string {
 	b.WriteString("## Custom resources and dynamic admission\n\n")
 	fmt.Fprintf(&b, "Creates over gRPC, %d clients, %d objects per row in %d alternating rounds (every row in each round), objects of %d bytes of JSON (a ConfigMap) and %d (a custom resource). "+
 		"Two API servers of the same run: a plain one, and one with two CustomResourceDefinitions (`widgets` with a structural schema, `checkedwidgets` the same with 3 CEL rules), "+
-		"a ValidatingWebhookConfiguration for ConfigMaps in namespaces labelled `webhook=on` (a no-op webhook over TLS in the benchmark's process) and a ValidatingAdmissionPolicy with its binding for Deployments. "+
+		"a ValidatingWebhookConfiguration for ConfigMaps in namespaces labelled `webhook=on` (a no-op webhook over TLS in the benchmark's process) a ValidatingAdmissionPolicy and a MutatingAdmissionPolicy, each with its binding, for Deployments. "+
 		"Each ratio is against the plain server's ConfigMap creates; the second server's etcd holds four times as many objects by the end.\n\n",
 		conc, per*rounds, rounds, len(configMapBytes("s0-0-0", "default")), len(widgetBytes("widgets", "s2-0-0", "")))
 	b.WriteString("| creates | per second | against ConfigMaps on the plain server | per round: lowest / median / highest |\n|---|---|---|---|\n")
