@@ -197,7 +197,7 @@ func customBench(dir string, creates, rounds int) string {
 	b.WriteString("## Custom resources and dynamic admission\n\n")
 	fmt.Fprintf(&b, "Creates over gRPC, %d clients, %d objects per row in %d alternating rounds (every row in each round), objects of %d bytes of JSON (a ConfigMap) and %d (a custom resource). "+
 		"Two API servers of the same run: a plain one, and one with two CustomResourceDefinitions (`widgets` with a structural schema, `checkedwidgets` the same with 3 CEL rules), "+
-		"a ValidatingWebhookConfiguration for ConfigMaps in namespaces labelled `webhook=on` (a no-op webhook over TLS in the benchmark's process) a ValidatingAdmissionPolicy and a MutatingAdmissionPolicy, each with its binding, for Deployments. "+
+		"a ValidatingWebhookConfiguration for ConfigMaps in namespaces labelled `webhook=on` (a no-op webhook over TLS in the benchmark's process), and a ValidatingAdmissionPolicy and a MutatingAdmissionPolicy, each with its binding, for Deployments. "+
 		"Each ratio is against the plain server's ConfigMap creates; the second server's etcd holds four times as many objects by the end.\n\n",
 		conc, per*rounds, rounds, len(configMapBytes("s0-0-0", "default")), len(widgetBytes("widgets", "s2-0-0", "")))
 	b.WriteString("| creates | per second | against ConfigMaps on the plain server | per round: lowest / median / highest |\n|---|---|---|---|\n")
@@ -207,7 +207,7 @@ func customBench(dir string, creates, rounds int) string {
 		sort.Float64s(sorted)
 		fmt.Fprintf(&b, "| %s | %.0f | %.0f%% | %.0f%% / %.0f%% / %.0f%% |\n", s.name, rate(s), 100*rate(s)/baseRate, 100*sorted[0], 100*median(sorted), 100*sorted[len(sorted)-1])
 	}
-	fmt.Fprintf(&b, "\nBuilt-in creates on the server with definitions, a webhook configuration and a policy that do not match them: %.0f%% of the plain server's (goal ≥ 95%%: %s). "+
+	fmt.Fprintf(&b, "\nBuilt-in creates on the server with definitions, a webhook configuration and policies that do not match them: %.0f%% of the plain server's (goal ≥ 95%%: %s). "+
 		"Custom resources: %.0f%% of the same server's ConfigMap creates; with 3 CEL rules %.0f%% of those without.\n\n",
 		100*builtinExt/baseRate, verdict(builtinExt/baseRate >= 0.95), 100*rate(sides[2])/builtinExt, 100*rate(sides[3])/rate(sides[2]))
 	fmt.Fprintf(&b, "The webhook's round trip, one client, %d creates each way: %.2f ms per create without it, %.2f ms with it, %.2f ms added (an AdmissionReview over a kept-alive TLS connection on loopback; the webhook answers at once).\n",
