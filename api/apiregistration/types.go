@@ -23,7 +23,7 @@ type APIServiceSpec struct {
 	Service               *ServiceReference `json:"service,omitempty"`
 	Group                 string            `json:"group,omitempty"`
 	Version               string            `json:"version,omitempty"`
-	InsecureSkipTLSVerify bool              `json:"insecureSkipTLSVerify,omitempty"`
+	InsecureSkipTLSVerify bool              `json:"insecureSkipTLSVerify,omitempty" kobune:"unsupported"` // for a Service, which Kobune refuses
 	CABundle              []byte            `json:"caBundle,omitempty"`
 	// GroupPriorityMinimum orders groups (higher first), VersionPriority
 	// the versions of a group.

@@ -14,15 +14,17 @@ type RuntimeClass struct {
 	// Handler is the runtime handler's name on the nodes (a DNS label;
 	// it may not change).
 	Handler string `json:"handler"`
-	// Overhead is what a pod of this class costs beyond its containers.
-	Overhead *Overhead `json:"overhead,omitempty"`
-	// Scheduling restricts pods of this class to the nodes that support it.
-	Scheduling *Scheduling `json:"scheduling,omitempty"`
+	// Overhead is what a pod of this class costs beyond its containers;
+	// Scheduling restricts pods of this class to the nodes that support
+	// it. Both are validated and stored, but no pod uses a RuntimeClass
+	// yet (spec.runtimeClassName is unsupported): named unsupported.
+	Overhead   *Overhead   `json:"overhead,omitempty" kobune:"unsupported"`
+	Scheduling *Scheduling `json:"scheduling,omitempty" kobune:"unsupported"`
 }
 
 // Overhead is a pod's fixed overhead.
 type Overhead struct {
-	PodFixed resource.List `json:"podFixed,omitempty"`
+	PodFixed resource.List `json:"podFixed,omitempty" kobune:"unsupported"`
 }
 
 // Scheduling is a node selector and tolerations merged into the pods of a
