@@ -33,11 +33,16 @@ type NamespaceCache struct {
 	// labels are the namespaces' labels (Pod Security admission reads
 	// them).
 	labels map[string]map[string]string
+	// marked holds, per namespace this server marked Terminating, the
+	// revision of that write: the watch may still deliver older states of
+	// the namespace (its creation, an Active update) after the mark, and
+	// those must not undo it.
+	marked map[string]int64
 	synced bool
 }
 
 func NewNamespaceCache(st *storage.Store) *NamespaceCache {
-	return &NamespaceCache{store: st, phases: map[string]string{}, labels: map[string]map[string]string{}}
+	return &NamespaceCache{store: st, phases: map[string]string{}, labels: map[string]map[string]string{}, marked: map[string]int64{}}
 }
 
 // NamespaceLabels implements admission.NamespaceLabeler.
@@ -94,39 +99,57 @@ func decodeNamespace(b []byte) (*core.Namespace, error) {
 }
 
 // markTerminating records at once a namespace this server has just marked
-// for deletion, without waiting for the watch: a create right after the
-// delete must already be refused (Kubernetes' NamespaceLifecycle keeps a
-// similar "recently deleted" lookup for the same reason). Anything that
-// still slips in meanwhile is deleted by the cleanup loop.
-func (c *NamespaceCache) markTerminating(name string) {
+// for deletion (written at revision rev), without waiting for the watch: a
+// create right after the delete must already be refused (Kubernetes'
+// NamespaceLifecycle keeps a similar "recently deleted" lookup for the
+// same reason). Anything that still slips in meanwhile is deleted by the
+// cleanup loop.
+func (c *NamespaceCache) markTerminating(name string, rev int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.phases[name] = core.NamespaceTerminating
+	c.marked[name] = max(c.marked[name], rev)
 }
 
 // run lists and watches namespaces until ctx ends, relisting after errors.
 func (c *NamespaceCache) run(ctx context.Context) {
-	Follow(ctx, c.store, "namespaces", nil, func(objs []meta.Object) {
-		fresh, labels := map[string]string{}, map[string]map[string]string{}
-		for _, o := range objs {
-			ns := o.(*core.Namespace)
-			fresh[ns.Name], labels[ns.Name] = ns.Status.Phase, ns.Labels
-		}
-		c.mu.Lock()
-		c.phases, c.labels, c.synced = fresh, labels, true
-		c.mu.Unlock()
-	}, func(ev storage.Event, o meta.Object) {
-		name := path.Base(ev.Key)
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if o == nil {
-			delete(c.phases, name)
-			delete(c.labels, name)
-			return
-		}
+	Follow(ctx, c.store, "namespaces", nil, c.reset, c.apply)
+}
+
+// reset replaces the cache with a fresh list; a namespace marked
+// Terminating after the state listed stays Terminating.
+func (c *NamespaceCache) reset(objs []meta.Object) {
+	fresh, labels := map[string]string{}, map[string]map[string]string{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range objs {
 		ns := o.(*core.Namespace)
-		c.phases[name], c.labels[name] = ns.Status.Phase, ns.Labels
-	})
+		fresh[ns.Name], labels[ns.Name] = ns.Status.Phase, ns.Labels
+		if rev, _ := strconv.ParseInt(ns.ResourceVersion, 10, 64); rev < c.marked[ns.Name] {
+			fresh[ns.Name] = core.NamespaceTerminating
+		}
+	}
+	c.phases, c.labels, c.synced = fresh, labels, true
+}
+
+// apply is one watch event; a state older than this server's own mark of
+// the namespace is skipped.
+func (c *NamespaceCache) apply(ev storage.Event, o meta.Object) {
+	name := path.Base(ev.Key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o == nil {
+		delete(c.phases, name)
+		delete(c.labels, name)
+		delete(c.marked, name)
+		return
+	}
+	if ev.Revision < c.marked[name] {
+		return
+	}
+	delete(c.marked, name)
+	ns := o.(*core.Namespace)
+	c.phases[name], c.labels[name] = ns.Status.Phase, ns.Labels
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -377,7 +400,7 @@ func (c *namespaceCleanup) markTerminating(ctx context.Context, k *scheme.Kind, 
 		if err != nil {
 			return nil, 0, apierrors.FromStorage(err, k, ns.Name)
 		}
-		s.namespaces.markTerminating(ns.Name)
+		s.namespaces.markTerminating(ns.Name, rev)
 	}
 	c.poke()
 	return ns, rev, nil
