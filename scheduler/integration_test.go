@@ -330,3 +330,69 @@ func TestBindFailure(t *testing.T) {
 		t.Errorf("error attempts %v, want 2", errors.Counter.GetValue())
 	}
 }
+
+// TestSchedulingGates: a pod with scheduling gates is not scheduled (nor
+// bound by hand) and says SchedulingGated; gates may only be taken away,
+// and once the last one goes the pod is scheduled.
+func TestSchedulingGates(t *testing.T) {
+	s := testserver.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := s.Client
+	pods := client.For[*core.Pod](c)
+	mkNode(t, ctx, c, "only", "4", nil)
+	sched := quietScheduler(c)
+	go sched.Run(ctx)
+	gated := mkPod(t, ctx, c, "gated", "100m", func(p *core.Pod) {
+		p.Spec.SchedulingGates = []core.PodSchedulingGate{{Name: "example.com/quota"}, {Name: "example.com/volume"}}
+	})
+	if len(gated.Status.Conditions) != 1 || gated.Status.Conditions[0].Reason != core.PodReasonSchedulingGated || gated.Status.Conditions[0].Status != meta.ConditionFalse {
+		t.Errorf("a new gated pod's conditions: %+v; want PodScheduled False, SchedulingGated", gated.Status.Conditions)
+	}
+	// A pod created after it is bound first: the scheduler has seen the
+	// gated one by then, and left it.
+	mkPod(t, ctx, c, "free", "100m")
+	boundTo(t, ctx, c, "free")
+	if p, _ := pods.Get(ctx, "default", "gated"); p == nil || p.Spec.NodeName != "" || p.Status.Conditions[0].Reason != core.PodReasonSchedulingGated {
+		t.Fatalf("the gated pod after the scheduler ran: %+v", p)
+	}
+	if err := c.Bind(ctx, "default", "gated", gated.UID, "only"); err == nil || !strings.Contains(err.Error(), "non-empty .spec.schedulingGates") {
+		t.Errorf("binding a gated pod by hand: %v", err)
+	}
+	// A gate may not be added; one of two taken away leaves it gated.
+	p, _ := pods.Get(ctx, "default", "gated")
+	p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, core.PodSchedulingGate{Name: "late"})
+	if _, err := pods.Update(ctx, p); err == nil || !strings.Contains(err.Error(), "only deletion is allowed, but found new scheduling gate 'late'") {
+		t.Errorf("adding a gate: %v", err)
+	}
+	p, _ = pods.Get(ctx, "default", "gated")
+	p.Spec.SchedulingGates = p.Spec.SchedulingGates[1:]
+	if _, err := pods.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	mkPod(t, ctx, c, "free2", "100m")
+	boundTo(t, ctx, c, "free2")
+	if p, _ := pods.Get(ctx, "default", "gated"); p == nil || p.Spec.NodeName != "" {
+		t.Fatalf("the pod with one gate left was bound: %+v", p)
+	}
+	// The scheduler never tried it: no attempt failed (Kubernetes'
+	// scheduler does not even queue a gated pod), no event names it.
+	var failed dto.Metric
+	if _ = sched.Metrics.Attempts.WithLabelValues("error").Write(&failed); failed.GetCounter().GetValue() != 0 {
+		t.Errorf("the scheduler tried the gated pod: %v failed attempts", failed.GetCounter().GetValue())
+	}
+	if evs, _, err := client.For[*core.Event](c).List(ctx, "default", client.ListOptions{FieldSelector: "involvedObject.name=gated"}); err != nil || len(evs) != 0 {
+		t.Errorf("events about the gated pod: %v %+v", err, evs)
+	}
+	p, _ = pods.Get(ctx, "default", "gated")
+	p.Spec.SchedulingGates = nil
+	if _, err := pods.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := boundTo(t, ctx, c, "gated"); got != "only" {
+		t.Errorf("the pod without gates went to %q", got)
+	}
+	if p, _ := pods.Get(ctx, "default", "gated"); p == nil || len(p.Status.Conditions) != 1 || p.Status.Conditions[0].Status != meta.ConditionTrue || p.Status.Conditions[0].Reason != "" {
+		t.Errorf("conditions once scheduled: %+v", p.Status.Conditions)
+	}
+}

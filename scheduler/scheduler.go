@@ -150,8 +150,12 @@ func sameSchedulingStatus(a, b *core.Node) bool {
 	return true
 }
 
+// mine: the pod waits for this scheduler. A pod with scheduling gates
+// left is not queued at all (kube-scheduler's SchedulingGates PreEnqueue
+// plugin); taking the last gate away changes the pod's generation, and
+// the update queues it.
 func (s *Scheduler) mine(p *core.Pod) bool {
-	return p.Spec.NodeName == "" && p.DeletionTimestamp == nil && p.Spec.SchedulerName == s.cfg.SchedulerName
+	return p.Spec.NodeName == "" && p.DeletionTimestamp == nil && p.Spec.SchedulerName == s.cfg.SchedulerName && len(p.Spec.SchedulingGates) == 0
 }
 
 func (s *Scheduler) podChanged(p *core.Pod) {

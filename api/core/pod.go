@@ -73,7 +73,21 @@ type PodSpec struct {
 	// namespaces.
 	HostPID bool `json:"hostPID,omitempty"`
 	HostIPC bool `json:"hostIPC,omitempty"`
+	// SchedulingGates hold the pod back from the scheduler while any is
+	// left: set at creation, they may only be taken away (whoever added a
+	// gate removes it when its condition is met). A gated pod is Pending
+	// with the condition PodScheduled=False, reason SchedulingGated.
+	SchedulingGates []PodSchedulingGate `json:"schedulingGates,omitempty"`
 }
+
+// PodSchedulingGate is one gate: a qualified name.
+type PodSchedulingGate struct {
+	Name string `json:"name"`
+}
+
+// PodReasonSchedulingGated is the PodScheduled condition's reason while a
+// pod has scheduling gates.
+const PodReasonSchedulingGated = "SchedulingGated"
 
 // HostAlias maps hostnames to an IP in the pod's /etc/hosts.
 type HostAlias struct {

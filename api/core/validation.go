@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/selector"
 	v "github.com/kobune/kobune/api/validation"
 )
 
@@ -32,7 +33,27 @@ var (
 // ValidatePod checks a pod.
 func ValidatePod(p *Pod) v.ErrorList {
 	errs := v.ValidateObjectMeta(&p.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))
-	return append(errs, ValidatePodSpec(&p.Spec, v.NewPath("spec"))...)
+	errs = append(errs, ValidatePodSpec(&p.Spec, v.NewPath("spec"))...)
+	if p.Spec.NodeName != "" && len(p.Spec.SchedulingGates) > 0 {
+		errs = append(errs, v.NewForbidden(v.NewPath("spec", "nodeName"), "cannot be set until all schedulingGates have been cleared"))
+	}
+	return errs
+}
+
+// validateSchedulingGates: each gate a qualified name, none twice.
+func validateSchedulingGates(gates []PodSchedulingGate, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	seen := map[string]bool{}
+	for i, g := range gates {
+		if err := selector.ValidLabelKey(g.Name); err != nil {
+			errs = append(errs, v.NewInvalid(p.Index(i).Child("name"), g.Name, err.Error()))
+		}
+		if seen[g.Name] {
+			errs = append(errs, v.NewDuplicate(p.Index(i).Child("name"), g.Name))
+		}
+		seen[g.Name] = true
+	}
+	return errs
 }
 
 // ValidatePodSpec checks a pod spec (also the template of workload kinds).
@@ -63,6 +84,7 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 		errs = append(errs, v.NewNotSupported(p.Child("dnsPolicy"), s.DNSPolicy, dnsPolicies))
 	}
 	errs = append(errs, validateDNSConfig(s, p)...)
+	errs = append(errs, validateSchedulingGates(s.SchedulingGates, p.Child("schedulingGates"))...)
 	for i, a := range s.HostAliases {
 		ap := p.Child("hostAliases").Index(i)
 		if net.ParseIP(a.IP) == nil {
@@ -539,13 +561,22 @@ func validatePodAffinityTerms(req []PodAffinityTerm, pref []WeightedPodAffinityT
 }
 
 // ValidatePodUpdate (run after ValidatePod) allows only the changes Kubernetes allows on a running
-// pod: container images, activeDeadlineSeconds and added tolerations.
-// nodeName is set once, by binding.
+// pod: container images, activeDeadlineSeconds, added tolerations and
+// removed scheduling gates. nodeName is set once, by binding.
 func ValidatePodUpdate(newPod, oldPod *Pod) v.ErrorList {
 	var errs v.ErrorList
 	a, b := mutableStripped(newPod.Spec), mutableStripped(oldPod.Spec)
 	if !jsonEqual(a, b) {
-		errs = append(errs, v.NewForbidden(v.NewPath("spec"), "pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or `spec.tolerations` (only additions to existing tolerations)"))
+		errs = append(errs, v.NewForbidden(v.NewPath("spec"), "pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.schedulingGates` (only deletions)"))
+	}
+	old := map[string]bool{}
+	for _, g := range oldPod.Spec.SchedulingGates {
+		old[g.Name] = true
+	}
+	for i, g := range newPod.Spec.SchedulingGates {
+		if !old[g.Name] {
+			errs = append(errs, v.NewForbidden(v.NewPath("spec", "schedulingGates").Index(i), fmt.Sprintf("only deletion is allowed, but found new scheduling gate '%s'", g.Name)))
+		}
 	}
 	return errs
 }
@@ -561,6 +592,7 @@ func mutableStripped(s PodSpec) PodSpec {
 	}
 	s.ActiveDeadlineSeconds = nil
 	s.Tolerations = nil
+	s.SchedulingGates = nil
 	return s
 }
 

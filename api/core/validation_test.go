@@ -118,6 +118,19 @@ func TestValidatePod(t *testing.T) {
 		{"hook on an init container", func(p *Pod) {
 			p.Spec.InitContainers = []Container{{Name: "init", Image: "i", Lifecycle: &Lifecycle{PostStart: &LifecycleHandler{Sleep: &SleepAction{Seconds: 1}}}}}
 		}, "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers"},
+		{"scheduling gates", func(p *Pod) {
+			p.Spec.SchedulingGates = []PodSchedulingGate{{Name: "example.com/quota"}, {Name: "wait"}}
+		}, ""},
+		{"a scheduling gate that is no qualified name", func(p *Pod) {
+			p.Spec.SchedulingGates = []PodSchedulingGate{{Name: "a b"}}
+		}, `spec.schedulingGates[0].name: Invalid value: "a b"`},
+		{"a scheduling gate twice", func(p *Pod) {
+			p.Spec.SchedulingGates = []PodSchedulingGate{{Name: "wait"}, {Name: "wait"}}
+		}, `spec.schedulingGates[1].name: Duplicate value: "wait"`},
+		{"a node and scheduling gates", func(p *Pod) {
+			p.Spec.SchedulingGates = []PodSchedulingGate{{Name: "wait"}}
+			p.Spec.NodeName = "node-1"
+		}, "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,6 +157,19 @@ func TestPodUpdateAllowsOnlyImages(t *testing.T) {
 	changed.Spec.RestartPolicy = RestartPolicyNever
 	if errs := ValidatePodUpdate(changed, old); len(errs) == 0 {
 		t.Error("restartPolicy change accepted")
+	}
+	// Scheduling gates may only go.
+	gated := validPod()
+	gated.Spec.SchedulingGates = []PodSchedulingGate{{Name: "a"}, {Name: "b"}}
+	fewer := validPod()
+	fewer.Spec.SchedulingGates = []PodSchedulingGate{{Name: "b"}}
+	if errs := ValidatePodUpdate(fewer, gated); len(errs) != 0 {
+		t.Errorf("a gate removed: %v", errs.ToError())
+	}
+	more := validPod()
+	more.Spec.SchedulingGates = []PodSchedulingGate{{Name: "b"}, {Name: "c"}}
+	if err := ValidatePodUpdate(more, gated).ToError(); err == nil || !strings.Contains(err.Error(), "spec.schedulingGates[1]: Forbidden: only deletion is allowed, but found new scheduling gate 'c'") {
+		t.Errorf("a gate added: %v", err)
 	}
 }
 

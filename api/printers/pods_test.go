@@ -52,6 +52,9 @@ func TestPodRowAsKubectlPrintsIt(t *testing.T) {
 		{name: "a sidecar-less pod with one container done and one running", spec: core.PodSpec{Containers: []core.Container{{Name: "a"}, {Name: "b"}}}, status: core.PodStatus{Phase: core.PodRunning,
 			ContainerStatuses: []core.ContainerStatus{{Name: "a", State: done}, {Name: "b", Ready: true, State: running}}},
 			ready: 1, want: "NotReady", restarts: "0"},
+		{name: "held by scheduling gates", spec: core.PodSpec{Containers: []core.Container{{Name: "a"}}, SchedulingGates: []core.PodSchedulingGate{{Name: "example.com/wait"}}},
+			status: core.PodStatus{Phase: core.PodPending, Conditions: []core.PodCondition{{Type: core.PodScheduled, Status: meta.ConditionFalse, Reason: core.PodReasonSchedulingGated}}},
+			want:   "SchedulingGated", restarts: "0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -695,6 +695,11 @@ func podSummary(p *core.Pod) podRow {
 	if p.Status.Reason != "" {
 		r.status = p.Status.Reason
 	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == core.PodScheduled && c.Reason == core.PodReasonSchedulingGated {
+			r.status = core.PodReasonSchedulingGated
+		}
+	}
 	later := func(t *core.ContainerStateTerminated) {
 		if t != nil && t.FinishedAt.Time.After(r.lastRestart) {
 			r.lastRestart = t.FinishedAt.Time

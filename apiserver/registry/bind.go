@@ -58,6 +58,9 @@ func (s *Registry) Bind(ctx context.Context, req *apipb.BindRequest) (*apipb.Obj
 		if pod.Spec.NodeName != "" {
 			return nil, status.Errorf(codes.Aborted, "pod %s/%s is already assigned to node %q", ns, req.Name, pod.Spec.NodeName)
 		}
+		if len(pod.Spec.SchedulingGates) > 0 {
+			return nil, status.Errorf(codes.FailedPrecondition, "pod %s/%s has non-empty .spec.schedulingGates: it is not to be bound until they are all removed", ns, req.Name)
+		}
 		pod.Spec.NodeName = req.NodeName
 		for k, v := range req.Annotations {
 			if pod.Annotations == nil {

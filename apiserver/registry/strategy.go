@@ -79,11 +79,17 @@ func strategyFor(k *scheme.Kind) strategy {
 // to confirm it is stopped.
 func (st strategy) awaitingTermination(o meta.Object) bool { return st.waits != nil && st.waits(o) }
 
-// podFinishCreate: a new pod is Pending, with the QoS class of its resources.
+// podFinishCreate: a new pod is Pending, with the QoS class of its
+// resources; one with scheduling gates says so in its PodScheduled
+// condition (kube-apiserver's pod strategy does the same at creation).
 func podFinishCreate(o meta.Object) {
 	p := o.(*core.Pod)
 	p.Status.Phase = core.PodPending
 	p.Status.QOSClass = core.PodQOSClass(&p.Spec)
+	if len(p.Spec.SchedulingGates) > 0 {
+		p.Status.Conditions = []core.PodCondition{{Type: core.PodScheduled, Status: meta.ConditionFalse, LastTransitionTime: meta.Now(),
+			Reason: core.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"}}
+	}
 }
 
 // jobFinishCreate generates a Job's selector from its uid, as Kubernetes'
