@@ -250,10 +250,7 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		r.record(pod, core.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
 	}
 	id := containerID(pod.UID, c.Name)
-	netns, hostname := network.NetnsPath(sandboxID(pod.UID)), pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
-	}
+	netns, hostname := network.NetnsPath(sandboxID(pod.UID)), PodHostname(pod)
 	if pod.Spec.HostNetwork {
 		netns, hostname = r.Node.Netns, r.Node.Name // as the kubelet: the node's network and name
 	}

@@ -24,10 +24,7 @@ func HostsFile(pod *core.Pod, podIP, domain string, host []byte) string {
 	} else {
 		b.WriteString("# Kubernetes-managed hosts file.\n")
 		b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
-		hostname := pod.Name
-		if pod.Spec.Hostname != "" {
-			hostname = pod.Spec.Hostname
-		}
+		hostname := PodHostname(pod)
 		if podIP != "" {
 			if pod.Spec.Subdomain != "" && domain != "" {
 				fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.%s\t%s\n", podIP, hostname, pod.Spec.Subdomain, pod.Namespace, domain, hostname)
@@ -43,6 +40,21 @@ func HostsFile(pod *core.Pod, podIP, domain string, host []byte) string {
 		}
 	}
 	return b.String()
+}
+
+// PodHostname is the hostname a pod's containers get: spec.hostname, else
+// the pod's name, cut to 63 characters (the kernel's limit) without a
+// trailing '-' or '.', as the kubelet does: a pod's name may have up to
+// 253 characters.
+func PodHostname(pod *core.Pod) string {
+	hostname := pod.Name
+	if pod.Spec.Hostname != "" {
+		hostname = pod.Spec.Hostname
+	}
+	if len(hostname) > 63 {
+		hostname = strings.TrimRight(hostname[:63], "-.")
+	}
+	return hostname
 }
 
 // writePodFile writes one of a pod's generated files (resolv.conf,

@@ -37,3 +37,20 @@ func TestHostsFile(t *testing.T) {
 		}
 	}
 }
+
+// A pod's name may be 253 characters long, a hostname only 63: the
+// hostname is the name cut, without the '-' or '.' the cut leaves last.
+func TestPodHostnameIsCutTo63Characters(t *testing.T) {
+	long := strings.Repeat("a", 62) + "-" + strings.Repeat("b", 40)
+	for _, tt := range []struct{ name, hostname, want string }{
+		{"web-0", "", "web-0"},
+		{"web-0", "db", "db"},
+		{long, "", strings.Repeat("a", 62)},
+		{strings.Repeat("c", 100), "", strings.Repeat("c", 63)},
+	} {
+		pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: tt.name}, Spec: core.PodSpec{Hostname: tt.hostname}}
+		if got := PodHostname(pod); got != tt.want {
+			t.Errorf("PodHostname(%q, hostname %q) = %q, want %q", tt.name, tt.hostname, got, tt.want)
+		}
+	}
+}
