@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -94,7 +95,7 @@ func (h *hooks) run(ctx context.Context, pod *core.Pod, c *core.Container, ip st
 func (w *podWorkers) postStart(ctx context.Context, pod *core.Pod, st runtime.PodState) (killed bool, err error) {
 	for _, cs := range st.Containers {
 		spec := containerSpec(pod, cs.Name)
-		if !cs.Running || cs.Init || spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PostStart == nil ||
+		if !cs.Running || spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PostStart == nil ||
 			cs.StartedAt.Before(w.hooks.since) || !w.hooks.first(pod.UID, "postStart", cs.ID) {
 			continue
 		}
@@ -128,7 +129,7 @@ func (w *podWorkers) preStop(ctx context.Context, pod *core.Pod, only map[string
 	defer cancel()
 	var wg sync.WaitGroup
 	ran := false
-	for _, cs := range pod.Status.ContainerStatuses {
+	for _, cs := range append(slices.Clone(pod.Status.ContainerStatuses), pod.Status.InitContainerStatuses...) {
 		id := cs.ContainerID
 		if only != nil {
 			id = only[cs.Name]
@@ -161,10 +162,18 @@ func (w *podWorkers) preStop(ctx context.Context, pod *core.Pod, only map[string
 	return max(grace-time.Since(start), minStopGrace)
 }
 
+// containerSpec is the spec of the pod's container or sidecar name: the
+// containers that run beside each other, which have probes and hooks (an
+// ordinary init container has neither).
 func containerSpec(pod *core.Pod, name string) *core.Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; c.Name == name && c.IsSidecar() {
+			return c
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kobune/kobune/agent/probe"
@@ -83,6 +84,17 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 		return err
 	}
 	status := podStatus(pod, state, w.nodeIP, waiting, w.probeResult)
+	if status.Phase == core.PodSucceeded || status.Phase == core.PodFailed {
+		// The containers are done: the sidecars go too (the kubelet
+		// stops them once no container is left), and the status shows
+		// them stopped.
+		if stopped := w.stopSidecars(ctx, pod, state); stopped {
+			if state, err = w.runtime.RunPod(ctx, pod, nil); err != nil {
+				return err
+			}
+			status = podStatus(pod, state, w.nodeIP, nil, w.probeResult)
+		}
+	}
 	if m := w.cfg.Metrics; m != nil {
 		w.mu.Lock()
 		m.observeRunning(pod, status)
@@ -140,13 +152,16 @@ func (w *podWorkers) terminate(ctx context.Context, key string, pod *core.Pod) e
 		grace = time.Duration(*g) * time.Second
 	}
 	if w.records.runningUID(key) == pod.UID {
+		for _, c := range pod.Spec.Containers {
+			w.event(pod, core.EventTypeNormal, "Killing", "Stopping container "+c.Name)
+		}
+		if len(pod.Spec.Sidecars()) > 0 && grace > 0 {
+			grace = w.stopContainersFirst(ctx, pod, grace)
+		}
 		// preStop first, while the endpoint is already out of every
 		// node's Service rules (the EndpointSlice controller marked it
 		// terminating when the deletion began); SIGTERM gets what is left.
 		grace = w.preStop(ctx, pod, nil, grace)
-		for _, c := range pod.Spec.Containers {
-			w.event(pod, core.EventTypeNormal, "Killing", "Stopping container "+c.Name)
-		}
 	}
 	if err := w.stop(ctx, key, pod.UID, grace); err != nil {
 		return err
@@ -159,6 +174,57 @@ func (w *podWorkers) terminate(ctx context.Context, key string, pod *core.Pod) e
 	return err
 }
 
+// stopContainersFirst stops a deleted pod's containers before its
+// sidecars, as the kubelet does (a proxy or log shipper outlives what it
+// serves): their preStop hooks, then SIGTERM, SIGKILL at the end of
+// grace. It returns what is left of grace for the sidecars.
+func (w *podWorkers) stopContainersFirst(ctx context.Context, pod *core.Pod, grace time.Duration) time.Duration {
+	start := time.Now()
+	only := map[string]string{}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.State.Running != nil {
+			only[cs.Name] = cs.ContainerID
+		}
+	}
+	w.killAll(ctx, pod, only, w.preStop(ctx, pod, only, grace))
+	return max(grace-time.Since(start), minStopGrace)
+}
+
+// stopSidecars stops the running sidecars of a pod whose containers have
+// all finished (their preStop hooks, then SIGTERM within the pod's grace
+// period), and reports whether there were any.
+func (w *podWorkers) stopSidecars(ctx context.Context, pod *core.Pod, st runtime.PodState) bool {
+	sidecars, only := pod.Spec.Sidecars(), map[string]string{}
+	for _, c := range st.Containers {
+		if c.Running && sidecars[c.Name] {
+			only[c.Name] = c.ID
+		}
+	}
+	if len(only) == 0 {
+		return false
+	}
+	for name := range only {
+		w.event(pod, core.EventTypeNormal, "Killing", "Stopping container "+name)
+	}
+	w.killAll(ctx, pod, only, w.preStop(ctx, pod, only, gracePeriod(pod)))
+	return true
+}
+
+// killAll stops the named containers together, each within grace.
+func (w *podWorkers) killAll(ctx context.Context, pod *core.Pod, containers map[string]string, grace time.Duration) {
+	var wg sync.WaitGroup
+	for name := range containers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.runtime.KillContainer(ctx, pod.UID, name, grace); err != nil {
+				w.cfg.Logf("pod %s/%s: stop container %s: %v", pod.Namespace, pod.Name, name, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // syncProbes keeps a probe worker for each probe of each running container
 // and kills the containers whose liveness or startup probe has failed; the
 // restart policy then decides what happens next.
@@ -166,13 +232,9 @@ func (w *podWorkers) syncProbes(ctx context.Context, key string, pod *core.Pod, 
 	if w.probes == nil {
 		return nil
 	}
-	specs := map[string]*core.Container{}
-	for i := range pod.Spec.Containers {
-		specs[pod.Spec.Containers[i].Name] = &pod.Spec.Containers[i]
-	}
 	var targets []probe.Target
 	for _, c := range st.Containers {
-		if spec := specs[c.Name]; c.Running && !c.Init && spec != nil {
+		if spec := containerSpec(pod, c.Name); c.Running && spec != nil { // containers and sidecars
 			targets = append(targets, probe.Target{PodUID: pod.UID, PodKey: key, PodIP: st.IP, Container: spec, ContainerID: c.ID})
 		}
 	}
@@ -245,8 +307,22 @@ func (w *podWorkers) stop(ctx context.Context, key, uid string, grace time.Durat
 // kubelet does.
 func (w *podWorkers) restarts(pod *core.Pod, st runtime.PodState, now time.Time) (restartNow []string, waiting map[string]string, retryIn time.Duration) {
 	waiting = map[string]string{}
+	// A sidecar is restarted whatever the pod's policy, until the pod's
+	// containers are done for good.
+	sidecars, done, regular := pod.Spec.Sidecars(), true, 0
 	for _, c := range st.Containers {
-		if c.Running || c.FinishedAt.IsZero() || !shouldRestart(pod.Spec.RestartPolicy, c) {
+		if !c.Init {
+			regular++
+			done = done && !c.Running && !c.FinishedAt.IsZero() && !shouldRestart(pod.Spec.RestartPolicy, c)
+		}
+	}
+	done = done && regular == len(pod.Spec.Containers)
+	for _, c := range st.Containers {
+		restart := shouldRestart(pod.Spec.RestartPolicy, c)
+		if sidecars[c.Name] {
+			restart = !done
+		}
+		if c.Running || c.FinishedAt.IsZero() || !restart {
 			continue
 		}
 		delay := w.backoff(c)

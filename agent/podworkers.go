@@ -92,6 +92,14 @@ func newPodWorkers(cfg Config, c *client.Client, rt, measured runtime.Runtime, s
 		execer, _ := rt.(probe.Execer)
 		w.probes = probe.NewManager(execer, w.queue)
 		w.probes.OnFailure = w.probeFailed
+		if g, ok := rt.(runtime.StartGate); ok {
+			// A sidecar with a startup probe holds back the init
+			// containers after it until the probe has passed.
+			g.SetStartGate(func(podUID, containerID string) bool {
+				r, ok := w.probes.Get(containerID, probe.Startup)
+				return ok && r == probe.Success
+			})
+		}
 	}
 	w.pods = client.NewInformer(client.For[*core.Pod](c), "", client.ListOptions{FieldSelector: "spec.nodeName=" + cfg.Node.Name})
 	w.pods.ResyncPeriod = cfg.ResyncInterval

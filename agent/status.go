@@ -28,18 +28,30 @@ func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[st
 		start = *pod.Status.StartTime
 	}
 	s.StartTime = &start
-	initialized, allReady, anyRunning := true, true, false
+	// Initialized: every init container has run to success and every
+	// sidecar has started — or a container exists already (a sidecar that
+	// exits later does not undo it). Ready: the containers and the
+	// sidecars are ready, as the kubelet counts them.
+	sidecars := pod.Spec.Sidecars()
+	initsDone, containersMade, allReady, anyRunning := true, false, true, false
 	for _, c := range st.Containers {
 		cs := containerStatus(c, waiting[c.Name], probes)
-		if c.Init {
+		switch {
+		case c.Init && sidecars[c.Name]:
 			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
-			initialized = initialized && !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
-			continue
+			initsDone = initsDone && *cs.Started
+			allReady = allReady && cs.Ready
+		case c.Init:
+			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
+			initsDone = initsDone && !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
+		default:
+			s.ContainerStatuses = append(s.ContainerStatuses, cs)
+			allReady = allReady && cs.Ready
+			anyRunning = anyRunning || c.Running
+			containersMade = true
 		}
-		s.ContainerStatuses = append(s.ContainerStatuses, cs)
-		allReady = allReady && cs.Ready
-		anyRunning = anyRunning || c.Running
 	}
+	initialized := initsDone || containersMade
 	// Running once initialized and the containers exist, also while one is
 	// in CrashLoopBackOff (as in Kubernetes).
 	s.Phase = core.PodPending

@@ -57,7 +57,8 @@ func resourceOpts(c *core.Container) []oci.SpecOpts {
 // podResources are the pod cgroup's settings, the kubelet's way: cpu shares
 // from the sum of the containers' cpu requests; a cpu quota and a memory
 // limit only when every container has that limit, from their sum. An init
-// container runs alone, so it counts when it asks for more than the sum.
+// container runs alone (beside the sidecars before it), so it counts when
+// it asks for more than the sum.
 type podResources struct {
 	shares    uint64
 	quota     int64 // 0: none
@@ -67,30 +68,23 @@ type podResources struct {
 }
 
 func podCgroupResources(pod *core.Pod) podResources {
-	var cpuReq, cpuLim, memLim int64
 	allCPU, allMem := true, true
-	for _, c := range pod.Spec.Containers {
-		cpuReq += c.Resources.Requests.Cpu().MilliValue()
-		l, ok := c.Resources.Limits[resource.CPU]
-		allCPU = allCPU && ok
-		cpuLim += l.MilliValue()
-		m, ok := c.Resources.Limits[resource.Memory]
-		allMem = allMem && ok
-		memLim += m.Value()
-	}
-	for _, c := range pod.Spec.InitContainers {
-		cpuReq = max(cpuReq, c.Resources.Requests.Cpu().MilliValue())
-		if l, ok := c.Resources.Limits[resource.CPU]; ok {
-			cpuLim = max(cpuLim, l.MilliValue())
-		} else {
-			allCPU = false
-		}
-		if m, ok := c.Resources.Limits[resource.Memory]; ok {
-			memLim = max(memLim, m.Value())
-		} else {
-			allMem = false
+	for _, list := range [2][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			_, ok := c.Resources.Limits[resource.CPU]
+			allCPU = allCPU && ok
+			_, ok = c.Resources.Limits[resource.Memory]
+			allMem = allMem && ok
 		}
 	}
+	// Sidecars add to the containers; an ordinary init container counts
+	// alone, beside the sidecars before it (core.PodAggregate).
+	amount := func(of func(*core.Container) int64) int64 {
+		return core.PodAggregate(&pod.Spec, of, func(a, b int64) int64 { return a + b }, func(a, b int64) int64 { return max(a, b) })
+	}
+	cpuReq := amount(func(c *core.Container) int64 { return c.Resources.Requests.Cpu().MilliValue() })
+	cpuLim := amount(func(c *core.Container) int64 { q := c.Resources.Limits[resource.CPU]; return q.MilliValue() })
+	memLim := amount(func(c *core.Container) int64 { q := c.Resources.Limits[resource.Memory]; return q.Value() })
 	r := podResources{shares: max(uint64(cpuReq*1024/1000), minShares), hasQuota: allCPU, hasMemory: allMem}
 	if allCPU {
 		r.quota = max(cpuLim*cfsPeriod/1000, minQuota)

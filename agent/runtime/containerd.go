@@ -72,7 +72,10 @@ type Containerd struct {
 	// config resolves a container's environment and mounts
 	// (SetContainerConfig); nil: only the env values written in the spec.
 	config func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error)
-	logDir string
+	// started says whether a running sidecar has started (SetStartGate);
+	// nil: running is started.
+	started func(podUID, containerID string) bool
+	logDir  string
 	// DNS and PodDir: each pod's resolv.conf is written under PodDir
 	// (<state>/pods/<uid>/) and mounted at /etc/resolv.conf; empty PodDir:
 	// the image's own.
@@ -104,6 +107,9 @@ type Containerd struct {
 	mu      sync.Mutex
 	watched map[string]bool // container IDs whose task exit is awaited
 }
+
+// SetStartGate implements StartGate.
+func (r *Containerd) SetStartGate(f func(podUID, containerID string) bool) { r.started = f }
 
 // SetContainerConfig implements ConfigSetter.
 func (r *Containerd) SetContainerConfig(f func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error)) {

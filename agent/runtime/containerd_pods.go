@@ -25,7 +25,8 @@ import (
 )
 
 // RunPod implements Runtime: sandbox (network namespace, CNI), then init
-// containers one after another to completion, then the containers.
+// containers one after another to completion (a sidecar only until it has
+// started: it keeps running), then the containers.
 func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string) (PodState, error) {
 	ctx = r.ctx(ctx)
 	st, err := r.podState(ctx, pod.UID)
@@ -129,9 +130,31 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		}
 		return false, r.start(ctx, pod, c, st, init, 0, nil)
 	}
+	// Once a container of the pod exists, the pod was initialized: a
+	// sidecar that exits later is restarted but holds nothing back.
+	initialized := false
+	for i := range pod.Spec.Containers {
+		_, ok := have[pod.Spec.Containers[i].Name]
+		initialized = initialized || ok
+	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cs, ok := have[c.Name]
+		if c.IsSidecar() {
+			// A sidecar starts in its turn and keeps running; the next
+			// init container waits until it has started.
+			if _, err := ensure(c, true); err != nil {
+				return PodState{}, err
+			}
+			noProbe := c.StartupProbe == nil || r.started == nil
+			if initialized || ok && cs.Running && (noProbe || r.started(pod.UID, cs.ID)) {
+				continue
+			}
+			if !ok && noProbe {
+				continue // just started, and nothing to wait for
+			}
+			return r.podState(ctx, pod.UID) // the next look continues once it has started
+		}
 		if ok && !cs.Running && !cs.FinishedAt.IsZero() && cs.ExitCode == 0 {
 			continue // done
 		}

@@ -69,6 +69,15 @@ type ConfigSetter interface {
 	SetContainerConfig(config func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error))
 }
 
+// StartGate is a runtime whose sidecars (init containers with
+// restartPolicy Always) that have a startup probe hold back the init
+// containers after them until the agent says the probe passed (started),
+// as the kubelet waits; without a gate, or without a startup probe, a
+// running sidecar counts as started.
+type StartGate interface {
+	SetStartGate(started func(podUID, containerID string) bool)
+}
+
 // SandboxCleaner is a runtime whose pod sandboxes can outlive their
 // containers; the agent calls it once its pods are listed (the kubelet's
 // housekeeping), keeping the sandboxes of the pods it knows (uids).

@@ -125,8 +125,66 @@ type Container struct {
 	ImagePullPolicy          PullPolicy               `json:"imagePullPolicy,omitempty"`
 	// SecurityContext overrides the pod's for this container.
 	SecurityContext *SecurityContext `json:"securityContext,omitempty"`
-	Stdin           bool             `json:"stdin,omitempty" kobune:"unsupported"`
-	TTY             bool             `json:"tty,omitempty" kobune:"unsupported"`
+	// RestartPolicy "Always" makes an init container a sidecar (Kubernetes'
+	// native sidecar): it starts in its turn among the init containers, the
+	// next one waits only until it has started (its startup probe passed),
+	// it keeps running beside the containers, is restarted whenever it
+	// exits whatever the pod's restartPolicy, may have probes and hooks,
+	// and is stopped after the containers. Only init containers may set it.
+	RestartPolicy *ContainerRestartPolicy `json:"restartPolicy,omitempty"`
+	Stdin         bool                    `json:"stdin,omitempty" kobune:"unsupported"`
+	TTY           bool                    `json:"tty,omitempty" kobune:"unsupported"`
+}
+
+// ContainerRestartPolicy is a container's own restart policy; only Always
+// (on an init container: a sidecar) is supported.
+type ContainerRestartPolicy string
+
+// ContainerRestartPolicyAlways makes an init container a sidecar.
+const ContainerRestartPolicyAlways ContainerRestartPolicy = "Always"
+
+// IsSidecar reports whether c is a sidecar: an init container with
+// restartPolicy Always.
+func (c *Container) IsSidecar() bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == ContainerRestartPolicyAlways
+}
+
+// Sidecars names the pod's sidecar containers.
+func (s *PodSpec) Sidecars() map[string]bool {
+	var out map[string]bool
+	for i := range s.InitContainers {
+		if s.InitContainers[i].IsSidecar() {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[s.InitContainers[i].Name] = true
+		}
+	}
+	return out
+}
+
+// PodAggregate adds up one amount (a resource request, a limit) over a
+// pod's containers as Kubernetes does: the containers and every sidecar
+// run together, so they are summed; an ordinary init container runs alone
+// beside the sidecars started before it; the pod needs the larger of the
+// two. of gives a container's amount; add and larger combine amounts
+// (the zero T is nothing).
+func PodAggregate[T any](spec *PodSpec, of func(*Container) T, add func(a, b T) T, larger func(a, b T) T) T {
+	var sum, sidecars, inits T
+	for i := range spec.Containers {
+		sum = add(sum, of(&spec.Containers[i]))
+	}
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if c.IsSidecar() {
+			sidecars = add(sidecars, of(c))
+			sum = add(sum, of(c))
+			inits = larger(inits, sidecars)
+			continue
+		}
+		inits = larger(inits, add(of(c), sidecars))
+	}
+	return larger(sum, inits)
 }
 
 // TerminationMessagePolicy says where a terminated container's message comes from.

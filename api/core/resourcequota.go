@@ -425,19 +425,34 @@ func QuotaConstraints(hard resource.List, p *Pod) string {
 }
 
 // PodRequestsAndLimits sums a pod's containers' requests and limits; an
-// init container runs alone, so each counts only where it asks for more
-// than the sum (as in Kubernetes).
+// init container runs alone (beside the sidecars started before it), so
+// it counts only where it asks for more than the sum (as in Kubernetes:
+// PodAggregate).
 func PodRequestsAndLimits(spec *PodSpec) (requests, limits resource.List) {
-	requests, limits = resource.List{}, resource.List{}
-	for _, c := range spec.Containers {
-		addTo(requests, c.Resources.Requests)
-		addTo(limits, c.Resources.Limits)
+	requests = PodAggregate(spec, func(c *Container) resource.List { return c.Resources.Requests }, sumLists, largerLists)
+	limits = PodAggregate(spec, func(c *Container) resource.List { return c.Resources.Limits }, sumLists, largerLists)
+	if requests == nil {
+		requests = resource.List{}
 	}
-	for _, c := range spec.InitContainers {
-		raiseTo(requests, c.Resources.Requests)
-		raiseTo(limits, c.Resources.Limits)
+	if limits == nil {
+		limits = resource.List{}
 	}
 	return requests, limits
+}
+
+// sumLists and largerLists combine resource lists into new ones.
+func sumLists(a, b resource.List) resource.List {
+	out := resource.List{}
+	addTo(out, a)
+	addTo(out, b)
+	return out
+}
+
+func largerLists(a, b resource.List) resource.List {
+	out := resource.List{}
+	addTo(out, a)
+	raiseTo(out, b)
+	return out
 }
 
 func addTo(sum, l resource.List) {

@@ -74,6 +74,11 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 	for i := range s.Containers {
 		errs = append(errs, validateLifecycle(s.Containers[i].Lifecycle, p.Child("containers").Index(i).Child("lifecycle"), grace)...)
 	}
+	for i := range s.InitContainers {
+		if s.InitContainers[i].IsSidecar() {
+			errs = append(errs, validateLifecycle(s.InitContainers[i].Lifecycle, p.Child("initContainers").Index(i).Child("lifecycle"), grace)...)
+		}
+	}
 	errs = append(errs, validateHostPorts(s, p)...)
 	errs = append(errs, validatePodTotals(s, p)...)
 	errs = append(errs, validatePodSecurityContext(s.SecurityContext, p.Child("securityContext"))...)
@@ -175,11 +180,23 @@ func validateContainers(s *PodSpec, cs []Container, p *Path, names map[string]bo
 		errs = append(errs, validateProbe(c.LivenessProbe, cp.Child("livenessProbe"), true)...)
 		errs = append(errs, validateProbe(c.ReadinessProbe, cp.Child("readinessProbe"), false)...)
 		errs = append(errs, validateProbe(c.StartupProbe, cp.Child("startupProbe"), true)...)
-		if init && (c.LivenessProbe != nil || c.ReadinessProbe != nil || c.StartupProbe != nil) {
-			errs = append(errs, v.NewForbidden(cp, "init containers may not have probes"))
+		switch {
+		case c.RestartPolicy != nil && !init:
+			errs = append(errs, v.NewForbidden(cp.Child("restartPolicy"), "may not be set for non-init containers"))
+		case c.RestartPolicy != nil && *c.RestartPolicy != ContainerRestartPolicyAlways:
+			errs = append(errs, v.NewNotSupported(cp.Child("restartPolicy"), string(*c.RestartPolicy), []string{string(ContainerRestartPolicyAlways)}))
 		}
-		if init && c.Lifecycle != nil {
-			errs = append(errs, v.NewForbidden(cp.Child("lifecycle"), "may not be set for init containers"))
+		// A sidecar may have probes and hooks; an ordinary init container,
+		// which runs to its end, may not.
+		if init && !c.IsSidecar() {
+			for i, pr := range []*Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+				if pr != nil {
+					errs = append(errs, v.NewForbidden(cp.Child([]string{"livenessProbe", "readinessProbe", "startupProbe"}[i]), "may not be set for init containers without restartPolicy=Always"))
+				}
+			}
+			if c.Lifecycle != nil {
+				errs = append(errs, v.NewForbidden(cp.Child("lifecycle"), "may not be set for init containers without restartPolicy=Always"))
+			}
 		}
 	}
 	return errs

@@ -118,6 +118,25 @@ func TestValidatePod(t *testing.T) {
 		{"hook on an init container", func(p *Pod) {
 			p.Spec.InitContainers = []Container{{Name: "init", Image: "i", Lifecycle: &Lifecycle{PostStart: &LifecycleHandler{Sleep: &SleepAction{Seconds: 1}}}}}
 		}, "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers"},
+		{"a sidecar with probes and a hook", func(p *Pod) {
+			always := ContainerRestartPolicyAlways
+			p.Spec.InitContainers = []Container{{Name: "proxy", Image: "i", RestartPolicy: &always,
+				StartupProbe: &Probe{ProbeHandler: ProbeHandler{Exec: &ExecAction{Command: []string{"true"}}}},
+				Lifecycle:    &Lifecycle{PreStop: &LifecycleHandler{Exec: &ExecAction{Command: []string{"true"}}}}}}
+			SetDefaultsPod(p)
+		}, ""},
+		{"an ordinary init container with a probe", func(p *Pod) {
+			p.Spec.InitContainers = []Container{{Name: "setup", Image: "i", ReadinessProbe: &Probe{ProbeHandler: ProbeHandler{Exec: &ExecAction{Command: []string{"true"}}}}}}
+			SetDefaultsPod(p)
+		}, "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always"},
+		{"a container's restartPolicy", func(p *Pod) {
+			always := ContainerRestartPolicyAlways
+			p.Spec.Containers[0].RestartPolicy = &always
+		}, "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"},
+		{"an init container's restartPolicy other than Always", func(p *Pod) {
+			never := ContainerRestartPolicy("Never")
+			p.Spec.InitContainers = []Container{{Name: "setup", Image: "i", RestartPolicy: &never}}
+		}, `spec.initContainers[0].restartPolicy: Unsupported value: "Never"`},
 		{"scheduling gates", func(p *Pod) {
 			p.Spec.SchedulingGates = []PodSchedulingGate{{Name: "example.com/quota"}, {Name: "wait"}}
 		}, ""},
@@ -352,6 +371,37 @@ func checkPodCases(t *testing.T, tests []podCase) {
 			t.Errorf("%s: unexpected error %v", tt.name, got)
 		case tt.want != "" && (got == nil || !strings.Contains(got.Error(), tt.want)):
 			t.Errorf("%s: got %v, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A pod's requests as Kubernetes adds them up: sidecars run beside the
+// containers (summed with them); an ordinary init container runs beside
+// the sidecars started before it; the pod needs the larger.
+func TestPodRequestsWithSidecars(t *testing.T) {
+	always := ContainerRestartPolicyAlways
+	cpu := func(name, q string, sidecar bool) Container {
+		c := Container{Name: name, Resources: ResourceRequirements{Requests: resource.List{resource.CPU: resource.MustParse(q)}}}
+		if sidecar {
+			c.RestartPolicy = &always
+		}
+		return c
+	}
+	for _, tt := range []struct {
+		name  string
+		inits []Container
+		want  string
+	}{
+		{"no init containers", nil, "200m"},
+		{"an init container larger than the containers", []Container{cpu("setup", "500m", false)}, "500m"},
+		{"a sidecar adds to the containers", []Container{cpu("proxy", "100m", true)}, "300m"},
+		{"an init container after a sidecar runs beside it", []Container{cpu("proxy", "100m", true), cpu("setup", "500m", false), cpu("log", "50m", true)}, "600m"},
+		{"sidecars outweigh the init containers", []Container{cpu("setup", "250m", false), cpu("proxy", "100m", true), cpu("log", "50m", true)}, "350m"},
+	} {
+		spec := &PodSpec{InitContainers: tt.inits, Containers: []Container{cpu("app", "200m", false)}}
+		req, _ := PodRequestsAndLimits(spec)
+		if got := req[resource.CPU]; got.Cmp(resource.MustParse(tt.want)) != 0 {
+			t.Errorf("%s: cpu request %s, want %s", tt.name, got.String(), tt.want)
 		}
 	}
 }

@@ -128,7 +128,7 @@ func podTable(w widen) Table {
 	return Table{w([]string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, []string{"IP", "NODE", "NOMINATED NODE"}), func(o meta.Object) []string {
 		p := o.(*core.Pod)
 		r := podSummary(p)
-		return w([]string{p.Name, fmt.Sprintf("%d/%d", r.ready, len(p.Spec.Containers)), r.status, r.restartsColumn(), age(o)},
+		return w([]string{p.Name, fmt.Sprintf("%d/%d", r.ready, r.total), r.status, r.restartsColumn(), age(o)},
 			[]string{None(p.Status.PodIP), None(p.Spec.NodeName), None(p.Status.NominatedNodeName)})
 	}}
 }
@@ -679,10 +679,10 @@ func PodStatus(p *core.Pod) string {
 // podRow is what kubectl's pod table says of a pod: how many containers
 // are ready, its status, and its restarts.
 type podRow struct {
-	ready       int
-	status      string
-	restarts    int32
-	lastRestart time.Time
+	ready, total int // containers and sidecars
+	status       string
+	restarts     int32
+	lastRestart  time.Time
 }
 
 // podSummary reads a pod as kubectl's printer does: while the init
@@ -705,13 +705,30 @@ func podSummary(p *core.Pod) podRow {
 			r.lastRestart = t.FinishedAt.Time
 		}
 	}
+	// Sidecars count among the containers: in READY, and their restarts
+	// once the pod is initialized.
+	sidecars := p.Spec.Sidecars()
+	r.total = len(p.Spec.Containers) + len(sidecars)
+	var sidecarRestarts int32
+	var sidecarLast time.Time
 	initializing := false
 	for i, c := range p.Status.InitContainerStatuses {
 		r.restarts += c.RestartCount
 		later(c.LastState.Terminated)
+		if sidecars[c.Name] {
+			sidecarRestarts += c.RestartCount
+			if t := c.LastState.Terminated; t != nil && t.FinishedAt.Time.After(sidecarLast) {
+				sidecarLast = t.FinishedAt.Time
+			}
+		}
 		t, w := c.State.Terminated, c.State.Waiting
 		switch {
 		case t != nil && t.ExitCode == 0:
+			continue
+		case sidecars[c.Name] && c.Started != nil && *c.Started:
+			if c.Ready {
+				r.ready++
+			}
 			continue
 		case t != nil && t.Reason != "":
 			r.status = "Init:" + t.Reason
@@ -728,7 +745,7 @@ func podSummary(p *core.Pod) podRow {
 		break
 	}
 	if !initializing || podConditionTrue(p, core.PodInitialized) {
-		r.restarts, r.lastRestart = 0, time.Time{}
+		r.restarts, r.lastRestart = sidecarRestarts, sidecarLast
 		running := false
 		for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- { // the first container's reason wins
 			c := p.Status.ContainerStatuses[i]

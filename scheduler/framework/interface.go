@@ -157,8 +157,7 @@ const (
 // NonZeroRequests sums a pod's requests with the defaults for containers
 // that state no cpu or memory request; the resource score plugins use it.
 func NonZeroRequests(p *core.Pod) Resources {
-	var r Resources
-	for _, c := range p.Spec.Containers {
+	r := core.PodAggregate(&p.Spec, func(c *core.Container) Resources {
 		cpu, mem := c.Resources.Requests.Cpu().MilliValue(), c.Resources.Requests.Memory().Value()
 		if _, ok := c.Resources.Requests[resource.CPU]; !ok {
 			cpu = DefaultMilliCPURequest
@@ -166,9 +165,8 @@ func NonZeroRequests(p *core.Pod) Resources {
 		if _, ok := c.Resources.Requests[resource.Memory]; !ok {
 			mem = DefaultMemoryRequest
 		}
-		r.MilliCPU += cpu
-		r.Memory += mem
-	}
+		return Resources{MilliCPU: cpu, Memory: mem}
+	}, addResources, largerResources)
 	r.Pods = 1
 	return r
 }
@@ -200,26 +198,38 @@ func (r *Resources) setExtended(name resource.Name, v int64) {
 }
 
 // PodRequests sums a pod's container requests; init containers run one at
-// a time, so each counts only if it asks for more than the sum (as in
-// Kubernetes).
+// a time (beside the sidecars started before them), so each counts only
+// if it asks for more than the sum (as in Kubernetes: core.PodAggregate).
 func PodRequests(p *core.Pod) Resources {
-	var r Resources
-	for _, c := range p.Spec.Containers {
-		r.MilliCPU += c.Resources.Requests.Cpu().MilliValue()
-		r.Memory += c.Resources.Requests.Memory().Value()
+	r := core.PodAggregate(&p.Spec, func(c *core.Container) Resources {
+		r := Resources{MilliCPU: c.Resources.Requests.Cpu().MilliValue(), Memory: c.Resources.Requests.Memory().Value()}
 		r.addExtended(c.Resources.Requests)
-	}
-	for _, c := range p.Spec.InitContainers {
-		r.MilliCPU = max(r.MilliCPU, c.Resources.Requests.Cpu().MilliValue())
-		r.Memory = max(r.Memory, c.Resources.Requests.Memory().Value())
-		for name, q := range c.Resources.Requests {
-			if core.IsExtendedResourceName(name) && q.Value() > r.Extended[name] {
-				r.setExtended(name, q.Value())
-			}
-		}
-	}
+		return r
+	}, addResources, largerResources)
 	r.Pods = 1
 	return r
+}
+
+// addResources and largerResources combine two containers' amounts
+// (Pods is the caller's).
+func addResources(a, b Resources) Resources {
+	out := Resources{MilliCPU: a.MilliCPU + b.MilliCPU, Memory: a.Memory + b.Memory}
+	for _, x := range [2]Resources{a, b} {
+		for name, v := range x.Extended {
+			out.setExtended(name, out.Extended[name]+v)
+		}
+	}
+	return out
+}
+
+func largerResources(a, b Resources) Resources {
+	out := Resources{MilliCPU: max(a.MilliCPU, b.MilliCPU), Memory: max(a.Memory, b.Memory)}
+	for _, x := range [2]Resources{a, b} {
+		for name, v := range x.Extended {
+			out.setExtended(name, max(out.Extended[name], v))
+		}
+	}
+	return out
 }
 
 // NodeInfo is a node and what is already placed on it: bound pods and
