@@ -472,7 +472,7 @@ func ResourceValue(pod *core.Pod, r *core.ResourceFieldSelector, self string, al
 		q = allocatable[resource.Name(res)]
 	}
 	div := resource.MustParse("1")
-	if r.Divisor != nil {
+	if r.Divisor != nil && r.Divisor.Sign() > 0 { // zero is unset (client-go sends "0")
 		div = *r.Divisor
 	}
 	if res == "cpu" {

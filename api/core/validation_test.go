@@ -287,6 +287,22 @@ func TestValidatePodVolumes(t *testing.T) {
 		{"resourceFieldRef of a resource", func(p *Pod) {
 			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{ResourceFieldRef: &ResourceFieldSelector{Resource: "limits.gpu"}}}}
 		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Unsupported value: "limits.gpu"`},
+		{"resourceFieldRef with divisor 0 (unset, as client-go sends it)", func(p *Pod) {
+			zero := resource.MustParse("0")
+			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{ResourceFieldRef: &ResourceFieldSelector{Resource: "limits.cpu", Divisor: &zero}}}}
+		}, ""},
+		{"resourceFieldRef with a cpu divisor of 2", func(p *Pod) {
+			two := resource.MustParse("2")
+			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{ResourceFieldRef: &ResourceFieldSelector{Resource: "limits.cpu", Divisor: &two}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Invalid value: "limits.cpu": only divisor's values 1m and 1 are supported with the cpu resource`},
+		{"resourceFieldRef with a memory divisor of 3Mi", func(p *Pod) {
+			d := resource.MustParse("3Mi")
+			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{ResourceFieldRef: &ResourceFieldSelector{Resource: "requests.memory", Divisor: &d}}}}
+		}, `resourceFieldRef.divisor: Invalid value: "requests.memory": only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the memory resource`},
+		{"resourceFieldRef with a memory divisor of 1Mi", func(p *Pod) {
+			d := resource.MustParse("1Mi")
+			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{ResourceFieldRef: &ResourceFieldSelector{Resource: "requests.memory", Divisor: &d}}}}
+		}, ""},
 		{"envFrom with both", func(p *Pod) {
 			p.Spec.Containers[0].EnvFrom = []EnvFromSource{{ConfigMapRef: &ConfigMapEnvSource{LocalObjectReference: LocalObjectReference{Name: "c"}},
 				SecretRef: &SecretEnvSource{LocalObjectReference: LocalObjectReference{Name: "s"}}}}

@@ -220,11 +220,24 @@ func validateResourceFieldRef(r *ResourceFieldSelector, s *PodSpec, p *Path) v.E
 	if r.ContainerName != "" && containerNamed(s, r.ContainerName) == nil {
 		errs = append(errs, v.NewInvalid(p.Child("containerName"), r.ContainerName, "must name a container of the pod"))
 	}
-	if r.Divisor != nil && r.Divisor.Sign() <= 0 {
-		errs = append(errs, v.NewInvalid(p.Child("divisor"), r.Divisor.String(), "must be greater than 0"))
+	// A zero divisor is an unset one (client-go sends "0" for it), as in
+	// Kubernetes; otherwise only the units Kubernetes allows.
+	if r.Divisor == nil || r.Divisor.Sign() == 0 {
+		return errs
+	}
+	if strings.HasSuffix(r.Resource, ".cpu") {
+		if d := r.Divisor.String(); d != "1m" && d != "1" {
+			errs = append(errs, v.NewInvalid(p.Child("divisor"), r.Resource, "only divisor's values 1m and 1 are supported with the cpu resource"))
+		}
+	} else if !in(r.Divisor.String(), memoryDivisors) {
+		errs = append(errs, v.NewInvalid(p.Child("divisor"), r.Resource, "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the "+strings.TrimPrefix(strings.TrimPrefix(r.Resource, "limits."), "requests.")+" resource"))
 	}
 	return errs
 }
+
+// memoryDivisors are the divisors Kubernetes allows for memory and
+// ephemeral storage.
+var memoryDivisors = []string{"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"}
 
 // containerNamed is the pod's container (or init container) of that name.
 func containerNamed(s *PodSpec, name string) *Container {

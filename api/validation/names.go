@@ -41,30 +41,20 @@ func IsDNS1123Subdomain(s string) string {
 	return ""
 }
 
-// IsEnvVarName returns why s is not a valid environment variable name, or "".
+// IsEnvVarName returns why s is not a valid environment variable name, or
+// "": since Kubernetes 1.34 (RelaxedEnvironmentVariableValidation, GA) any
+// printable ASCII character but '=' (an env name, an envFrom prefix, a key
+// envFrom imports).
 func IsEnvVarName(s string) string {
-	if !isEnvVarName(s) {
-		return "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"
-	}
-	return ""
-}
-
-// isEnvVarName matches ^[-._a-zA-Z][-._a-zA-Z0-9]*$ without a regexp (it
-// runs for every variable of every container created).
-func isEnvVarName(s string) bool {
 	if s == "" {
-		return false
+		return "environment variable name must be non-empty"
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '-' || c == '.' || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
+		if c := s[i]; c < ' ' || c > '~' || c == '=' {
+			return "a valid environment variable name must consist only of printable ASCII characters other than '='"
 		}
 	}
-	return true
+	return ""
 }
 
 // IsCIdentifier reports whether s is a C identifier.
