@@ -119,6 +119,20 @@ func TestServiceAllocation(t *testing.T) {
 	if err != nil || ext.Spec.ClusterIP != "" || len(ext.Spec.ClusterIPs) != 0 {
 		t.Errorf("ExternalName: %+v %v", ext, err)
 	}
+	// A NodePort Service becomes an ExternalName one as the conformance
+	// test changes it (clusterIP and nodePort cleared, the rest as read):
+	// its cluster IP, node port and externalTrafficPolicy go.
+	np, err := svcs.Create(ctx, service("was-np", core.ServiceTypeNodePort))
+	if err != nil || np.Spec.ExternalTrafficPolicy != core.TrafficCluster {
+		t.Fatalf("NodePort: %+v %v", np, err)
+	}
+	np.Spec.Type, np.Spec.ExternalName, np.Spec.ClusterIP, np.Spec.Ports[0].NodePort = core.ServiceTypeExternalName, "foo.example.com", "", 0
+	if ext, err = svcs.Update(ctx, np); err != nil || ext.Spec.ExternalTrafficPolicy != "" || ext.Spec.ClusterIP != "" || len(ext.Spec.ClusterIPs) != 0 || ext.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("NodePort → ExternalName: %+v %v", ext, err)
+	}
+	if err := svcs.Delete(ctx, "default", "was-np", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	claims, err := s.Store().Claims(ctx, "services/")
 	if err != nil {
 		t.Fatal(err)

@@ -195,6 +195,19 @@ func ValidateService(s *Service) v.ErrorList {
 	return errs
 }
 
+// DropServiceTypeDependentFields wipes, on an update that changes a
+// Service's type, what the new type has no use for and the writer left as
+// it was (kube-apiserver's service strategy): externalTrafficPolicy when
+// the Service stops being reachable from outside (a NodePort becoming a
+// ClusterIP or ExternalName Service). The cluster IP and node ports are
+// released by the allocation step of admission.
+func DropServiceTypeDependentFields(newSvc, oldSvc *Service) {
+	if oldSvc.Spec.Type == ServiceTypeNodePort && newSvc.Spec.Type != ServiceTypeNodePort &&
+		newSvc.Spec.ExternalTrafficPolicy == oldSvc.Spec.ExternalTrafficPolicy {
+		newSvc.Spec.ExternalTrafficPolicy = ""
+	}
+}
+
 // ValidateServiceUpdate: a cluster IP may not change once set (except by
 // turning the service into an ExternalName one, or back).
 func ValidateServiceUpdate(newSvc, oldSvc *Service) v.ErrorList {

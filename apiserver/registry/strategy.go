@@ -56,8 +56,10 @@ var strategies = map[string]strategy{
 	"Namespace": {delete: func(s *Registry, ctx context.Context, k *scheme.Kind, o meta.Object, rev int64) (meta.Object, int64, error) {
 		return s.nsCleanup.markTerminating(ctx, k, o, rev)
 	}, finishCreate: namespaceFinishCreate, prepareUpdate: namespacePrepareUpdate, waits: namespaceAwaitingFinalizers, statusLabels: true},
-	"Service": {allocates: true},
-	"Job":     {finishCreate: jobFinishCreate},
+	"Service": {allocates: true, prepareUpdate: func(in, old meta.Object) {
+		core.DropServiceTypeDependentFields(in.(*core.Service), old.(*core.Service))
+	}},
+	"Job": {finishCreate: jobFinishCreate},
 	// A definition goes only once every object of its kind is gone
 	// (apiserver/apiextensions takes the finalizer away then).
 	"CustomResourceDefinition": {finishCreate: func(o meta.Object) {
