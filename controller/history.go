@@ -122,6 +122,26 @@ func (h History) trim(ctx context.Context, revs []*apps.ControllerRevision, curr
 	return nil
 }
 
+// Template is the pod template of owner's revision name (read from its
+// data), and whether the owner has that revision.
+func (h History) Template(owner meta.Object, name string) (*core.PodTemplateSpec, bool) {
+	for _, r := range h.Owned(owner) {
+		if r.Name != name {
+			continue
+		}
+		var data struct {
+			Spec struct {
+				Template core.PodTemplateSpec `json:"template"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(r.Data, &data); err != nil {
+			return nil, false
+		}
+		return &data.Spec.Template, true
+	}
+	return nil, false
+}
+
 // RevisionData is a revision's data: {"spec":{"template":{...,
 // "$patch":"replace"}}}, the strategic merge patch that makes a
 // DaemonSet's or StatefulSet's template this one again, in Kubernetes'

@@ -100,7 +100,6 @@ func TestStatefulSet(t *testing.T) {
 	if fmt.Sprint(deletions) != "[db-2 db-1]" {
 		t.Errorf("replaced in order %v, want [db-2 db-1]", deletions)
 	}
-
 	// Scale down to 1: db-2 goes, then db-1.
 	retryUpdate(t, ctx, sets, "default", "db", func(cur *apps.StatefulSet) { cur.Spec.Replicas = &one })
 	deletions = nil
@@ -121,6 +120,22 @@ func TestStatefulSet(t *testing.T) {
 	}
 	if p := activePods(t, ctx, c, "db"); len(p) != 1 || p[0].Name != "db-0" {
 		t.Errorf("left %v, want db-0", p)
+	}
+	// db-0, below the partition, deleted: it comes back at the current
+	// revision, not the update's.
+	if err := client.For[*core.Pod](c).Delete(ctx, "default", "db-0", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if p, err := client.For[*core.Pod](c).Get(ctx, "default", "db-0"); err == nil && p.DeletionTimestamp == nil && isReady(p) {
+			if img := p.Spec.Containers[0].Image; img != "kobune.local/labapp:1.0" {
+				t.Errorf("db-0 below the partition came back with %s, want the current revision's kobune.local/labapp:1.0", img)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("db-0 did not come back")
+		}
 	}
 }
 

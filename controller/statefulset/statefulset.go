@@ -136,10 +136,22 @@ func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas 
 	}
 	// Create the missing ordinals, lowest first; OrderedReady waits for
 	// every lower pod to be Running and Ready.
+	partition := 0
+	if u := set.Spec.UpdateStrategy; u.Type != "OnDelete" && u.RollingUpdate != nil && u.RollingUpdate.Partition != nil {
+		partition = int(*u.RollingUpdate.Partition)
+	}
 	for i := range replicas {
 		p, ok := byOrdinal[i]
 		if !ok {
-			if err := sc.create(ctx, pods, set, i, rev.name); err != nil {
+			// Below the partition of a rolling update, a pod comes back at
+			// the current revision, as Kubernetes' newVersionedStatefulSetPod.
+			template, revName := &set.Spec.Template, rev.name
+			if cur := set.Status.CurrentRevision; i < partition && cur != "" && cur != rev.name {
+				if t, ok := sc.history.Template(set, cur); ok {
+					template, revName = t, cur
+				}
+			}
+			if err := sc.create(ctx, pods, set, i, template, revName); err != nil {
 				return err
 			}
 			if !parallel {
@@ -180,10 +192,6 @@ func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas 
 	if u.Type == "OnDelete" {
 		return nil
 	}
-	partition := 0
-	if u.RollingUpdate != nil && u.RollingUpdate.Partition != nil {
-		partition = int(*u.RollingUpdate.Partition)
-	}
 	for i := replicas - 1; i >= partition; i-- {
 		p := byOrdinal[i]
 		if p == nil || p.DeletionTimestamp != nil || !controller.IsReady(p) {
@@ -196,8 +204,8 @@ func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas 
 	return nil
 }
 
-func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod], set *apps.StatefulSet, i int, revision string) error {
-	t := set.Spec.Template
+func (sc *Controller) create(ctx context.Context, pods *client.Typed[*core.Pod], set *apps.StatefulSet, i int, template *core.PodTemplateSpec, revision string) error {
+	t := *template
 	t.Labels = maps.Clone(t.Labels)
 	if t.Labels == nil {
 		t.Labels = map[string]string{}
