@@ -8,7 +8,8 @@
 //
 // Pods are labelled batch.kubernetes.io/job-name and
 // batch.kubernetes.io/controller-uid, and found by their controller
-// reference. Kobune counts succeeded and failed pods from the pods still
+// reference; an orphan the Job's selector matches is adopted, a pod whose
+// labels no longer match is released (controller.Claim). Kobune counts succeeded and failed pods from the pods still
 // there (Kubernetes keeps tracking finalizers on them); counts never go
 // down, so a failed pod deleted by hand is not forgotten while the
 // controller runs.
@@ -23,6 +24,7 @@ import (
 	"github.com/kobune/kobune/api/batch"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/client"
 	"github.com/kobune/kobune/client/reconcile"
 	"github.com/kobune/kobune/controller"
@@ -81,7 +83,7 @@ func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncReco
 	inf.Jobs.AddHandler(client.Handler[*batch.Job]{OnAdd: enqueue, OnUpdate: func(_, j *batch.Job) { enqueue(j) },
 		OnDelete: func(j *batch.Job) { jc.exp.Delete(meta.Key(j)) }})
 	inf.Pods.AddHandler(controller.OwnedBy[*core.Pod]{Kind: "Job", Queue: jc.Loop.Queue, Owner: controller.CachedIn(inf.Jobs),
-		Expectations: jc.exp}.Handler())
+		Expectations: jc.exp, Adopters: controller.SelectedBy[*batch.Job, *core.Pod](inf.Jobs, func(j *batch.Job) *meta.LabelSelector { return j.Spec.Selector })}.Handler())
 	return jc
 }
 
@@ -96,9 +98,19 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 		return jc.cleanupFinished(ctx, j, now)
 	}
 	satisfied := jc.exp.Satisfied(key) // before the pods are read (see the ReplicaSet controller)
+	// The Job's pods: those it controls that its selector still matches,
+	// and orphans it matches, adopted (Kubernetes' ControllerRefManager).
+	sel, err := selector.FromLabelSelector(j.Spec.Selector)
+	if err != nil {
+		return reconcile.Result{}, reconcile.Terminal(fmt.Errorf("selector: %w", err))
+	}
+	owned, err := controller.Claim(ctx, jc.client, j, sel, jc.pods.ByIndex(client.IndexNamespace, j.Namespace), nil)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	var active, succeeded, failed []*core.Pod
 	restarts := int32(0)
-	for _, p := range jc.pods.ByIndex(controller.IndexByOwner, j.UID) {
+	for _, p := range owned {
 		switch {
 		case p.Status.Phase == core.PodSucceeded:
 			succeeded = append(succeeded, p)

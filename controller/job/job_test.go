@@ -20,6 +20,7 @@ func i32(v int32) *int32 { return &v }
 func newJob(completions, parallelism, backoffLimit int32, mutate ...func(*batch.Job)) *batch.Job {
 	j := &batch.Job{ObjectMeta: meta.ObjectMeta{Name: "pi", Namespace: "default", UID: "job-uid"},
 		Spec: batch.JobSpec{Completions: i32(completions), Parallelism: i32(parallelism), BackoffLimit: i32(backoffLimit),
+			Selector: &meta.LabelSelector{MatchLabels: map[string]string{LabelControllerUID: "job-uid"}},
 			Template: core.PodTemplateSpec{Spec: core.PodSpec{RestartPolicy: core.RestartPolicyNever, Containers: []core.Container{{Name: "c", Image: "i"}}}}}}
 	start := meta.NewTime(now.Add(-time.Minute))
 	j.Status.StartTime = &start
@@ -32,6 +33,7 @@ func newJob(completions, parallelism, backoffLimit int32, mutate ...func(*batch.
 func jobPod(name string, phase core.PodPhase, finished time.Duration) *core.Pod {
 	yes := true
 	p := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", UID: "uid-" + name, CreationTimestamp: meta.NewTime(now.Add(-time.Hour)),
+		Labels:          map[string]string{LabelControllerUID: "job-uid"},
 		OwnerReferences: []meta.OwnerReference{{Kind: "Job", Name: "pi", UID: "job-uid", Controller: &yes}}}}
 	p.Status.Phase = phase
 	if phase == core.PodFailed || phase == core.PodSucceeded {
@@ -173,5 +175,36 @@ func TestTTLAfterFinished(t *testing.T) {
 	}
 	if d := api.Filter("delete", "jobs"); len(d) != 1 || d[0].PropagationPolicy != "Background" {
 		t.Errorf("after the TTL: deletes %+v", d)
+	}
+}
+
+// A pod the Job's selector matches and nobody controls is adopted and
+// counted; one of the Job's pods whose labels no longer match is released
+// (its controller reference taken away) and no longer counted.
+func TestJobAdoptsOrphansAndReleasesPods(t *testing.T) {
+	orphan := jobPod("orphan", core.PodRunning, 0)
+	orphan.OwnerReferences = nil
+	relabelled := jobPod("relabelled", core.PodRunning, 0)
+	relabelled.Labels = map[string]string{"app": "elsewhere"}
+	jc, api := fixture(newJob(2, 2, 6), orphan, relabelled)
+	if _, err := jc.Reconcile(context.Background(), "default/pi"); err != nil {
+		t.Fatal(err)
+	}
+	updates := map[string]*core.Pod{}
+	for _, a := range api.Filter("update", "pods") {
+		p := controllertest.Decode[core.Pod](a)
+		updates[a.Name] = &p
+	}
+	if p := updates["orphan"]; p == nil || meta.ControllerOf(p) == nil || meta.ControllerOf(p).UID != "job-uid" {
+		t.Errorf("the orphan: %+v, want adopted", p)
+	}
+	if p := updates["relabelled"]; p == nil || meta.ControllerOf(p) != nil {
+		t.Errorf("the relabelled pod: %+v, want released", p)
+	}
+	if st := status(t, api); st.Active != 1 {
+		t.Errorf("active %d, want 1 (the adopted orphan)", st.Active)
+	}
+	if c := api.Filter("create", "pods"); len(c) != 1 {
+		t.Errorf("created %d pods, want 1 beside the adopted one", len(c))
 	}
 }
