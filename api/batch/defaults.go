@@ -1,11 +1,17 @@
 package batch
 
-import "github.com/kobune/kobune/api/core"
+import (
+	"math"
+
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+)
 
 func int32Ptr(i int32) *int32 { return &i }
 
 // SetDefaultsJob applies Kubernetes' defaults: 1 completion, parallelism 1,
-// backoffLimit 6, and a generated selector on the job's controller-uid label
+// backoffLimit 6 (unlimited with backoffLimitPerIndex), podReplacementPolicy
+// TerminatingOrFailed (Failed with a podFailurePolicy), and a generated selector on the job's controller-uid label
 // (set by the API server, which knows the uid).
 func SetDefaultsJob(j *Job) {
 	if j.Spec.Completions == nil && j.Spec.Parallelism == nil {
@@ -15,7 +21,27 @@ func SetDefaultsJob(j *Job) {
 		j.Spec.Parallelism = int32Ptr(1)
 	}
 	if j.Spec.BackoffLimit == nil {
-		j.Spec.BackoffLimit = int32Ptr(6)
+		if j.Spec.BackoffLimitPerIndex != nil {
+			j.Spec.BackoffLimit = int32Ptr(math.MaxInt32) // the per-index limit decides
+		} else {
+			j.Spec.BackoffLimit = int32Ptr(6)
+		}
+	}
+	if j.Spec.PodReplacementPolicy == nil {
+		p := TerminatingOrFailed
+		if j.Spec.PodFailurePolicy != nil {
+			p = Failed
+		}
+		j.Spec.PodReplacementPolicy = &p
+	}
+	if f := j.Spec.PodFailurePolicy; f != nil {
+		for i := range f.Rules {
+			for k := range f.Rules[i].OnPodConditions {
+				if c := &f.Rules[i].OnPodConditions[k]; c.Status == "" {
+					c.Status = meta.ConditionTrue
+				}
+			}
+		}
 	}
 	if j.Spec.CompletionMode == nil {
 		m := CompletionModeNonIndexed

@@ -33,6 +33,76 @@ type JobSpec struct {
 	TTLSecondsAfterFinished *int32               `json:"ttlSecondsAfterFinished,omitempty"`
 	CompletionMode          *string              `json:"completionMode,omitempty"`
 	Suspend                 *bool                `json:"suspend,omitempty"`
+	// PodFailurePolicy decides, rule by rule, what a failed pod means:
+	// the Job fails at once (FailJob), its index fails (FailIndex), the
+	// failure does not count (Ignore), or it counts (Count, the default).
+	PodFailurePolicy *PodFailurePolicy `json:"podFailurePolicy,omitempty"`
+	// SuccessPolicy (Indexed Jobs) declares the Job succeeded before every
+	// index has: once some indexes, or a number of them, succeeded.
+	SuccessPolicy *SuccessPolicy `json:"successPolicy,omitempty"`
+	// BackoffLimitPerIndex (Indexed Jobs) limits the failures of each
+	// index; an index past it fails and is not retried, the others go on.
+	BackoffLimitPerIndex *int32 `json:"backoffLimitPerIndex,omitempty"`
+	// MaxFailedIndexes fails the whole Job once more indexes than this
+	// have failed (with BackoffLimitPerIndex).
+	MaxFailedIndexes *int32 `json:"maxFailedIndexes,omitempty"`
+	// PodReplacementPolicy says when a pod is replaced: once it is
+	// terminating or failed (TerminatingOrFailed, the default), or only
+	// once it has failed (Failed; the default with a PodFailurePolicy).
+	PodReplacementPolicy *string `json:"podReplacementPolicy,omitempty"`
+}
+
+// PodFailurePolicy is an ordered list of rules; the first that matches a
+// failed pod decides.
+type PodFailurePolicy struct {
+	Rules []PodFailurePolicyRule `json:"rules"`
+}
+
+// PodFailurePolicyRule matches a failed pod by its containers' exit codes
+// or by its conditions.
+type PodFailurePolicyRule struct {
+	Action          string                                   `json:"action"`
+	OnExitCodes     *PodFailurePolicyOnExitCodesRequirement  `json:"onExitCodes,omitempty"`
+	OnPodConditions []PodFailurePolicyOnPodConditionsPattern `json:"onPodConditions,omitempty"`
+}
+
+// PodFailurePolicyOnExitCodesRequirement: a container (of that name, or
+// any) ended with a non-zero exit code In (or NotIn) Values.
+type PodFailurePolicyOnExitCodesRequirement struct {
+	ContainerName *string `json:"containerName,omitempty"`
+	Operator      string  `json:"operator"`
+	Values        []int32 `json:"values"`
+}
+
+// PodFailurePolicyOnPodConditionsPattern: the pod has a condition of this
+// type with this status (True by default).
+type PodFailurePolicyOnPodConditionsPattern struct {
+	Type   string               `json:"type"`
+	Status meta.ConditionStatus `json:"status"`
+}
+
+// Pod failure policy actions, and the pod replacement policies.
+const (
+	PodFailurePolicyActionFailJob   = "FailJob"
+	PodFailurePolicyActionFailIndex = "FailIndex"
+	PodFailurePolicyActionIgnore    = "Ignore"
+	PodFailurePolicyActionCount     = "Count"
+
+	TerminatingOrFailed = "TerminatingOrFailed"
+	Failed              = "Failed"
+)
+
+// SuccessPolicy is a list of alternative rules; the first met declares
+// the Job succeeded.
+type SuccessPolicy struct {
+	Rules []SuccessPolicyRule `json:"rules"`
+}
+
+// SuccessPolicyRule is met when every index of SucceededIndexes ("0,2-4")
+// succeeded, or SucceededCount of them (of all indexes when unset).
+type SuccessPolicyRule struct {
+	SucceededIndexes *string `json:"succeededIndexes,omitempty"`
+	SucceededCount   *int32  `json:"succeededCount,omitempty"`
 }
 
 // JobStatus is the observed state of a Job.
@@ -47,6 +117,12 @@ type JobStatus struct {
 	// CompletedIndexes lists an Indexed Job's succeeded indexes, as
 	// Kubernetes writes them: "0-2,5".
 	CompletedIndexes string `json:"completedIndexes,omitempty"`
+	// FailedIndexes lists the indexes that failed for good (with
+	// backoffLimitPerIndex), in the same form.
+	FailedIndexes *string `json:"failedIndexes,omitempty"`
+	// Terminating counts the Job's pods being deleted that have not
+	// finished yet.
+	Terminating *int32 `json:"terminating,omitempty"`
 }
 
 // Completion modes, and the annotation (and label) that carries an

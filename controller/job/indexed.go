@@ -62,17 +62,22 @@ func formatIndexes(set map[int]bool) string {
 	return strings.Join(parts, ",")
 }
 
-// manageIndexed keeps one active pod for each index that has not
-// succeeded, at most parallelism at once, lowest indexes first; extra pods
-// (two for an index, or one for an index already done) are deleted.
-func (jc *Controller) manageIndexed(ctx context.Context, j *batch.Job, done map[int]bool, active []*core.Pod, want int32) error {
+// manageIndexed keeps one active pod for each index that has neither
+// succeeded nor failed for good, at most parallelism at once, lowest
+// indexes first; extra pods (two for an index, or one for an index
+// already done) are deleted. holding are the pods that keep their index
+// from being started again: the active ones, and with podReplacementPolicy
+// Failed also those being deleted.
+func (jc *Controller) manageIndexed(ctx context.Context, j *batch.Job, done, failed map[int]bool, holding []*core.Pod, want int32) error {
 	key := meta.Key(j)
 	running := map[int]bool{}
 	var extra []*core.Pod
-	for _, p := range active {
+	for _, p := range holding {
 		i := podIndex(p)
-		if i < 0 || i >= int(*j.Spec.Completions) || done[i] || running[i] {
-			extra = append(extra, p)
+		if i < 0 || i >= int(*j.Spec.Completions) || done[i] || failed[i] || running[i] {
+			if p.DeletionTimestamp == nil {
+				extra = append(extra, p)
+			}
 			continue
 		}
 		running[i] = true
@@ -83,7 +88,7 @@ func (jc *Controller) manageIndexed(ctx context.Context, j *batch.Job, done map[
 	}
 	var missing []int
 	for i := range int(*j.Spec.Completions) {
-		if !done[i] && !running[i] && len(running)+len(missing) < int(want) {
+		if !done[i] && !failed[i] && !running[i] && len(running)+len(missing) < int(want) {
 			missing = append(missing, i)
 		}
 	}

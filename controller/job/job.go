@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/kobune/kobune/api/batch"
@@ -39,14 +40,23 @@ const (
 	LabelControllerUID = batch.LabelControllerUID
 )
 
-// Condition types and reasons, with Kubernetes' names.
+// Condition types and reasons, with Kubernetes' names. A Job that
+// succeeds gets SuccessCriteriaMet, then Complete; one that fails gets
+// FailureTarget, then Failed — both with the same reason and message.
 const (
-	ConditionComplete  = "Complete"
-	ConditionFailed    = "Failed"
-	ConditionSuspended = "Suspended"
+	ConditionComplete           = "Complete"
+	ConditionFailed             = "Failed"
+	ConditionSuspended          = "Suspended"
+	ConditionSuccessCriteriaMet = "SuccessCriteriaMet"
+	ConditionFailureTarget      = "FailureTarget"
 
-	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
-	ReasonDeadlineExceeded     = "DeadlineExceeded"
+	ReasonBackoffLimitExceeded     = "BackoffLimitExceeded"
+	ReasonDeadlineExceeded         = "DeadlineExceeded"
+	ReasonPodFailurePolicy         = "PodFailurePolicy"
+	ReasonFailedIndexes            = "FailedIndexes"
+	ReasonMaxFailedIndexesExceeded = "MaxFailedIndexesExceeded"
+	ReasonCompletionsReached       = "CompletionsReached"
+	ReasonSuccessPolicy            = "SuccessPolicy"
 )
 
 // Config tunes the controller.
@@ -108,7 +118,7 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	var active, succeeded, failed []*core.Pod
+	var active, terminating, succeeded, failed []*core.Pod
 	restarts := int32(0)
 	for _, p := range owned {
 		switch {
@@ -116,23 +126,34 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 			succeeded = append(succeeded, p)
 		case p.Status.Phase == core.PodFailed:
 			failed = append(failed, p)
-		case p.DeletionTimestamp == nil:
+		case p.DeletionTimestamp != nil:
+			terminating = append(terminating, p)
+		default:
 			active = append(active, p)
 			for _, cs := range p.Status.ContainerStatuses {
 				restarts += cs.RestartCount // OnFailure: restarts count as failures
 			}
 		}
 	}
+	// What the failed pods mean (podFailurePolicy): ignored ones do not
+	// count, one may fail the Job or its index at once.
+	v := judgeFailures(j, failed)
 	st := j.Status
 	st.Active = int32(len(active))
+	nTerminating := int32(len(terminating))
+	st.Terminating = &nTerminating
 	st.Succeeded = max(st.Succeeded, int32(len(succeeded)))
 	var doneIndexes map[int]bool
 	if j.Indexed() {
 		doneIndexes = succeededIndexes(j, succeeded)
 		st.Succeeded = int32(len(doneIndexes)) // one per index, however many pods succeeded
 		st.CompletedIndexes = formatIndexes(doneIndexes)
+		if j.Spec.BackoffLimitPerIndex != nil {
+			failedIdx := formatIndexes(v.failedIndexes)
+			st.FailedIndexes = &failedIdx
+		}
 	}
-	st.Failed = max(st.Failed, int32(len(failed))+restarts)
+	st.Failed = max(st.Failed, v.counted+restarts)
 	ready := int32(0)
 	for _, p := range active {
 		if controller.IsReady(p) {
@@ -147,18 +168,25 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	}
 
 	var requeue time.Duration
-	switch reason, msg := jc.failure(j, &st, now); {
-	case reason != "":
+	failReason, failMsg := jc.failure(j, &st, v, doneIndexes, now)
+	okReason, okMsg := "", ""
+	if failReason == "" {
+		okReason, okMsg = successReason(j, st, doneIndexes)
+	}
+	switch {
+	case failReason != "":
 		jc.deletePods(ctx, j, active)
 		st.Active = 0
-		st.Conditions = setCondition(st.Conditions, ConditionFailed, reason, msg, now)
-		jc.recorder.Event(j, core.EventTypeWarning, reason, msg)
-	case complete(j, st):
+		st.Conditions = setCondition(st.Conditions, ConditionFailureTarget, failReason, failMsg, now)
+		st.Conditions = setCondition(st.Conditions, ConditionFailed, failReason, failMsg, now)
+		jc.recorder.Event(j, core.EventTypeWarning, failReason, failMsg)
+	case okReason != "":
 		jc.deletePods(ctx, j, active)
 		st.Active = 0
 		t := meta.NewTime(now)
 		st.CompletionTime = &t
-		st.Conditions = setCondition(st.Conditions, ConditionComplete, "", "", now)
+		st.Conditions = setCondition(st.Conditions, ConditionSuccessCriteriaMet, okReason, okMsg, now)
+		st.Conditions = setCondition(st.Conditions, ConditionComplete, okReason, okMsg, now)
 		jc.recorder.Event(j, core.EventTypeNormal, "Completed", "Job completed")
 	case suspended:
 		jc.deletePods(ctx, j, active)
@@ -167,7 +195,7 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	default:
 		st.Conditions = removeCondition(st.Conditions, ConditionSuspended)
 		var err error
-		if requeue, err = jc.manage(ctx, j, st, active, failed, doneIndexes, now, satisfied); err != nil {
+		if requeue, err = jc.manage(ctx, j, st, active, terminating, failed, doneIndexes, v.failedIndexes, now, satisfied); err != nil {
 			return reconcile.Result{}, err
 		}
 		if d := j.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil {
@@ -186,8 +214,16 @@ func (jc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
-// failure says why the Job has failed, if it has.
-func (jc *Controller) failure(j *batch.Job, st *batch.JobStatus, now time.Time) (reason, msg string) {
+// failure says why the Job has failed, if it has: a pod failure policy's
+// FailJob rule, more failed indexes than maxFailedIndexes, the backoff
+// limit, every index finished with some failed, or the deadline.
+func (jc *Controller) failure(j *batch.Job, st *batch.JobStatus, v failures, done map[int]bool, now time.Time) (reason, msg string) {
+	if v.failJob != "" {
+		return ReasonPodFailurePolicy, v.failJob
+	}
+	if m := j.Spec.MaxFailedIndexes; m != nil && int32(len(v.failedIndexes)) > *m {
+		return ReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes"
+	}
 	limit := int32(6)
 	if j.Spec.BackoffLimit != nil {
 		limit = *j.Spec.BackoffLimit
@@ -195,24 +231,64 @@ func (jc *Controller) failure(j *batch.Job, st *batch.JobStatus, now time.Time) 
 	if st.Failed > limit {
 		return ReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
 	}
+	if len(v.failedIndexes) > 0 && len(v.failedIndexes)+len(done) >= int(*j.Spec.Completions) {
+		return ReasonFailedIndexes, "Job has failed indexes"
+	}
 	if d := j.Spec.ActiveDeadlineSeconds; d != nil && st.StartTime != nil && now.Sub(st.StartTime.Time) >= time.Duration(*d)*time.Second {
 		return ReasonDeadlineExceeded, "Job was active longer than specified deadline"
 	}
 	return "", ""
 }
 
-func complete(j *batch.Job, st batch.JobStatus) bool {
+// successReason says why the Job has succeeded, if it has: a success
+// policy rule met (Indexed), or its completions reached.
+func successReason(j *batch.Job, st batch.JobStatus, done map[int]bool) (reason, msg string) {
+	if sp := j.Spec.SuccessPolicy; sp != nil && j.Indexed() {
+		for i, r := range sp.Rules {
+			if successRuleMet(r, done, int(*j.Spec.Completions)) {
+				return ReasonSuccessPolicy, fmt.Sprintf("Matched rules at index %d", i)
+			}
+		}
+	}
 	if j.Spec.Completions != nil {
-		return st.Succeeded >= *j.Spec.Completions
+		if st.Succeeded >= *j.Spec.Completions {
+			return ReasonCompletionsReached, "Reached expected number of succeeded pods"
+		}
+		return "", ""
 	}
 	// No completions: a work queue; done when one pod succeeded and none runs.
-	return st.Succeeded > 0 && st.Active == 0
+	if st.Succeeded > 0 && st.Active == 0 {
+		return ReasonCompletionsReached, "Reached expected number of succeeded pods"
+	}
+	return "", ""
+}
+
+// successRuleMet: every index the rule names succeeded, or succeededCount
+// of them (of all indexes when it names none).
+func successRuleMet(r batch.SuccessPolicyRule, done map[int]bool, completions int) bool {
+	matched := len(done)
+	if r.SucceededIndexes != nil {
+		want, err := batch.ParseIndexes(*r.SucceededIndexes, completions)
+		if err != nil {
+			return false
+		}
+		matched = 0
+		for i := range want {
+			if done[i] {
+				matched++
+			}
+		}
+		if r.SucceededCount == nil {
+			return matched == len(want)
+		}
+	}
+	return r.SucceededCount != nil && int32(matched) >= *r.SucceededCount
 }
 
 // manage creates pods up to parallelism (and the completions still
 // needed), after the back-off that follows failures; it returns when to
 // look again if it is waiting out a back-off.
-func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStatus, active, failed []*core.Pod, doneIndexes map[int]bool, now time.Time, satisfied bool) (time.Duration, error) {
+func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStatus, active, terminating, failed []*core.Pod, doneIndexes, failedIndexes map[int]bool, now time.Time, satisfied bool) (time.Duration, error) {
 	key := meta.Key(j)
 	if !satisfied {
 		return 0, nil
@@ -222,22 +298,28 @@ func (jc *Controller) manage(ctx context.Context, j *batch.Job, st batch.JobStat
 		want = *j.Spec.Parallelism
 	}
 	if j.Spec.Completions != nil {
-		want = min(want, *j.Spec.Completions-st.Succeeded)
+		want = min(want, *j.Spec.Completions-st.Succeeded-int32(len(failedIndexes)))
 	} else if st.Succeeded > 0 {
 		want = 0 // a work-queue Job starts nothing once a pod succeeded
 	}
+	// podReplacementPolicy Failed: a pod being deleted is replaced only
+	// once it has failed; until then it holds its place.
+	holding := active
+	if p := j.Spec.PodReplacementPolicy; p != nil && *p == batch.Failed {
+		holding = append(slices.Clone(active), terminating...)
+	}
 	if j.Indexed() {
-		if st.Failed > 0 && int32(len(active)) < want {
+		if st.Failed > 0 && int32(len(holding)) < want {
 			if wait := jc.backoff(st.Failed, lastFailure(failed, j)).Sub(now); wait > 0 {
 				return wait, nil
 			}
 		}
-		return 0, jc.manageIndexed(ctx, j, doneIndexes, active, want)
+		return 0, jc.manageIndexed(ctx, j, doneIndexes, failedIndexes, holding, want)
 	}
-	have := int32(len(active))
+	have := int32(len(holding))
 	switch {
-	case have > want:
-		extra := active[:have-want]
+	case have > want && int32(len(active)) > 0:
+		extra := active[:min(have-want, int32(len(active)))]
 		jc.exp.Expect(key, 0, len(extra))
 		jc.deletePods(ctx, j, extra)
 	case have < want:
@@ -375,7 +457,8 @@ func removeCondition(conds []batch.JobCondition, typ string) []batch.JobConditio
 func (jc *Controller) writeStatus(ctx context.Context, j *batch.Job, st batch.JobStatus) error {
 	old := j.Status
 	same := old.Active == st.Active && old.Succeeded == st.Succeeded && old.Failed == st.Failed && len(old.Conditions) == len(st.Conditions) &&
-		(old.StartTime == nil) == (st.StartTime == nil) && (old.Ready != nil && *old.Ready == *st.Ready)
+		(old.StartTime == nil) == (st.StartTime == nil) && (old.Ready != nil && *old.Ready == *st.Ready) &&
+		old.CompletedIndexes == st.CompletedIndexes && equalPtr(old.FailedIndexes, st.FailedIndexes) && equalPtr(old.Terminating, st.Terminating)
 	if same {
 		for i := range old.Conditions {
 			if old.Conditions[i].Type != st.Conditions[i].Type || old.Conditions[i].Status != st.Conditions[i].Status {
@@ -390,4 +473,8 @@ func (jc *Controller) writeStatus(ctx context.Context, j *batch.Job, st batch.Jo
 	updated.Status = st
 	_, err := controller.WriteStatus(ctx, jc.client, &updated)
 	return err
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
