@@ -206,8 +206,17 @@ func statefulSetTable(w widen) Table {
 
 // jobTable is kubectl get's columns for Job objects.
 func jobTable(w widen) Table {
-	return Table{w([]string{"NAME", "COMPLETIONS", "DURATION", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
+	return Table{w([]string{"NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"}, []string{"CONTAINERS", "IMAGES", "SELECTOR"}), func(o meta.Object) []string {
 		j := o.(*batch.Job)
+		// kubectl's STATUS: the first of these conditions that holds.
+		status := "Running"
+		for _, c := range []struct{ typ, say string }{{"Complete", "Complete"}, {"Failed", "Failed"}, {"", "Terminating"}, {"Suspended", "Suspended"},
+			{"FailureTarget", "FailureTarget"}, {"SuccessCriteriaMet", "SuccessCriteriaMet"}} {
+			if c.typ == "" && j.DeletionTimestamp != nil || c.typ != "" && jobConditionTrue(j, c.typ) {
+				status = c.say
+				break
+			}
+		}
 		dur := "<none>"
 		if j.Status.StartTime != nil {
 			end := time.Now()
@@ -216,8 +225,17 @@ func jobTable(w widen) Table {
 			}
 			dur = shortDuration(end.Sub(j.Status.StartTime.Time))
 		}
-		return w([]string{j.Name, fmt.Sprintf("%d/%d", j.Status.Succeeded, Deref32(j.Spec.Completions)), dur, age(o)}, containerCols(&j.Spec.Template, j.Spec.Selector))
+		return w([]string{j.Name, status, fmt.Sprintf("%d/%d", j.Status.Succeeded, Deref32(j.Spec.Completions)), dur, age(o)}, containerCols(&j.Spec.Template, j.Spec.Selector))
 	}}
+}
+
+func jobConditionTrue(j *batch.Job, typ string) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == typ && c.Status == meta.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // cronJobTable is kubectl get's columns for CronJob objects.
