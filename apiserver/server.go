@@ -133,6 +133,10 @@ type Config struct {
 	// be signed by, for the node's name (kube-apiserver's --kubelet-*
 	// flags); without them the node API is dialled in plaintext.
 	KubeletClientCertFile, KubeletClientKeyFile, KubeletCertificateAuthority string
+	// PodDial is how pods/proxy and services/proxy reach a pod's host:port
+	// (nil: the network, as a real server does; tests point it at a local
+	// server, since the API server refuses to proxy to loopback addresses).
+	PodDial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// ServiceAccountSigningKeyFile signs ServiceAccount tokens and
 	// ServiceAccountKeyFiles verify them (kube-apiserver's flags; kobectl
 	// pki init writes sa.key and sa.pub); ServiceAccountIssuer is their

@@ -193,7 +193,7 @@ func buildNodeProxy(_ context.Context, s *Server) error {
 	if err != nil {
 		return err
 	}
-	s.proxy = nodeproxy.New(s.store, kubeletClient)
+	s.proxy = nodeproxy.New(s.store, kubeletClient, s.cfg.PodDial)
 	return nil
 }
 

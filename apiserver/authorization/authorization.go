@@ -96,6 +96,11 @@ func AttributesOf(method string, req any) (a request.Attributes, obj []byte) {
 		// Read from the node's ruleset through the API server: Kubernetes'
 		// nodes/proxy, which only cluster-admin has by default.
 		a = request.Attributes{Verb: "get", Resource: "nodes", Name: q.Node, Subresource: "proxy"}
+	case *apipb.ProxyRequest:
+		// pods/proxy and services/proxy, with the verb of the request's
+		// method as Kubernetes' request info reads it.
+		_, name, _, _ := request.SplitSchemeNamePort(q.Name)
+		a = request.Attributes{Verb: proxyVerb(q.Method), Resource: q.Resource, Namespace: q.Namespace, Name: name, Subresource: "proxy"}
 	case *apipb.NodeStatsRequest:
 		// A node's raw usage: nodes/proxy, as /api/v1/nodes/N/proxy/stats/summary.
 		a = request.Attributes{Verb: "get", Resource: "nodes", Name: q.Node, Subresource: "proxy"}
@@ -514,3 +519,16 @@ func (s *Authorization) RBAC() *authorizer.RBAC { return s.rbac }
 // NodeMode reports whether the node authorizer is on (and so
 // NodeRestriction admission).
 func (s *Authorization) NodeMode() bool { return s.node != nil }
+
+// proxyVerb is the verb of a proxied request's HTTP method.
+func proxyVerb(method string) string {
+	switch method {
+	case "GET", "HEAD":
+		return "get"
+	case "POST":
+		return "create"
+	case "PUT":
+		return "update"
+	}
+	return strings.ToLower(method) // patch, delete, options
+}

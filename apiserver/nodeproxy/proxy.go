@@ -16,10 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
-	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/registry"
-	"github.com/kobune/kobune/apiserver/storage"
 	"github.com/kobune/kobune/proto/apipb"
 	"github.com/kobune/kobune/proto/nodepb"
 )
@@ -31,16 +29,10 @@ func (s *Proxy) PodNode(ctx context.Context, namespace, name string) (*core.Pod,
 	if namespace == "" {
 		namespace = "default"
 	}
-	pk, _ := scheme.ByResource("pods")
-	kv, err := s.store.Get(ctx, storage.Key("pods", namespace, name))
+	pod, err := read[*core.Pod](ctx, s, "pods", namespace, name)
 	if err != nil {
-		return nil, "", apierrors.FromStorage(err, pk, name)
+		return nil, "", err
 	}
-	o, err := registry.DecodeStored(pk, kv.Value, kv.Revision)
-	if err != nil {
-		return nil, "", status.Errorf(codes.Internal, "decode pod: %v", err)
-	}
-	pod := o.(*core.Pod)
 	if pod.Spec.NodeName == "" {
 		return nil, "", status.Errorf(codes.FailedPrecondition, "pod %s is not scheduled to a node yet", name)
 	}
@@ -54,16 +46,10 @@ func (s *Proxy) PodNode(ctx context.Context, namespace, name string) (*core.Pod,
 // nodeAddr is the address of a node's agent (its InternalIP and the port
 // in status.daemonEndpoints).
 func (s *Proxy) nodeAddr(ctx context.Context, name string) (string, error) {
-	nk, _ := scheme.ByResource("nodes")
-	nkv, err := s.store.Get(ctx, storage.Key("nodes", "", name))
+	node, err := read[*core.Node](ctx, s, "nodes", "", name)
 	if err != nil {
-		return "", apierrors.FromStorage(err, nk, name)
+		return "", err
 	}
-	no, err := registry.DecodeStored(nk, nkv.Value, nkv.Revision)
-	if err != nil {
-		return "", status.Errorf(codes.Internal, "decode node: %v", err)
-	}
-	node := no.(*core.Node)
 	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
 	ip := ""
 	for _, a := range node.Status.Addresses {

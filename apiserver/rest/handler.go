@@ -216,6 +216,10 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restMetrics(restContext(w, r), w, r, parts)
 		return
 	}
+	if err == nil && t.group == "" && len(parts) >= 5 && parts[0] == "namespaces" && (parts[2] == "pods" || parts[2] == "services") && parts[4] == "proxy" {
+		s.restProxy(restContext(w, r), w, r, parts[1], parts[2], parts[3], "/"+strings.Join(parts[5:], "/"))
+		return
+	}
 	if err == nil && t.group == "" && len(parts) >= 4 && parts[0] == "nodes" && parts[2] == "proxy" {
 		s.restNodeProxy(restContext(w, r), w, r, parts[1], strings.Join(parts[3:], "/"))
 		return

@@ -238,6 +238,88 @@ func (x *MetricsReply) GetData() []byte {
 	return nil
 }
 
+// ProxyRequest is an HTTP request the API server relays to a pod or to a
+// ready endpoint of a Service (REST only: pods/NAME/proxy/PATH and
+// services/NAME/proxy/PATH). It carries what authorization, flow control
+// and audit judge; the body travels beside it.
+type ProxyRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// resource is "pods" or "services".
+	Resource string `protobuf:"bytes,2,opt,name=resource,proto3" json:"resource,omitempty"`
+	// name is [scheme:]name[:port], as in the URL.
+	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Method        string `protobuf:"bytes,4,opt,name=method,proto3" json:"method,omitempty"`
+	Path          string `protobuf:"bytes,5,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProxyRequest) Reset() {
+	*x = ProxyRequest{}
+	mi := &file_api_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProxyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProxyRequest) ProtoMessage() {}
+
+func (x *ProxyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProxyRequest.ProtoReflect.Descriptor instead.
+func (*ProxyRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ProxyRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ProxyRequest) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *ProxyRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProxyRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *ProxyRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 type ServicePathRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Node     string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
@@ -254,7 +336,7 @@ type ServicePathRequest struct {
 
 func (x *ServicePathRequest) Reset() {
 	*x = ServicePathRequest{}
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -266,7 +348,7 @@ func (x *ServicePathRequest) String() string {
 func (*ServicePathRequest) ProtoMessage() {}
 
 func (x *ServicePathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -279,7 +361,7 @@ func (x *ServicePathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePathRequest.ProtoReflect.Descriptor instead.
 func (*ServicePathRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{4}
+	return file_api_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ServicePathRequest) GetNode() string {
@@ -333,7 +415,7 @@ type ServicePathReply struct {
 
 func (x *ServicePathReply) Reset() {
 	*x = ServicePathReply{}
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +427,7 @@ func (x *ServicePathReply) String() string {
 func (*ServicePathReply) ProtoMessage() {}
 
 func (x *ServicePathReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +440,7 @@ func (x *ServicePathReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePathReply.ProtoReflect.Descriptor instead.
 func (*ServicePathReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{5}
+	return file_api_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ServicePathReply) GetHops() []*ServicePathHop {
@@ -379,7 +461,7 @@ type ServicePathHop struct {
 
 func (x *ServicePathHop) Reset() {
 	*x = ServicePathHop{}
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +473,7 @@ func (x *ServicePathHop) String() string {
 func (*ServicePathHop) ProtoMessage() {}
 
 func (x *ServicePathHop) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +486,7 @@ func (x *ServicePathHop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePathHop.ProtoReflect.Descriptor instead.
 func (*ServicePathHop) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{6}
+	return file_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ServicePathHop) GetObject() string {
@@ -449,7 +531,7 @@ type PodLogsRequest struct {
 
 func (x *PodLogsRequest) Reset() {
 	*x = PodLogsRequest{}
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -461,7 +543,7 @@ func (x *PodLogsRequest) String() string {
 func (*PodLogsRequest) ProtoMessage() {}
 
 func (x *PodLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -474,7 +556,7 @@ func (x *PodLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodLogsRequest.ProtoReflect.Descriptor instead.
 func (*PodLogsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{7}
+	return file_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PodLogsRequest) GetNamespace() string {
@@ -554,7 +636,7 @@ type PodAttachRequest struct {
 
 func (x *PodAttachRequest) Reset() {
 	*x = PodAttachRequest{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -566,7 +648,7 @@ func (x *PodAttachRequest) String() string {
 func (*PodAttachRequest) ProtoMessage() {}
 
 func (x *PodAttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -579,7 +661,7 @@ func (x *PodAttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodAttachRequest.ProtoReflect.Descriptor instead.
 func (*PodAttachRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PodAttachRequest) GetNamespace() string {
@@ -626,7 +708,7 @@ type LogChunk struct {
 
 func (x *LogChunk) Reset() {
 	*x = LogChunk{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +720,7 @@ func (x *LogChunk) String() string {
 func (*LogChunk) ProtoMessage() {}
 
 func (x *LogChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +733,7 @@ func (x *LogChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogChunk.ProtoReflect.Descriptor instead.
 func (*LogChunk) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LogChunk) GetData() []byte {
@@ -680,7 +762,7 @@ type PodExecInput struct {
 
 func (x *PodExecInput) Reset() {
 	*x = PodExecInput{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -692,7 +774,7 @@ func (x *PodExecInput) String() string {
 func (*PodExecInput) ProtoMessage() {}
 
 func (x *PodExecInput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -705,7 +787,7 @@ func (x *PodExecInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodExecInput.ProtoReflect.Descriptor instead.
 func (*PodExecInput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PodExecInput) GetNamespace() string {
@@ -793,7 +875,7 @@ type PodPortForwardData struct {
 
 func (x *PodPortForwardData) Reset() {
 	*x = PodPortForwardData{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -805,7 +887,7 @@ func (x *PodPortForwardData) String() string {
 func (*PodPortForwardData) ProtoMessage() {}
 
 func (x *PodPortForwardData) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -818,7 +900,7 @@ func (x *PodPortForwardData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodPortForwardData.ProtoReflect.Descriptor instead.
 func (*PodPortForwardData) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PodPortForwardData) GetNamespace() string {
@@ -868,7 +950,7 @@ type PodExecOutput struct {
 
 func (x *PodExecOutput) Reset() {
 	*x = PodExecOutput{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +962,7 @@ func (x *PodExecOutput) String() string {
 func (*PodExecOutput) ProtoMessage() {}
 
 func (x *PodExecOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +975,7 @@ func (x *PodExecOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodExecOutput.ProtoReflect.Descriptor instead.
 func (*PodExecOutput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PodExecOutput) GetStdout() []byte {
@@ -939,7 +1021,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +1033,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +1046,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateRequest) GetResource() string {
@@ -1018,7 +1100,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1112,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1125,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UpdateRequest) GetResource() string {
@@ -1114,7 +1196,7 @@ type PatchRequest struct {
 
 func (x *PatchRequest) Reset() {
 	*x = PatchRequest{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +1208,7 @@ func (x *PatchRequest) String() string {
 func (*PatchRequest) ProtoMessage() {}
 
 func (x *PatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1221,7 @@ func (x *PatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchRequest.ProtoReflect.Descriptor instead.
 func (*PatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PatchRequest) GetResource() string {
@@ -1222,7 +1304,7 @@ type ObjectResponse struct {
 
 func (x *ObjectResponse) Reset() {
 	*x = ObjectResponse{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1234,7 +1316,7 @@ func (x *ObjectResponse) String() string {
 func (*ObjectResponse) ProtoMessage() {}
 
 func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1247,7 +1329,7 @@ func (x *ObjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectResponse.ProtoReflect.Descriptor instead.
 func (*ObjectResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ObjectResponse) GetObject() []byte {
@@ -1278,7 +1360,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1372,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1385,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetRequest) GetResource() string {
@@ -1357,7 +1439,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1451,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1464,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListRequest) GetResource() string {
@@ -1457,7 +1539,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1551,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1564,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListResponse) GetItems() [][]byte {
@@ -1523,7 +1605,7 @@ type Preconditions struct {
 
 func (x *Preconditions) Reset() {
 	*x = Preconditions{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1617,7 @@ func (x *Preconditions) String() string {
 func (*Preconditions) ProtoMessage() {}
 
 func (x *Preconditions) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1630,7 @@ func (x *Preconditions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Preconditions.ProtoReflect.Descriptor instead.
 func (*Preconditions) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Preconditions) GetUid() string {
@@ -1584,7 +1666,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1678,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +1691,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteRequest) GetResource() string {
@@ -1684,7 +1766,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +1778,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1709,7 +1791,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchRequest) GetResource() string {
@@ -1783,7 +1865,7 @@ type WatchEvent struct {
 
 func (x *WatchEvent) Reset() {
 	*x = WatchEvent{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +1877,7 @@ func (x *WatchEvent) String() string {
 func (*WatchEvent) ProtoMessage() {}
 
 func (x *WatchEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +1890,7 @@ func (x *WatchEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEvent.ProtoReflect.Descriptor instead.
 func (*WatchEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchEvent) GetType() string {
@@ -1856,7 +1938,7 @@ type BindRequest struct {
 
 func (x *BindRequest) Reset() {
 	*x = BindRequest{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +1950,7 @@ func (x *BindRequest) String() string {
 func (*BindRequest) ProtoMessage() {}
 
 func (x *BindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +1963,7 @@ func (x *BindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BindRequest.ProtoReflect.Descriptor instead.
 func (*BindRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BindRequest) GetNamespace() string {
@@ -1927,7 +2009,7 @@ type VersionRequest struct {
 
 func (x *VersionRequest) Reset() {
 	*x = VersionRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1939,7 +2021,7 @@ func (x *VersionRequest) String() string {
 func (*VersionRequest) ProtoMessage() {}
 
 func (x *VersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1952,7 +2034,7 @@ func (x *VersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionRequest.ProtoReflect.Descriptor instead.
 func (*VersionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 type VersionResponse struct {
@@ -1965,7 +2047,7 @@ type VersionResponse struct {
 
 func (x *VersionResponse) Reset() {
 	*x = VersionResponse{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2059,7 @@ func (x *VersionResponse) String() string {
 func (*VersionResponse) ProtoMessage() {}
 
 func (x *VersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2072,7 @@ func (x *VersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionResponse.ProtoReflect.Descriptor instead.
 func (*VersionResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *VersionResponse) GetVersion() string {
@@ -2015,7 +2097,7 @@ type DiscoveryRequest struct {
 
 func (x *DiscoveryRequest) Reset() {
 	*x = DiscoveryRequest{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2109,7 @@ func (x *DiscoveryRequest) String() string {
 func (*DiscoveryRequest) ProtoMessage() {}
 
 func (x *DiscoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2122,7 @@ func (x *DiscoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryRequest.ProtoReflect.Descriptor instead.
 func (*DiscoveryRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 type DiscoveryReply struct {
@@ -2052,7 +2134,7 @@ type DiscoveryReply struct {
 
 func (x *DiscoveryReply) Reset() {
 	*x = DiscoveryReply{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2146,7 @@ func (x *DiscoveryReply) String() string {
 func (*DiscoveryReply) ProtoMessage() {}
 
 func (x *DiscoveryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2159,7 @@ func (x *DiscoveryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryReply.ProtoReflect.Descriptor instead.
 func (*DiscoveryReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DiscoveryReply) GetKinds() []*DiscoveredKind {
@@ -2119,7 +2201,7 @@ type DiscoveredKind struct {
 
 func (x *DiscoveredKind) Reset() {
 	*x = DiscoveredKind{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2131,7 +2213,7 @@ func (x *DiscoveredKind) String() string {
 func (*DiscoveredKind) ProtoMessage() {}
 
 func (x *DiscoveredKind) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2144,7 +2226,7 @@ func (x *DiscoveredKind) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveredKind.ProtoReflect.Descriptor instead.
 func (*DiscoveredKind) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DiscoveredKind) GetKind() string {
@@ -2250,7 +2332,7 @@ type PrinterColumn struct {
 
 func (x *PrinterColumn) Reset() {
 	*x = PrinterColumn{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2344,7 @@ func (x *PrinterColumn) String() string {
 func (*PrinterColumn) ProtoMessage() {}
 
 func (x *PrinterColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2357,7 @@ func (x *PrinterColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrinterColumn.ProtoReflect.Descriptor instead.
 func (*PrinterColumn) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PrinterColumn) GetName() string {
@@ -2322,7 +2404,13 @@ const file_api_proto_rawDesc = "" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12%\n" +
 	"\x0elabel_selector\x18\x04 \x01(\tR\rlabelSelector\"\"\n" +
 	"\fMetricsReply\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data\"\x9d\x01\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x88\x01\n" +
+	"\fProxyRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x1a\n" +
+	"\bresource\x18\x02 \x01(\tR\bresource\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x16\n" +
+	"\x06method\x18\x04 \x01(\tR\x06method\x12\x12\n" +
+	"\x04path\x18\x05 \x01(\tR\x04path\"\x9d\x01\n" +
 	"\x12ServicePathRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x0e\n" +
 	"\x02ip\x18\x02 \x01(\tR\x02ip\x12\x1a\n" +
@@ -2536,83 +2624,84 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_api_proto_goTypes = []any{
 	(*NodeStatsRequest)(nil),   // 0: kobune.api.v1.NodeStatsRequest
 	(*NodeStatsReply)(nil),     // 1: kobune.api.v1.NodeStatsReply
 	(*MetricsRequest)(nil),     // 2: kobune.api.v1.MetricsRequest
 	(*MetricsReply)(nil),       // 3: kobune.api.v1.MetricsReply
-	(*ServicePathRequest)(nil), // 4: kobune.api.v1.ServicePathRequest
-	(*ServicePathReply)(nil),   // 5: kobune.api.v1.ServicePathReply
-	(*ServicePathHop)(nil),     // 6: kobune.api.v1.ServicePathHop
-	(*PodLogsRequest)(nil),     // 7: kobune.api.v1.PodLogsRequest
-	(*PodAttachRequest)(nil),   // 8: kobune.api.v1.PodAttachRequest
-	(*LogChunk)(nil),           // 9: kobune.api.v1.LogChunk
-	(*PodExecInput)(nil),       // 10: kobune.api.v1.PodExecInput
-	(*PodPortForwardData)(nil), // 11: kobune.api.v1.PodPortForwardData
-	(*PodExecOutput)(nil),      // 12: kobune.api.v1.PodExecOutput
-	(*CreateRequest)(nil),      // 13: kobune.api.v1.CreateRequest
-	(*UpdateRequest)(nil),      // 14: kobune.api.v1.UpdateRequest
-	(*PatchRequest)(nil),       // 15: kobune.api.v1.PatchRequest
-	(*ObjectResponse)(nil),     // 16: kobune.api.v1.ObjectResponse
-	(*GetRequest)(nil),         // 17: kobune.api.v1.GetRequest
-	(*ListRequest)(nil),        // 18: kobune.api.v1.ListRequest
-	(*ListResponse)(nil),       // 19: kobune.api.v1.ListResponse
-	(*Preconditions)(nil),      // 20: kobune.api.v1.Preconditions
-	(*DeleteRequest)(nil),      // 21: kobune.api.v1.DeleteRequest
-	(*WatchRequest)(nil),       // 22: kobune.api.v1.WatchRequest
-	(*WatchEvent)(nil),         // 23: kobune.api.v1.WatchEvent
-	(*BindRequest)(nil),        // 24: kobune.api.v1.BindRequest
-	(*VersionRequest)(nil),     // 25: kobune.api.v1.VersionRequest
-	(*VersionResponse)(nil),    // 26: kobune.api.v1.VersionResponse
-	(*DiscoveryRequest)(nil),   // 27: kobune.api.v1.DiscoveryRequest
-	(*DiscoveryReply)(nil),     // 28: kobune.api.v1.DiscoveryReply
-	(*DiscoveredKind)(nil),     // 29: kobune.api.v1.DiscoveredKind
-	(*PrinterColumn)(nil),      // 30: kobune.api.v1.PrinterColumn
-	nil,                        // 31: kobune.api.v1.BindRequest.AnnotationsEntry
+	(*ProxyRequest)(nil),       // 4: kobune.api.v1.ProxyRequest
+	(*ServicePathRequest)(nil), // 5: kobune.api.v1.ServicePathRequest
+	(*ServicePathReply)(nil),   // 6: kobune.api.v1.ServicePathReply
+	(*ServicePathHop)(nil),     // 7: kobune.api.v1.ServicePathHop
+	(*PodLogsRequest)(nil),     // 8: kobune.api.v1.PodLogsRequest
+	(*PodAttachRequest)(nil),   // 9: kobune.api.v1.PodAttachRequest
+	(*LogChunk)(nil),           // 10: kobune.api.v1.LogChunk
+	(*PodExecInput)(nil),       // 11: kobune.api.v1.PodExecInput
+	(*PodPortForwardData)(nil), // 12: kobune.api.v1.PodPortForwardData
+	(*PodExecOutput)(nil),      // 13: kobune.api.v1.PodExecOutput
+	(*CreateRequest)(nil),      // 14: kobune.api.v1.CreateRequest
+	(*UpdateRequest)(nil),      // 15: kobune.api.v1.UpdateRequest
+	(*PatchRequest)(nil),       // 16: kobune.api.v1.PatchRequest
+	(*ObjectResponse)(nil),     // 17: kobune.api.v1.ObjectResponse
+	(*GetRequest)(nil),         // 18: kobune.api.v1.GetRequest
+	(*ListRequest)(nil),        // 19: kobune.api.v1.ListRequest
+	(*ListResponse)(nil),       // 20: kobune.api.v1.ListResponse
+	(*Preconditions)(nil),      // 21: kobune.api.v1.Preconditions
+	(*DeleteRequest)(nil),      // 22: kobune.api.v1.DeleteRequest
+	(*WatchRequest)(nil),       // 23: kobune.api.v1.WatchRequest
+	(*WatchEvent)(nil),         // 24: kobune.api.v1.WatchEvent
+	(*BindRequest)(nil),        // 25: kobune.api.v1.BindRequest
+	(*VersionRequest)(nil),     // 26: kobune.api.v1.VersionRequest
+	(*VersionResponse)(nil),    // 27: kobune.api.v1.VersionResponse
+	(*DiscoveryRequest)(nil),   // 28: kobune.api.v1.DiscoveryRequest
+	(*DiscoveryReply)(nil),     // 29: kobune.api.v1.DiscoveryReply
+	(*DiscoveredKind)(nil),     // 30: kobune.api.v1.DiscoveredKind
+	(*PrinterColumn)(nil),      // 31: kobune.api.v1.PrinterColumn
+	nil,                        // 32: kobune.api.v1.BindRequest.AnnotationsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	6,  // 0: kobune.api.v1.ServicePathReply.hops:type_name -> kobune.api.v1.ServicePathHop
-	20, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
-	31, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
-	29, // 3: kobune.api.v1.DiscoveryReply.kinds:type_name -> kobune.api.v1.DiscoveredKind
-	30, // 4: kobune.api.v1.DiscoveredKind.columns:type_name -> kobune.api.v1.PrinterColumn
-	13, // 5: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
-	17, // 6: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
-	18, // 7: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
-	14, // 8: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
-	14, // 9: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
-	21, // 10: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
-	15, // 11: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
-	22, // 12: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
-	24, // 13: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
-	25, // 14: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
-	7,  // 15: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
-	10, // 16: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
-	11, // 17: kobune.api.v1.ResourceAPI.PodPortForward:input_type -> kobune.api.v1.PodPortForwardData
-	8,  // 18: kobune.api.v1.ResourceAPI.PodAttach:input_type -> kobune.api.v1.PodAttachRequest
-	4,  // 19: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
+	7,  // 0: kobune.api.v1.ServicePathReply.hops:type_name -> kobune.api.v1.ServicePathHop
+	21, // 1: kobune.api.v1.DeleteRequest.preconditions:type_name -> kobune.api.v1.Preconditions
+	32, // 2: kobune.api.v1.BindRequest.annotations:type_name -> kobune.api.v1.BindRequest.AnnotationsEntry
+	30, // 3: kobune.api.v1.DiscoveryReply.kinds:type_name -> kobune.api.v1.DiscoveredKind
+	31, // 4: kobune.api.v1.DiscoveredKind.columns:type_name -> kobune.api.v1.PrinterColumn
+	14, // 5: kobune.api.v1.ResourceAPI.Create:input_type -> kobune.api.v1.CreateRequest
+	18, // 6: kobune.api.v1.ResourceAPI.Get:input_type -> kobune.api.v1.GetRequest
+	19, // 7: kobune.api.v1.ResourceAPI.List:input_type -> kobune.api.v1.ListRequest
+	15, // 8: kobune.api.v1.ResourceAPI.Update:input_type -> kobune.api.v1.UpdateRequest
+	15, // 9: kobune.api.v1.ResourceAPI.UpdateStatus:input_type -> kobune.api.v1.UpdateRequest
+	22, // 10: kobune.api.v1.ResourceAPI.Delete:input_type -> kobune.api.v1.DeleteRequest
+	16, // 11: kobune.api.v1.ResourceAPI.Patch:input_type -> kobune.api.v1.PatchRequest
+	23, // 12: kobune.api.v1.ResourceAPI.Watch:input_type -> kobune.api.v1.WatchRequest
+	25, // 13: kobune.api.v1.ResourceAPI.Bind:input_type -> kobune.api.v1.BindRequest
+	26, // 14: kobune.api.v1.ResourceAPI.Version:input_type -> kobune.api.v1.VersionRequest
+	8,  // 15: kobune.api.v1.ResourceAPI.PodLogs:input_type -> kobune.api.v1.PodLogsRequest
+	11, // 16: kobune.api.v1.ResourceAPI.PodExec:input_type -> kobune.api.v1.PodExecInput
+	12, // 17: kobune.api.v1.ResourceAPI.PodPortForward:input_type -> kobune.api.v1.PodPortForwardData
+	9,  // 18: kobune.api.v1.ResourceAPI.PodAttach:input_type -> kobune.api.v1.PodAttachRequest
+	5,  // 19: kobune.api.v1.ResourceAPI.ServicePath:input_type -> kobune.api.v1.ServicePathRequest
 	0,  // 20: kobune.api.v1.ResourceAPI.NodeStats:input_type -> kobune.api.v1.NodeStatsRequest
 	2,  // 21: kobune.api.v1.ResourceAPI.Metrics:input_type -> kobune.api.v1.MetricsRequest
-	27, // 22: kobune.api.v1.ResourceAPI.Discovery:input_type -> kobune.api.v1.DiscoveryRequest
-	16, // 23: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
-	16, // 24: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
-	19, // 25: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
-	16, // 26: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
-	16, // 27: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
-	16, // 28: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
-	16, // 29: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
-	23, // 30: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
-	16, // 31: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
-	26, // 32: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
-	9,  // 33: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
-	12, // 34: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
-	11, // 35: kobune.api.v1.ResourceAPI.PodPortForward:output_type -> kobune.api.v1.PodPortForwardData
-	9,  // 36: kobune.api.v1.ResourceAPI.PodAttach:output_type -> kobune.api.v1.LogChunk
-	5,  // 37: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
+	28, // 22: kobune.api.v1.ResourceAPI.Discovery:input_type -> kobune.api.v1.DiscoveryRequest
+	17, // 23: kobune.api.v1.ResourceAPI.Create:output_type -> kobune.api.v1.ObjectResponse
+	17, // 24: kobune.api.v1.ResourceAPI.Get:output_type -> kobune.api.v1.ObjectResponse
+	20, // 25: kobune.api.v1.ResourceAPI.List:output_type -> kobune.api.v1.ListResponse
+	17, // 26: kobune.api.v1.ResourceAPI.Update:output_type -> kobune.api.v1.ObjectResponse
+	17, // 27: kobune.api.v1.ResourceAPI.UpdateStatus:output_type -> kobune.api.v1.ObjectResponse
+	17, // 28: kobune.api.v1.ResourceAPI.Delete:output_type -> kobune.api.v1.ObjectResponse
+	17, // 29: kobune.api.v1.ResourceAPI.Patch:output_type -> kobune.api.v1.ObjectResponse
+	24, // 30: kobune.api.v1.ResourceAPI.Watch:output_type -> kobune.api.v1.WatchEvent
+	17, // 31: kobune.api.v1.ResourceAPI.Bind:output_type -> kobune.api.v1.ObjectResponse
+	27, // 32: kobune.api.v1.ResourceAPI.Version:output_type -> kobune.api.v1.VersionResponse
+	10, // 33: kobune.api.v1.ResourceAPI.PodLogs:output_type -> kobune.api.v1.LogChunk
+	13, // 34: kobune.api.v1.ResourceAPI.PodExec:output_type -> kobune.api.v1.PodExecOutput
+	12, // 35: kobune.api.v1.ResourceAPI.PodPortForward:output_type -> kobune.api.v1.PodPortForwardData
+	10, // 36: kobune.api.v1.ResourceAPI.PodAttach:output_type -> kobune.api.v1.LogChunk
+	6,  // 37: kobune.api.v1.ResourceAPI.ServicePath:output_type -> kobune.api.v1.ServicePathReply
 	1,  // 38: kobune.api.v1.ResourceAPI.NodeStats:output_type -> kobune.api.v1.NodeStatsReply
 	3,  // 39: kobune.api.v1.ResourceAPI.Metrics:output_type -> kobune.api.v1.MetricsReply
-	28, // 40: kobune.api.v1.ResourceAPI.Discovery:output_type -> kobune.api.v1.DiscoveryReply
+	29, // 40: kobune.api.v1.ResourceAPI.Discovery:output_type -> kobune.api.v1.DiscoveryReply
 	23, // [23:41] is the sub-list for method output_type
 	5,  // [5:23] is the sub-list for method input_type
 	5,  // [5:5] is the sub-list for extension type_name
@@ -2625,15 +2714,15 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[19].OneofWrappers = []any{}
-	file_api_proto_msgTypes[21].OneofWrappers = []any{}
+	file_api_proto_msgTypes[20].OneofWrappers = []any{}
+	file_api_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,7 +35,7 @@ var apiserverFloors = map[string][]string{
 	"authorization":  {"storage", "apierrors", "request", "authorizer", "admission", "registry"},
 	// The way to the nodes passes admission: attach, exec and port-forward
 	// are CONNECT requests to the chain.
-	"nodeproxy":   {"storage", "apierrors", "registry", "admission"},
+	"nodeproxy":   {"storage", "apierrors", "registry", "admission", "request"},
 	"flowcontrol": {"storage", "request", "registry"},
 	// The two front ends.
 	"rest":    {"apierrors", "request", "filters", "registry", "nodeproxy"},
