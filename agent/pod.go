@@ -311,7 +311,7 @@ func (w *podWorkers) restarts(pod *core.Pod, st runtime.PodState, now time.Time)
 	// containers are done for good.
 	sidecars, done, regular := pod.Spec.Sidecars(), true, 0
 	for _, c := range st.Containers {
-		if !c.Init {
+		if !c.Init && !c.Ephemeral {
 			regular++
 			done = done && !c.Running && !c.FinishedAt.IsZero() && !shouldRestart(pod.Spec.RestartPolicy, c)
 		}
@@ -321,6 +321,9 @@ func (w *podWorkers) restarts(pod *core.Pod, st runtime.PodState, now time.Time)
 		restart := shouldRestart(pod.Spec.RestartPolicy, c)
 		if sidecars[c.Name] {
 			restart = !done
+		}
+		if c.Ephemeral {
+			restart = false // an ephemeral container runs once
 		}
 		if c.Running || c.FinishedAt.IsZero() || !restart {
 			continue

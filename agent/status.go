@@ -37,6 +37,8 @@ func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[st
 	for _, c := range st.Containers {
 		cs := containerStatus(c, waiting[c.Name], probes)
 		switch {
+		case c.Ephemeral:
+			s.EphemeralContainerStatuses = append(s.EphemeralContainerStatuses, cs)
 		case c.Init && sidecars[c.Name]:
 			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
 			initsDone = initsDone && *cs.Started

@@ -76,6 +76,11 @@ const EvictionSubresource = "pods/eviction"
 // namespace's spec.finalizers change.
 const NamespaceFinalizeSubresource = "namespaces/finalize"
 
+// PodEphemeralContainersSubresource is how a write of a pod's ephemeral
+// containers (PUT pods/NAME/ephemeralcontainers) travels in an Update
+// request: the pod, of which only spec.ephemeralContainers is taken.
+const PodEphemeralContainersSubresource = "pods/ephemeralcontainers"
+
 // RulesIn is every rule the caller holds in a namespace (a
 // SelfSubjectRulesReview, as `kubectl auth can-i --list`).
 func (c *Client) RulesIn(ctx context.Context, namespace string) (authorization.SubjectRulesReviewStatus, error) {

@@ -24,6 +24,7 @@ const (
 	LabelPodNamespace = "kobune.io/pod-namespace"
 	LabelContainer    = "kobune.io/container"
 	LabelInit         = "kobune.io/init"
+	LabelEphemeral    = "kobune.io/ephemeral"
 	LabelPodIP        = "kobune.io/pod-ip"
 	LabelStarted      = "kobune.io/pod-started"
 	// The attempt number of a restarted container, and how the attempt

@@ -108,7 +108,7 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 	}
 	// ensure starts c unless it runs; an exited attempt is replaced when the
 	// agent asked for a restart. It reports whether c is running or done.
-	ensure := func(c *core.Container, init bool) (bool, error) {
+	ensure := func(c *core.Container, init containerRole) (bool, error) {
 		cs, ok := have[c.Name]
 		switch {
 		case ok && cs.Reason == reasonNeverStarted:
@@ -143,7 +143,7 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		if c.IsSidecar() {
 			// A sidecar starts in its turn and keeps running; the next
 			// init container waits until it has started.
-			if _, err := ensure(c, true); err != nil {
+			if _, err := ensure(c, initContainer); err != nil {
 				return PodState{}, err
 			}
 			noProbe := c.StartupProbe == nil || r.started == nil
@@ -158,18 +158,38 @@ func (r *Containerd) RunPod(ctx context.Context, pod *core.Pod, restart []string
 		if ok && !cs.Running && !cs.FinishedAt.IsZero() && cs.ExitCode == 0 {
 			continue // done
 		}
-		if _, err := ensure(c, true); err != nil {
+		if _, err := ensure(c, initContainer); err != nil {
 			return PodState{}, err
 		}
 		return r.podState(ctx, pod.UID) // the next look continues once it has exited
 	}
 	for i := range pod.Spec.Containers {
-		if _, err := ensure(&pod.Spec.Containers[i], false); err != nil {
+		if _, err := ensure(&pod.Spec.Containers[i], appContainer); err != nil {
+			return PodState{}, err
+		}
+	}
+	// Ephemeral containers run once each, beside the others; one that
+	// has exited stays exited.
+	for i := range pod.Spec.EphemeralContainers {
+		ec := &pod.Spec.EphemeralContainers[i]
+		if _, ok := have[ec.Name]; ok {
+			continue
+		}
+		if err := r.start(ctx, pod, &ec.Container, st, ephemeralContainer, 0, nil); err != nil {
 			return PodState{}, err
 		}
 	}
 	return r.podState(ctx, pod.UID)
 }
+
+// containerRole is which list of the pod's spec a container is from.
+type containerRole int
+
+const (
+	appContainer containerRole = iota
+	initContainer
+	ephemeralContainer
+)
 
 // hostPorts lists the pod's hostPort mappings for the portmap plugin.
 func hostPorts(pod *core.Pod) []network.PortMapping {
@@ -262,7 +282,7 @@ func sandboxID(uid string) string {
 func containerID(uid, name string) string { return uid + "-" + name }
 
 // start creates and starts one container in the pod's network namespace.
-func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, init bool, attempt int32, last *ContainerState) error {
+func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, role containerRole, attempt int32, last *ContainerState) error {
 	img, pulled, err := r.ensureImage(ctx, pod, c)
 	if err != nil {
 		return err
@@ -339,13 +359,27 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		return &ConfigError{Container: c.Name, Err: err}
 	}
 	opts = append(opts, sec...)
+	if role == ephemeralContainer {
+		// An ephemeral container with a target sees the target's
+		// processes: it joins that container's PID namespace.
+		pidns, err := r.targetPIDNamespace(ctx, pod, c.Name)
+		if err != nil {
+			return &ConfigError{Container: c.Name, Err: err}
+		}
+		if pidns != "" {
+			opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.PIDNamespace, Path: pidns}))
+		}
+	}
 	cgroup := podCgroup(pod) + "/" + id
 	opts = append(opts, oci.WithCgroup(cgroup))
 	opts = append(opts, resourceOpts(c)...)
 	labels := map[string]string{LabelPodUID: pod.UID, LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace,
 		LabelContainer: c.Name, LabelPodIP: st.IP, LabelStarted: st.StartedAt.Format(time.RFC3339), LabelCgroup: cgroup}
-	if init {
+	switch role {
+	case initContainer:
 		labels[LabelInit] = "true"
+	case ephemeralContainer:
+		labels[LabelEphemeral] = "true"
 	}
 	logPath := r.LogPath(pod, c.Name, attempt)
 	if terminationPath != "" {
@@ -527,7 +561,7 @@ func listed(ctx context.Context, ctr client.Container) containers.Container {
 
 func (r *Containerd) containerState(ctx context.Context, ctr client.Container, info containers.Container) ContainerState {
 	l := info.Labels
-	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true", Image: info.Image,
+	cs := ContainerState{Name: l[LabelContainer], ID: "containerd://" + ctr.ID(), Init: l[LabelInit] == "true", Ephemeral: l[LabelEphemeral] == "true", Image: info.Image,
 		ImageID: l[LabelImageID], StartedAt: info.CreatedAt}
 	if n, err := strconv.Atoi(l[LabelRestarts]); err == nil {
 		cs.Restarts = int32(n)
@@ -675,4 +709,27 @@ func stopContainer(ctx context.Context, ctr client.Container, grace time.Duratio
 // its own, so the previous attempt's output survives a restart.
 func (r *Containerd) LogPath(pod *core.Pod, container string, attempt int32) string {
 	return filepath.Join(r.logDir, pod.Namespace+"_"+pod.Name+"_"+pod.UID, container, strconv.Itoa(int(attempt))+".log")
+}
+
+// targetPIDNamespace is the PID namespace of the running container an
+// ephemeral container names as its target ("": it names none).
+func (r *Containerd) targetPIDNamespace(ctx context.Context, pod *core.Pod, name string) (string, error) {
+	target := ""
+	for _, ec := range pod.Spec.EphemeralContainers {
+		if ec.Name == name {
+			target = ec.TargetContainerName
+		}
+	}
+	if target == "" {
+		return "", nil
+	}
+	ctr, err := r.client.LoadContainer(ctx, containerID(pod.UID, target))
+	if err != nil {
+		return "", fmt.Errorf("target container %s: %w", target, err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("target container %s is not running: %w", target, err)
+	}
+	return fmt.Sprintf("/proc/%d/ns/pid", task.Pid()), nil
 }

@@ -106,14 +106,16 @@ type PodState struct {
 
 // ContainerState is one container of a running pod.
 type ContainerState struct {
-	Name     string
-	ID       string
-	Image    string
-	ImageID  string
-	Init     bool
-	Running  bool
-	ExitCode int32
-	Reason   string
+	Name    string
+	ID      string
+	Image   string
+	ImageID string
+	Init    bool
+	// Ephemeral: one of the pod's ephemeral containers (run once).
+	Ephemeral bool
+	Running   bool
+	ExitCode  int32
+	Reason    string
 	// Message is the runtime's error when the process could not start.
 	Message   string
 	StartedAt time.Time

@@ -78,6 +78,20 @@ type PodSpec struct {
 	// gate removes it when its condition is met). A gated pod is Pending
 	// with the condition PodScheduled=False, reason SchedulingGated.
 	SchedulingGates []PodSchedulingGate `json:"schedulingGates,omitempty"`
+	// EphemeralContainers are added to a running pod through the
+	// pods/NAME/ephemeralcontainers subresource (kubectl debug): each runs
+	// once, in the pod's namespaces, and is never restarted; none may be
+	// set at creation, and once added one is neither changed nor removed.
+	EphemeralContainers []EphemeralContainer `json:"ephemeralContainers,omitempty"`
+}
+
+// EphemeralContainer is a container added to a running pod for debugging:
+// a container's fields (without ports, probes, lifecycle hooks, resources
+// or a restart policy) and, with TargetContainerName, the process
+// namespace of that container, so its processes can be seen.
+type EphemeralContainer struct {
+	Container           `json:",inline"`
+	TargetContainerName string `json:"targetContainerName,omitempty"`
 }
 
 // PodSchedulingGate is one gate: a qualified name.
@@ -374,6 +388,8 @@ type PodStatus struct {
 	InitContainerStatuses []ContainerStatus `json:"initContainerStatuses,omitempty"`
 	ContainerStatuses     []ContainerStatus `json:"containerStatuses,omitempty"`
 	QOSClass              QOSClass          `json:"qosClass,omitempty"`
+	// EphemeralContainerStatuses are the ephemeral containers' states.
+	EphemeralContainerStatuses []ContainerStatus `json:"ephemeralContainerStatuses,omitempty"`
 }
 
 // IsZero reports whether nothing has been observed yet.

@@ -40,6 +40,67 @@ func ValidatePod(p *Pod) v.ErrorList {
 	return errs
 }
 
+// ValidatePodCreate adds the rules of a new pod: ephemeral containers come
+// only later, through the pods/ephemeralcontainers subresource.
+func ValidatePodCreate(p *Pod) v.ErrorList {
+	if len(p.Spec.EphemeralContainers) > 0 {
+		return v.ErrorList{v.NewForbidden(v.NewPath("spec", "ephemeralContainers"), "cannot be set on create")}
+	}
+	return nil
+}
+
+// validateEphemeralContainers checks ephemeral containers as Kubernetes
+// does: a container's rules, a name no other container of the pod has, no
+// ports, probes, lifecycle hooks, resources or restart policy, and a
+// target that is one of the pod's containers.
+func validateEphemeralContainers(s *PodSpec, p *Path, names map[string]bool, vols map[string]*Volume) v.ErrorList {
+	var errs v.ErrorList
+	cs := make([]Container, len(s.EphemeralContainers))
+	for i := range s.EphemeralContainers {
+		cs[i] = s.EphemeralContainers[i].Container
+	}
+	errs = append(errs, validateContainers(s, cs, p, names, vols, false)...)
+	for i, ec := range s.EphemeralContainers {
+		ep := p.Index(i)
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"ports", len(ec.Ports) > 0}, {"livenessProbe", ec.LivenessProbe != nil}, {"readinessProbe", ec.ReadinessProbe != nil},
+			{"startupProbe", ec.StartupProbe != nil}, {"lifecycle", ec.Lifecycle != nil}, {"restartPolicy", ec.RestartPolicy != nil},
+			{"resources", len(ec.Resources.Requests) > 0 || len(ec.Resources.Limits) > 0}} {
+			if f.set {
+				errs = append(errs, v.NewForbidden(ep.Child(f.name), "cannot be set for an Ephemeral Container"))
+			}
+		}
+		if t := ec.TargetContainerName; t != "" && !slices.ContainsFunc(append(slices.Clone(s.InitContainers), s.Containers...), func(c Container) bool { return c.Name == t }) {
+			errs = append(errs, v.NewInvalid(ep.Child("targetContainerName"), t, "must be the name of one of the pod's containers"))
+		}
+	}
+	return errs
+}
+
+// ValidatePodEphemeralContainersUpdate: a write of the ephemeral
+// containers subresource may only add ephemeral containers; one added
+// before is neither changed nor removed.
+func ValidatePodEphemeralContainersUpdate(newPod, oldPod *Pod) v.ErrorList {
+	var errs v.ErrorList
+	p := v.NewPath("spec", "ephemeralContainers")
+	now := map[string]EphemeralContainer{}
+	for _, ec := range newPod.Spec.EphemeralContainers {
+		now[ec.Name] = ec
+	}
+	for _, old := range oldPod.Spec.EphemeralContainers {
+		ec, ok := now[old.Name]
+		switch {
+		case !ok:
+			errs = append(errs, v.NewForbidden(p, fmt.Sprintf("existing ephemeral containers %q may not be removed", old.Name)))
+		case !jsonEqual(ec, old):
+			errs = append(errs, v.NewForbidden(p, fmt.Sprintf("existing ephemeral containers %q may not be changed", old.Name)))
+		}
+	}
+	return errs
+}
+
 // validateSchedulingGates: each gate a qualified name, none twice.
 func validateSchedulingGates(gates []PodSchedulingGate, p *Path) v.ErrorList {
 	var errs v.ErrorList
@@ -67,6 +128,7 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 	errs = append(errs, verrs...)
 	errs = append(errs, validateContainers(s, s.InitContainers, p.Child("initContainers"), names, vols, true)...)
 	errs = append(errs, validateContainers(s, s.Containers, p.Child("containers"), names, vols, false)...)
+	errs = append(errs, validateEphemeralContainers(s, p.Child("ephemeralContainers"), names, vols)...)
 	grace := int64(DefaultTerminationGracePeriodSeconds)
 	if s.TerminationGracePeriodSeconds != nil {
 		grace = *s.TerminationGracePeriodSeconds

@@ -148,6 +148,9 @@ func buildKinds() []*Kind {
 	}
 	for _, k := range ks {
 		k.ValidateStatus = statusValidation[k.Kind]
+		if k.Kind == "Pod" {
+			k.ValidateCreate = func(o meta.Object) v.ErrorList { return core.ValidatePodCreate(o.(*core.Pod)) }
+		}
 	}
 	return ks
 }

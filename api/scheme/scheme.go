@@ -29,6 +29,9 @@ type Kind struct {
 	// that compare with the stored object, such as immutable fields.
 	Validate       func(meta.Object) validation.ErrorList
 	ValidateUpdate func(newObj, oldObj meta.Object) validation.ErrorList
+	// ValidateCreate (optional) adds the rules only a new object obeys (a
+	// pod has no ephemeral containers at creation).
+	ValidateCreate func(meta.Object) validation.ErrorList
 	// ValidateStatus (optional) checks a status write (the status
 	// subresource): the rules of the status a client may write, as
 	// kube-apiserver's status strategies check them; the rest of the

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/validation"
@@ -77,6 +78,27 @@ func (c *Chain) AdmitDelete(ctx context.Context, k *scheme.Kind, stored meta.Obj
 // NodeRestriction does.
 type StatusValidator interface {
 	ValidateStatus(ctx context.Context, a *Attributes) error
+}
+
+// EphemeralContainersValidator is a Validator that also judges a write of
+// a pod's ephemeral containers (the pods/ephemeralcontainers
+// subresource): the pod as it would be, and as it was.
+type EphemeralContainersValidator interface {
+	ValidateEphemeralContainers(ctx context.Context, a *Attributes) error
+}
+
+// AdmitEphemeralContainers runs the validators that judge a write of a
+// pod's ephemeral containers (Validation, Pod Security), as
+// kube-apiserver's admission judges the subresource.
+func (c *Chain) AdmitEphemeralContainers(ctx context.Context, a *Attributes) error {
+	for _, v := range c.Validators {
+		if ev, ok := v.(EphemeralContainersValidator); ok {
+			if err := ev.ValidateEphemeralContainers(ctx, a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // AdmitStatus runs the validators that judge status updates.
@@ -218,6 +240,9 @@ func (Validation) Validate(_ context.Context, a *Attributes) error {
 	if a.Operation == Update && a.Kind.ValidateUpdate != nil {
 		errs = append(errs, a.Kind.ValidateUpdate(a.Object, a.OldObject)...)
 	}
+	if a.Operation == Create && a.Kind.ValidateCreate != nil {
+		errs = append(errs, a.Kind.ValidateCreate(a.Object)...)
+	}
 	if len(errs) == 0 {
 		return nil
 	}
@@ -245,6 +270,18 @@ func (Validation) ValidateStatus(_ context.Context, a *Attributes) error {
 	}
 	m := a.Object.GetObjectMeta()
 	return InvalidError(fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()), errs)
+}
+
+// ValidateEphemeralContainers implements EphemeralContainersValidator:
+// the pod's rules, and those of an ephemeral containers write (added,
+// never changed or removed).
+func (Validation) ValidateEphemeralContainers(_ context.Context, a *Attributes) error {
+	n, o := a.Object.(*core.Pod), a.OldObject.(*core.Pod)
+	errs := append(a.Kind.Validate(n), core.ValidatePodEphemeralContainersUpdate(n, o)...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return InvalidError(fmt.Sprintf("Pod %q is invalid: %v", n.Name, errs.ToError()), errs)
 }
 
 // causeReasons are Kubernetes' StatusCause reasons for the error types.

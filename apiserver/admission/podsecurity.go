@@ -116,6 +116,15 @@ func (ps PodSecurity) Validate(ctx context.Context, a *Attributes) error {
 	return nil
 }
 
+// ValidateEphemeralContainers implements EphemeralContainersValidator: a
+// pod with the ephemeral containers it is given is judged as a new pod
+// is (a debug container is no way around the namespace's level).
+func (ps PodSecurity) ValidateEphemeralContainers(ctx context.Context, a *Attributes) error {
+	create := *a
+	create.Operation = Create
+	return ps.Validate(ctx, &create)
+}
+
 // warnExisting warns, when a namespace's enforce level is raised, about
 // the pods already in it that the new level would refuse (they keep
 // running), as Kubernetes does.
@@ -251,6 +260,9 @@ type podView struct {
 
 func newPodView(s *core.PodSpec) *podView {
 	p := &podView{spec: s, containers: append(append([]core.Container(nil), s.InitContainers...), s.Containers...), pod: s.SecurityContext}
+	for _, ec := range s.EphemeralContainers {
+		p.containers = append(p.containers, ec.Container)
+	}
 	if p.pod == nil {
 		p.pod = &core.PodSecurityContext{}
 	}

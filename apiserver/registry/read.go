@@ -34,6 +34,10 @@ func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.Objec
 	}
 	switch req.Subresource {
 	case "", "status":
+	case EphemeralContainersSubresource:
+		if k.Resource != "pods" || k.Custom != nil {
+			return nil, apierrors.Invalid("%s has no ephemeralcontainers subresource", k.Kind)
+		}
 	case "scale":
 		if !Scalable(k) {
 			return nil, apierrors.Invalid("%s has no scale subresource", k.Kind)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/validation"
@@ -25,6 +26,13 @@ import (
 func (s *Registry) Update(ctx context.Context, req *apipb.UpdateRequest) (*apipb.ObjectResponse, error) {
 	if req.Resource == client.NamespaceFinalizeSubresource {
 		return s.finalizeNamespace(ctx, req)
+	}
+	if req.Resource == client.PodEphemeralContainersSubresource {
+		_, o, warnings, err := decodeRequest(ctx, s.cfg.Kinds, "pods", req.Namespace, req.Object, req.FieldValidation)
+		if err != nil {
+			return nil, err
+		}
+		return s.updateEphemeralContainers(ctx, o.(*core.Pod), warnings, req.DryRun)
 	}
 	return s.updateRequest(ctx, req, false)
 }

@@ -99,6 +99,9 @@ func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http
 	case "finalize": // namespaces only (handler.go routes no other)
 		req.Resource = client.NamespaceFinalizeSubresource
 		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
+	case "ephemeralcontainers": // pods only
+		req.Resource = client.PodEphemeralContainersSubresource
+		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	default:
 		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	}
