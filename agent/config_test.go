@@ -53,7 +53,12 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 				{Name: "CPU_ZERO", ValueFrom: &core.EnvVarSource{ResourceFieldRef: &core.ResourceFieldSelector{Resource: "limits.cpu", Divisor: ptr(resource.MustParse("0"))}}},
 				{Name: "CPU_M", ValueFrom: &core.EnvVarSource{ResourceFieldRef: &core.ResourceFieldSelector{Resource: "limits.cpu", Divisor: ptr(resource.MustParse("1m"))}}},
 				{Name: "MY_NAME", ValueFrom: &core.EnvVarSource{FieldRef: &core.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-			}}}}}
+				// A value names variables set before it; command and args
+				// name any ($$ is a literal $).
+				{Name: "GREETING", Value: "hello $(MY_NAME) on $(CPU) $(LATER)"},
+				{Name: "LATER", Value: "x"},
+			},
+			Command: []string{"sh", "-c", "echo $(GREETING) $$(MY_NAME)"}, Args: []string{"$(LATER)", "$(NOPE)"}}}}}
 	created, err := pods.Create(ctx, pod)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +73,12 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 		if !slices.Contains(cfg.Env, want) {
 			t.Errorf("env lacks %s: %v", want, cfg.Env)
 		}
+	}
+	if !slices.Contains(cfg.Env, "GREETING=hello env on 1 $(LATER)") {
+		t.Errorf("env value composed of earlier variables: %v", cfg.Env)
+	}
+	if got := strings.Join(append(cfg.Command, cfg.Args...), "|"); got != "sh|-c|echo hello env on 1 $(LATER) $(MY_NAME)|x|$(NOPE)" {
+		t.Errorf("command and args expanded: %q", got)
 	}
 	for _, e := range cfg.Env {
 		if strings.HasPrefix(e, "MAYBE=") || strings.HasPrefix(e, "CFG_MODE=from-envFrom") {
@@ -137,8 +148,9 @@ func TestVolumesAreMadeUpdatedAndRemoved(t *testing.T) {
 				{Name: "conf", MountPath: "/etc/app.conf", SubPath: "etc/app.conf"},
 				{Name: "info", MountPath: "/etc/podinfo"},
 				{Name: "scratch", MountPath: "/cache", SubPath: "a/b"},
+				{Name: "scratch", MountPath: "/logs", SubPathExpr: "logs/$(POD)"},
 				{Name: "host", MountPath: "/data", ReadOnly: true},
-			}}}}}
+			}, Env: []core.EnvVar{{Name: "POD", ValueFrom: &core.EnvVarSource{FieldRef: &core.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}}}}
 	created, err := pods.Create(ctx, pod)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +160,7 @@ func TestVolumesAreMadeUpdatedAndRemoved(t *testing.T) {
 	mounts := map[string]string{}
 	for _, m := range c.Mounts {
 		mounts[m.Destination] = m.Source
-		if ro := m.Destination != "/cache"; m.ReadOnly != ro {
+		if ro := m.Destination != "/cache" && m.Destination != "/logs"; m.ReadOnly != ro {
 			t.Errorf("mount %s read-only %v", m.Destination, m.ReadOnly)
 		}
 	}
@@ -172,6 +184,24 @@ func TestVolumesAreMadeUpdatedAndRemoved(t *testing.T) {
 	if info, err := os.Stat(host); err != nil || !info.IsDir() || mounts["/data"] != host {
 		t.Errorf("hostPath %s: %v", mounts["/data"], err)
 	}
+	if info, err := os.Stat(mounts["/logs"]); err != nil || !info.IsDir() || !strings.HasSuffix(mounts["/logs"], "kubernetes.io~empty-dir/scratch/logs/vols") {
+		t.Errorf("subPathExpr logs/$(POD): mounted %s: %v; want .../scratch/logs/vols", mounts["/logs"], err)
+	}
+
+	// A subPathExpr that expands to a way out of the volume: the container
+	// waits, CreateContainerConfigError, as the kubelet refuses it.
+	escape := &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "escape"}, Spec: core.PodSpec{NodeName: "node-1",
+		Volumes: []core.Volume{{Name: "scratch", VolumeSource: core.VolumeSource{EmptyDir: &core.EmptyDirVolumeSource{}}}},
+		Containers: []core.Container{{Name: "app", Image: "busybox", Env: []core.EnvVar{{Name: "UP", Value: ".."}},
+			VolumeMounts: []core.VolumeMount{{Name: "scratch", MountPath: "/logs", SubPathExpr: "$(UP)"}}}}}}
+	if _, err := pods.Create(ctx, escape); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ctx, s, "escape", 0, func(p *core.Pod, _ bool) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].State.Waiting != nil && cs[0].State.Waiting.Reason == "CreateContainerConfigError" &&
+			strings.Contains(cs[0].State.Waiting.Message, `subPathExpr "$(UP)" expands to ".."`)
+	})
 
 	// The ConfigMap changes: the file in the running pod's volume follows.
 	cm, _ := cms.Get(ctx, "default", "web")

@@ -13,7 +13,8 @@ import (
 
 // containerEnv is a container's whole environment, in the kubelet's
 // order: the Service link variables, then envFrom's keys (a later source
-// wins a name), then env (which wins over both). A reference that cannot
+// wins a name), then env (which wins over both; a value's $(VAR) names a
+// variable set before it). A reference that cannot
 // be resolved — a ConfigMap or Secret that does not exist, a key it does
 // not have — is an error naming it, unless the reference is optional;
 // the container then waits with CreateContainerConfigError.
@@ -75,10 +76,15 @@ func (w *podWorkers) containerEnv(ctx context.Context, pod *core.Pod, c *core.Co
 			set(f.Prefix+k, string(data[k]))
 		}
 	}
+	lookup := func(name string) (string, bool) { v, ok := vars[name]; return v, ok }
 	for _, e := range c.Env {
 		value, ok, err := w.envValue(ctx, pod, c, e, podIP)
 		if err != nil {
 			return nil, nil, err
+		}
+		if e.ValueFrom == nil {
+			// A value may name the variables set before it: $(VAR).
+			value = expand(value, lookup)
 		}
 		if ok {
 			set(e.Name, value)

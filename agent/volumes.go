@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +52,9 @@ func (w *podWorkers) containerConfig(ctx context.Context, pod *core.Pod, c *core
 		w.event(pod, core.EventTypeWarning, "InvalidEnvironmentVariableNames",
 			fmt.Sprintf("Keys [%s] from the EnvFrom of container %s were skipped since they are considered invalid environment variable names.", strings.Join(skipped, ", "), c.Name))
 	}
-	cfg := runtime.ContainerConfig{Env: env}
+	// Command and args name the environment's variables as $(VAR).
+	lookup := envLookup(env)
+	cfg := runtime.ContainerConfig{Env: env, Command: expandAll(c.Command, lookup), Args: expandAll(c.Args, lookup)}
 	if len(c.VolumeMounts) == 0 || w.volumes == nil {
 		return cfg, nil // a simulated node (no PodDir) makes no volumes: it runs nothing
 	}
@@ -65,7 +68,15 @@ func (w *podWorkers) containerConfig(ctx context.Context, pod *core.Pod, c *core
 		if m.MountPropagation != nil && *m.MountPropagation != "None" {
 			return cfg, fmt.Errorf("volumeMounts %s: mountPropagation %s is not supported (None only: every mount is private)", m.MountPath, *m.MountPropagation)
 		}
-		src, err := subPath(root, m.SubPath, vol)
+		sub := m.SubPath
+		if m.SubPathExpr != "" {
+			// subPathExpr: the subPath, with the environment's $(VAR)s.
+			sub = expand(m.SubPathExpr, lookup)
+			if filepath.IsAbs(sub) || slices.Contains(strings.Split(sub, "/"), "..") {
+				return cfg, fmt.Errorf("volumeMounts %s: subPathExpr %q expands to %q: must be a relative path without '..'", m.MountPath, m.SubPathExpr, sub)
+			}
+		}
+		src, err := subPath(root, sub, vol)
 		if err != nil {
 			return cfg, fmt.Errorf("volumeMounts %s: %w", m.MountPath, err)
 		}

@@ -299,12 +299,6 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	}
 	opts := []oci.SpecOpts{oci.WithImageConfig(img), oci.WithHostname(hostname),
 		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: netns})}
-	switch {
-	case len(c.Command) > 0:
-		opts = append(opts, oci.WithProcessArgs(append(append([]string{}, c.Command...), c.Args...)...))
-	case len(c.Args) > 0:
-		opts = append(opts, oci.WithImageConfigArgs(img, c.Args))
-	}
 	var cfg ContainerConfig
 	if r.config != nil {
 		if cfg, err = r.config(ctx, pod, c, st.IP); err != nil {
@@ -314,6 +308,13 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		for _, e := range c.Env {
 			cfg.Env = append(cfg.Env, e.Name+"="+e.Value)
 		}
+		cfg.Command, cfg.Args = c.Command, c.Args
+	}
+	switch { // the command and args with their $(VAR)s expanded
+	case len(cfg.Command) > 0:
+		opts = append(opts, oci.WithProcessArgs(append(append([]string{}, cfg.Command...), cfg.Args...)...))
+	case len(cfg.Args) > 0:
+		opts = append(opts, oci.WithImageConfigArgs(img, cfg.Args))
 	}
 	if len(cfg.Env) > 0 {
 		opts = append(opts, oci.WithEnv(cfg.Env))

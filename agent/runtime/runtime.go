@@ -44,6 +44,9 @@ type ContainerConfig struct {
 	Env []string
 	// Mounts are the pod's volumes as this container mounts them.
 	Mounts []Mount
+	// Command and Args are the container's, with the $(VAR)s of Env
+	// expanded.
+	Command, Args []string
 }
 
 // Mount is a path of the node bound into a container.

@@ -137,6 +137,14 @@ func TestValidatePod(t *testing.T) {
 			never := ContainerRestartPolicy("Never")
 			p.Spec.InitContainers = []Container{{Name: "setup", Image: "i", RestartPolicy: &never}}
 		}, `spec.initContainers[0].restartPolicy: Unsupported value: "Never"`},
+		{"subPath and subPathExpr", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{EmptyDir: &EmptyDirVolumeSource{}}}}
+			p.Spec.Containers[0].VolumeMounts = []VolumeMount{{Name: "a", MountPath: "/a", SubPath: "x", SubPathExpr: "$(POD)"}}
+		}, "spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: \"$(POD)\": subPathExpr and subPath are mutually exclusive"},
+		{"an absolute subPathExpr", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{EmptyDir: &EmptyDirVolumeSource{}}}}
+			p.Spec.Containers[0].VolumeMounts = []VolumeMount{{Name: "a", MountPath: "/a", SubPathExpr: "/$(POD)"}}
+		}, "must be a relative path without '..'"},
 		{"scheduling gates", func(p *Pod) {
 			p.Spec.SchedulingGates = []PodSchedulingGate{{Name: "example.com/quota"}, {Name: "wait"}}
 		}, ""},

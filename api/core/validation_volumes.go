@@ -275,6 +275,14 @@ func validateMounts(mounts []VolumeMount, vols map[string]*Volume, p *Path) v.Er
 				errs = append(errs, v.NewInvalid(mp.Child("subPath"), m.SubPath, "must be a relative path without '..'"))
 			}
 		}
+		switch e := m.SubPathExpr; {
+		case e == "":
+		case m.SubPath != "":
+			errs = append(errs, v.NewInvalid(mp.Child("subPathExpr"), e, "subPathExpr and subPath are mutually exclusive"))
+		case strings.HasPrefix(e, "/") || hasDotDot(e):
+			// What it expands to is checked again when the container starts.
+			errs = append(errs, v.NewInvalid(mp.Child("subPathExpr"), e, "must be a relative path without '..'"))
+		}
 		if m.MountPropagation != nil && *m.MountPropagation != "None" {
 			errs = append(errs, v.NewNotSupported(mp.Child("mountPropagation"), *m.MountPropagation, []string{"None"}))
 		}

@@ -167,6 +167,9 @@ type VolumeMount struct {
 	ReadOnly  bool   `json:"readOnly,omitempty"`
 	// SubPath mounts this path of the volume instead of its root.
 	SubPath string `json:"subPath,omitempty"`
+	// SubPathExpr is a SubPath with $(VAR) references to the container's
+	// environment, expanded by the agent when the container starts.
+	SubPathExpr string `json:"subPathExpr,omitempty"`
 	// MountPropagation: only None (the default) is supported.
 	MountPropagation *string `json:"mountPropagation,omitempty"`
 }
