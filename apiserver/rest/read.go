@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -286,6 +288,13 @@ var WatchWriteTimeout = 10 * time.Second
 
 // restLogs serves pods/log: the container's output as text/plain,
 // streamed as it comes with follow=true.
+// The WebSocket subprotocols of pods/log (kube-apiserver's wsstream
+// reader protocols).
+const (
+	logsBinary = "binary.k8s.io"
+	logsBase64 = "base64.binary.k8s.io"
+)
+
 func (s *Handler) restLogs(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
 	q := r.URL.Query()
 	req := &apipb.PodLogsRequest{Namespace: t.namespace, Name: t.name, Container: q.Get("container"), SinceTime: q.Get("sinceTime")}
@@ -314,16 +323,37 @@ func (s *Handler) restLogs(ctx context.Context, w http.ResponseWriter, r *http.R
 	}
 	flusher, _ := w.(http.Flusher)
 	started := false
+	// Over a WebSocket (as kube-apiserver serves logs too): each chunk a
+	// binary message, or a text message of its base64 with
+	// base64.binary.k8s.io; the end a close.
+	var ws *websocket.Conn
+	var wsFailed bool
 	start := func() {
-		if !started {
-			started = true
-			w.Header().Set("Content-Type", "text/plain")
-			w.WriteHeader(http.StatusOK)
-			if flusher != nil {
-				flusher.Flush()
+		if started {
+			return
+		}
+		started = true
+		if isWebSocket(r) {
+			up := websocketUpgrader
+			up.Subprotocols = []string{logsBinary, logsBase64}
+			var err error
+			if ws, err = up.Upgrade(w, r, nil); err != nil {
+				wsFailed = true // the upgrader answered
 			}
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusOK)
+		if flusher != nil {
+			flusher.Flush()
 		}
 	}
+	defer func() {
+		if ws != nil {
+			_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+			ws.Close()
+		}
+	}()
 	errLimit := errors.New("limitBytes reached")
 	send := func(m *apipb.LogChunk) error {
 		start()
@@ -331,10 +361,23 @@ func (s *Handler) restLogs(ctx context.Context, w http.ResponseWriter, r *http.R
 		if limit >= 0 && int64(len(data)) > limit {
 			data = data[:limit]
 		}
-		if _, err := w.Write(data); err != nil {
-			return err
+		switch {
+		case wsFailed:
+			return errUpgradeAnswered
+		case ws != nil && ws.Subprotocol() == logsBase64:
+			if err := ws.WriteMessage(websocket.TextMessage, []byte(base64.StdEncoding.EncodeToString(data))); err != nil {
+				return err
+			}
+		case ws != nil:
+			if err := ws.WriteMessage(websocket.BinaryMessage, data); err != nil {
+				return err
+			}
+		default:
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
 		}
-		if flusher != nil {
+		if flusher != nil && ws == nil {
 			flusher.Flush()
 		}
 		if limit >= 0 {
@@ -352,6 +395,8 @@ func (s *Handler) restLogs(ctx context.Context, w http.ResponseWriter, r *http.R
 		start()
 	case !started:
 		writeError(w, err, t)
+	case ws != nil || wsFailed:
+		// the stream broke after the upgrade: the close says it ended
 	default:
 		fmt.Fprintf(w, "\nerror: %s\n", status.Convert(err).Message()) // the stream broke after the headers went out
 	}

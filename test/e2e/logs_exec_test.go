@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/apiserver/testserver"
@@ -63,6 +65,14 @@ func TestLogsAndExec(t *testing.T) {
 	}
 	if out, _, _ := kobectl("", "logs", "shell", "--tail", "1"); out != "second line\n" {
 		t.Errorf("logs --tail 1 = %q", out)
+	}
+	// Over a WebSocket, as the conformance suite reads logs: binary
+	// messages (binary.k8s.io) or base64 text (base64.binary.k8s.io),
+	// then a close.
+	for proto, want := range map[string]string{"binary.k8s.io": "first line\nsecond line\n", "base64.binary.k8s.io": "Zmlyc3QgbGluZQpzZWNvbmQgbGluZQo="} {
+		if got := websocketLogs(t, srv.Addr(), "/api/v1/namespaces/default/pods/shell/log?container=sh", proto); got != want {
+			t.Errorf("logs over a WebSocket (%s): %q, want %q", proto, got, want)
+		}
 	}
 	out, errOut, code = kobectl("", "exec", "shell", "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 3")
 	if out != "to-stdout\n" || !strings.Contains(errOut, "to-stderr") || code != 3 {
@@ -189,5 +199,43 @@ func logTimes(t *testing.T, ctx context.Context, srv *testserver.Server, n *node
 	}
 	if _, errOut, code := kobectl("", "logs", "ticker", "--since", "2s", "--since-time", since.Format(time.RFC3339)); code == 0 || !strings.Contains(errOut, "at most one of") {
 		t.Errorf("--since with --since-time: %d %q", code, errOut)
+	}
+}
+
+// websocketLogs reads a pods/log URL over a WebSocket with one
+// subprotocol, as the API server's admin, until the server closes it.
+func websocketLogs(t *testing.T, addr, path, proto string) string {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{proto}, HandshakeTimeout: 10 * time.Second}
+	scheme := "ws"
+	if k, ok := adminKubeconfigs.Load(addr); ok {
+		cfg, err := client.LoadKubeconfig(k.(string), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.TLSClientConfig, err = client.TLSConfig(cfg, addr); err != nil {
+			t.Fatal(err)
+		}
+		d.TLSClientConfig.NextProtos = []string{"http/1.1"}
+		scheme = "wss"
+	}
+	ws, resp, err := d.Dial(scheme+"://"+addr+path, nil)
+	if err != nil {
+		t.Fatalf("dial %s: %v (%v)", path, err, resp)
+	}
+	defer ws.Close()
+	if ws.Subprotocol() != proto {
+		t.Errorf("subprotocol %q, want %q", ws.Subprotocol(), proto)
+	}
+	var b strings.Builder
+	for {
+		_, msg, err := ws.ReadMessage()
+		if err != nil {
+			if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+				t.Errorf("read %s: %v", path, err)
+			}
+			return b.String()
+		}
+		b.Write(msg)
 	}
 }
