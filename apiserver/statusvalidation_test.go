@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +146,39 @@ func TestStorageVersionMigrationStatusPatches(t *testing.T) {
 	}
 	if code, b := patch("/m", "application/merge-patch+json", `{"spec":{"resource":{"resource":"bar"}}}`); code != 422 || !strings.Contains(string(b), "spec") {
 		t.Errorf("changing the spec: want 422, got %d %s", code, b)
+	}
+}
+
+// TestStatusWritesCarryFreshMetadata: a patch of a Job's status (the
+// conformance suite's "apply changes to a job status") sets the
+// annotations it names, as kube-apiserver's status strategy lets them
+// through; an unconditional status write from a stale copy (a
+// controller's) takes back no label; a Deployment's status keeps its
+// labels, as in Kubernetes.
+func TestStatusWritesCarryFreshMetadata(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	const jobs = "/apis/batch/v1/namespaces/default/jobs"
+	job := `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"pi","labels":{"team":"a"}},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"i"}]}}}}`
+	code, _, b := c.do("POST", jobs, "", job)
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	stale := decodeJSON(t, b)
+	code, _, b = c.do("PATCH", jobs+"/pi/status", "", `{"metadata":{"annotations":{"patchedstatus":"true"}},"status":{"active":1}}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"patchedstatus":"true"`) {
+		t.Fatalf("status patch with an annotation: %d %s", code, b)
+	}
+	// The user relabels; a controller's unconditional write of its stale
+	// copy's status does not take the label back.
+	if code, _, b := c.do("PATCH", jobs+"/pi", "", `{"metadata":{"labels":{"team":"b"}}}`, "Content-Type", "application/merge-patch+json"); code != 200 {
+		t.Fatalf("relabel: %d %s", code, b)
+	}
+	meta := stale["metadata"].(map[string]any)
+	delete(meta, "resourceVersion")
+	stale["status"] = map[string]any{"active": 2}
+	body, _ := json.Marshal(stale)
+	if code, _, b := c.do("PUT", jobs+"/pi/status", "", string(body)); code != 200 || !strings.Contains(string(b), `"team":"b"`) {
+		t.Errorf("an unconditional status write from a stale copy: %d %s; want the label team=b kept", code, b)
 	}
 }

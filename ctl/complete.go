@@ -21,7 +21,7 @@ var completion = map[string]string{
 	"patch": "types", "edit": "types", "wait": "types", "explain": "types", "expose": "types",
 	"scale": "types", "rollout status": "types", "rollout history": "types", "rollout undo": "types",
 	"rollout restart": "types", "rollout pause": "types", "rollout resume": "types", "set image": "types",
-	"logs": "pods", "exec": "pods", "attach": "pods", "port-forward": "pods",
+	"logs": "pods", "exec": "pods", "debug": "pods", "attach": "pods", "port-forward": "pods",
 	"cordon": "nodes", "uncordon": "nodes", "drain": "nodes", "taint": "nodes",
 }
 

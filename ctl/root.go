@@ -54,7 +54,7 @@ func NewCommand(o *Options) *cobra.Command {
 		apply.NewCmdApply(o), apply.NewCmdCreate(o, create.Generators(o)...), apply.NewCmdReplace(o),
 		get.NewCmdGet(o), describe.NewCmdDescribe(o), delete.NewCmdDelete(o),
 		create.NewCmdRun(o), create.NewCmdExpose(o),
-		podio.NewCmdLogs(o), podio.NewCmdExec(o), podio.NewCmdAttach(o), podio.NewCmdPortForward(o), podio.NewCmdCp(o),
+		podio.NewCmdLogs(o), podio.NewCmdExec(o), podio.NewCmdAttach(o), podio.NewCmdDebug(o), podio.NewCmdPortForward(o), podio.NewCmdCp(o),
 		wait.NewCmdWait(o), wait.NewCmdEvents(o),
 		rollout.NewCmdScale(o), rollout.NewCmdAutoscale(o), rollout.NewCmdSet(o), rollout.NewCmdRollout(o), apply.NewCmdLabel(o), apply.NewCmdAnnotate(o), apply.NewCmdPatch(o), apply.NewCmdEdit(o), apply.NewCmdDiff(o),
 		drain.NewCmdCordon(o, true), drain.NewCmdCordon(o, false), drain.NewCmdDrain(o), drain.NewCmdTaint(o), explain.NewCmdExplain(o),

@@ -56,6 +56,9 @@ func SetDefaultsPodSpec(s *PodSpec) {
 	for i := range s.Containers {
 		setDefaultsContainer(&s.Containers[i])
 	}
+	for i := range s.EphemeralContainers {
+		setDefaultsContainer(&s.EphemeralContainers[i].Container)
+	}
 }
 
 func setDefaultsContainer(c *Container) {

@@ -190,8 +190,19 @@ func mergeUpdate(k *scheme.Kind, in, old meta.Object, statusOnly bool) (meta.Obj
 		if im.ManagedFields != nil {
 			m.ManagedFields = im.ManagedFields // as on the main resource: the writer's own record (an apply's) wins
 		}
-		if strategyFor(k).statusLabels {
+		// Labels and annotations come with a status write when the kind's
+		// strategy says so (namespaces), or when the writer names the
+		// resourceVersion it read (a patch of the status, a client's
+		// fresh copy: kube-apiserver's status strategies keep metadata
+		// changes, and a stale copy is a conflict then); an unconditional
+		// write (a controller's) keeps the stored ones, so that it never
+		// takes back a label. A Deployment's status keeps its labels, as
+		// in Kubernetes.
+		if fresh := im.ResourceVersion != "" && im.ResourceVersion == om.ResourceVersion; strategyFor(k).statusLabels || fresh {
 			m.Labels, m.Annotations = im.Labels, im.Annotations
+			if k.Kind == "Deployment" && k.Custom == nil {
+				m.Labels = om.Labels
+			}
 			if k.Default != nil {
 				k.Default(out) // labels the kind always carries (a namespace's name)
 			}
