@@ -14,7 +14,7 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 RACE_PKGS     := ./apiserver/... ./client/... ./ctl/... ./agent/... ./scheduler/... ./controller/... ./csi/... ./ingress/...
 FUZZTIME      ?= 3m
 
-.PHONY: all build images dist test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz conformance conformance-build lab lab-down vm-lab vm-lab-down test-vm clean
+.PHONY: all build images dist test unit race compat lint vet fmt-check proto k8s-api-fields bench chaos fuzz conformance conformance-build conformance-images lab lab-down vm-lab vm-lab-down test-vm clean
 
 all: build
 
@@ -137,6 +137,11 @@ conformance-build:
 
 conformance: conformance-build
 	deploy/conformance/conformance.sh run '$(FOCUS)'
+
+# The suite's test images, built here and loaded into the lab's nodes
+# (make conformance does it too).
+conformance-images: conformance-build
+	deploy/conformance/conformance.sh images
 
 # A 2-node cluster on this host (as root); deploy/lab/lab.sh has the rest.
 lab:

@@ -118,6 +118,18 @@ func TestRESTProxiesToPodsAndServices(t *testing.T) {
 			t.Errorf("GET %s: %d %s; want %d saying %q", tt.path, code, b, tt.code, tt.want)
 		}
 	}
+	// .../proxy without its slash: GET and HEAD are sent to .../proxy/
+	// (301), other methods go on to the pod's /.
+	noRedirect := &http.Client{Transport: c.http.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest("GET", c.base+"/api/v1/namespaces/default/pods/web/proxy?method=GET", nil)
+	if resp, err := noRedirect.Do(req); err != nil || resp.StatusCode != 301 || resp.Header.Get("Location") != "/api/v1/namespaces/default/pods/web/proxy/?method=GET" {
+		t.Errorf("GET .../proxy without a slash: %v %v, want 301 to .../proxy/?method=GET", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if code, _, b := c.do("DELETE", "/api/v1/namespaces/default/pods/web/proxy?method=DELETE", "", ""); code != http.StatusTeapot || !strings.HasPrefix(string(b), "DELETE /?method=DELETE") {
+		t.Errorf("DELETE .../proxy without a slash: %d %s", code, b)
+	}
 	// Authorized as the proxy subresource with the method's verb.
 	code, _, b := c.do("POST", "/api/v1/namespaces/default/pods/web/proxy/", "", "x", "Impersonate-User", "dev")
 	if code != 403 || !strings.Contains(string(b), `cannot create resource \"pods/proxy\"`) {

@@ -30,6 +30,16 @@ func (s *Handler) restProxy(ctx context.Context, w http.ResponseWriter, r *http.
 		if err != nil {
 			return struct{}{}, err
 		}
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.HasSuffix(r.URL.Path, "/proxy") {
+			// .../proxy without its slash: a browser is sent to .../proxy/,
+			// so that the pod's relative links resolve under it (as
+			// kube-apiserver's proxy handler does); other methods go on
+			// to the pod's /.
+			u := *r.URL
+			u.Path += "/"
+			http.Redirect(w, r, u.RequestURI(), http.StatusMovedPermanently)
+			return struct{}{}, nil
+		}
 		rp := &httputil.ReverseProxy{
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = loc.Scheme, loc.Host, loc.Host

@@ -32,6 +32,7 @@ func main() {
 	binary := flag.String("binary", "", "instead of the test images, one image of this static binary (its entrypoint) with busybox's applets in /bin: make conformance packs Kubernetes' agnhost so")
 	name := flag.String("name", "", "the name of the -binary image (registry.k8s.io/e2e-test-images/agnhost:2.66.1); without -binary, busybox's image under this name")
 	args := flag.String("args", "", "with -binary: arguments after the binary in the entrypoint, comma-separated (agnhost's pause subcommand stands in for registry.k8s.io/pause)")
+	add := flag.String("add", "", "with -binary: more files, comma-separated SRC:DEST (a file of this host, its path in the image), DEST@TARGET (a symbolic link) or DEST/ (a directory): what Kubernetes' agnhost image carries beside the binary")
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
@@ -43,6 +44,15 @@ func main() {
 		}
 		if *args != "" {
 			img.Config.Entrypoint = append(img.Config.Entrypoint, strings.Split(*args, ",")...)
+		}
+		for _, a := range strings.Split(*add, ",") {
+			f, err := extraFile(a)
+			if err != nil {
+				log.Fatalf("%s: -add %s: %v", *name, a, err)
+			}
+			if f.Path != "" {
+				img.Files = append(img.Files, f)
+			}
 		}
 		write(*out, img)
 		return
@@ -166,4 +176,26 @@ func busyboxImage(path string) (oci.Image, error) {
 		Files:  files,
 		Config: oci.Config{Cmd: []string{"/bin/sh"}, Env: []string{"PATH=/bin"}},
 	}, nil
+}
+
+// extraFile is one -add entry: SRC:DEST, DEST@TARGET or DEST/.
+func extraFile(a string) (oci.File, error) {
+	switch {
+	case a == "":
+		return oci.File{}, nil
+	case strings.HasSuffix(a, "/"):
+		return oci.File{Path: strings.TrimSuffix(a, "/"), Dir: true, Mode: 0o755}, nil
+	case strings.Contains(a, "@"):
+		dest, target, _ := strings.Cut(a, "@")
+		return oci.File{Path: dest, Linkname: target}, nil
+	}
+	src, dest, ok := strings.Cut(a, ":")
+	if !ok || !strings.HasPrefix(dest, "/") {
+		return oci.File{}, fmt.Errorf("want SRC:DEST with an absolute DEST")
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return oci.File{}, err
+	}
+	return oci.File{Path: dest, Mode: 0o644, Data: data}, nil
 }
