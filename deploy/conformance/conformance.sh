@@ -4,8 +4,9 @@
 #   conformance.sh build            e2e.test and kubectl of Kubernetes $K8S_VERSION,
 #                                   built once into the cache (about 40 minutes
 #                                   on 2 cores; nothing goes into the repository)
-#   conformance.sh images           the test images (agnhost, pause, busybox) built
-#                                   here, into the lab's nodes (run does it too)
+#   conformance.sh images           the test images (agnhost, pause, busybox, an
+#                                   nginx stand-in) built here, into the lab's
+#                                   nodes (run does it too; make conformance-images)
 #   conformance.sh list [FOCUS]     the [Conformance] tests whose names match FOCUS
 #   conformance.sh run [FOCUS|FILE] each matching test in its own process against
 #                                   the lab (make lab first), a table of results
@@ -68,45 +69,100 @@ build() {
   say "[4/4] done: $("$CACHE/e2e.test" --list-conformance-tests 2>/dev/null | grep -c '^  codename:' || true) conformance tests in $CACHE/e2e.test"
 }
 
-# images builds the test images most tests run, under the names the suite
+# images builds the test images the tests run, under the names the suite
 # uses (its own list, test/utils/image/manifest.go), and imports them into
 # each lab node's containerd — the lab pulls nothing:
 #   agnhost   Kubernetes' test server, built static from the same source,
-#             beside busybox's applets (entrypoint /agnhost);
+#             beside busybox's applets (entrypoint /agnhost); the previous
+#             agnhost version some apps tests name is the same image;
 #   pause     agnhost's pause subcommand (entrypoint /agnhost pause);
-#   busybox   the host's busybox-static with its applets.
+#   busybox   the host's busybox-static with its applets;
+#   nginx     a stand-in: agnhost netexec serving HTTP on port 80 (the
+#             tests that run nginx only need a web server there).
 images() {
   [ -f "$CACHE/src/go.mod" ] || die "no Kubernetes source in $CACHE/src: run make conformance-build (or $0 build) first"
   local src=$CACHE/src state=${KOBUNE_LAB_STATE:-/var/lib/kobune-lab} manifest
   manifest=$src/test/utils/image/manifest.go
   version() { sed -n "s/.*configs\[$1\] = Config{[^,]*, \"[^\"]*\", \"\([^\"]*\)\"}.*/\1/p" "$manifest"; }
-  local agnhost=registry.k8s.io/e2e-test-images/agnhost:$(version Agnhost)
-  local pause=registry.k8s.io/pause:$(version Pause)
-  local busybox=registry.k8s.io/e2e-test-images/busybox:$(version BusyBox)
+  local e2e=registry.k8s.io/e2e-test-images
+  # name of the tarball, image name, and what it is made of: "busybox",
+  # or agnhost with the entrypoint's arguments after it.
+  local images=(
+    "agnhost $e2e/agnhost:$(version Agnhost) agnhost"
+    "agnhost-prev $e2e/agnhost:$(version AgnhostPrev) agnhost"
+    "pause registry.k8s.io/pause:$(version Pause) agnhost pause"
+    "busybox $e2e/busybox:$(version BusyBox) busybox"
+    "nginx $e2e/nginx:$(version Nginx) agnhost netexec,--http-port=80"
+  )
   mkdir -p "$CACHE/images"
-  if [ ! -f "$CACHE/images/agnhost.tar" ] || [ ! -f "$CACHE/images/pause.tar" ] || [ ! -f "$CACHE/images/busybox.tar" ]; then
-    say "build $agnhost, $pause and $busybox (agnhost from the same source, static)"
-    [ -x "$CACHE/agnhost" ] || (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/agnhost" ./test/images/agnhost)
+  # What Kubernetes' agnhost image carries beside the binary that tests
+  # use: porter's certificate at / (test-webserver serves it, a
+  # StatefulSet's readiness probe reads it), agnhost-2 (the entrypoint
+  # tests), /uploads (netexec), and a user and group defined in the image.
+  local etc=$CACHE/images/etc
+  mkdir -p "$etc"
+  printf 'root:x:0:0:root:/root:/bin/sh\nuser-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' >"$etc/passwd"
+  printf 'root:x:0:\nuser-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' >"$etc/group"
+  printf 'hosts: files dns\n' >"$etc/nsswitch.conf"
+  local extra="$src/test/images/agnhost/porter/localhost.crt:/localhost.crt,$src/test/images/agnhost/porter/localhost.key:/localhost.key"
+  extra="$extra,/agnhost-2@agnhost,/uploads/,$etc/passwd:/etc/passwd,$etc/group:/etc/group,$etc/nsswitch.conf:/etc/nsswitch.conf"
+  # The real image's network tools (Alpine's curl, netcat-openbsd, dig,
+  # iproute2, socat), which the network tests call with options
+  # busybox's applets lack: Debian's, with the libraries they load.
+  extra="$extra,$(host_tools /usr/bin/nc.openbsd:/usr/bin/nc /usr/bin/curl /usr/bin/dig /usr/bin/socat /usr/sbin/ip /usr/sbin/ss)"
+  # stamp: a tarball made by an earlier version of this list is made again.
+  local line file name what args stamp=3
+  for line in "${images[@]}"; do
+    read -r file name what args <<<"$line"
+    [ -f "$CACHE/images/$file.$stamp.tar" ] && continue
+    say "build $name"
     local tmp=$CACHE/images/tmp
     rm -rf "$tmp"
-    (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -binary "$CACHE/agnhost" -name "$agnhost" >/dev/null &&
-      "$GO" run ./deploy/images/build -out "$tmp/pause" -binary "$CACHE/agnhost" -name "$pause" -args pause >/dev/null &&
-      "$GO" run ./deploy/images/build -out "$tmp/busybox" -name "$busybox" >/dev/null)
-    mv "$tmp"/*.tar "$CACHE/images/agnhost.tar"
-    mv "$tmp"/pause/*.tar "$CACHE/images/pause.tar"
-    mv "$tmp"/busybox/*.tar "$CACHE/images/busybox.tar"
+    if [ "$what" = busybox ]; then
+      (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -name "$name" >/dev/null)
+    else
+      [ -x "$CACHE/agnhost" ] || (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/agnhost" ./test/images/agnhost)
+      (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -binary "$CACHE/agnhost" -name "$name" -add "$extra" ${args:+-args "$args"} >/dev/null)
+    fi
+    mv "$tmp"/*.tar "$CACHE/images/$file.$stamp.tar"
     rm -rf "$tmp"
-  fi
-  local sock n=0 img
+  done
+  local sock n=0
   for sock in "$state"/nodes/*/containerd.sock; do
     [ -S "$sock" ] || continue
-    for img in agnhost pause busybox; do
-      ctr -a "$sock" -n kobune images import "$CACHE/images/$img.tar" >/dev/null || die "import $img into $sock failed"
+    for line in "${images[@]}"; do
+      read -r file name what args <<<"$line"
+      ctr -a "$sock" -n kobune images import "$CACHE/images/$file.$stamp.tar" >/dev/null || die "import $file into $sock failed"
     done
     n=$((n + 1))
   done
   [ "$n" -gt 0 ] || die "no lab node's containerd under $state/nodes: make lab first"
-  say "$agnhost, $pause and $busybox are in the containerd of $n lab nodes"
+  say "${#images[@]} test images are in the containerd of $n lab nodes"
+}
+
+# host_tools BIN[:DEST]...: -add entries for binaries of this host and the
+# shared libraries they load (installed first with apt-get when missing).
+host_tools() {
+  local missing=()
+  command -v nc.openbsd >/dev/null || missing+=(netcat-openbsd)
+  command -v dig >/dev/null || missing+=(bind9-dnsutils)
+  command -v socat >/dev/null || missing+=(socat)
+  command -v curl >/dev/null || missing+=(curl)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "install ${missing[*]} (the network tools the test images carry)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
+  fi
+  local t bin dest lib
+  {
+    for t in "$@"; do
+      bin=${t%%:*} dest=${t#*:}
+      [ "$dest" = "$t" ] && dest=$bin
+      printf '%s:%s\n' "$bin" "$dest"
+      for lib in $(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+        printf '%s:%s\n' "$lib" "$lib"
+      done
+    done
+  } | sort -u | paste -sd, -
 }
 
 need_built() {
@@ -199,8 +255,12 @@ report() {
   Kubernetes enters this repository.
 - `make lab`, then `make conformance` (`FOCUS=<regular expression>` on the tests' names,
   default `sig-api-machinery`; `FOCUS=.` for all; or `FOCUS=<file>` of names, one a line):
-  the test images most tests run (agnhost built from the same source, pause as agnhost's
-  `pause`, busybox) are loaded into the lab's nodes under the names the suite uses; then
+  the test images the tests run (`make conformance-images`: agnhost built from the same
+  source, with porter's certificate, a user and group defined in the image and Debian's
+  curl, netcat-openbsd, dig, socat and iproute2 with their libraries, as the real image
+  carries Alpine's; the previous agnhost version as the same image; pause as agnhost's
+  `pause`; busybox; nginx as agnhost's `netexec` on port 80) are loaded into the lab's
+  nodes under the names the suite uses; then
   each test runs in its own `e2e.test` process (`--provider=skeleton`, the lab's admin
   kubeconfig), because a test that fails inside a goroutine ends the process and would take
   every later test with it; 15 minutes at most each (`KOBUNE_CONFORMANCE_TIMEOUT`). Each

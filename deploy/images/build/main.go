@@ -139,7 +139,7 @@ func binaryImage(name, path, busybox string) (oci.Image, error) {
 	entry := "/" + filepath.Base(path)
 	img.Name = name
 	img.Files = append(img.Files, oci.File{Path: entry, Mode: 0o755, Data: data})
-	img.Config = oci.Config{Entrypoint: []string{entry}, Env: []string{"PATH=/bin:/"}}
+	img.Config = oci.Config{Entrypoint: []string{entry}, Env: []string{"PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/"}}
 	return img, nil
 }
 
@@ -197,5 +197,9 @@ func extraFile(a string) (oci.File, error) {
 	if err != nil {
 		return oci.File{}, err
 	}
-	return oci.File{Path: dest, Mode: 0o644, Data: data}, nil
+	info, err := os.Stat(src)
+	if err != nil {
+		return oci.File{}, err
+	}
+	return oci.File{Path: dest, Mode: int64(info.Mode().Perm()), Data: data}, nil
 }
