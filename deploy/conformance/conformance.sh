@@ -272,6 +272,15 @@ report() {
 
 TEXT
     [ -f "$ROOT/deploy/conformance/notes.md" ] && cat "$ROOT/deploy/conformance/notes.md" && say ""
+    say "## Per SIG"
+    say ""
+    say "Every \`[Conformance]\` test of $K8S_VERSION by SIG, how many of them the results below hold, and how many of those passed; the rest remains to be run or made to pass."
+    say ""
+    say "| SIG | conformance tests | run | passed | remaining |"
+    say "|---|---|---|---|---|"
+    { names . | sed 's/^\[\(sig-[a-z-]*\)\].*/all\t\1/'; cat "$@" | awk -F'\t' '{ match($1, /^\[sig-[a-z-]*\]/); sig = substr($1, 2, RLENGTH - 2); print ($2 == "pass" ? "pass" : "run") "\t" sig }'; } |
+      awk -F'\t' '{ n[$2, $1]++; sigs[$2] = 1 } END { for (g in sigs) { run = n[g, "run"] + n[g, "pass"]; printf "| %s | %d | %d | %d | %d |\n", g, n[g, "all"], run, n[g, "pass"], n[g, "all"] - n[g, "pass"] } }' | sort
+    say ""
     say "## Results"
     say ""
     say "| test | result | seconds | first failure |"
