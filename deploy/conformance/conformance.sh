@@ -109,7 +109,7 @@ images() {
   # The real image's network tools (Alpine's curl, netcat-openbsd, dig,
   # iproute2, socat), which the network tests call with options
   # busybox's applets lack: Debian's, with the libraries they load.
-  extra="$extra,$(host_tools /usr/bin/nc.openbsd:/usr/bin/nc /usr/bin/curl /usr/bin/dig /usr/bin/socat /usr/sbin/ip /usr/sbin/ss)"
+  extra="$extra,$(host_tools nc.openbsd:/usr/bin/nc curl dig socat ip ss)" || die "the network tools for the test images: see above"
   # stamp: a tarball made by an earlier version of this list is made again.
   local line file name what args stamp=3
   for line in "${images[@]}"; do
@@ -140,8 +140,9 @@ images() {
   say "${#images[@]} test images are in the containerd of $n lab nodes"
 }
 
-# host_tools BIN[:DEST]...: -add entries for binaries of this host and the
-# shared libraries they load (installed first with apt-get when missing).
+# host_tools NAME[:DEST]...: -add entries for commands of this host (at
+# their path, or DEST) and the shared libraries they load (installed first
+# with apt-get when missing).
 host_tools() {
   local missing=()
   command -v nc.openbsd >/dev/null || missing+=(netcat-openbsd)
@@ -155,7 +156,8 @@ host_tools() {
   local t bin dest lib
   {
     for t in "$@"; do
-      bin=${t%%:*} dest=${t#*:}
+      bin=$(command -v "${t%%:*}") || die "${t%%:*} is not installed"
+      dest=${t#*:}
       [ "$dest" = "$t" ] && dest=$bin
       printf '%s:%s\n' "$bin" "$dest"
       for lib in $(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
