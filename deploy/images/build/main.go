@@ -174,7 +174,7 @@ func busyboxImage(path string) (oci.Image, error) {
 		Name:   "kobune.local/busybox:1.35",
 		Arch:   runtime.GOARCH,
 		Files:  files,
-		Config: oci.Config{Cmd: []string{"/bin/sh"}, Env: []string{"PATH=/bin"}},
+		Config: oci.Config{Cmd: []string{"/bin/sh"}, Env: []string{"PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
 	}, nil
 }
 
