@@ -70,8 +70,13 @@ func ValidateEndpointSlice(s *EndpointSlice) v.ErrorList {
 	}
 	for i, e := range s.Endpoints {
 		ep := v.NewPath("endpoints").Index(i)
-		if len(e.Addresses) != 1 {
-			errs = append(errs, v.NewInvalid(ep.Child("addresses"), e.Addresses, "must contain exactly one address"))
+		// 1 to 100 addresses, as Kubernetes allows (the controller writes
+		// one per endpoint).
+		switch n := len(e.Addresses); {
+		case n == 0:
+			errs = append(errs, v.NewRequired(ep.Child("addresses"), "must contain at least 1 address"))
+		case n > 100:
+			errs = append(errs, v.NewInvalid(ep.Child("addresses"), n, "must have at most 100 items"))
 		}
 		for j, a := range e.Addresses {
 			if ip := net.ParseIP(a); ip == nil || ip.To4() == nil {
