@@ -204,6 +204,16 @@ func TestEndpointSlicesFollowPods(t *testing.T) {
 		t.Errorf("%d slices for 107 endpoints on 8080 and 1 on 9090, want 3", len(ss))
 	}
 
+	// An Endpoints object written by hand, with no Service: not the
+	// controller's (it carries no managed-by label), so it stays.
+	if _, err := eps.Create(ctx, &core.Endpoints{ObjectMeta: meta.ObjectMeta{Name: "by-hand", Namespace: "default"},
+		Subsets: []core.EndpointSubset{{Addresses: []core.EndpointAddress{{IP: "10.0.0.24"}}, Ports: []core.EndpointPort{{Name: "http", Port: 80}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := eps.Get(ctx, "default", "ghost"); e == nil || e.Labels["endpoints.kubernetes.io/managed-by"] != "endpoint-controller" {
+		t.Errorf("the controller's Endpoints lack the managed-by label: %+v", e)
+	}
+
 	// The Service goes: its slices (garbage collector) and Endpoints go too.
 	if err := svcs.Delete(ctx, "default", "ghost", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -216,6 +226,9 @@ func TestEndpointSlicesFollowPods(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the Endpoints of a deleted Service stayed")
 		}
+	}
+	if _, err := eps.Get(ctx, "default", "by-hand"); err != nil {
+		t.Errorf("the Endpoints written by hand: %v, want them kept", err)
 	}
 }
 

@@ -23,6 +23,15 @@ const overCapacity = "endpoints.kubernetes.io/over-capacity"
 
 const maxEndpointsAddresses = 1000
 
+// EndpointsManagedBy and EndpointsController label the Endpoints objects
+// this controller writes, as Kubernetes' endpoints controller labels its
+// own: an Endpoints object someone else wrote (for a Service without a
+// selector, or with no Service at all) is neither changed nor deleted.
+const (
+	EndpointsManagedBy  = "endpoints.kubernetes.io/managed-by"
+	EndpointsController = "endpoint-controller"
+)
+
 func (ec *Controller) syncEndpoints(ctx context.Context, svc *core.Service, pods []*core.Pod) error {
 	type subset struct {
 		ports           []core.EndpointPort
@@ -68,7 +77,14 @@ func (ec *Controller) syncEndpoints(ctx context.Context, svc *core.Service, pods
 		}
 	}
 	sort.Strings(order)
-	want := &core.Endpoints{ObjectMeta: meta.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Labels: maps.Clone(svc.Labels)}}
+	// The Service's labels, and the mark that this controller manages
+	// the object (only such Endpoints go with their Service).
+	labels := maps.Clone(svc.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[EndpointsManagedBy] = EndpointsController
+	want := &core.Endpoints{ObjectMeta: meta.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Labels: labels}}
 	for _, k := range order {
 		sub := subsets[k]
 		want.Subsets = append(want.Subsets, core.EndpointSubset{Addresses: sub.ready, NotReadyAddresses: sub.notReady, Ports: sub.ports})

@@ -90,8 +90,8 @@ func (ec *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 		// them. The Endpoints object has none, as in Kubernetes: it goes here.
 		ns, name, _ := strings.Cut(key, "/")
 		e, exists := ec.eps.Get(ns, name)
-		if !exists || ok {
-			return reconcile.Result{}, nil
+		if !exists || ok || e.Labels[EndpointsManagedBy] != EndpointsController {
+			return reconcile.Result{}, nil // someone else's: an Endpoints object written by hand stays
 		}
 		err := client.For[*core.Endpoints](ec.client).Delete(ctx, ns, name, client.DeleteOptions{UID: e.UID})
 		if client.IsNotFound(err) {
