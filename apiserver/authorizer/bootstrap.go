@@ -98,6 +98,8 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 	"endpointslice-controller": {
 		rule(read, "", "services", "pods", "nodes"), rule(join(read, []string{"create", "update", "delete"}), "discovery.k8s.io", "endpointslices"),
 		rule(join(read, []string{"create", "update", "delete"}), "", "endpoints"), events},
+	"endpointslicemirroring-controller": {
+		rule(read, "", "services", "endpoints"), rule(join(read, []string{"create", "update", "delete"}), "discovery.k8s.io", "endpointslices"), events},
 	"node-ipam-controller": {rule(join(read, []string{"update"}), "", "nodes"), events},
 	"node-controller": {
 		rule(join(read, []string{"update", "delete"}), "", "nodes"), rule([]string{"update"}, "", "nodes/status"),
@@ -257,7 +259,7 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 }
 
 func controllerNames() []string {
-	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller", "endpointslice-controller",
+	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller", "endpointslice-controller", "endpointslicemirroring-controller",
 		"certificate-controller", "generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller", "replication-controller",
 		"root-ca-cert-publisher", "service-account-controller", "statefulset-controller", "storage-version-migrator-controller"}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/kobune/kobune/controller/deployment"
 	"github.com/kobune/kobune/controller/disruption"
 	"github.com/kobune/kobune/controller/endpointslice"
+	"github.com/kobune/kobune/controller/endpointslicemirroring"
 	"github.com/kobune/kobune/controller/garbagecollector"
 	"github.com/kobune/kobune/controller/job"
 	"github.com/kobune/kobune/controller/nodeipam"
@@ -65,7 +66,7 @@ type Config struct {
 }
 
 // Names are the controllers, as their loops log themselves.
-var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
+var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, endpointslicemirroring.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
 	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, bootstraptoken.SignerName, bootstraptoken.CleanerName, resourcequota.Name, podautoscaler.Name, disruption.Name,
 	storageversionmigration.Name}
 
@@ -92,6 +93,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(job.New(c, inf, recorder, cfg.Job).Loop, reconcile.ObjectsOf(inf.Jobs))
 	add(cronjob.New(c, inf, recorder, cfg.CronJob).Loop, reconcile.ObjectsOf(inf.CronJobs))
 	add(endpointslice.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.Services))
+	add(endpointslicemirroring.New(c, inf).Loop, reconcile.ObjectsOf(inf.Endpoints))
 	gc := garbagecollector.New(c, inf)
 	add(gc.Loop, nil) // keys are resource/namespace/name
 	if len(cfg.Only) == 0 || slices.Contains(cfg.Only, garbagecollector.Name) {
