@@ -78,7 +78,8 @@ build() {
 #   pause     agnhost's pause subcommand (entrypoint /agnhost pause);
 #   busybox   the host's busybox-static with its applets;
 #   nginx     a stand-in: agnhost netexec serving HTTP on port 80 (the
-#             tests that run nginx only need a web server there).
+#             tests that run nginx only need a web server there);
+#   glibc-dns-testing  busybox with glibc's getent and dig.
 images() {
   [ -f "$CACHE/src/go.mod" ] || die "no Kubernetes source in $CACHE/src: run make conformance-build (or $0 build) first"
   local src=$CACHE/src state=${KOBUNE_LAB_STATE:-/var/lib/kobune-lab} manifest
@@ -93,6 +94,7 @@ images() {
     "pause registry.k8s.io/pause:$(version Pause) agnhost pause"
     "busybox $e2e/busybox:$(version BusyBox) busybox"
     "nginx $e2e/nginx:$(version Nginx) agnhost netexec,--http-port=80"
+    "glibc-dns-testing $e2e/glibc-dns-testing:$(version GlibcDnsTesting) busybox"
   )
   mkdir -p "$CACHE/images"
   # What Kubernetes' agnhost image carries beside the binary that tests
@@ -109,9 +111,13 @@ images() {
   # The real image's network tools (Alpine's curl, netcat-openbsd, dig,
   # iproute2, socat), which the network tests call with options
   # busybox's applets lack: Debian's, with the libraries they load.
-  extra="$extra,$(host_tools nc.openbsd:/usr/bin/nc curl dig socat ip ss)" || die "the network tools for the test images: see above"
+  extra="$extra,$(host_tools nc.openbsd:/usr/bin/nc curl dig getent socat ip ss)" || die "the network tools for the test images: see above"
+  # glibc-dns-testing: busybox with glibc's getent and dig (the DNS tests
+  # ask both a musl and a glibc resolver; here both are glibc's).
+  local dnstools
+  dnstools="$etc/nsswitch.conf:/etc/nsswitch.conf,$(host_tools dig getent)" || die "the DNS tools for the test images: see above"
   # stamp: a tarball made by an earlier version of this list is made again.
-  local line file name what args stamp=3
+  local line file name what args stamp=5
   for line in "${images[@]}"; do
     read -r file name what args <<<"$line"
     [ -f "$CACHE/images/$file.$stamp.tar" ] && continue
@@ -119,10 +125,15 @@ images() {
     local tmp=$CACHE/images/tmp
     rm -rf "$tmp"
     if [ "$what" = busybox ]; then
-      (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -name "$name" >/dev/null)
+      local add=""
+      [ "$file" = glibc-dns-testing ] && add=$dnstools
+      (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -name "$name" ${add:+-add "$add"} >/dev/null)
     else
       [ -x "$CACHE/agnhost" ] || (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/agnhost" ./test/images/agnhost)
-      (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -binary "$CACHE/agnhost" -name "$name" -add "$extra" ${args:+-args "$args"} >/dev/null)
+      # Without arguments agnhost runs pause, as the real image's CMD says.
+      local run=(-cmd pause)
+      [ -n "$args" ] && run=(-args "$args")
+      (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -binary "$CACHE/agnhost" -name "$name" -add "$extra" "${run[@]}" >/dev/null)
     fi
     mv "$tmp"/*.tar "$CACHE/images/$file.$stamp.tar"
     rm -rf "$tmp"

@@ -32,6 +32,7 @@ func main() {
 	binary := flag.String("binary", "", "instead of the test images, one image of this static binary (its entrypoint) with busybox's applets in /bin: make conformance packs Kubernetes' agnhost so")
 	name := flag.String("name", "", "the name of the -binary image (registry.k8s.io/e2e-test-images/agnhost:2.66.1); without -binary, busybox's image under this name")
 	args := flag.String("args", "", "with -binary: arguments after the binary in the entrypoint, comma-separated (agnhost's pause subcommand stands in for registry.k8s.io/pause)")
+	cmd := flag.String("cmd", "", "with -binary: the image's default arguments (CMD), comma-separated (Kubernetes' agnhost image runs pause when given none)")
 	add := flag.String("add", "", "with -binary: more files, comma-separated SRC:DEST (a file of this host, its path in the image), DEST@TARGET (a symbolic link) or DEST/ (a directory): what Kubernetes' agnhost image carries beside the binary")
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -44,6 +45,9 @@ func main() {
 		}
 		if *args != "" {
 			img.Config.Entrypoint = append(img.Config.Entrypoint, strings.Split(*args, ",")...)
+		}
+		if *cmd != "" {
+			img.Config.Cmd = strings.Split(*cmd, ",")
 		}
 		for _, a := range strings.Split(*add, ",") {
 			f, err := extraFile(a)
