@@ -130,6 +130,12 @@ func TestServiceAllocation(t *testing.T) {
 	if ext, err = svcs.Update(ctx, np); err != nil || ext.Spec.ExternalTrafficPolicy != "" || ext.Spec.ClusterIP != "" || len(ext.Spec.ClusterIPs) != 0 || ext.Spec.Ports[0].NodePort != 0 {
 		t.Errorf("NodePort → ExternalName: %+v %v", ext, err)
 	}
+	// And back to ClusterIP, externalName left as it was (the conformance
+	// suite's DNS test does so): the name goes, an IP comes.
+	ext.Spec.Type, ext.Spec.Ports[0].NodePort = core.ServiceTypeClusterIP, 0
+	if back, err := svcs.Update(ctx, ext); err != nil || back.Spec.ExternalName != "" || back.Spec.ClusterIP == "" {
+		t.Errorf("ExternalName → ClusterIP: %+v %v", back, err)
+	}
 	if err := svcs.Delete(ctx, "default", "was-np", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

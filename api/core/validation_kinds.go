@@ -199,12 +199,20 @@ func ValidateService(s *Service) v.ErrorList {
 // Service's type, what the new type has no use for and the writer left as
 // it was (kube-apiserver's service strategy): externalTrafficPolicy when
 // the Service stops being reachable from outside (a NodePort becoming a
-// ClusterIP or ExternalName Service). The cluster IP and node ports are
+// ClusterIP or ExternalName Service), externalName when it stops being an
+// ExternalName Service. The cluster IP and node ports are
 // released by the allocation step of admission.
 func DropServiceTypeDependentFields(newSvc, oldSvc *Service) {
 	if oldSvc.Spec.Type == ServiceTypeNodePort && newSvc.Spec.Type != ServiceTypeNodePort &&
 		newSvc.Spec.ExternalTrafficPolicy == oldSvc.Spec.ExternalTrafficPolicy {
 		newSvc.Spec.ExternalTrafficPolicy = ""
+	}
+	// An ExternalName Service turned into another type: the name it
+	// pointed at goes (Kubernetes keeps it, unused; Kobune stores no
+	// field it ignores).
+	if oldSvc.Spec.Type == ServiceTypeExternalName && newSvc.Spec.Type != ServiceTypeExternalName &&
+		newSvc.Spec.ExternalName == oldSvc.Spec.ExternalName {
+		newSvc.Spec.ExternalName = ""
 	}
 }
 
