@@ -11,6 +11,8 @@
 //	                                         Service one record per endpoint, at its name and port
 //	<svc>.<ns>.svc.cluster.local             CNAME: the externalName of an ExternalName Service
 //	<a-b-c-d>.<ns>.pod.cluster.local         A: a.b.c.d
+//	<d.c.b.a>.in-addr.arpa                   PTR: the Service whose cluster IP a.b.c.d is, or the
+//	                                         headless Service's endpoint at that address
 //
 // Any other name in the cluster domain is NXDOMAIN; a name outside it is
 // REFUSED, unless upstream resolvers are configured (Forward), in which
@@ -90,6 +92,12 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 	q := r.Question[0]
 	name := strings.ToLower(q.Name)
 	zone := dns.Fqdn(s.Domain)
+	if dns.IsSubDomain("in-addr.arpa.", name) {
+		if rrs, ok := s.reverse(q, name); ok {
+			m.Answer = rrs
+			return m
+		}
+	}
 	if !dns.IsSubDomain(zone, name) {
 		return s.forward(r, m)
 	}
@@ -104,6 +112,47 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 		m.Ns = []dns.RR{s.soa()} // the name exists, not with this type (NODATA)
 	}
 	return m
+}
+
+// reverse answers a PTR question for an address the cluster names, as
+// CoreDNS's kubernetes plugin does: a Service's cluster IP is
+// <svc>.<ns>.svc.<domain>, the address of a headless Service's endpoint
+// <hostname or a-b-c-d>.<svc>.<ns>.svc.<domain>. Another address is not
+// the cluster's to answer (ok false: forwarded, or refused).
+func (s *Server) reverse(q dns.Question, name string) ([]dns.RR, bool) {
+	labels := strings.Split(strings.TrimSuffix(name, ".in-addr.arpa."), ".")
+	if len(labels) != 4 {
+		return nil, false
+	}
+	ip := labels[3] + "." + labels[2] + "." + labels[1] + "." + labels[0]
+	if p := net.ParseIP(ip); p == nil || p.To4() == nil {
+		return nil, false
+	}
+	var targets []string
+	for _, svc := range s.Source.Services() {
+		switch {
+		case svc.Spec.ClusterIP == ip:
+			targets = append(targets, svc.Name+"."+svc.Namespace+".svc")
+		case svc.Spec.ClusterIP == core.ClusterIPNone:
+			for _, e := range s.endpoints(svc, "") {
+				if e.addr == ip {
+					targets = append(targets, e.name+"."+svc.Name+"."+svc.Namespace+".svc")
+				}
+			}
+		}
+	}
+	if len(targets) == 0 {
+		return nil, false
+	}
+	if q.Qtype != dns.TypePTR && q.Qtype != dns.TypeANY {
+		return []dns.RR{}, true // the name exists, not with this type
+	}
+	sort.Strings(targets)
+	var out []dns.RR
+	for _, t := range targets {
+		out = append(out, &dns.PTR{Hdr: hdr(q.Name, dns.TypePTR), Ptr: t + "." + dns.Fqdn(s.Domain)})
+	}
+	return out, true
 }
 
 func (s *Server) soa() dns.RR {

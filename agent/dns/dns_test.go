@@ -79,6 +79,8 @@ func TestClusterNames(t *testing.T) {
 				out = append(out, "CNAME "+x.Target)
 			case *dns.SRV:
 				out = append(out, "SRV "+x.Target+":"+strings.TrimSpace(strings.Fields(x.String())[6]))
+			case *dns.PTR:
+				out = append(out, "PTR "+x.Ptr)
 			}
 		}
 		sort.Strings(out)
@@ -103,6 +105,11 @@ func TestClusterNames(t *testing.T) {
 		{"udp", "nope.default.svc.cluster.local", dns.TypeA, "NXDOMAIN "},
 		{"udp", "db-9.db.data.svc.cluster.local", dns.TypeA, "NXDOMAIN "},
 		{"udp", "example.com", dns.TypeA, "REFUSED "},
+		// Reverse lookups of the cluster's addresses, as CoreDNS answers them.
+		{"udp", "4.3.96.10.in-addr.arpa", dns.TypePTR, "NOERROR PTR web.default.svc.cluster.local."},
+		{"tcp", "7.1.244.10.in-addr.arpa", dns.TypePTR, "NOERROR PTR db-0.db.data.svc.cluster.local."},
+		{"udp", "8.2.244.10.in-addr.arpa", dns.TypePTR, "NOERROR PTR 10-244-2-8.db.data.svc.cluster.local."},
+		{"udp", "1.1.168.192.in-addr.arpa", dns.TypePTR, "REFUSED "},
 	} {
 		if got := answers(ask(tt.net, tt.name, tt.qtype)); got != tt.want {
 			t.Errorf("%s %s %s: %q, want %q", tt.net, tt.name, dns.TypeToString[tt.qtype], got, tt.want)
