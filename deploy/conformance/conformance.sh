@@ -111,13 +111,15 @@ images() {
   # The real image's network tools (Alpine's curl, netcat-openbsd, dig,
   # iproute2, socat), which the network tests call with options
   # busybox's applets lack: Debian's, with the libraries they load.
-  extra="$extra,$(host_tools nc.openbsd:/usr/bin/nc curl dig getent socat ip ss)" || die "the network tools for the test images: see above"
+  # /bin/sh is Debian's dash: busybox's sh runs its own applets before
+  # anything on PATH (nc would be busybox's), Alpine's does not.
+  extra="$extra,$(host_tools nc.openbsd:/usr/bin/nc curl dig getent socat ip ss dash:/bin/sh)" || die "the network tools for the test images: see above"
   # glibc-dns-testing: busybox with glibc's getent and dig (the DNS tests
   # ask both a musl and a glibc resolver; here both are glibc's).
   local dnstools
   dnstools="$etc/nsswitch.conf:/etc/nsswitch.conf,$(host_tools dig getent)" || die "the DNS tools for the test images: see above"
   # stamp: a tarball made by an earlier version of this list is made again.
-  local line file name what args stamp=5
+  local line file name what args stamp=6
   for line in "${images[@]}"; do
     read -r file name what args <<<"$line"
     [ -f "$CACHE/images/$file.$stamp.tar" ] && continue
