@@ -32,6 +32,19 @@ func TestRESTProxiesToPodsAndServices(t *testing.T) {
 	var mu sync.Mutex
 	var dialled []string
 	pod := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/page":
+			// Links the proxy must put under its path (absolute paths of
+			// the pod's), and others it must leave.
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Connection", "close")
+			fmt.Fprint(w, `<html><body><a href="/rewriteme?x=1">test</a><img src="/img.png"/><a href="relative">r</a><a href="http://elsewhere/y">e</a></body></html>`)
+			return
+		case "/moved":
+			w.Header().Set("Connection", "close")
+			http.Redirect(w, r, "/new-place", http.StatusFound)
+			return
+		}
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("X-Pod", "yes")
 		w.Header().Set("Connection", "close") // each request dials again: the test sees where it went
@@ -117,6 +130,19 @@ func TestRESTProxiesToPodsAndServices(t *testing.T) {
 		if code != tt.code || !strings.Contains(string(b), tt.want) {
 			t.Errorf("GET %s: %d %s; want %d saying %q", tt.path, code, b, tt.code, tt.want)
 		}
+	}
+	// An HTML answer's links and a redirect's Location, put under the
+	// proxy path as kube-apiserver's proxy puts them.
+	const prefix = "/api/v1/namespaces/default/pods/web:8080/proxy"
+	if code, _, b := c.do("GET", prefix+"/page", "", ""); code != 200 ||
+		string(b) != `<html><body><a href="`+prefix+`/rewriteme?x=1">test</a><img src="`+prefix+`/img.png"/><a href="relative">r</a><a href="http://elsewhere/y">e</a></body></html>` {
+		t.Errorf("an HTML answer through the proxy: %d %s", code, b)
+	}
+	noFollow := &http.Client{Transport: c.http.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := noFollow.Get(c.base + prefix + "/moved"); err != nil || resp.StatusCode != 302 || resp.Header.Get("Location") != prefix+"/new-place" {
+		t.Errorf("a redirect through the proxy: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	// .../proxy without its slash: GET and HEAD are sent to .../proxy/
 	// (301), other methods go on to the pod's /.

@@ -18,8 +18,9 @@ import (
 // chain as the proxy subresource with its method's verb (pods/proxy get,
 // create ...), then the API server sends it on to the pod, or to a ready
 // endpoint of the Service (nodeproxy.Locate), and streams the answer back
-// — status, headers and body as the pod wrote them. The client's
-// credentials are not passed on.
+// — status, headers and body as the pod wrote them, but for the links of
+// an HTML answer and a redirect's Location, put under the proxy path
+// (proxyrewrite.go). The client's credentials are not passed on.
 func (s *Handler) restProxy(ctx context.Context, w http.ResponseWriter, r *http.Request, namespace, resource, id, path string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		bodyDeadline(w, r)
@@ -51,6 +52,10 @@ func (s *Handler) restProxy(ctx context.Context, w http.ResponseWriter, r *http.
 				}
 			},
 			Transport: s.proxy.PodTransport,
+			ModifyResponse: func(resp *http.Response) error {
+				rewriteResponse(resp, loc.Host, "/api/v1/namespaces/"+namespace+"/"+resource+"/"+id+"/proxy")
+				return nil
+			},
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 				writeError(w, status.Errorf(codes.Unavailable, "error trying to reach %s %s at %s: %v", strings.TrimSuffix(resource, "s"), id, loc.Host, err), nil)
 			},
