@@ -38,6 +38,9 @@ func TestDebugAddsAnEphemeralContainer(t *testing.T) {
 		ecs[0].Image != "kobune.local/busybox:1.35" || !strings.HasPrefix(ecs[1].Name, "debugger-") {
 		t.Errorf("ephemeral containers: %+v", ecs)
 	}
+	if r := kobectl(t, s, "", "describe", "pod", "web-0"); !strings.Contains(r.stdout, "Ephemeral Containers:") || !strings.Contains(r.stdout, "Target Container Name:") {
+		t.Errorf("describe pod does not show the ephemeral containers:\n%s", r.stdout)
+	}
 	if r := kobectl(t, s, "", "debug", "-it", "web-0", "--image", "kobune.local/busybox:1.35"); r.code == 0 || !strings.Contains(r.stderr, "kobectl exec -it web-0 -c NAME -- sh") {
 		t.Errorf("debug -it: %d %s%s; want a refusal saying what to do", r.code, r.stdout, r.stderr)
 	}

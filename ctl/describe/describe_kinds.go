@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,7 +78,7 @@ func describePod(tw io.Writer, p *core.Pod) {
 		fmt.Fprintf(tw, "NominatedNodeName:\t%s\n", p.Status.NominatedNodeName)
 	}
 	statuses := map[string]*core.ContainerStatus{}
-	for _, s := range append(append([]core.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+	for _, s := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses) {
 		statuses[s.Name] = &s
 	}
 	status := func(name string) *core.ContainerStatus {
@@ -95,6 +96,15 @@ func describePod(tw io.Writer, p *core.Pod) {
 	fmt.Fprintln(tw, "Containers:")
 	for _, c := range p.Spec.Containers {
 		describeContainer(tw, c, status(c.Name))
+	}
+	if len(p.Spec.EphemeralContainers) > 0 {
+		fmt.Fprintln(tw, "Ephemeral Containers:")
+		for _, c := range p.Spec.EphemeralContainers {
+			describeContainer(tw, c.Container, status(c.Name))
+			if c.TargetContainerName != "" {
+				fmt.Fprintf(tw, "    Target Container Name:\t%s\n", c.TargetContainerName)
+			}
+		}
 	}
 	if len(p.Status.Conditions) > 0 {
 		fmt.Fprintln(tw, "Conditions:")
