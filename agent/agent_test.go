@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	nodev1 "github.com/kobune/kobune/api/node"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/apiserver/testserver"
 	"github.com/kobune/kobune/client"
@@ -254,5 +256,41 @@ func TestFinishedPodGivesBackItsAddress(t *testing.T) {
 	}
 	if !kept {
 		t.Errorf("the finished pod's dead container is gone before the pod is deleted: %+v", left)
+	}
+}
+
+// A pod whose RuntimeClass names a handler this node lacks gets no
+// sandbox (FailedCreatePodSandBox, naming the handler); one of a runc
+// class runs.
+func TestRuntimeClassHandlers(t *testing.T) {
+	s, ctx, rt := fakeNode(t, "10.244.1.0/24")
+	for _, rc := range []*nodev1.RuntimeClass{{ObjectMeta: meta.ObjectMeta{Name: "gvisor"}, Handler: "runsc"}, {ObjectMeta: meta.ObjectMeta{Name: "plain"}, Handler: "runc"}} {
+		if _, err := client.For[*nodev1.RuntimeClass](s.Client).Create(ctx, rc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer startAgent(t, ctx, s, rt)()
+	pods := client.For[*core.Pod](s.Client)
+	for name, class := range map[string]string{"sandboxed": "gvisor", "plain": "plain"} {
+		if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name},
+			Spec: core.PodSpec{NodeName: "node-1", RuntimeClassName: &class, Containers: []core.Container{{Name: "app", Image: "busybox"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPod(t, ctx, s, "plain", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		evs, _, _ := client.For[*core.Event](s.Client).List(ctx, "default", client.ListOptions{FieldSelector: "involvedObject.name=sandboxed,reason=FailedCreatePodSandBox"})
+		if len(evs) > 0 {
+			if !strings.Contains(evs[0].Message, `no runtime for "runsc" is configured`) {
+				t.Errorf("event: %s", evs[0].Message)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no FailedCreatePodSandBox event for a pod of handler runsc")
+		}
+	}
+	if p, _ := pods.Get(ctx, "default", "sandboxed"); p.Status.Phase != core.PodPending {
+		t.Errorf("the pod of handler runsc: %s, want Pending", p.Status.Phase)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kobune/kobune/agent/probe"
 	"github.com/kobune/kobune/agent/runtime"
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/node"
 	"github.com/kobune/kobune/client"
 )
 
@@ -45,6 +46,11 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 	}
 	if eviction, ok := w.records.eviction(pod.UID); ok {
 		return w.evict(ctx, key, pod, eviction)
+	}
+	if err := w.runtimeHandler(ctx, pod); err != nil {
+		// The kubelet's answer to a handler its runtime lacks: no sandbox.
+		w.event(pod, core.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+err.Error())
+		return errors.Join(err, w.writeStatus(ctx, pod, waitingStatus(pod, "", "", "")))
 	}
 	if err := w.setupVolumes(ctx, pod); err != nil {
 		w.event(pod, core.EventTypeWarning, "FailedMount", err.Error())
@@ -102,6 +108,23 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 		m.RunningPods.Set(float64(w.records.runningCount()))
 	}
 	return w.writeStatus(ctx, pod, status)
+}
+
+// runtimeHandler checks the handler of the pod's RuntimeClass: Kobune's
+// agents run pods with containerd's runc only (node.DefaultHandler).
+func (w *podWorkers) runtimeHandler(ctx context.Context, pod *core.Pod) error {
+	if pod.Spec.RuntimeClassName == nil {
+		return nil
+	}
+	name := *pod.Spec.RuntimeClassName
+	rc, err := client.For[*node.RuntimeClass](w.client).Get(ctx, "", name)
+	if err != nil {
+		return fmt.Errorf("RuntimeClass %q: %s", name, client.Message(err))
+	}
+	if rc.Handler != node.DefaultHandler {
+		return fmt.Errorf("no runtime for %q is configured: this node runs pods with %q only", rc.Handler, node.DefaultHandler)
+	}
+	return nil
 }
 
 // finished says whether a pod has run to completion (Succeeded or Failed):

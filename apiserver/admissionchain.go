@@ -30,6 +30,7 @@ func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admiss
 		admission.Step{Plugin: servicealloc.Allocation{Ranges: ranges, Store: s.store}, Why: "a Service's cluster IP and node ports, before validation checks them"},
 		admission.Step{Plugin: admission.ServiceAccount{Accounts: serviceAccountGetter{s}, Tokens: s.tokens}, Why: "a pod's ServiceAccount and its token volume, which validation and Pod Security then see"},
 		admission.Step{Plugin: admission.Priority{Classes: priorityClasses{s.store}}, Why: "a pod's priorityClassName becomes spec.priority (the scheduler's queue and preemption read it)"},
+		admission.Step{Plugin: admission.RuntimeClass{Classes: runtimeClasses{s.store}}, Why: "a pod's RuntimeClass must exist; its overhead and scheduling become the pod's"},
 		admission.Step{Plugin: admission.DefaultTolerationSeconds{Seconds: cfg.DefaultTolerationSeconds}, Why: "pods tolerate not-ready and unreachable nodes for a while before eviction"},
 		admission.Step{Plugin: admission.StorageObjectInUseProtection{}, Why: "new claims and volumes get the finalizer that keeps them while in use"},
 		admission.Step{Plugin: admission.DefaultStorageClass{Classes: storageClasses{s.store}}, Why: "a new claim that names no class gets the default one"},

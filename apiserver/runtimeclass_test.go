@@ -52,3 +52,47 @@ func TestRuntimeClasses(t *testing.T) {
 		t.Errorf("after delete: %d", code)
 	}
 }
+
+// TestPodsWithARuntimeClass: the RuntimeClass admission step refuses (403)
+// a pod naming a missing class — also in a dry run, as the conformance
+// suite asks —, copies a class's overhead into the pod and merges its
+// scheduling, refuses a pod whose node selector contradicts it or that
+// states an overhead of its own, and a pod of a class without overhead
+// has none.
+func TestPodsWithARuntimeClass(t *testing.T) {
+	s := testserver.New(t)
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	for _, rc := range []string{
+		`{"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"gvisor"},"handler":"runsc","overhead":{"podFixed":{"cpu":"10m","memory":"1Mi"}},` +
+			`"scheduling":{"nodeSelector":{"sandbox":"yes"},"tolerations":[{"key":"sandbox","operator":"Exists"}]}}`,
+		`{"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"plain"},"handler":"runc"}`,
+	} {
+		if code, _, b := c.do("POST", "/apis/node.k8s.io/v1/runtimeclasses", "", rc); code != 201 {
+			t.Fatalf("create a RuntimeClass: %d %s", code, b)
+		}
+	}
+	pod := func(name, extra string) string {
+		return `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `"},"spec":{` + extra + `"containers":[{"name":"c","image":"i"}]}}`
+	}
+	const pods = "/api/v1/namespaces/default/pods"
+	for _, bad := range []struct{ path, body, want string }{
+		{pods, pod("missing", `"runtimeClassName":"nope",`), `pod rejected: RuntimeClass \"nope\" not found`},
+		{pods + "?dryRun=All", pod("missing", `"runtimeClassName":"nope",`), `pod rejected: RuntimeClass \"nope\" not found`},
+		{pods, pod("conflict", `"runtimeClassName":"gvisor","nodeSelector":{"sandbox":"no"},`), "conflict: runtimeClass.scheduling.nodeSelector[sandbox] = yes"},
+		{pods, pod("own", `"overhead":{"cpu":"1"},`), "Pod Overhead set without corresponding RuntimeClass"},
+	} {
+		if code, _, b := c.do("POST", bad.path, "", bad.body); code != 403 || !strings.Contains(string(b), bad.want) {
+			t.Errorf("%s: %d %s; want 403 saying %s", bad.body, code, b, bad.want)
+		}
+	}
+	code, _, b := c.do("POST", pods, "", pod("sandboxed", `"runtimeClassName":"gvisor",`))
+	if o := decodeJSON(t, b); code != 201 {
+		t.Fatalf("a pod of class gvisor: %d %s", code, b)
+	} else if spec := o["spec"].(map[string]any); spec["overhead"].(map[string]any)["cpu"] != "10m" || spec["nodeSelector"].(map[string]any)["sandbox"] != "yes" ||
+		!strings.Contains(string(b), `{"key":"sandbox","operator":"Exists"}`) {
+		t.Errorf("the class's overhead and scheduling in the pod: %s", b)
+	}
+	if code, _, b := c.do("POST", pods, "", pod("plain", `"runtimeClassName":"plain",`)); code != 201 || strings.Contains(string(b), `"overhead"`) {
+		t.Errorf("a pod of a class without overhead: %d %s", code, b)
+	}
+}

@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/networking"
+	"github.com/kobune/kobune/api/node"
 	"github.com/kobune/kobune/api/scheduling"
 	"github.com/kobune/kobune/api/scheme"
 	storagev1 "github.com/kobune/kobune/api/storage"
@@ -416,6 +419,17 @@ func (p priorityClasses) PriorityClass(ctx context.Context, name string) (*sched
 		return nil, false, err
 	}
 	return o.(*scheduling.PriorityClass), true, nil
+}
+
+// runtimeClasses reads RuntimeClasses for the RuntimeClass admission step.
+type runtimeClasses struct{ store *storage.Store }
+
+func (r runtimeClasses) RuntimeClass(ctx context.Context, name string) (*node.RuntimeClass, bool, error) {
+	rc, err := registry.GetStored[*node.RuntimeClass](ctx, r.store, "runtimeclasses", "", name)
+	if status.Code(err) == codes.NotFound {
+		return nil, false, nil
+	}
+	return rc, err == nil, err
 }
 
 // storageClasses lists StorageClasses for the DefaultStorageClass

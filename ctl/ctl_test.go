@@ -188,7 +188,7 @@ func TestBadInputsChangeNothing(t *testing.T) {
 		{"stale resourceVersion", "replace", stale, "Conflict"},
 		{"namespace that does not exist", "apply", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nope}\n", `namespaces "nope" not found`},
 		{"selector that does not match the template", "apply", deployment("web", "1", "api", ""), "spec.template.metadata.labels: Invalid value: \"app=web\": `selector` (app=api) does not match template `labels`"},
-		{"strict rejects unsupported fields", "apply --strict", fmt.Sprintf(podTmpl, "p", "  - {name: app, image: i}\n  runtimeClassName: gvisor\n"), "spec.runtimeClassName: not supported by kobune"},
+		{"strict rejects unsupported fields", "apply --strict", fmt.Sprintf(podTmpl, "p", "  - {name: app, image: i}\n  hostUsers: false\n"), "spec.hostUsers: not supported by kobune"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,6 +83,15 @@ type PodSpec struct {
 	// once, in the pod's namespaces, and is never restarted; none may be
 	// set at creation, and once added one is neither changed nor removed.
 	EphemeralContainers []EphemeralContainer `json:"ephemeralContainers,omitempty"`
+	// RuntimeClassName names the RuntimeClass the pod runs with: its
+	// handler must be one the node has (Kobune's agents have runc, the
+	// containerd default), and admission copies its overhead into
+	// Overhead and merges its scheduling into the pod's.
+	RuntimeClassName *string `json:"runtimeClassName,omitempty"`
+	// Overhead is what running the pod costs beyond its containers, set
+	// by admission from the RuntimeClass: the scheduler and quotas add it
+	// to the pod's requests.
+	Overhead resource.List `json:"overhead,omitempty"`
 }
 
 // EphemeralContainer is a container added to a running pod for debugging:

@@ -427,10 +427,20 @@ func QuotaConstraints(hard resource.List, p *Pod) string {
 // PodRequestsAndLimits sums a pod's containers' requests and limits; an
 // init container runs alone (beside the sidecars started before it), so
 // it counts only where it asks for more than the sum (as in Kubernetes:
-// PodAggregate).
+// PodAggregate); the pod's overhead is added.
 func PodRequestsAndLimits(spec *PodSpec) (requests, limits resource.List) {
 	requests = PodAggregate(spec, func(c *Container) resource.List { return c.Resources.Requests }, sumLists, largerLists)
 	limits = PodAggregate(spec, func(c *Container) resource.List { return c.Resources.Limits }, sumLists, largerLists)
+	if len(spec.Overhead) > 0 {
+		// The RuntimeClass's overhead is the pod's too (Kubernetes adds
+		// it to requests, and to limits where the containers set them).
+		requests = sumLists(requests, spec.Overhead)
+		for name, q := range spec.Overhead {
+			if l, ok := limits[name]; ok {
+				limits[name] = l.Add(q)
+			}
+		}
+	}
 	if requests == nil {
 		requests = resource.List{}
 	}

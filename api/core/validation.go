@@ -152,6 +152,16 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 	}
 	errs = append(errs, validateDNSConfig(s, p)...)
 	errs = append(errs, validateSchedulingGates(s.SchedulingGates, p.Child("schedulingGates"))...)
+	if s.RuntimeClassName != nil {
+		if msg := v.IsDNS1123Subdomain(*s.RuntimeClassName); msg != "" {
+			errs = append(errs, v.NewInvalid(p.Child("runtimeClassName"), *s.RuntimeClassName, msg))
+		}
+	}
+	for _, name := range s.Overhead.Names() {
+		if q := s.Overhead[name]; q.Sign() < 0 {
+			errs = append(errs, v.NewInvalid(p.Child("overhead").Key(string(name)), q.String(), "must be greater than or equal to 0"))
+		}
+	}
 	for i, a := range s.HostAliases {
 		ap := p.Child("hostAliases").Index(i)
 		if net.ParseIP(a.IP) == nil {

@@ -14,18 +14,22 @@ type RuntimeClass struct {
 	// Handler is the runtime handler's name on the nodes (a DNS label;
 	// it may not change).
 	Handler string `json:"handler"`
-	// Overhead is what a pod of this class costs beyond its containers;
-	// Scheduling restricts pods of this class to the nodes that support
-	// it. Both are validated and stored, but no pod uses a RuntimeClass
-	// yet (spec.runtimeClassName is unsupported): named unsupported.
-	Overhead   *Overhead   `json:"overhead,omitempty" kobune:"unsupported"`
-	Scheduling *Scheduling `json:"scheduling,omitempty" kobune:"unsupported"`
+	// Overhead is what a pod of this class costs beyond its containers
+	// (admission copies it into the pod's spec.overhead); Scheduling
+	// restricts pods of this class to the nodes that support it
+	// (admission merges it into the pod's node selector and tolerations).
+	Overhead   *Overhead   `json:"overhead,omitempty"`
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
 }
 
 // Overhead is a pod's fixed overhead.
 type Overhead struct {
-	PodFixed resource.List `json:"podFixed,omitempty" kobune:"unsupported"`
+	PodFixed resource.List `json:"podFixed,omitempty"`
 }
+
+// DefaultHandler is the one runtime handler Kobune's agents run pods
+// with: containerd's runc.
+const DefaultHandler = "runc"
 
 // Scheduling is a node selector and tolerations merged into the pods of a
 // RuntimeClass.

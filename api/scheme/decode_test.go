@@ -28,7 +28,7 @@ spec:
     metadata:
       labels: {app: web}
     spec:
-      runtimeClassName: gvisor
+      hostUsers: false
       containers:
       - name: web
         image: kobune.local/labapp:1.0
@@ -57,7 +57,7 @@ func TestDecodeMultiDocument(t *testing.T) {
 	}
 	want := []string{
 		"spec.template.spec.containers[0].resizePolicy: not supported by kobune",
-		"spec.template.spec.runtimeClassName: not supported by kobune",
+		"spec.template.spec.hostUsers: not supported by kobune",
 	}
 	if diff := cmp.Diff(want, docs[1].Unsupported); diff != "" {
 		t.Errorf("unsupported fields (-want +got):\n%s", diff)

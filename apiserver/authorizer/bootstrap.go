@@ -55,6 +55,8 @@ var NodeRules = []rbac.PolicyRule{
 	rule([]string{"get", "create", "update", "patch", "delete"}, "coordination.k8s.io", "leases"),
 	rule([]string{"get", "create", "update", "patch", "delete"}, "storage.k8s.io", "csinodes"),
 	rule(read, "storage.k8s.io", "storageclasses"),
+	// A pod's RuntimeClass: its handler must be one the node has.
+	rule(read, "node.k8s.io", "runtimeclasses"),
 	// And the network plugin's (Calico's or Cilium's agent, which have
 	// their own ServiceAccounts on Kubernetes): it enforces NetworkPolicies,
 	// whose peers are chosen by pod and namespace labels.

@@ -14,12 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kobune/kobune/api/core"
-	"github.com/kobune/kobune/api/meta"
-	"github.com/kobune/kobune/api/scheme"
-	"github.com/kobune/kobune/apiserver/apierrors"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/request"
-	"github.com/kobune/kobune/apiserver/storage"
 )
 
 // pods/NAME/proxy and services/NAME/proxy: the API server relays an HTTP
@@ -55,7 +51,7 @@ func (s *Proxy) Locate(ctx context.Context, namespace, resource, id string) (*ur
 }
 
 func (s *Proxy) podHost(ctx context.Context, namespace, name, port string) (string, error) {
-	pod, err := read[*core.Pod](ctx, s, "pods", namespace, name)
+	pod, err := registry.GetStored[*core.Pod](ctx, s.store, "pods", namespace, name)
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +81,7 @@ func (s *Proxy) podHost(ctx context.Context, namespace, name, port string) (stri
 // anywhere else.
 func (s *Proxy) serviceHost(ctx context.Context, namespace, name, port string) (string, error) {
 	if n, err := strconv.Atoi(port); err == nil {
-		svc, err := read[*core.Service](ctx, s, "services", namespace, name)
+		svc, err := registry.GetStored[*core.Service](ctx, s.store, "services", namespace, name)
 		if err != nil {
 			return "", err
 		}
@@ -100,7 +96,7 @@ func (s *Proxy) serviceHost(ctx context.Context, namespace, name, port string) (
 			return "", status.Errorf(codes.Unavailable, "no service port %d found for service %q", n, name)
 		}
 	}
-	eps, err := read[*core.Endpoints](ctx, s, "endpoints", namespace, name)
+	eps, err := registry.GetStored[*core.Endpoints](ctx, s.store, "endpoints", namespace, name)
 	if err != nil {
 		if status.Code(err) == codes.NotFound {
 			return "", status.Errorf(codes.Unavailable, "no endpoints available for service %q", name)
@@ -134,7 +130,7 @@ func (s *Proxy) isPodAddress(ctx context.Context, namespace string, a core.Endpo
 	if ns == "" {
 		ns = namespace
 	}
-	pod, err := read[*core.Pod](ctx, s, "pods", ns, r.Name)
+	pod, err := registry.GetStored[*core.Pod](ctx, s.store, "pods", ns, r.Name)
 	if err != nil {
 		return false
 	}
@@ -144,25 +140,6 @@ func (s *Proxy) isPodAddress(ctx context.Context, namespace string, a core.Endpo
 		}
 	}
 	return pod.Status.PodIP == a.IP
-}
-
-// read is the stored object of a kind (pods, services, endpoints, nodes).
-func read[T meta.Object](ctx context.Context, s *Proxy, resource, namespace, name string) (T, error) {
-	var zero T
-	k, _ := scheme.ByResource(resource)
-	kv, err := s.store.Get(ctx, storage.Key(resource, namespace, name))
-	if err != nil {
-		return zero, apierrors.FromStorage(err, k, name)
-	}
-	o, err := registry.DecodeStored(k, kv.Value, kv.Revision)
-	if err != nil {
-		return zero, status.Errorf(codes.Internal, "decode %s: %v", k.Kind, err)
-	}
-	t, ok := o.(T)
-	if !ok {
-		return zero, status.Errorf(codes.Internal, "decode %s: a %T", k.Kind, o)
-	}
-	return t, nil
 }
 
 // proxyableIP refuses what kube-apiserver refuses to proxy to: no

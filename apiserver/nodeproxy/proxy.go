@@ -29,7 +29,7 @@ func (s *Proxy) PodNode(ctx context.Context, namespace, name string) (*core.Pod,
 	if namespace == "" {
 		namespace = "default"
 	}
-	pod, err := read[*core.Pod](ctx, s, "pods", namespace, name)
+	pod, err := registry.GetStored[*core.Pod](ctx, s.store, "pods", namespace, name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -46,7 +46,7 @@ func (s *Proxy) PodNode(ctx context.Context, namespace, name string) (*core.Pod,
 // nodeAddr is the address of a node's agent (its InternalIP and the port
 // in status.daemonEndpoints).
 func (s *Proxy) nodeAddr(ctx context.Context, name string) (string, error) {
-	node, err := read[*core.Node](ctx, s, "nodes", "", name)
+	node, err := registry.GetStored[*core.Node](ctx, s.store, "nodes", "", name)
 	if err != nil {
 		return "", err
 	}

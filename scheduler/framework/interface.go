@@ -167,7 +167,20 @@ func NonZeroRequests(p *core.Pod) Resources {
 		}
 		return Resources{MilliCPU: cpu, Memory: mem}
 	}, addResources, largerResources)
+	r = addResources(r, overheadOf(p))
 	r.Pods = 1
+	return r
+}
+
+// overheadOf is the pod's overhead (from its RuntimeClass) as Resources:
+// Kubernetes adds it to what the pod requests.
+func overheadOf(p *core.Pod) Resources {
+	o := p.Spec.Overhead
+	if len(o) == 0 {
+		return Resources{}
+	}
+	r := Resources{MilliCPU: o.Cpu().MilliValue(), Memory: o.Memory().Value()}
+	r.addExtended(o)
 	return r
 }
 
@@ -199,13 +212,15 @@ func (r *Resources) setExtended(name resource.Name, v int64) {
 
 // PodRequests sums a pod's container requests; init containers run one at
 // a time (beside the sidecars started before them), so each counts only
-// if it asks for more than the sum (as in Kubernetes: core.PodAggregate).
+// if it asks for more than the sum (as in Kubernetes: core.PodAggregate);
+// the pod's overhead is added.
 func PodRequests(p *core.Pod) Resources {
 	r := core.PodAggregate(&p.Spec, func(c *core.Container) Resources {
 		r := Resources{MilliCPU: c.Resources.Requests.Cpu().MilliValue(), Memory: c.Resources.Requests.Memory().Value()}
 		r.addExtended(c.Resources.Requests)
 		return r
 	}, addResources, largerResources)
+	r = addResources(r, overheadOf(p))
 	r.Pods = 1
 	return r
 }
