@@ -17,7 +17,7 @@ import (
 // Succeeds by its containers alone.
 func TestSidecarStatusAndRestarts(t *testing.T) {
 	always := core.ContainerRestartPolicyAlways
-	pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default", UID: "u"}, Spec: core.PodSpec{RestartPolicy: core.RestartPolicyNever,
+	pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "default", UID: "u", Generation: 3}, Spec: core.PodSpec{RestartPolicy: core.RestartPolicyNever,
 		InitContainers: []core.Container{{Name: "proxy", RestartPolicy: &always, StartupProbe: &core.Probe{}, ReadinessProbe: &core.Probe{}}, {Name: "setup"}},
 		Containers:     []core.Container{{Name: "app"}}}}
 	now := time.Now()
@@ -60,6 +60,9 @@ func TestSidecarStatusAndRestarts(t *testing.T) {
 	results["containerd://proxy/Readiness"] = probe.Success
 	if s = podStatus(pod, st, "", nil, probes); cond(s, core.PodReady) != meta.ConditionTrue {
 		t.Errorf("sidecar ready: Ready %s", cond(s, core.PodReady))
+	}
+	if s.ObservedGeneration != 3 {
+		t.Errorf("observedGeneration %d, want the pod's generation 3", s.ObservedGeneration)
 	}
 
 	w := &podWorkers{cfg: Config{BackoffBase: 10 * time.Second, BackoffMax: time.Minute}}

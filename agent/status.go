@@ -18,7 +18,7 @@ import (
 func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[string]string, probes probeResults) core.PodStatus {
 	s := core.PodStatus{
 		HostIP: nodeIP, PodIP: st.IP, QOSClass: pod.Status.QOSClass,
-		NominatedNodeName: pod.Status.NominatedNodeName,
+		NominatedNodeName: pod.Status.NominatedNodeName, ObservedGeneration: pod.Generation,
 	}
 	if st.IP != "" {
 		s.PodIPs = []core.PodIP{{IP: st.IP}}
@@ -166,7 +166,7 @@ func statusEqual(a, b core.PodStatus) bool {
 // PodInitializing; in one without, with ContainerCreating.
 func waitingStatus(pod *core.Pod, container, reason, message string) core.PodStatus {
 	s := core.PodStatus{Phase: core.PodPending, QOSClass: pod.Status.QOSClass, HostIP: pod.Status.HostIP,
-		NominatedNodeName: pod.Status.NominatedNodeName}
+		NominatedNodeName: pod.Status.NominatedNodeName, ObservedGeneration: pod.Generation}
 	waiting := func(c core.Container, otherwise string) core.ContainerStatus {
 		cs := core.ContainerStatus{Name: c.Name, Image: c.Image, State: core.ContainerState{Waiting: &core.ContainerStateWaiting{Reason: otherwise}}}
 		if c.Name == container {

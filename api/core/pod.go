@@ -399,6 +399,9 @@ type PodStatus struct {
 	QOSClass              QOSClass          `json:"qosClass,omitempty"`
 	// EphemeralContainerStatuses are the ephemeral containers' states.
 	EphemeralContainerStatuses []ContainerStatus `json:"ephemeralContainerStatuses,omitempty"`
+	// ObservedGeneration is the pod generation the agent's status
+	// answers (metadata.generation grows with each spec change).
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // IsZero reports whether nothing has been observed yet.

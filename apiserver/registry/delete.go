@@ -157,6 +157,9 @@ func markDeleted(k *scheme.Kind, o meta.Object, opts deleteOptions) (changed, go
 		m.DeletionTimestamp = &at
 		m.DeletionGracePeriodSeconds = &grace
 		changed = true
+		if _, isPod := o.(*core.Pod); isPod && k.Custom == nil {
+			m.Generation++ // a pod's graceful deletion is a change of its spec's (Kubernetes 1.35)
+		}
 	}
 	if ns, ok := o.(*core.Namespace); ok {
 		ns.Status.Phase = core.NamespaceTerminating // its contents go first
