@@ -294,3 +294,23 @@ func TestRuntimeClassHandlers(t *testing.T) {
 		t.Errorf("the pod of handler runsc: %s, want Pending", p.Status.Phase)
 	}
 }
+
+// A pod asking for a sysctl that is not among the kubelet's safe ones
+// fails at once (SysctlForbidden, naming it); one with a safe sysctl runs.
+func TestUnsafeSysctlsAreForbidden(t *testing.T) {
+	s, ctx, rt := fakeNode(t, "10.244.1.0/24")
+	defer startAgent(t, ctx, s, rt)()
+	pods := client.For[*core.Pod](s.Client)
+	for name, sysctl := range map[string]string{"unsafe": "kernel.msgmax", "safe": "kernel/shm_rmid_forced"} {
+		if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name},
+			Spec: core.PodSpec{NodeName: "node-1", SecurityContext: &core.PodSecurityContext{Sysctls: []core.Sysctl{{Name: sysctl, Value: "1"}}},
+				Containers: []core.Container{{Name: "app", Image: "busybox"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := waitPod(t, ctx, s, "unsafe", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodFailed })
+	if p.Status.Reason != "SysctlForbidden" || p.Status.Message != `Pod forbidden sysctl: "kernel.msgmax" not allowlisted` {
+		t.Errorf("the pod with an unsafe sysctl: %s %q", p.Status.Reason, p.Status.Message)
+	}
+	waitPod(t, ctx, s, "safe", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,6 +47,15 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 	}
 	if eviction, ok := w.records.eviction(pod.UID); ok {
 		return w.evict(ctx, key, pod, eviction)
+	}
+	if forbidden := unsafeSysctl(pod); forbidden != "" && w.records.runningUID(key) != pod.UID {
+		// The kubelet's sysctl admission: a pod asking for a sysctl that
+		// is not safe never starts here.
+		msg := fmt.Sprintf("Pod forbidden sysctl: %q not allowlisted", forbidden)
+		w.event(pod, core.EventTypeWarning, "SysctlForbidden", msg)
+		status := pod.Status
+		status.Phase, status.Reason, status.Message, status.ObservedGeneration = core.PodFailed, "SysctlForbidden", msg, pod.Generation
+		return w.writeStatus(ctx, pod, status)
 	}
 	if err := w.runtimeHandler(ctx, pod); err != nil {
 		// The kubelet's answer to a handler its runtime lacks: no sandbox.
@@ -108,6 +118,20 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 		m.RunningPods.Set(float64(w.records.runningCount()))
 	}
 	return w.writeStatus(ctx, pod, status)
+}
+
+// unsafeSysctl is the first of the pod's sysctls that is not among the
+// kubelet's safe ones, or "".
+func unsafeSysctl(pod *core.Pod) string {
+	if pod.Spec.SecurityContext == nil {
+		return ""
+	}
+	for _, s := range pod.Spec.SecurityContext.Sysctls {
+		if !slices.Contains(core.SafeSysctls, core.NormalizeSysctl(s.Name)) {
+			return s.Name
+		}
+	}
+	return ""
 }
 
 // runtimeHandler checks the handler of the pod's RuntimeClass: Kobune's

@@ -90,6 +90,23 @@ func (r *Containerd) securityOpts(ctx context.Context, pod *core.Pod, c *core.Co
 		}
 		opts = append(opts, oci.WithUIDGID(uid, uint32(*e.group)))
 	}
+	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+		// The pod's sysctls, set by runc in the container's namespaces
+		// (the agent let only safe, namespaced ones through).
+		sysctls := sc.Sysctls
+		opts = append(opts, func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+			if s.Linux == nil {
+				s.Linux = &specs.Linux{}
+			}
+			if s.Linux.Sysctl == nil {
+				s.Linux.Sysctl = map[string]string{}
+			}
+			for _, x := range sysctls {
+				s.Linux.Sysctl[core.NormalizeSysctl(x.Name)] = x.Value
+			}
+			return nil
+		})
+	}
 	if len(e.supplementalGIDs) > 0 {
 		gids := e.supplementalGIDs
 		opts = append(opts, func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {

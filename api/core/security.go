@@ -2,6 +2,7 @@ package core
 
 import (
 	"regexp"
+	"strings"
 
 	v "github.com/kobune/kobune/api/validation"
 )
@@ -18,11 +19,14 @@ type PodSecurityContext struct {
 	FSGroup            *int64          `json:"fsGroup,omitempty"`
 	SupplementalGroups []int64         `json:"supplementalGroups,omitempty"`
 	SeccompProfile     *SeccompProfile `json:"seccompProfile,omitempty"`
-	// Not supported: no SELinux, AppArmor, sysctls, Windows or
-	// fsGroupChangePolicy (volumes are always changed).
+	// Sysctls are set in the pod's namespaces before its containers start;
+	// the agent runs a pod only with the sysctls the kubelet deems safe
+	// (SafeSysctls), and fails it with SysctlForbidden otherwise.
+	Sysctls []Sysctl `json:"sysctls,omitempty"`
+	// Not supported: no SELinux, AppArmor, Windows or fsGroupChangePolicy
+	// (volumes are always changed).
 	SELinuxOptions      any    `json:"seLinuxOptions,omitempty" kobune:"unsupported"`
 	AppArmorProfile     any    `json:"appArmorProfile,omitempty" kobune:"unsupported"`
-	Sysctls             any    `json:"sysctls,omitempty" kobune:"unsupported"`
 	WindowsOptions      any    `json:"windowsOptions,omitempty" kobune:"unsupported"`
 	FSGroupChangePolicy string `json:"fsGroupChangePolicy,omitempty" kobune:"unsupported"`
 }
@@ -124,6 +128,42 @@ func validatePodSecurityContext(s *PodSecurityContext, p *v.Path) v.ErrorList {
 	return append(errs, validateSeccomp(s.SeccompProfile, p.Child("seccompProfile"))...)
 }
 
+// sysctlName is a sysctl name as Kubernetes validates it: segments of
+// lowercase letters, digits, '-' and '_' (starting and ending with a letter
+// or digit), separated by '.' or '/'.
+var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
+
+// validateSysctls checks the pod's sysctls as Kubernetes does: a name
+// that is one, at most once, and no network (IPC) sysctl for a pod in the
+// node's network (IPC) namespace.
+func validateSysctls(spec *PodSpec, p *v.Path) v.ErrorList {
+	if spec.SecurityContext == nil {
+		return nil
+	}
+	var errs v.ErrorList
+	seen := map[string]bool{}
+	for i, sc := range spec.SecurityContext.Sysctls {
+		np := p.Index(i).Child("name")
+		switch {
+		case sc.Name == "":
+			errs = append(errs, v.NewRequired(np, ""))
+		case len(sc.Name) > 253 || !sysctlName.MatchString(sc.Name):
+			errs = append(errs, v.NewInvalid(np, sc.Name, "must have at most 253 characters and match regex "+sysctlName.String()))
+		case seen[sc.Name]:
+			errs = append(errs, v.NewDuplicate(np, sc.Name))
+		}
+		seen[sc.Name] = true
+		name := NormalizeSysctl(sc.Name)
+		switch {
+		case spec.HostNetwork && strings.HasPrefix(name, "net."):
+			errs = append(errs, v.NewInvalid(np, sc.Name, "may not be specified when 'hostNetwork' is true"))
+		case spec.HostIPC && (strings.HasPrefix(name, "kernel.shm") || strings.HasPrefix(name, "kernel.msg") || name == "kernel.sem" || strings.HasPrefix(name, "fs.mqueue.")):
+			errs = append(errs, v.NewInvalid(np, sc.Name, "may not be specified when 'hostIPC' is true"))
+		}
+	}
+	return errs
+}
+
 // validateSecurityContext checks a container's securityContext.
 func validateSecurityContext(s *SecurityContext, p *v.Path) v.ErrorList {
 	if s == nil {
@@ -157,4 +197,36 @@ func validateSecurityContext(s *SecurityContext, p *v.Path) v.ErrorList {
 		errs = append(errs, v.NewInvalid(p.Child("runAsNonRoot"), true, "must be false when runAsUser is 0 (root)"))
 	}
 	return append(errs, validateSeccomp(s.SeccompProfile, p.Child("seccompProfile"))...)
+}
+
+// Sysctl is one kernel parameter of the pod's namespaces.
+type Sysctl struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// SafeSysctls are the sysctls the kubelet allows without
+// --allowed-unsafe-sysctls: namespaced, and harmless to the node and to
+// other pods.
+var SafeSysctls = []string{"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range",
+	"net.ipv4.ip_unprivileged_port_start", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
+	"net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"}
+
+// NormalizeSysctl writes a sysctl name with dots: a name that uses '/' as
+// its separator has its dots and slashes swapped (kernel/shm_rmid_forced
+// is kernel.shm_rmid_forced; net/ipv4/conf/eno2.100/rp_filter is
+// net.ipv4.conf.eno2/100.rp_filter), as the kubelet reads it.
+func NormalizeSysctl(name string) string {
+	if !strings.Contains(name, "/") {
+		return name
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '/':
+			return '.'
+		case '.':
+			return '/'
+		}
+		return r
+	}, name)
 }

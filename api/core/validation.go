@@ -144,6 +144,7 @@ func ValidatePodSpec(s *PodSpec, p *Path) v.ErrorList {
 	errs = append(errs, validateHostPorts(s, p)...)
 	errs = append(errs, validatePodTotals(s, p)...)
 	errs = append(errs, validatePodSecurityContext(s.SecurityContext, p.Child("securityContext"))...)
+	errs = append(errs, validateSysctls(s, p.Child("securityContext", "sysctls"))...)
 	if !in(string(s.RestartPolicy), restartPolicies) {
 		errs = append(errs, v.NewNotSupported(p.Child("restartPolicy"), string(s.RestartPolicy), restartPolicies))
 	}

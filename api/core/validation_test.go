@@ -145,6 +145,16 @@ func TestValidatePod(t *testing.T) {
 			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{EmptyDir: &EmptyDirVolumeSource{}}}}
 			p.Spec.Containers[0].VolumeMounts = []VolumeMount{{Name: "a", MountPath: "/a", SubPathExpr: "/$(POD)"}}
 		}, "must be a relative path without '..'"},
+		{"sysctls, one name with slashes", func(p *Pod) {
+			p.Spec.SecurityContext = &PodSecurityContext{Sysctls: []Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}, {Name: "net/ipv4/ip_local_port_range", Value: "1024 65000"}}}
+		}, ""},
+		{"invalid sysctl names (the conformance suite's)", func(p *Pod) {
+			p.Spec.SecurityContext = &PodSecurityContext{Sysctls: []Sysctl{{Name: "foo-", Value: "bar"}, {Name: "kernel.shmmax", Value: "1"}, {Name: "safe-and-unsafe", Value: "1"}, {Name: "bar..", Value: "42"}}}
+		}, `spec.securityContext.sysctls[0].name: Invalid value: "foo-"`},
+		{"a network sysctl with hostNetwork", func(p *Pod) {
+			p.Spec.HostNetwork = true
+			p.Spec.SecurityContext = &PodSecurityContext{Sysctls: []Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}}}
+		}, "may not be specified when 'hostNetwork' is true"},
 		{"scheduling gates", func(p *Pod) {
 			p.Spec.SchedulingGates = []PodSchedulingGate{{Name: "example.com/quota"}, {Name: "wait"}}
 		}, ""},

@@ -242,6 +242,7 @@ var podSecurityChecks = []podSecurityCheck{
 	{LevelBaseline, checkHostPathVolumes},
 	{LevelBaseline, checkHostPorts},
 	{LevelBaseline, checkSeccompUnconfined},
+	{LevelBaseline, checkSysctls},
 	{LevelRestricted, checkVolumeTypes},
 	{LevelRestricted, checkPrivilegeEscalation},
 	{LevelRestricted, checkRestrictedCapabilities},
@@ -396,6 +397,21 @@ func checkSeccompUnconfined(p *podView) []string {
 	default:
 		return []string{fmt.Sprintf(`seccompProfile (%s must not set securityContext.seccompProfile.type to "Unconfined")`, plural(names))}
 	}
+}
+
+// checkSysctls: under baseline only the safe sysctls (Kubernetes' list
+// for this version, core.SafeSysctls).
+func checkSysctls(p *podView) []string {
+	var bad []string
+	for _, s := range p.pod.Sysctls {
+		if !slices.Contains(core.SafeSysctls, core.NormalizeSysctl(s.Name)) {
+			bad = append(bad, s.Name)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("forbidden sysctls (%s)", strings.Join(bad, ", "))}
 }
 
 func checkVolumeTypes(p *podView) []string {

@@ -60,6 +60,9 @@ func TestPodSecurityViolations(t *testing.T) {
 				Capabilities: &core.Capabilities{Drop: []string{"ALL"}}}}}
 		}, []string{`runAsNonRoot != true (container "init" must not set securityContext.runAsNonRoot=false)`}},
 		{"privileged level", LevelPrivileged, func(s *core.PodSpec) { s.HostPID = true }, nil},
+		{"sysctls, baseline", LevelBaseline, func(s *core.PodSpec) {
+			s.SecurityContext.Sysctls = []core.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}, {Name: "kernel.msgmax", Value: "1"}, {Name: "net/ipv4/tcp_syncookies", Value: "1"}}
+		}, []string{"forbidden sysctls (kernel.msgmax)"}},
 	}
 	for _, tt := range tests {
 		s := restricted()
