@@ -9,6 +9,7 @@ package vmlab
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -24,7 +25,7 @@ import (
 // lab runs vmlab.sh with a state directory and network namespace of the
 // test's own, so that a user's VM lab on the same host is left alone.
 type lab struct {
-	t     *testing.T
+	t     testing.TB
 	state string
 	// cache, when set, is the base image's cache (the benchmark builds
 	// one of its own); else the user's.
@@ -283,7 +284,8 @@ func (l *lab) bundle(machines ...string) {
 // snapshot is taken, the control plane's data lost and restored from it:
 // the cluster is as it was at the snapshot and the nodes reconnect. Last,
 // kobeadm reset leaves each machine as it was before init.
-func TestVMLabCluster(t *testing.T) {
+func TestVMLabCluster(tt *testing.T) {
+	t := &failureLog{T: tt}
 	if os.Geteuid() != 0 {
 		t.Skip("the VM lab needs root (systemd-nspawn, network namespaces, cgroups); run make test as root")
 	}
@@ -315,6 +317,7 @@ func TestVMLabCluster(t *testing.T) {
 		if out, code := l.run("", "down"); code != 0 {
 			t.Errorf("vmlab.sh down: exit %d\n%s", code, out)
 		}
+		t.repeat()
 	})
 	start := time.Now()
 	l.must("up", "--bare", "3")
@@ -736,8 +739,51 @@ echo '# units'; systemctl list-unit-files --no-legend 'kobune*'
 echo '# processes'; ps -eo comm= | grep -v -e '^ps$' -e '^sh$' -e '^sort$' -e '^awk$' -e '^grep$' | sort -u
 `
 
+// failureLog is a test that keeps its failure messages and says them
+// again at its very end: a CI that keeps only the head and tail of a long
+// output (the machines' journals come after the failure) still shows why
+// the chain failed.
+type failureLog struct {
+	*testing.T
+	failures []string
+}
+
+func (f *failureLog) Errorf(format string, args ...any) {
+	f.T.Helper()
+	f.failures = append(f.failures, fmt.Sprintf(format, args...))
+	f.T.Errorf(format, args...)
+}
+
+func (f *failureLog) Fatalf(format string, args ...any) {
+	f.T.Helper()
+	f.failures = append(f.failures, fmt.Sprintf(format, args...))
+	f.T.Fatalf(format, args...)
+}
+
+func (f *failureLog) Error(args ...any) {
+	f.T.Helper()
+	f.failures = append(f.failures, fmt.Sprint(args...))
+	f.T.Error(args...)
+}
+
+func (f *failureLog) Fatal(args ...any) {
+	f.T.Helper()
+	f.failures = append(f.failures, fmt.Sprint(args...))
+	f.T.Fatal(args...)
+}
+
+// repeat logs the failures again, each cut to 20 lines.
+func (f *failureLog) repeat() {
+	for i, msg := range f.failures {
+		if lines := strings.Split(msg, "\n"); len(lines) > 20 {
+			msg = strings.Join(lines[:20], "\n") + "\n[...]"
+		}
+		f.T.Logf("failure %d of %d, again: %s", i+1, len(f.failures), msg)
+	}
+}
+
 // unifiedDiff is diff -u of two texts.
-func unifiedDiff(t *testing.T, a, b string) string {
+func unifiedDiff(t testing.TB, a, b string) string {
 	dir := t.TempDir()
 	fa, fb := filepath.Join(dir, "before"), filepath.Join(dir, "after")
 	os.WriteFile(fa, []byte(a), 0o600)
