@@ -56,25 +56,39 @@ func TestListenerSurvivesRunningOutOfDescriptors(t *testing.T) {
 		}
 	}
 	t.Cleanup(restore)
-	// Connect until the process has no descriptor left (each connection
-	// takes one here and one in the server, the same process).
+	// Take every descriptor left (files, which the server cannot free),
+	// then give one back and connect with it: the connection waits in the
+	// listen backlog, and the server's Accept has no descriptor to take it
+	// with. (Connecting until the dial failed was a race: when the server
+	// accepted as fast as the client dialled, the client met the limit
+	// first, nothing waited to be accepted, and Accept never failed.)
+	var files []*os.File
 	var conns []net.Conn
 	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
 		for _, c := range conns {
 			c.Close()
 		}
 	}()
-	for i := 0; ; i++ {
-		c, err := net.DialTimeout("tcp", srv.Addr(), time.Second)
+	for {
+		f, err := os.Open(os.DevNull)
 		if err != nil {
-			if !errors.Is(err, syscall.EMFILE) && !strings.Contains(err.Error(), "too many open files") {
-				t.Logf("dial %d: %v", i, err)
-			}
 			break
 		}
-		conns = append(conns, c)
-		if i > 1000 {
-			t.Fatal("1000 connections under a limit of 64 more descriptors: the limit did not hold")
+		files = append(files, f)
+		if len(files) > 1000 {
+			t.Fatal("1000 files open under a limit of 64 more descriptors: the limit did not hold")
+		}
+	}
+	for len(conns) == 0 && len(files) > 0 {
+		files[len(files)-1].Close()
+		files = files[:len(files)-1]
+		if c, err := net.DialTimeout("tcp", srv.Addr(), time.Second); err == nil {
+			conns = append(conns, c)
+		} else if !errors.Is(err, syscall.EMFILE) && !strings.Contains(err.Error(), "too many open files") {
+			t.Fatalf("dial with one descriptor free: %v", err)
 		}
 	}
 	// The server's Accept meets the limit when it next accepts: on a busy
@@ -93,10 +107,13 @@ func TestListenerSurvivesRunningOutOfDescriptors(t *testing.T) {
 	if err == nil && (code != http.StatusServiceUnavailable || !strings.Contains(body, "file descriptors")) {
 		t.Errorf("/readyz while Accept fails: %d %q; want 503 saying the server is out of file descriptors", code, body)
 	}
+	for _, f := range files {
+		f.Close()
+	}
 	for _, c := range conns {
 		c.Close()
 	}
-	conns = nil
+	files, conns = nil, nil
 	restore()
 	// Descriptors free again: a new client gets in.
 	fresh := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}

@@ -46,6 +46,7 @@ func newWebhookServer(t *testing.T) *webhookServer {
 		}
 		req := review.Request
 		req["_timeout"] = r.URL.Query().Get("timeout") // the deadline the server gives
+		req["_path"] = r.URL.Path
 		ws.mu.Lock()
 		ws.seen = append(ws.seen, req)
 		ws.mu.Unlock()
@@ -88,7 +89,7 @@ func newWebhookServer(t *testing.T) *webhookServer {
 			if req["subResource"] == "attach" && obj["stdin"] == true && obj["container"] == "c1" {
 				resp["allowed"], resp["status"] = false, map[string]any{"message": fmt.Sprintf("attaching to pod '%s' is not allowed", req["name"])}
 			}
-		case "/slow":
+		case "/slow/Fail", "/slow/Ignore":
 			time.Sleep(3 * time.Second)
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
@@ -101,11 +102,14 @@ func (ws *webhookServer) caBundle() string {
 	return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ws.Certificate().Raw}))
 }
 
-func (ws *webhookServer) asked(op, name string) map[string]any {
+func (ws *webhookServer) asked(op, name string) map[string]any { return ws.askedAt("", op, name) }
+
+// askedAt is the last review of op on name sent to path ("": any).
+func (ws *webhookServer) askedAt(path, op, name string) map[string]any {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for i := len(ws.seen) - 1; i >= 0; i-- {
-		if ws.seen[i]["operation"] == op && ws.seen[i]["name"] == name {
+		if ws.seen[i]["operation"] == op && ws.seen[i]["name"] == name && (path == "" || ws.seen[i]["_path"] == path) {
 			return ws.seen[i]
 		}
 	}
@@ -224,8 +228,11 @@ func TestAdmissionWebhooks(t *testing.T) {
 	}
 
 	// A webhook that answers late: Fail fails the request, Ignore passes.
+	// Each policy's webhook has a path of its own: the request that counts
+	// is the first that reached it (the configuration has reached the
+	// server's cache), not one another webhook saw.
 	for _, policy := range []string{"Fail", "Ignore"} {
-		body := `{"metadata":{"name":"slow"},"webhooks":[` + hook("slow.example.com", "/slow", `,"timeoutSeconds":1,"failurePolicy":"`+policy+`"`) + `]}`
+		body := `{"metadata":{"name":"slow"},"webhooks":[` + hook("slow.example.com", "/slow/"+policy, `,"timeoutSeconds":1,"failurePolicy":"`+policy+`"`) + `]}`
 		c.do("DELETE", validating+"/slow", "", "")
 		if code, _, b := c.do("POST", validating, "", body); code != 201 {
 			t.Fatalf("create the slow configuration: %d %s", code, b)
@@ -234,7 +241,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 			c.do("DELETE", "/api/v1/namespaces/off/configmaps/late", "", "")
 			code, _, b = c.do("POST", "/api/v1/namespaces/off/configmaps", "", cm("late", `{}`))
-			if ws.asked("CREATE", "late") != nil || time.Now().After(deadline) {
+			if ws.askedAt("/slow/"+policy, "CREATE", "late") != nil || time.Now().After(deadline) {
 				break
 			}
 		}
