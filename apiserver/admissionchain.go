@@ -27,7 +27,7 @@ func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admiss
 	return admission.NewChain(
 		// Mutating.
 		admission.Step{Plugin: admission.Defaulting{}, Why: "first: what Kubernetes defaults (restartPolicy, replicas, ...), so that every later step sees the whole object"},
-		admission.Step{Plugin: servicealloc.Allocation{Ranges: ranges, Store: s.store}, Why: "a Service's cluster IP and node ports, before validation checks them"},
+		admission.Step{Plugin: servicealloc.Allocation{Ranges: ranges, Store: s.store, ServiceCIDRs: serviceCIDRs{s.store}.ranges}, Why: "a Service's cluster IP and node ports, before validation checks them"},
 		admission.Step{Plugin: admission.ServiceAccount{Accounts: serviceAccountGetter{s}, Tokens: s.tokens}, Why: "a pod's ServiceAccount and its token volume, which validation and Pod Security then see"},
 		admission.Step{Plugin: admission.Priority{Classes: priorityClasses{s.store}}, Why: "a pod's priorityClassName becomes spec.priority (the scheduler's queue and preemption read it)"},
 		admission.Step{Plugin: admission.RuntimeClass{Classes: runtimeClasses{s.store}}, Why: "a pod's RuntimeClass must exist; its overhead and scheduling become the pod's"},

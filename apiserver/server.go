@@ -10,6 +10,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -430,6 +431,29 @@ func (r runtimeClasses) RuntimeClass(ctx context.Context, name string) (*node.Ru
 		return nil, false, nil
 	}
 	return rc, err == nil, err
+}
+
+// serviceCIDRs lists the ranges of the ServiceCIDRs not being deleted,
+// for the ServiceAllocation admission step.
+type serviceCIDRs struct{ store *storage.Store }
+
+func (c serviceCIDRs) ranges(ctx context.Context) ([]netip.Prefix, error) {
+	cidrs, err := registry.ListStored[*networking.ServiceCIDR](ctx, c.store, "servicecidrs")
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Prefix
+	for _, sc := range cidrs {
+		if sc.DeletionTimestamp != nil {
+			continue
+		}
+		for _, s := range sc.Spec.CIDRs {
+			if p, err := netip.ParsePrefix(s); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
 }
 
 // storageClasses lists StorageClasses for the DefaultStorageClass

@@ -6,8 +6,12 @@ import (
 	"net"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/servicealloc"
@@ -45,6 +49,9 @@ func (s *systemServices) housekeeping(ctx context.Context) {
 		s.cfg.Logf("service allocation repair: %v (trying again in %v)", err, s.cfg.ServiceRepairInterval)
 	} else if n > 0 {
 		s.cfg.Logf("service allocation repair: fixed %d claims", n)
+	}
+	if err := s.ensureDefaultServiceCIDR(ctx); err != nil && ctx.Err() == nil {
+		s.cfg.Logf("%v (trying again in %v)", err, s.cfg.ServiceRepairInterval)
 	}
 	if err := s.ensureKubernetesService(ctx); err != nil && ctx.Err() == nil {
 		s.cfg.Logf("%v (trying again in %v)", err, s.cfg.ServiceRepairInterval)
@@ -116,4 +123,54 @@ func (s *systemServices) advertised() (string, int32) {
 		host = "127.0.0.1"
 	}
 	return host, port
+}
+
+// ensureDefaultServiceCIDR creates the ServiceCIDR "kubernetes" for
+// --service-cluster-ip-range, Ready, with the finalizer that keeps it
+// while addresses in it are in use (kube-apiserver's defaultservicecidr
+// controller). One that exists is left as it is: if its range differs from
+// the flag's, that is said, and the flag's range is still allocated from.
+func (s *systemServices) ensureDefaultServiceCIDR(ctx context.Context) error {
+	k, _ := scheme.ByResource("servicecidrs")
+	have, err := registry.GetStored[*networking.ServiceCIDR](ctx, s.store, "servicecidrs", "", networking.DefaultServiceCIDRName)
+	if err == nil {
+		if len(have.Spec.CIDRs) != 1 || have.Spec.CIDRs[0] != s.ranges.CIDR() {
+			s.cfg.Logf("the default ServiceCIDR has %v, not --service-cluster-ip-range %s: both are allocated from", have.Spec.CIDRs, s.ranges.CIDR())
+		}
+		if have.DeletionTimestamp != nil || readyCondition(have.Status.Conditions) {
+			return nil
+		}
+	} else if status.Code(err) != codes.NotFound {
+		return fmt.Errorf("read the default ServiceCIDR: %w", err)
+	} else {
+		sc := &networking.ServiceCIDR{ObjectMeta: meta.ObjectMeta{Name: networking.DefaultServiceCIDRName, Finalizers: []string{networking.ServiceCIDRFinalizer}},
+			Spec: networking.ServiceCIDRSpec{CIDRs: []string{s.ranges.CIDR()}}}
+		b, err := s.registry.CreateObject(ctx, k, sc)
+		if err != nil && !registry.IsAlreadyExists(err) {
+			return fmt.Errorf("create the default ServiceCIDR (%s): %w", s.ranges.CIDR(), err)
+		}
+		if err != nil {
+			return nil // another API server made it
+		}
+		o, err := k.Decode(b)
+		if err != nil {
+			return err
+		}
+		have = o.(*networking.ServiceCIDR)
+	}
+	have.Status.Conditions = []meta.Condition{{Type: networking.ServiceCIDRReady, Status: meta.ConditionTrue, Reason: "ServiceCIDRReady",
+		Message: "Kubernetes default Service CIDR is ready", LastTransitionTime: meta.Now()}}
+	if _, err := s.registry.UpdateObjectStatus(ctx, k, have); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("mark the default ServiceCIDR Ready: %w", err)
+	}
+	return nil
+}
+
+func readyCondition(cs []meta.Condition) bool {
+	for _, c := range cs {
+		if c.Type == networking.ServiceCIDRReady {
+			return c.Status == meta.ConditionTrue
+		}
+	}
+	return false
 }

@@ -148,6 +148,7 @@ func openStorage(_ context.Context, s *Server) error {
 	cfg := s.cfg
 	s.store = storage.New(s.etcd.Client, s.etcd.WatchClient)
 	s.store.RegisterClaims(storage.ListPrefix("services", ""), servicealloc.Claims)
+	s.store.RegisterClaims(storage.ListPrefix("ipaddresses", ""), servicealloc.IPAddressClaims)
 	if cfg.EncryptionProviderConfig != "" {
 		transformers, err := encryption.Load(cfg.EncryptionProviderConfig)
 		if err != nil {

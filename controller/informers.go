@@ -11,6 +11,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/api/rbac"
 	"github.com/kobune/kobune/api/storage"
@@ -72,6 +73,9 @@ type Informers struct {
 	PDBs            *client.Informer[*policy.PodDisruptionBudget]
 	// StorageVersionMigrations are the storage-version-migrator's.
 	StorageVersionMigrations *client.Informer[*storagemigration.StorageVersionMigration]
+	// ServiceCIDRs and IPAddresses are the service-cidrs controller's.
+	ServiceCIDRs *client.Informer[*networking.ServiceCIDR]
+	IPAddresses  *client.Informer[*networking.IPAddress]
 }
 
 // NewInformers creates the informers (not yet running).
@@ -106,6 +110,8 @@ func NewInformers(c *client.Client) *Informers {
 		HPAs:                     client.NewInformer(client.For[*autoscaling.HorizontalPodAutoscaler](c), "", client.ListOptions{}),
 		PDBs:                     client.NewInformer(client.For[*policy.PodDisruptionBudget](c), "", client.ListOptions{}),
 		StorageVersionMigrations: client.NewInformer(client.For[*storagemigration.StorageVersionMigration](c), "", client.ListOptions{}),
+		ServiceCIDRs:             client.NewInformer(client.For[*networking.ServiceCIDR](c), "", client.ListOptions{}),
+		IPAddresses:              client.NewInformer(client.For[*networking.IPAddress](c), "", client.ListOptions{}),
 	}
 	inf.Pods.AddIndex(IndexByOwner, OwnerUIDs[*core.Pod])
 	inf.Pods.AddIndex(client.IndexByNodeName, client.IndexNodeName)
@@ -153,6 +159,8 @@ func (i *Informers) Run(ctx context.Context) {
 	go i.HPAs.Run(ctx)
 	go i.PDBs.Run(ctx)
 	go i.StorageVersionMigrations.Run(ctx)
+	go i.ServiceCIDRs.Run(ctx)
+	go i.IPAddresses.Run(ctx)
 }
 
 // Synced reports whether every informer has listed once.
@@ -175,5 +183,5 @@ func (i *Informers) synced() []func() bool {
 		i.DaemonSets.HasSynced, i.StatefulSets.HasSynced, i.Revisions.HasSynced, i.Jobs.HasSynced, i.CronJobs.HasSynced,
 		i.Services.HasSynced, i.Endpoints.HasSynced, i.EndpointSlices.HasSynced, i.Volumes.HasSynced, i.Claims.HasSynced, i.StorageClasses.HasSynced,
 		i.ClusterRoles.HasSynced, i.Namespaces.HasSynced, i.ServiceAccounts.HasSynced, i.RootCAConfigMaps.HasSynced, i.CSRs.HasSynced, i.BootstrapTokens.HasSynced, i.ClusterInfo.HasSynced, i.Quotas.HasSynced, i.HPAs.HasSynced, i.PDBs.HasSynced,
-		i.StorageVersionMigrations.HasSynced}
+		i.StorageVersionMigrations.HasSynced, i.ServiceCIDRs.HasSynced, i.IPAddresses.HasSynced}
 }

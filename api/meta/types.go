@@ -97,6 +97,18 @@ const (
 	ConditionUnknown ConditionStatus = "Unknown"
 )
 
+// Condition is meta.k8s.io/v1 Condition, the condition shape of the newer
+// kinds' status (PodDisruptionBudget, ServiceCIDR,
+// StorageVersionMigration, ...).
+type Condition struct {
+	Type               string          `json:"type"`
+	Status             ConditionStatus `json:"status"`
+	ObservedGeneration int64           `json:"observedGeneration,omitempty"`
+	LastTransitionTime Time            `json:"lastTransitionTime,omitzero"`
+	Reason             string          `json:"reason"`
+	Message            string          `json:"message"`
+}
+
 // Key returns the workqueue key of an object: "namespace/name", or "name" for
 // cluster-scoped objects.
 func Key(o Object) string {

@@ -63,14 +63,7 @@ type DeleteOptions struct {
 }
 
 // Condition is metav1.Condition, as the budget's status uses it.
-type Condition struct {
-	Type               string               `json:"type"`
-	Status             meta.ConditionStatus `json:"status"`
-	ObservedGeneration int64                `json:"observedGeneration,omitempty"`
-	LastTransitionTime meta.Time            `json:"lastTransitionTime,omitzero"`
-	Reason             string               `json:"reason"`
-	Message            string               `json:"message"`
-}
+type Condition = meta.Condition
 
 // DisruptionAllowed is the budget's condition.
 const DisruptionAllowed = "DisruptionAllowed"

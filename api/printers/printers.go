@@ -106,6 +106,8 @@ func tables(wide bool) map[string]Table {
 		"NetworkPolicy":              networkPolicyTable(w),
 		"Ingress":                    ingressTable(w),
 		"IngressClass":               ingressClassTable(w),
+		"ServiceCIDR":                serviceCIDRTable(w),
+		"IPAddress":                  ipAddressTable(w),
 		"Lease":                      leaseTable(w),
 		"PriorityClass":              priorityClassTable(w),
 		"RuntimeClass":               runtimeClassTable(w),
@@ -470,6 +472,34 @@ func ingressClassTable(_ widen) Table {
 			params = strings.ToLower(p.Kind) + "/" + p.Name
 		}
 		return []string{c.Name, c.Spec.Controller, params, age(o)}
+	}}
+}
+
+// serviceCIDRTable is kubectl get's columns for ServiceCIDR objects.
+func serviceCIDRTable(_ widen) Table {
+	return Table{[]string{"NAME", "CIDRS", "AGE"}, func(o meta.Object) []string {
+		c := o.(*networking.ServiceCIDR)
+		return []string{c.Name, strings.Join(c.Spec.CIDRs, ","), age(o)}
+	}}
+}
+
+// ipAddressTable is kubectl get's columns for IPAddress objects: the
+// parent as resource.group/namespace/name.
+func ipAddressTable(_ widen) Table {
+	return Table{[]string{"NAME", "PARENTREF"}, func(o meta.Object) []string {
+		a := o.(*networking.IPAddress)
+		parent := "<none>"
+		if r := a.Spec.ParentRef; r != nil {
+			parent = strings.ToLower(r.Resource)
+			if r.Group != "" {
+				parent += "." + strings.ToLower(r.Group)
+			}
+			if r.Namespace != "" {
+				parent += "/" + r.Namespace
+			}
+			parent += "/" + r.Name
+		}
+		return []string{a.Name, parent}
 	}}
 }
 

@@ -100,6 +100,10 @@ func buildKinds() []*Kind {
 		kind("Ingress", "networking.k8s.io/v1", "ingresses", []string{"ing"}, namespaced, withStatus, nil, networking.ValidateIngress, nil, nil),
 		kind("IngressClass", "networking.k8s.io/v1", "ingressclasses", nil, clusterScoped, noStatus, nil, networking.ValidateIngressClass,
 			networking.ValidateIngressClassUpdate, nil),
+		kind("ServiceCIDR", "networking.k8s.io/v1", "servicecidrs", nil, clusterScoped, withStatus, nil, networking.ValidateServiceCIDR,
+			networking.ValidateServiceCIDRUpdate, nil),
+		kind("IPAddress", "networking.k8s.io/v1", "ipaddresses", []string{"ip"}, clusterScoped, noStatus, nil, networking.ValidateIPAddress,
+			networking.ValidateIPAddressUpdate, nil),
 		kind("StorageClass", "storage.k8s.io/v1", "storageclasses", []string{"sc"}, clusterScoped, noStatus, storage.SetDefaultsStorageClass, storage.ValidateStorageClass,
 			storage.ValidateStorageClassUpdate, func(sc *storage.StorageClass) map[string]string {
 				return map[string]string{"provisioner": sc.Provisioner}
@@ -167,6 +171,7 @@ var statusValidation = map[string]func(n, o meta.Object) v.ErrorList{
 	"PodDisruptionBudget":     statusRules(policy.ValidatePodDisruptionBudgetStatus),
 	"HorizontalPodAutoscaler": statusRules(autoscaling.ValidateHorizontalPodAutoscalerStatus),
 	"StorageVersionMigration": statusRules(storagemigration.ValidateStatus),
+	"ServiceCIDR":             statusRules(networking.ValidateServiceCIDRStatus),
 }
 
 func statusRules[T meta.Object](f func(n, o T) v.ErrorList) func(n, o meta.Object) v.ErrorList {

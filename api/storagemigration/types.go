@@ -34,14 +34,7 @@ type StorageVersionMigrationStatus struct {
 }
 
 // Condition is a meta.k8s.io/v1 Condition.
-type Condition struct {
-	Type               string               `json:"type"`
-	Status             meta.ConditionStatus `json:"status"`
-	ObservedGeneration int64                `json:"observedGeneration,omitempty"`
-	LastTransitionTime meta.Time            `json:"lastTransitionTime"`
-	Reason             string               `json:"reason"`
-	Message            string               `json:"message"`
-}
+type Condition = meta.Condition
 
 // The conditions.
 const (
@@ -71,22 +64,6 @@ func ValidateUpdate(n, o *StorageVersionMigration) v.ErrorList {
 // ValidateStatus checks a status write: conditions are meta.k8s.io
 // Conditions (a type, True/False/Unknown, a reason), and a migration that
 // succeeded or failed does not run again.
-func ValidateStatus(n, o *StorageVersionMigration) v.ErrorList {
-	var errs v.ErrorList
-	p := v.NewPath("status", "conditions")
-	for i, c := range n.Status.Conditions {
-		cp := p.Index(i)
-		if c.Type == "" {
-			errs = append(errs, v.NewRequired(cp.Child("type"), ""))
-		}
-		switch c.Status {
-		case meta.ConditionTrue, meta.ConditionFalse, meta.ConditionUnknown:
-		default:
-			errs = append(errs, v.NewNotSupported(cp.Child("status"), string(c.Status), []string{"True", "False", "Unknown"}))
-		}
-		if c.Reason == "" {
-			errs = append(errs, v.NewRequired(cp.Child("reason"), ""))
-		}
-	}
-	return errs
+func ValidateStatus(n, _ *StorageVersionMigration) v.ErrorList {
+	return v.Conditions(n.Status.Conditions, v.NewPath("status", "conditions"))
 }

@@ -1,5 +1,7 @@
 package validation
 
+import "github.com/kobune/kobune/api/meta"
+
 // Count is one count of a status, by its field name.
 type Count struct {
 	Field string
@@ -47,4 +49,29 @@ func NotDecremented(p *Path, n, o *int32) ErrorList {
 		return ErrorList{NewInvalid(p, value, "cannot be decremented")}
 	}
 	return nil
+}
+
+// Conditions checks meta.k8s.io Conditions as a status write carries them:
+// each has a type (once), a status of True, False or Unknown, and a reason.
+func Conditions(cs []meta.Condition, p *Path) ErrorList {
+	var errs ErrorList
+	seen := map[string]bool{}
+	for i, c := range cs {
+		cp := p.Index(i)
+		if c.Type == "" {
+			errs = append(errs, NewRequired(cp.Child("type"), ""))
+		} else if seen[c.Type] {
+			errs = append(errs, NewDuplicate(cp.Child("type"), c.Type))
+		}
+		seen[c.Type] = true
+		switch c.Status {
+		case meta.ConditionTrue, meta.ConditionFalse, meta.ConditionUnknown:
+		default:
+			errs = append(errs, NewNotSupported(cp.Child("status"), string(c.Status), []string{"True", "False", "Unknown"}))
+		}
+		if c.Reason == "" {
+			errs = append(errs, NewRequired(cp.Child("reason"), ""))
+		}
+	}
+	return errs
 }

@@ -102,6 +102,9 @@ var controllerRoles = map[string][]rbac.PolicyRule{
 		rule(join(read, []string{"create", "update", "delete"}), "", "endpoints"), events},
 	"endpointslicemirroring-controller": {
 		rule(read, "", "services", "endpoints"), rule(join(read, []string{"create", "update", "delete"}), "discovery.k8s.io", "endpointslices"), events},
+	"service-cidrs-controller": {
+		rule(join(read, []string{"update"}), "networking.k8s.io", "servicecidrs"), rule([]string{"update"}, "networking.k8s.io", "servicecidrs/status"),
+		rule(read, "networking.k8s.io", "ipaddresses"), rule(read, "", "services"), events},
 	"node-ipam-controller": {rule(join(read, []string{"update"}), "", "nodes"), events},
 	"node-controller": {
 		rule(join(read, []string{"update", "delete"}), "", "nodes"), rule([]string{"update"}, "", "nodes/status"),
@@ -263,7 +266,7 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 func controllerNames() []string {
 	return []string{"clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller", "deployment-controller", "endpointslice-controller", "endpointslicemirroring-controller",
 		"certificate-controller", "generic-garbage-collector", "job-controller", "node-controller", "node-ipam-controller", "persistent-volume-binder", "replicaset-controller", "replication-controller",
-		"root-ca-cert-publisher", "service-account-controller", "statefulset-controller", "storage-version-migrator-controller"}
+		"root-ca-cert-publisher", "service-account-controller", "service-cidrs-controller", "statefulset-controller", "storage-version-migrator-controller"}
 }
 
 // BootstrapClusterRoleBindings grant the bootstrap roles.

@@ -252,6 +252,9 @@ func (s *Registry) create(ctx context.Context, k *scheme.Kind, o meta.Object) ([
 		}
 		var claimed *storage.ClaimedError
 		if errors.As(err, &claimed) {
+			if orig == nil { // nothing was picked here (an IPAddress's claim is its name)
+				return nil, servicealloc.ClaimedError(o, claimed)
+			}
 			asked, _ := encodeForStorage(orig)
 			if attempt < 5 && !slices.Contains(s.store.ClaimsOf(key, asked), claimed.Claim) {
 				o = copyObject(k, orig) // picked here, taken by a concurrent create: pick again

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,11 +70,11 @@ func ParseRanges(cidr, ports string) (*Ranges, error) {
 	return r, nil
 }
 
-func (r *Ranges) IP(i uint32) string {
-	b := make([]byte, 4)
-	binary.BigEndian.PutUint32(b, r.first+i)
-	return net.IP(b).String()
-}
+// CIDR is --service-cluster-ip-range, in canonical form.
+func (r *Ranges) CIDR() string { return r.cidrText }
+
+// IP is the range's i-th usable address.
+func (r *Ranges) IP(i uint32) string { return nthIP(r.first, i) }
 
 // contains reports whether ip is a usable address of the range (not the
 // network or broadcast address).
@@ -95,6 +96,55 @@ func (r *Ranges) contains(ip string) bool {
 type Allocation struct {
 	Ranges *Ranges
 	Store  *storage.Store
+	// ServiceCIDRs, when set, lists the ranges of the ServiceCIDR objects
+	// not being deleted (the default's among them): a cluster IP a Service
+	// names may be in any of them, and when the default range is full the
+	// others are allocated from, in the order given (kube-apiserver's
+	// MultiCIDRServiceAllocator).
+	ServiceCIDRs func(ctx context.Context) ([]netip.Prefix, error)
+}
+
+// extra is the ranges of ServiceCIDRs other than the default range.
+func (a Allocation) extra(ctx context.Context) ([]netip.Prefix, error) {
+	if a.ServiceCIDRs == nil {
+		return nil, nil
+	}
+	all, err := a.ServiceCIDRs(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "list the ServiceCIDRs: %v", err)
+	}
+	var out []netip.Prefix
+	for _, p := range all {
+		if p.String() != a.Ranges.cidrText && p.Addr().Is4() && p.Bits() <= 30 {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// usable reports whether ip is an address of p other than its network and
+// broadcast addresses.
+func usable(p netip.Prefix, ip string) bool {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || !p.Contains(addr) {
+		return false
+	}
+	first, size := bounds(p)
+	n := binary.BigEndian.Uint32(addr.AsSlice())
+	return n >= first && n < first+size
+}
+
+// bounds is p's first usable address (the network address + 1) and how
+// many usable addresses it has.
+func bounds(p netip.Prefix) (first, size uint32) {
+	b := p.Masked().Addr().As4()
+	return binary.BigEndian.Uint32(b[:]) + 1, 1<<(32-p.Bits()) - 2
+}
+
+func nthIP(first, i uint32) string {
+	b := make([]byte, 4)
+	binary.BigEndian.PutUint32(b, first+i)
+	return net.IP(b).String()
 }
 
 // Name implements admission.Mutator.
@@ -134,8 +184,21 @@ func (a Allocation) Admit(ctx context.Context, at *admission.Attributes) error {
 		s.Spec.ClusterIPs = []string{s.Spec.ClusterIP}
 		if old == nil || old.Spec.ClusterIP != s.Spec.ClusterIP {
 			path := sp.Child("clusterIPs").Index(0)
-			if net.ParseIP(s.Spec.ClusterIP) != nil && !a.Ranges.contains(s.Spec.ClusterIP) {
-				errs = append(errs, v.NewInvalid(path, s.Spec.ClusterIP, fmt.Sprintf("provided IP is not in the valid range. The range of valid IPs is %s", a.Ranges.cidrText)))
+			inRange := a.Ranges.contains(s.Spec.ClusterIP)
+			var valid []string
+			if !inRange && net.ParseIP(s.Spec.ClusterIP) != nil {
+				extra, err := a.extra(ctx)
+				if err != nil {
+					return err
+				}
+				valid = append(valid, a.Ranges.cidrText)
+				for _, p := range extra {
+					inRange = inRange || usable(p, s.Spec.ClusterIP)
+					valid = append(valid, p.String())
+				}
+			}
+			if net.ParseIP(s.Spec.ClusterIP) != nil && !inRange {
+				errs = append(errs, v.NewInvalid(path, s.Spec.ClusterIP, fmt.Sprintf("provided IP is not in the valid range. The range of valid IPs is %s", strings.Join(valid, ", "))))
 			} else if h, err := a.Store.Holder(ctx, IPClaim(s.Spec.ClusterIP)); err == nil && h != "" && h != holder {
 				errs = append(errs, v.NewInvalid(path, s.Spec.ClusterIP, "provided IP is already allocated"))
 			}
@@ -234,7 +297,33 @@ func (a Allocation) pickIP(ctx context.Context) (string, error) {
 			return ip, nil
 		}
 	}
-	return "", status.Errorf(codes.ResourceExhausted, "Internal error occurred: failed to allocate a serviceIP: range is full (%s has %d addresses)", r.cidrText, r.size)
+	// The default range is full: the other ServiceCIDRs, in turn.
+	extra, err := a.extra(ctx)
+	if err != nil {
+		return "", err
+	}
+	ranges := []string{fmt.Sprintf("%s has %d addresses", r.cidrText, r.size)}
+	for _, p := range extra {
+		first, size := bounds(p)
+		for range 16 {
+			ip := nthIP(first, rand.Uint32N(size))
+			if _, held := taken[IPClaim(ip)]; !held {
+				if ok, err := a.tryPick(ctx, IPClaim(ip)); err != nil {
+					return "", err
+				} else if ok {
+					return ip, nil
+				}
+			}
+		}
+		for i := range size {
+			ip := nthIP(first, i)
+			if _, held := taken[IPClaim(ip)]; !held && a.reserve(IPClaim(ip)) {
+				return ip, nil
+			}
+		}
+		ranges = append(ranges, fmt.Sprintf("%s has %d", p, size))
+	}
+	return "", status.Errorf(codes.ResourceExhausted, "Internal error occurred: failed to allocate a serviceIP: range is full (%s)", strings.Join(ranges, "; "))
 }
 
 func (a Allocation) pickPort(ctx context.Context, used map[int32]bool) (int32, error) {

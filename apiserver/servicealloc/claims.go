@@ -20,6 +20,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/networking"
 	v "github.com/kobune/kobune/api/validation"
 	"github.com/kobune/kobune/apiserver/storage"
 )
@@ -56,11 +57,30 @@ func Claims(value []byte) []string {
 	return out
 }
 
+// IPAddressClaims is the storage.ClaimsFunc of IPAddress objects: the
+// address each names, the same claim a Service's cluster IP takes.
+func IPAddressClaims(value []byte) []string {
+	var a struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(value, &a) != nil || a.Metadata.Name == "" {
+		return nil
+	}
+	return []string{IPClaim(a.Metadata.Name)}
+}
+
 // ClaimedError turns a claim held by another Service into Kubernetes'
-// validation error on the field that asked for it.
+// validation error on the field that asked for it, and an IPAddress for a
+// held address into AlreadyExists.
 func ClaimedError(o meta.Object, c *storage.ClaimedError) error {
 	s, ok := o.(*core.Service)
 	if !ok {
+		holder := strings.TrimPrefix(c.Holder, storage.Prefix)
+		if a, ok := o.(*networking.IPAddress); ok {
+			return status.Errorf(codes.AlreadyExists, "ipaddresses.networking.k8s.io %q already exists: the address is held by %s", a.Name, holder)
+		}
 		return status.Errorf(codes.AlreadyExists, "%v", c)
 	}
 	var errs v.ErrorList

@@ -7,20 +7,22 @@ import (
 	"github.com/kobune/kobune/apiserver/storage"
 )
 
-// Repair makes the claims agree with the Services (the job of
+// Repair makes the claims agree with the Services and IPAddresses (the job of
 // kube-apiserver's repair controllers): a claim whose holder is gone or no
 // longer holds it is released, a Service's missing claim is taken. Claims
 // are written with their Services, so this finds work only after a crash
 // of an older version or a hand edit of etcd; it reports what it fixed.
 func Repair(ctx context.Context, store *storage.Store, logf func(string, ...any)) (fixed int, err error) {
-	kvs, _, err := store.List(ctx, storage.ListPrefix("services", ""))
-	if err != nil {
-		return 0, err
-	}
 	want := map[string]string{} // claim → holder
-	for _, kv := range kvs {
-		for _, c := range Claims(kv.Value) {
-			want[c] = kv.Key
+	for resource, claims := range map[string]storage.ClaimsFunc{"services": Claims, "ipaddresses": IPAddressClaims} {
+		kvs, _, err := store.List(ctx, storage.ListPrefix(resource, ""))
+		if err != nil {
+			return 0, err
+		}
+		for _, kv := range kvs {
+			for _, c := range claims(kv.Value) {
+				want[c] = kv.Key
+			}
 		}
 	}
 	have, err := store.Claims(ctx, "services/")

@@ -35,6 +35,7 @@ import (
 	"github.com/kobune/kobune/controller/replicaset"
 	"github.com/kobune/kobune/controller/resourcequota"
 	"github.com/kobune/kobune/controller/serviceaccount"
+	"github.com/kobune/kobune/controller/servicecidr"
 	"github.com/kobune/kobune/controller/statefulset"
 	"github.com/kobune/kobune/controller/storageversionmigration"
 )
@@ -68,7 +69,7 @@ type Config struct {
 // Names are the controllers, as their loops log themselves.
 var Names = []string{replicaset.Name, deployment.Name, daemonset.Name, statefulset.Name, job.Name, cronjob.Name, endpointslice.Name, endpointslicemirroring.Name, garbagecollector.Name, nodelifecycle.Name, nodeipam.Name,
 	persistentvolume.Name, persistentvolume.ProtectionName, clusterroleaggregation.Name, serviceaccount.Name, serviceaccount.PublisherName, certificates.Name, bootstraptoken.SignerName, bootstraptoken.CleanerName, resourcequota.Name, podautoscaler.Name, disruption.Name,
-	storageversionmigration.Name}
+	storageversionmigration.Name, servicecidr.Name}
 
 // New builds the manager with every controller; the error is a bad
 // setting (a cluster CIDR that does not parse).
@@ -110,6 +111,7 @@ func New(c *client.Client, cfg Config) (*controller.Manager, error) {
 	add(podautoscaler.New(c, inf, recorder, cfg.HPA).Loop, reconcile.ObjectsOf(inf.HPAs))
 	add(disruption.New(c, inf, recorder).Loop, reconcile.ObjectsOf(inf.PDBs))
 	add(storageversionmigration.New(c, inf).Loop, reconcile.ObjectsOf(inf.StorageVersionMigrations))
+	add(servicecidr.New(c, inf).Loop, reconcile.ObjectsOf(inf.ServiceCIDRs))
 	var ca *x509.Certificate
 	var caKey *ecdsa.PrivateKey
 	if cfg.ClusterSigningCertFile != "" || cfg.ClusterSigningKeyFile != "" {

@@ -19,6 +19,7 @@ var actedOnGenerically = map[string]string{
 	"core.Event.eventTime":                                             "the LAST SEEN column of events when lastTimestamp is unset (api/printers, shared by kobectl and the API server's Tables)",
 	"core.ServiceStatus.loadBalancer":                                  "status a controller writes and clients read (an ingress controller, a client-go controller: test/compat); the API stores it",
 	"meta.ManagedFieldsEntry.fieldsType":                               "server-side apply writes FieldsV1, the one type (api/fieldmanager, through apiserver/registry/apply.go)",
+	"networking.IPAddressSpec.parentRef":                               "a record of who holds the address, validated (networking.ValidateIPAddress) and shown by get ipaddresses (api/printers); the address itself is the claim (apiserver/servicealloc)",
 	"core.LoadBalancerStatus.ingress":                                  "status a controller writes and clients read; the API stores it",
 	"apiextensions.CustomResourceDefinitionSpec.conversion":            "strategy None is how KindFor serves each version (apiserver/apiextensions/kind.go); validation refuses Webhook (apiextensions.Validate)",
 	"apiextensions.CustomResourceDefinitionSpec.preserveUnknownFields": "validation refuses true, as Kubernetes' v1 does (apiextensions.Validate): objects are always pruned",
