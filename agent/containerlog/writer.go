@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/containerd/containerd/v2/core/runtime/v2/logging"
@@ -59,6 +60,12 @@ func RunLogger(path string) {
 			return fmt.Errorf("container log %s: %w", path, err)
 		}
 		defer f.Close()
+		// Held until the streams end and every record is written (the
+		// process exits): the agent waits for it before it takes a failed
+		// container's last lines as its termination message, since
+		// containerd reports the exit before this process has written
+		// what the container wrote last (WaitWritten).
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 		if err := ready(); err != nil {
 			return err
 		}
@@ -135,6 +142,28 @@ func copyLines(r io.Reader, emit func([]byte, string) error) error {
 				return nil
 			}
 			return err
+		}
+	}
+}
+
+// WaitWritten waits, at most limit, until no logging process writes to
+// the log file at path any more (RunLogger holds a lock on it while it
+// does): then the file holds all the container wrote. It reports whether
+// it may still be written (the limit passed).
+func WaitWritten(path string, limit time.Duration) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for deadline := time.Now().Add(limit); ; time.Sleep(10 * time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			return false
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return true
 		}
 	}
 }
