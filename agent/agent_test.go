@@ -147,7 +147,8 @@ func TestFakeAgentRegistersRunsAndDeletesPods(t *testing.T) {
 	if len(running.Status.ContainerStatuses) != 1 || running.Status.ContainerStatuses[0].State.Running == nil || !running.Status.ContainerStatuses[0].Ready {
 		t.Errorf("container statuses: %+v", running.Status.ContainerStatuses)
 	}
-	if len(running.Status.InitContainerStatuses) != 1 || running.Status.InitContainerStatuses[0].State.Terminated == nil {
+	// An init container that ran to success is ready (as the kubelet says).
+	if len(running.Status.InitContainerStatuses) != 1 || running.Status.InitContainerStatuses[0].State.Terminated == nil || !running.Status.InitContainerStatuses[0].Ready {
 		t.Errorf("init container statuses: %+v", running.Status.InitContainerStatuses)
 	}
 	conds := map[core.PodConditionType]meta.ConditionStatus{}

@@ -53,6 +53,9 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 				{Name: "CPU_ZERO", ValueFrom: &core.EnvVarSource{ResourceFieldRef: &core.ResourceFieldSelector{Resource: "limits.cpu", Divisor: ptr(resource.MustParse("0"))}}},
 				{Name: "CPU_M", ValueFrom: &core.EnvVarSource{ResourceFieldRef: &core.ResourceFieldSelector{Resource: "limits.cpu", Divisor: ptr(resource.MustParse("1m"))}}},
 				{Name: "MY_NAME", ValueFrom: &core.EnvVarSource{FieldRef: &core.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+				// The node's address, known before the pod's status says it.
+				{Name: "HOST_IP", ValueFrom: &core.EnvVarSource{FieldRef: &core.ObjectFieldSelector{FieldPath: "status.hostIP"}}},
+				{Name: "HOST_IPS", ValueFrom: &core.EnvVarSource{FieldRef: &core.ObjectFieldSelector{FieldPath: "status.hostIPs"}}},
 				// A value names variables set before it; command and args
 				// name any ($$ is a literal $).
 				{Name: "GREETING", Value: "hello $(MY_NAME) on $(CPU) $(LATER)"},
@@ -69,7 +72,7 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 		t.Fatal("the runtime was given no config for the container")
 	}
 	// (A key starting with a digit is a name since Kubernetes 1.34.)
-	for _, want := range []string{"CFG_A=1", "CFG_MODE=from-env", "CFG_dashed-key.ok=x", "PASSWORD=s3cret", "A=1", "DB_PASSWORD=s3cret", "MEM_MB=64", "CPU=1", "CPU_ZERO=1", "CPU_M=250", "MY_NAME=env", "9lives=no"} {
+	for _, want := range []string{"CFG_A=1", "CFG_MODE=from-env", "CFG_dashed-key.ok=x", "PASSWORD=s3cret", "A=1", "DB_PASSWORD=s3cret", "MEM_MB=64", "CPU=1", "CPU_ZERO=1", "CPU_M=250", "MY_NAME=env", "9lives=no", "HOST_IP=192.0.2.10", "HOST_IPS=192.0.2.10"} {
 		if !slices.Contains(cfg.Env, want) {
 			t.Errorf("env lacks %s: %v", want, cfg.Env)
 		}

@@ -105,7 +105,7 @@ func (w *podWorkers) envValue(ctx context.Context, pod *core.Pod, c *core.Contai
 	case src == nil:
 		return e.Value, true, nil
 	case src.FieldRef != nil:
-		s, err := volume.FieldValue(pod, src.FieldRef.FieldPath, podIP)
+		s, err := volume.FieldValue(pod, src.FieldRef.FieldPath, podIP, w.nodeIP)
 		return s, err == nil, err
 	case src.ResourceFieldRef != nil:
 		s, err := volume.ResourceValue(pod, src.ResourceFieldRef, c.Name, w.allocatable())

@@ -44,8 +44,12 @@ func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[st
 			initsDone = initsDone && *cs.Started
 			allReady = allReady && cs.Ready
 		case c.Init:
+			// An init container that has run to success is ready, as the
+			// kubelet reports it.
+			done := !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
+			cs.Ready = done
 			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
-			initsDone = initsDone && !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
+			initsDone = initsDone && done
 		default:
 			s.ContainerStatuses = append(s.ContainerStatuses, cs)
 			allReady = allReady && cs.Ready

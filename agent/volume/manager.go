@@ -366,7 +366,7 @@ func (m *Manager) downwardFiles(pod *core.Pod, items []core.DownwardAPIVolumeFil
 		var value string
 		switch {
 		case it.FieldRef != nil:
-			v, err := FieldValue(pod, it.FieldRef.FieldPath, "")
+			v, err := FieldValue(pod, it.FieldRef.FieldPath, "", "")
 			if err != nil {
 				return nil, err
 			}
@@ -390,9 +390,11 @@ func (m *Manager) allocatable() resource.List {
 	return m.Allocatable()
 }
 
-// FieldValue is the value of a pod field a fieldRef names (podIP: the
-// pod's address, known to the caller).
-func FieldValue(pod *core.Pod, path, podIP string) (string, error) {
+// FieldValue is the value of a pod field a fieldRef names (podIP, hostIP:
+// the pod's and its node's addresses, known to the caller before the
+// pod's status says them; the kubelet, too, takes the node's address for
+// status.hostIP).
+func FieldValue(pod *core.Pod, path, podIP, hostIP string) (string, error) {
 	switch path {
 	case "metadata.name":
 		return pod.Name, nil
@@ -413,8 +415,11 @@ func FieldValue(pod *core.Pod, path, podIP string) (string, error) {
 			podIP = pod.Status.PodIP
 		}
 		return podIP, nil
-	case "status.hostIP":
-		return pod.Status.HostIP, nil
+	case "status.hostIP", "status.hostIPs": // one address: Kobune's nodes are IPv4 only
+		if hostIP == "" {
+			hostIP = pod.Status.HostIP
+		}
+		return hostIP, nil
 	}
 	if k, ok := strings.CutPrefix(path, "metadata.annotations['"); ok {
 		return pod.Annotations[strings.TrimSuffix(k, "']")], nil

@@ -25,7 +25,7 @@ var (
 	supportedFieldRef          = map[string]bool{
 		"metadata.name": true, "metadata.namespace": true, "metadata.uid": true,
 		"spec.nodeName": true, "spec.serviceAccountName": true,
-		"status.hostIP": true, "status.podIP": true, "status.podIPs": true,
+		"status.hostIP": true, "status.hostIPs": true, "status.podIP": true, "status.podIPs": true,
 	}
 	supportedResources = map[resource.Name]bool{resource.CPU: true, resource.Memory: true, resource.EphemeralStorage: true}
 )
@@ -359,7 +359,7 @@ func validateEnv(s *PodSpec, env []EnvVar, p *Path) v.ErrorList {
 		fp := e.ValueFrom.FieldRef.FieldPath
 		if !supportedFieldRef[fp] && !isLabelOrAnnotationRef(fp) {
 			errs = append(errs, v.NewNotSupported(ep.Child("valueFrom", "fieldRef", "fieldPath"), fp,
-				[]string{"metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels['<KEY>']", "metadata.annotations['<KEY>']", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.podIP", "status.podIPs"}))
+				[]string{"metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels['<KEY>']", "metadata.annotations['<KEY>']", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"}))
 		}
 	}
 	return errs
