@@ -315,3 +315,41 @@ func TestUnsafeSysctlsAreForbidden(t *testing.T) {
 	}
 	waitPod(t, ctx, s, "safe", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
 }
+
+// TestFailedInitContainerFailsANeverRestartedPod: under restartPolicy
+// Never an init container that fails ends the pod (Failed), as the
+// kubelet does; every container of the spec has a status — those never
+// made wait with PodInitializing — and Initialized says which init
+// container is incomplete, in the kubelet's words.
+func TestFailedInitContainerFailsANeverRestartedPod(t *testing.T) {
+	s, ctx, rt := fakeNode(t, "10.244.1.0/24")
+	defer startAgent(t, ctx, s, rt)()
+	pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "init-fails", Namespace: "default"},
+		Spec: core.PodSpec{NodeName: "node-1", RestartPolicy: core.RestartPolicyNever,
+			InitContainers: []core.Container{{Name: "init1", Image: "busybox", Command: []string{"exit", "0"}}, {Name: "init2", Image: "busybox", Command: []string{"exit", "1"}}},
+			Containers:     []core.Container{{Name: "run1", Image: "busybox"}}}}
+	if _, err := client.For[*core.Pod](s.Client).Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, ctx, s, "init-fails", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodFailed })
+	st := p.Status
+	if len(st.InitContainerStatuses) != 2 || !st.InitContainerStatuses[0].Ready || st.InitContainerStatuses[1].Ready ||
+		st.InitContainerStatuses[1].State.Terminated == nil || st.InitContainerStatuses[1].State.Terminated.ExitCode != 1 {
+		t.Errorf("init container statuses: %+v", st.InitContainerStatuses)
+	}
+	if len(st.ContainerStatuses) != 1 || st.ContainerStatuses[0].State.Waiting == nil || st.ContainerStatuses[0].State.Waiting.Reason != "PodInitializing" {
+		t.Errorf("container statuses: %+v; want run1 waiting with PodInitializing", st.ContainerStatuses)
+	}
+	for _, c := range st.Conditions {
+		switch c.Type {
+		case core.PodInitialized:
+			if c.Status != meta.ConditionFalse || c.Reason != "ContainersNotInitialized" || c.Message != "containers with incomplete status: [init2]" {
+				t.Errorf("Initialized: %+v", c)
+			}
+		case core.PodReady:
+			if c.Status != meta.ConditionFalse || c.Reason != "PodFailed" {
+				t.Errorf("Ready: %+v", c)
+			}
+		}
+	}
+}

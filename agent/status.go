@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 
 	"github.com/kobune/kobune/agent/probe"
@@ -33,44 +34,95 @@ func podStatus(pod *core.Pod, st runtime.PodState, nodeIP string, waiting map[st
 	// exits later does not undo it). Ready: the containers and the
 	// sidecars are ready, as the kubelet counts them.
 	sidecars := pod.Spec.Sidecars()
-	initsDone, containersMade, allReady, anyRunning := true, false, true, false
+	byName := map[string]core.ContainerStatus{}
+	initsDone, made, anyRunning, initFailed := true, 0, false, false
 	for _, c := range st.Containers {
 		cs := containerStatus(c, waiting[c.Name], probes)
 		switch {
 		case c.Ephemeral:
 			s.EphemeralContainerStatuses = append(s.EphemeralContainerStatuses, cs)
+			continue
 		case c.Init && sidecars[c.Name]:
-			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
-			initsDone = initsDone && *cs.Started
-			allReady = allReady && cs.Ready
 		case c.Init:
 			// An init container that has run to success is ready, as the
 			// kubelet reports it.
-			done := !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
-			cs.Ready = done
-			s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
-			initsDone = initsDone && done
+			cs.Ready = !c.Running && !c.FinishedAt.IsZero() && c.ExitCode == 0
+			initFailed = initFailed || !c.Running && !c.FinishedAt.IsZero() && c.ExitCode != 0 && waiting[c.Name] == ""
 		default:
-			s.ContainerStatuses = append(s.ContainerStatuses, cs)
-			allReady = allReady && cs.Ready
+			made++
 			anyRunning = anyRunning || c.Running
-			containersMade = true
+		}
+		byName[c.Name] = cs
+	}
+	// Every container of the spec has a status, as the kubelet reports
+	// them: one not made yet waits (PodInitializing while init containers
+	// run, ContainerCreating after).
+	var incomplete, unready []string
+	for _, c := range pod.Spec.InitContainers {
+		cs, ok := byName[c.Name]
+		if !ok {
+			cs = core.ContainerStatus{Name: c.Name, Image: c.Image, State: core.ContainerState{Waiting: &core.ContainerStateWaiting{Reason: "PodInitializing"}}}
+		}
+		s.InitContainerStatuses = append(s.InitContainerStatuses, cs)
+		if sidecars[c.Name] {
+			if cs.Started == nil || !*cs.Started {
+				initsDone = false
+				incomplete = append(incomplete, c.Name)
+			}
+			if !cs.Ready {
+				unready = append(unready, c.Name)
+			}
+		} else if !cs.Ready {
+			initsDone = false
+			incomplete = append(incomplete, c.Name)
 		}
 	}
-	initialized := initsDone || containersMade
+	initialized := initsDone || made > 0
+	for _, c := range pod.Spec.Containers {
+		cs, ok := byName[c.Name]
+		if !ok {
+			reason := "ContainerCreating"
+			if !initialized {
+				reason = "PodInitializing"
+			}
+			cs = core.ContainerStatus{Name: c.Name, Image: c.Image, State: core.ContainerState{Waiting: &core.ContainerStateWaiting{Reason: reason}}}
+		}
+		s.ContainerStatuses = append(s.ContainerStatuses, cs)
+		if !cs.Ready {
+			unready = append(unready, c.Name)
+		}
+	}
 	// Running once initialized and the containers exist, also while one is
 	// in CrashLoopBackOff (as in Kubernetes).
 	s.Phase = core.PodPending
-	if initialized && (anyRunning || len(s.ContainerStatuses) == len(pod.Spec.Containers) && len(waiting) > 0) {
+	if initialized && (anyRunning || made == len(pod.Spec.Containers) && len(waiting) > 0) {
 		s.Phase = core.PodRunning
 	}
-	if initialized && !anyRunning && len(s.ContainerStatuses) > 0 {
+	if initialized && !anyRunning && made > 0 {
 		s.Phase = terminalPhase(pod.Spec.RestartPolicy, s.ContainerStatuses, s.Phase)
 	}
-	s.Conditions = conditions(pod.Status.Conditions, map[core.PodConditionType]bool{
-		core.PodInitialized:  initialized,
-		core.ContainersReady: initialized && allReady && len(s.ContainerStatuses) > 0,
-		core.PodReady:        initialized && allReady && len(s.ContainerStatuses) > 0,
+	if !initialized && initFailed && pod.Spec.RestartPolicy == core.RestartPolicyNever {
+		s.Phase = core.PodFailed // an init container failed and is not run again
+	}
+	// The kubelet's reasons and messages (pkg/kubelet/status/generate.go).
+	ready := condition{ok: initialized && len(unready) == 0 && len(s.ContainerStatuses) > 0}
+	if !ready.ok {
+		ready.reason, ready.message = "ContainersNotReady", fmt.Sprintf("containers with unready status: %s", unready)
+		switch s.Phase {
+		case core.PodSucceeded:
+			ready.reason, ready.message = "PodCompleted", ""
+		case core.PodFailed:
+			ready.reason, ready.message = "PodFailed", ""
+		}
+	}
+	init := condition{ok: initialized}
+	if !initialized {
+		init.reason, init.message = "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: %s", incomplete)
+	} else if s.Phase == core.PodSucceeded && len(pod.Spec.InitContainers) > 0 {
+		init.reason = "PodCompleted"
+	}
+	s.Conditions = conditions(pod.Status.Conditions, map[core.PodConditionType]condition{
+		core.PodInitialized: init, core.ContainersReady: ready, core.PodReady: ready,
 	})
 	return s
 }
@@ -132,8 +184,15 @@ func containerStatus(c runtime.ContainerState, backoff string, probes probeResul
 	return cs
 }
 
+// condition is what the agent says of one of its conditions: true, or
+// why not.
+type condition struct {
+	ok              bool
+	reason, message string
+}
+
 // conditions keeps PodScheduled (the scheduler's) and sets the agent's.
-func conditions(old []core.PodCondition, want map[core.PodConditionType]bool) []core.PodCondition {
+func conditions(old []core.PodCondition, want map[core.PodConditionType]condition) []core.PodCondition {
 	var out []core.PodCondition
 	for _, c := range old {
 		if c.Type == core.PodScheduled {
@@ -143,10 +202,10 @@ func conditions(old []core.PodCondition, want map[core.PodConditionType]bool) []
 	now := meta.Now()
 	for _, t := range []core.PodConditionType{core.PodInitialized, core.ContainersReady, core.PodReady} {
 		status := meta.ConditionFalse
-		if want[t] {
+		if want[t].ok {
 			status = meta.ConditionTrue
 		}
-		c := core.PodCondition{Type: t, Status: status, LastTransitionTime: now}
+		c := core.PodCondition{Type: t, Status: status, Reason: want[t].reason, Message: want[t].message, LastTransitionTime: now}
 		for _, o := range old {
 			if o.Type == t && o.Status == status {
 				c.LastTransitionTime = o.LastTransitionTime

@@ -94,8 +94,16 @@ func (f *Fake) RunPod(ctx context.Context, pod *core.Pod, _ []string) (PodState,
 	p := &PodState{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, IP: ip, StartedAt: now}
 	for _, c := range pod.Spec.InitContainers {
 		image := fakeImage(c.Image)
-		p.Containers = append(p.Containers, ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: image,
-			ImageID: "fake://" + image, Init: true, Reason: "Completed", StartedAt: now, FinishedAt: now})
+		cs := ContainerState{Name: c.Name, ID: "fake://" + pod.UID + "/" + c.Name, Image: image,
+			ImageID: "fake://" + image, Init: true, Reason: "Completed", StartedAt: now, FinishedAt: now}
+		if code, ok := simulatedExit(c.Command); ok && code != 0 {
+			// A failed init container: nothing after it is made.
+			cs.ExitCode, cs.Reason = code, "Error"
+			p.Containers = append(p.Containers, cs)
+			f.pods[pod.UID] = p
+			return clone(p), nil
+		}
+		p.Containers = append(p.Containers, cs)
 	}
 	for _, c := range pod.Spec.Containers {
 		image := fakeImage(c.Image)
@@ -126,7 +134,8 @@ func fakeImage(name string) string {
 
 // simulatedExit reads the one command the fake runtime understands:
 // ["exit", "N"] finishes the container at once with exit code N (jobs
-// that succeed or fail on simulated nodes). Any other command runs for
+// that succeed or fail on simulated nodes; an init container that fails
+// so keeps the containers after it from being made). Any other command runs for
 // ever, as before.
 func simulatedExit(command []string) (int32, bool) {
 	if len(command) != 2 || command[0] != "exit" {
