@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log"
 	"os"
@@ -279,7 +281,24 @@ func sandboxID(uid string) string {
 	return uid
 }
 
-func containerID(uid, name string) string { return uid + "-" + name }
+// maxContainerID is containerd's limit on an identifier's length.
+const maxContainerID = 76
+
+// containerID is the containerd id of a pod's container: "<pod uid>-<name>",
+// or, when that is longer than containerd allows (a name may have 63
+// characters, the uid has 36), the name's first characters and a hash of
+// the whole name in its place — still one id per name, found again after
+// a restart of the agent.
+func containerID(uid, name string) string {
+	id := uid + "-" + name
+	if len(id) <= maxContainerID {
+		return id
+	}
+	sum := sha256.Sum256([]byte(name))
+	hash := hex.EncodeToString(sum[:4])
+	keep := maxContainerID - len(uid) - 2 - len(hash)
+	return uid + "-" + name[:keep] + "-" + hash
+}
 
 // start creates and starts one container in the pod's network namespace.
 func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, role containerRole, attempt int32, last *ContainerState) error {

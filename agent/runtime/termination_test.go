@@ -42,3 +42,20 @@ func TestFallbackMessageWaitsForTheLogger(t *testing.T) {
 		t.Errorf("termination message %q, want the output the logger wrote after the exit, %q", got, "DONE")
 	}
 }
+
+// TestContainerIDsFitContainerd: a container's id is its pod's uid and its
+// name, shortened (with a hash of the name) when containerd would refuse
+// it — a 63-character name once made CreateContainerError "identifier
+// ... greater than maximum length (76 characters)".
+func TestContainerIDsFitContainerd(t *testing.T) {
+	uid := "cb19594d-4cf0-4629-85a1-9c4fc8293743"
+	if got := containerID(uid, "app"); got != uid+"-app" {
+		t.Errorf("short name: %q", got)
+	}
+	long := "busybox-scheduling-76cc386d-db4b-47af-a3fe-366bafcb3f45"
+	other := "busybox-scheduling-76cc386d-db4b-47af-a3fe-366bafcb3f46"
+	a, b := containerID(uid, long), containerID(uid, other)
+	if len(a) > 76 || len(b) > 76 || a == b || a != containerID(uid, long) || !strings.HasPrefix(a, uid+"-busybox-scheduling-") {
+		t.Errorf("long names: %q (%d), %q (%d); want distinct ids of at most 76 characters, the same each time", a, len(a), b, len(b))
+	}
+}
