@@ -114,12 +114,19 @@ images() {
   # /bin/sh is Debian's dash: busybox's sh runs its own applets before
   # anything on PATH (nc would be busybox's), Alpine's does not.
   extra="$extra,$(host_tools nc.openbsd:/usr/bin/nc curl dig getent socat ip ss dash:/bin/sh)" || die "the network tools for the test images: see above"
+  # busybox: /bin/sh is Debian's bash (sh mode). Debian 12's busybox 1.35
+  # ash, like dash, drops environment variables whose names are not shell
+  # identifiers ("data-1", which envFrom may set since Kubernetes 1.34);
+  # the image's busybox 1.37 keeps them, and the ConfigMap and Secret
+  # tests read them with sh -c env.
+  local busyboxsh
+  busyboxsh=$(host_tools bash:/bin/sh) || die "bash for the busybox image: see above"
   # glibc-dns-testing: busybox with glibc's getent and dig (the DNS tests
   # ask both a musl and a glibc resolver; here both are glibc's).
   local dnstools
   dnstools="$etc/nsswitch.conf:/etc/nsswitch.conf,$(host_tools dig getent)" || die "the DNS tools for the test images: see above"
   # stamp: a tarball made by an earlier version of this list is made again.
-  local line file name what args stamp=6
+  local line file name what args stamp=7
   for line in "${images[@]}"; do
     read -r file name what args <<<"$line"
     [ -f "$CACHE/images/$file.$stamp.tar" ] && continue
@@ -129,6 +136,7 @@ images() {
     if [ "$what" = busybox ]; then
       local add=""
       [ "$file" = glibc-dns-testing ] && add=$dnstools
+      [ "$file" = busybox ] && add=$busyboxsh
       (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -name "$name" ${add:+-add "$add"} >/dev/null)
     else
       [ -x "$CACHE/agnhost" ] || (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/agnhost" ./test/images/agnhost)
