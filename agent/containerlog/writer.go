@@ -18,14 +18,13 @@
 package containerlog
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/containerd/containerd/v2/core/runtime/v2/logging"
@@ -60,12 +59,6 @@ func RunLogger(path string) {
 			return fmt.Errorf("container log %s: %w", path, err)
 		}
 		defer f.Close()
-		// Held until the streams end and every record is written (the
-		// process exits): the agent waits for it before it takes a failed
-		// container's last lines as its termination message, since
-		// containerd reports the exit before this process has written
-		// what the container wrote last (WaitWritten).
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 		if err := ready(); err != nil {
 			return err
 		}
@@ -115,55 +108,37 @@ func Write(w io.Writer, stdout, stderr io.Reader, now func() time.Time) error {
 	return errors.Join(errs...)
 }
 
-// copyLines splits r into lines of at most MaxLine bytes: a whole line is
-// passed without its newline and tagged F, a longer line's pieces and the
-// bytes after the last newline at the end are tagged P (they end with no
-// newline, as the program wrote them).
+// copyLines passes what r gives as records: each line that ends in what
+// was read is passed without its newline and tagged F; the bytes after the
+// last newline are passed at once, tagged P (the line goes on in the next
+// record), not held until their newline or the stream's end comes. A
+// container that writes "DONE" without a newline and exits has it in its
+// log (and in a FallbackToLogsOnError termination message) then, not once
+// its task is deleted and the stream closes. A read is at most MaxLine
+// bytes, so no record holds more.
 func copyLines(r io.Reader, emit func([]byte, string) error) error {
-	br := bufio.NewReaderSize(r, MaxLine)
+	buf := make([]byte, MaxLine)
 	for {
-		line, err := br.ReadSlice('\n')
-		switch {
-		case err == nil:
-			if werr := emit(line[:len(line)-1], tagFull); werr != nil {
-				return werr
-			}
-		case errors.Is(err, bufio.ErrBufferFull):
-			if werr := emit(line, tagPartial); werr != nil {
-				return werr
-			}
-		default:
-			if len(line) > 0 {
-				if werr := emit(line, tagPartial); werr != nil {
+		n, err := r.Read(buf)
+		chunk := buf[:n]
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				if werr := emit(chunk, tagPartial); werr != nil {
 					return werr
 				}
+				break
 			}
-			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
-				return nil
+			if werr := emit(chunk[:i], tagFull); werr != nil {
+				return werr
 			}
+			chunk = chunk[i+1:]
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+			return nil
+		}
+		if err != nil {
 			return err
-		}
-	}
-}
-
-// WaitWritten waits, at most limit, until no logging process writes to
-// the log file at path any more (RunLogger holds a lock on it while it
-// does): then the file holds all the container wrote. It reports whether
-// it may still be written (the limit passed).
-func WaitWritten(path string, limit time.Duration) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	for deadline := time.Now().Add(limit); ; time.Sleep(10 * time.Millisecond) {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-		if err == nil {
-			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-			return false
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			return true
 		}
 	}
 }

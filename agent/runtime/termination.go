@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/kobune/kobune/agent/containerlog"
 	"github.com/kobune/kobune/api/core"
@@ -34,8 +33,6 @@ const (
 	maxTerminationMessage = 4 << 10
 	maxFallbackLog        = 2 << 10
 	fallbackLogLines      = 80
-	// logWait bounds the wait for a container's log to be complete.
-	logWait = 2 * time.Second
 )
 
 // terminationDir holds a pod's termination message files, one per
@@ -82,10 +79,6 @@ func readUpTo(path string, n int64) string {
 // logTail is the text of the last lines of a container log file, at most
 // n bytes of it (the end, when the lines are longer).
 func logTail(path string, lines int64, n int) string {
-	// The exit comes before the logging process has written the last of
-	// the output: wait for it (as containerd's CRI waits for a container's
-	// IO before it reports the exit).
-	containerlog.WaitWritten(path, logWait)
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
