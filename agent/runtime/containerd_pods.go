@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -365,8 +366,15 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 		if err != nil {
 			return fmt.Errorf("write hosts: %w", err)
 		}
-		opts = append(opts, oci.WithMounts([]specs.Mount{{Destination: "/etc/resolv.conf", Type: "bind", Source: path, Options: []string{"rbind", "rw"}},
-			{Destination: "/etc/hosts", Type: "bind", Source: hosts, Options: []string{"rbind", "rw"}}}))
+		// A container that mounts a volume at /etc/hosts or
+		// /etc/resolv.conf keeps its own (the kubelet mounts its hosts
+		// file only where the container mounts none).
+		for _, m := range []specs.Mount{{Destination: "/etc/resolv.conf", Type: "bind", Source: path, Options: []string{"rbind", "rw"}},
+			{Destination: "/etc/hosts", Type: "bind", Source: hosts, Options: []string{"rbind", "rw"}}} {
+			if !slices.ContainsFunc(mounts, func(own specs.Mount) bool { return filepath.Clean(own.Destination) == m.Destination }) {
+				opts = append(opts, oci.WithMounts([]specs.Mount{m}))
+			}
+		}
 		if c.TerminationMessagePath != "" {
 			if terminationPath, err = terminationFile(r.PodDir, pod, c.Name, attempt); err != nil {
 				return fmt.Errorf("termination message file: %w", err)

@@ -18,7 +18,8 @@ import (
 // node-1 (whose own node's endpoint is reached through the masquerade) —
 // its NodePort answers on the other node's address, a pod reaches itself
 // through its own Service (hairpin), cluster DNS answers the pod, its
-// /etc/hosts has its name and hostAliases, and a
+// /etc/hosts has its name and hostAliases (a container that mounts its
+// own /etc/hosts keeps it), and a
 // Service without endpoints refuses at once. All traffic stays inside the test's
 // namespaces.
 func TestServiceTrafficOnTheNodes(t *testing.T) {
@@ -26,6 +27,10 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 	srv, nodes, ctx := startWithControllers(t, 4*time.Minute, "10.244.91.0/24", "10.244.92.0/24")
 
 	pods := client.For[*core.Pod](srv.Client)
+	if _, err := client.For[*core.ConfigMap](srv.Client).Create(ctx, &core.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "own-hosts", Namespace: "default"},
+		Data: map[string]string{"hosts": "10.9.9.9\tmine\n"}}); err != nil {
+		t.Fatal(err)
+	}
 	labapp := func(name, node string) *core.Pod {
 		return &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "web"}},
 			Spec: core.PodSpec{NodeName: node, Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
@@ -38,6 +43,12 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 			HostAliases: []core.HostAlias{{IP: "10.0.0.7", Hostnames: []string{"db.local"}}},
 			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
 				Command: []string{"sh", "-c", "mkdir -p /tmp/www && echo hairpin-ok > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www"}}}}},
+		// A container that mounts its own /etc/hosts keeps it.
+		{ObjectMeta: meta.ObjectMeta{Name: "own-hosts", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
+			Containers: []core.Container{{Name: "own-hosts", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever, Command: []string{"sleep", "3600"},
+				VolumeMounts: []core.VolumeMount{{Name: "hosts", MountPath: "/etc/hosts", SubPath: "hosts"}}}},
+			Volumes: []core.Volume{{Name: "hosts", VolumeSource: core.VolumeSource{ConfigMap: &core.ConfigMapVolumeSource{
+				LocalObjectReference: core.LocalObjectReference{Name: "own-hosts"}}}}}}},
 	} {
 		if _, err := pods.Create(ctx, p); err != nil {
 			t.Fatal(err)
@@ -60,7 +71,7 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"web-a", "web-b", "client"} {
+	for _, name := range []string{"web-a", "web-b", "client", "own-hosts"} {
 		waitForPod(t, ctx, pods, name, 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning && core.PodIsReady(p) })
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -133,6 +144,9 @@ func TestServiceTrafficOnTheNodes(t *testing.T) {
 	}
 	if !strings.Contains(hosts, clientPod.Status.PodIP+"\tclient\n") || !strings.Contains(hosts, "10.0.0.7\tdb.local\n") {
 		t.Errorf("the pod's /etc/hosts (want %s client and the hostAlias db.local):\n%s%s", clientPod.Status.PodIP, hosts, hostsErr)
+	}
+	if own, ownErr, _ := kobectl(ctx, srv.Addr(), "exec", "own-hosts", "--", "cat", "/etc/hosts"); own != "10.9.9.9\tmine\n" {
+		t.Errorf("/etc/hosts of a container that mounts its own: %q%s; want the volume's file, not the agent's", own, ownErr)
 	}
 	var looked string
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
