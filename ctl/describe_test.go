@@ -181,3 +181,31 @@ func TestDescribeAndGetAsKubectl(t *testing.T) {
 		t.Errorf("get -f -o name: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestExecAndLogsDefaultContainer: with no -c, exec, attach and logs of a
+// pod of several containers take the one the
+// kubectl.kubernetes.io/default-container annotation names, else the
+// first, and say so as kubectl does (the API server takes no default).
+func TestExecAndLogsDefaultContainer(t *testing.T) {
+	s := testserver.New(t)
+	ctx := context.Background()
+	pods := client.For[*core.Pod](s.Client)
+	two := []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0"}, {Name: "side", Image: "kobune.local/labapp:1.0"}}
+	for name, ann := range map[string]map[string]string{"two": nil, "annotated": {"kubectl.kubernetes.io/default-container": "side"}} {
+		if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", Annotations: ann},
+			Spec: core.PodSpec{Containers: two, InitContainers: []core.Container{{Name: "setup", Image: "kobune.local/labapp:1.0"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No node runs these pods: the commands fail after choosing, which is
+	// what is looked at.
+	for _, args := range [][]string{{"logs", "two"}, {"exec", "two", "--", "true"}, {"attach", "two"}} {
+		if r := kobectl(t, s, "", args...); !strings.Contains(r.stderr, `Defaulted container "app" out of: app, side, setup (init)`) ||
+			strings.Contains(r.stderr, "a container name must be specified") {
+			t.Errorf("%v: %q; want kubectl's Defaulted container line", args, r.stderr)
+		}
+	}
+	if r := kobectl(t, s, "", "logs", "annotated"); strings.Contains(r.stderr, "Defaulted") || strings.Contains(r.stderr, "a container name must be specified") {
+		t.Errorf("logs of a pod whose annotation names its default container: %q", r.stderr)
+	}
+}

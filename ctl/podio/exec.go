@@ -41,6 +41,9 @@ chooses.`,
 			if err != nil {
 				return err
 			}
+			if container == "" {
+				container = defaultContainer(ref.pod, o.ErrOut)
+			}
 			opts := client.ExecOptions{Container: container, Command: args[1:], TTY: tty, Stdout: o.Out, Stderr: o.ErrOut}
 			if stdin {
 				opts.Stdin = o.In
@@ -64,7 +67,7 @@ chooses.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the pod's only one)")
+	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the one the kubectl.kubernetes.io/default-container annotation names, else the first)")
 	cmd.Flags().BoolVarP(&stdin, "stdin", "i", false, "pass standard input to the command")
 	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "run the command on a terminal in the container")
 	return cmd
@@ -95,6 +98,9 @@ supported), so -i and -t are refused: use exec -it for a shell.`,
 			if err != nil {
 				return err
 			}
+			if container == "" {
+				container = defaultContainer(ref.pod, o.ErrOut)
+			}
 			out, err := c.Attach(cmd.Context(), ref.pod.Namespace, ref.pod.Name, container, stdin, tty)
 			if err != nil {
 				return err
@@ -105,7 +111,7 @@ supported), so -i and -t are refused: use exec -it for a shell.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the pod's only one)")
+	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the one the kubectl.kubernetes.io/default-container annotation names, else the first)")
 	cmd.Flags().BoolVarP(&stdin, "stdin", "i", false, "pass standard input to the container (refused: Kobune's containers have no stdin)")
 	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "the container's terminal (refused: Kobune's containers have none)")
 	return cmd

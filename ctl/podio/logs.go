@@ -110,8 +110,10 @@ line with the time the node read it (--timestamps shows it, --since and
 					for _, ct := range p.Spec.Containers {
 						names = append(names, ct.Name)
 					}
-				} else if container == "" && (sel != "" || len(p.Spec.Containers) == 1) {
+				} else if container == "" && sel != "" {
 					names = []string{p.Spec.Containers[0].Name} // kubectl -l: each pod's first container
+				} else if container == "" {
+					names = []string{defaultContainer(p, o.ErrOut)}
 				}
 				for _, n := range names {
 					streams = append(streams, logStream{pod: p.Name, container: n})
@@ -124,7 +126,7 @@ line with the time the node read it (--timestamps shows it, --since and
 			return printLogs(ctx, c, ns, streams, opts, prefix, limitBytes, o)
 		},
 	}
-	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the pod's only one)")
+	cmd.Flags().StringVarP(&container, "container", "c", "", "container (default: the one the kubectl.kubernetes.io/default-container annotation names, else the first)")
 	cmd.Flags().StringVarP(&sel, "selector", "l", "", "the logs of every pod this label selector matches, e.g. app=web")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output until the container stops")
 	cmd.Flags().BoolVarP(&previous, "previous", "p", false, "the log of the previous attempt of a restarted container")

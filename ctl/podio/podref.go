@@ -3,6 +3,7 @@ package podio
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -153,4 +154,43 @@ func controlledBy(p *core.Pod, uid string) bool {
 		}
 	}
 	return false
+}
+
+// DefaultContainerAnnotation names the container kubectl's exec, attach
+// and logs pick when none is named.
+const DefaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
+
+// defaultContainer is the container to use when the command names none,
+// as kubectl picks it: the one the pod's kubectl.kubernetes.io/default-
+// container annotation names, else the first container — saying so on
+// errOut when the pod has more than one ("Defaulted container ... out of:
+// ..."). The API server would otherwise refuse: it takes no default for a
+// pod of several containers.
+func defaultContainer(p *core.Pod, errOut io.Writer) string {
+	if name := p.Annotations[DefaultContainerAnnotation]; name != "" {
+		for _, c := range p.Spec.Containers {
+			if c.Name == name {
+				return name
+			}
+		}
+		fmt.Fprintf(errOut, "Default container name %q not found in pod %s\n", name, p.Name)
+	}
+	if len(p.Spec.Containers) == 0 {
+		return ""
+	}
+	first := p.Spec.Containers[0].Name
+	if len(p.Spec.Containers)+len(p.Spec.InitContainers)+len(p.Spec.EphemeralContainers) > 1 {
+		var all []string
+		for _, c := range p.Spec.Containers {
+			all = append(all, c.Name)
+		}
+		for _, c := range p.Spec.EphemeralContainers {
+			all = append(all, c.Name+" (ephem)")
+		}
+		for _, c := range p.Spec.InitContainers {
+			all = append(all, c.Name+" (init)")
+		}
+		fmt.Fprintf(errOut, "Defaulted container %q out of: %s\n", first, strings.Join(all, ", "))
+	}
+	return first
 }
