@@ -353,3 +353,47 @@ func TestFailedInitContainerFailsANeverRestartedPod(t *testing.T) {
 		}
 	}
 }
+
+// TestActiveDeadlineSeconds: a pod running longer than its
+// activeDeadlineSeconds is killed and Failed with reason DeadlineExceeded,
+// as the kubelet does — also when the deadline is set while it runs; the
+// deadline may be shortened, not lengthened.
+func TestActiveDeadlineSeconds(t *testing.T) {
+	s, ctx, rt := fakeNode(t, "10.244.1.0/24")
+	defer startAgent(t, ctx, s, rt)()
+	pods := client.For[*core.Pod](s.Client)
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "runs", Namespace: "default"},
+		Spec: core.PodSpec{NodeName: "node-1", Containers: []core.Container{{Name: "app", Image: "busybox"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, ctx, s, "runs", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	ten, one := int64(10), int64(1)
+	p.Spec.ActiveDeadlineSeconds = &ten
+	if p, err := pods.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	} else {
+		longer := int64(20)
+		p.Spec.ActiveDeadlineSeconds = &longer
+		if _, err := pods.Update(ctx, p); !client.IsInvalid(err) || !strings.Contains(client.Message(err), "spec.activeDeadlineSeconds") {
+			t.Errorf("lengthening activeDeadlineSeconds: %v; want Invalid", err)
+		}
+		var err error
+		for range 20 { // the agent writes the status between (observedGeneration)
+			if p, err = pods.Get(ctx, "default", "runs"); err != nil {
+				t.Fatal(err)
+			}
+			p.Spec.ActiveDeadlineSeconds = &one
+			if _, err = pods.Update(ctx, p); !client.IsConflict(err) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("shortening activeDeadlineSeconds: %v", err)
+		}
+	}
+	p = waitPod(t, ctx, s, "runs", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodFailed })
+	if p.Status.Reason != "DeadlineExceeded" || !strings.Contains(p.Status.Message, "longer than the specified deadline") ||
+		len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Terminated == nil {
+		t.Errorf("status after the deadline: %+v", p.Status)
+	}
+}

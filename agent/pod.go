@@ -48,6 +48,17 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 	if eviction, ok := w.records.eviction(pod.UID); ok {
 		return w.evict(ctx, key, pod, eviction)
 	}
+	if d := pod.Spec.ActiveDeadlineSeconds; d != nil && pod.Status.StartTime != nil {
+		// The kubelet's active deadline: counted from the pod's start on
+		// the node; the field may be shortened while the pod runs.
+		left := time.Duration(*d)*time.Second - time.Since(pod.Status.StartTime.Time)
+		if left <= 0 {
+			msg := "Pod was active on the node longer than the specified deadline"
+			w.event(pod, core.EventTypeNormal, "DeadlineExceeded", msg)
+			return w.kill(ctx, key, pod, gracePeriod(pod), "DeadlineExceeded", msg)
+		}
+		w.loop.Queue.AddAfter(key, left)
+	}
 	if forbidden := unsafeSysctl(pod); forbidden != "" && w.records.runningUID(key) != pod.UID {
 		// The kubelet's sysctl admission: a pod asking for a sysctl that
 		// is not safe never starts here.

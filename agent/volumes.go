@@ -196,13 +196,25 @@ type evictionOrder struct {
 // Evicted, as the kubelet's eviction manager does; its controller makes a
 // replacement.
 func (w *podWorkers) evict(ctx context.Context, key string, pod *core.Pod, order evictionOrder) error {
-	message := order.message
-	w.event(pod, core.EventTypeWarning, "Evicted", message)
-	if err := w.stop(ctx, key, pod.UID, order.grace); err != nil {
+	w.event(pod, core.EventTypeWarning, "Evicted", order.message)
+	if err := w.kill(ctx, key, pod, order.grace, "Evicted", order.message); err != nil {
+		return err
+	}
+	w.records.evicted(pod.UID)
+	w.eviction.evicted()
+	return nil
+}
+
+// kill stops a pod's containers (grace, then SIGKILL) and records the pod
+// Failed with reason and message, its running containers shown ended
+// (137), as the kubelet reports a pod it killed: evicted, or past its
+// activeDeadlineSeconds.
+func (w *podWorkers) kill(ctx context.Context, key string, pod *core.Pod, grace time.Duration, reason, message string) error {
+	if err := w.stop(ctx, key, pod.UID, grace); err != nil {
 		return err
 	}
 	status := pod.Status
-	status.Phase, status.Reason, status.Message = core.PodFailed, "Evicted", message
+	status.Phase, status.Reason, status.Message = core.PodFailed, reason, message
 	status.ContainerStatuses = nil
 	for _, cs := range pod.Status.ContainerStatuses {
 		cs.Ready = false
@@ -212,10 +224,5 @@ func (w *podWorkers) evict(ctx context.Context, key string, pod *core.Pod, order
 		}
 		status.ContainerStatuses = append(status.ContainerStatuses, cs)
 	}
-	if err := w.writeStatus(ctx, pod, status); err != nil {
-		return err
-	}
-	w.records.evicted(pod.UID)
-	w.eviction.evicted()
-	return nil
+	return w.writeStatus(ctx, pod, status)
 }

@@ -659,6 +659,17 @@ func ValidatePodUpdate(newPod, oldPod *Pod) v.ErrorList {
 	if !jsonEqual(a, b) {
 		errs = append(errs, v.NewForbidden(v.NewPath("spec"), "pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.schedulingGates` (only deletions)"))
 	}
+	// activeDeadlineSeconds may be set or shortened, not lengthened or
+	// unset (the kubelet kills the pod when it passes).
+	if o, n := oldPod.Spec.ActiveDeadlineSeconds, newPod.Spec.ActiveDeadlineSeconds; o != nil {
+		p := v.NewPath("spec", "activeDeadlineSeconds")
+		switch {
+		case n == nil:
+			errs = append(errs, v.NewInvalid(p, "null", "must not update from a positive integer to nil value"))
+		case *n > *o:
+			errs = append(errs, v.NewInvalid(p, *n, "must be less than or equal to previous value"))
+		}
+	}
 	old := map[string]bool{}
 	for _, g := range oldPod.Spec.SchedulingGates {
 		old[g.Name] = true
