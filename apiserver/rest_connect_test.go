@@ -98,7 +98,7 @@ func TestRESTConnectRefusesBeforeUpgrading(t *testing.T) {
 		code      int
 		want      string
 	}{
-		{"/api/v1/namespaces/default/pods/reach/exec?command=ls&stdout=true", []string{"v3.channel.k8s.io"}, 400, "kobune speaks v5.channel.k8s.io and v4.channel.k8s.io"},
+		{"/api/v1/namespaces/default/pods/reach/exec?command=ls&stdout=true", []string{"v3.channel.k8s.io"}, 400, "kobune speaks v5.channel.k8s.io, v4.channel.k8s.io and channel.k8s.io"},
 		{"/api/v1/namespaces/default/pods/nope/exec?command=ls&stdout=true", []string{"v5.channel.k8s.io"}, 404, `pods \"nope\" not found`},
 		{"/api/v1/namespaces/default/pods/sim/exec?command=ls&stdout=true", []string{"v5.channel.k8s.io"}, 400, "node simulated-1 publishes no agent address"},
 		{"/api/v1/namespaces/default/pods/nope/portforward", []string{"SPDY/3.1+portforward.k8s.io"}, 404, `pods \"nope\" not found`},

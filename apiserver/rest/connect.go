@@ -30,7 +30,8 @@ import (
 // streams kubectl exec, cp and port-forward open. kubectl (since 1.30)
 // asks for a WebSocket first:
 //
-//   - exec speaks the channel protocol v5.channel.k8s.io (or v4): every
+//   - exec speaks the channel protocol v5.channel.k8s.io (or v4, or the
+//     first version, channel.k8s.io, which the conformance tests use): every
 //     binary message starts with its channel, 0 stdin, 1 stdout, 2 stderr,
 //     3 the final Status, 4 terminal sizes as JSON; in v5, [255, channel]
 //     says the sender closed that channel (stdin's end of file).
@@ -50,6 +51,10 @@ import (
 const (
 	channelV5 = "v5.channel.k8s.io"
 	channelV4 = "v4.channel.k8s.io"
+	// channelV1 is the first version, which Kubernetes' conformance tests
+	// still speak: the same channels, and the error channel carries only
+	// a failure's message, as text (nothing when the command succeeded).
+	channelV1 = "channel.k8s.io"
 
 	chanStdin, chanStdout, chanStderr, chanError, chanResize, chanClose = 0, 1, 2, 3, 4, 255
 
@@ -127,6 +132,7 @@ func streamFlags(q url.Values) (stdin, stdout, stderr, tty bool, err error) {
 type channelSession struct {
 	conn *websocket.Conn
 	v5   bool
+	v1   bool
 }
 
 // write sends one message on a channel; a client that does not read for
@@ -139,7 +145,14 @@ func (c *channelSession) write(channel byte, data []byte) error {
 // end sends the session's final Status on the error channel and closes
 // the WebSocket.
 func (c *channelSession) end(st []byte) {
-	_ = c.write(chanError, st)
+	if c.v1 { // a failure's message as text; nothing on success
+		var full restStatus
+		if json.Unmarshal(st, &full) == nil && full.Status != "Success" {
+			_ = c.write(chanError, []byte(full.Message))
+		}
+	} else {
+		_ = c.write(chanError, st)
+	}
 	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	c.conn.Close()
 }
@@ -154,18 +167,18 @@ func upgradeChannels(w http.ResponseWriter, r *http.Request, t *restTarget) (*ch
 			"kobune serves pods/"+t.sub+" over WebSocket ("+channelV5+", "+channelV4+"), not SPDY: use kubectl 1.30 or later, or kobectl "+t.sub)
 	}
 	protos := websocket.Subprotocols(r)
-	if !slices.Contains(protos, channelV5) && !slices.Contains(protos, channelV4) {
+	if !slices.Contains(protos, channelV5) && !slices.Contains(protos, channelV4) && !slices.Contains(protos, channelV1) {
 		return nil, statusWithCode(http.StatusBadRequest, "BadRequest",
-			fmt.Sprintf("no supported stream protocol among %q: kobune speaks %s and %s", protos, channelV5, channelV4))
+			fmt.Sprintf("no supported stream protocol among %q: kobune speaks %s, %s and %s", protos, channelV5, channelV4, channelV1))
 	}
 	up := websocketUpgrader
-	up.Subprotocols = []string{channelV5, channelV4}
+	up.Subprotocols = []string{channelV5, channelV4, channelV1}
 	conn, err := up.Upgrade(w, r, nil)
 	if err != nil {
 		return nil, errUpgradeAnswered
 	}
 	conn.SetReadLimit(maxStreamMessage)
-	return &channelSession{conn: conn, v5: conn.Subprotocol() == channelV5}, nil
+	return &channelSession{conn: conn, v5: conn.Subprotocol() == channelV5, v1: conn.Subprotocol() == channelV1}, nil
 }
 
 // errUpgradeAnswered: a WebSocket upgrade failed and the upgrader has

@@ -74,6 +74,16 @@ func TestLogsAndExec(t *testing.T) {
 			t.Errorf("logs over a WebSocket (%s): %q, want %q", proto, got, want)
 		}
 	}
+	// Exec over the channel protocol's first version, as the conformance
+	// suite speaks it: stdout on channel 1; the error channel (3) says
+	// nothing on success and a failure's message as text.
+	exec := "/api/v1/namespaces/default/pods/shell/exec?container=sh&stdout=1&command=sh&command=-c&command="
+	if got := websocketLogs(t, srv.Addr(), exec+"echo+remote", "channel.k8s.io"); got != "\x01remote\n" {
+		t.Errorf("exec over channel.k8s.io: %q, want %q", got, "\x01remote\n")
+	}
+	if got := websocketLogs(t, srv.Addr(), exec+"exit+3", "channel.k8s.io"); !strings.HasPrefix(got, "\x03command terminated with non-zero exit code") {
+		t.Errorf("a failing exec over channel.k8s.io: %q, want its message as text on channel 3", got)
+	}
 	out, errOut, code = kobectl("", "exec", "shell", "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 3")
 	if out != "to-stdout\n" || !strings.Contains(errOut, "to-stderr") || code != 3 {
 		t.Errorf("exec: stdout %q stderr %q exit %d; want to-stdout, to-stderr, 3", out, errOut, code)
