@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -69,19 +70,27 @@ func TestLogsAndExec(t *testing.T) {
 	// Over a WebSocket, as the conformance suite reads logs: binary
 	// messages (binary.k8s.io) or base64 text (base64.binary.k8s.io),
 	// then a close.
+	// The suite's client (golang.org/x/net/websocket) sends Origin
+	// http://localhost; a page of another site is refused.
 	for proto, want := range map[string]string{"binary.k8s.io": "first line\nsecond line\n", "base64.binary.k8s.io": "Zmlyc3QgbGluZQpzZWNvbmQgbGluZQo="} {
-		if got := websocketLogs(t, srv.Addr(), "/api/v1/namespaces/default/pods/shell/log?container=sh", proto); got != want {
+		if got := websocketLogs(t, srv.Addr(), "/api/v1/namespaces/default/pods/shell/log?container=sh", proto, "http://localhost"); got != want {
 			t.Errorf("logs over a WebSocket (%s): %q, want %q", proto, got, want)
 		}
+	}
+	if ws, resp, err := dialWebSocket(t, srv.Addr(), "/api/v1/namespaces/default/pods/shell/log?container=sh", "binary.k8s.io", "https://evil.example"); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		if ws != nil {
+			ws.Close()
+		}
+		t.Errorf("a WebSocket from a page of another site: %v (%v); want 403", err, resp)
 	}
 	// Exec over the channel protocol's first version, as the conformance
 	// suite speaks it: stdout on channel 1; the error channel (3) says
 	// nothing on success and a failure's message as text.
 	exec := "/api/v1/namespaces/default/pods/shell/exec?container=sh&stdout=1&command=sh&command=-c&command="
-	if got := websocketLogs(t, srv.Addr(), exec+"echo+remote", "channel.k8s.io"); got != "\x01remote\n" {
+	if got := websocketLogs(t, srv.Addr(), exec+"echo+remote", "channel.k8s.io", ""); got != "\x01remote\n" {
 		t.Errorf("exec over channel.k8s.io: %q, want %q", got, "\x01remote\n")
 	}
-	if got := websocketLogs(t, srv.Addr(), exec+"exit+3", "channel.k8s.io"); !strings.HasPrefix(got, "\x03command terminated with non-zero exit code") {
+	if got := websocketLogs(t, srv.Addr(), exec+"exit+3", "channel.k8s.io", ""); !strings.HasPrefix(got, "\x03command terminated with non-zero exit code") {
 		t.Errorf("a failing exec over channel.k8s.io: %q, want its message as text on channel 3", got)
 	}
 	out, errOut, code = kobectl("", "exec", "shell", "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 3")
@@ -214,22 +223,9 @@ func logTimes(t *testing.T, ctx context.Context, srv *testserver.Server, n *node
 
 // websocketLogs reads a pods/log URL over a WebSocket with one
 // subprotocol, as the API server's admin, until the server closes it.
-func websocketLogs(t *testing.T, addr, path, proto string) string {
+func websocketLogs(t *testing.T, addr, path, proto, origin string) string {
 	t.Helper()
-	d := websocket.Dialer{Subprotocols: []string{proto}, HandshakeTimeout: 10 * time.Second}
-	scheme := "ws"
-	if k, ok := adminKubeconfigs.Load(addr); ok {
-		cfg, err := client.LoadKubeconfig(k.(string), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.TLSClientConfig, err = client.TLSConfig(cfg, addr); err != nil {
-			t.Fatal(err)
-		}
-		d.TLSClientConfig.NextProtos = []string{"http/1.1"}
-		scheme = "wss"
-	}
-	ws, resp, err := d.Dial(scheme+"://"+addr+path, nil)
+	ws, resp, err := dialWebSocket(t, addr, path, proto, origin)
 	if err != nil {
 		t.Fatalf("dial %s: %v (%v)", path, err, resp)
 	}
@@ -248,4 +244,28 @@ func websocketLogs(t *testing.T, addr, path, proto string) string {
 		}
 		b.Write(msg)
 	}
+}
+
+// dialWebSocket opens a WebSocket to the API server as its admin, with one
+// subprotocol and, when given, an Origin header.
+func dialWebSocket(t *testing.T, addr, path, proto, origin string) (*websocket.Conn, *http.Response, error) {
+	t.Helper()
+	header := http.Header{}
+	if origin != "" {
+		header.Set("Origin", origin)
+	}
+	d := websocket.Dialer{Subprotocols: []string{proto}, HandshakeTimeout: 10 * time.Second}
+	scheme := "ws"
+	if k, ok := adminKubeconfigs.Load(addr); ok {
+		cfg, err := client.LoadKubeconfig(k.(string), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.TLSClientConfig, err = client.TLSConfig(cfg, addr); err != nil {
+			t.Fatal(err)
+		}
+		d.TLSClientConfig.NextProtos = []string{"http/1.1"}
+		scheme = "wss"
+	}
+	return d.Dial(scheme+"://"+addr+path, header)
 }
