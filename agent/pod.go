@@ -101,6 +101,10 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 			return err
 		}
 	}
+	resized, state, err := w.resize(ctx, pod, state)
+	if err != nil {
+		return err
+	}
 	if retryIn > 0 {
 		w.loop.Queue.AddAfter(key, retryIn) // look again when the back-off ends
 	}
@@ -122,6 +126,7 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 			status = podStatus(pod, state, w.nodeIP, nil, w.probeResult)
 		}
 	}
+	showResize(&status, pod.Status.Conditions, resized)
 	if m := w.cfg.Metrics; m != nil {
 		w.mu.Lock()
 		m.observeRunning(pod, status)

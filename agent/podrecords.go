@@ -3,6 +3,8 @@ package agent
 import (
 	"maps"
 	"sync"
+
+	"github.com/kobune/kobune/api/core"
 )
 
 // podRecords is what the agent keeps about each pod between syncs, one
@@ -31,6 +33,10 @@ type podRecord struct {
 	released bool
 	// collecting: disk pressure ordered its dead containers removed.
 	collecting bool
+	// allocated are the resources its containers run with, by container
+	// name (the kubelet's allocation manager): the spec's when the pod
+	// started, a resize's once carried out (resize.go).
+	allocated map[string]core.ResourceRequirements
 }
 
 func newPodRecords() *podRecords {
@@ -49,7 +55,7 @@ func (r *podRecords) record(uid string) *podRecord {
 
 // tidy drops uid's record if nothing is left in it; the lock is held.
 func (r *podRecords) tidy(uid string) {
-	if rec := r.byUID[uid]; rec != nil && rec.volumes == nil && rec.eviction == nil && !rec.released && !rec.collecting {
+	if rec := r.byUID[uid]; rec != nil && rec.volumes == nil && rec.eviction == nil && !rec.released && !rec.collecting && rec.allocated == nil {
 		delete(r.byUID, uid)
 	}
 }
@@ -79,7 +85,7 @@ func (r *podRecords) stopped(key, uid string) {
 		delete(r.running, key)
 	}
 	if rec := r.byUID[uid]; rec != nil {
-		rec.released, rec.collecting = false, false
+		rec.released, rec.collecting, rec.allocated = false, false, nil
 		r.tidy(uid)
 	}
 }
@@ -229,4 +235,26 @@ func (r *podRecords) collecting(uid string) bool {
 	defer r.mu.Unlock()
 	rec := r.byUID[uid]
 	return rec != nil && rec.collecting
+}
+
+// allocated are the resources a pod's containers run with (nil: none
+// recorded yet, after a start or an agent restart).
+func (r *podRecords) allocated(uid string) map[string]core.ResourceRequirements {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec := r.byUID[uid]; rec != nil {
+		return maps.Clone(rec.allocated)
+	}
+	return nil
+}
+
+// allocate records the resources these containers of a pod run with.
+func (r *podRecords) allocate(uid string, resources map[string]core.ResourceRequirements) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.record(uid)
+	if rec.allocated == nil {
+		rec.allocated = map[string]core.ResourceRequirements{}
+	}
+	maps.Copy(rec.allocated, resources)
 }

@@ -52,6 +52,8 @@ type podWorkers struct {
 	// releaser gives up finished pods' sandboxes (nil when the runtime
 	// keeps none).
 	releaser runtime.SandboxReleaser
+	// resizer carries out in-place resizes (nil: the runtime cannot).
+	resizer runtime.Resizer
 	// eviction is told when an evicted pod has stopped (nil without one).
 	eviction *evictionManager
 	nodeIP   string
@@ -76,6 +78,7 @@ func newPodWorkers(cfg Config, c *client.Client, rt, measured runtime.Runtime, s
 	w.hooks.since = time.Now()
 	w.hooks.execer, _ = rt.(probe.Execer)
 	w.releaser, _ = rt.(runtime.SandboxReleaser)
+	w.resizer, _ = rt.(runtime.Resizer)
 	w.loop = newLoop(cfg.Logf, "pods", w.syncPod, cfg.Workers)
 	w.loop.Queue.SetMaxDelay(podRetryMax)
 	w.sources = newSources(c, w.queue)

@@ -81,6 +81,11 @@ const NamespaceFinalizeSubresource = "namespaces/finalize"
 // request: the pod, of which only spec.ephemeralContainers is taken.
 const PodEphemeralContainersSubresource = "pods/ephemeralcontainers"
 
+// PodResizeSubresource is how an in-place resize (PUT pods/NAME/resize)
+// travels in an Update request: the pod, of which only the containers'
+// resources and resize policies are taken.
+const PodResizeSubresource = "pods/resize"
+
 // RulesIn is every rule the caller holds in a namespace (a
 // SelfSubjectRulesReview, as `kubectl auth can-i --list`).
 func (c *Client) RulesIn(ctx context.Context, namespace string) (authorization.SubjectRulesReviewStatus, error) {

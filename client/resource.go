@@ -71,7 +71,8 @@ func (r *Resource) updateRequest(namespace string, obj []byte, opts WriteOptions
 // PatchOptions are the options of a patch.
 type PatchOptions struct {
 	WriteOptions
-	// Subresource is "", "status" or "scale".
+	// Subresource is "", "status", "scale", or for pods
+	// "ephemeralcontainers" or "resize".
 	Subresource string
 	// FieldManager names the writer; it is required for an apply
 	// (ApplyPatch), and Force takes fields other managers own.

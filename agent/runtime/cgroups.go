@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -192,4 +194,87 @@ func removePodCgroup(path string) {
 	for _, d := range dirs {
 		_ = os.Remove(filepath.Join(sysCgroup, d.Name(), path))
 	}
+}
+
+// ErrMemoryInUse is a memory limit below what the container uses now.
+var ErrMemoryInUse = errors.New("memory limit below current usage")
+
+// ResizeContainers implements Resizer: the pod's cgroup is written before
+// the containers' (a limit raised: the kernel wants the parent's room
+// first) and after them (a limit lowered: the children's first).
+func (r *Containerd) ResizeContainers(ctx context.Context, pod *core.Pod, names []string) error {
+	_ = ensurePodCgroup(pod)
+	for _, name := range names {
+		c := specContainer(pod, name)
+		if c == nil {
+			return fmt.Errorf("container %q is not in the pod's spec", name)
+		}
+		if err := writeContainerCgroup(podCgroup(pod)+"/"+containerID(pod.UID, name), c); err != nil {
+			return fmt.Errorf("container %s: %w", name, err)
+		}
+	}
+	return ensurePodCgroup(pod)
+}
+
+// specContainer is the pod's init container or container named name.
+func specContainer(pod *core.Pod, name string) *core.Container {
+	for _, list := range [2][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// writeContainerCgroup sets a running container's cgroup from its
+// requests and limits, as resourceOpts sets them at creation (runc
+// update's files): cpu shares (v2: weight), the CFS quota or none, the
+// memory limit or none. A memory limit below the usage is not written.
+func writeContainerCgroup(cgroup string, c *core.Container) error {
+	shares := uint64(minShares)
+	if req, ok := c.Resources.Requests[resource.CPU]; ok {
+		shares = max(uint64(req.MilliValue()*1024/1000), minShares)
+	}
+	quota := int64(-1)
+	if lim, ok := c.Resources.Limits[resource.CPU]; ok {
+		quota = max(lim.MilliValue()*cfsPeriod/1000, minQuota)
+	}
+	memory := int64(-1)
+	if lim, ok := c.Resources.Limits[resource.Memory]; ok {
+		memory = lim.Value()
+	}
+	type file struct{ dir, name, value string }
+	var files []file
+	usage := filepath.Join(sysCgroup, "memory", cgroup, "memory.usage_in_bytes")
+	if cgroupV2() {
+		usage = filepath.Join(sysCgroup, cgroup, "memory.current")
+		dir := filepath.Join(sysCgroup, cgroup)
+		cpuMax, memMax := fmt.Sprintf("max %d", cfsPeriod), "max"
+		if quota > 0 {
+			cpuMax = fmt.Sprintf("%d %d", quota, cfsPeriod)
+		}
+		if memory >= 0 {
+			memMax = strconv.FormatInt(memory, 10)
+		}
+		files = []file{{dir, "memory.max", memMax}, {dir, "cpu.weight", strconv.FormatUint(1+((shares-2)*9999)/262142, 10)}, {dir, "cpu.max", cpuMax}}
+	} else {
+		cpu, mem := filepath.Join(sysCgroup, "cpu", cgroup), filepath.Join(sysCgroup, "memory", cgroup)
+		files = []file{{mem, "memory.limit_in_bytes", strconv.FormatInt(memory, 10)}, {cpu, "cpu.shares", strconv.FormatUint(shares, 10)},
+			{cpu, "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)}, {cpu, "cpu.cfs_quota_us", strconv.FormatInt(quota, 10)}}
+	}
+	if memory >= 0 {
+		if b, err := os.ReadFile(usage); err == nil {
+			if used, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && used > memory {
+				return fmt.Errorf("%w: attempting to set memory limit (%d) below current usage (%d)", ErrMemoryInUse, memory, used)
+			}
+		}
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(f.dir, f.name), []byte(f.value), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", filepath.Join(f.dir, f.name), err)
+		}
+	}
+	return nil
 }

@@ -400,6 +400,12 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	}
 	cgroup := podCgroup(pod) + "/" + id
 	opts = append(opts, oci.WithCgroup(cgroup))
+	if cgroupV2() {
+		// A cgroup namespace of its own, as containerd's CRI gives on the
+		// unified hierarchy: /sys/fs/cgroup in the container is its own
+		// cgroup (cpu.max, memory.max), which the container can read.
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.CgroupNamespace}))
+	}
 	opts = append(opts, resourceOpts(c)...)
 	labels := map[string]string{LabelPodUID: pod.UID, LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace,
 		LabelContainer: c.Name, LabelPodIP: st.IP, LabelStarted: st.StartedAt.Format(time.RFC3339), LabelCgroup: cgroup}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/resource"
 )
 
 // Fake is a simulated runtime: RunPod records the pod as running at once,
@@ -26,6 +27,41 @@ type Fake struct {
 	// gave each container (pod uid → container → config), for tests.
 	config  func(ctx context.Context, pod *core.Pod, c *core.Container, podIP string) (ContainerConfig, error)
 	configs map[string]map[string]ContainerConfig
+	// resized are the resources each container was last resized to (pod
+	// uid → container), for tests.
+	resized map[string]map[string]core.ResourceRequirements
+}
+
+// ResizeContainers implements Resizer: the fake remembers the resources
+// (Resized); a memory limit under 1Mi counts as below the usage.
+func (f *Fake) ResizeContainers(_ context.Context, pod *core.Pod, names []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, name := range names {
+		c := specContainer(pod, name)
+		if c == nil {
+			return fmt.Errorf("container %q is not in the pod's spec", name)
+		}
+		if lim, ok := c.Resources.Limits[resource.Memory]; ok && lim.Value() < 1<<20 {
+			return fmt.Errorf("%w: attempting to set memory limit (%d) below current usage (%d)", ErrMemoryInUse, lim.Value(), 1<<20)
+		}
+		if f.resized == nil {
+			f.resized = map[string]map[string]core.ResourceRequirements{}
+		}
+		if f.resized[pod.UID] == nil {
+			f.resized[pod.UID] = map[string]core.ResourceRequirements{}
+		}
+		f.resized[pod.UID][name] = c.Resources
+	}
+	return nil
+}
+
+// Resized is what a container was last resized to.
+func (f *Fake) Resized(uid, container string) (core.ResourceRequirements, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.resized[uid][container]
+	return r, ok
 }
 
 // SetContainerConfig implements ConfigSetter: the fake resolves each

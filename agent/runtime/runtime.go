@@ -97,6 +97,16 @@ type SandboxReleaser interface {
 	ReleaseSandbox(ctx context.Context, uid string) error
 }
 
+// Resizer is a runtime that changes a running pod's cgroup limits in
+// place (an in-place resize, the CRI's UpdateContainerResources): the
+// pod's cgroup and the named running containers' are set from the pod's
+// spec. A memory limit below what a container uses is refused
+// (ErrMemoryInUse), as the kubelet refuses it, not written (the kernel
+// would kill the container).
+type Resizer interface {
+	ResizeContainers(ctx context.Context, pod *core.Pod, containers []string) error
+}
+
 // PodState is what the runtime knows of one pod.
 type PodState struct {
 	UID        string

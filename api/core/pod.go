@@ -155,8 +155,40 @@ type Container struct {
 	// exits whatever the pod's restartPolicy, may have probes and hooks,
 	// and is stopped after the containers. Only init containers may set it.
 	RestartPolicy *ContainerRestartPolicy `json:"restartPolicy,omitempty"`
-	Stdin         bool                    `json:"stdin,omitempty" kobune:"unsupported"`
-	TTY           bool                    `json:"tty,omitempty" kobune:"unsupported"`
+	// ResizePolicy says, per resource (cpu, memory), what an in-place
+	// resize (pods/NAME/resize) does to the running container:
+	// NotRequired (the default) changes its cgroup limits while it runs,
+	// RestartContainer restarts it with the new ones.
+	ResizePolicy []ContainerResizePolicy `json:"resizePolicy,omitempty"`
+	Stdin        bool                    `json:"stdin,omitempty" kobune:"unsupported"`
+	TTY          bool                    `json:"tty,omitempty" kobune:"unsupported"`
+}
+
+// ContainerResizePolicy is what resizing one resource of a running
+// container does to it.
+type ContainerResizePolicy struct {
+	ResourceName  resource.Name               `json:"resourceName"`
+	RestartPolicy ResourceResizeRestartPolicy `json:"restartPolicy"`
+}
+
+// ResourceResizeRestartPolicy is NotRequired or RestartContainer.
+type ResourceResizeRestartPolicy string
+
+// Resize restart policies.
+const (
+	ResizeNotRequired      ResourceResizeRestartPolicy = "NotRequired"
+	ResizeRestartContainer ResourceResizeRestartPolicy = "RestartContainer"
+)
+
+// ResizeRestartPolicy is c's policy for resizing name (NotRequired when
+// it names none).
+func (c *Container) ResizeRestartPolicy(name resource.Name) ResourceResizeRestartPolicy {
+	for _, p := range c.ResizePolicy {
+		if p.ResourceName == name {
+			return p.RestartPolicy
+		}
+	}
+	return ResizeNotRequired
 }
 
 // ContainerRestartPolicy is a container's own restart policy; only Always
@@ -381,6 +413,13 @@ const (
 	PodInitialized  PodConditionType = "Initialized"
 	ContainersReady PodConditionType = "ContainersReady"
 	PodReady        PodConditionType = "Ready"
+	// PodResizePending: a resize the node cannot carry out yet (reason
+	// Deferred: not now, with the pods it runs; Infeasible: never, the
+	// node is too small).
+	PodResizePending PodConditionType = "PodResizePending"
+	// PodResizeInProgress: a resize the node accepted and has not
+	// finished (reason Error, with why, when carrying it out failed).
+	PodResizeInProgress PodConditionType = "PodResizeInProgress"
 )
 
 // PodStatus is the observed state of a pod, written by the scheduler and the agent.
@@ -445,6 +484,12 @@ type ContainerStatus struct {
 	ImageID      string         `json:"imageID"`
 	ContainerID  string         `json:"containerID,omitempty"`
 	Started      *bool          `json:"started,omitempty"`
+	// AllocatedResources are the requests the node has allocated to the
+	// container (after an in-place resize: the new ones once accepted).
+	AllocatedResources resource.List `json:"allocatedResources,omitempty"`
+	// Resources are the requests and limits the container runs with
+	// (its cgroup's), set once it has been created.
+	Resources *ResourceRequirements `json:"resources,omitempty"`
 }
 
 // ContainerState is exactly one of waiting, running and terminated.

@@ -67,7 +67,7 @@ func validateEphemeralContainers(s *PodSpec, p *Path, names map[string]bool, vol
 			set  bool
 		}{{"ports", len(ec.Ports) > 0}, {"livenessProbe", ec.LivenessProbe != nil}, {"readinessProbe", ec.ReadinessProbe != nil},
 			{"startupProbe", ec.StartupProbe != nil}, {"lifecycle", ec.Lifecycle != nil}, {"restartPolicy", ec.RestartPolicy != nil},
-			{"resources", len(ec.Resources.Requests) > 0 || len(ec.Resources.Limits) > 0}} {
+			{"resources", len(ec.Resources.Requests) > 0 || len(ec.Resources.Limits) > 0}, {"resizePolicy", len(ec.ResizePolicy) > 0}} {
 			if f.set {
 				errs = append(errs, v.NewForbidden(ep.Child(f.name), "cannot be set for an Ephemeral Container"))
 			}
@@ -99,6 +99,111 @@ func ValidatePodEphemeralContainersUpdate(newPod, oldPod *Pod) v.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validateResizePolicy: cpu and memory at most once each, NotRequired or
+// RestartContainer, and never a restart in a pod that is not restarted.
+func validateResizePolicy(policies []ContainerResizePolicy, podPolicy RestartPolicy, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	seen := map[resource.Name]bool{}
+	for i, rp := range policies {
+		ip := p.Index(i)
+		switch {
+		case rp.ResourceName == "":
+			errs = append(errs, v.NewRequired(ip.Child("resourceName"), ""))
+		case rp.ResourceName != resource.CPU && rp.ResourceName != resource.Memory:
+			errs = append(errs, v.NewNotSupported(ip.Child("resourceName"), string(rp.ResourceName), []string{"cpu", "memory"}))
+		case seen[rp.ResourceName]:
+			errs = append(errs, v.NewDuplicate(ip.Child("resourceName"), string(rp.ResourceName)))
+		}
+		seen[rp.ResourceName] = true
+		switch rp.RestartPolicy {
+		case ResizeNotRequired, ResizeRestartContainer:
+		case "":
+			errs = append(errs, v.NewRequired(ip.Child("restartPolicy"), ""))
+		default:
+			errs = append(errs, v.NewNotSupported(ip.Child("restartPolicy"), string(rp.RestartPolicy), []string{string(ResizeNotRequired), string(ResizeRestartContainer)}))
+		}
+		if podPolicy == RestartPolicyNever && rp.RestartPolicy == ResizeRestartContainer {
+			errs = append(errs, v.NewInvalid(ip.Child("restartPolicy"), rp.RestartPolicy, "must be 'NotRequired' when pod `restartPolicy` is 'Never'"))
+		}
+	}
+	return errs
+}
+
+// ValidatePodResize judges a write of the pods/NAME/resize subresource
+// (newPod is the stored pod with the written containers' resources and
+// resize policies, as kube-apiserver's podResizeStrategy takes them): the
+// pod stays valid, its QoS class stays, a request or limit may change but
+// not be removed, only cpu and memory change, and an ordinary init
+// container (which has run to its end) is not resized.
+func ValidatePodResize(newPod, oldPod *Pod) v.ErrorList {
+	var errs v.ErrorList
+	spec := v.NewPath("spec")
+	if PodQOSClass(&oldPod.Spec) != PodQOSClass(&newPod.Spec) {
+		errs = append(errs, v.NewInvalid(spec, PodQOSClass(&newPod.Spec), "Pod QOS Class may not change as a result of resizing"))
+	}
+	for _, list := range []struct {
+		name     string
+		new, old []Container
+	}{{"initContainers", newPod.Spec.InitContainers, oldPod.Spec.InitContainers}, {"containers", newPod.Spec.Containers, oldPod.Spec.Containers}} {
+		if len(list.new) != len(list.old) {
+			errs = append(errs, v.NewForbidden(spec.Child(list.name), "containers may not be added or removed on resize"))
+			continue
+		}
+		for i := range list.new {
+			n, o := &list.new[i], &list.old[i]
+			cp := spec.Child(list.name).Index(i)
+			if n.Name != o.Name {
+				errs = append(errs, v.NewForbidden(cp.Child("name"), "containers may not be renamed or reordered on resize"))
+				continue
+			}
+			changed := !jsonEqual(n.Resources, o.Resources) || !jsonEqual(n.ResizePolicy, o.ResizePolicy)
+			if list.name == "initContainers" && !o.IsSidecar() {
+				if changed {
+					errs = append(errs, v.NewForbidden(spec, "resources for non-sidecar init containers are immutable"))
+				}
+				continue
+			}
+			rp := cp.Child("resources")
+			if removed(n.Resources.Requests, o.Resources.Requests) {
+				errs = append(errs, v.NewForbidden(rp.Child("requests"), "resource requests cannot be removed"))
+			}
+			if removed(n.Resources.Limits, o.Resources.Limits) {
+				errs = append(errs, v.NewForbidden(rp.Child("limits"), "resource limits cannot be removed"))
+			}
+			if !jsonEqual(otherThanCPUAndMemory(n.Resources), otherThanCPUAndMemory(o.Resources)) {
+				errs = append(errs, v.NewForbidden(spec, "only cpu and memory resources are mutable"))
+			}
+		}
+	}
+	return errs
+}
+
+// removed says whether a resource of old is missing from now.
+func removed(now, old resource.List) bool {
+	for name := range old {
+		if _, ok := now[name]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// otherThanCPUAndMemory is r without cpu and memory.
+func otherThanCPUAndMemory(r ResourceRequirements) ResourceRequirements {
+	var out ResourceRequirements
+	for _, pair := range []struct{ from, to *resource.List }{{&r.Requests, &out.Requests}, {&r.Limits, &out.Limits}} {
+		for name, q := range *pair.from {
+			if name != resource.CPU && name != resource.Memory {
+				if *pair.to == nil {
+					*pair.to = resource.List{}
+				}
+				(*pair.to)[name] = q
+			}
+		}
+	}
+	return out
 }
 
 // validateSchedulingGates: each gate a qualified name, none twice.
@@ -250,6 +355,7 @@ func validateContainers(s *PodSpec, cs []Container, p *Path, names map[string]bo
 		errs = append(errs, validateEnvFrom(c.EnvFrom, cp.Child("envFrom"))...)
 		errs = append(errs, validateMounts(c.VolumeMounts, vols, cp.Child("volumeMounts"))...)
 		errs = append(errs, validateResources(&c.Resources, cp.Child("resources"))...)
+		errs = append(errs, validateResizePolicy(c.ResizePolicy, s.RestartPolicy, cp.Child("resizePolicy"))...)
 		errs = append(errs, validateProbe(c.LivenessProbe, cp.Child("livenessProbe"), true)...)
 		errs = append(errs, validateProbe(c.ReadinessProbe, cp.Child("readinessProbe"), false)...)
 		errs = append(errs, validateProbe(c.StartupProbe, cp.Child("startupProbe"), true)...)

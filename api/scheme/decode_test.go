@@ -34,7 +34,7 @@ spec:
         image: kobune.local/labapp:1.0
         resources:
           requests: {cpu: 0.5, memory: 64Mi}
-        resizePolicy: [{resourceName: cpu, restartPolicy: NotRequired}]
+        stdinOnce: true
 `
 
 func TestDecodeMultiDocument(t *testing.T) {
@@ -56,7 +56,7 @@ func TestDecodeMultiDocument(t *testing.T) {
 		t.Errorf("cpu request = %s, want 500m", got)
 	}
 	want := []string{
-		"spec.template.spec.containers[0].resizePolicy: not supported by kobune",
+		"spec.template.spec.containers[0].stdinOnce: not supported by kobune",
 		"spec.template.spec.hostUsers: not supported by kobune",
 	}
 	if diff := cmp.Diff(want, docs[1].Unsupported); diff != "" {

@@ -30,6 +30,9 @@ type Attributes struct {
 	Kind      *scheme.Kind
 	Object    meta.Object
 	OldObject meta.Object // nil on create
+	// Subresource is the pod subresource written (ephemeralcontainers,
+	// resize), judged by the PodSubresourceValidators; "" otherwise.
+	Subresource string
 }
 
 type dryRunKey struct{}
@@ -80,20 +83,21 @@ type StatusValidator interface {
 	ValidateStatus(ctx context.Context, a *Attributes) error
 }
 
-// EphemeralContainersValidator is a Validator that also judges a write of
-// a pod's ephemeral containers (the pods/ephemeralcontainers
-// subresource): the pod as it would be, and as it was.
-type EphemeralContainersValidator interface {
-	ValidateEphemeralContainers(ctx context.Context, a *Attributes) error
+// PodSubresourceValidator is a Validator that also judges a write of a
+// pod subresource that changes one part of the pod (a.Subresource:
+// ephemeralcontainers, resize): the pod as it would be, and as it was.
+type PodSubresourceValidator interface {
+	ValidatePodSubresource(ctx context.Context, a *Attributes) error
 }
 
-// AdmitEphemeralContainers runs the validators that judge a write of a
-// pod's ephemeral containers (Validation, Pod Security), as
-// kube-apiserver's admission judges the subresource.
-func (c *Chain) AdmitEphemeralContainers(ctx context.Context, a *Attributes) error {
+// AdmitPodSubresource runs the validators that judge a write of a pod
+// subresource (Validation; Pod Security for ephemeral containers;
+// ResourceQuota for a resize), as kube-apiserver's admission judges the
+// subresources — the other plugins leave them alone.
+func (c *Chain) AdmitPodSubresource(ctx context.Context, a *Attributes) error {
 	for _, v := range c.Validators {
-		if ev, ok := v.(EphemeralContainersValidator); ok {
-			if err := ev.ValidateEphemeralContainers(ctx, a); err != nil {
+		if ev, ok := v.(PodSubresourceValidator); ok {
+			if err := ev.ValidatePodSubresource(ctx, a); err != nil {
 				return err
 			}
 		}
@@ -272,12 +276,19 @@ func (Validation) ValidateStatus(_ context.Context, a *Attributes) error {
 	return InvalidError(fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()), errs)
 }
 
-// ValidateEphemeralContainers implements EphemeralContainersValidator:
-// the pod's rules, and those of an ephemeral containers write (added,
-// never changed or removed).
-func (Validation) ValidateEphemeralContainers(_ context.Context, a *Attributes) error {
+// ValidatePodSubresource implements PodSubresourceValidator: the pod's
+// rules, and those of the subresource: ephemeral containers are added,
+// never changed or removed; a resize changes only requests and limits of
+// cpu and memory, keeping the pod's QoS class.
+func (Validation) ValidatePodSubresource(_ context.Context, a *Attributes) error {
 	n, o := a.Object.(*core.Pod), a.OldObject.(*core.Pod)
-	errs := append(a.Kind.Validate(n), core.ValidatePodEphemeralContainersUpdate(n, o)...)
+	errs := a.Kind.Validate(n)
+	switch a.Subresource {
+	case "ephemeralcontainers":
+		errs = append(errs, core.ValidatePodEphemeralContainersUpdate(n, o)...)
+	case "resize":
+		errs = append(errs, core.ValidatePodResize(n, o)...)
+	}
 	if len(errs) == 0 {
 		return nil
 	}

@@ -116,10 +116,14 @@ func (ps PodSecurity) Validate(ctx context.Context, a *Attributes) error {
 	return nil
 }
 
-// ValidateEphemeralContainers implements EphemeralContainersValidator: a
-// pod with the ephemeral containers it is given is judged as a new pod
-// is (a debug container is no way around the namespace's level).
-func (ps PodSecurity) ValidateEphemeralContainers(ctx context.Context, a *Attributes) error {
+// ValidatePodSubresource implements PodSubresourceValidator: a pod with
+// the ephemeral containers it is given is judged as a new pod is (a debug
+// container is no way around the namespace's level); a resize changes
+// nothing Pod Security looks at.
+func (ps PodSecurity) ValidatePodSubresource(ctx context.Context, a *Attributes) error {
+	if a.Subresource != "ephemeralcontainers" {
+		return nil
+	}
 	create := *a
 	create.Operation = Create
 	return ps.Validate(ctx, &create)

@@ -105,6 +105,16 @@ func (r ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	return status.Errorf(codes.Unavailable, "look up the ResourceQuotas of namespace %s: %v", m.Namespace, err)
 }
 
+// ValidatePodSubresource implements PodSubresourceValidator: a resize
+// that raises a pod's requests or limits is charged as an update of the
+// pod is (Kubernetes' ResourceQuota evaluates pods/resize).
+func (r ResourceQuota) ValidatePodSubresource(ctx context.Context, a *Attributes) error {
+	if a.Subresource != "resize" {
+		return nil
+	}
+	return r.Validate(ctx, a)
+}
+
 // judge checks a write's usage against every quota that counts it and
 // returns those quotas charged.
 func judge(a *Attributes, quotas []*core.ResourceQuota, delta resource.List) ([]*core.ResourceQuota, error) {

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/k8sapi"
 	"github.com/kobune/kobune/api/patch"
 	"github.com/kobune/kobune/api/scheme"
@@ -45,10 +44,11 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 			return nil, apierrors.Invalid("%s has no status subresource", k.Kind)
 		}
 		statusOnly = true
-	case EphemeralContainersSubresource:
+	case EphemeralContainersSubresource, ResizeSubresource:
 		if k.Resource != "pods" || k.Custom != nil || req.PatchType == patch.ApplyPatchType {
-			return nil, apierrors.Invalid("%s has no ephemeralcontainers subresource to patch this way", k.Kind)
+			return nil, apierrors.Invalid("%s has no %s subresource to patch this way", k.Kind, req.Subresource)
 		}
+		ctx = withPodPart(ctx, req.Subresource)
 	default:
 		return nil, apierrors.Invalid("subresource %q cannot be patched", req.Subresource)
 	}
@@ -103,13 +103,6 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 		}
 		if m := o.GetObjectMeta(); m.Name != req.Name {
 			return nil, apierrors.Invalid("metadata.name: Invalid value: %q: a patch cannot change the name (%q)", m.Name, req.Name)
-		}
-		if req.Subresource == EphemeralContainersSubresource {
-			resp, err := s.updateEphemeralContainers(ctx, o.(*core.Pod), warnings, req.DryRun)
-			if status.Code(err) == codes.Aborted && !namesRevision && attempt < maxPatchAttempts {
-				continue
-			}
-			return resp, err
 		}
 		actx, admitted := admission.WithWarnings(ctx)
 		out, err := s.update(actx, k, o, statusOnly, req.DryRun)

@@ -34,9 +34,9 @@ func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.Objec
 	}
 	switch req.Subresource {
 	case "", "status":
-	case EphemeralContainersSubresource:
+	case EphemeralContainersSubresource, ResizeSubresource:
 		if k.Resource != "pods" || k.Custom != nil {
-			return nil, apierrors.Invalid("%s has no ephemeralcontainers subresource", k.Kind)
+			return nil, apierrors.Invalid("%s has no %s subresource", k.Kind, req.Subresource)
 		}
 	case "scale":
 		if !Scalable(k) {

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
 	"github.com/kobune/kobune/api/validation"
@@ -27,12 +26,10 @@ func (s *Registry) Update(ctx context.Context, req *apipb.UpdateRequest) (*apipb
 	if req.Resource == client.NamespaceFinalizeSubresource {
 		return s.finalizeNamespace(ctx, req)
 	}
-	if req.Resource == client.PodEphemeralContainersSubresource {
-		_, o, warnings, err := decodeRequest(ctx, s.cfg.Kinds, "pods", req.Namespace, req.Object, req.FieldValidation)
-		if err != nil {
-			return nil, err
-		}
-		return s.updateEphemeralContainers(ctx, o.(*core.Pod), warnings, req.DryRun)
+	if sub, ok := podPartResources[req.Resource]; ok {
+		r := &apipb.UpdateRequest{Resource: "pods", Namespace: req.Namespace, Object: req.Object,
+			FieldValidation: req.FieldValidation, DryRun: req.DryRun, FieldManager: req.FieldManager}
+		return s.updateRequest(withPodPart(ctx, sub), r, false)
 	}
 	return s.updateRequest(ctx, req, false)
 }
@@ -121,11 +118,25 @@ func copyObject(k *scheme.Kind, o meta.Object) meta.Object {
 }
 
 func updateOnce(ctx context.Context, store *storage.Store, chain *admission.Chain, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool, charges *admission.QuotaCharges) ([]byte, error) {
-	newObj, err := mergeUpdate(k, in, old, statusOnly)
+	sub := podPartOf(ctx)
+	var newObj meta.Object
+	var err error
+	if sub != "" {
+		newObj, err = mergePodPart(k, sub, in, old)
+	} else {
+		newObj, err = mergeUpdate(k, in, old, statusOnly)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if statusOnly {
+	if sub != "" {
+		if err := chain.AdmitPodSubresource(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old, Subresource: sub}); err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(specOf(newObj), specOf(old)) {
+			newObj.GetObjectMeta().Generation = old.GetObjectMeta().Generation + 1
+		}
+	} else if statusOnly {
 		if err := chain.AdmitStatus(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old}); err != nil {
 			return nil, err
 		}

@@ -91,7 +91,9 @@ func discoveryGroups(kinds *scheme.Kinds) []*discoveryGroup {
 		if k.Resource == "pods" {
 			g.resources = append(g.resources, apiResource{Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: []string{"get"}},
 				apiResource{Name: "pods/binding", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}},
-				apiResource{Name: "pods/eviction", Namespaced: true, Group: "policy", Version: "v1", Kind: "Eviction", Verbs: []string{"create"}})
+				apiResource{Name: "pods/eviction", Namespaced: true, Group: "policy", Version: "v1", Kind: "Eviction", Verbs: []string{"create"}},
+				apiResource{Name: "pods/ephemeralcontainers", Namespaced: true, Kind: "Pod", Verbs: []string{"get", "patch", "update"}},
+				apiResource{Name: "pods/resize", Namespaced: true, Kind: "Pod", Verbs: []string{"get", "patch", "update"}})
 		}
 		if k.Resource == "serviceaccounts" {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})

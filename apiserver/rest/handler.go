@@ -257,7 +257,7 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restWatch(ctx, w, r, &t)
 	case r.Method == http.MethodGet && t.name == "":
 		s.restList(ctx, w, r, &t)
-	case r.Method == http.MethodGet && (t.sub == "status" && t.kind != nil && t.kind.HasStatus || t.sub == "scale" || t.sub == "ephemeralcontainers" && t.resource == "pods"):
+	case r.Method == http.MethodGet && (t.sub == "status" && t.kind != nil && t.kind.HasStatus || t.sub == "scale" || podPart(&t)):
 		s.restGet(ctx, w, r, &t)
 	case r.Method == http.MethodPut && t.name != "" && t.sub == "scale":
 		// A Scale written whole: merged onto the current Scale, which keeps
@@ -290,9 +290,9 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restCreate(ctx, w, r, &t, client.EvictionSubresource)
 	case r.Method == http.MethodPost && t.resource == "serviceaccounts" && t.sub == "token":
 		s.restCreate(ctx, w, r, &t, client.TokenSubresource)
-	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "finalize" && t.resource == "namespaces" || t.sub == "ephemeralcontainers" && t.resource == "pods"):
+	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "finalize" && t.resource == "namespaces" || podPart(&t)):
 		s.restUpdate(ctx, w, r, &t)
-	case r.Method == http.MethodPatch && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "scale" || t.sub == "ephemeralcontainers" && t.resource == "pods"):
+	case r.Method == http.MethodPatch && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "scale" || podPart(&t)):
 		s.restPatch(ctx, w, r, &t)
 	case r.Method == http.MethodDelete && t.name != "" && t.sub == "":
 		s.restDelete(ctx, w, r, &t)
@@ -515,4 +515,11 @@ func writeWarnings(w http.ResponseWriter, warnings []string) {
 	for _, msg := range warnings {
 		w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
 	}
+}
+
+// podPart says whether t is one of the pod subresources that write one
+// part of the pod (ephemeralcontainers, resize): read as the pod, written
+// as an update or a patch of it (registry/podparts.go).
+func podPart(t *restTarget) bool {
+	return t.resource == "pods" && (t.sub == "ephemeralcontainers" || t.sub == "resize")
 }

@@ -102,6 +102,9 @@ func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http
 	case "ephemeralcontainers": // pods only
 		req.Resource = client.PodEphemeralContainersSubresource
 		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
+	case "resize": // pods only
+		req.Resource = client.PodResizeSubresource
+		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	default:
 		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	}
