@@ -98,7 +98,7 @@ func (w *podWorkers) resize(ctx context.Context, pod *core.Pod, state runtime.Po
 	}
 	var restart, inPlace []string
 	for _, name := range changed {
-		c := specContainer(pod, name)
+		c := pod.Spec.Container(name)
 		old, now := allocated[name], desired[name]
 		cpuChanged := !sameAmounts(resource.CPU, old, now)
 		memChanged := !sameAmounts(resource.Memory, old, now)
@@ -106,8 +106,7 @@ func (w *podWorkers) resize(ctx context.Context, pod *core.Pod, state runtime.Po
 		case !running[name]:
 			// Not running (exited, waiting to restart): its next start
 			// has the new resources.
-		case cpuChanged && c.ResizeRestartPolicy(resource.CPU) == core.ResizeRestartContainer,
-			memChanged && c.ResizeRestartPolicy(resource.Memory) == core.ResizeRestartContainer:
+		case cpuChanged && restartsFor(c, resource.CPU), memChanged && restartsFor(c, resource.Memory):
 			restart = append(restart, name)
 		default:
 			inPlace = append(inPlace, name)
@@ -217,6 +216,17 @@ func findCondition(conds []core.PodCondition, t core.PodConditionType) *core.Pod
 	return nil
 }
 
+// restartsFor says whether c's resizePolicy restarts it when name changes
+// (NotRequired when it names none).
+func restartsFor(c *core.Container, name resource.Name) bool {
+	for _, p := range c.ResizePolicy {
+		if p.ResourceName == name {
+			return p.RestartPolicy == core.ResizeRestartContainer
+		}
+	}
+	return false
+}
+
 // specResources are the resources the pod's spec asks for each of its
 // init containers and containers.
 func specResources(pod *core.Pod) map[string]core.ResourceRequirements {
@@ -227,17 +237,6 @@ func specResources(pod *core.Pod) map[string]core.ResourceRequirements {
 		}
 	}
 	return out
-}
-
-func specContainer(pod *core.Pod, name string) *core.Container {
-	for _, list := range [2][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
 
 // sameResources compares requests and limits by amount (1000m is 1).

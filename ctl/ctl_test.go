@@ -210,12 +210,12 @@ func TestBadInputsChangeNothing(t *testing.T) {
 
 func TestApplyGetDelete(t *testing.T) {
 	s := testserver.New(t)
-	manifest := deployment("web", "2", "web", "        resizePolicy: [{resourceName: cpu, restartPolicy: NotRequired}]\n")
+	manifest := deployment("web", "2", "web", "        stdinOnce: true\n")
 	r := kobectl(t, s, manifest, "apply", "-f", "-")
 	if r.code != 0 || r.stdout != "deployment.apps/web created\n" {
 		t.Fatalf("first apply: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "Warning: deployment.apps/web: spec.template.spec.containers[0].resizePolicy: not supported by kobune") {
+	if !strings.Contains(r.stderr, "Warning: deployment.apps/web: spec.template.spec.containers[0].stdinOnce: not supported by kobune") {
 		t.Errorf("no warning for the unsupported field: %q", r.stderr)
 	}
 	if r := kobectl(t, s, manifest, "apply", "-f", "-"); r.stdout != "deployment.apps/web unchanged\n" {

@@ -205,7 +205,7 @@ var ErrMemoryInUse = errors.New("memory limit below current usage")
 func (r *Containerd) ResizeContainers(ctx context.Context, pod *core.Pod, names []string) error {
 	_ = ensurePodCgroup(pod)
 	for _, name := range names {
-		c := specContainer(pod, name)
+		c := pod.Spec.Container(name)
 		if c == nil {
 			return fmt.Errorf("container %q is not in the pod's spec", name)
 		}
@@ -214,18 +214,6 @@ func (r *Containerd) ResizeContainers(ctx context.Context, pod *core.Pod, names 
 		}
 	}
 	return ensurePodCgroup(pod)
-}
-
-// specContainer is the pod's init container or container named name.
-func specContainer(pod *core.Pod, name string) *core.Container {
-	for _, list := range [2][]core.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
 
 // writeContainerCgroup sets a running container's cgroup from its

@@ -317,8 +317,13 @@ func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container
 	if pod.Spec.HostNetwork {
 		netns, hostname = r.Node.Netns, r.Node.Name // as the kubelet: the node's network and name
 	}
+	// /sys/fs/cgroup as containerd's CRI mounts it (read-only, writable
+	// for a privileged container): the container's own cgroup, where it
+	// reads its limits (runc binds each v1 hierarchy's directory of the
+	// container; on v2 the container has its own cgroup namespace, below).
 	opts := []oci.SpecOpts{oci.WithImageConfig(img), oci.WithHostname(hostname),
-		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: netns})}
+		oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: netns}),
+		oci.WithMounts([]specs.Mount{{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}}})}
 	var cfg ContainerConfig
 	if r.config != nil {
 		if cfg, err = r.config(ctx, pod, c, st.IP); err != nil {

@@ -38,7 +38,7 @@ func (f *Fake) ResizeContainers(_ context.Context, pod *core.Pod, names []string
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, name := range names {
-		c := specContainer(pod, name)
+		c := pod.Spec.Container(name)
 		if c == nil {
 			return fmt.Errorf("container %q is not in the pod's spec", name)
 		}

@@ -180,17 +180,6 @@ const (
 	ResizeRestartContainer ResourceResizeRestartPolicy = "RestartContainer"
 )
 
-// ResizeRestartPolicy is c's policy for resizing name (NotRequired when
-// it names none).
-func (c *Container) ResizeRestartPolicy(name resource.Name) ResourceResizeRestartPolicy {
-	for _, p := range c.ResizePolicy {
-		if p.ResourceName == name {
-			return p.RestartPolicy
-		}
-	}
-	return ResizeNotRequired
-}
-
 // ContainerRestartPolicy is a container's own restart policy; only Always
 // (on an init container: a sidecar) is supported.
 type ContainerRestartPolicy string
@@ -202,6 +191,18 @@ const ContainerRestartPolicyAlways ContainerRestartPolicy = "Always"
 // restartPolicy Always.
 func (c *Container) IsSidecar() bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == ContainerRestartPolicyAlways
+}
+
+// Container is the init container or container named name, or nil.
+func (s *PodSpec) Container(name string) *Container {
+	for _, list := range [2][]Container{s.InitContainers, s.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
 }
 
 // Sidecars names the pod's sidecar containers.

@@ -24,7 +24,9 @@ func NewCmdPatch(o *cmdutil.Options) *cobra.Command {
   kobectl patch deployment web -p '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"kobune.local/labapp:2.0"}]}}}}'
   # A JSON patch, and a merge patch that removes a label
   kobectl patch configmap web-config --type json -p '[{"op":"add","path":"/data/mode","value":"fast"}]'
-  kobectl patch pod web-0 --type merge -p '{"metadata":{"labels":{"tier":null}}}'`,
+  kobectl patch pod web-0 --type merge -p '{"metadata":{"labels":{"tier":null}}}'
+  # Resize a running pod's container in place (its cgroup changes, the process stays)
+  kobectl patch pod web-0 --subresource resize -p '{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"500m"}}}]}}'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			types := map[string]string{"strategic": client.StrategicMergePatch, "merge": client.MergePatch, "json": client.JSONPatch}
@@ -67,7 +69,7 @@ func NewCmdPatch(o *cmdutil.Options) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&typ, "type", "strategic", "the patch type: strategic (Kubernetes' strategic merge patch), merge (RFC 7386) or json (RFC 6902)")
 	cmd.Flags().StringVarP(&body, "patch", "p", "", "the patch, as JSON or YAML")
-	cmd.Flags().StringVar(&sub, "subresource", "", "patch the status or scale subresource instead of the object")
+	cmd.Flags().StringVar(&sub, "subresource", "", "patch the status, scale or (pods) resize subresource instead of the object")
 	// A client dry run is the server's as well: Kobune applies patches on
 	// the server only (kubectl applies them itself for --dry-run=client).
 	cmdutil.AddDryRun(cmd, &dryRun)
