@@ -9,6 +9,7 @@ import (
 
 	"github.com/kobune/kobune/agent/volume"
 	"github.com/kobune/kobune/api/authorization"
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/client"
@@ -260,4 +261,11 @@ func (s *sources) Volume(ctx context.Context, name string) (*core.PersistentVolu
 		return nil, volume.ErrNotFound
 	}
 	return v, err
+}
+
+// ClusterTrustBundles implements volume.Sources: listed when a pod's
+// volumes are made (every node may read them).
+func (s *sources) ClusterTrustBundles(ctx context.Context) ([]*certificates.ClusterTrustBundle, error) {
+	bundles, _, err := client.For[*certificates.ClusterTrustBundle](s.client).List(ctx, "", client.ListOptions{})
+	return bundles, err
 }

@@ -238,13 +238,25 @@ func waitingStatus(pod *core.Pod, container, reason, message string) core.PodSta
 		return cs
 	}
 	creating := "ContainerCreating"
+	var inits, names []string
 	for _, c := range pod.Spec.InitContainers {
 		s.InitContainerStatuses = append(s.InitContainerStatuses, waiting(c, "PodInitializing"))
 		creating = "PodInitializing"
+		inits = append(inits, c.Name)
 	}
 	for _, c := range pod.Spec.Containers {
 		s.ContainerStatuses = append(s.ContainerStatuses, waiting(c, creating))
+		names = append(names, c.Name)
 	}
-	s.Conditions = conditions(pod.Status.Conditions, nil)
+	// The kubelet's words: nothing runs, so no container is ready; a pod
+	// without init containers counts as initialized.
+	init := condition{ok: len(inits) == 0}
+	if !init.ok {
+		init.reason, init.message = "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: %s", inits)
+	}
+	ready := condition{reason: "ContainersNotReady", message: fmt.Sprintf("containers with unready status: %s", names)}
+	s.Conditions = conditions(pod.Status.Conditions, map[core.PodConditionType]condition{
+		core.PodInitialized: init, core.ContainersReady: ready, core.PodReady: ready,
+	})
 	return s
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/csi/localpath"
@@ -29,6 +30,9 @@ func (s claimSources) Secret(context.Context, string, string) (*core.Secret, err
 }
 func (s claimSources) Token(context.Context, *core.Pod, string, int64) (string, error) {
 	return "", ErrNotFound
+}
+func (s claimSources) ClusterTrustBundles(context.Context) ([]*certificates.ClusterTrustBundle, error) {
+	return nil, nil
 }
 func (s claimSources) Claim(_ context.Context, ns, name string) (*core.PersistentVolumeClaim, error) {
 	if name != "data" {

@@ -3,19 +3,23 @@ package volume
 import (
 	"bufio"
 	"context"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/selector"
 )
 
 // ErrNotFound is what Sources return for an object that does not exist.
@@ -32,6 +36,8 @@ type Sources interface {
 	// audience ("": the API server's), valid about expirationSeconds; the
 	// same one until it is due for refresh.
 	Token(ctx context.Context, pod *core.Pod, audience string, expirationSeconds int64) (string, error)
+	// ClusterTrustBundles are all the cluster's ClusterTrustBundles.
+	ClusterTrustBundles(ctx context.Context) ([]*certificates.ClusterTrustBundle, error)
 }
 
 // Plugin directory names, the kubelet's.
@@ -133,6 +139,7 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 	case src.Projected != nil:
 		files := map[string]File{}
 		def := mode(src.Projected.DefaultMode)
+		var bundles []*certificates.ClusterTrustBundle // listed once for the volume
 		for _, ps := range src.Projected.Sources {
 			var part map[string]File
 			var err error
@@ -145,6 +152,13 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 				part, err = m.downwardFiles(pod, ps.DownwardAPI.Items, def)
 			case ps.ServiceAccountToken != nil:
 				part, err = m.tokenFile(ctx, pod, ps.ServiceAccountToken, def)
+			case ps.ClusterTrustBundle != nil:
+				if bundles == nil {
+					if bundles, err = m.Sources.ClusterTrustBundles(ctx); err != nil {
+						return "", fmt.Errorf("list ClusterTrustBundles: %w", err)
+					}
+				}
+				part, err = trustBundleFile(bundles, ps.ClusterTrustBundle, def)
 			default:
 				err = errors.New("a projected volume source with nothing in it")
 			}
@@ -160,6 +174,65 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 		return m.claimPath(ctx, pod, vol.Name, src.PersistentVolumeClaim.ClaimName, src.PersistentVolumeClaim.ReadOnly)
 	}
 	return "", errors.New("no volume source")
+}
+
+// trustBundleFile is a clusterTrustBundle projection, as the kubelet
+// writes it: the certificates of the bundle named, or of every bundle of
+// the signer that the selector picks (a nil selector picks none), each
+// once, in the order of the bundles' names, as bare PEM blocks. Nothing
+// picked fails the volume unless the projection is optional (then the
+// file is empty).
+func trustBundleFile(bundles []*certificates.ClusterTrustBundle, p *core.ClusterTrustBundleProjection, def os.FileMode) (map[string]File, error) {
+	var picked []*certificates.ClusterTrustBundle
+	var what string
+	switch {
+	case p.Name != nil:
+		what = fmt.Sprintf("ClusterTrustBundle %q", *p.Name)
+		for _, b := range bundles {
+			if b.Name == *p.Name {
+				picked = append(picked, b)
+			}
+		}
+	case p.SignerName != nil && p.LabelSelector != nil:
+		what = fmt.Sprintf("ClusterTrustBundles of signer %q that the label selector picks", *p.SignerName)
+		sel, err := selector.FromLabelSelector(p.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("clusterTrustBundle labelSelector: %w", err)
+		}
+		for _, b := range bundles {
+			if b.Spec.SignerName == *p.SignerName && sel.Matches(b.Labels) {
+				picked = append(picked, b)
+			}
+		}
+	default:
+		what = fmt.Sprintf("ClusterTrustBundles of signer %q (no label selector picks none)", derefOr(p.SignerName))
+	}
+	slices.SortFunc(picked, func(a, b *certificates.ClusterTrustBundle) int { return strings.Compare(a.Name, b.Name) })
+	var out []byte
+	seen := map[string]bool{}
+	for _, b := range picked {
+		blocks, err := certificates.TrustAnchors(b.Spec.TrustBundle)
+		if err != nil {
+			return nil, fmt.Errorf("ClusterTrustBundle %q: %w", b.Name, err)
+		}
+		for _, blk := range blocks {
+			if k := string(blk.Bytes); !seen[k] {
+				seen[k] = true
+				out = append(out, pem.EncodeToMemory(&pem.Block{Type: blk.Type, Bytes: blk.Bytes})...)
+			}
+		}
+	}
+	if len(picked) == 0 && (p.Optional == nil || !*p.Optional) {
+		return nil, fmt.Errorf("no %s (and the projection is not optional)", what)
+	}
+	return map[string]File{p.Path: {Data: out, Mode: def}}, nil
+}
+
+func derefOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // tokenFile is a projected ServiceAccount token, as the kubelet writes it

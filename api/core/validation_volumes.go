@@ -96,13 +96,13 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 		for i, ps := range src.Projected.Sources {
 			sp := pp.Child("sources").Index(i)
 			n := 0
-			for _, set := range []bool{ps.ConfigMap != nil, ps.Secret != nil, ps.DownwardAPI != nil, ps.ServiceAccountToken != nil} {
+			for _, set := range []bool{ps.ConfigMap != nil, ps.Secret != nil, ps.DownwardAPI != nil, ps.ServiceAccountToken != nil, ps.ClusterTrustBundle != nil} {
 				if set {
 					n++
 				}
 			}
 			if n != 1 {
-				errs = append(errs, v.NewForbidden(sp, "must specify exactly one of configMap, secret, downwardAPI, serviceAccountToken"))
+				errs = append(errs, v.NewForbidden(sp, "must specify exactly one of configMap, secret, downwardAPI, serviceAccountToken, clusterTrustBundle"))
 				continue
 			}
 			var items []KeyToPath
@@ -127,6 +127,9 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 				}
 				errs = append(errs, validateFilePath(ps.ServiceAccountToken.Path, tp.Child("path"))...)
 				items = append(items, KeyToPath{Path: ps.ServiceAccountToken.Path})
+			case ps.ClusterTrustBundle != nil:
+				errs = append(errs, validateTrustBundleProjection(ps.ClusterTrustBundle, sp.Child("clusterTrustBundle"))...)
+				items = append(items, KeyToPath{Path: ps.ClusterTrustBundle.Path})
 			}
 			for j, it := range items {
 				if paths[it.Path] {
@@ -339,4 +342,26 @@ func hasDotDot(p string) bool {
 		}
 	}
 	return false
+}
+
+// validateTrustBundleProjection: a bundle by name, or by signer with an
+// optional label selector (Kubernetes' rules), and a relative path.
+func validateTrustBundleProjection(c *ClusterTrustBundleProjection, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	switch {
+	case c.Name != nil && c.SignerName != nil:
+		errs = append(errs, v.NewInvalid(p.Child("name"), *c.Name, "only one of name and signerName may be used"))
+	case c.Name != nil && c.LabelSelector != nil:
+		errs = append(errs, v.NewInvalid(p.Child("labelSelector"), "", "labelSelector may only be used with signerName"))
+	case c.Name == nil && c.SignerName == nil:
+		errs = append(errs, v.NewRequired(p, "either name or signerName must be set"))
+	case c.Name != nil && *c.Name == "":
+		errs = append(errs, v.NewRequired(p.Child("name"), ""))
+	case c.SignerName != nil && *c.SignerName == "":
+		errs = append(errs, v.NewRequired(p.Child("signerName"), ""))
+	}
+	if c.LabelSelector != nil {
+		errs = append(errs, v.ValidateLabelSelector(c.LabelSelector, p.Child("labelSelector"))...)
+	}
+	return append(errs, validateFilePath(c.Path, p.Child("path"))...)
 }

@@ -1,6 +1,9 @@
 package core
 
-import "github.com/kobune/kobune/api/resource"
+import (
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/resource"
+)
 
 // Volume is a directory a pod's containers can mount, and where its
 // contents come from (exactly one source).
@@ -118,6 +121,22 @@ type VolumeProjection struct {
 	// ServiceAccountToken is a token of the pod's ServiceAccount, bound
 	// to the pod, that the agent requests and refreshes.
 	ServiceAccountToken *ServiceAccountTokenProjection `json:"serviceAccountToken,omitempty"`
+	// ClusterTrustBundle is the certificates of ClusterTrustBundles, in
+	// one file.
+	ClusterTrustBundle *ClusterTrustBundleProjection `json:"clusterTrustBundle,omitempty"`
+}
+
+// ClusterTrustBundleProjection picks ClusterTrustBundles by name, or by
+// signer and a label selector (nil selects none, {} every bundle of the
+// signer); their certificates, without duplicates, are written to path.
+// Nothing picked fails the volume (the pod waits) unless optional, which
+// writes an empty file.
+type ClusterTrustBundleProjection struct {
+	Name          *string             `json:"name,omitempty"`
+	SignerName    *string             `json:"signerName,omitempty"`
+	LabelSelector *meta.LabelSelector `json:"labelSelector,omitempty"`
+	Optional      *bool               `json:"optional,omitempty"`
+	Path          string              `json:"path"`
 }
 
 // ConfigMapProjection is a ConfigMap in a projected volume.

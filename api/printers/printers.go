@@ -116,6 +116,7 @@ func tables(wide bool) map[string]Table {
 		"PersistentVolumeClaim":      persistentVolumeClaimTable(w),
 		"StorageClass":               storageClassTable(w),
 		"CertificateSigningRequest":  certificateSigningRequestTable(w),
+		"ClusterTrustBundle":         clusterTrustBundleTable(w),
 		"Role":                       roleTable(w),
 		"ClusterRole":                clusterRoleTable(w),
 		"RoleBinding":                roleBindingTable(w),
@@ -635,6 +636,13 @@ func storageClassTable(_ widen) Table {
 		}
 		expand := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
 		return []string{name, sc.Provisioner, policy, mode, fmt.Sprint(expand), age(o)}
+	}}
+}
+
+// clusterTrustBundleTable is kubectl get's columns for ClusterTrustBundle objects.
+func clusterTrustBundleTable(_ widen) Table {
+	return Table{[]string{"NAME", "SIGNERNAME"}, func(o meta.Object) []string {
+		return []string{o.GetObjectMeta().Name, o.(*certificates.ClusterTrustBundle).Spec.SignerName}
 	}}
 }
 

@@ -120,6 +120,8 @@ func buildKinds() []*Kind {
 			}, nil),
 		kind("CertificateSigningRequest", "certificates.k8s.io/v1", "certificatesigningrequests", []string{"csr"}, clusterScoped, withStatus, nil,
 			certificates.ValidateCertificateSigningRequest, certificates.ValidateCertificateSigningRequestUpdate, nil),
+		kind("ClusterTrustBundle", "certificates.k8s.io/v1", "clustertrustbundles", nil, clusterScoped, noStatus, nil,
+			certificates.ValidateClusterTrustBundle, certificates.ValidateClusterTrustBundleUpdate, nil),
 		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, clusterScoped, noStatus, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
 			func(n, o *scheduling.PriorityClass) v.ErrorList {
 				if n.Value != o.Value {

@@ -64,6 +64,8 @@ var NodeRules = []rbac.PolicyRule{
 	rule(read, "networking.k8s.io", "networkpolicies"),
 	// Its node API's serving certificate, asked for after joining.
 	rule([]string{"create", "get", "list", "watch"}, "certificates.k8s.io", "certificatesigningrequests"),
+	// The trust anchors pods mount (clusterTrustBundle projections).
+	rule(read, "certificates.k8s.io", "clustertrustbundles"),
 }
 
 // controllerRoles are the least-privilege roles of kobune-controller's
