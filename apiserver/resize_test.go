@@ -103,6 +103,15 @@ func TestPodResizeSubresource(t *testing.T) {
 	if code, b := smp(path, `{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"200m"},"limits":{"cpu":"250m"}}}]}}`); code != 403 || !strings.Contains(string(b), "exceeded quota") {
 		t.Errorf("a resize over the quota: %d %s", code, b)
 	}
+	// And held to the namespace's LimitRanges.
+	limits := &core.LimitRange{ObjectMeta: meta.ObjectMeta{Name: "max", Namespace: "default"}, Spec: core.LimitRangeSpec{Limits: []core.LimitRangeItem{
+		{Type: core.LimitTypeContainer, Max: resource.List{resource.CPU: resource.MustParse("50m")}}}}}
+	if _, err := client.For[*core.LimitRange](s.Client).Create(ctx, limits); err != nil {
+		t.Fatal(err)
+	}
+	if code, b := smp(path, `{"spec":{"containers":[{"name":"c1","resources":{"limits":{"cpu":"60m"}}}]}}`); code != 403 || !strings.Contains(string(b), "maximum cpu usage per Container is 50m") {
+		t.Errorf("a resize over the LimitRange: %d %s", code, b)
+	}
 	// RBAC: the subresource by name.
 	if code, b := smp(path, `{"spec":{}}`, "Impersonate-User", "dev"); code != 403 || !strings.Contains(string(b), `cannot patch resource \"pods/resize\"`) {
 		t.Errorf("patch as dev: %d %s", code, b)

@@ -89,6 +89,20 @@ func (l LimitRanger) Validate(ctx context.Context, a *Attributes) error {
 	if a.Operation != Create {
 		return nil
 	}
+	return l.validate(ctx, a)
+}
+
+// ValidatePodSubresource implements PodSubresourceValidator: a resize is
+// held to the namespace's bounds, as Kubernetes' LimitRanger judges
+// pods/resize.
+func (l LimitRanger) ValidatePodSubresource(ctx context.Context, a *Attributes) error {
+	if a.Subresource != "resize" {
+		return nil
+	}
+	return l.validate(ctx, a)
+}
+
+func (l LimitRanger) validate(ctx context.Context, a *Attributes) error {
 	var ns, what string
 	switch o := a.Object.(type) {
 	case *core.Pod:
