@@ -14,6 +14,7 @@ import (
 	"github.com/kobune/kobune/api/coordination"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/discovery"
+	"github.com/kobune/kobune/api/dra"
 	"github.com/kobune/kobune/api/flowcontrol"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/networking"
@@ -122,6 +123,15 @@ func buildKinds() []*Kind {
 			certificates.ValidateCertificateSigningRequest, certificates.ValidateCertificateSigningRequestUpdate, nil),
 		kind("ClusterTrustBundle", "certificates.k8s.io/v1", "clustertrustbundles", nil, clusterScoped, noStatus, nil,
 			certificates.ValidateClusterTrustBundle, certificates.ValidateClusterTrustBundleUpdate, nil),
+		// Dynamic resource allocation: an API for drivers and clients;
+		// Kobune allocates no devices (api/dra).
+		kind("DeviceClass", dra.APIVersion, "deviceclasses", nil, clusterScoped, noStatus, nil, dra.ValidateDeviceClass, nil, nil),
+		withWarning(kind("ResourceClaim", dra.APIVersion, "resourceclaims", nil, namespaced, withStatus, dra.SetDefaultsResourceClaim,
+			dra.ValidateResourceClaim, dra.ValidateResourceClaimUpdate, nil), draWarning),
+		withWarning(kind("ResourceClaimTemplate", dra.APIVersion, "resourceclaimtemplates", nil, namespaced, noStatus, dra.SetDefaultsResourceClaimTemplate,
+			dra.ValidateResourceClaimTemplate, dra.ValidateResourceClaimTemplateUpdate, nil), draWarning),
+		kind("ResourceSlice", dra.APIVersion, "resourceslices", nil, clusterScoped, noStatus, nil, dra.ValidateResourceSlice, dra.ValidateResourceSliceUpdate, nil),
+		kind("DeviceTaintRule", dra.APIVersion, "devicetaintrules", nil, clusterScoped, withStatus, nil, dra.ValidateDeviceTaintRule, nil, nil),
 		kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", []string{"pc"}, clusterScoped, noStatus, scheduling.SetDefaultsPriorityClass, scheduling.ValidatePriorityClass,
 			func(n, o *scheduling.PriorityClass) v.ErrorList {
 				if n.Value != o.Value {
@@ -174,6 +184,17 @@ var statusValidation = map[string]func(n, o meta.Object) v.ErrorList{
 	"HorizontalPodAutoscaler": statusRules(autoscaling.ValidateHorizontalPodAutoscalerStatus),
 	"StorageVersionMigration": statusRules(storagemigration.ValidateStatus),
 	"ServiceCIDR":             statusRules(networking.ValidateServiceCIDRStatus),
+	"ResourceClaim":           statusRules(dra.ValidateResourceClaimStatus),
+	"DeviceTaintRule":         statusRules(dra.ValidateDeviceTaintRuleStatus),
+}
+
+// draWarning is sent with every REST request on ResourceClaims and their
+// templates: Kobune serves them, but allocates nothing.
+const draWarning = "Kobune serves resource.k8s.io for DRA drivers and clients but allocates no devices: a ResourceClaim stays unallocated and pods cannot use it (docs/differences.md)"
+
+func withWarning(k *Kind, warning string) *Kind {
+	k.Warning = warning
+	return k
 }
 
 func statusRules[T meta.Object](f func(n, o T) v.ErrorList) func(n, o meta.Object) v.ErrorList {

@@ -78,6 +78,7 @@ const (
 	NotSupported ErrorType = "Unsupported value"
 	Forbidden    ErrorType = "Forbidden"
 	TooLong      ErrorType = "Too long"
+	TooMany      ErrorType = "Too many"
 )
 
 // Error is one problem with one field.
@@ -148,6 +149,12 @@ func NewNotSupported(p *Path, value any, allowed []string) *Error {
 // NewForbidden reports a field that may not be set (or changed).
 func NewForbidden(p *Path, detail string) *Error {
 	return &Error{Type: Forbidden, Field: p.String(), Detail: detail}
+}
+
+// NewTooMany reports a list over its length limit, as Kubernetes words it
+// ("Too many: 40: must have at most 32 items").
+func NewTooMany(p *Path, n, max int) *Error {
+	return &Error{Type: TooMany, Field: p.String(), Detail: fmt.Sprintf("%d: must have at most %d items", n, max)}
 }
 
 // NewTooLong reports a value over its length limit.

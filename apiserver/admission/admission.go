@@ -298,7 +298,7 @@ func (Validation) ValidatePodSubresource(_ context.Context, a *Attributes) error
 // causeReasons are Kubernetes' StatusCause reasons for the error types.
 var causeReasons = map[validation.ErrorType]string{
 	validation.Required: "FieldValueRequired", validation.Invalid: "FieldValueInvalid", validation.Duplicate: "FieldValueDuplicate",
-	validation.NotSupported: "FieldValueNotSupported", validation.Forbidden: "FieldValueForbidden", validation.TooLong: "FieldValueTooLong",
+	validation.NotSupported: "FieldValueNotSupported", validation.Forbidden: "FieldValueForbidden", validation.TooLong: "FieldValueTooLong", validation.TooMany: "FieldValueTooMany",
 }
 
 // InvalidError is an InvalidArgument status that carries each field's

@@ -32,6 +32,13 @@ var actedOnGenerically = map[string]string{
 	"apiextensions.JSONSchemaProps.externalDocs":                       "documentation, stored and returned as written; it checks nothing in Kubernetes either",
 }
 
+// servedForOthers lists API packages whose kinds Kobune serves for other
+// programs to act on, by the prefix of their fields' keys, and what Kobune
+// tells users who write them.
+var servedForOthers = map[string]string{
+	"dra.": "resource.k8s.io is served for DRA drivers and clients (stored, validated, listed, watched, patched); Kobune allocates no devices, pods cannot name claims (spec.resourceClaims is unsupported), and every REST request on ResourceClaims and their templates carries a warning that says so (api/dra, docs/differences.md)",
+}
+
 // usedAnyway lists unsupported-tagged fields whose Go name another type's
 // field shares, so that the selector check finds the name in use.
 var usedAnyway = map[string]bool{

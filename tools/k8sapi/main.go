@@ -32,6 +32,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
@@ -200,7 +201,7 @@ func main() {
 		authorizationv1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, autoscalingv1.AddToScheme,
 		autoscalingv2.AddToScheme, networkingv1.AddToScheme, eventsv1.AddToScheme, flowcontrolv1.AddToScheme,
 		apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme, nodev1.AddToScheme,
-		apiregistrationv1.AddToScheme, storagemigrationv1.AddToScheme,
+		apiregistrationv1.AddToScheme, storagemigrationv1.AddToScheme, resourcev1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
