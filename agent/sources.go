@@ -34,6 +34,9 @@ type sources struct {
 	// tokens are the pods' ServiceAccount tokens, by pod uid, audience and
 	// lifetime.
 	tokens map[tokenKey]token
+	// certs are the pods' podCertificate keys and certificates
+	// (podcertificates.go), by pod uid and where they are written.
+	certs map[certKey]*podCert
 }
 
 type tokenKey struct {
@@ -58,7 +61,7 @@ type sourceWatch struct {
 
 func newSources(c *client.Client, requeue func(string)) *sources {
 	return &sources{client: c, ctx: context.Background(), requeue: requeue, syncWait: 10 * time.Second,
-		watches: map[sourceRef]*sourceWatch{}, byPod: map[string][]sourceRef{}, tokens: map[tokenKey]token{}}
+		watches: map[sourceRef]*sourceWatch{}, byPod: map[string][]sourceRef{}, tokens: map[tokenKey]token{}, certs: map[certKey]*podCert{}}
 }
 
 // refs are the ConfigMaps and Secrets a pod names, in env and volumes
@@ -117,6 +120,11 @@ func (s *sources) forgetTokens(uid string) {
 	for k := range s.tokens {
 		if k.pod == uid {
 			delete(s.tokens, k)
+		}
+	}
+	for k := range s.certs {
+		if k.pod == uid {
+			delete(s.certs, k)
 		}
 	}
 }

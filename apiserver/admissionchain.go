@@ -1,9 +1,13 @@
 package apiserver
 
 import (
+	"context"
+
+	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/apiserver/admission"
 	"github.com/kobune/kobune/apiserver/apiextensions"
 	"github.com/kobune/kobune/apiserver/dynamicadmission"
+	"github.com/kobune/kobune/apiserver/registry"
 	"github.com/kobune/kobune/apiserver/servicealloc"
 )
 
@@ -22,7 +26,9 @@ func (s *Server) admissionChain(cfg Config, ranges *servicealloc.Ranges) *admiss
 		escalation = e
 	}
 	if s.authz.NodeMode() {
-		nodeRestriction = admission.NodeRestriction{}
+		nodeRestriction = admission.NodeRestriction{Pod: func(ctx context.Context, ns, name string) (*core.Pod, error) {
+			return registry.GetStored[*core.Pod](ctx, s.store, "pods", ns, name)
+		}}
 	}
 	return admission.NewChain(
 		// Mutating.

@@ -34,6 +34,9 @@ func (s claimSources) Token(context.Context, *core.Pod, string, int64) (string, 
 func (s claimSources) ClusterTrustBundles(context.Context) ([]*certificates.ClusterTrustBundle, error) {
 	return nil, nil
 }
+func (s claimSources) PodCertificate(context.Context, *core.Pod, string, *core.PodCertificateProjection) ([]byte, []byte, error) {
+	return nil, nil, ErrNotFound
+}
 func (s claimSources) Claim(_ context.Context, ns, name string) (*core.PersistentVolumeClaim, error) {
 	if name != "data" {
 		return nil, ErrNotFound

@@ -38,7 +38,15 @@ type Sources interface {
 	Token(ctx context.Context, pod *core.Pod, audience string, expirationSeconds int64) (string, error)
 	// ClusterTrustBundles are all the cluster's ClusterTrustBundles.
 	ClusterTrustBundles(ctx context.Context) ([]*certificates.ClusterTrustBundle, error)
+	// PodCertificate is the private key (PEM) and the issued chain of a
+	// podCertificate projection (where names it within the pod), or
+	// ErrPending while its signer has not answered.
+	PodCertificate(ctx context.Context, pod *core.Pod, where string, p *core.PodCertificateProjection) (key, chain []byte, err error)
 }
+
+// ErrPending is a volume source that is not ready yet (a certificate not
+// yet issued): the pod waits and its volumes are made again later.
+var ErrPending = errors.New("pending")
 
 // Plugin directory names, the kubelet's.
 const (
@@ -159,6 +167,8 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 					}
 				}
 				part, err = trustBundleFile(bundles, ps.ClusterTrustBundle, def)
+			case ps.PodCertificate != nil:
+				part, err = m.podCertificateFiles(ctx, pod, vol.Name, ps.PodCertificate, def)
 			default:
 				err = errors.New("a projected volume source with nothing in it")
 			}
@@ -174,6 +184,28 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 		return m.claimPath(ctx, pod, vol.Name, src.PersistentVolumeClaim.ClaimName, src.PersistentVolumeClaim.ReadOnly)
 	}
 	return "", errors.New("no volume source")
+}
+
+// podCertificateFiles are a podCertificate projection's files: the key
+// and the chain in one credential bundle (the key first), and/or each in
+// a file of its own.
+func (m *Manager) podCertificateFiles(ctx context.Context, pod *core.Pod, volName string, p *core.PodCertificateProjection, def os.FileMode) (map[string]File, error) {
+	where := volName + ":" + p.CredentialBundlePath + ":" + p.KeyPath + ":" + p.CertificateChainPath
+	key, chain, err := m.Sources.PodCertificate(ctx, pod, where, p)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]File{}
+	if p.CredentialBundlePath != "" {
+		files[p.CredentialBundlePath] = File{Data: append(append([]byte{}, key...), chain...), Mode: def}
+	}
+	if p.KeyPath != "" {
+		files[p.KeyPath] = File{Data: key, Mode: def}
+	}
+	if p.CertificateChainPath != "" {
+		files[p.CertificateChainPath] = File{Data: chain, Mode: def}
+	}
+	return files, nil
 }
 
 // trustBundleFile is a clusterTrustBundle projection, as the kubelet

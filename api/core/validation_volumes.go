@@ -1,9 +1,12 @@
 package core
 
 import (
+	"fmt"
 	"path"
+	"slices"
 	"strings"
 
+	"github.com/kobune/kobune/api/certificates"
 	v "github.com/kobune/kobune/api/validation"
 )
 
@@ -96,13 +99,13 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 		for i, ps := range src.Projected.Sources {
 			sp := pp.Child("sources").Index(i)
 			n := 0
-			for _, set := range []bool{ps.ConfigMap != nil, ps.Secret != nil, ps.DownwardAPI != nil, ps.ServiceAccountToken != nil, ps.ClusterTrustBundle != nil} {
+			for _, set := range []bool{ps.ConfigMap != nil, ps.Secret != nil, ps.DownwardAPI != nil, ps.ServiceAccountToken != nil, ps.ClusterTrustBundle != nil, ps.PodCertificate != nil} {
 				if set {
 					n++
 				}
 			}
 			if n != 1 {
-				errs = append(errs, v.NewForbidden(sp, "must specify exactly one of configMap, secret, downwardAPI, serviceAccountToken, clusterTrustBundle"))
+				errs = append(errs, v.NewForbidden(sp, "must specify exactly one of configMap, secret, downwardAPI, serviceAccountToken, clusterTrustBundle, podCertificate"))
 				continue
 			}
 			var items []KeyToPath
@@ -130,6 +133,14 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 			case ps.ClusterTrustBundle != nil:
 				errs = append(errs, validateTrustBundleProjection(ps.ClusterTrustBundle, sp.Child("clusterTrustBundle"))...)
 				items = append(items, KeyToPath{Path: ps.ClusterTrustBundle.Path})
+			case ps.PodCertificate != nil:
+				pc := ps.PodCertificate
+				errs = append(errs, validatePodCertificateProjection(pc, sp.Child("podCertificate"))...)
+				for _, path := range []string{pc.CredentialBundlePath, pc.KeyPath, pc.CertificateChainPath} {
+					if path != "" {
+						items = append(items, KeyToPath{Path: path})
+					}
+				}
 			}
 			for j, it := range items {
 				if paths[it.Path] {
@@ -364,4 +375,38 @@ func validateTrustBundleProjection(c *ClusterTrustBundleProjection, p *Path) v.E
 		errs = append(errs, v.ValidateLabelSelector(c.LabelSelector, p.Child("labelSelector"))...)
 	}
 	return append(errs, validateFilePath(c.Path, p.Child("path"))...)
+}
+
+// validatePodCertificateProjection: Kubernetes' rules and words (the
+// conformance suite reads "if provided, maxExpirationSeconds must be ...").
+func validatePodCertificateProjection(pc *PodCertificateProjection, p *Path) v.ErrorList {
+	var errs v.ErrorList
+	if pc.SignerName == "" {
+		errs = append(errs, v.NewRequired(p.Child("signerName"), ""))
+	} else if msg := v.IsSignerName(pc.SignerName); msg != "" {
+		errs = append(errs, v.NewInvalid(p.Child("signerName"), pc.SignerName, msg))
+	}
+	errs = append(errs, certificates.ValidateUserAnnotations(pc.UserAnnotations, p.Child("userAnnotations"))...)
+	if !slices.Contains(PodCertificateKeyTypes, pc.KeyType) {
+		errs = append(errs, v.NewNotSupported(p.Child("keyType"), pc.KeyType, PodCertificateKeyTypes))
+	}
+	if e := pc.MaxExpirationSeconds; e != nil {
+		if *e < certificates.MinMaxExpirationSeconds {
+			errs = append(errs, v.NewInvalid(p.Child("maxExpirationSeconds"), *e, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", certificates.MinMaxExpirationSeconds)))
+		}
+		if max := certificates.MaxExpirationFor(pc.SignerName); *e > max {
+			errs = append(errs, v.NewInvalid(p.Child("maxExpirationSeconds"), *e, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", max)))
+		}
+	}
+	n := 0
+	for _, f := range []struct{ name, path string }{{"credentialBundlePath", pc.CredentialBundlePath}, {"keyPath", pc.KeyPath}, {"certificateChainPath", pc.CertificateChainPath}} {
+		if f.path != "" {
+			n++
+			errs = append(errs, validateFilePath(f.path, p.Child(f.name))...)
+		}
+	}
+	if n == 0 {
+		errs = append(errs, v.NewRequired(p, "specify at least one of credentialBundlePath, keyPath, and certificateChainPath"))
+	}
+	return errs
 }

@@ -124,7 +124,30 @@ type VolumeProjection struct {
 	// ClusterTrustBundle is the certificates of ClusterTrustBundles, in
 	// one file.
 	ClusterTrustBundle *ClusterTrustBundleProjection `json:"clusterTrustBundle,omitempty"`
+	// PodCertificate is a private key the agent makes and the certificate
+	// a signer issues for it (a PodCertificateRequest).
+	PodCertificate *PodCertificateProjection `json:"podCertificate,omitempty"`
 }
+
+// PodCertificateProjection asks signerName for a certificate for the pod,
+// for a key of keyType the agent makes on the node; the key and the chain
+// are written to credentialBundlePath (key first, then the chain), or to
+// keyPath and certificateChainPath. The pod starts once the certificate
+// is issued; the agent asks again before it expires.
+type PodCertificateProjection struct {
+	SignerName string `json:"signerName"`
+	// KeyType is RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521 or ED25519.
+	KeyType string `json:"keyType"`
+	// MaxExpirationSeconds is the longest life asked for (default 86400).
+	MaxExpirationSeconds *int32            `json:"maxExpirationSeconds,omitempty"`
+	CredentialBundlePath string            `json:"credentialBundlePath,omitempty"`
+	KeyPath              string            `json:"keyPath,omitempty"`
+	CertificateChainPath string            `json:"certificateChainPath,omitempty"`
+	UserAnnotations      map[string]string `json:"userAnnotations,omitempty"`
+}
+
+// PodCertificateKeyTypes are the key types a podCertificate may ask for.
+var PodCertificateKeyTypes = []string{"RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"}
 
 // ClusterTrustBundleProjection picks ClusterTrustBundles by name, or by
 // signer and a label selector (nil selects none, {} every bundle of the

@@ -123,6 +123,11 @@ func buildKinds() []*Kind {
 			certificates.ValidateCertificateSigningRequest, certificates.ValidateCertificateSigningRequestUpdate, nil),
 		kind("ClusterTrustBundle", "certificates.k8s.io/v1", "clustertrustbundles", nil, clusterScoped, noStatus, nil,
 			certificates.ValidateClusterTrustBundle, certificates.ValidateClusterTrustBundleUpdate, nil),
+		kind("PodCertificateRequest", "certificates.k8s.io/v1", "podcertificaterequests", nil, namespaced, withStatus, nil,
+			certificates.ValidatePodCertificateRequest, certificates.ValidatePodCertificateRequestUpdate,
+			func(r *certificates.PodCertificateRequest) map[string]string {
+				return map[string]string{"spec.signerName": r.Spec.SignerName, "spec.podName": r.Spec.PodName, "spec.nodeName": r.Spec.NodeName}
+			}),
 		// Dynamic resource allocation: an API for drivers and clients;
 		// Kobune allocates no devices (api/dra).
 		kind("DeviceClass", dra.APIVersion, "deviceclasses", nil, clusterScoped, noStatus, nil, dra.ValidateDeviceClass, nil, nil),
@@ -185,6 +190,7 @@ var statusValidation = map[string]func(n, o meta.Object) v.ErrorList{
 	"StorageVersionMigration": statusRules(storagemigration.ValidateStatus),
 	"ServiceCIDR":             statusRules(networking.ValidateServiceCIDRStatus),
 	"ResourceClaim":           statusRules(dra.ValidateResourceClaimStatus),
+	"PodCertificateRequest":   statusRules(certificates.ValidatePodCertificateRequestStatus),
 	"DeviceTaintRule":         statusRules(dra.ValidateDeviceTaintRuleStatus),
 }
 

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -170,6 +171,23 @@ func IsPathSegmentName(s string) string {
 		return `may not be "." or ".."`
 	case strings.ContainsAny(s, "/%"):
 		return `may not contain "/" or "%"`
+	}
+	return ""
+}
+
+// IsSignerName is "" for a signer name of Kubernetes' form
+// ("example.com/signer-name": a DNS domain, "/", a path segment), or why
+// it is not one.
+func IsSignerName(s string) string {
+	domain, path, ok := strings.Cut(s, "/")
+	if !ok || strings.Contains(path, "/") || domain == "" || path == "" {
+		return "must be a fully qualified domain and path of the form 'example.com/signer-name'"
+	}
+	if msg := IsDNS1123Subdomain(domain); msg != "" {
+		return fmt.Sprintf("validating domain %q: %s", domain, msg)
+	}
+	if msg := IsPathSegmentName(path); msg != "" {
+		return fmt.Sprintf("validating path %q: %s", path, msg)
 	}
 	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
@@ -27,7 +28,10 @@ const NodeRestrictionLabelPrefix = "node-restriction.kubernetes.io/"
 // only the status of pods bound to it, and deletes only those pods. The
 // Node authorizer lets agents write these kinds at all; this says which
 // objects.
-type NodeRestriction struct{}
+type NodeRestriction struct {
+	// Pod reads a stored pod (a PodCertificateRequest names one).
+	Pod func(ctx context.Context, namespace, name string) (*core.Pod, error)
+}
 
 // Name implements Validator.
 func (NodeRestriction) Name() string { return "NodeRestriction" }
@@ -49,7 +53,7 @@ func nodeForbidden(node, what, why string) error {
 }
 
 // Validate implements Validator.
-func (NodeRestriction) Validate(ctx context.Context, a *Attributes) error {
+func (n NodeRestriction) Validate(ctx context.Context, a *Attributes) error {
 	_, node, err := nodeOf(ctx)
 	if node == "" {
 		return err
@@ -89,6 +93,23 @@ func (NodeRestriction) Validate(ctx context.Context, a *Attributes) error {
 	case "csinodes":
 		if m.Name != node {
 			return nodeForbidden(node, what, "may only write its own CSINode")
+		}
+	case "podcertificaterequests":
+		// Only for a pod bound to it, by the pod's own uid and
+		// ServiceAccount (Kubernetes' NodeRestriction).
+		r, ok := a.Object.(*certificates.PodCertificateRequest)
+		if !ok || a.Operation != Create {
+			return nodeForbidden(node, what, "may only create PodCertificateRequests")
+		}
+		if r.Spec.NodeName != node {
+			return nodeForbidden(node, what, "may only create PodCertificateRequests naming itself in spec.nodeName")
+		}
+		if n.Pod == nil {
+			return nil
+		}
+		pod, err := n.Pod(ctx, m.Namespace, r.Spec.PodName)
+		if err != nil || pod.UID != r.Spec.PodUID || pod.Spec.NodeName != node || core.PodServiceAccount(pod) != r.Spec.ServiceAccountName {
+			return nodeForbidden(node, what, "may only create PodCertificateRequests for a pod bound to it, with the pod's uid and ServiceAccount")
 		}
 	case "endpointslices":
 		if m.Namespace != "kube-system" || m.Name != NodeDNSSlice(node) {

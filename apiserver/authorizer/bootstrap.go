@@ -66,6 +66,9 @@ var NodeRules = []rbac.PolicyRule{
 	rule([]string{"create", "get", "list", "watch"}, "certificates.k8s.io", "certificatesigningrequests"),
 	// The trust anchors pods mount (clusterTrustBundle projections).
 	rule(read, "certificates.k8s.io", "clustertrustbundles"),
+	// Its pods' podCertificate projections (NodeRestriction: only for
+	// pods bound to it).
+	rule([]string{"create", "get", "list", "watch"}, "certificates.k8s.io", "podcertificaterequests"),
 }
 
 // controllerRoles are the least-privilege roles of kobune-controller's

@@ -116,7 +116,8 @@ func (n *Node) ResetGraph() {
 }
 
 // graphKinds are the resources the graph decides, by their kind.
-var graphKinds = map[string]string{"secrets": "Secret", "configmaps": "ConfigMap", "persistentvolumeclaims": "PersistentVolumeClaim", "persistentvolumes": "PersistentVolume"}
+var graphKinds = map[string]string{"secrets": "Secret", "configmaps": "ConfigMap", "persistentvolumeclaims": "PersistentVolumeClaim", "persistentvolumes": "PersistentVolume",
+	"serviceaccounts": "ServiceAccount"}
 
 // Authorize implements Authorizer.
 func (n *Node) Authorize(u request.UserInfo, a *request.Attributes) (Decision, string) {
