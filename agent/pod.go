@@ -298,7 +298,7 @@ func (w *podWorkers) syncProbes(ctx context.Context, key string, pod *core.Pod, 
 	var targets []probe.Target
 	for _, c := range st.Containers {
 		if spec := containerSpec(pod, c.Name); c.Running && spec != nil { // containers and sidecars
-			targets = append(targets, probe.Target{PodUID: pod.UID, PodKey: key, PodIP: st.IP, Container: spec, ContainerID: c.ID})
+			targets = append(targets, probe.Target{PodUID: pod.UID, PodKey: key, PodIP: st.IP, Container: spec, ContainerID: c.ID, Attempt: c.Restarts})
 		}
 	}
 	w.probes.Sync(ctx, pod.UID, targets)

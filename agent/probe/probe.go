@@ -50,8 +50,11 @@ type Target struct {
 	PodKey    string // namespace/name, for the callback
 	PodIP     string
 	Container *core.Container
-	// ContainerID identifies the attempt: a restarted container gets fresh probes.
+	// ContainerID and Attempt identify the attempt: a restarted container
+	// gets fresh probes (the runtime may give every attempt of a container
+	// the same ID, so the attempt's number counts too).
 	ContainerID string
+	Attempt     int32
 }
 
 // Manager keeps one worker per probe of each running container.
@@ -91,6 +94,10 @@ func (m *Manager) Sync(ctx context.Context, podUID string, targets []Target) {
 			}
 			k := workerKey{t.ContainerID, kind}
 			live[k] = true
+			if w, ok := m.workers[k]; ok && w.target.Attempt != t.Attempt {
+				close(w.stop) // a new attempt: its probes start over (initial delay, no result)
+				delete(m.workers, k)
+			}
 			if _, ok := m.workers[k]; !ok {
 				w := &worker{kind: kind, probe: p, target: t, m: m, stop: make(chan struct{})}
 				m.workers[k] = w

@@ -14,9 +14,11 @@ import (
 )
 
 // Exec runs cmd in a running container, as exec probes do, and returns
-// its exit code. It gives up when ctx ends.
+// its exit code. It gives up when ctx ends. The command's output is read
+// and dropped: it must have a stdout and a stderr to write to (a `cat`
+// whose stdout is closed fails, and the probe with it).
 func (r *Containerd) Exec(ctx context.Context, podUID, container string, cmd []string) (int, error) {
-	return r.ExecStream(ctx, podUID, container, cmd, ExecIO{})
+	return r.ExecStream(ctx, podUID, container, cmd, ExecIO{Stdout: io.Discard, Stderr: io.Discard})
 }
 
 // ExecIO is what an exec session is wired to: nil streams are discarded;

@@ -284,7 +284,9 @@ func TestProbes(t *testing.T) {
 				LivenessProbe:  &core.Probe{ProbeHandler: core.ProbeHandler{TCPSocket: &core.TCPSocketAction{Port: meta.FromInt(8080)}}, PeriodSeconds: 1}}}}},
 		{ObjectMeta: meta.ObjectMeta{Name: "shell", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
 			Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
-				Command:        []string{"sh", "-c", "touch /tmp/ok; exec sleep 3600"},
+				// cat writes what it reads: an exec probe's command needs
+				// a stdout (it failed with "exit 1" when it had none).
+				Command:        []string{"sh", "-c", "echo ok > /tmp/ok; exec sleep 3600"},
 				ReadinessProbe: &core.Probe{ProbeHandler: core.ProbeHandler{Exec: &core.ExecAction{Command: []string{"cat", "/tmp/ok"}}}, PeriodSeconds: 1}}}}},
 		{ObjectMeta: meta.ObjectMeta{Name: "unhealthy", Namespace: "default"}, Spec: core.PodSpec{NodeName: "node-1",
 			Containers: []core.Container{{Name: "app", Image: "kobune.local/labapp:1.0", ImagePullPolicy: core.PullNever,
