@@ -79,7 +79,8 @@ build() {
 #   busybox   the host's busybox-static with its applets;
 #   nginx     a stand-in: agnhost netexec serving HTTP on port 80 (the
 #             tests that run nginx only need a web server there);
-#   glibc-dns-testing  busybox with glibc's getent and dig.
+#   glibc-dns-testing  busybox with glibc's getent and dig;
+#   nonewprivs  the test's set-user-ID program, built from the same source.
 images() {
   [ -f "$CACHE/src/go.mod" ] || die "no Kubernetes source in $CACHE/src: run make conformance-build (or $0 build) first"
   local src=$CACHE/src state=${KOBUNE_LAB_STATE:-/var/lib/kobune-lab} manifest
@@ -95,6 +96,7 @@ images() {
     "busybox $e2e/busybox:$(version BusyBox) busybox"
     "nginx $e2e/nginx:$(version Nginx) agnhost netexec,--http-port=80"
     "glibc-dns-testing $e2e/glibc-dns-testing:$(version GlibcDnsTesting) busybox"
+    "nonewprivs $e2e/nonewprivs:$(version Nonewprivs) nonewprivs"
   )
   mkdir -p "$CACHE/images"
   # What Kubernetes' agnhost image carries beside the binary that tests
@@ -133,7 +135,12 @@ images() {
     say "build $name"
     local tmp=$CACHE/images/tmp
     rm -rf "$tmp"
-    if [ "$what" = busybox ]; then
+    if [ "$what" = nonewprivs ]; then
+      # The real image's set-user-ID root program that prints its
+      # effective uid (allowPrivilegeEscalation decides whether it gets 0).
+      (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/nnp" ./test/images/nonewprivs) && chmod 4755 "$CACHE/nnp"
+      (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -binary "$CACHE/nnp" -name "$name" >/dev/null)
+    elif [ "$what" = busybox ]; then
       local add=""
       [ "$file" = glibc-dns-testing ] && add=$dnstools
       [ "$file" = busybox ] && add=$busyboxsh
@@ -282,7 +289,8 @@ report() {
   source, with porter's certificate, a user and group defined in the image and Debian's
   curl, netcat-openbsd, dig, socat and iproute2 with their libraries, as the real image
   carries Alpine's; the previous agnhost version as the same image; pause as agnhost's
-  `pause`; busybox; nginx as agnhost's `netexec` on port 80) are loaded into the lab's
+  `pause`; busybox; nginx as agnhost's `netexec` on port 80; nonewprivs, the test's
+  set-user-ID program built from the same source) are loaded into the lab's
   nodes under the names the suite uses; then
   each test runs in its own `e2e.test` process (`--provider=skeleton`, the lab's admin
   kubeconfig), because a test that fails inside a goroutine ends the process and would take

@@ -142,7 +142,7 @@ func binaryImage(name, path, busybox string) (oci.Image, error) {
 	}
 	entry := "/" + filepath.Base(path)
 	img.Name = name
-	img.Files = append(img.Files, oci.File{Path: entry, Mode: 0o755, Data: data})
+	img.Files = append(img.Files, oci.File{Path: entry, Mode: modeOf(path, 0o755), Data: data})
 	img.Config = oci.Config{Entrypoint: []string{entry}, Env: []string{"PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/"}}
 	return img, nil
 }
@@ -205,5 +205,15 @@ func extraFile(a string) (oci.File, error) {
 	if err != nil {
 		return oci.File{}, err
 	}
-	return oci.File{Path: dest, Mode: int64(info.Mode().Perm()), Data: data}, nil
+	return oci.File{Path: dest, Mode: modeOf(src, int64(info.Mode().Perm())), Data: data}, nil
+}
+
+// modeOf is a file's mode in an image: perm, with the set-user-ID bit when
+// the file on this host has it (Kubernetes' nonewprivs test image is a
+// set-user-ID root program; the image's files belong to root).
+func modeOf(path string, perm int64) int64 {
+	if info, err := os.Stat(path); err == nil && info.Mode()&os.ModeSetuid != 0 {
+		return perm | 0o4000
+	}
+	return perm
 }
