@@ -43,7 +43,7 @@ func TestDynamicResourceAllocationAPI(t *testing.T) {
 	if code, _, b := c.do("PATCH", claim, "", `{"metadata":{"labels":{"a":"b"}}}`, merge...); code != http.StatusOK {
 		t.Errorf("labelling a claim: %d %s", code, b)
 	}
-	if code, _, b := c.do("PATCH", claim+"/status", "", `{"status":{"allocation":{}}}`, merge...); code != http.StatusOK || !strings.Contains(string(b), `"allocation":{}`) {
+	if code, _, b := c.do("PATCH", claim+"/status", "", `[{"op":"add","path":"/status/allocation","value":{}}]`, "Content-Type", "application/json-patch+json"); code != http.StatusOK || !strings.Contains(string(b), `"allocation":{}`) {
 		t.Errorf("status allocation {}: %d %s", code, b)
 	}
 	if code, _, b := c.do("PATCH", claim+"/status", "", `{"status":{"allocation":{"devices":{"results":[{"request":"nope","driver":"d","pool":"p","device":"x"}]}}}}`, merge...); code != 422 || !strings.Contains(string(b), "must be the name of a request") {

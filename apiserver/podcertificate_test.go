@@ -103,6 +103,16 @@ func TestPodCertificateRequests(t *testing.T) {
 	if _, err := pcrs.UpdateStatus(ctx, issued); err == nil || !strings.Contains(err.Error(), "immutable after PodCertificateRequest is issued") {
 		t.Errorf("changing an issued request: %v", err)
 	}
+	// A fresh request has a status to patch (a JSON patch adds to it).
+	fresh, err := pcrs.Create(ctx, request("node-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := newRESTClient(t, s.admin, s.Addr())
+	deny := `[{"op":"add","path":"/status/conditions","value":[{"type":"Denied","status":"True","reason":"Policy","message":"no","lastTransitionTime":"2026-12-07T00:00:00Z"}]}]`
+	if code, _, b := rc.do("PATCH", "/apis/certificates.k8s.io/v1/namespaces/default/podcertificaterequests/"+fresh.Name+"/status", "", deny, "Content-Type", "application/json-patch+json"); code != 200 {
+		t.Errorf("a JSON patch adding a condition to a fresh request: %d %s", code, b)
+	}
 	// A node asks only for pods bound to it.
 	if _, err := client.For[*core.Pod](s.Client).Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "app", Namespace: "default"},
 		Spec: core.PodSpec{NodeName: "node-2", Containers: []core.Container{{Name: "c", Image: "i"}}}}); err != nil {

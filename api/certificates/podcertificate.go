@@ -29,7 +29,7 @@ type PodCertificateRequest struct {
 	meta.TypeMeta   `json:",inline"`
 	meta.ObjectMeta `json:"metadata"`
 	Spec            PodCertificateRequestSpec   `json:"spec"`
-	Status          PodCertificateRequestStatus `json:"status,omitzero"`
+	Status          PodCertificateRequestStatus `json:"status"` // always written, as Kubernetes does: a JSON patch adds to it
 }
 
 // PodCertificateRequestSpec is the request; it cannot change.
@@ -56,11 +56,6 @@ type PodCertificateRequestStatus struct {
 	NotBefore        *meta.Time       `json:"notBefore,omitempty"`
 	BeginRefreshAt   *meta.Time       `json:"beginRefreshAt,omitempty"`
 	NotAfter         *meta.Time       `json:"notAfter,omitempty"`
-}
-
-// IsZero lets an empty status be left out.
-func (s PodCertificateRequestStatus) IsZero() bool {
-	return len(s.Conditions) == 0 && s.CertificateChain == "" && s.NotBefore == nil && s.BeginRefreshAt == nil && s.NotAfter == nil
 }
 
 // The terminal conditions of a PodCertificateRequest.

@@ -65,7 +65,7 @@ type ResourceClaim struct {
 	meta.TypeMeta   `json:",inline"`
 	meta.ObjectMeta `json:"metadata"`
 	Spec            ResourceClaimSpec   `json:"spec"`
-	Status          ResourceClaimStatus `json:"status,omitzero"`
+	Status          ResourceClaimStatus `json:"status"` // always written, as Kubernetes does: a JSON patch adds to it
 }
 
 // ResourceClaimSpec is what is asked; it cannot change.
@@ -149,11 +149,6 @@ type ResourceClaimStatus struct {
 	Allocation  *AllocationResult                `json:"allocation,omitempty"`
 	ReservedFor []ResourceClaimConsumerReference `json:"reservedFor,omitempty"`
 	Devices     []AllocatedDeviceStatus          `json:"devices,omitempty"`
-}
-
-// IsZero lets an empty status be left out.
-func (s ResourceClaimStatus) IsZero() bool {
-	return s.Allocation == nil && len(s.ReservedFor) == 0 && len(s.Devices) == 0
 }
 
 // AllocationResult is the devices allocated and where they can be used.
@@ -344,7 +339,7 @@ type DeviceTaintRule struct {
 	meta.TypeMeta   `json:",inline"`
 	meta.ObjectMeta `json:"metadata"`
 	Spec            DeviceTaintRuleSpec   `json:"spec"`
-	Status          DeviceTaintRuleStatus `json:"status,omitzero"`
+	Status          DeviceTaintRuleStatus `json:"status"` // always written, as Kubernetes does: a JSON patch adds to it
 }
 
 // DeviceTaintRuleSpec is the devices and the taint.
@@ -364,6 +359,3 @@ type DeviceTaintSelector struct {
 type DeviceTaintRuleStatus struct {
 	Conditions []meta.Condition `json:"conditions,omitempty"`
 }
-
-// IsZero lets an empty status be left out.
-func (s DeviceTaintRuleStatus) IsZero() bool { return len(s.Conditions) == 0 }
