@@ -86,6 +86,12 @@ const PodEphemeralContainersSubresource = "pods/ephemeralcontainers"
 // resources and resize policies are taken.
 const PodResizeSubresource = "pods/resize"
 
+// CSRApprovalSubresource is how an approval (PUT
+// certificatesigningrequests/NAME/approval) travels in an Update request:
+// the request, of which only the conditions, labels and annotations are
+// taken.
+const CSRApprovalSubresource = "certificatesigningrequests/approval"
+
 // RulesIn is every rule the caller holds in a namespace (a
 // SelfSubjectRulesReview, as `kubectl auth can-i --list`).
 func (c *Client) RulesIn(ctx context.Context, namespace string) (authorization.SubjectRulesReviewStatus, error) {

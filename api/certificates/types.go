@@ -142,6 +142,37 @@ func ValidateCertificateSigningRequest(c *CertificateSigningRequest) v.ErrorList
 	return errs
 }
 
+// ValidateApproval checks the conditions an approval writes, as
+// Kubernetes does: each has a type and a status of True, False or
+// Unknown; Approved, Denied and Failed appear once at most; a request is
+// never both Approved and Denied.
+func ValidateApproval(c *CertificateSigningRequest) v.ErrorList {
+	var errs v.ErrorList
+	p := v.NewPath("status", "conditions")
+	seen := map[string]bool{}
+	for i, cond := range c.Status.Conditions {
+		cp := p.Index(i)
+		if cond.Type == "" {
+			errs = append(errs, v.NewRequired(cp.Child("type"), ""))
+		}
+		switch cond.Status {
+		case "True", "False", "Unknown":
+		case "":
+			errs = append(errs, v.NewRequired(cp.Child("status"), ""))
+		default:
+			errs = append(errs, v.NewNotSupported(cp.Child("status"), cond.Status, []string{"False", "True", "Unknown"}))
+		}
+		if (cond.Type == Approved || cond.Type == Denied || cond.Type == Failed) && seen[cond.Type] {
+			errs = append(errs, v.NewDuplicate(cp.Child("type"), cond.Type))
+		}
+		seen[cond.Type] = true
+	}
+	if c.Has(Approved) && c.Has(Denied) {
+		errs = append(errs, v.NewInvalid(p, Denied, "Approved and Denied conditions are mutually exclusive"))
+	}
+	return errs
+}
+
 // ValidateCertificateSigningRequestUpdate: the spec cannot change.
 func ValidateCertificateSigningRequestUpdate(n, o *CertificateSigningRequest) v.ErrorList {
 	if string(n.Spec.Request) != string(o.Spec.Request) || n.Spec.SignerName != o.Spec.SignerName || n.Spec.Username != o.Spec.Username ||

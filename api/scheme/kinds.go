@@ -120,7 +120,10 @@ func buildKinds() []*Kind {
 				return rbac.ValidateRoleRefUpdate(n.RoleRef, o.RoleRef)
 			}, nil),
 		kind("CertificateSigningRequest", "certificates.k8s.io/v1", "certificatesigningrequests", []string{"csr"}, clusterScoped, withStatus, nil,
-			certificates.ValidateCertificateSigningRequest, certificates.ValidateCertificateSigningRequestUpdate, nil),
+			certificates.ValidateCertificateSigningRequest, certificates.ValidateCertificateSigningRequestUpdate,
+			func(r *certificates.CertificateSigningRequest) map[string]string {
+				return map[string]string{"spec.signerName": r.Spec.SignerName}
+			}),
 		kind("ClusterTrustBundle", "certificates.k8s.io/v1", "clustertrustbundles", nil, clusterScoped, noStatus, nil,
 			certificates.ValidateClusterTrustBundle, certificates.ValidateClusterTrustBundleUpdate, nil),
 		kind("PodCertificateRequest", "certificates.k8s.io/v1", "podcertificaterequests", nil, namespaced, withStatus, nil,

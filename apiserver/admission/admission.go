@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/scheme"
@@ -31,7 +32,7 @@ type Attributes struct {
 	Object    meta.Object
 	OldObject meta.Object // nil on create
 	// Subresource is the pod subresource written (ephemeralcontainers,
-	// resize), judged by the PodSubresourceValidators; "" otherwise.
+	// resize), judged by the SubresourceValidators; "" otherwise.
 	Subresource string
 }
 
@@ -83,21 +84,22 @@ type StatusValidator interface {
 	ValidateStatus(ctx context.Context, a *Attributes) error
 }
 
-// PodSubresourceValidator is a Validator that also judges a write of a
-// pod subresource that changes one part of the pod (a.Subresource:
-// ephemeralcontainers, resize): the pod as it would be, and as it was.
-type PodSubresourceValidator interface {
-	ValidatePodSubresource(ctx context.Context, a *Attributes) error
+// SubresourceValidator is a Validator that also judges a write of a
+// subresource that changes one part of an object (a.Subresource: a pod's
+// ephemeralcontainers or resize, a CertificateSigningRequest's
+// approval): the object as it would be, and as it was.
+type SubresourceValidator interface {
+	ValidateSubresource(ctx context.Context, a *Attributes) error
 }
 
-// AdmitPodSubresource runs the validators that judge a write of a pod
+// AdmitSubresource runs the validators that judge a write of such a
 // subresource (Validation; Pod Security for ephemeral containers;
-// ResourceQuota for a resize), as kube-apiserver's admission judges the
-// subresources — the other plugins leave them alone.
-func (c *Chain) AdmitPodSubresource(ctx context.Context, a *Attributes) error {
+// LimitRanger and ResourceQuota for a resize), as kube-apiserver's
+// admission judges the subresources — the other plugins leave them alone.
+func (c *Chain) AdmitSubresource(ctx context.Context, a *Attributes) error {
 	for _, v := range c.Validators {
-		if ev, ok := v.(PodSubresourceValidator); ok {
-			if err := ev.ValidatePodSubresource(ctx, a); err != nil {
+		if ev, ok := v.(SubresourceValidator); ok {
+			if err := ev.ValidateSubresource(ctx, a); err != nil {
 				return err
 			}
 		}
@@ -276,23 +278,30 @@ func (Validation) ValidateStatus(_ context.Context, a *Attributes) error {
 	return InvalidError(fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()), errs)
 }
 
-// ValidatePodSubresource implements PodSubresourceValidator: the pod's
-// rules, and those of the subresource: ephemeral containers are added,
-// never changed or removed; a resize changes only requests and limits of
-// cpu and memory, keeping the pod's QoS class.
-func (Validation) ValidatePodSubresource(_ context.Context, a *Attributes) error {
-	n, o := a.Object.(*core.Pod), a.OldObject.(*core.Pod)
-	errs := a.Kind.Validate(n)
-	switch a.Subresource {
-	case "ephemeralcontainers":
-		errs = append(errs, core.ValidatePodEphemeralContainersUpdate(n, o)...)
-	case "resize":
-		errs = append(errs, core.ValidatePodResize(n, o)...)
+// ValidateSubresource implements SubresourceValidator: the kind's rules,
+// and those of the subresource: ephemeral containers are added, never
+// changed or removed; a resize changes only requests and limits of cpu
+// and memory, keeping the pod's QoS class; an approval's conditions are
+// well formed, never both Approved and Denied.
+func (Validation) ValidateSubresource(_ context.Context, a *Attributes) error {
+	errs := a.Kind.Validate(a.Object)
+	switch n := a.Object.(type) {
+	case *core.Pod:
+		o := a.OldObject.(*core.Pod)
+		switch a.Subresource {
+		case "ephemeralcontainers":
+			errs = append(errs, core.ValidatePodEphemeralContainersUpdate(n, o)...)
+		case "resize":
+			errs = append(errs, core.ValidatePodResize(n, o)...)
+		}
+	case *certificates.CertificateSigningRequest:
+		errs = append(errs, certificates.ValidateApproval(n)...)
 	}
 	if len(errs) == 0 {
 		return nil
 	}
-	return InvalidError(fmt.Sprintf("Pod %q is invalid: %v", n.Name, errs.ToError()), errs)
+	m := a.Object.GetObjectMeta()
+	return InvalidError(fmt.Sprintf("%s %q is invalid: %v", a.Kind.Kind, m.Name, errs.ToError()), errs)
 }
 
 // causeReasons are Kubernetes' StatusCause reasons for the error types.

@@ -92,10 +92,10 @@ func (l LimitRanger) Validate(ctx context.Context, a *Attributes) error {
 	return l.validate(ctx, a)
 }
 
-// ValidatePodSubresource implements PodSubresourceValidator: a resize is
+// ValidateSubresource implements SubresourceValidator: a resize is
 // held to the namespace's bounds, as Kubernetes' LimitRanger judges
 // pods/resize.
-func (l LimitRanger) ValidatePodSubresource(ctx context.Context, a *Attributes) error {
+func (l LimitRanger) ValidateSubresource(ctx context.Context, a *Attributes) error {
 	if a.Subresource != "resize" {
 		return nil
 	}

@@ -116,11 +116,11 @@ func (ps PodSecurity) Validate(ctx context.Context, a *Attributes) error {
 	return nil
 }
 
-// ValidatePodSubresource implements PodSubresourceValidator: a pod with
+// ValidateSubresource implements SubresourceValidator: a pod with
 // the ephemeral containers it is given is judged as a new pod is (a debug
 // container is no way around the namespace's level); a resize changes
 // nothing Pod Security looks at.
-func (ps PodSecurity) ValidatePodSubresource(ctx context.Context, a *Attributes) error {
+func (ps PodSecurity) ValidateSubresource(ctx context.Context, a *Attributes) error {
 	if a.Subresource != "ephemeralcontainers" {
 		return nil
 	}

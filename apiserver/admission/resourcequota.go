@@ -105,10 +105,10 @@ func (r ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	return status.Errorf(codes.Unavailable, "look up the ResourceQuotas of namespace %s: %v", m.Namespace, err)
 }
 
-// ValidatePodSubresource implements PodSubresourceValidator: a resize
+// ValidateSubresource implements SubresourceValidator: a resize
 // that raises a pod's requests or limits is charged as an update of the
 // pod is (Kubernetes' ResourceQuota evaluates pods/resize).
-func (r ResourceQuota) ValidatePodSubresource(ctx context.Context, a *Attributes) error {
+func (r ResourceQuota) ValidateSubresource(ctx context.Context, a *Attributes) error {
 	if a.Subresource != "resize" {
 		return nil
 	}

@@ -44,11 +44,11 @@ func (s *Registry) Patch(ctx context.Context, req *apipb.PatchRequest) (*apipb.O
 			return nil, apierrors.Invalid("%s has no status subresource", k.Kind)
 		}
 		statusOnly = true
-	case EphemeralContainersSubresource, ResizeSubresource:
-		if k.Resource != "pods" || k.Custom != nil || req.PatchType == patch.ApplyPatchType {
+	case EphemeralContainersSubresource, ResizeSubresource, ApprovalSubresource:
+		if !IsPart(k.Resource, req.Subresource) || k.Custom != nil || req.PatchType == patch.ApplyPatchType {
 			return nil, apierrors.Invalid("%s has no %s subresource to patch this way", k.Kind, req.Subresource)
 		}
-		ctx = withPodPart(ctx, req.Subresource)
+		ctx = withPart(ctx, req.Subresource)
 	default:
 		return nil, apierrors.Invalid("subresource %q cannot be patched", req.Subresource)
 	}

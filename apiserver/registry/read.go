@@ -34,8 +34,8 @@ func (s *Registry) Get(ctx context.Context, req *apipb.GetRequest) (*apipb.Objec
 	}
 	switch req.Subresource {
 	case "", "status":
-	case EphemeralContainersSubresource, ResizeSubresource:
-		if k.Resource != "pods" || k.Custom != nil {
+	case EphemeralContainersSubresource, ResizeSubresource, ApprovalSubresource:
+		if !IsPart(k.Resource, req.Subresource) || k.Custom != nil {
 			return nil, apierrors.Invalid("%s has no %s subresource", k.Kind, req.Subresource)
 		}
 	case "scale":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -26,10 +27,11 @@ func (s *Registry) Update(ctx context.Context, req *apipb.UpdateRequest) (*apipb
 	if req.Resource == client.NamespaceFinalizeSubresource {
 		return s.finalizeNamespace(ctx, req)
 	}
-	if sub, ok := podPartResources[req.Resource]; ok {
-		r := &apipb.UpdateRequest{Resource: "pods", Namespace: req.Namespace, Object: req.Object,
+	if sub, ok := partResources[req.Resource]; ok {
+		resource, _, _ := strings.Cut(req.Resource, "/")
+		r := &apipb.UpdateRequest{Resource: resource, Namespace: req.Namespace, Object: req.Object,
 			FieldValidation: req.FieldValidation, DryRun: req.DryRun, FieldManager: req.FieldManager}
-		return s.updateRequest(withPodPart(ctx, sub), r, false)
+		return s.updateRequest(withPart(ctx, sub), r, false)
 	}
 	return s.updateRequest(ctx, req, false)
 }
@@ -118,11 +120,11 @@ func copyObject(k *scheme.Kind, o meta.Object) meta.Object {
 }
 
 func updateOnce(ctx context.Context, store *storage.Store, chain *admission.Chain, k *scheme.Kind, in, old meta.Object, kv storage.KV, statusOnly, dryRun bool, charges *admission.QuotaCharges) ([]byte, error) {
-	sub := podPartOf(ctx)
+	sub := partOf(ctx)
 	var newObj meta.Object
 	var err error
 	if sub != "" {
-		newObj, err = mergePodPart(k, sub, in, old)
+		newObj, err = mergePart(k, sub, in, old)
 	} else {
 		newObj, err = mergeUpdate(k, in, old, statusOnly)
 	}
@@ -130,7 +132,7 @@ func updateOnce(ctx context.Context, store *storage.Store, chain *admission.Chai
 		return nil, err
 	}
 	if sub != "" {
-		if err := chain.AdmitPodSubresource(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old, Subresource: sub}); err != nil {
+		if err := chain.AdmitSubresource(ctx, &admission.Attributes{Operation: admission.Update, Kind: k, Object: newObj, OldObject: old, Subresource: sub}); err != nil {
 			return nil, err
 		}
 		if !bytes.Equal(specOf(newObj), specOf(old)) {

@@ -95,6 +95,9 @@ func discoveryGroups(kinds *scheme.Kinds) []*discoveryGroup {
 				apiResource{Name: "pods/ephemeralcontainers", Namespaced: true, Kind: "Pod", Verbs: []string{"get", "patch", "update"}},
 				apiResource{Name: "pods/resize", Namespaced: true, Kind: "Pod", Verbs: []string{"get", "patch", "update"}})
 		}
+		if k.Resource == "certificatesigningrequests" {
+			g.resources = append(g.resources, apiResource{Name: "certificatesigningrequests/approval", Kind: k.Kind, Verbs: []string{"get", "patch", "update"}})
+		}
 		if k.Resource == "serviceaccounts" {
 			g.resources = append(g.resources, apiResource{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"}})
 		}

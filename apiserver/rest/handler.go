@@ -257,7 +257,7 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restWatch(ctx, w, r, &t)
 	case r.Method == http.MethodGet && t.name == "":
 		s.restList(ctx, w, r, &t)
-	case r.Method == http.MethodGet && (t.sub == "status" && t.kind != nil && t.kind.HasStatus || t.sub == "scale" || podPart(&t)):
+	case r.Method == http.MethodGet && (t.sub == "status" && t.kind != nil && t.kind.HasStatus || t.sub == "scale" || onePart(&t)):
 		s.restGet(ctx, w, r, &t)
 	case r.Method == http.MethodPut && t.name != "" && t.sub == "scale":
 		// A Scale written whole: merged onto the current Scale, which keeps
@@ -290,9 +290,9 @@ func (s *Handler) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.restCreate(ctx, w, r, &t, client.EvictionSubresource)
 	case r.Method == http.MethodPost && t.resource == "serviceaccounts" && t.sub == "token":
 		s.restCreate(ctx, w, r, &t, client.TokenSubresource)
-	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "finalize" && t.resource == "namespaces" || podPart(&t)):
+	case r.Method == http.MethodPut && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "finalize" && t.resource == "namespaces" || onePart(&t)):
 		s.restUpdate(ctx, w, r, &t)
-	case r.Method == http.MethodPatch && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "scale" || podPart(&t)):
+	case r.Method == http.MethodPatch && t.name != "" && (t.sub == "" || t.sub == "status" || t.sub == "scale" || onePart(&t)):
 		s.restPatch(ctx, w, r, &t)
 	case r.Method == http.MethodDelete && t.name != "" && t.sub == "":
 		s.restDelete(ctx, w, r, &t)
@@ -517,9 +517,10 @@ func writeWarnings(w http.ResponseWriter, warnings []string) {
 	}
 }
 
-// podPart says whether t is one of the pod subresources that write one
-// part of the pod (ephemeralcontainers, resize): read as the pod, written
-// as an update or a patch of it (registry/podparts.go).
-func podPart(t *restTarget) bool {
-	return t.resource == "pods" && (t.sub == "ephemeralcontainers" || t.sub == "resize")
+// onePart says whether t is one of the subresources that write one part
+// of an object (a pod's ephemeralcontainers and resize, a
+// CertificateSigningRequest's approval): read as the object, written as
+// an update or a patch of it (registry/parts.go).
+func onePart(t *restTarget) bool {
+	return t.sub != "" && registry.IsPart(t.resource, t.sub)
 }

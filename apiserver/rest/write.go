@@ -105,6 +105,9 @@ func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http
 	case "resize": // pods only
 		req.Resource = client.PodResizeSubresource
 		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
+	case "approval": // certificatesigningrequests only
+		req.Resource = client.CSRApprovalSubresource
+		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	default:
 		resp, err = filters.Unary(ctx, s.chain, "Update", req, s.registry.Update)
 	}
