@@ -304,7 +304,8 @@ func buildFrontEnds(_ context.Context, s *Server) error {
 	// timeouts bound slow clients; a watch or a log stream may run for
 	// as long as it needs (no WriteTimeout).
 	handler := rest.New(rest.Config{Chain: s.chain, Registry: s.registry, Proxy: s.proxy, Kinds: s.kinds,
-		Authenticate: s.authn.Authenticate, AuthorizePath: s.authz.AuthorizePath, AuthorizeAttributes: s.authz.AuthorizeAttributes, Health: s.serveHealth})
+		Authenticate: s.authn.Authenticate, AuthorizePath: s.authz.AuthorizePath, AuthorizeAttributes: s.authz.AuthorizeAttributes, Health: s.serveHealth,
+		OIDC: s.authn.OIDCDiscovery})
 	s.rest = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: IdleConnectionTimeout,
 		MaxHeaderBytes: 1 << 20, ErrorLog: log.New(logWriter(s.cfg.Logf), "kobune-apiserver: REST: ", 0)}
 	// Made here, not in Serve: Close may run while Serve is starting

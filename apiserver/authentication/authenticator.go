@@ -125,6 +125,7 @@ type ServiceAccounts struct {
 	signer    *serviceaccount.Signer
 	verifier  *serviceaccount.Verifier
 	audiences []string
+	issuer    string
 }
 
 // LoadServiceAccounts reads the signing key and the verifying keys; with
@@ -140,7 +141,7 @@ func LoadServiceAccounts(cfg ServiceAccountConfig) (*ServiceAccounts, error) {
 	if issuer == "" {
 		issuer = DefaultServiceAccountIssuer
 	}
-	sa := &ServiceAccounts{audiences: cfg.Audiences}
+	sa := &ServiceAccounts{audiences: cfg.Audiences, issuer: issuer}
 	if len(sa.audiences) == 0 {
 		sa.audiences = []string{issuer}
 	}
@@ -163,6 +164,29 @@ func bearerToken(ctx context.Context) string {
 		}
 	}
 	return ""
+}
+
+// OIDCDiscovery is the OpenID Connect discovery of the ServiceAccount
+// token issuer, as kube-apiserver serves it: the configuration document
+// (/.well-known/openid-configuration; the JWKS at the issuer's
+// /openid/v1/jwks when the issuer is an https URL, else at externalURL's)
+// and the key set. ok is false without ServiceAccount tokens.
+func (s *Authenticator) OIDCDiscovery(externalURL string) (config, jwks []byte, ok bool, err error) {
+	sa := s.cfg.ServiceAccounts
+	if sa == nil {
+		return nil, nil, false, nil
+	}
+	if jwks, err = sa.verifier.JWKS(); err != nil {
+		return nil, nil, true, err
+	}
+	base := externalURL
+	if strings.HasPrefix(sa.issuer, "https://") {
+		base = sa.issuer
+	}
+	config, err = json.Marshal(map[string]any{"issuer": sa.issuer, "jwks_uri": strings.TrimSuffix(base, "/") + "/openid/v1/jwks",
+		"response_types_supported": []string{"id_token"}, "subject_types_supported": []string{"public"},
+		"id_token_signing_alg_values_supported": []string{"ES256"}})
+	return config, jwks, true, err
 }
 
 // authenticateToken checks a ServiceAccount token: signature, issuer,
@@ -200,7 +224,18 @@ func (s *Authenticator) authenticateTokenFor(ctx context.Context, tok string, au
 			return refuse(fmt.Sprintf("the pod %s/%s the token is bound to no longer exists", c.Namespace, c.PodName))
 		}
 	}
-	return request.UserInfo{Name: c.Subject(), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + c.Namespace, request.AllAuthenticated}}, c.Audiences, nil
+	u := request.UserInfo{Name: c.Subject(), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + c.Namespace, request.AllAuthenticated}}
+	// What Kubernetes' ServiceAccount authenticator says besides.
+	extra := map[string]string{"credential-id": "JTI=" + c.ID, "pod-name": c.PodName, "pod-uid": c.PodUID, "node-name": c.NodeName, "node-uid": c.NodeUID}
+	for k, val := range extra {
+		if val != "" && val != "JTI=" {
+			if u.Extra == nil {
+				u.Extra = map[string][]string{}
+			}
+			u.Extra["authentication.kubernetes.io/"+k] = []string{val}
+		}
+	}
+	return u, c.Audiences, nil
 }
 
 // CreateToken is the serviceaccounts/token subresource: a TokenRequest
@@ -257,6 +292,11 @@ func (s *Authenticator) CreateToken(ctx context.Context, req *apipb.CreateReques
 			return nil, status.Errorf(codes.PermissionDenied, "node %q can only request tokens for pods bound to it (pod %s is on %q)", node, pod.Name, pod.Spec.NodeName)
 		}
 		c.PodName, c.PodUID, c.NodeName = pod.Name, pod.UID, pod.Spec.NodeName
+		if pod.Spec.NodeName != "" {
+			if n, err := registry.GetStored[*core.Node](ctx, s.cfg.Store, "nodes", "", pod.Spec.NodeName); err == nil {
+				c.NodeUID = n.UID
+			}
+		}
 	} else if node != "" {
 		return nil, status.Errorf(codes.PermissionDenied, "node %q can only request tokens bound to a pod on it (spec.boundObjectRef)", node)
 	}
@@ -346,7 +386,7 @@ func (s *Authenticator) CreateTokenReview(ctx context.Context, req *apipb.Create
 		tr.Status.Error = status.Convert(err).Message()
 	} else {
 		tr.Status.Authenticated = true
-		tr.Status.User = authorization.UserInfo{Username: u.Name, Groups: u.Groups}
+		tr.Status.User = authorization.UserInfo{Username: u.Name, Groups: u.Groups, Extra: u.Extra}
 		asked := tr.Spec.Audiences
 		if len(asked) == 0 && s.cfg.ServiceAccounts != nil {
 			asked = s.cfg.ServiceAccounts.audiences

@@ -238,6 +238,10 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 		clusterRole("system:auth-delegator", nil, rule([]string{"create"}, "authentication.k8s.io", "tokenreviews"),
 			rule([]string{"create"}, "authorization.k8s.io", "subjectaccessreviews")),
 		clusterRole("system:discovery", nil, rbac.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"}}),
+		// Kubernetes' role for the ServiceAccount issuer's OIDC discovery
+		// (bound to no one by default).
+		clusterRole("system:service-account-issuer-discovery", nil, rbac.PolicyRule{Verbs: []string{"get"},
+			NonResourceURLs: []string{"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"}}),
 		clusterRole("system:public-info-viewer", nil, rbac.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
 		clusterRole("system:node", nil, NodeRules...),
 		clusterRole("system:kube-scheduler", nil,

@@ -12,6 +12,10 @@ import "context"
 type UserInfo struct {
 	Name   string
 	Groups []string
+	// Extra is what the authenticator knows besides (a ServiceAccount
+	// token's credential id, pod and node, under
+	// authentication.kubernetes.io/), shown by TokenReviews.
+	Extra map[string][]string
 }
 
 // Well-known users and groups.

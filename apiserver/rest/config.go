@@ -31,6 +31,10 @@ type Config struct {
 	AuthorizeAttributes func(ctx context.Context, a *request.Attributes) error
 	// Health serves /healthz, /livez and /readyz.
 	Health http.HandlerFunc
+	// OIDC is the ServiceAccount issuer's OpenID Connect discovery (the
+	// configuration document and the key set), for the request's host;
+	// ok false: none (no ServiceAccount tokens).
+	OIDC func(host string) (config, jwks []byte, ok bool, err error)
 	// Kinds are the kinds served, custom ones included (nil: built-in).
 	Kinds *scheme.Kinds
 }

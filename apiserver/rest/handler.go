@@ -53,6 +53,11 @@ func (s *Handler) routes() http.Handler {
 	mux.HandleFunc("/openapi/", s.serveOpenAPI)
 	mux.HandleFunc("/version", s.serveDiscovery)
 	mux.HandleFunc("/version/", s.serveDiscovery)
+	// The ServiceAccount issuer's OIDC discovery (kube-apiserver's
+	// /.well-known/openid-configuration and /openid/v1/jwks), which
+	// RBAC's system:service-account-issuer-discovery role may read.
+	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) { s.serveOIDC(w, r, false) })
+	mux.HandleFunc("/openid/v1/jwks", func(w http.ResponseWriter, r *http.Request) { s.serveOIDC(w, r, true) })
 	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
 		mux.HandleFunc(p, s.cfg.Health)
 		mux.HandleFunc(p+"/", s.cfg.Health)
@@ -523,4 +528,30 @@ func writeWarnings(w http.ResponseWriter, warnings []string) {
 // an update or a patch of it (registry/parts.go).
 func onePart(t *restTarget) bool {
 	return t.sub != "" && registry.IsPart(t.resource, t.sub)
+}
+
+// serveOIDC answers the OIDC discovery document or the key set.
+func (s *Handler) serveOIDC(w http.ResponseWriter, r *http.Request, keys bool) {
+	if !s.pathAllowed(w, r) {
+		return
+	}
+	if s.cfg.OIDC == nil || r.Method != http.MethodGet {
+		writeError(w, status.Errorf(codes.NotFound, "the server could not find the requested resource (%s %s)", r.Method, r.URL.Path), nil)
+		return
+	}
+	config, jwks, ok, err := s.cfg.OIDC("https://" + r.Host)
+	switch {
+	case err != nil:
+		writeError(w, status.Errorf(codes.Internal, "OIDC discovery: %v", err), nil)
+		return
+	case !ok:
+		writeError(w, status.Errorf(codes.NotFound, "this API server issues no ServiceAccount tokens (no --service-account-key-file): no OIDC discovery"), nil)
+		return
+	}
+	body, typ := config, "application/json"
+	if keys {
+		body, typ = jwks, "application/jwk-set+json"
+	}
+	w.Header().Set("Content-Type", typ)
+	_, _ = w.Write(body)
 }

@@ -12,8 +12,11 @@ package serviceaccount
 import (
 	"crypto/ecdsa"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -29,10 +32,13 @@ import (
 type Claims struct {
 	Namespace, ServiceAccount, ServiceAccountUID string
 	// PodName and PodUID are the pod it is bound to ("" for none), and
-	// NodeName the pod's node.
-	PodName, PodUID, NodeName string
-	Audiences                 []string
-	IssuedAt, Expiry          time.Time
+	// NodeName and NodeUID the pod's node.
+	PodName, PodUID, NodeName, NodeUID string
+	Audiences                          []string
+	IssuedAt, Expiry                   time.Time
+	// ID is the token's own (its jti claim), set when it is signed: the
+	// credential's id in audit logs and TokenReviews.
+	ID string
 }
 
 // Subject is the user a token authenticates as.
@@ -85,7 +91,11 @@ func LoadSigner(keyFile, issuer string) (*Signer, error) {
 		}
 		key = ek
 	}
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("JWT"))
+	kid, err := KeyID(&key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +139,32 @@ func LoadVerifier(files []string, issuer string) (*Verifier, error) {
 	return v, nil
 }
 
+// KeyID is a public key's id in tokens and the JWKS, as Kubernetes makes
+// it: the unpadded base64url of the SHA-256 of its PKIX encoding.
+func KeyID(k *ecdsa.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(k)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(der)
+	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
+}
+
+// JWKS is the verifier's public keys as a JSON Web Key Set (the OIDC
+// discovery's /openid/v1/jwks): what a relying party outside the cluster
+// checks ServiceAccount tokens with.
+func (v *Verifier) JWKS() ([]byte, error) {
+	var set jose.JSONWebKeySet
+	for _, k := range v.keys {
+		kid, err := KeyID(k)
+		if err != nil {
+			return nil, err
+		}
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: k, KeyID: kid, Algorithm: string(jose.ES256), Use: "sig"})
+	}
+	return json.Marshal(set)
+}
+
 // Sign issues a token for c.
 func (s *Signer) Sign(c Claims) (string, error) {
 	var p private
@@ -138,7 +174,7 @@ func (s *Signer) Sign(c Claims) (string, error) {
 		p.Kubernetes.Pod = &ref{c.PodName, c.PodUID}
 	}
 	if c.NodeName != "" {
-		p.Kubernetes.Node = &ref{Name: c.NodeName}
+		p.Kubernetes.Node = &ref{Name: c.NodeName, UID: c.NodeUID}
 	}
 	jti := make([]byte, 16)
 	_, _ = rand.Read(jti)
@@ -188,8 +224,9 @@ func (v *Verifier) Verify(token string, audiences []string, now time.Time) (*Cla
 		c.PodName, c.PodUID = p.Kubernetes.Pod.Name, p.Kubernetes.Pod.UID
 	}
 	if p.Kubernetes.Node != nil {
-		c.NodeName = p.Kubernetes.Node.Name
+		c.NodeName, c.NodeUID = p.Kubernetes.Node.Name, p.Kubernetes.Node.UID
 	}
+	c.ID = std.ID
 	if std.Expiry != nil {
 		c.Expiry = std.Expiry.Time()
 	}
