@@ -273,11 +273,19 @@ func ValidateSecret(s *Secret) v.ErrorList {
 }
 
 // ValidateImmutableData forbids changing data of an immutable ConfigMap or Secret.
-func ValidateImmutableData(newData, oldData any, oldImmutable *bool) v.ErrorList {
-	if oldImmutable != nil && *oldImmutable && !jsonEqual(newData, oldData) {
-		return v.ErrorList{v.NewForbidden(v.NewPath("data"), "field is immutable when `immutable` is set")}
+// Once immutable, neither the data nor `immutable` itself may change.
+func ValidateImmutableData(newData, oldData any, newImmutable, oldImmutable *bool) v.ErrorList {
+	if oldImmutable == nil || !*oldImmutable {
+		return nil
 	}
-	return nil
+	var errs v.ErrorList
+	if newImmutable == nil || !*newImmutable {
+		errs = append(errs, v.NewForbidden(v.NewPath("immutable"), "field is immutable when `immutable` is set"))
+	}
+	if !jsonEqual(newData, oldData) {
+		errs = append(errs, v.NewForbidden(v.NewPath("data"), "field is immutable when `immutable` is set"))
+	}
+	return errs
 }
 
 func validateConfigKey(k string, p *Path) v.ErrorList {

@@ -439,3 +439,26 @@ func TestPodRequestsWithSidecars(t *testing.T) {
 		}
 	}
 }
+
+// TestImmutableConfigMapsAndSecrets: once immutable, a ConfigMap's data
+// and binaryData, and the flag itself, stay; its metadata may change.
+func TestImmutableConfigMapsAndSecrets(t *testing.T) {
+	yes, no := true, false
+	old := &ConfigMap{Data: map[string]string{"a": "1"}, Immutable: &yes}
+	for _, tc := range []struct {
+		name string
+		n    ConfigMap
+		want string
+	}{
+		{"data changed", ConfigMap{Data: map[string]string{"a": "2"}, Immutable: &yes}, "data: Forbidden: field is immutable when `immutable` is set"},
+		{"binaryData added", ConfigMap{Data: map[string]string{"a": "1"}, BinaryData: map[string][]byte{"b": {1}}, Immutable: &yes}, "data: Forbidden"},
+		{"made mutable", ConfigMap{Data: map[string]string{"a": "1"}, Immutable: &no}, "immutable: Forbidden: field is immutable when `immutable` is set"},
+		{"flag dropped", ConfigMap{Data: map[string]string{"a": "1"}}, "immutable: Forbidden"},
+		{"unchanged", ConfigMap{Data: map[string]string{"a": "1"}, Immutable: &yes}, ""},
+	} {
+		errs := ValidateImmutableData([2]any{tc.n.Data, tc.n.BinaryData}, [2]any{old.Data, old.BinaryData}, tc.n.Immutable, old.Immutable)
+		if got := errs.ToError(); (tc.want == "") != (got == nil) || got != nil && !strings.Contains(got.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -42,9 +42,13 @@ func buildKinds() []*Kind {
 		kind("Service", "v1", "services", []string{"svc"}, namespaced, withStatus, core.SetDefaultsService, core.ValidateService, core.ValidateServiceUpdate, nil),
 		kind("Endpoints", "v1", "endpoints", []string{"ep"}, namespaced, noStatus, nil, core.ValidateEndpoints, nil, nil),
 		kind("ConfigMap", "v1", "configmaps", []string{"cm"}, namespaced, noStatus, nil, core.ValidateConfigMap,
-			func(n, o *core.ConfigMap) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) }, nil),
+			func(n, o *core.ConfigMap) v.ErrorList {
+				return core.ValidateImmutableData([2]any{n.Data, n.BinaryData}, [2]any{o.Data, o.BinaryData}, n.Immutable, o.Immutable)
+			}, nil),
 		kind("Secret", "v1", "secrets", nil, namespaced, noStatus, core.SetDefaultsSecret, core.ValidateSecret,
-			func(n, o *core.Secret) v.ErrorList { return core.ValidateImmutableData(n.Data, o.Data, o.Immutable) },
+			func(n, o *core.Secret) v.ErrorList {
+				return core.ValidateImmutableData(n.Data, o.Data, n.Immutable, o.Immutable)
+			},
 			func(s *core.Secret) map[string]string { return map[string]string{"type": s.Type} }),
 		kind("PersistentVolume", "v1", "persistentvolumes", []string{"pv"}, clusterScoped, withStatus, core.SetDefaultsPersistentVolume, core.ValidatePersistentVolume,
 			core.ValidatePersistentVolumeUpdate, func(pv *core.PersistentVolume) map[string]string {
