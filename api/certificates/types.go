@@ -10,6 +10,7 @@ package certificates
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"strings"
 
 	"github.com/kobune/kobune/api/meta"
@@ -59,7 +60,7 @@ type CertificateSigningRequestSpec struct {
 	Username          string              `json:"username,omitempty"`
 	UID               string              `json:"uid,omitempty"`
 	Groups            []string            `json:"groups,omitempty"`
-	Extra             map[string][]string `json:"extra,omitempty" kobune:"unsupported"`
+	Extra             map[string][]string `json:"extra,omitempty"`
 }
 
 // CertificateSigningRequestStatus is the verdict and the certificate.
@@ -176,7 +177,8 @@ func ValidateApproval(c *CertificateSigningRequest) v.ErrorList {
 // ValidateCertificateSigningRequestUpdate: the spec cannot change.
 func ValidateCertificateSigningRequestUpdate(n, o *CertificateSigningRequest) v.ErrorList {
 	if string(n.Spec.Request) != string(o.Spec.Request) || n.Spec.SignerName != o.Spec.SignerName || n.Spec.Username != o.Spec.Username ||
-		strings.Join(n.Spec.Groups, ",") != strings.Join(o.Spec.Groups, ",") || strings.Join(n.Spec.Usages, ",") != strings.Join(o.Spec.Usages, ",") {
+		strings.Join(n.Spec.Groups, ",") != strings.Join(o.Spec.Groups, ",") || strings.Join(n.Spec.Usages, ",") != strings.Join(o.Spec.Usages, ",") ||
+		fmt.Sprint(n.Spec.Extra) != fmt.Sprint(o.Spec.Extra) {
 		return v.ErrorList{v.NewForbidden(v.NewPath("spec"), "field is immutable")}
 	}
 	return nil

@@ -166,6 +166,19 @@ type PersistentVolumeClaimStatus struct {
 	Phase       string                       `json:"phase,omitempty"`
 	AccessModes []PersistentVolumeAccessMode `json:"accessModes,omitempty"`
 	Capacity    resource.List                `json:"capacity,omitempty"`
+	// Conditions are what a controller reports of the claim (Kubernetes'
+	// resizer: Resizing, FileSystemResizePending); kept as written.
+	Conditions []PersistentVolumeClaimCondition `json:"conditions,omitempty"`
+}
+
+// PersistentVolumeClaimCondition is one condition of a claim.
+type PersistentVolumeClaimCondition struct {
+	Type               string               `json:"type"`
+	Status             meta.ConditionStatus `json:"status"`
+	LastProbeTime      meta.Time            `json:"lastProbeTime,omitzero"`
+	LastTransitionTime meta.Time            `json:"lastTransitionTime,omitzero"`
+	Reason             string               `json:"reason,omitempty"`
+	Message            string               `json:"message,omitempty"`
 }
 
 // ClaimClass is a claim's storage class name ("" when it names none).

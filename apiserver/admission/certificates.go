@@ -23,6 +23,6 @@ func (CertificateSigningRequest) Admit(ctx context.Context, a *Attributes) error
 		return nil
 	}
 	u := request.UserFrom(ctx)
-	csr.Spec.Username, csr.Spec.Groups, csr.Spec.UID = u.Name, slices.Clone(u.Groups), ""
+	csr.Spec.Username, csr.Spec.Groups, csr.Spec.UID, csr.Spec.Extra = u.Name, slices.Clone(u.Groups), "", u.Extra
 	return nil
 }

@@ -21,6 +21,8 @@ var actedOnGenerically = map[string]string{
 	"meta.ManagedFieldsEntry.fieldsType":                               "server-side apply writes FieldsV1, the one type (api/fieldmanager, through apiserver/registry/apply.go)",
 	"networking.IPAddressSpec.parentRef":                               "a record of who holds the address, validated (networking.ValidateIPAddress) and shown by get ipaddresses (api/printers); the address itself is the claim (apiserver/servicealloc)",
 	"core.LoadBalancerStatus.ingress":                                  "status a controller writes and clients read; the API stores it",
+	"core.PersistentVolumeClaimStatus.conditions":                      "status a controller writes and clients read (Kubernetes' external-resizer: Resizing, FileSystemResizePending; kobectl get -o yaml shows them); the API stores it",
+	"core.PersistentVolumeClaimCondition.lastProbeTime":                "a condition's record, stored and shown as written (core.PersistentVolumeClaimStatus.conditions)",
 	"apiextensions.CustomResourceDefinitionSpec.conversion":            "strategy None is how KindFor serves each version (apiserver/apiextensions/kind.go); validation refuses Webhook (apiextensions.Validate)",
 	"apiextensions.CustomResourceDefinitionSpec.preserveUnknownFields": "validation refuses true, as Kubernetes' v1 does (apiextensions.Validate): objects are always pruned",
 	"apiextensions.JSONSchemaProps.additionalItems":                    "refused: structural schemas forbid it (apiextensions.ValidateStructural)",
