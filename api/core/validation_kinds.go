@@ -296,10 +296,36 @@ func validateConfigKey(k string, p *Path) v.ErrorList {
 }
 
 // ValidateEvent checks an event names what it is about.
+// Kubernetes' rules for every event (its legacy validation): the
+// namespace agrees with the involved object's; an event with an
+// eventTime (a new-style one) names its reporting controller and
+// instance, its action and reason, within Kubernetes' lengths.
 func ValidateEvent(e *Event) v.ErrorList {
 	errs := v.ValidateObjectMeta(&e.ObjectMeta, true, v.IsDNS1123Subdomain, v.NewPath("metadata"))
-	if e.InvolvedObject.Kind == "" || e.InvolvedObject.Name == "" {
-		errs = append(errs, v.NewRequired(v.NewPath("involvedObject"), "kind and name are required"))
+	nsPath := v.NewPath("involvedObject", "namespace")
+	switch ins := e.InvolvedObject.Namespace; {
+	case e.EventTime.IsZero() && ins == "" && e.Namespace != "" && e.Namespace != "default":
+		errs = append(errs, v.NewInvalid(nsPath, ins, "does not match event.namespace"))
+	case e.EventTime.IsZero() && ins != "" && ins != e.Namespace:
+		errs = append(errs, v.NewInvalid(nsPath, ins, "does not match event.namespace"))
+	case !e.EventTime.IsZero() && ins == "" && e.Namespace != "default" && e.Namespace != "kube-system":
+		errs = append(errs, v.NewInvalid(nsPath, ins, "does not match event.namespace"))
+	}
+	if !e.EventTime.IsZero() {
+		for _, f := range []struct {
+			name, value string
+			max         int
+		}{{"reportingComponent", e.ReportingController, 0}, {"reportingInstance", e.ReportingInstance, 128}, {"action", e.Action, 128}, {"reason", e.Reason, 128}} {
+			switch {
+			case f.value == "":
+				errs = append(errs, v.NewRequired(v.NewPath(f.name), ""))
+			case f.max > 0 && len(f.value) > f.max:
+				errs = append(errs, v.NewInvalid(v.NewPath(f.name), "", fmt.Sprintf("can have at most %d characters", f.max)))
+			}
+		}
+		if len(e.Message) > 4096 {
+			errs = append(errs, v.NewInvalid(v.NewPath("message"), "", "can have at most 4096 characters"))
+		}
 	}
 	if e.Type != "" && e.Type != EventTypeNormal && e.Type != EventTypeWarning {
 		errs = append(errs, v.NewNotSupported(v.NewPath("type"), e.Type, []string{EventTypeNormal, EventTypeWarning}))

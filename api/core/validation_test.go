@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kobune/kobune/api/meta"
 	"github.com/kobune/kobune/api/resource"
@@ -458,6 +459,29 @@ func TestImmutableConfigMapsAndSecrets(t *testing.T) {
 	} {
 		errs := ValidateImmutableData([2]any{tc.n.Data, tc.n.BinaryData}, [2]any{old.Data, old.BinaryData}, tc.n.Immutable, old.Immutable)
 		if got := errs.ToError(); (tc.want == "") != (got == nil) || got != nil && !strings.Contains(got.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestValidateEvent: Kubernetes' rules for events — none asks for an
+// involved object's kind or name (the conformance suite's events have
+// none); the namespace agrees with the involved object's; a new-style
+// event (with an eventTime) names its reporter, instance, action and reason.
+func TestValidateEvent(t *testing.T) {
+	now := meta.MicroTime{Time: time.Now()}
+	for _, tc := range []struct {
+		name string
+		e    Event
+		want string
+	}{
+		{"no involved object", Event{ObjectMeta: meta.ObjectMeta{Name: "e", Namespace: "default"}, Reason: "Test"}, ""},
+		{"another namespace's object", Event{ObjectMeta: meta.ObjectMeta{Name: "e", Namespace: "team"}, InvolvedObject: ObjectReference{Kind: "Pod", Name: "p", Namespace: "other"}}, "involvedObject.namespace: Invalid value"},
+		{"new-style without its reporter", Event{ObjectMeta: meta.ObjectMeta{Name: "e", Namespace: "default"}, EventTime: now, ReportingInstance: "i", Action: "a", Reason: "r"}, "reportingComponent: Required value"},
+		{"new-style, whole", Event{ObjectMeta: meta.ObjectMeta{Name: "e", Namespace: "default"}, EventTime: now, ReportingController: "c", ReportingInstance: "i", Action: "a", Reason: "r", Type: EventTypeNormal}, ""},
+	} {
+		got := ValidateEvent(&tc.e).ToError()
+		if (tc.want == "") != (got == nil) || got != nil && !strings.Contains(got.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, got, tc.want)
 		}
 	}
