@@ -39,6 +39,11 @@ die() { printf 'conformance: %s\n' "$*" >&2; exit 1; }
 # at the same version instead of replacing them with ./staging, which the
 # module's zip does not hold.
 build() {
+  # A kubectl built before its version was stamped in says v0.0.0-master,
+  # which kubectl version (a cli conformance test) cannot parse: made again.
+  if [ -x "$CACHE/kubectl" ] && ! "$CACHE/kubectl" version --client 2>/dev/null | grep -q "Client Version: $K8S_VERSION"; then
+    rm -f "$CACHE/kubectl"
+  fi
   if [ -x "$CACHE/e2e.test" ] && [ -x "$CACHE/kubectl" ]; then
     say "e2e.test and kubectl $K8S_VERSION are built already ($CACHE); rm -rf $CACHE to build again"
     return
@@ -62,10 +67,19 @@ build() {
     mv "$src.tmp" "$src"
   fi
   say "[2/4] build kubectl"
-  (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/kubectl" ./cmd/kubectl)
-  say "[3/4] build e2e.test (the longest step: about 30 minutes on 2 cores)"
-  (cd "$src" && GOWORK=off "$GO" test -c -vet=off -o "$CACHE/e2e.test.tmp" ./test/e2e)
-  mv "$CACHE/e2e.test.tmp" "$CACHE/e2e.test"
+  # Its version stamped in, as Kubernetes' release build does
+  # (hack/lib/version.sh): kubectl version prints and parses it.
+  local minor=${K8S_VERSION#v1.} ldflags=""
+  minor=${minor%%.*}
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    ldflags="$ldflags -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  done
+  (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -ldflags "$ldflags" -o "$CACHE/kubectl" ./cmd/kubectl)
+  if [ ! -x "$CACHE/e2e.test" ]; then
+    say "[3/4] build e2e.test (the longest step: about 30 minutes on 2 cores)"
+    (cd "$src" && GOWORK=off "$GO" test -c -vet=off -o "$CACHE/e2e.test.tmp" ./test/e2e)
+    mv "$CACHE/e2e.test.tmp" "$CACHE/e2e.test"
+  fi
   say "[4/4] done: $("$CACHE/e2e.test" --list-conformance-tests 2>/dev/null | grep -c '^  codename:' || true) conformance tests in $CACHE/e2e.test"
 }
 
@@ -80,7 +94,8 @@ build() {
 #   nginx     a stand-in: agnhost netexec serving HTTP on port 80 (the
 #             tests that run nginx only need a web server there);
 #   glibc-dns-testing  busybox with glibc's getent and dig;
-#   nonewprivs  the test's set-user-ID program, built from the same source.
+#   nonewprivs  the test's set-user-ID program, built from the same source;
+#   nautilus, kitten  agnhost's test-webserver with the update demo's files.
 images() {
   [ -f "$CACHE/src/go.mod" ] || die "no Kubernetes source in $CACHE/src: run make conformance-build (or $0 build) first"
   local src=$CACHE/src state=${KOBUNE_LAB_STATE:-/var/lib/kobune-lab} manifest
@@ -97,6 +112,8 @@ images() {
     "nginx $e2e/nginx:$(version Nginx) agnhost netexec,--http-port=80"
     "glibc-dns-testing $e2e/glibc-dns-testing:$(version GlibcDnsTesting) busybox"
     "nonewprivs $e2e/nonewprivs:$(version Nonewprivs) nonewprivs"
+    "nautilus $e2e/nautilus:$(version Nautilus) webserver nautilus"
+    "kitten $e2e/kitten:$(version Kitten) webserver kitten"
   )
   mkdir -p "$CACHE/images"
   # What Kubernetes' agnhost image carries beside the binary that tests
@@ -140,6 +157,14 @@ images() {
       # effective uid (allowPrivilegeEscalation decides whether it gets 0).
       (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/nnp" ./test/images/nonewprivs) && chmod 4755 "$CACHE/nnp"
       (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -binary "$CACHE/nnp" -name "$name" >/dev/null)
+    elif [ "$what" = webserver ]; then
+      # kubectl's update demo: agnhost's test-webserver serving the
+      # image's picture and data.json (the real images are agnhost with
+      # those two files).
+      [ -x "$CACHE/agnhost" ] || (cd "$src" && GOWORK=off CGO_ENABLED=0 "$GO" build -o "$CACHE/agnhost" ./test/images/agnhost)
+      local html=$src/test/images/$args/html
+      (cd "$ROOT" && "$GO" run ./deploy/images/build -out "$tmp" -binary "$CACHE/agnhost" -name "$name" \
+        -add "$extra,$html/$args.jpg:/$args.jpg,$html/data.json:/data.json" -cmd test-webserver >/dev/null)
     elif [ "$what" = busybox ]; then
       local add=""
       [ "$file" = glibc-dns-testing ] && add=$dnstools
