@@ -73,7 +73,16 @@ func TestEphemeralContainersSubresource(t *testing.T) {
 	if code, _, b := c.do("PATCH", "/api/v1/namespaces/default", "", `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"baseline"}}}`, "Content-Type", "application/merge-patch+json"); code != 200 {
 		t.Fatalf("label the namespace: %d %s", code, b)
 	}
-	if code, _, b := c.do("PATCH", path, "", `{"spec":{"ephemeralContainers":[{"name":"root","image":"i","securityContext":{"privileged":true}}]}}`, "Content-Type", "application/strategic-merge-patch+json"); code != 403 || !strings.Contains(string(b), "privileged") {
+	// Pod Security reads namespace labels from the API server's watch-fed
+	// cache (as Kubernetes' reads its informer's): the new level applies
+	// within moments, so dry runs wait for it first.
+	privileged := `{"spec":{"ephemeralContainers":[{"name":"root","image":"i","securityContext":{"privileged":true}}]}}`
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if code, _, _ := c.do("PATCH", path+"?dryRun=All", "", privileged, "Content-Type", "application/strategic-merge-patch+json"); code == 403 {
+			break
+		}
+	}
+	if code, _, b := c.do("PATCH", path, "", privileged, "Content-Type", "application/strategic-merge-patch+json"); code != 403 || !strings.Contains(string(b), "privileged") {
 		t.Errorf("a privileged ephemeral container under baseline: %d %s", code, b)
 	}
 	// RBAC: the subresource by name.

@@ -48,6 +48,17 @@ func TestEventFieldSelectors(t *testing.T) {
 	if code, _, b := c.do("GET", "/api/v1/namespaces/default/events?fieldSelector=message%3Dx", "", ""); code != 400 {
 		t.Errorf("a field outside the set: %d %s; want 400", code, b)
 	}
+	// events.k8s.io/v1's names select the same events.
+	if code, _, b := c.do("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector="+url.QueryEscape("reportingController=default-scheduler,regarding.name=p"), "", ""); code != 200 ||
+		!strings.Contains(string(b), `"name":"b"`) || strings.Contains(string(b), `"name":"a"`) {
+		t.Errorf("events.k8s.io/v1 field names: %d %s", code, b)
+	}
+	// An event has no spec: changing it raises no generation (as in
+	// Kubernetes, whose conformance test compares the whole event).
+	code, _, b := c.do("PATCH", "/api/v1/namespaces/default/events/a", "", `{"message":"patched"}`, "Content-Type", "application/merge-patch+json")
+	if code != 200 || !strings.Contains(string(b), `"generation":1,`) {
+		t.Errorf("patching an event: %d %s; want its generation left at 1", code, b)
+	}
 }
 
 // TestEventsV1 (issue #36): events.k8s.io/v1 serves the same events as

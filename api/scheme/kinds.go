@@ -294,6 +294,15 @@ func eventFields(e *core.Event) map[string]string {
 		"reportingComponent":             e.ReportingController,
 		"source":                         source,
 		"type":                           e.Type,
+		// events.k8s.io/v1's names for the same fields.
+		"reportingController":       e.ReportingController,
+		"regarding.kind":            e.InvolvedObject.Kind,
+		"regarding.namespace":       e.InvolvedObject.Namespace,
+		"regarding.name":            e.InvolvedObject.Name,
+		"regarding.uid":             e.InvolvedObject.UID,
+		"regarding.apiVersion":      e.InvolvedObject.APIVersion,
+		"regarding.resourceVersion": e.InvolvedObject.ResourceVersion,
+		"regarding.fieldPath":       e.InvolvedObject.FieldPath,
 	}
 }
 

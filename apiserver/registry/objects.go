@@ -173,6 +173,11 @@ func copyStatus(dst, src meta.Object) {
 // with those parts cleared (encoding never writes to the shared maps and
 // slices).
 func specOf(o meta.Object) []byte {
+	if _, isMap := o.(*meta.Unstructured); !isMap && !reflect.ValueOf(o).Elem().FieldByName("Spec").IsValid() {
+		// A kind without a spec (Event, ConfigMap, Role ...) has no
+		// generation to raise, as in Kubernetes: its strategy keeps none.
+		return nil
+	}
 	v := reflect.New(reflect.TypeOf(o).Elem())
 	v.Elem().Set(reflect.ValueOf(o).Elem())
 	c := v.Interface().(meta.Object)
