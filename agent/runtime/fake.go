@@ -216,6 +216,7 @@ func (f *Fake) StopPod(_ context.Context, uid string, _ time.Duration) error {
 		delete(f.used, p.IP)
 		delete(f.pods, uid)
 	}
+	delete(f.resized, uid)
 	return nil
 }
 
