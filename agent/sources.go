@@ -12,6 +12,7 @@ import (
 	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/client"
 )
 
@@ -269,6 +270,16 @@ func (s *sources) Volume(ctx context.Context, name string) (*core.PersistentVolu
 		return nil, volume.ErrNotFound
 	}
 	return v, err
+}
+
+// CSIDriver implements volume.Sources: read when a pod's CSI volumes are
+// published (as the kubelet reads it through its informer).
+func (s *sources) CSIDriver(ctx context.Context, name string) (*storage.CSIDriver, error) {
+	d, err := client.For[*storage.CSIDriver](s.client).Get(ctx, "", name)
+	if client.IsNotFound(err) {
+		return nil, volume.ErrNotFound
+	}
+	return d, err
 }
 
 // ClusterTrustBundles implements volume.Sources: listed when a pod's

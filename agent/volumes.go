@@ -83,7 +83,7 @@ func (w *podWorkers) containerConfig(ctx context.Context, pod *core.Pod, c *core
 		// ConfigMap, Secret, downward API and projected volumes are
 		// always read-only, as in Kubernetes.
 		ro := m.ReadOnly || vol.ConfigMap != nil || vol.Secret != nil || vol.DownwardAPI != nil || vol.Projected != nil ||
-			(vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly)
+			(vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly) || (vol.CSI != nil && vol.CSI.ReadOnly != nil && *vol.CSI.ReadOnly)
 		cfg.Mounts = append(cfg.Mounts, runtime.Mount{Source: src, Destination: m.MountPath, ReadOnly: ro})
 	}
 	return cfg, nil

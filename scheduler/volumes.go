@@ -16,13 +16,18 @@ type volumes struct {
 	claims  *client.Informer[*core.PersistentVolumeClaim]
 	volumes *client.Informer[*core.PersistentVolume]
 	classes *client.Informer[*storage.StorageClass]
+	drivers *client.Informer[*storage.CSIDriver]
+	// capacities, of every namespace (a driver publishes them in its own).
+	capacities *client.Informer[*storage.CSIStorageCapacity]
 }
 
 func newVolumes(c *client.Client, changed func()) *volumes {
 	v := &volumes{
-		claims:  client.NewInformer(client.For[*core.PersistentVolumeClaim](c), "", client.ListOptions{}),
-		volumes: client.NewInformer(client.For[*core.PersistentVolume](c), "", client.ListOptions{}),
-		classes: client.NewInformer(client.For[*storage.StorageClass](c), "", client.ListOptions{}),
+		claims:     client.NewInformer(client.For[*core.PersistentVolumeClaim](c), "", client.ListOptions{}),
+		volumes:    client.NewInformer(client.For[*core.PersistentVolume](c), "", client.ListOptions{}),
+		classes:    client.NewInformer(client.For[*storage.StorageClass](c), "", client.ListOptions{}),
+		drivers:    client.NewInformer(client.For[*storage.CSIDriver](c), "", client.ListOptions{}),
+		capacities: client.NewInformer(client.For[*storage.CSIStorageCapacity](c), "", client.ListOptions{}),
 	}
 	// A claim bound, a volume made or freed, a class made: pods that
 	// waited for one may fit now.
@@ -31,6 +36,11 @@ func newVolumes(c *client.Client, changed func()) *volumes {
 	v.volumes.AddHandler(client.Handler[*core.PersistentVolume]{OnAdd: func(*core.PersistentVolume) { changed() },
 		OnUpdate: func(_, _ *core.PersistentVolume) { changed() }})
 	v.classes.AddHandler(client.Handler[*storage.StorageClass]{OnAdd: func(*storage.StorageClass) { changed() }})
+	// More capacity published, or a driver that stopped asking for it.
+	v.drivers.AddHandler(client.Handler[*storage.CSIDriver]{OnAdd: func(*storage.CSIDriver) { changed() },
+		OnUpdate: func(_, _ *storage.CSIDriver) { changed() }, OnDelete: func(*storage.CSIDriver) { changed() }})
+	v.capacities.AddHandler(client.Handler[*storage.CSIStorageCapacity]{OnAdd: func(*storage.CSIStorageCapacity) { changed() },
+		OnUpdate: func(_, _ *storage.CSIStorageCapacity) { changed() }})
 	return v
 }
 
@@ -38,10 +48,12 @@ func (v *volumes) run(ctx context.Context) {
 	go v.claims.Run(ctx)
 	go v.volumes.Run(ctx)
 	go v.classes.Run(ctx)
+	go v.drivers.Run(ctx)
+	go v.capacities.Run(ctx)
 }
 
 func (v *volumes) synced() []func() bool {
-	return []func() bool{v.claims.HasSynced, v.volumes.HasSynced, v.classes.HasSynced}
+	return []func() bool{v.claims.HasSynced, v.volumes.HasSynced, v.classes.HasSynced, v.drivers.HasSynced, v.capacities.HasSynced}
 }
 
 func (v *volumes) Claim(namespace, name string) (*core.PersistentVolumeClaim, bool) {
@@ -51,6 +63,8 @@ func (v *volumes) Volume(name string) (*core.PersistentVolume, bool) { return v.
 func (v *volumes) Volumes() []*core.PersistentVolume                 { return v.volumes.List() }
 func (v *volumes) Claims() []*core.PersistentVolumeClaim             { return v.claims.List() }
 func (v *volumes) Class(name string) (*storage.StorageClass, bool)   { return v.classes.Get("", name) }
+func (v *volumes) Driver(name string) (*storage.CSIDriver, bool)     { return v.drivers.Get("", name) }
+func (v *volumes) Capacities() []*storage.CSIStorageCapacity         { return v.capacities.List() }
 
 // selectNode names the chosen node on the pod's unbound claims of a
 // WaitForFirstConsumer class (volume.kubernetes.io/selected-node), before

@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -35,6 +36,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/storage"
 )
 
 const csiPlugin = "kubernetes.io~csi"
@@ -207,46 +209,163 @@ func readVolData(dir string) (volData, error) {
 	return d, json.Unmarshal(b, &d)
 }
 
-// csiSetup stages (once per node) and publishes (for this pod) a CSI
-// volume, and returns the path the pod's containers bind.
+// csiSetup stages (once per node) and publishes (for this pod) a
+// PersistentVolume of a CSI driver, and returns the path the pod's
+// containers bind.
 func (m *Manager) csiSetup(ctx context.Context, pod *core.Pod, volName string, pv *core.PersistentVolume, readOnly bool) (string, error) {
 	src := pv.Spec.CSI
-	d, err := m.CSI.driver(src.Driver)
-	if err != nil {
-		return "", err
-	}
 	mode := core.ReadWriteOnce
 	if len(pv.Spec.AccessModes) > 0 {
 		mode = pv.Spec.AccessModes[0]
 	}
+	return m.csiPublish(ctx, pod, volName, csiVolume{driver: src.Driver, handle: src.VolumeHandle, specName: pv.Name, fsType: src.FSType,
+		mode: mode, readOnly: readOnly || src.ReadOnly, attrs: src.VolumeAttributes, lifecycle: storage.VolumeLifecyclePersistent})
+}
+
+// csiInlineSetup publishes a pod's inline csi volume: the driver makes it
+// from the volume attributes when it is published, and removes it when
+// it is unpublished. Its handle is the kubelet's: "csi-" and the SHA-256
+// of the pod's uid and the volume's name. Inline volumes are not staged.
+func (m *Manager) csiInlineSetup(ctx context.Context, pod *core.Pod, vol *core.Volume) (string, error) {
+	src := vol.CSI
+	sum := sha256.Sum256([]byte(pod.UID + vol.Name))
+	cv := csiVolume{driver: src.Driver, handle: "csi-" + hex.EncodeToString(sum[:]), specName: vol.Name, mode: core.ReadWriteOnce,
+		readOnly: src.ReadOnly != nil && *src.ReadOnly, attrs: src.VolumeAttributes, lifecycle: storage.VolumeLifecycleEphemeral}
+	if src.FSType != nil {
+		cv.fsType = *src.FSType
+	}
+	if r := src.NodePublishSecretRef; r != nil {
+		sec, err := m.Sources.Secret(ctx, pod.Namespace, r.Name)
+		if errors.Is(err, ErrNotFound) {
+			return "", fmt.Errorf("nodePublishSecretRef: secret %q not found", r.Name)
+		}
+		if err != nil {
+			return "", fmt.Errorf("nodePublishSecretRef: secret %q: %w", r.Name, err)
+		}
+		cv.secrets = map[string]string{}
+		for k, b := range sec.Data {
+			cv.secrets[k] = string(b)
+		}
+	}
+	return m.csiPublish(ctx, pod, vol.Name, cv)
+}
+
+// csiVolume is what the driver is asked to publish for a pod.
+type csiVolume struct {
+	driver, handle string
+	// specName names the volume in errors: the PersistentVolume, or the
+	// pod's volume for an inline one.
+	specName  string
+	fsType    string
+	mode      core.PersistentVolumeAccessMode
+	readOnly  bool
+	attrs     map[string]string
+	secrets   map[string]string
+	lifecycle storage.VolumeLifecycleMode
+}
+
+// csiPublish stages the volume if the driver stages (persistent volumes
+// only) and publishes it for the pod, as the driver's CSIDriver object
+// (if any) asks: the lifecycle mode must be one it lists, a driver that
+// needs attaching is refused (Kobune attaches nothing), pod information
+// goes into the volume context when podInfoOnMount, and the pod's fsGroup
+// takes the volume when fsGroupPolicy says so (once, when first published).
+func (m *Manager) csiPublish(ctx context.Context, pod *core.Pod, volName string, cv csiVolume) (string, error) {
+	d, err := m.CSI.driver(cv.driver)
+	if err != nil {
+		return "", err
+	}
+	spec, err := m.csiDriverSpec(ctx, cv.driver)
+	if err != nil {
+		return "", err
+	}
+	if spec != nil && !spec.Mode(cv.lifecycle) {
+		return "", fmt.Errorf("CSI driver %s does not support the %s lifecycle mode: its CSIDriver object does not list it in spec.volumeLifecycleModes", cv.driver, cv.lifecycle)
+	}
+	if spec == nil && cv.lifecycle == storage.VolumeLifecycleEphemeral {
+		return "", fmt.Errorf("CSI driver %s has no CSIDriver object, which an inline csi volume needs (with Ephemeral in spec.volumeLifecycleModes)", cv.driver)
+	}
+	if spec != nil && spec.AttachRequired != nil && *spec.AttachRequired && cv.lifecycle == storage.VolumeLifecyclePersistent {
+		return "", fmt.Errorf("CSI driver %s requires attach (its CSIDriver says attachRequired: true) and Kobune has no attach/detach controller: "+
+			"use a driver that needs no ControllerPublishVolume and set attachRequired: false", cv.driver)
+	}
+	attrs := cv.attrs
+	if spec != nil && spec.PodInfoOnMount != nil && *spec.PodInfoOnMount {
+		attrs = map[string]string{}
+		for k, val := range cv.attrs {
+			attrs[k] = val
+		}
+		attrs["csi.storage.k8s.io/pod.name"] = pod.Name
+		attrs["csi.storage.k8s.io/pod.namespace"] = pod.Namespace
+		attrs["csi.storage.k8s.io/pod.uid"] = pod.UID
+		attrs["csi.storage.k8s.io/serviceAccount.name"] = core.PodServiceAccount(pod)
+		attrs["csi.storage.k8s.io/ephemeral"] = strconv.FormatBool(cv.lifecycle == storage.VolumeLifecycleEphemeral)
+	}
 	capability := &csi.VolumeCapability{
-		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{FsType: src.FSType}},
-		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csiAccessMode(mode)},
+		AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{FsType: cv.fsType}},
+		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csiAccessMode(cv.mode)},
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	staging := ""
-	if d.stage {
-		dir := m.CSI.stagingDir(d.Name, src.VolumeHandle)
+	if d.stage && cv.lifecycle == storage.VolumeLifecyclePersistent {
+		dir := m.CSI.stagingDir(d.Name, cv.handle)
 		staging = filepath.Join(dir, "globalmount")
-		if err := writeVolData(dir, volData{Driver: d.Name, VolumeHandle: src.VolumeHandle, SpecVolumeID: pv.Name}); err != nil {
+		if err := writeVolData(dir, volData{Driver: d.Name, VolumeHandle: cv.handle, SpecVolumeID: cv.specName}); err != nil {
 			return "", err
 		}
-		if _, err := d.node.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: src.VolumeHandle, StagingTargetPath: staging,
-			VolumeCapability: capability, VolumeContext: src.VolumeAttributes}); err != nil {
-			return "", fmt.Errorf("MountVolume.MountDevice failed for volume %q: rpc error: %w", pv.Name, err)
+		if _, err := d.node.NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: cv.handle, StagingTargetPath: staging,
+			VolumeCapability: capability, VolumeContext: attrs}); err != nil {
+			return "", fmt.Errorf("MountVolume.MountDevice failed for volume %q: rpc error: %w", cv.specName, err)
 		}
 	}
 	dir := m.dir(pod, csiPlugin, volName)
 	target := filepath.Join(dir, "mount")
-	if err := writeVolData(dir, volData{Driver: d.Name, VolumeHandle: src.VolumeHandle, SpecVolumeID: pv.Name, StagingPath: staging}); err != nil {
+	_, err = readVolData(dir)
+	first := err != nil
+	if err := writeVolData(dir, volData{Driver: d.Name, VolumeHandle: cv.handle, SpecVolumeID: cv.specName, StagingPath: staging}); err != nil {
 		return "", err
 	}
-	if _, err := d.node.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: src.VolumeHandle, StagingTargetPath: staging,
-		TargetPath: target, VolumeCapability: capability, Readonly: readOnly || src.ReadOnly, VolumeContext: src.VolumeAttributes}); err != nil {
-		return "", fmt.Errorf("rpc error: NodePublishVolume of %q: %w", pv.Name, err)
+	if _, err := d.node.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: cv.handle, StagingTargetPath: staging,
+		TargetPath: target, VolumeCapability: capability, Readonly: cv.readOnly, VolumeContext: attrs, Secrets: cv.secrets}); err != nil {
+		return "", fmt.Errorf("rpc error: NodePublishVolume of %q: %w", cv.specName, err)
+	}
+	if g := fsGroupOf(pod); first && g != nil && !cv.readOnly && fsGroupApplies(spec, cv) {
+		if err := groupOwn(target, int(*g), false); err != nil {
+			return "", fmt.Errorf("volume %q: give it to the pod's fsGroup %d: %w", cv.specName, *g, err)
+		}
 	}
 	return target, nil
+}
+
+// fsGroupApplies is the CSIDriver's fsGroupPolicy for a volume: File
+// always, None never, ReadWriteOnceWithFSType (the default, also with no
+// CSIDriver) for a ReadWriteOnce volume with an fsType.
+func fsGroupApplies(spec *storage.CSIDriverSpec, cv csiVolume) bool {
+	policy := storage.ReadWriteOnceWithFSTypeFSGroupPolicy
+	if spec != nil && spec.FSGroupPolicy != nil {
+		policy = *spec.FSGroupPolicy
+	}
+	switch policy {
+	case storage.FileFSGroupPolicy:
+		return true
+	case storage.NoneFSGroupPolicy:
+		return false
+	}
+	return cv.fsType != "" && cv.mode == core.ReadWriteOnce
+}
+
+// csiDriverSpec is the driver's CSIDriver object's spec, or nil when it
+// has none.
+func (m *Manager) csiDriverSpec(ctx context.Context, name string) (*storage.CSIDriverSpec, error) {
+	d, err := m.Sources.CSIDriver(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("CSIDriver %s: %w", name, err)
+	}
+	return &d.Spec, nil
 }
 
 // csiAccessMode is the CSI form of an access mode.

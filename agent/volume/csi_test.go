@@ -16,11 +16,16 @@ import (
 	"github.com/kobune/kobune/api/certificates"
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/csi/localpath"
 )
 
 // claimSources answers a claim "data" bound to the CSI volume "pv-data".
-type claimSources struct{ pv *core.PersistentVolume }
+// With driver, that is the CSI driver's CSIDriver object.
+type claimSources struct {
+	pv     *core.PersistentVolume
+	driver *storage.CSIDriver
+}
 
 func (s claimSources) ConfigMap(context.Context, string, string) (*core.ConfigMap, error) {
 	return nil, ErrNotFound
@@ -36,6 +41,12 @@ func (s claimSources) ClusterTrustBundles(context.Context) ([]*certificates.Clus
 }
 func (s claimSources) PodCertificate(context.Context, *core.Pod, string, *core.PodCertificateProjection) ([]byte, []byte, error) {
 	return nil, nil, ErrNotFound
+}
+func (s claimSources) CSIDriver(_ context.Context, name string) (*storage.CSIDriver, error) {
+	if s.driver == nil || s.driver.Name != name {
+		return nil, ErrNotFound
+	}
+	return s.driver, nil
 }
 func (s claimSources) Claim(_ context.Context, ns, name string) (*core.PersistentVolumeClaim, error) {
 	if name != "data" {
@@ -70,6 +81,24 @@ func startDriver(t *testing.T, plugins, data string) func() {
 	return func() { cancel(); <-done }
 }
 
+// driverUnder serves kobune-csi-local below a test directory (as root:
+// its volumes are bind mounts) and unmounts whatever is left below it
+// when the test ends.
+func driverUnder(t *testing.T) (base, plugins, data string, stop func()) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: CSI volumes are bind mounts")
+	}
+	base = t.TempDir()
+	plugins, data = filepath.Join(base, "plugins"), filepath.Join(base, "csi-data")
+	t.Cleanup(func() {
+		for _, p := range mountsBelow(t, base) {
+			_ = unix.Unmount(p, unix.MNT_DETACH)
+		}
+	})
+	return base, plugins, data, startDriver(t, plugins, data)
+}
+
 func mountsBelow(t *testing.T, dir string) []string {
 	t.Helper()
 	points, err := MountPoints()
@@ -94,17 +123,7 @@ func mountsBelow(t *testing.T, dir string) []string {
 // deleted before it was published (an agent killed in between) is
 // unstaged by UnstageUnused.
 func TestCSIVolumesStagedOncePublishedPerPod(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: CSI volumes are bind mounts")
-	}
-	base := t.TempDir()
-	plugins, data := filepath.Join(base, "plugins"), filepath.Join(base, "csi-data")
-	t.Cleanup(func() {
-		for _, p := range mountsBelow(t, base) {
-			_ = unix.Unmount(p, unix.MNT_DETACH)
-		}
-	})
-	stop := startDriver(t, plugins, data)
+	base, plugins, data, stop := driverUnder(t)
 	defer func() { stop() }()
 	conn, err := grpc.NewClient("unix:"+filepath.Join(plugins, localpath.Name, "csi.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -121,7 +140,7 @@ func TestCSIVolumesStagedOncePublishedPerPod(t *testing.T) {
 		AccessModes: []core.PersistentVolumeAccessMode{core.ReadWriteOnce},
 		CSI:         &core.CSIPersistentVolumeSource{Driver: localpath.Name, VolumeHandle: "vol-1"}}}
 	plug := &Plugins{Dir: plugins}
-	m := &Manager{Dir: filepath.Join(base, "pods"), Sources: claimSources{pv}, CSI: plug}
+	m := &Manager{Dir: filepath.Join(base, "pods"), Sources: claimSources{pv: pv}, CSI: plug}
 	pod := func(uid string) *core.Pod {
 		return &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: uid, UID: uid}, Spec: core.PodSpec{Volumes: []core.Volume{{Name: "data",
 			VolumeSource: core.VolumeSource{PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}
@@ -212,5 +231,80 @@ func TestCSIVolumesStagedOncePublishedPerPod(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(data, "volumes", "vol-1", "f")); err != nil || string(b) != "x" {
 		t.Errorf("the volume's data after all pods went: %q %v", b, err)
+	}
+}
+
+// TestInlineCSIVolumesFollowTheCSIDriver: a pod's inline csi volume is
+// refused while its driver has no CSIDriver object and while the object
+// lists only Persistent; with Ephemeral and podInfoOnMount the driver
+// gets the pod's name in the volume context, makes an empty volume the
+// pod writes to, the pod's fsGroup owns it (fsGroupPolicy File), and the
+// pod's teardown removes it. A PersistentVolume of a driver whose
+// CSIDriver says attachRequired is refused with what to do.
+func TestInlineCSIVolumesFollowTheCSIDriver(t *testing.T) {
+	base, plugins, data, stop := driverUnder(t)
+	defer stop()
+	ctx := context.Background()
+	plug := &Plugins{Dir: plugins}
+	if _, err := plug.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gid := int64(4321)
+	pod := &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "inline", UID: "u-inline"}, Spec: core.PodSpec{
+		SecurityContext: &core.PodSecurityContext{FSGroup: &gid},
+		Volumes:         []core.Volume{{Name: "scratch", VolumeSource: core.VolumeSource{CSI: &core.CSIVolumeSource{Driver: localpath.Name}}}}}}
+	setup := func(driver *storage.CSIDriver) (map[string]string, error) {
+		m := &Manager{Dir: filepath.Join(base, "pods"), Sources: claimSources{pv: &core.PersistentVolume{}, driver: driver}, CSI: plug}
+		return m.Setup(ctx, pod)
+	}
+	if _, err := setup(nil); err == nil || !strings.Contains(err.Error(), "has no CSIDriver object") {
+		t.Fatalf("no CSIDriver: %v, want an error saying an inline volume needs one", err)
+	}
+	driver := &storage.CSIDriver{ObjectMeta: meta.ObjectMeta{Name: localpath.Name}}
+	storage.SetDefaultsCSIDriver(driver)
+	if _, err := setup(driver); err == nil || !strings.Contains(err.Error(), "does not support the Ephemeral lifecycle mode") {
+		t.Fatalf("Persistent only: %v, want the lifecycle mode named", err)
+	}
+	yes, file := true, storage.FileFSGroupPolicy
+	driver.Spec.VolumeLifecycleModes = []storage.VolumeLifecycleMode{storage.VolumeLifecyclePersistent, storage.VolumeLifecycleEphemeral}
+	driver.Spec.PodInfoOnMount, driver.Spec.FSGroupPolicy = &yes, &file
+	paths, err := setup(driver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := paths["scratch"]
+	if err := os.WriteFile(filepath.Join(path, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil || st.Gid != uint32(gid) {
+		t.Fatalf("the inline volume's group is %d (%v), want the pod's fsGroup %d", st.Gid, err, gid)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(data, "ephemeral", "csi-*", "f"))
+	if len(dirs) != 1 {
+		t.Fatalf("the file written is not in one inline volume of the driver: %v", dirs)
+	}
+	m := &Manager{Dir: filepath.Join(base, "pods"), Sources: claimSources{pv: &core.PersistentVolume{}, driver: driver}, CSI: plug}
+	if err := m.Teardown(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(data, "ephemeral", "*")); len(left) != 0 {
+		t.Fatalf("the inline volume outlived its pod: %v", left)
+	}
+	if left := mountsBelow(t, base); len(left) != 0 {
+		t.Fatalf("mounts left after the teardown: %v", left)
+	}
+
+	// A persistent volume of a driver that needs attaching.
+	pv := &core.PersistentVolume{ObjectMeta: meta.ObjectMeta{Name: "pv-data"}, Spec: core.PersistentVolumeSpec{
+		AccessModes: []core.PersistentVolumeAccessMode{core.ReadWriteOnce},
+		CSI:         &core.CSIPersistentVolumeSource{Driver: localpath.Name, VolumeHandle: "vol-1"}}}
+	attach := &storage.CSIDriver{ObjectMeta: meta.ObjectMeta{Name: localpath.Name}}
+	storage.SetDefaultsCSIDriver(attach)
+	m = &Manager{Dir: filepath.Join(base, "pods"), Sources: claimSources{pv: pv, driver: attach}, CSI: plug}
+	claimPod := &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "p", UID: "u-p"}, Spec: core.PodSpec{Volumes: []core.Volume{{Name: "data",
+		VolumeSource: core.VolumeSource{PersistentVolumeClaim: &core.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}
+	if _, err := m.Setup(ctx, claimPod); err == nil || !strings.Contains(err.Error(), "set attachRequired: false") {
+		t.Fatalf("attachRequired: %v, want an error saying what to do", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/resource"
 	"github.com/kobune/kobune/api/selector"
+	"github.com/kobune/kobune/api/storage"
 )
 
 // ErrNotFound is what Sources return for an object that does not exist.
@@ -42,6 +43,8 @@ type Sources interface {
 	// podCertificate projection (where names it within the pod), or
 	// ErrPending while its signer has not answered.
 	PodCertificate(ctx context.Context, pod *core.Pod, where string, p *core.PodCertificateProjection) (key, chain []byte, err error)
+	// CSIDriver is a CSI driver's CSIDriver object, or ErrNotFound.
+	CSIDriver(ctx context.Context, name string) (*storage.CSIDriver, error)
 }
 
 // ErrPending is a volume source that is not ready yet (a certificate not
@@ -182,6 +185,8 @@ func (m *Manager) setup(ctx context.Context, pod *core.Pod, vol *core.Volume) (s
 		return m.project(m.dir(pod, projectedPlugin, vol.Name), true, files, fsGroupOf(pod))
 	case src.PersistentVolumeClaim != nil:
 		return m.claimPath(ctx, pod, vol.Name, src.PersistentVolumeClaim.ClaimName, src.PersistentVolumeClaim.ReadOnly)
+	case src.CSI != nil:
+		return m.csiInlineSetup(ctx, pod, vol)
 	}
 	return "", errors.New("no volume source")
 }

@@ -3,7 +3,6 @@ package apps
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -221,12 +220,7 @@ func validateClaimTemplates(ss *StatefulSet, sp *v.Path) v.ErrorList {
 
 // ValidateSelectorImmutable forbids changing spec.selector, as apps/v1 does.
 func ValidateSelectorImmutable(newSel, oldSel *meta.LabelSelector) v.ErrorList {
-	a, _ := json.Marshal(newSel)
-	b, _ := json.Marshal(oldSel)
-	if !reflect.DeepEqual(a, b) {
-		return v.ErrorList{v.NewInvalid(v.NewPath("spec", "selector"), string(a), "field is immutable")}
-	}
-	return nil
+	return v.Immutable(v.NewPath("spec", "selector"), newSel, oldSel)
 }
 
 // ValidateControllerRevision checks a ControllerRevision: a name, data

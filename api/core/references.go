@@ -51,6 +51,8 @@ func PodReferences(pod *Pod) []PodReference {
 			add("Secret", v.Secret.SecretName)
 		case v.PersistentVolumeClaim != nil:
 			add("PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName)
+		case v.CSI != nil && v.CSI.NodePublishSecretRef != nil:
+			add("Secret", v.CSI.NodePublishSecretRef.Name)
 		case v.Projected != nil:
 			for _, s := range v.Projected.Sources {
 				if s.ConfigMap != nil {

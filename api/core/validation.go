@@ -1,11 +1,9 @@
 package core
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -803,11 +801,7 @@ func mutableStripped(s PodSpec) PodSpec {
 	return s
 }
 
-func jsonEqual(a, b any) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return reflect.DeepEqual(ja, jb)
-}
+func jsonEqual(a, b any) bool { return v.JSONEqual(a, b) }
 
 func in(s string, list []string) bool {
 	for _, l := range list {

@@ -257,6 +257,17 @@ func TestValidatePodVolumes(t *testing.T) {
 			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: v}}
 		}, "spec.volumes[0]: Forbidden: may not specify more than 1 volume type"},
 		{"no source", func(p *Pod) { p.Spec.Volumes = []Volume{{Name: "a"}} }, "spec.volumes[0]: Required value: must specify a volume type"},
+		{"inline csi volume", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{CSI: &CSIVolumeSource{Driver: "csi.example.com",
+				NodePublishSecretRef: &LocalObjectReference{Name: "creds"}}}}}
+		}, ""},
+		{"inline csi volume without a driver", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{CSI: &CSIVolumeSource{}}}}
+		}, "spec.volumes[0].csi.driver: Required value"},
+		{"inline csi volume with a bad secret name", func(p *Pod) {
+			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: VolumeSource{CSI: &CSIVolumeSource{Driver: "csi.example.com",
+				NodePublishSecretRef: &LocalObjectReference{Name: "Creds!"}}}}}
+		}, `spec.volumes[0].csi.nodePublishSecretRef.name: Invalid value: "Creds!"`},
 		{"duplicate volume", func(p *Pod) {
 			p.Spec.Volumes = []Volume{{Name: "a", VolumeSource: cm("c")}, {Name: "a", VolumeSource: cm("d")}}
 		}, `spec.volumes[1].name: Duplicate value: "a"`},

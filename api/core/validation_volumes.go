@@ -49,14 +49,14 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 	var errs v.ErrorList
 	n := 0
 	for _, set := range []bool{src.EmptyDir != nil, src.HostPath != nil, src.ConfigMap != nil, src.Secret != nil,
-		src.DownwardAPI != nil, src.Projected != nil, src.PersistentVolumeClaim != nil} {
+		src.DownwardAPI != nil, src.Projected != nil, src.PersistentVolumeClaim != nil, src.CSI != nil} {
 		if set {
 			n++
 		}
 	}
 	switch {
 	case n == 0:
-		return v.ErrorList{v.NewRequired(p, "must specify a volume type: one of emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim")}
+		return v.ErrorList{v.NewRequired(p, "must specify a volume type: one of emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim, csi")}
 	case n > 1:
 		return v.ErrorList{v.NewForbidden(p, "may not specify more than 1 volume type")}
 	}
@@ -151,8 +151,34 @@ func validateVolumeSource(src *VolumeSource, s *PodSpec, p *Path) v.ErrorList {
 		}
 	case src.PersistentVolumeClaim != nil:
 		errs = append(errs, validateRefName(src.PersistentVolumeClaim.ClaimName, p.Child("persistentVolumeClaim", "claimName"))...)
+	case src.CSI != nil:
+		errs = append(errs, ValidateCSIDriverName(src.CSI.Driver, p.Child("csi", "driver"))...)
+		if r := src.CSI.NodePublishSecretRef; r != nil {
+			errs = append(errs, validateRefName(r.Name, p.Child("csi", "nodePublishSecretRef", "name"))...)
+		}
 	}
 	return errs
+}
+
+// ValidateCSIDriverName is Kubernetes' rule for a field that names a CSI
+// driver (an inline csi volume's driver, a CSIDriver's name, a
+// VolumeAttachment's attacher): a DNS subdomain of at most 63 characters.
+func ValidateCSIDriverName(name string, p *Path) v.ErrorList {
+	if name == "" {
+		return v.ErrorList{v.NewRequired(p, "")}
+	}
+	if msg := CSIDriverNameError(name); msg != "" {
+		return v.ErrorList{v.NewInvalid(p, name, msg)}
+	}
+	return nil
+}
+
+// CSIDriverNameError is what is wrong with a CSI driver's name, or "".
+func CSIDriverNameError(name string) string {
+	if len(name) > 63 {
+		return "must be no more than 63 characters"
+	}
+	return v.IsDNS1123Subdomain(name)
 }
 
 func validateRefName(name string, p *Path) v.ErrorList {

@@ -29,6 +29,21 @@ type VolumeSource struct {
 	// PersistentVolumeClaim mounts the volume bound to a claim of the
 	// pod's namespace.
 	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+	// CSI is an inline (ephemeral) volume of a CSI driver: published for
+	// the pod by the driver, gone with the pod. The driver's CSIDriver
+	// object must list the Ephemeral lifecycle mode.
+	CSI *CSIVolumeSource `json:"csi,omitempty"`
+}
+
+// CSIVolumeSource is a pod's inline CSI volume: NodePublishVolume is
+// called with the volume attributes as its volume context (the driver
+// makes the volume from them) and the Secret's data as its secrets.
+type CSIVolumeSource struct {
+	Driver               string                `json:"driver"`
+	ReadOnly             *bool                 `json:"readOnly,omitempty"`
+	FSType               *string               `json:"fsType,omitempty"`
+	VolumeAttributes     map[string]string     `json:"volumeAttributes,omitempty"`
+	NodePublishSecretRef *LocalObjectReference `json:"nodePublishSecretRef,omitempty"`
 }
 
 // StorageMedium is where an emptyDir lives: "" (the node's disk) or Memory.

@@ -450,10 +450,8 @@ func validateName(name string, seen map[string]bool, p *v.Path) v.ErrorList {
 }
 
 func immutable(n, o any, p *v.Path) v.ErrorList {
-	a, _ := json.Marshal(n)
-	b, _ := json.Marshal(o)
-	if string(a) != string(b) {
-		return v.ErrorList{v.NewInvalid(p, "", "field is immutable")}
+	if v.JSONEqual(n, o) {
+		return nil
 	}
-	return nil
+	return v.ErrorList{v.NewInvalid(p, "", "field is immutable")}
 }

@@ -115,6 +115,10 @@ func tables(wide bool) map[string]Table {
 		"PersistentVolume":           persistentVolumeTable(w),
 		"PersistentVolumeClaim":      persistentVolumeClaimTable(w),
 		"StorageClass":               storageClassTable(w),
+		"CSIDriver":                  csiDriverTable(w),
+		"CSIStorageCapacity":         csiStorageCapacityTable(w),
+		"VolumeAttachment":           volumeAttachmentTable(w),
+		"VolumeAttributesClass":      volumeAttributesClassTable(w),
 		"CertificateSigningRequest":  certificateSigningRequestTable(w),
 		"ClusterTrustBundle":         clusterTrustBundleTable(w),
 		"Role":                       roleTable(w),
@@ -637,6 +641,63 @@ func storageClassTable(_ widen) Table {
 		expand := sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
 		return []string{name, sc.Provisioner, policy, mode, fmt.Sprint(expand), age(o)}
 	}}
+}
+
+// csiDriverTable is kubectl get's columns for CSIDriver objects.
+func csiDriverTable(_ widen) Table {
+	return Table{[]string{"NAME", "ATTACHREQUIRED", "PODINFOONMOUNT", "STORAGECAPACITY", "TOKENREQUESTS", "REQUIRESREPUBLISH", "MODES", "AGE"},
+		func(o meta.Object) []string {
+			s := o.(*storage.CSIDriver).Spec
+			modes := make([]string, len(s.VolumeLifecycleModes))
+			for i, m := range s.VolumeLifecycleModes {
+				modes[i] = string(m)
+			}
+			tokens := "<unset>"
+			if len(s.TokenRequests) > 0 {
+				tokens = fmt.Sprint(len(s.TokenRequests))
+			}
+			return []string{o.GetObjectMeta().Name, boolOr(s.AttachRequired, true), boolOr(s.PodInfoOnMount, false), boolOr(s.StorageCapacity, false),
+				tokens, boolOr(s.RequiresRepublish, false), strings.Join(modes, ","), age(o)}
+		}}
+}
+
+// csiStorageCapacityTable is kubectl get's columns for CSIStorageCapacity objects.
+func csiStorageCapacityTable(_ widen) Table {
+	return Table{[]string{"NAME", "STORAGECLASSNAME", "CAPACITY"}, func(o meta.Object) []string {
+		c := o.(*storage.CSIStorageCapacity)
+		capacity := "<unset>"
+		if c.Capacity != nil {
+			capacity = c.Capacity.String()
+		}
+		return []string{c.Name, c.StorageClassName, capacity}
+	}}
+}
+
+// volumeAttachmentTable is kubectl get's columns for VolumeAttachment objects.
+func volumeAttachmentTable(_ widen) Table {
+	return Table{[]string{"NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"}, func(o meta.Object) []string {
+		a := o.(*storage.VolumeAttachment)
+		pv := ""
+		if a.Spec.Source.PersistentVolumeName != nil {
+			pv = *a.Spec.Source.PersistentVolumeName
+		}
+		return []string{a.Name, a.Spec.Attacher, pv, a.Spec.NodeName, fmt.Sprint(a.Status.Attached), age(o)}
+	}}
+}
+
+// volumeAttributesClassTable is kubectl get's columns for VolumeAttributesClass objects.
+func volumeAttributesClassTable(_ widen) Table {
+	return Table{[]string{"NAME", "DRIVERNAME", "AGE"}, func(o meta.Object) []string {
+		return []string{o.GetObjectMeta().Name, o.(*storage.VolumeAttributesClass).DriverName, age(o)}
+	}}
+}
+
+// boolOr prints a defaulted yes-or-no field.
+func boolOr(b *bool, def bool) string {
+	if b == nil {
+		return fmt.Sprint(def)
+	}
+	return fmt.Sprint(*b)
 }
 
 // clusterTrustBundleTable is kubectl get's columns for ClusterTrustBundle objects.

@@ -114,6 +114,14 @@ func buildKinds() []*Kind {
 				return map[string]string{"provisioner": sc.Provisioner}
 			}),
 		kind("CSINode", "storage.k8s.io/v1", "csinodes", nil, clusterScoped, noStatus, nil, storage.ValidateCSINode, nil, nil),
+		kind("CSIDriver", "storage.k8s.io/v1", "csidrivers", nil, clusterScoped, noStatus, storage.SetDefaultsCSIDriver, storage.ValidateCSIDriver,
+			storage.ValidateCSIDriverUpdate, nil),
+		kind("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities", nil, namespaced, noStatus, nil, storage.ValidateCSIStorageCapacity,
+			storage.ValidateCSIStorageCapacityUpdate, nil),
+		kind("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments", nil, clusterScoped, withStatus, nil, storage.ValidateVolumeAttachment,
+			storage.ValidateVolumeAttachmentUpdate, nil),
+		kind("VolumeAttributesClass", "storage.k8s.io/v1", "volumeattributesclasses", []string{"vac"}, clusterScoped, noStatus, nil,
+			storage.ValidateVolumeAttributesClass, storage.ValidateVolumeAttributesClassUpdate, nil),
 		kind("Lease", "coordination.k8s.io/v1", "leases", nil, namespaced, noStatus, nil, coordination.ValidateLease, nil, nil),
 		kind("Role", "rbac.authorization.k8s.io/v1", "roles", nil, namespaced, noStatus, nil, rbac.ValidateRole, nil, nil),
 		kind("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", nil, clusterScoped, noStatus, nil, rbac.ValidateClusterRole, nil, nil),
@@ -199,6 +207,7 @@ var statusValidation = map[string]func(n, o meta.Object) v.ErrorList{
 	"ResourceClaim":           statusRules(dra.ValidateResourceClaimStatus),
 	"PodCertificateRequest":   statusRules(certificates.ValidatePodCertificateRequestStatus),
 	"DeviceTaintRule":         statusRules(dra.ValidateDeviceTaintRuleStatus),
+	"VolumeAttachment":        statusRules(storage.ValidateVolumeAttachmentStatus),
 }
 
 // draWarning is sent with every REST request on ResourceClaims and their

@@ -56,13 +56,7 @@ func SetDefaultsStorageClass(sc *StorageClass) {
 // ValidateStorageClass checks the provisioner and the policies.
 func ValidateStorageClass(sc *StorageClass) v.ErrorList {
 	errs := v.ValidateObjectMeta(&sc.ObjectMeta, false, v.IsDNS1123Subdomain, v.NewPath("metadata"))
-	if sc.Provisioner == "" {
-		errs = append(errs, v.NewRequired(v.NewPath("provisioner"), ""))
-	} else if err := selector.ValidLabelKey(strings.ToLower(sc.Provisioner)); err != nil {
-		// A qualified name, as Kubernetes checks it: csi.example.com or
-		// example.com/driver.
-		errs = append(errs, v.NewInvalid(v.NewPath("provisioner"), sc.Provisioner, err.Error()))
-	}
+	errs = append(errs, validateProvisioner(sc.Provisioner, v.NewPath("provisioner"))...)
 	if p := sc.ReclaimPolicy; p != nil && *p != core.ReclaimDelete && *p != core.ReclaimRetain {
 		errs = append(errs, v.NewNotSupported(v.NewPath("reclaimPolicy"), string(*p), []string{string(core.ReclaimDelete), string(core.ReclaimRetain)}))
 	}
@@ -72,23 +66,37 @@ func ValidateStorageClass(sc *StorageClass) v.ErrorList {
 	return errs
 }
 
+// validateProvisioner checks a provisioner's or a driver's name: a
+// qualified name, as Kubernetes checks it (csi.example.com or
+// example.com/driver).
+func validateProvisioner(name string, p *v.Path) v.ErrorList {
+	if name == "" {
+		return v.ErrorList{v.NewRequired(p, "")}
+	}
+	if err := selector.ValidLabelKey(strings.ToLower(name)); err != nil {
+		return v.ErrorList{v.NewInvalid(p, name, err.Error())}
+	}
+	return nil
+}
+
+// driverAndParametersFixed forbids changing a class's driver (named by
+// field) or its parameters: volumes made from the class keep what they
+// were given (StorageClass, VolumeAttributesClass).
+func driverAndParametersFixed(field, n, o string, nParams, oParams map[string]string) v.ErrorList {
+	var errs v.ErrorList
+	if n != o {
+		errs = append(errs, v.NewForbidden(v.NewPath(field), "updates to "+field+" are forbidden"))
+	}
+	if !v.JSONEqual(nParams, oParams) {
+		errs = append(errs, v.NewForbidden(v.NewPath("parameters"), "updates to parameters are forbidden"))
+	}
+	return errs
+}
+
 // ValidateStorageClassUpdate: provisioner, parameters, reclaimPolicy and
 // volumeBindingMode are immutable, as in Kubernetes.
 func ValidateStorageClassUpdate(n, o *StorageClass) v.ErrorList {
-	var errs v.ErrorList
-	if n.Provisioner != o.Provisioner {
-		errs = append(errs, v.NewForbidden(v.NewPath("provisioner"), "updates to provisioner are forbidden"))
-	}
-	if len(n.Parameters) != len(o.Parameters) {
-		errs = append(errs, v.NewForbidden(v.NewPath("parameters"), "updates to parameters are forbidden"))
-	} else {
-		for k, val := range n.Parameters {
-			if o.Parameters[k] != val {
-				errs = append(errs, v.NewForbidden(v.NewPath("parameters"), "updates to parameters are forbidden"))
-				break
-			}
-		}
-	}
+	errs := driverAndParametersFixed("provisioner", n.Provisioner, o.Provisioner, n.Parameters, o.Parameters)
 	if *n.ReclaimPolicy != *o.ReclaimPolicy {
 		errs = append(errs, v.NewForbidden(v.NewPath("reclaimPolicy"), "updates to reclaimPolicy are forbidden"))
 	}

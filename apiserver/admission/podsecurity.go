@@ -519,6 +519,8 @@ func volumeType(v *core.VolumeSource) string {
 		return "projected"
 	case v.PersistentVolumeClaim != nil:
 		return "persistentVolumeClaim"
+	case v.CSI != nil:
+		return "csi"
 	}
 	return "unknown"
 }

@@ -54,7 +54,7 @@ var NodeRules = []rbac.PolicyRule{
 	events,
 	rule([]string{"get", "create", "update", "patch", "delete"}, "coordination.k8s.io", "leases"),
 	rule([]string{"get", "create", "update", "patch", "delete"}, "storage.k8s.io", "csinodes"),
-	rule(read, "storage.k8s.io", "storageclasses"),
+	rule(read, "storage.k8s.io", "storageclasses", "csidrivers"),
 	// A pod's RuntimeClass: its handler must be one the node has.
 	rule(read, "node.k8s.io", "runtimeclasses"),
 	// And the network plugin's (Calico's or Cilium's agent, which have
@@ -247,7 +247,7 @@ func BootstrapClusterRoles() []*rbac.ClusterRole {
 		clusterRole("system:kube-scheduler", nil,
 			rule(join(read, []string{"delete"}), "", "pods"), rule([]string{"create"}, "", "pods/binding"), rule([]string{"update", "patch"}, "", "pods/status"),
 			rule(read, "", "nodes", "namespaces"), rule(join(read, []string{"update"}), "", "persistentvolumeclaims", "persistentvolumes"),
-			rule(read, "storage.k8s.io", "storageclasses", "csinodes"), rule(read, "scheduling.k8s.io", "priorityclasses"), events,
+			rule(read, "storage.k8s.io", "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"), rule(read, "scheduling.k8s.io", "priorityclasses"), events,
 			rule(read, "policy", "poddisruptionbudgets"),
 			rule([]string{"get", "create", "update"}, "coordination.k8s.io", "leases")),
 		// What a bootstrap token may do: ask for a certificate (kubeadm's

@@ -17,7 +17,9 @@
 //   - Node: NodeStageVolume bind-mounts the volume's directory on the
 //     staging path the agent gives, NodePublishVolume binds that onto the
 //     pod's target path (read-only when asked), NodeUnpublishVolume and
-//     NodeUnstageVolume undo each; NodeGetInfo names the node and its
+//     NodeUnstageVolume undo each; a pod's inline (ephemeral) csi volume
+//     is an empty directory <data>/ephemeral/<id>, made when it is
+//     published and removed when it is unpublished; NodeGetInfo names the node and its
 //     topology (the agent writes it into the node's CSINode).
 //
 // Every call is idempotent, as CSI requires: a repeated call after a crash
@@ -273,12 +275,29 @@ func (d *Driver) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVolume
 	return &csi.NodeUnstageVolumeResponse{}, nil
 }
 
-// NodePublishVolume binds the staged volume onto the pod's target path.
+// ephemeralKey is the volume context key the agent sets (with the
+// CSIDriver's podInfoOnMount) to "true" for a pod's inline volume.
+const ephemeralKey = "csi.storage.k8s.io/ephemeral"
+
+// ephemeralDir is where an inline volume lives: <Dir>/ephemeral/<id>.
+func (d *Driver) ephemeralDir(id string) (string, error) {
+	if _, err := d.volumeDir(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(d.Dir, "ephemeral", id), nil
+}
+
+// NodePublishVolume binds the staged volume onto the pod's target path;
+// an inline (ephemeral) volume is made empty first, in its own directory,
+// and bound without staging.
 func (d *Driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
 	if _, err := d.volumeDir(req.GetVolumeId()); err != nil {
 		return nil, err
 	}
 	staging, target := req.GetStagingTargetPath(), req.GetTargetPath()
+	if req.GetVolumeContext()[ephemeralKey] == "true" {
+		return d.publishEphemeral(req)
+	}
 	if staging == "" {
 		return nil, status.Error(codes.FailedPrecondition, "staging_target_path: required (the driver stages: call NodeStageVolume first)")
 	}
@@ -297,13 +316,49 @@ func (d *Driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolume
 	return &csi.NodePublishVolumeResponse{}, nil
 }
 
-// NodeUnpublishVolume unmounts and removes the target path.
+// publishEphemeral makes an inline volume's directory (writable by any
+// user, as an emptyDir) and binds it onto the target path. The volume
+// takes no attributes: a directory has nothing to set.
+func (d *Driver) publishEphemeral(req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
+	dir, err := d.ephemeralDir(req.GetVolumeId())
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(req.GetTargetPath()) {
+		return nil, status.Errorf(codes.InvalidArgument, "target_path %q: an absolute path is required", req.GetTargetPath())
+	}
+	if err := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}); err != nil {
+		return nil, err
+	}
+	for k := range req.GetVolumeContext() {
+		if !strings.HasPrefix(k, "csi.storage.k8s.io/") {
+			return nil, status.Errorf(codes.InvalidArgument, "volume_context: %s takes no volumeAttributes (the pod sets %q)", Name, k)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	if err := bind(dir, req.GetTargetPath(), req.GetReadonly()); err != nil {
+		return nil, err
+	}
+	return &csi.NodePublishVolumeResponse{}, nil
+}
+
+// NodeUnpublishVolume unmounts and removes the target path; an inline
+// volume's directory goes with it.
 func (d *Driver) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
-	if _, err := d.volumeDir(req.GetVolumeId()); err != nil {
+	dir, err := d.ephemeralDir(req.GetVolumeId())
+	if err != nil {
 		return nil, err
 	}
 	if err := unbind(req.GetTargetPath()); err != nil {
 		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, status.Errorf(codes.Internal, "remove the inline volume %s: %v", req.GetVolumeId(), err)
 	}
 	return &csi.NodeUnpublishVolumeResponse{}, nil
 }

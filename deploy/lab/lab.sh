@@ -318,6 +318,9 @@ up() {
   say "GET http://$(node_ip node-2)/ Host: web.lab.test (from node-1) -> ${answer:-no answer}"
   kobectl get ingress -n demo | sed 's/^/    /'
   step "A StatefulSet with a volume per pod from the CSI driver (deploy/examples/db.yaml)"
+  # The driver's own manifest first: its StorageClass and its CSIDriver
+  # (what kobeadm init applies as an add-on).
+  kobectl apply -f "$REPO/deploy/csi/kobune-csi-local.yaml" | sed 's/^/    /'
   kobectl apply -f "$REPO/deploy/examples/db.yaml" | sed 's/^/    /'
   for _ in $(seq 300); do
     [ "$(kobectl get pods -l app=db 2>/dev/null | grep -c Running)" -ge 2 ] && break

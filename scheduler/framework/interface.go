@@ -89,6 +89,11 @@ type VolumeLister interface {
 	// Claims is every claim (VolumeBinding counts the ones a node was
 	// selected for that are not bound yet).
 	Claims() []*core.PersistentVolumeClaim
+	// Driver is a CSI driver's CSIDriver object; Capacities are the
+	// CSIStorageCapacity objects of every namespace (VolumeBinding's
+	// capacity check for drivers that ask for it).
+	Driver(name string) (*storage.CSIDriver, bool)
+	Capacities() []*storage.CSIStorageCapacity
 }
 
 // NewCycleState returns the state for one attempt at scheduling pod.

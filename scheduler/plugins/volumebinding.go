@@ -7,6 +7,7 @@ import (
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/resource"
+	"github.com/kobune/kobune/api/selector"
 	"github.com/kobune/kobune/api/storage"
 	"github.com/kobune/kobune/scheduler/framework"
 )
@@ -17,7 +18,9 @@ import (
 // its node); an unbound claim of a WaitForFirstConsumer class needs an
 // available volume the node reaches, or a class that provisions; an
 // unbound claim of any other class keeps the pod waiting until the binder
-// binds it; a ReadWriteOncePod claim another pod uses keeps the pod out
+// binds it; a claim a CSI driver will provision, when the driver's
+// CSIDriver says storageCapacity, needs a CSIStorageCapacity of its class
+// for the node with room for it (kube-scheduler's capacity check); a ReadWriteOncePod claim another pod uses keeps the pod out
 // (kube-scheduler's VolumeRestrictions). The scheduler then names the chosen node on the waiting claims
 // (volume.kubernetes.io/selected-node) so the binder binds them there.
 //
@@ -155,8 +158,13 @@ func (VolumeBinding) Filter(_ context.Context, state *framework.CycleState, _ *c
 		}
 	}
 	for _, c := range vs.waiting {
-		if vs.classes[core.ClaimClass(c)].Provisioner != noProvisioner {
-			continue // a provisioner makes the volume for the node chosen
+		if class := vs.classes[core.ClaimClass(c)]; class.Provisioner != noProvisioner {
+			// A provisioner makes the volume for the node chosen, if it has
+			// room there (when its driver publishes its capacity).
+			if !enoughCapacity(state.Volumes, class, c, n.Node) {
+				return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) did not have enough free storage")
+			}
+			continue
 		}
 		free, mine := 0, false
 		for _, pv := range state.Volumes.Volumes() {
@@ -174,6 +182,30 @@ func (VolumeBinding) Filter(_ context.Context, state *framework.CycleState, _ *c
 		}
 	}
 	return nil
+}
+
+// enoughCapacity is kube-scheduler's capacity check for a claim a
+// provisioner will make a volume for: when the class's provisioner is a
+// CSI driver whose CSIDriver says storageCapacity, some CSIStorageCapacity
+// of the class whose nodeTopology selects the node must fit the claim's
+// request (maximumVolumeSize where set, else capacity); any other
+// provisioner is trusted.
+func enoughCapacity(l framework.VolumeLister, class *storage.StorageClass, c *core.PersistentVolumeClaim, n *core.Node) bool {
+	d, ok := l.Driver(class.Provisioner)
+	if !ok || d.Spec.StorageCapacity == nil || !*d.Spec.StorageCapacity {
+		return true
+	}
+	size := c.Spec.Resources.Requests[resource.Name("storage")]
+	for _, capacity := range l.Capacities() {
+		if capacity.StorageClassName != class.Name || capacity.NodeTopology == nil {
+			continue
+		}
+		sel, err := selector.FromLabelSelector(capacity.NodeTopology)
+		if err == nil && sel.Matches(n.Labels) && capacity.Fits(size) {
+			return true
+		}
+	}
+	return false
 }
 
 // Score implements framework.ScorePlugin: the mean utilization (request /

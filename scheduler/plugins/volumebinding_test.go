@@ -13,9 +13,11 @@ import (
 
 // fakeVolumes is a VolumeLister over fixed objects.
 type fakeVolumes struct {
-	claims  map[string]*core.PersistentVolumeClaim
-	volumes []*core.PersistentVolume
-	classes map[string]*storage.StorageClass
+	claims     map[string]*core.PersistentVolumeClaim
+	volumes    []*core.PersistentVolume
+	classes    map[string]*storage.StorageClass
+	drivers    map[string]*storage.CSIDriver
+	capacities []*storage.CSIStorageCapacity
 }
 
 func (f fakeVolumes) Claim(_, name string) (*core.PersistentVolumeClaim, bool) {
@@ -42,6 +44,12 @@ func (f fakeVolumes) Class(name string) (*storage.StorageClass, bool) {
 	c, ok := f.classes[name]
 	return c, ok
 }
+
+func (f fakeVolumes) Driver(name string) (*storage.CSIDriver, bool) {
+	d, ok := f.drivers[name]
+	return d, ok
+}
+func (f fakeVolumes) Capacities() []*storage.CSIStorageCapacity { return f.capacities }
 
 func localPV(name, node, class string) *core.PersistentVolume {
 	return &core.PersistentVolume{ObjectMeta: meta.ObjectMeta{Name: name}, Spec: core.PersistentVolumeSpec{
@@ -101,6 +109,28 @@ func TestVolumeBinding(t *testing.T) {
 	filter("waiting, node-a's is taken", pod("", "", withClaims("waits")), a, "node(s) didn't find available persistent volumes to bind")
 	filter("waiting, node-c has none", pod("", "", withClaims("waits")), c, "node(s) didn't find available persistent volumes to bind")
 	filter("waiting for a provisioner", pod("", "", withClaims("dynamic")), c, "")
+	// The provisioner's driver publishes its capacity: a node needs a
+	// CSIStorageCapacity of the class that selects it and fits 500Mi.
+	yes := true
+	lister.drivers = map[string]*storage.CSIDriver{"local.csi.kobune.io": {Spec: storage.CSIDriverSpec{StorageCapacity: &yes}}}
+	atNode := func(node, size, max string) *storage.CSIStorageCapacity {
+		q := resource.MustParse(size)
+		sc := &storage.CSIStorageCapacity{StorageClassName: "csi", Capacity: &q,
+			NodeTopology: &meta.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/hostname": node}}}
+		if max != "" {
+			m := resource.MustParse(max)
+			sc.MaximumVolumeSize = &m
+		}
+		return sc
+	}
+	lister.capacities = []*storage.CSIStorageCapacity{atNode("node-a", "1Gi", ""), atNode("node-b", "100Mi", ""), atNode("node-c", "10Gi", "200Mi")}
+	filter("capacity: node-a has 1Gi left", pod("", "", withClaims("dynamic")), a, "")
+	filter("capacity: node-b has 100Mi left", pod("", "", withClaims("dynamic")), b, "node(s) did not have enough free storage")
+	filter("capacity: node-c makes volumes of 200Mi at most", pod("", "", withClaims("dynamic")), c, "node(s) did not have enough free storage")
+	lister.capacities = lister.capacities[:1]
+	filter("capacity: none published for node-c", pod("", "", withClaims("dynamic")), c, "node(s) did not have enough free storage")
+	lister.drivers = nil
+	filter("capacity: a driver that does not publish it is trusted", pod("", "", withClaims("dynamic")), c, "")
 	filter("unbound immediate claim", pod("", "", withClaims("immediate")), a, "pod has unbound immediate PersistentVolumeClaims")
 	filter("missing claim", pod("", "", withClaims("nope")), a, `persistentvolumeclaim "nope" not found`)
 	// Another claim was just selected for node-b and is not bound yet: the

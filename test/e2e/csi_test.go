@@ -254,6 +254,58 @@ func TestRetainedCSIVolumeKeepsItsDirectory(t *testing.T) {
 	}
 }
 
+// TestInlineCSIVolumeOnARealNode applies the driver's manifest
+// (deploy/csi/kobune-csi-local.yaml: its CSIDriver lists Ephemeral and
+// asks for pod information) and runs a pod with an inline csi volume of
+// kobune-csi-local: the pod writes into it and the file is in the node's
+// driver directory, in an inline volume of its own, owned by the pod's
+// fsGroup; once the pod is deleted, the volume and its mount are gone.
+func TestInlineCSIVolumeOnARealNode(t *testing.T) {
+	requireRoot(t)
+	addr, c, nodes, ctx := startCSICluster(t, 3*time.Minute)
+	out, errOut, code := kobectl(ctx, addr, "apply", "-f", filepath.Join(repoRoot(), "deploy", "csi", "kobune-csi-local.yaml"))
+	if code != 0 || errOut != "" {
+		t.Fatalf("kobectl apply: exit %d: %s%s", code, out, errOut)
+	}
+	pods := client.For[*core.Pod](c)
+	gid := int64(2345)
+	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "scratch"}, Spec: core.PodSpec{
+		SecurityContext: &core.PodSecurityContext{FSGroup: &gid},
+		Volumes:         []core.Volume{{Name: "scratch", VolumeSource: core.VolumeSource{CSI: &core.CSIVolumeSource{Driver: csiDriver}}}},
+		Containers: []core.Container{{Name: "sh", Image: "kobune.local/busybox:1.35", ImagePullPolicy: core.PullNever,
+			Command:      []string{"sh", "-c", "trap 'exit 0' TERM; echo inline > /scratch/file; sleep 3600 & wait"},
+			VolumeMounts: []core.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitForPod(t, ctx, pods, "scratch", 0, func(p *core.Pod, _ bool) bool { return p.Status.Phase == core.PodRunning })
+	n := nodeOf(t, nodes, p.Spec.NodeName)
+	var files []string
+	for deadline := time.Now().Add(20 * time.Second); len(files) != 1; time.Sleep(100 * time.Millisecond) {
+		files, _ = filepath.Glob(filepath.Join(n.csiDataDir(), "ephemeral", "csi-*", "file"))
+		if time.Now().After(deadline) {
+			t.Fatalf("the pod's file in %s's inline volumes: %v, want one", n.name, files)
+		}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Dir(files[0]), &st); err != nil || st.Gid != uint32(gid) {
+		t.Errorf("the inline volume's group: %d (%v), want the pod's fsGroup %d", st.Gid, err, gid)
+	}
+	zero := int64(0)
+	if err := pods.Delete(ctx, "default", "scratch", client.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, err := os.Stat(filepath.Dir(files[0]))
+		mounts := mountsUnder(t, filepath.Join(n.dir, "agent", "pods", p.UID))
+		if os.IsNotExist(err) && len(mounts) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("60 s after the pod was deleted: its inline volume %v, its mounts %v; want both gone", err, mounts)
+		}
+	}
+}
+
 // TestAgentKilledMidMount kills the agent at different moments while it
 // mounts a CSI volume for a new pod, restarts it, and checks each time
 // that the pod runs with exactly one published mount, and that once the

@@ -32,13 +32,20 @@ var actedOnGenerically = map[string]string{
 	"apiextensions.JSONSchemaProps.uniqueItems":                        "refused when true, as Kubernetes refuses it (apiextensions.ValidateStructural)",
 	"apiextensions.JSONSchemaProps.title":                              "documentation, stored and returned as written; it checks nothing in Kubernetes either",
 	"apiextensions.JSONSchemaProps.externalDocs":                       "documentation, stored and returned as written; it checks nothing in Kubernetes either",
+	"storage.CSIDriverSpec.volumeLifecycleModes":                       "kobune-agent, through CSIDriverSpec.Mode (api/storage), when it publishes a CSI volume (agent/volume/csi.go)",
+	"storage.CSIStorageCapacity.maximumVolumeSize":                     "the scheduler's VolumeBinding, through CSIStorageCapacity.Fits (api/storage)",
 }
 
 // servedForOthers lists API packages whose kinds Kobune serves for other
 // programs to act on, by the prefix of their fields' keys, and what Kobune
 // tells users who write them.
 var servedForOthers = map[string]string{
-	"dra.": "resource.k8s.io is served for DRA drivers and clients (stored, validated, listed, watched, patched); Kobune allocates no devices, pods cannot name claims (spec.resourceClaims is unsupported), and every REST request on ResourceClaims and their templates carries a warning that says so (api/dra, docs/differences.md)",
+	"storage.VolumeAttachmentSpec.":                       "served for CSI drivers' attachers and tools that create and act on their own (stored, validated, status subresource); Kobune has no attach/detach controller, and a driver whose CSIDriver says attachRequired is refused at mount with what to do (api/storage, docs/differences.md)",
+	"storage.VolumeAttachmentSource.persistentVolumeName": "a VolumeAttachment's volume (storage.VolumeAttachmentSpec.)",
+	"storage.VolumeAttachmentStatus.":                     "a VolumeAttachment's status, written by the attacher (storage.VolumeAttachmentSpec.)",
+	"storage.VolumeError.":                                "part of a VolumeAttachment's status (storage.VolumeAttachment)",
+	"storage.VolumeAttributesClass.":                      "served for CSI drivers and clients (stored, validated, immutable parameters); a claim's volumeAttributesClassName is not supported (api/storage, docs/differences.md)",
+	"dra.":                                                "resource.k8s.io is served for DRA drivers and clients (stored, validated, listed, watched, patched); Kobune allocates no devices, pods cannot name claims (spec.resourceClaims is unsupported), and every REST request on ResourceClaims and their templates carries a warning that says so (api/dra, docs/differences.md)",
 }
 
 // usedAnyway lists unsupported-tagged fields whose Go name another type's
@@ -50,4 +57,5 @@ var usedAnyway = map[string]bool{
 	"networking.IngressBackend.resource":             true, // the authorizer's request Resource
 	"networking.IngressClassSpec.parameters":         true, // a StorageClass's Parameters
 	"apiextensions.CustomResourceConversion.webhook": true, // admissionregistration.Webhook, the admission webhooks' common form
+	"core.ServiceAccount.secrets":                    true, // a CSI NodePublishVolumeRequest's Secrets (agent/volume/csi.go)
 }
