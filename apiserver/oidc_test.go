@@ -73,7 +73,7 @@ func TestServiceAccountIssuerDiscovery(t *testing.T) {
 	review, _ := json.Marshal(map[string]any{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": map[string]any{"token": st.Token, "audiences": []string{"oidc-test"}}})
 	code, _, b = c.do("POST", "/apis/authentication.k8s.io/v1/tokenreviews", "", string(review))
 	var tr authorization.TokenReview
-	if err := json.Unmarshal(b, &tr); code != http.StatusOK || err != nil || !tr.Status.Authenticated {
+	if err := json.Unmarshal(b, &tr); code != http.StatusCreated || err != nil || !tr.Status.Authenticated {
 		t.Fatalf("token review: %d %s", code, b)
 	}
 	node, _ := client.For[*core.Node](s.Client).Get(ctx, "", "node-1")

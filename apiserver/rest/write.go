@@ -66,11 +66,9 @@ func (s *Handler) restCreate(ctx context.Context, w http.ResponseWriter, r *http
 	}
 	resp, err := filters.Unary(ctx, s.chain, "Create", &apipb.CreateRequest{Resource: resource, Namespace: ns, Object: body,
 		FieldValidation: q.Get("fieldValidation"), DryRun: dry}, s.registry.Create)
-	code := http.StatusCreated
-	if t.kind == nil {
-		code = http.StatusOK // reviews and token requests are answered, not stored
-	}
-	respond(w, r, code, resp, err, t)
+	// 201 also for reviews and token requests, which are answered, not
+	// stored: kube-apiserver's create handler answers every create so.
+	respond(w, r, http.StatusCreated, resp, err, t)
 }
 
 func (s *Handler) restUpdate(ctx context.Context, w http.ResponseWriter, r *http.Request, t *restTarget) {
