@@ -162,12 +162,14 @@ const (
 // NonZeroRequests sums a pod's requests with the defaults for containers
 // that state no cpu or memory request; the resource score plugins use it.
 func NonZeroRequests(p *core.Pod) Resources {
+	requests := requestsOf(p)
 	r := core.PodAggregate(&p.Spec, func(c *core.Container) Resources {
-		cpu, mem := c.Resources.Requests.Cpu().MilliValue(), c.Resources.Requests.Memory().Value()
-		if _, ok := c.Resources.Requests[resource.CPU]; !ok {
+		req := requests(c)
+		cpu, mem := req.Cpu().MilliValue(), req.Memory().Value()
+		if _, ok := req[resource.CPU]; !ok {
 			cpu = DefaultMilliCPURequest
 		}
-		if _, ok := c.Resources.Requests[resource.Memory]; !ok {
+		if _, ok := req[resource.Memory]; !ok {
 			mem = DefaultMemoryRequest
 		}
 		return Resources{MilliCPU: cpu, Memory: mem}
@@ -175,6 +177,49 @@ func NonZeroRequests(p *core.Pod) Resources {
 	r = addResources(r, overheadOf(p))
 	r.Pods = 1
 	return r
+}
+
+// requestsOf is what each of the pod's containers holds on its node, as
+// kube-scheduler counts it with in-place resize: the larger of the spec's
+// requests and the node's actual ones (status resources) while a resize
+// is on its way — a pod shrunk in its spec still holds the old amount
+// until the node applies it — and the actual ones alone when the node
+// called the resize Infeasible (it will never apply it).
+func requestsOf(p *core.Pod) func(*core.Container) resource.List {
+	actual := map[string]resource.List{}
+	for _, list := range [][]core.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
+		for _, cs := range list {
+			if cs.Resources != nil && cs.Resources.Requests != nil {
+				actual[cs.Name] = cs.Resources.Requests
+			}
+		}
+	}
+	if len(actual) == 0 {
+		return func(c *core.Container) resource.List { return c.Resources.Requests }
+	}
+	infeasible := false
+	for _, cond := range p.Status.Conditions {
+		infeasible = infeasible || (cond.Type == core.PodResizePending && cond.Reason == "Infeasible")
+	}
+	return func(c *core.Container) resource.List {
+		have, ok := actual[c.Name]
+		switch {
+		case !ok:
+			return c.Resources.Requests
+		case infeasible:
+			return have
+		}
+		out := resource.List{}
+		for name, q := range c.Resources.Requests {
+			out[name] = q
+		}
+		for name, q := range have {
+			if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
+				out[name] = q
+			}
+		}
+		return out
+	}
 }
 
 // overheadOf is the pod's overhead (from its RuntimeClass) as Resources:
@@ -220,9 +265,11 @@ func (r *Resources) setExtended(name resource.Name, v int64) {
 // if it asks for more than the sum (as in Kubernetes: core.PodAggregate);
 // the pod's overhead is added.
 func PodRequests(p *core.Pod) Resources {
+	requests := requestsOf(p)
 	r := core.PodAggregate(&p.Spec, func(c *core.Container) Resources {
-		r := Resources{MilliCPU: c.Resources.Requests.Cpu().MilliValue(), Memory: c.Resources.Requests.Memory().Value()}
-		r.addExtended(c.Resources.Requests)
+		req := requests(c)
+		r := Resources{MilliCPU: req.Cpu().MilliValue(), Memory: req.Memory().Value()}
+		r.addExtended(req)
 		return r
 	}, addResources, largerResources)
 	r = addResources(r, overheadOf(p))

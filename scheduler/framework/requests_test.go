@@ -28,3 +28,30 @@ func TestPodRequestsCountSidecarsAndOverhead(t *testing.T) {
 		t.Errorf("NonZeroRequests: %+v", r)
 	}
 }
+
+// A pod resized in place is counted, as kube-scheduler counts it, at the
+// larger of its spec's requests and what its node runs it with until the
+// node applies the resize; at what the node runs it with when the node
+// called the resize Infeasible.
+func TestPodRequestsOfAResizedPod(t *testing.T) {
+	reqs := func(cpu string) resource.List { return resource.List{resource.CPU: resource.MustParse(cpu)} }
+	p := &core.Pod{Spec: core.PodSpec{Containers: []core.Container{{Name: "app", Resources: core.ResourceRequirements{Requests: reqs("200m")}}}}}
+	if r := PodRequests(p); r.MilliCPU != 200 {
+		t.Fatalf("no status: %dm, want the spec's 200m", r.MilliCPU)
+	}
+	p.Status.ContainerStatuses = []core.ContainerStatus{{Name: "app", Resources: &core.ResourceRequirements{Requests: reqs("500m")}}}
+	if r := PodRequests(p); r.MilliCPU != 500 {
+		t.Errorf("shrunk to 200m, still running with 500m: %dm, want 500m", r.MilliCPU)
+	}
+	p.Spec.Containers[0].Resources.Requests = reqs("4")
+	if r := PodRequests(p); r.MilliCPU != 4000 {
+		t.Errorf("grown to 4, running with 500m: %dm, want 4000m", r.MilliCPU)
+	}
+	p.Status.Conditions = []core.PodCondition{{Type: core.PodResizePending, Status: "True", Reason: "Infeasible"}}
+	if r := PodRequests(p); r.MilliCPU != 500 {
+		t.Errorf("grown to 4, Infeasible: %dm, want the 500m it runs with", r.MilliCPU)
+	}
+	if r := NonZeroRequests(p); r.MilliCPU != 500 {
+		t.Errorf("NonZeroRequests, Infeasible: %dm, want 500m", r.MilliCPU)
+	}
+}
