@@ -129,14 +129,15 @@ fuzz:
 # Kubernetes' own conformance tests (deploy/conformance/conformance.sh):
 # conformance-build builds e2e.test and kubectl once into a cache outside
 # the repository (about 40 minutes); conformance runs the tests matching
-# FOCUS, each in its own process, against make lab, and writes
+# FOCUS, each in its own process, against make lab (ON=vmlab: the VM
+# lab, make vm-lab), and writes
 # docs/conformance.md. Not part of make test.
 FOCUS ?= sig-api-machinery
 conformance-build:
 	deploy/conformance/conformance.sh build
 
 conformance: conformance-build
-	deploy/conformance/conformance.sh run '$(FOCUS)'
+	KOBUNE_CONFORMANCE_ON=$(or $(ON),lab) deploy/conformance/conformance.sh run '$(FOCUS)'
 
 # The suite's test images, built here and loaded into the lab's nodes
 # (make conformance does it too).

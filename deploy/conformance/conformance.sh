@@ -17,6 +17,12 @@
 # "sig-api-machinery"; "." for all); FILE a file of test names, one a line.
 # The cache is $KOBUNE_CONFORMANCE_CACHE (default /var/cache/kobune/conformance).
 #
+# KOBUNE_CONFORMANCE_ON=vmlab (make conformance ON=vmlab) runs against the
+# VM lab (make vm-lab) instead: the images are imported into every
+# machine's containerd through `vmlab.sh exec`, and e2e.test runs in the VM
+# lab's network namespace (the only place its machines are reachable
+# from) with cp1's admin kubeconfig.
+#
 # Why each test runs alone: a test that fails inside a goroutine ends the
 # whole e2e.test process (Ginkgo's Fail panics there), and every later
 # test would be lost. The suite's clients send protobuf bodies, as
@@ -28,6 +34,10 @@ K8S_VERSION=${K8S_VERSION:-v1.37.2}
 CACHE=${KOBUNE_CONFORMANCE_CACHE:-/var/cache/kobune/conformance}/$K8S_VERSION
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GO=${GO:-go}
+
+ON=${KOBUNE_CONFORMANCE_ON:-lab}
+VMLAB=$ROOT/deploy/vmlab/vmlab.sh
+VMLAB_NETNS=${KOBUNE_VMLAB_NETNS:-kobvm}
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'conformance: %s\n' "$*" >&2; exit 1; }
@@ -181,6 +191,19 @@ images() {
     rm -rf "$tmp"
   done
   local sock n=0
+  if [ "$ON" = vmlab ]; then
+    local m
+    for m in $("$VMLAB" list); do
+      for line in "${images[@]}"; do
+        read -r file name what args <<<"$line"
+        "$VMLAB" exec "$m" ctr -n kobune images import - <"$CACHE/images/$file.$stamp.tar" >/dev/null || die "import $file into $m failed"
+      done
+      n=$((n + 1))
+    done
+    [ "$n" -gt 0 ] || die "no VM-lab machine: make vm-lab first"
+    say "${#images[@]} test images are in the containerd of $n VM-lab machines"
+    return
+  fi
   for sock in "$state"/nodes/*/containerd.sock; do
     [ -S "$sock" ] || continue
     for line in "${images[@]}"; do
@@ -241,8 +264,14 @@ names() {
 run() {
   need_built
   local sel=${1:-sig-api-machinery} kubeconfig=${KOBUNE_CONFORMANCE_KUBECONFIG:-${KOBUNE_LAB_STATE:-/var/lib/kobune-lab}/pki/admin.kubeconfig}
+  local inside=()   # what runs e2e.test and kubectl: here, or in the VM lab's network
+  if [ "$ON" = vmlab ]; then
+    kubeconfig=$CACHE/vmlab-admin.conf
+    "$VMLAB" exec cp1 cat /etc/kobune/admin.conf >"$kubeconfig" 2>/dev/null || die "no admin kubeconfig on the VM lab's cp1: make vm-lab first"
+    inside=(ip netns exec "$VMLAB_NETNS")
+  fi
   [ -f "$kubeconfig" ] || die "no lab kubeconfig at $kubeconfig: run make lab first (or set KOBUNE_CONFORMANCE_KUBECONFIG)"
-  "$CACHE/kubectl" --kubeconfig "$kubeconfig" get nodes >/dev/null 2>&1 || die "the lab does not answer ($kubeconfig): make lab, then run again"
+  "${inside[@]}" "$CACHE/kubectl" --kubeconfig "$kubeconfig" get nodes >/dev/null 2>&1 || die "the $ON does not answer ($kubeconfig): make ${ON/vmlab/vm-lab}, then run again"
   images
   local tests=()
   if [ -f "$sel" ]; then
@@ -263,7 +292,7 @@ run() {
     focus="(^|\\s)$(printf '%s' "$t" | sed 's/[][\\.*^$()+?{}|]/\\&/g; s/ \{1,\}/\\s+/g')\$"
     log=$logs/$(printf '%03d' "$i").log
     printf '[%d/%d] %s ... ' "$i" "${#tests[@]}" "$t"
-    timeout "${KOBUNE_CONFORMANCE_TIMEOUT:-900}" "$CACHE/e2e.test" --kubeconfig="$kubeconfig" --provider=skeleton \
+    "${inside[@]}" timeout "${KOBUNE_CONFORMANCE_TIMEOUT:-900}" "$CACHE/e2e.test" --kubeconfig="$kubeconfig" --provider=skeleton \
       --kubectl-path="$CACHE/kubectl" --minStartupPods=0 --allowed-not-ready-nodes=1 \
       --ginkgo.focus="$focus" --ginkgo.v --ginkgo.no-color >"$log" 2>&1 || rc=$?
     local result why=""
