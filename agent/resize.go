@@ -61,9 +61,17 @@ func (w *podWorkers) resize(ctx context.Context, pod *core.Pod, state runtime.Po
 		}
 	}
 	if allocated == nil {
-		// Started just now, or the agent restarted: what runs is made to
-		// be the spec's (a resize written while the agent was down is
-		// carried out here; for a container just made it changes nothing).
+		// The agent restarted: what its containers run with is what the
+		// status said they do (the kubelet keeps a checkpoint of its
+		// allocation), and a resize of the spec goes through the checks
+		// below like any other.
+		if allocated = allocatedFromStatus(pod, running); allocated != nil {
+			w.records.allocate(pod.UID, allocated)
+		}
+	}
+	if allocated == nil {
+		// Started just now: what runs is made to be the spec's (for a
+		// container just made it changes nothing).
 		var names []string
 		for name := range running {
 			names = append(names, name)
@@ -176,6 +184,27 @@ func (w *podWorkers) resizeFits(pod *core.Pod) (reason, message string) {
 		}
 	}
 	return "", ""
+}
+
+// allocatedFromStatus is what the running containers run with by the
+// pod's status (the allocation an agent before this one reported), or nil
+// when the status does not say it for each of them.
+func allocatedFromStatus(pod *core.Pod, running map[string]bool) map[string]core.ResourceRequirements {
+	if len(running) == 0 {
+		return nil
+	}
+	out := map[string]core.ResourceRequirements{}
+	for _, list := range [][]core.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range list {
+			if running[cs.Name] && cs.Resources != nil {
+				out[cs.Name] = core.ResourceRequirements{Requests: cs.Resources.Requests, Limits: cs.Resources.Limits}
+			}
+		}
+	}
+	if len(out) != len(running) {
+		return nil
+	}
+	return out
 }
 
 // showResize puts what runs and the resize conditions into a status.

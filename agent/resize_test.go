@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kobune/kobune/api/core"
 	"github.com/kobune/kobune/api/meta"
@@ -20,7 +21,8 @@ import (
 // the usage is in progress with an error until it is asked no more.
 func TestInPlaceResize(t *testing.T) {
 	s, ctx, rt := fakeNode(t, "10.244.1.0/24")
-	defer startAgent(t, ctx, s, rt)()
+	stopAgent := startAgent(t, ctx, s, rt)
+	defer func() { stopAgent() }()
 	pods := client.For[*core.Pod](s.Client)
 	requests := resource.List{resource.CPU: resource.MustParse("100m"), resource.Memory: resource.MustParse("64Mi")}
 	if _, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Name: "app", Namespace: "default"},
@@ -74,6 +76,21 @@ func TestInPlaceResize(t *testing.T) {
 	}
 	if r, _ := rt.Resized(p.UID, "c1"); r.Requests.Cpu().String() != "200m" {
 		t.Errorf("an infeasible resize reached the runtime: %v", r.Requests)
+	}
+	// The agent restarts: it takes what runs from the status, and the
+	// infeasible resize stays that, not carried out.
+	stopAgent()
+	stopAgent = startAgent(t, ctx, s, rt)
+	time.Sleep(2 * time.Second) // the new agent's first syncs of the pod
+	p = waitPod(t, ctx, s, "app", 0, func(p *core.Pod, _ bool) bool {
+		c := condition(p, core.PodResizePending)
+		return c != nil && c.Reason == "Infeasible"
+	})
+	if !shows("200m", "256Mi")(p, true) {
+		t.Errorf("after the agent's restart, the infeasible resize changed the status: %+v", p.Status.ContainerStatuses[0])
+	}
+	if r, _ := rt.Resized(p.UID, "c1"); r.Requests.Cpu().String() != "200m" {
+		t.Errorf("after the agent's restart, the infeasible resize reached the runtime: %v", r.Requests)
 	}
 	// A memory limit below the usage: in progress, with the error.
 	rv = resize(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"200m","memory":"512Ki"},"limits":{"memory":"900Ki"}}}]}}`)
