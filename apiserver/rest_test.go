@@ -19,6 +19,9 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/kobune/kobune/api/core"
+	"github.com/kobune/kobune/api/meta"
+	"github.com/kobune/kobune/api/policy"
 	"github.com/kobune/kobune/apiserver"
 	"github.com/kobune/kobune/apiserver/rest"
 	"github.com/kobune/kobune/apiserver/testserver"
@@ -1040,5 +1043,42 @@ func TestRESTWatchBookmarksArrive(t *testing.T) {
 	}
 	if got := types(false); slices.Contains(got, "BOOKMARK") {
 		t.Errorf("a watch without allowWatchBookmarks got %v", got)
+	}
+}
+
+// TestRESTEvictionRefusalNamesTheBudgetAsCause: an eviction a budget
+// refuses is a 429 whose Status lists a cause of type DisruptionBudget
+// (JSON "reason")
+// (what kubectl drain and Kubernetes' tests look for), with the budget's
+// state in its message.
+func TestRESTEvictionRefusalNamesTheBudgetAsCause(t *testing.T) {
+	s := testserver.New(t)
+	ctx := context.Background()
+	c := newRESTClient(t, client.Config{}, s.Addr())
+	pods := client.For[*core.Pod](s.Client)
+	p, err := pods.Create(ctx, &core.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "web", Labels: map[string]string{"app": "web"}},
+		Spec: core.PodSpec{Containers: []core.Container{{Name: "c", Image: "kobune.local/labapp:1.0"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = core.PodRunning
+	if _, err := pods.UpdateStatus(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	one := meta.FromInt(1)
+	if _, err := client.For[*policy.PodDisruptionBudget](s.Client).Create(ctx, &policy.PodDisruptionBudget{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: policy.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &meta.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, b := c.do("POST", "/api/v1/namespaces/default/pods/web/eviction", "",
+		`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"web","namespace":"default"}}`)
+	st := decodeJSON(t, b)
+	causes, _ := st["details"].(map[string]any)["causes"].([]any)
+	if code != 429 || len(causes) != 1 || causes[0].(map[string]any)["reason"] != "DisruptionBudget" ||
+		!strings.Contains(fmt.Sprint(causes[0].(map[string]any)["message"]), "The disruption budget web is still being processed") {
+		t.Fatalf("eviction under a budget not yet processed: %d %s; want 429 with a DisruptionBudget cause", code, b)
+	}
+	if got, err := pods.Get(ctx, "default", "web"); err != nil || got.DeletionTimestamp != nil {
+		t.Errorf("the refused pod: %v %+v", err, got)
 	}
 }

@@ -49,6 +49,11 @@ type PodDisruptionBudgetStatus struct {
 	Conditions         []Condition          `json:"conditions,omitempty"`
 }
 
+// DisruptionBudgetCause is the cause type of an eviction refused for a
+// budget (its Status's details.causes, which clients such as kubectl
+// drain and Kubernetes' tests look for).
+const DisruptionBudgetCause = "DisruptionBudget"
+
 // Eviction asks for a pod to go, within its budget (POST
 // pods/NAME/eviction).
 type Eviction struct {

@@ -82,6 +82,19 @@ func WithReason(code codes.Code, reason, format string, args ...any) error {
 	return st.Err()
 }
 
+// WithCause is an error whose Status lists a cause of type causeType (a
+// metav1.StatusCause without a field: an eviction's "DisruptionBudget"),
+// carried as a BadRequest field violation, which the REST API turns into
+// the Status's details.causes as it does validation errors' fields.
+func WithCause(code codes.Code, causeType, causeMessage, format string, args ...any) error {
+	st := status.Newf(code, format, args...)
+	if d, err := st.WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{
+		{Reason: causeType, Description: causeMessage}}}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
 // ContinueKey is the ErrorInfo metadata key of ExpiredContinue's token.
 const ContinueKey = "continue"
 

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -101,10 +102,13 @@ func (s *Registry) createEviction(ctx context.Context, req *apipb.CreateRequest)
 			}
 		}
 		if b.Status.ObservedGeneration < b.Generation {
-			return nil, status.Errorf(codes.ResourceExhausted, "%s (the disruption budget %s is still being processed by the server)", errBudget, b.Name)
+			return nil, apierrors.WithCause(codes.ResourceExhausted, policy.DisruptionBudgetCause, fmt.Sprintf("The disruption budget %s is still being processed by the server.", b.Name),
+				"%s (the disruption budget %s is still being processed by the server)", errBudget, b.Name)
 		}
 		if b.Status.DisruptionsAllowed <= 0 {
-			return nil, status.Errorf(codes.ResourceExhausted, "%s (the disruption budget %s needs %d healthy pods and has %d currently)", errBudget, b.Name, b.Status.DesiredHealthy, b.Status.CurrentHealthy)
+			return nil, apierrors.WithCause(codes.ResourceExhausted, policy.DisruptionBudgetCause,
+				fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", b.Name, b.Status.DesiredHealthy, b.Status.CurrentHealthy),
+				"%s (the disruption budget %s needs %d healthy pods and has %d currently)", errBudget, b.Name, b.Status.DesiredHealthy, b.Status.CurrentHealthy)
 		}
 		b.Status.DisruptionsAllowed--
 		if b.Status.DisruptedPods == nil {
