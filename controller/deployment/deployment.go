@@ -94,6 +94,17 @@ func (dc *Controller) Reconcile(ctx context.Context, key string) (reconcile.Resu
 		}
 		return dc.syncStatus(ctx, r)
 	}
+	if r.isScalingEvent() {
+		// Only scaled this time (scale.go); the rollout goes on in the
+		// next pass, from the new sizes.
+		scaled, err := r.scaleForEvent(ctx)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if scaled {
+			return dc.syncStatus(ctx, r)
+		}
+	}
 	if err := r.ensureNew(ctx); err != nil {
 		return reconcile.Result{}, err
 	}

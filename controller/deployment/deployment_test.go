@@ -267,3 +267,49 @@ func TestPassWaitsForItsOwnWrites(t *testing.T) {
 		t.Errorf("with %s at 2 and %s at 5, %s was scaled to %d, want 1 (8 = replicas + maxSurge)", v2, old.Name, v3, got[v3])
 	}
 }
+
+// TestScalingMidRolloutIsProportional: a Deployment of 10 (maxSurge 3,
+// maxUnavailable 2) whose rollout is stuck — 8 old pods, 5 new ones that
+// never become available, both sized for 10 with max-replicas 13 — is
+// scaled to 30: the 20 added share by size, 8 × 33/13 → 20 old and
+// 5 × 33/13 → 13 new (Kubernetes' conformance test "deployment should
+// support proportional scaling"), and nothing else moves that pass.
+// Scaled back to 10, they shrink in proportion again.
+func TestScalingMidRolloutIsProportional(t *testing.T) {
+	surge, unavailable := meta.FromInt(3), meta.FromInt(2)
+	d := deploy(30, "labapp:bad", func(d *apps.Deployment) {
+		d.Spec.Strategy.RollingUpdate = &apps.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavailable}
+	})
+	sized := func(rs *apps.ReplicaSet, desired, max string) *apps.ReplicaSet {
+		rs.Annotations[apps.DesiredReplicasAnnotation], rs.Annotations[apps.MaxReplicasAnnotation] = desired, max
+		return rs
+	}
+	oldRS := sized(ownedRS(d, "labapp:1.0", "1", 8, 8, time.Hour), "10", "13")
+	newRS := sized(ownedRS(d, "labapp:bad", "2", 5, 0, time.Minute), "10", "13")
+	dc, api := fixture(d, oldRS, newRS)
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := scaledTo(api); got[oldRS.Name] != 20 || got[newRS.Name] != 13 || len(got) != 2 {
+		t.Fatalf("scaled to %v; want %s 20 and %s 13", got, oldRS.Name, newRS.Name)
+	}
+	for _, a := range api.Filter("update", "replicasets") {
+		if rs := controllertest.Decode[apps.ReplicaSet](a); rs.Annotations[apps.DesiredReplicasAnnotation] != "30" || rs.Annotations[apps.MaxReplicasAnnotation] != "33" {
+			t.Errorf("%s sized for %s (max %s), want 30 (max 33)", rs.Name, rs.Annotations[apps.DesiredReplicasAnnotation], rs.Annotations[apps.MaxReplicasAnnotation])
+		}
+	}
+
+	// Back to 10 from 20 and 13 (sized for 30, max 33): 33 → 13 removes
+	// 20, 20 × 13/33 → 8 and 13 × 13/33 → 5.
+	ten := int32(10)
+	d.Spec.Replicas = &ten
+	oldRS = sized(ownedRS(d, "labapp:1.0", "1", 20, 20, time.Hour), "30", "33")
+	newRS = sized(ownedRS(d, "labapp:bad", "2", 13, 0, time.Minute), "30", "33")
+	dc, api = fixture(d, oldRS, newRS)
+	if _, err := dc.Reconcile(context.Background(), "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := scaledTo(api); got[oldRS.Name] != 8 || got[newRS.Name] != 5 {
+		t.Fatalf("scaled back to %v; want %s 8 and %s 5", got, oldRS.Name, newRS.Name)
+	}
+}
