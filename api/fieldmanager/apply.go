@@ -124,7 +124,7 @@ func Apply(r Request) (map[string]any, []Entry, error) {
 		liveJSON, _ = json.Marshal(r.Live)
 	}
 	appliedJSON, _ := json.Marshal(r.Applied)
-	mergedJSON, err := patch.Apply(patch.StrategicMergePatchType, liveJSON, appliedJSON, r.Type)
+	mergedJSON, err := patch.MergeApplied(liveJSON, appliedJSON, r.Type)
 	if err != nil {
 		return nil, nil, err
 	}

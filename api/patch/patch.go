@@ -93,11 +93,30 @@ func Apply(patchType string, original, p []byte, t *k8sapi.Type) ([]byte, error)
 			return nil, fmt.Errorf("the object is not a JSON object")
 		}
 		var err error
-		if out, err = strategicMerge(m, pv, t); err != nil {
+		if out, err = (smp{order: orderMerged}).strategicMerge(m, pv, t); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("patch type %q is not supported: use %s, %s or %s", patchType, JSONPatchType, MergePatchType, StrategicMergePatchType)
+	}
+	return json.Marshal(out)
+}
+
+// MergeApplied merges a server-side apply's configuration into the live
+// object (JSON objects) as a strategic merge, with lists in the live
+// order and what only the applied configuration has last (storedOrder),
+// not in a PATCH's order.
+func MergeApplied(live, applied []byte, t *k8sapi.Type) ([]byte, error) {
+	var doc, pv map[string]any
+	if err := unmarshal(live, &doc); err != nil {
+		return nil, fmt.Errorf("the object is not a JSON object: %v", err)
+	}
+	if err := unmarshal(applied, &pv); err != nil {
+		return nil, fmt.Errorf("the applied configuration is not a JSON object: %v", err)
+	}
+	out, err := (smp{order: storedOrder}).strategicMerge(doc, pv, t)
+	if err != nil {
+		return nil, err
 	}
 	return json.Marshal(out)
 }

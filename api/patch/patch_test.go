@@ -40,7 +40,7 @@ func TestPatchTypes(t *testing.T) {
 			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web","copied":"web"},"finalizers":["a","b"]},"spec":{"replicas":3,"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1}},"template":{"spec":{"containers":[{"name":"app","image":"labapp:1","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}],"ports":[{"containerPort":8080}]},{"name":"side","image":"busybox"}]}}}}`},
 		{"strategic: containers merge by name, env by name, finalizers union", StrategicMergePatchType,
 			`{"metadata":{"finalizers":["b"]},"spec":{"template":{"spec":{"containers":[{"name":"app","image":"labapp:2","env":[{"name":"B","value":"3"},{"name":"C","value":"4"}]}]}}}}`,
-			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web","tier":"front"},"finalizers":["a","b"]},"spec":{"replicas":2,"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1}},"template":{"spec":{"containers":[{"name":"app","image":"labapp:2","env":[{"name":"A","value":"1"},{"name":"B","value":"3"},{"name":"C","value":"4"}],"ports":[{"containerPort":8080}]},{"name":"side","image":"busybox"}]}}}}`},
+			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web","tier":"front"},"finalizers":["b","a"]},"spec":{"replicas":2,"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1}},"template":{"spec":{"containers":[{"name":"app","image":"labapp:2","env":[{"name":"A","value":"1"},{"name":"B","value":"3"},{"name":"C","value":"4"}],"ports":[{"containerPort":8080}]},{"name":"side","image":"busybox"}]}}}}`},
 		{"strategic: $patch delete removes one container; $retainKeys drops rollingUpdate", StrategicMergePatchType,
 			`{"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"},"template":{"spec":{"containers":[{"name":"side","$patch":"delete"}]}}}}`,
 			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web","tier":"front"},"finalizers":["a"]},"spec":{"replicas":2,"strategy":{"type":"Recreate"},"template":{"spec":{"containers":[{"name":"app","image":"labapp:1","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}],"ports":[{"containerPort":8080}]}]}}}}`},
@@ -59,6 +59,37 @@ func TestPatchTypes(t *testing.T) {
 		}
 		if canon(t, string(got)) != canon(t, c.want) {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, canon(t, c.want))
+		}
+	}
+}
+
+// TestStrategicMergeOrdersListsAsKubernetes: a merged list comes out in
+// the order apimachinery's strategic merge gives it (each want below is
+// what k8s.io/apimachinery v0.37's StrategicMergePatch answered for the
+// same document and patch): items the patch names in its order, an item
+// new to the list before the stored ones after it, $setElementOrder
+// reorders, primitives likewise.
+func TestStrategicMergeOrdersListsAsKubernetes(t *testing.T) {
+	dt, _ := k8sapi.ForKind("apps/v1", "Deployment")
+	doc := `{"metadata":{"name":"web","finalizers":["a","b","c"]},"spec":{"template":{"spec":{"containers":[{"name":"app","image":"x"},{"name":"side","image":"y"},{"name":"third","image":"z"}]}}}}`
+	cases := []struct{ patch, want string }{
+		{`{"spec":{"template":{"spec":{"containers":[{"name":"test-rs","image":"pause"}]}}}}`,
+			`{"metadata":{"finalizers":["a","b","c"],"name":"web"},"spec":{"template":{"spec":{"containers":[{"image":"pause","name":"test-rs"},{"image":"x","name":"app"},{"image":"y","name":"side"},{"image":"z","name":"third"}]}}}}`},
+		{`{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"side"},{"name":"app"}],"containers":[{"name":"app","image":"v2"}]}}}}`,
+			`{"metadata":{"finalizers":["a","b","c"],"name":"web"},"spec":{"template":{"spec":{"containers":[{"image":"y","name":"side"},{"image":"v2","name":"app"},{"image":"z","name":"third"}]}}}}`},
+		{`{"spec":{"template":{"spec":{"containers":[{"name":"third","image":"v2"},{"name":"new","image":"n"}]}}}}`,
+			`{"metadata":{"finalizers":["a","b","c"],"name":"web"},"spec":{"template":{"spec":{"containers":[{"image":"x","name":"app"},{"image":"y","name":"side"},{"image":"v2","name":"third"},{"image":"n","name":"new"}]}}}}`},
+		{`{"metadata":{"finalizers":["c","d"]}}`,
+			`{"metadata":{"finalizers":["a","b","c","d"],"name":"web"},"spec":{"template":{"spec":{"containers":[{"image":"x","name":"app"},{"image":"y","name":"side"},{"image":"z","name":"third"}]}}}}`},
+	}
+	for _, c := range cases {
+		got, err := Apply(StrategicMergePatchType, []byte(doc), []byte(c.patch), dt)
+		if err != nil {
+			t.Errorf("%s: %v", c.patch, err)
+			continue
+		}
+		if canon(t, string(got)) != canon(t, c.want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.patch, got, canon(t, c.want))
 		}
 	}
 }

@@ -17,9 +17,22 @@ const (
 	prefixDeleteFromList  = "$deleteFromPrimitiveList/"
 )
 
+// smp is one strategic merge; order puts each merged list in its order
+// (orderMerged, Kubernetes' for a PATCH; storedOrder for server-side
+// apply).
+type smp struct {
+	order func(merged, order, stored []any, key string) []any
+}
+
+// storedOrder leaves a merged list as the merge made it: the stored items
+// in their order, new items last — server-side apply's order for a list
+// whose applied items come after the stored ones (structured-merge-diff
+// keeps the live order and adds what only the applied configuration has).
+func storedOrder(merged, _, _ []any, _ string) []any { return merged }
+
 // strategicMerge merges patch into doc, an object of type t (nil: no
 // merge keys are known, and lists are replaced as in a merge patch).
-func strategicMerge(doc, p map[string]any, t *k8sapi.Type) (map[string]any, error) {
+func (sm smp) strategicMerge(doc, p map[string]any, t *k8sapi.Type) (map[string]any, error) {
 	switch p[directivePatch] {
 	case nil, "merge":
 	case "replace":
@@ -32,10 +45,18 @@ func strategicMerge(doc, p map[string]any, t *k8sapi.Type) (map[string]any, erro
 	if doc == nil {
 		doc = map[string]any{}
 	}
+	// The stored lists a $setElementOrder orders, before the merge changes
+	// them (their order places the items the patch does not name).
+	orig := map[string]any{}
+	for key := range p {
+		if field, ok := strings.CutPrefix(key, prefixSetElementOrder); ok {
+			orig[field] = doc[field]
+		}
+	}
 	for key, pv := range p {
 		switch {
 		case key == directivePatch, key == directiveRetainKeys, strings.HasPrefix(key, prefixSetElementOrder):
-			continue // ordering is the server's own: lists keep the stored order, new items last
+			continue // $setElementOrder orders the merged list below
 		case strings.HasPrefix(key, prefixDeleteFromList):
 			field := strings.TrimPrefix(key, prefixDeleteFromList)
 			drop, _ := pv.([]any)
@@ -52,7 +73,7 @@ func strategicMerge(doc, p map[string]any, t *k8sapi.Type) (map[string]any, erro
 		if t != nil {
 			f, _ = t.Field(key)
 		}
-		merged, err := mergeValue(doc[key], pv, f)
+		merged, err := sm.mergeValue(doc[key], pv, f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
@@ -61,6 +82,25 @@ func strategicMerge(doc, p map[string]any, t *k8sapi.Type) (map[string]any, erro
 		} else {
 			doc[key] = merged
 		}
+	}
+	for key, pv := range p {
+		field, ok := strings.CutPrefix(key, prefixSetElementOrder)
+		order, isList := pv.([]any)
+		list, stored := doc[field].([]any)
+		if !ok || !isList || !stored {
+			continue
+		}
+		mergeKey := ""
+		if t != nil {
+			if f, ok := t.Field(field); ok {
+				mergeKey = f.PatchMergeKey
+			}
+		}
+		var before []any
+		if m, ok := orig[field].([]any); ok {
+			before = m
+		}
+		doc[field] = sm.order(list, order, before, mergeKey)
 	}
 	if keep, ok := p[directiveRetainKeys].([]any); ok {
 		for k := range doc {
@@ -73,7 +113,7 @@ func strategicMerge(doc, p map[string]any, t *k8sapi.Type) (map[string]any, erro
 }
 
 // mergeValue merges one field's patch value into its stored value.
-func mergeValue(orig, pv any, f *k8sapi.Field) (any, error) {
+func (sm smp) mergeValue(orig, pv any, f *k8sapi.Field) (any, error) {
 	switch p := pv.(type) {
 	case map[string]any:
 		var t *k8sapi.Type
@@ -100,7 +140,7 @@ func mergeValue(orig, pv any, f *k8sapi.Field) (any, error) {
 							continue
 						}
 						ov, _ := om[k].(map[string]any)
-						m, err := strategicMerge(ov, vm, et)
+						m, err := sm.strategicMerge(ov, vm, et)
 						if err != nil {
 							return nil, err
 						}
@@ -113,7 +153,7 @@ func mergeValue(orig, pv any, f *k8sapi.Field) (any, error) {
 			}
 		}
 		om, _ := orig.(map[string]any)
-		m, err := strategicMerge(om, p, t)
+		m, err := sm.strategicMerge(om, p, t)
 		if m == nil && err == nil {
 			return nil, nil
 		}
@@ -125,9 +165,13 @@ func mergeValue(orig, pv any, f *k8sapi.Field) (any, error) {
 		}
 		if f.Elem == "object" && f.PatchMergeKey != "" {
 			et, _ := k8sapi.Named(f.Type)
-			return mergeKeyedList(ol, p, f.PatchMergeKey, et)
+			merged, err := sm.mergeKeyedList(ol, p, f.PatchMergeKey, et)
+			if err != nil {
+				return nil, err
+			}
+			return sm.order(merged, p, ol, f.PatchMergeKey), nil
 		}
-		// A list of primitives that merges: the union, in the stored order.
+		// A list of primitives that merges: the union.
 		out := slices.Clone(ol)
 		seen := make(map[string]bool, len(out))
 		for _, o := range out {
@@ -139,16 +183,75 @@ func mergeValue(orig, pv any, f *k8sapi.Field) (any, error) {
 				out = append(out, v)
 			}
 		}
-		return out, nil
+		return sm.order(out, p, ol, ""), nil
 	}
 	return pv, nil
+}
+
+// orderMerged puts a merged list in the order Kubernetes' strategic merge
+// gives it (apimachinery's normalizeElementOrder): the items the patch
+// names, in the patch's order (order: the patch's list, or its
+// $setElementOrder), and among them the stored items it does not name, in
+// their stored order, each placed before the first patch item that comes
+// after it in the stored list — so an item new to the list comes before
+// the stored items the patch leaves alone, and a patch that names every
+// item reorders the list. key is the merge key ("" for primitives).
+func orderMerged(merged, order, stored []any, key string) []any {
+	id := func(v any) string {
+		if key == "" {
+			return canonical(v)
+		}
+		if m, ok := v.(map[string]any); ok {
+			return canonical(m[key])
+		}
+		return ""
+	}
+	rank := func(list []any) map[string]int {
+		r := make(map[string]int, len(list))
+		for i, v := range list {
+			if k := id(v); !hasKey(r, k) {
+				r[k] = i
+			}
+		}
+		return r
+	}
+	inOrder, inStored := rank(order), rank(stored)
+	var named, serverOnly []any
+	for _, v := range merged {
+		if hasKey(inOrder, id(v)) {
+			named = append(named, v)
+		} else {
+			serverOnly = append(serverOnly, v)
+		}
+	}
+	slices.SortStableFunc(named, func(a, b any) int { return inOrder[id(a)] - inOrder[id(b)] })
+	slices.SortStableFunc(serverOnly, func(a, b any) int { return inStored[id(a)] - inStored[id(b)] })
+	out := make([]any, 0, len(merged))
+	i, j := 0, 0
+	for i < len(serverOnly) || j < len(named) {
+		switch {
+		case j >= len(named):
+			out, i = append(out, serverOnly[i]), i+1
+		case i >= len(serverOnly):
+			out, j = append(out, named[j]), j+1
+		default:
+			si, sok := inStored[id(serverOnly[i])]
+			ni, nok := inStored[id(named[j])]
+			if sok && nok && si < ni {
+				out, i = append(out, serverOnly[i]), i+1
+			} else {
+				out, j = append(out, named[j]), j+1
+			}
+		}
+	}
+	return out
 }
 
 // mergeKeyedList merges a list of objects by its merge key: an item of
 // the patch with the key of a stored item merges into it ($patch: delete
 // removes it), a new key is appended; {"$patch": "replace"} in the patch
 // replaces the whole list with the patch's other items.
-func mergeKeyedList(orig, p []any, key string, et *k8sapi.Type) ([]any, error) {
+func (sm smp) mergeKeyedList(orig, p []any, key string, et *k8sapi.Type) ([]any, error) {
 	for _, item := range p {
 		if m, ok := item.(map[string]any); ok && m[directivePatch] == "replace" && len(m) == 1 {
 			var out []any
@@ -199,7 +302,7 @@ func mergeKeyedList(orig, p []any, key string, et *k8sapi.Type) ([]any, error) {
 			out = append(out, stripDirectives(m))
 			continue
 		}
-		merged, err := strategicMerge(out[i].(map[string]any), m, et)
+		merged, err := sm.strategicMerge(out[i].(map[string]any), m, et)
 		if err != nil {
 			return nil, err
 		}

@@ -70,7 +70,16 @@ container runs and prints what it writes until it exits. Copies of pods
 			if len(args) > 1 {
 				ec.Command = args[1:]
 			}
-			patch, err := json.Marshal(map[string]any{"spec": map[string]any{"ephemeralContainers": []core.EphemeralContainer{ec}}})
+			// As kubectl's two-way merge patch: the new container, and the
+			// order of all of them (the server puts a new item first
+			// otherwise).
+			order := []map[string]string{}
+			for _, e := range ref.pod.Spec.EphemeralContainers {
+				order = append(order, map[string]string{"name": e.Name})
+			}
+			order = append(order, map[string]string{"name": name})
+			patch, err := json.Marshal(map[string]any{"spec": map[string]any{"ephemeralContainers": []core.EphemeralContainer{ec},
+				"$setElementOrder/ephemeralContainers": order}})
 			if err != nil {
 				return err
 			}
