@@ -68,6 +68,11 @@ func (w *podWorkers) syncPod(ctx context.Context, key string) error {
 		status.Phase, status.Reason, status.Message, status.ObservedGeneration = core.PodFailed, "SysctlForbidden", msg, pod.Generation
 		return w.writeStatus(ctx, pod, status)
 	}
+	if w.records.runningUID(key) != pod.UID {
+		if r := w.admit(pod); r != nil {
+			return w.reject(ctx, pod, r)
+		}
+	}
 	if err := w.runtimeHandler(ctx, pod); err != nil {
 		// The kubelet's answer to a handler its runtime lacks: no sandbox.
 		w.event(pod, core.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: "+err.Error())

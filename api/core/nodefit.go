@@ -103,3 +103,50 @@ func UntoleratedTaint(pod *Pod, node *Node) *Taint {
 	}
 	return nil
 }
+
+// HostPortsConflict reports whether two pods ask for the same host port:
+// the same port and protocol (TCP by default) on overlapping host IPs
+// (none, or 0.0.0.0, overlaps every address). The scheduler's NodePorts
+// filter and the agent's admission (the kubelet's) both ask it.
+func HostPortsConflict(a, b *Pod) bool {
+	mine := hostPorts(a)
+	if len(mine) == 0 {
+		return false
+	}
+	for _, used := range hostPorts(b) {
+		for _, w := range mine {
+			if w.port == used.port && w.protocol == used.protocol && (w.ip == used.ip || w.ip == "0.0.0.0" || used.ip == "0.0.0.0") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasHostPorts reports whether a container of the pod asks for a host port.
+func HasHostPorts(p *Pod) bool { return len(hostPorts(p)) > 0 }
+
+type hostPort struct {
+	ip, protocol string
+	port         int32
+}
+
+func hostPorts(p *Pod) []hostPort {
+	var out []hostPort
+	for _, c := range p.Spec.Containers {
+		for _, cp := range c.Ports {
+			if cp.HostPort == 0 {
+				continue
+			}
+			ip, proto := cp.HostIP, string(cp.Protocol)
+			if ip == "" {
+				ip = "0.0.0.0"
+			}
+			if proto == "" {
+				proto = "TCP"
+			}
+			out = append(out, hostPort{ip: ip, protocol: proto, port: cp.HostPort})
+		}
+	}
+	return out
+}

@@ -8,7 +8,8 @@ import (
 )
 
 // NodePorts rejects a node where another pod already uses a hostPort (with
-// the same protocol and an overlapping hostIP) that the pod asks for.
+// the same protocol and an overlapping hostIP) that the pod asks for
+// (core.HostPortsConflict, which the agent's admission asks too).
 type NodePorts struct{}
 
 var _ framework.FilterPlugin = NodePorts{}
@@ -18,43 +19,17 @@ func (NodePorts) Name() string { return "NodePorts" }
 
 // Filter implements framework.FilterPlugin.
 func (NodePorts) Filter(_ context.Context, _ *framework.CycleState, pod *core.Pod, n *framework.NodeInfo) *framework.Status {
-	want := hostPorts(pod)
-	if len(want) == 0 {
+	if !core.HasHostPorts(pod) {
 		return nil
 	}
 	for _, other := range n.Pods {
-		for _, used := range hostPorts(other) {
-			for _, w := range want {
-				if w.port == used.port && w.protocol == used.protocol && (w.ip == used.ip || w.ip == "0.0.0.0" || used.ip == "0.0.0.0") {
-					return framework.NewStatus(framework.Unschedulable, "node(s) didn't have free ports for the requested pod ports")
-				}
-			}
+		if core.HostPortsConflict(pod, other) {
+			return framework.NewStatus(framework.Unschedulable, nodePortsReason)
 		}
 	}
 	return nil
 }
 
-type hostPort struct {
-	ip, protocol string
-	port         int32
-}
-
-func hostPorts(p *core.Pod) []hostPort {
-	var out []hostPort
-	for _, c := range p.Spec.Containers {
-		for _, cp := range c.Ports {
-			if cp.HostPort == 0 {
-				continue
-			}
-			ip, proto := cp.HostIP, string(cp.Protocol)
-			if ip == "" {
-				ip = "0.0.0.0"
-			}
-			if proto == "" {
-				proto = "TCP"
-			}
-			out = append(out, hostPort{ip: ip, protocol: proto, port: cp.HostPort})
-		}
-	}
-	return out
-}
+// nodePortsReason is the filter's message (the kubelet's admission says the
+// same, agent/admission.go).
+const nodePortsReason = "node(s) didn't have free ports for the requested pod ports"
