@@ -182,8 +182,14 @@ func TestServiceChosenAllocationsAndRelease(t *testing.T) {
 			"The range of valid ports is 30000-32767"},
 		{"node port on a ClusterIP Service", service("second", core.ServiceTypeClusterIP, func(s *core.Service) { s.Spec.Ports[0].NodePort = 30081 }),
 			"spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"},
-		{"load balancer", service("second", core.ServiceTypeLoadBalancer),
-			"spec.type: Invalid value: \"LoadBalancer\": Kobune has no load balancer to provision"},
+		{"load balancer without node ports, one named", service("second", core.ServiceTypeLoadBalancer, func(s *core.Service) {
+			no := false
+			s.Spec.AllocateLoadBalancerNodePorts, s.Spec.Ports[0].NodePort = &no, 30090
+		}), "spec.ports[0].nodePort: Forbidden: may not be used when `allocateLoadBalancerNodePorts` is false"},
+		{"load balancer class on a NodePort Service", service("second", core.ServiceTypeNodePort, func(s *core.Service) {
+			c := "example.com/internal-vip"
+			s.Spec.LoadBalancerClass = &c
+		}), "spec.loadBalancerClass: Forbidden: may only be used when `type` is 'LoadBalancer'"},
 		{"headless NodePort", service("second", core.ServiceTypeNodePort, func(s *core.Service) { s.Spec.ClusterIP = "None" }),
 			"may only be 'None' for services of type ClusterIP"},
 	} {
@@ -334,5 +340,37 @@ func TestKubernetesEndpointsFollowTheAPIServer(t *testing.T) {
 	slice, err := client.For[*discovery.EndpointSlice](s.Client).Get(ctx, "default", "kubernetes")
 	if err != nil || len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "127.0.0.2" {
 		t.Errorf("the kubernetes EndpointSlice after the restart: %+v %v", slice, err)
+	}
+}
+
+// TestLoadBalancerServiceWithoutALoadBalancer: a LoadBalancer Service is
+// accepted as Kubernetes without a cloud accepts it — a cluster IP, node
+// ports, externalTrafficPolicy Cluster, allocateLoadBalancerNodePorts
+// true, its class kept — and waits for a load balancer controller: its
+// status (addresses, conditions) is written through the status
+// subresource; turned into a ClusterIP Service, its node ports go.
+func TestLoadBalancerServiceWithoutALoadBalancer(t *testing.T) {
+	s := testserver.New(t)
+	ctx := ctxT(t)
+	svcs := client.For[*core.Service](s.Client)
+	class := "example.com/internal-vip"
+	lb, err := svcs.Create(ctx, service("lb", core.ServiceTypeLoadBalancer, func(s *core.Service) { s.Spec.LoadBalancerClass = &class }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inRange(t, lb.Spec.ClusterIP)
+	if np := lb.Spec.Ports[0].NodePort; np < 30000 || np > 32767 || lb.Spec.ExternalTrafficPolicy != core.TrafficCluster ||
+		lb.Spec.AllocateLoadBalancerNodePorts == nil || !*lb.Spec.AllocateLoadBalancerNodePorts || *lb.Spec.LoadBalancerClass != class {
+		t.Fatalf("a LoadBalancer Service: %+v", lb.Spec)
+	}
+	lb.Status.LoadBalancer.Ingress = []core.LoadBalancerIngress{{IP: "203.0.113.1"}}
+	lb.Status.Conditions = []meta.Condition{{Type: "StatusUpdate", Status: meta.ConditionTrue, Reason: "E2E", Message: "Set from e2e test", LastTransitionTime: meta.Now()}}
+	if lb, err = svcs.UpdateStatus(ctx, lb); err != nil || lb.Status.LoadBalancer.Ingress[0].IP != "203.0.113.1" || len(lb.Status.Conditions) != 1 {
+		t.Fatalf("status written by a load balancer controller: %+v %v", lb, err)
+	}
+	lb.Spec.Type, lb.Spec.LoadBalancerClass, lb.Spec.AllocateLoadBalancerNodePorts = core.ServiceTypeClusterIP, nil, nil
+	lb.Spec.ExternalTrafficPolicy = ""
+	if lb, err = svcs.Update(ctx, lb); err != nil || lb.Spec.Ports[0].NodePort != 0 {
+		t.Fatalf("turned into a ClusterIP Service: %+v %v; want its node port released", lb, err)
 	}
 }

@@ -683,7 +683,7 @@ func (p *Proxy) fragment(svc *core.Service, slices []*discovery.EndpointSlice) *
 		} else {
 			f.element(serviceIPsMap, key, "goto "+p.loadBalance(f, "service-"+hash(base)+"-"+base, base, svc, proto, endpointsMap, key, internal, false))
 		}
-		if svc.Spec.Type != core.ServiceTypeNodePort || sp.NodePort == 0 {
+		if !svc.Spec.ReachableFromOutside() || sp.NodePort == 0 {
 			continue
 		}
 		npKey := fmt.Sprintf("%s . %d", proto, sp.NodePort)

@@ -345,3 +345,24 @@ func TestElementEncoding(t *testing.T) {
 		}
 	}
 }
+
+// A LoadBalancer Service is served as a NodePort one: its cluster IP and
+// its node ports (Kobune provisions no load balancer).
+func TestLoadBalancerServiceGetsNodePortRules(t *testing.T) {
+	fake := knftables.NewFake(knftables.IPv4Family, Table)
+	p := New(Config{NodeName: "node-1", PodCIDR: "10.244.1.0/24"}, fake)
+	svcs := []*core.Service{svc("lb", "10.96.0.20", func(s *core.Service) {
+		s.Spec.Type, s.Spec.ExternalTrafficPolicy = core.ServiceTypeLoadBalancer, core.TrafficCluster
+		s.Spec.Ports[0].NodePort = 30090
+	})}
+	sync(t, p, svcs, []*discovery.EndpointSlice{slice("lb", 8080, ep{"10.244.2.3", "node-2", true})})
+	dump := fake.Dump()
+	for _, want := range []string{
+		"add element ip kobune-proxy service-ips { 10.96.0.20 . tcp . 80 : goto lb-tcp-1 }",
+		"add element ip kobune-proxy service-nodeports { tcp . 30090 : goto lb-tcp-1-nodeport }",
+	} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("ruleset lacks %q:\n%s", want, dump)
+		}
+	}
+}

@@ -176,8 +176,12 @@ func SetDefaultsService(s *Service) {
 			sp.ClusterIP = sp.ClusterIPs[0]
 		}
 	}
-	if sp.Type == ServiceTypeNodePort && sp.ExternalTrafficPolicy == "" {
+	if sp.ReachableFromOutside() && sp.ExternalTrafficPolicy == "" {
 		sp.ExternalTrafficPolicy = TrafficCluster
+	}
+	if sp.Type == ServiceTypeLoadBalancer && sp.AllocateLoadBalancerNodePorts == nil {
+		yes := true
+		sp.AllocateLoadBalancerNodePorts = &yes
 	}
 	for i := range s.Spec.Ports {
 		p := &s.Spec.Ports[i]

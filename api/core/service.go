@@ -31,6 +31,28 @@ type ServiceSpec struct {
 	LoadBalancerIP           string                 `json:"loadBalancerIP,omitempty" kobune:"unsupported"`
 	LoadBalancerSourceRanges []string               `json:"loadBalancerSourceRanges,omitempty" kobune:"unsupported"`
 	HealthCheckNodePort      int32                  `json:"healthCheckNodePort,omitempty" kobune:"unsupported"`
+	// LoadBalancerClass names the load balancer controller that is to
+	// serve a LoadBalancer Service (MetalLB's, a cloud's); Kobune runs
+	// none of its own, so any class is left to its controller. Immutable.
+	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
+	// AllocateLoadBalancerNodePorts (default true) gives a LoadBalancer
+	// Service node ports, as a NodePort Service has; false: none, for
+	// load balancers that reach the pods directly.
+	AllocateLoadBalancerNodePorts *bool `json:"allocateLoadBalancerNodePorts,omitempty"`
+}
+
+// HasNodePorts reports whether the Service is reachable on every node's
+// node ports: a NodePort Service, and a LoadBalancer one unless
+// allocateLoadBalancerNodePorts is false.
+func (s *ServiceSpec) HasNodePorts() bool {
+	return s.Type == ServiceTypeNodePort || (s.Type == ServiceTypeLoadBalancer && (s.AllocateLoadBalancerNodePorts == nil || *s.AllocateLoadBalancerNodePorts))
+}
+
+// ReachableFromOutside reports whether the Service's type takes traffic
+// from outside the cluster (NodePort, LoadBalancer): what
+// externalTrafficPolicy is about.
+func (s *ServiceSpec) ReachableFromOutside() bool {
+	return s.Type == ServiceTypeNodePort || s.Type == ServiceTypeLoadBalancer
 }
 
 // SessionAffinityConfig holds ClientIP affinity's timeout.
@@ -75,11 +97,16 @@ type ServicePort struct {
 
 // ServiceStatus is what is observed of a Service.
 type ServiceStatus struct {
-	// LoadBalancer is where a load balancer outside the cluster (none in
-	// Kobune: Services of type LoadBalancer are not served) or a
-	// controller says the Service is reachable; the API stores what its
-	// writer sets.
+	// LoadBalancer is where a load balancer outside the cluster says the
+	// Service is reachable: written by its controller (Kobune provisions
+	// no load balancer, as Kubernetes without a cloud provider; until a
+	// controller such as MetalLB writes it, `get services` shows the
+	// EXTERNAL-IP <pending>). The node proxy serves the Service on its
+	// cluster IP and node ports, not on these addresses (kube-proxy also
+	// routes them inside the cluster: docs/differences.md).
 	LoadBalancer LoadBalancerStatus `json:"loadBalancer,omitzero"`
+	// Conditions are the Service's conditions, written by its controllers.
+	Conditions []meta.Condition `json:"conditions,omitempty"`
 }
 
 // LoadBalancerStatus lists the addresses of a load balancer (Services',

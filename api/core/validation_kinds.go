@@ -81,12 +81,19 @@ func ValidateService(s *Service) v.ErrorList {
 	errs := v.ValidateObjectMeta(&s.ObjectMeta, true, v.IsDNS1123Label, v.NewPath("metadata"))
 	sp := v.NewPath("spec")
 	spec := &s.Spec
-	types := []string{ServiceTypeClusterIP, ServiceTypeNodePort, ServiceTypeExternalName}
-	switch {
-	case spec.Type == ServiceTypeLoadBalancer:
-		errs = append(errs, v.NewInvalid(sp.Child("type"), spec.Type, "Kobune has no load balancer to provision: use type NodePort (or an Ingress)"))
-	case !in(spec.Type, types):
+	types := []string{ServiceTypeClusterIP, ServiceTypeNodePort, ServiceTypeLoadBalancer, ServiceTypeExternalName}
+	if !in(spec.Type, types) {
 		errs = append(errs, v.NewNotSupported(sp.Child("type"), spec.Type, types))
+	}
+	if c := spec.LoadBalancerClass; c != nil {
+		if spec.Type != ServiceTypeLoadBalancer {
+			errs = append(errs, v.NewForbidden(sp.Child("loadBalancerClass"), "may only be used when `type` is 'LoadBalancer'"))
+		} else if err := selector.ValidLabelKey(*c); err != nil {
+			errs = append(errs, v.NewInvalid(sp.Child("loadBalancerClass"), *c, err.Error()))
+		}
+	}
+	if spec.AllocateLoadBalancerNodePorts != nil && spec.Type != ServiceTypeLoadBalancer {
+		errs = append(errs, v.NewForbidden(sp.Child("allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'"))
 	}
 	external := spec.Type == ServiceTypeExternalName
 	if external {
@@ -141,8 +148,8 @@ func ValidateService(s *Service) v.ErrorList {
 	}
 	switch p := spec.ExternalTrafficPolicy; {
 	case p == "":
-	case spec.Type != ServiceTypeNodePort:
-		errs = append(errs, v.NewInvalid(sp.Child("externalTrafficPolicy"), p, "may only be set when `type` is 'NodePort'"))
+	case !spec.ReachableFromOutside():
+		errs = append(errs, v.NewInvalid(sp.Child("externalTrafficPolicy"), p, "may only be set when `type` is 'NodePort' or 'LoadBalancer'"))
 	case !in(p, policies):
 		errs = append(errs, v.NewNotSupported(sp.Child("externalTrafficPolicy"), p, policies))
 	}
@@ -179,7 +186,7 @@ func ValidateService(s *Service) v.ErrorList {
 		errs = append(errs, validateProbePort(port.TargetPort.IsString, port.TargetPort.IntVal, port.TargetPort.StrVal, pp.Child("targetPort"))...)
 		switch {
 		case port.NodePort == 0:
-		case spec.Type != ServiceTypeNodePort:
+		case !spec.ReachableFromOutside():
 			errs = append(errs, v.NewForbidden(pp.Child("nodePort"), fmt.Sprintf("may not be used when `type` is '%s'", spec.Type)))
 		case port.NodePort < 1 || port.NodePort > 65535:
 			errs = append(errs, v.NewInvalid(pp.Child("nodePort"), port.NodePort, "must be between 1 and 65535, inclusive"))
@@ -203,9 +210,18 @@ func ValidateService(s *Service) v.ErrorList {
 // ExternalName Service. The cluster IP and node ports are
 // released by the allocation step of admission.
 func DropServiceTypeDependentFields(newSvc, oldSvc *Service) {
-	if oldSvc.Spec.Type == ServiceTypeNodePort && newSvc.Spec.Type != ServiceTypeNodePort &&
+	if oldSvc.Spec.ReachableFromOutside() && !newSvc.Spec.ReachableFromOutside() &&
 		newSvc.Spec.ExternalTrafficPolicy == oldSvc.Spec.ExternalTrafficPolicy {
 		newSvc.Spec.ExternalTrafficPolicy = ""
+	}
+	if oldSvc.Spec.Type == ServiceTypeLoadBalancer && newSvc.Spec.Type != ServiceTypeLoadBalancer {
+		if newSvc.Spec.AllocateLoadBalancerNodePorts != nil && oldSvc.Spec.AllocateLoadBalancerNodePorts != nil &&
+			*newSvc.Spec.AllocateLoadBalancerNodePorts == *oldSvc.Spec.AllocateLoadBalancerNodePorts {
+			newSvc.Spec.AllocateLoadBalancerNodePorts = nil
+		}
+		if newSvc.Spec.LoadBalancerClass != nil && oldSvc.Spec.LoadBalancerClass != nil && *newSvc.Spec.LoadBalancerClass == *oldSvc.Spec.LoadBalancerClass {
+			newSvc.Spec.LoadBalancerClass = nil
+		}
 	}
 	// An ExternalName Service turned into another type: the name it
 	// pointed at goes (Kubernetes keeps it, unused; Kobune stores no

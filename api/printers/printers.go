@@ -271,8 +271,24 @@ func serviceTable(w widen) Table {
 			}
 		}
 		external := "<none>"
-		if s.Spec.Type == core.ServiceTypeExternalName {
+		switch s.Spec.Type {
+		case core.ServiceTypeExternalName:
 			external = s.Spec.ExternalName
+		case core.ServiceTypeLoadBalancer:
+			// kubectl's: the load balancer's addresses, <pending> until
+			// its controller writes them.
+			var addrs []string
+			for _, in := range s.Status.LoadBalancer.Ingress {
+				if in.IP != "" {
+					addrs = append(addrs, in.IP)
+				} else if in.Hostname != "" {
+					addrs = append(addrs, in.Hostname)
+				}
+			}
+			external = "<pending>"
+			if len(addrs) > 0 {
+				external = strings.Join(addrs, ",")
+			}
 		}
 		return w([]string{s.Name, s.Spec.Type, None(s.Spec.ClusterIP), external, None(strings.Join(ports, ",")), age(o)}, []string{LabelString(s.Spec.Selector)})
 	}}

@@ -163,7 +163,7 @@ func (a Allocation) Admit(ctx context.Context, at *admission.Attributes) error {
 	holder := storage.Key("services", s.Namespace, s.Name)
 	var errs v.ErrorList
 	sp := v.NewPath("spec")
-	needsIP := s.Spec.Type == core.ServiceTypeClusterIP || s.Spec.Type == core.ServiceTypeNodePort
+	needsIP := s.Spec.Type != core.ServiceTypeExternalName
 	switch {
 	case !needsIP:
 		s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
@@ -204,10 +204,17 @@ func (a Allocation) Admit(ctx context.Context, at *admission.Attributes) error {
 			}
 		}
 	}
-	if s.Spec.Type != core.ServiceTypeNodePort {
+	if !s.Spec.HasNodePorts() {
+		// No longer on node ports (another type, or a LoadBalancer
+		// without them): the ones it had are released. One named anew is
+		// refused: Kobune allocates a node port only with the others.
 		for i := range s.Spec.Ports {
-			if old != nil && old.Spec.Type == core.ServiceTypeNodePort {
-				s.Spec.Ports[i].NodePort = 0 // no longer a NodePort: released
+			p := &s.Spec.Ports[i]
+			if p.NodePort != 0 && old != nil && old.Spec.HasNodePorts() && hadNodePort(old, p.NodePort) {
+				p.NodePort = 0
+			} else if p.NodePort != 0 && s.Spec.Type == core.ServiceTypeLoadBalancer { // other types: ValidateService says why
+				errs = append(errs, v.NewForbidden(sp.Child("ports").Index(i).Child("nodePort"),
+					"may not be used when `allocateLoadBalancerNodePorts` is false (Kobune allocates node ports for all of a Service's ports or none)"))
 			}
 		}
 	} else {
@@ -219,6 +226,16 @@ func (a Allocation) Admit(ctx context.Context, at *admission.Attributes) error {
 	return nil
 }
 
+// hadNodePort: the old Service had node port n.
+func hadNodePort(old *core.Service, n int32) bool {
+	for _, p := range old.Spec.Ports {
+		if p.NodePort == n {
+			return true
+		}
+	}
+	return false
+}
+
 // nodePorts keeps old node ports where the new object names none, checks
 // the named ones and picks free ones for the rest.
 func (a Allocation) nodePorts(ctx context.Context, s, old *core.Service, holder string) v.ErrorList {
@@ -226,7 +243,7 @@ func (a Allocation) nodePorts(ctx context.Context, s, old *core.Service, holder 
 	used := map[int32]bool{}
 	for i := range s.Spec.Ports {
 		p := &s.Spec.Ports[i]
-		if p.NodePort == 0 && old != nil && old.Spec.Type == core.ServiceTypeNodePort {
+		if p.NodePort == 0 && old != nil && old.Spec.HasNodePorts() {
 			for _, op := range old.Spec.Ports {
 				if op.Port == p.Port && op.Protocol == p.Protocol {
 					p.NodePort = op.NodePort

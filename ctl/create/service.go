@@ -45,7 +45,7 @@ func newCreateServiceCommand(o *cmdutil.Options) *cobra.Command {
   # The same on every node's port 30080
   kobectl create service nodeport web --tcp=80:8080 --node-port=30080`,
 	}
-	for _, typ := range []string{"ClusterIP", "NodePort", "ExternalName"} {
+	for _, typ := range []string{"ClusterIP", "NodePort", "LoadBalancer", "ExternalName"} {
 		var g genFlags
 		var tcp []string
 		var nodePort int32
@@ -53,7 +53,8 @@ func newCreateServiceCommand(o *cmdutil.Options) *cobra.Command {
 		sub := &cobra.Command{
 			Use:     strings.ToLower(typ) + " NAME",
 			Short:   "Create a " + typ + " Service; its selector is app=NAME (kubectl create service " + strings.ToLower(typ) + ")",
-			Example: "  kobectl create service " + strings.ToLower(typ) + " web " + map[string]string{"ClusterIP": "--tcp=80:8080", "NodePort": "--tcp=80:8080 --node-port=30080", "ExternalName": "--external-name=db.example.com"}[typ],
+			Example: "  kobectl create service " + strings.ToLower(typ) + " web " + map[string]string{"ClusterIP": "--tcp=80:8080", "NodePort": "--tcp=80:8080 --node-port=30080",
+				"LoadBalancer": "--tcp=80:8080   # on node ports until a load balancer controller serves it", "ExternalName": "--external-name=db.example.com"}[typ],
 			Args:    cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				ports, err := parsePortPairs(tcp)

@@ -32,6 +32,8 @@ var actedOnGenerically = map[string]string{
 	"apiextensions.JSONSchemaProps.uniqueItems":                        "refused when true, as Kubernetes refuses it (apiextensions.ValidateStructural)",
 	"apiextensions.JSONSchemaProps.title":                              "documentation, stored and returned as written; it checks nothing in Kubernetes either",
 	"apiextensions.JSONSchemaProps.externalDocs":                       "documentation, stored and returned as written; it checks nothing in Kubernetes either",
+	"core.ServiceSpec.allocateLoadBalancerNodePorts":                   "the API server's allocator gives node ports to a LoadBalancer Service unless it is false, through ServiceSpec.HasNodePorts (api/core), which the node proxy asks too",
+	"core.ServiceSpec.loadBalancerClass":                               "names the load balancer controller that serves the Service (one outside Kobune, which runs none); validated as a qualified name on LoadBalancer Services only (core.ValidateService), kept for that controller",
 	"storage.CSIDriverSpec.volumeLifecycleModes":                       "kobune-agent, through CSIDriverSpec.Mode (api/storage), when it publishes a CSI volume (agent/volume/csi.go)",
 	"storage.CSIStorageCapacity.maximumVolumeSize":                     "the scheduler's VolumeBinding, through CSIStorageCapacity.Fits (api/storage)",
 }
