@@ -51,11 +51,11 @@ func newCreateServiceCommand(o *cmdutil.Options) *cobra.Command {
 		var nodePort int32
 		var clusterIP, externalName string
 		sub := &cobra.Command{
-			Use:     strings.ToLower(typ) + " NAME",
-			Short:   "Create a " + typ + " Service; its selector is app=NAME (kubectl create service " + strings.ToLower(typ) + ")",
+			Use:   strings.ToLower(typ) + " NAME",
+			Short: "Create a " + typ + " Service; its selector is app=NAME (kubectl create service " + strings.ToLower(typ) + ")",
 			Example: "  kobectl create service " + strings.ToLower(typ) + " web " + map[string]string{"ClusterIP": "--tcp=80:8080", "NodePort": "--tcp=80:8080 --node-port=30080",
 				"LoadBalancer": "--tcp=80:8080   # on node ports until a load balancer controller serves it", "ExternalName": "--external-name=db.example.com"}[typ],
-			Args:    cobra.ExactArgs(1),
+			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				ports, err := parsePortPairs(tcp)
 				if err != nil {
