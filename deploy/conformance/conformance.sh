@@ -350,6 +350,11 @@ report() {
   kubeconfig), because a test that fails inside a goroutine ends the process and would take
   every later test with it; 15 minutes at most each (`KOBUNE_CONFORMANCE_TIMEOUT`). Each
   test's log is kept in the cache's `logs/`.
+- `make conformance ON=vmlab` runs them against the VM lab (`make vm-lab`: three
+  machines installed with kobeadm) instead: the images are imported into each machine's
+  containerd through `vmlab.sh exec`, and `e2e.test` runs in the VM lab's network
+  namespace with cp1's admin kubeconfig. The Serial and Disruptive tests (a node tainted,
+  every node's pods counted) are run there too.
 - Not part of `make test`: the build alone takes longer than CI allows. Every behaviour a
   test here finds missing gets its own test in Kobune's suite.
 - `deploy/conformance/conformance.sh report [results.tsv ...]` writes this page again from
