@@ -184,6 +184,17 @@ func (sc *Controller) step(ctx context.Context, set *apps.StatefulSet, replicas 
 		if highest.DeletionTimestamp != nil {
 			return nil // one at a time
 		}
+		// OrderedReady: a pod goes only once those below it are Running
+		// and Ready; an unready one goes only if it is the lowest unready
+		// pod (Kubernetes' processCondemned with its firstUnhealthyPod).
+		// Every pod below the replicas is ready here (checked above).
+		if !controller.IsReady(highest) {
+			for _, p := range extra {
+				if !controller.IsReady(p) && mustOrdinal(set.Name, p.Name) < mustOrdinal(set.Name, highest.Name) {
+					return nil // wait for it
+				}
+			}
+		}
 		return sc.delete(ctx, set, highest)
 	}
 	// Rolling update: from the highest ordinal down to the partition, one

@@ -65,6 +65,14 @@ func TestOrderedReady(t *testing.T) {
 	if _, d := run(t, set(1, ""), member(s, "db-0", true), member(s, "db-1", true), member(s, "db-2", true)); len(d) != 1 || d[0] != "db-2" {
 		t.Errorf("scale 3 → 1: deleted %v, want [db-2] first", d)
 	}
+	// Scaling down halts on unhealthy pods: db-2 does not go while db-1
+	// (below it) is not ready; the lowest unready pod itself may go.
+	if _, d := run(t, set(0, ""), member(s, "db-0", false), member(s, "db-1", false), member(s, "db-2", false)); len(d) != 0 {
+		t.Errorf("scale 3 → 0, none ready: deleted %v, want nothing until they are", d)
+	}
+	if _, d := run(t, set(1, ""), member(s, "db-0", true), member(s, "db-1", true), member(s, "db-2", false)); len(d) != 1 || d[0] != "db-2" {
+		t.Errorf("scale 3 → 1, db-2 the only unready one: deleted %v, want [db-2]", d)
+	}
 }
 
 func TestParallel(t *testing.T) {
