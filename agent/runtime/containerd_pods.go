@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -285,21 +286,33 @@ func sandboxID(uid string) string {
 // maxContainerID is containerd's limit on an identifier's length.
 const maxContainerID = 76
 
+// identifier is containerd's rule for an id (as containerd 1.6, which
+// Debian 12 ships, checks it): alphanumeric components joined by single
+// '.', '_' or '-'.
+var identifier = regexp.MustCompile(`^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$`)
+
 // containerID is the containerd id of a pod's container: "<pod uid>-<name>",
-// or, when that is longer than containerd allows (a name may have 63
-// characters, the uid has 36), the name's first characters and a hash of
-// the whole name in its place — still one id per name, found again after
-// a restart of the agent.
+// or, when containerd would refuse that — longer than it allows (a name
+// may have 63 characters, the uid has 36), or two dashes in a row (a name
+// "a--b", or one cut after a dash) — the name's first characters, their
+// runs of dashes made one, and a hash of the whole name in its place:
+// still one id per name, found again after a restart of the agent.
 func containerID(uid, name string) string {
 	id := uid + "-" + name
-	if len(id) <= maxContainerID {
+	if len(id) <= maxContainerID && identifier.MatchString(id) {
 		return id
 	}
 	sum := sha256.Sum256([]byte(name))
 	hash := hex.EncodeToString(sum[:4])
-	keep := maxContainerID - len(uid) - 2 - len(hash)
-	return uid + "-" + name[:keep] + "-" + hash
+	keep := min(len(name), maxContainerID-len(uid)-2-len(hash))
+	prefix := strings.Trim(dashes.ReplaceAllString(name[:keep], "-"), "-")
+	if prefix == "" {
+		return uid + "-" + hash
+	}
+	return uid + "-" + prefix + "-" + hash
 }
+
+var dashes = regexp.MustCompile(`-+`)
 
 // start creates and starts one container in the pod's network namespace.
 func (r *Containerd) start(ctx context.Context, pod *core.Pod, c *core.Container, st PodState, role containerRole, attempt int32, last *ContainerState) error {

@@ -58,4 +58,16 @@ func TestContainerIDsFitContainerd(t *testing.T) {
 	if len(a) > 76 || len(b) > 76 || a == b || a != containerID(uid, long) || !strings.HasPrefix(a, uid+"-busybox-scheduling-") {
 		t.Errorf("long names: %q (%d), %q (%d); want distinct ids of at most 76 characters, the same each time", a, len(a), b, len(b))
 	}
+	// containerd 1.6 refuses two separators in a row: a name cut right
+	// after a dash (the filler pods of Kubernetes' scheduling tests), a
+	// name with "--", and one of dashes only become valid ids, each its own.
+	cut := "filler-pod-8180b1e2-585a-4a41-bf90-cfe9b454e154"
+	ids := map[string]bool{}
+	for _, name := range []string{cut, "a--b", "a-b", "x---"} {
+		id := containerID(uid, name)
+		if len(id) > 76 || !identifier.MatchString(id) || ids[id] {
+			t.Errorf("%q: id %q (%d characters); want a valid containerd identifier of its own", name, id, len(id))
+		}
+		ids[id] = true
+	}
 }
