@@ -65,7 +65,7 @@ func (w *podWorkers) resize(ctx context.Context, pod *core.Pod, state runtime.Po
 		// status said they do (the kubelet keeps a checkpoint of its
 		// allocation), and a resize of the spec goes through the checks
 		// below like any other.
-		if allocated = allocatedFromStatus(pod, running); allocated != nil {
+		if allocated = allocatedFromStatus(pod, running, desired); allocated != nil {
 			w.records.allocate(pod.UID, allocated)
 		}
 	}
@@ -186,22 +186,28 @@ func (w *podWorkers) resizeFits(pod *core.Pod) (reason, message string) {
 	return "", ""
 }
 
-// allocatedFromStatus is what the running containers run with by the
-// pod's status (the allocation an agent before this one reported), or nil
-// when the status does not say it for each of them.
-func allocatedFromStatus(pod *core.Pod, running map[string]bool) map[string]core.ResourceRequirements {
+// allocatedFromStatus is the allocation an agent before this one
+// reported: for each running container what the pod's status says it
+// runs with, for the others the spec's (their next start takes it); nil
+// when the status does not say it for each running container.
+func allocatedFromStatus(pod *core.Pod, running map[string]bool, desired map[string]core.ResourceRequirements) map[string]core.ResourceRequirements {
 	if len(running) == 0 {
 		return nil
 	}
-	out := map[string]core.ResourceRequirements{}
+	out := make(map[string]core.ResourceRequirements, len(desired))
+	for name, want := range desired {
+		out[name] = want
+	}
+	found := 0
 	for _, list := range [][]core.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, cs := range list {
 			if running[cs.Name] && cs.Resources != nil {
 				out[cs.Name] = core.ResourceRequirements{Requests: cs.Resources.Requests, Limits: cs.Resources.Limits}
+				found++
 			}
 		}
 	}
-	if len(out) != len(running) {
+	if found != len(running) {
 		return nil
 	}
 	return out
