@@ -26,6 +26,10 @@ const HashLabel = "controller.kubernetes.io/hash"
 type History struct {
 	Client    *client.Client
 	Revisions *client.Informer[*apps.ControllerRevision]
+	// Label is the label a revision carries its hash in: HashLabel by
+	// default (a StatefulSet's, Kubernetes' history package), a
+	// DaemonSet's controller-revision-hash (as its pods).
+	Label string
 }
 
 // RevisionName is the name of owner's revision of the template with this
@@ -72,7 +76,11 @@ func (h History) Sync(ctx context.Context, owner meta.Object, template *core.Pod
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[HashLabel] = hash
+		key := h.Label
+		if key == "" {
+			key = HashLabel
+		}
+		labels[key] = hash
 		r := &apps.ControllerRevision{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: om.Namespace, Labels: labels,
 			Annotations: maps.Clone(om.Annotations), OwnerReferences: []meta.OwnerReference{ControllerRef(owner)}},
 			Data: data, Revision: top + 1}

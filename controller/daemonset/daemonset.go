@@ -53,7 +53,7 @@ type Controller struct {
 // New returns the controller and registers its handlers.
 func New(c *client.Client, inf *controller.Informers, recorder *client.AsyncRecorder) *Controller {
 	dc := &Controller{client: c, dss: inf.DaemonSets, nodes: inf.Nodes, pods: inf.Pods, exp: controller.NewExpectations(), recorder: recorder, now: time.Now,
-		history: controller.History{Client: c, Revisions: inf.Revisions}}
+		history: controller.History{Client: c, Revisions: inf.Revisions, Label: RevisionLabel}}
 	dc.Loop = reconcile.NewLoop(Name, dc, 3)
 	enqueue := func(ds *apps.DaemonSet) { dc.Loop.Queue.Add(meta.Key(ds)) }
 	inf.DaemonSets.AddHandler(client.Handler[*apps.DaemonSet]{OnAdd: enqueue, OnUpdate: func(_, ds *apps.DaemonSet) { enqueue(ds) },

@@ -59,6 +59,12 @@ func TestOnePodPerEligibleNode(t *testing.T) {
 	if st.DesiredNumberScheduled != 3 || st.CurrentNumberScheduled != 1 {
 		t.Errorf("status %+v, want desired 3 (a, b, e), current 1 (b)", st)
 	}
+	// Its revision carries the template's hash where its pods do, as
+	// Kubernetes' DaemonSet controller labels it.
+	revs := api.Filter("create", "controllerrevisions")
+	if len(revs) != 1 || controllertest.Decode[apps.ControllerRevision](revs[0]).Labels[RevisionLabel] != controller.TemplateHash(&ds.Spec.Template) {
+		t.Errorf("revisions created: %d, want one labelled %s=<the template's hash>", len(revs), RevisionLabel)
+	}
 }
 
 func TestPinnedKeepsOtherTerms(t *testing.T) {
