@@ -193,9 +193,15 @@ type condition struct {
 
 // conditions keeps PodScheduled (the scheduler's) and sets the agent's.
 func conditions(old []core.PodCondition, want map[core.PodConditionType]condition) []core.PodCondition {
+	// The conditions others own stay as they are written: PodScheduled
+	// (the scheduler's), DisruptionTarget (the scheduler's, the eviction
+	// API's), a readiness gate's (its controller's) — the kubelet keeps
+	// every condition it does not set itself.
 	var out []core.PodCondition
 	for _, c := range old {
-		if c.Type == core.PodScheduled {
+		switch c.Type {
+		case core.PodInitialized, core.ContainersReady, core.PodReady, core.PodResizePending, core.PodResizeInProgress:
+		default:
 			out = append(out, c)
 		}
 	}

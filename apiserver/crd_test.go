@@ -540,10 +540,18 @@ func TestCustomResourceStorageVersionMoves(t *testing.T) {
 			t.Fatalf("create a Mover: %d %s", code, b)
 		}
 	}
-	_, _, cur := c.do("GET", crds+"/movers.example.com", "", "")
-	rv := decodeJSON(t, cur)["metadata"].(map[string]any)["resourceVersion"].(string)
-	if code, _, b := c.do("PUT", crds+"/movers.example.com", "", crd("v2", `,"resourceVersion":"`+rv+`"`)); code != 200 {
-		t.Fatalf("make v2 the storage version: %d %s", code, b)
+	// A read-modify-write, retried on a conflict as clients do: the
+	// definition's status (its conditions) may be written in between.
+	for attempt := 0; ; attempt++ {
+		_, _, cur := c.do("GET", crds+"/movers.example.com", "", "")
+		rv := decodeJSON(t, cur)["metadata"].(map[string]any)["resourceVersion"].(string)
+		code, _, b := c.do("PUT", crds+"/movers.example.com", "", crd("v2", `,"resourceVersion":"`+rv+`"`))
+		if code == 200 {
+			break
+		}
+		if code != 409 || attempt == 5 {
+			t.Fatalf("make v2 the storage version: %d %s", code, b)
+		}
 	}
 	var got map[string]any
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {

@@ -203,6 +203,15 @@ wait:
 				if !strings.HasPrefix(ev.Object.Name, "low-") {
 					t.Errorf("victim %s is not a low-priority pod", ev.Object.Name)
 				}
+				// Marked before it was deleted, as kube-scheduler marks it.
+				marked := false
+				for _, cond := range ev.Object.Status.Conditions {
+					marked = marked || (cond.Type == core.DisruptionTarget && cond.Status == meta.ConditionTrue && cond.Reason == "PreemptionByScheduler" &&
+						cond.Message == "default-scheduler: preempting to accommodate a higher priority pod")
+				}
+				if !marked {
+					t.Errorf("victim %s is deleted without the DisruptionTarget condition: %+v", ev.Object.Name, ev.Object.Status.Conditions)
+				}
 			}
 		case <-deadline:
 			break wait

@@ -421,6 +421,10 @@ const (
 	// PodResizeInProgress: a resize the node accepted and has not
 	// finished (reason Error, with why, when carrying it out failed).
 	PodResizeInProgress PodConditionType = "PodResizeInProgress"
+	// DisruptionTarget: the pod is about to go for a disruption, not for
+	// a failure of its own (reason PreemptionByScheduler, when the
+	// scheduler preempts it): a Job's podFailurePolicy can tell.
+	DisruptionTarget PodConditionType = "DisruptionTarget"
 )
 
 // PodStatus is the observed state of a pod, written by the scheduler and the agent.
