@@ -35,10 +35,9 @@ func TestBenchClusterDNS(t *testing.T) {
 			Endpoints: []discovery.Endpoint{{Addresses: []string{fmt.Sprintf("10.244.%d.%d", i/250, i%250+1)}, Conditions: discovery.EndpointConditions{Ready: &yes}}}}
 	}
 	s := &Server{Domain: "cluster.local", Source: Source{Services: func() []*core.Service { return svcs }, Slices: func() []*discovery.EndpointSlice { return slices }}}
-	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = s.Serve(ctx, addr) }()
+	addr := serve(t, ctx, s)
 	c := &dns.Client{Net: "udp", Timeout: time.Second}
 	warm := new(dns.Msg)
 	warm.SetQuestion("s00000.default.svc.cluster.local.", dns.TypeA)

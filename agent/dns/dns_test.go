@@ -15,15 +15,37 @@ import (
 	"github.com/kobune/kobune/api/meta"
 )
 
-func freeAddr(t *testing.T) string {
+// serve runs s on a free loopback port until ctx ends and returns its
+// address once it answers TCP. A port found free can be taken by another
+// process before Serve binds it (make test runs packages in parallel):
+// Serve's error then says so, and another port is tried.
+func serve(t *testing.T, ctx context.Context, s *Server) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var last error
+	for range 10 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := pc.LocalAddr().String()
+		pc.Close()
+		errc := make(chan error, 1)
+		go func() { errc <- s.Serve(ctx, addr) }()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			select {
+			case last = <-errc:
+			default:
+				if c, err := net.Dial("tcp", addr); err == nil {
+					c.Close()
+					return addr
+				}
+				continue
+			}
+			break
+		}
 	}
-	addr := pc.LocalAddr().String()
-	pc.Close()
-	return addr
+	t.Fatalf("the DNS server never listened: %v", last)
+	return ""
 }
 
 // The cluster's names, answered over UDP and TCP on loopback: Services,
@@ -50,10 +72,9 @@ func TestClusterNames(t *testing.T) {
 		}}}
 	s := &Server{Domain: "cluster.local", Source: Source{Services: func() []*core.Service { return services },
 		Slices: func() []*discovery.EndpointSlice { return slices }}}
-	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = s.Serve(ctx, addr) }()
+	addr := serve(t, ctx, s)
 	ask := func(net, name string, qtype uint16) *dns.Msg {
 		t.Helper()
 		c := &dns.Client{Net: net, Timeout: time.Second}
